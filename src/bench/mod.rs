@@ -1,0 +1,8 @@
+//! The contest subset: a reference job timed while one of contest's background loads competes
+//! with it, behind the [`Testbed`] seam that the optimiser drives.
+
+pub mod load;
+pub mod testbed;
+
+pub use load::Load;
+pub use testbed::{Run, SpaceKnob, TargetInfo, Testbed};

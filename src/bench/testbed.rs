@@ -1,0 +1,83 @@
+//! The seam between the optimiser and the world. The optimiser never knows whether a trial was
+//! simulated (SimDevice, a surface file) or real (RealDevice: journaled knobs, real loads).
+
+use crate::Result;
+use crate::bench::Load;
+use crate::knob::{Domain, KnobValue, Setting};
+use serde::Serialize;
+
+/// One knob of a testbed's search space.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SpaceKnob {
+    /// Knob name, e.g. `fifo_batch`, `scheduler`.
+    pub name: String,
+    /// Accepted values (for a real device: the catalogue's safe bounds ∩ what the kernel takes).
+    pub domain: Domain,
+    /// The value before tuning (the device's current value, or the surface's `default`).
+    pub default: KnobValue,
+    /// The schedulers under which this knob exists (`fifo_batch` only under (mq-)deadline);
+    /// `None` when it does not depend on the scheduler.
+    pub schedulers: Option<Vec<String>>,
+}
+
+/// What a testbed measures, for reports and the store.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TargetInfo {
+    /// Shown in reports, e.g. `loop0 (scratch)`, `sim:seed-2.5.39-mm1-fifo_batch`.
+    pub label: String,
+    /// Stable identity used as the store key (wwid, model+serial, by-path, loop backing file,
+    /// or `sim:<file stem>`).
+    pub identity: String,
+    /// Kernel release (`uname -r`), or `sim` for a simulated device.
+    pub kernel: String,
+}
+
+/// One run of one load at the applied setting: contest's columns, raw.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Run {
+    /// The load that ran beside the job.
+    pub load: Load,
+    /// The job's wall time, s.
+    pub time_s: f64,
+    /// The job's (user+sys)/wall, %.
+    pub cpu_pct: f64,
+    /// Work units the load completed (None for no_load/cacherun, which have no load).
+    pub loads: Option<f64>,
+    /// The load's own (user+sys)/wall, % (None when there is no load).
+    pub lcpu_pct: Option<f64>,
+    /// Why the run failed (e.g. the load completed no work), if it did. A failed run is never
+    /// reported as a clean number.
+    pub failed: Option<String>,
+}
+
+/// A device the optimiser can drive: list the search space, apply a setting, measure, restore.
+pub trait Testbed {
+    /// What is measured (label, identity, kernel).
+    fn target(&self) -> TargetInfo;
+
+    /// The knobs that can be tuned here, with domains and defaults.
+    fn space(&self) -> Vec<SpaceKnob>;
+
+    /// Applies a setting (a value for some or all knobs of [`Testbed::space`]). A real device
+    /// journals every original first. Errors: a value outside its domain (bad input), or the
+    /// kernel refusing it.
+    fn apply(&mut self, setting: &Setting) -> Result<()>;
+
+    /// One run of `load` at the applied setting.
+    fn run(&mut self, load: Load) -> Result<Run>;
+
+    /// Puts every knob back as it was before the first [`Testbed::apply`].
+    fn restore(&mut self) -> Result<()>;
+
+    /// `runs` runs of each load, run-major (`no_load io_load no_load io_load ...`), so drift
+    /// hits every load alike.
+    fn measure(&mut self, loads: &[Load], runs: u32) -> Result<Vec<Run>> {
+        let mut out = Vec::with_capacity(loads.len() * runs as usize);
+        for _ in 0..runs {
+            for &load in loads {
+                out.push(self.run(load)?);
+            }
+        }
+        Ok(out)
+    }
+}

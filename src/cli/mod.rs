@@ -1,0 +1,161 @@
+//! The command line (clap derive). Each subcommand lives in its own file with its own
+//! `Args` struct and a `run` function; this file holds the global options and dispatch.
+//! Exit codes follow DESIGN.md: 0 success, 1 the job failed, 2 bad usage or input.
+
+mod bench;
+mod devices;
+mod history;
+mod knobs;
+mod restore;
+mod set;
+mod tune;
+
+use crate::store::Store;
+use crate::sysroot::SysRoot;
+use crate::{Error, Result};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// sweetspot finds the per-device "sweet spot" of Linux block-layer and VM knobs: it changes
+/// a knob, reruns a short subset of the contest benchmark, and lets an optimiser pick the next
+/// setting until it converges. Every original knob value is journaled before it is changed;
+/// `sweetspot restore` puts it back.
+#[derive(Debug, Parser)]
+#[command(name = "sweetspot", version, about, long_about = None)]
+pub struct Cli {
+    /// The SQLite database (default: /var/lib/sweetspot/sweetspot.db as root,
+    /// $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise).
+    #[arg(long, global = true, env = "SWEETSPOT_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Root of sysfs (tests point this at a fake tree).
+    #[arg(long, global = true, default_value = "/sys", value_name = "DIR")]
+    pub sysfs_root: PathBuf,
+
+    /// Root of procfs (tests point this at a fake tree).
+    #[arg(long, global = true, default_value = "/proc", value_name = "DIR")]
+    pub procfs_root: PathBuf,
+
+    /// More log output (-v info, -vv debug); logs go to stderr.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Only errors on stderr; no progress bar.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List whole disks with identity, schedulers, size and mounts.
+    Devices(devices::Args),
+    /// List the knobs a device offers now, with domain, unit and current value.
+    Knobs(knobs::Args),
+    /// Set knobs (journaled; `restore` undoes): `set sda scheduler=mq-deadline fifo_batch=8`.
+    Set(set::Args),
+    /// Put journaled knobs back to their original values (all devices, or one).
+    Restore(restore::Args),
+    /// Measure a device under contest's loads and print contest's table.
+    Bench(bench::Args),
+    /// Find a device's sweet spot for a policy and store it.
+    Tune(tune::Args),
+    /// Show stored trials and sweet spots.
+    History(history::Args),
+}
+
+/// What every command gets: roots, database path, verbosity.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    /// sysfs/procfs roots.
+    pub root: SysRoot,
+    /// Database path (resolved).
+    pub db: PathBuf,
+    /// -v count.
+    pub verbose: u8,
+    /// -q given.
+    pub quiet: bool,
+}
+
+impl Ctx {
+    /// Opens the database.
+    pub fn store(&self) -> Result<Store> {
+        Store::open(&self.db)
+    }
+}
+
+/// Parses the command line, runs the command, prints errors, and returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    init_tracing(cli.verbose, cli.quiet);
+    match run(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("sweetspot: error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn init_tracing(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, _) => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWEETSPOT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    let ctx = Ctx {
+        root: SysRoot::new(cli.sysfs_root, cli.procfs_root),
+        db: cli.db.unwrap_or_else(Store::default_path),
+        verbose: cli.verbose,
+        quiet: cli.quiet,
+    };
+    match &cli.command {
+        Command::Devices(a) => devices::run(&ctx, a),
+        Command::Knobs(a) => knobs::run(&ctx, a),
+        Command::Set(a) => set::run(&ctx, a),
+        Command::Restore(a) => restore::run(&ctx, a),
+        Command::Bench(a) => bench::run(&ctx, a),
+        Command::Tune(a) => tune::run(&ctx, a),
+        Command::History(a) => history::run(&ctx, a),
+    }
+}
+
+/// Prints a value as pretty JSON on stdout. A closed pipe is not a failure.
+pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    let s = serde_json::to_string_pretty(v).map_err(|e| Error::Failed(e.to_string()))?;
+    print_out(&format!("{s}\n"))
+}
+
+/// Writes text to stdout; a broken pipe (e.g. `| head`) is not an error.
+pub fn print_out(s: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::io("writing to stdout", e)),
+    }
+}

@@ -1,0 +1,107 @@
+//! The crate's error type. Messages are user-facing; each variant maps to an exit code
+//! (DESIGN.md "External contract"): 0 success, 1 the job failed (a knob was not honoured, the
+//! kernel refused a write, a load failed), 2 bad usage or input.
+
+use std::path::PathBuf;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong, with the message the user sees.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad usage or input that sweetspot rejected before changing anything (exit 2).
+    #[error("{0}")]
+    BadInput(String),
+
+    /// A bad input file: names the file, line (1-based, when known) and field (exit 2).
+    #[error("{}{}: {field}: {msg}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    BadFile {
+        /// The offending file.
+        path: PathBuf,
+        /// 1-based line number, when the parser knows it.
+        line: Option<usize>,
+        /// The field (key) at fault, e.g. `point[3].io_load.time_s`.
+        field: String,
+        /// What is wrong with it.
+        msg: String,
+    },
+
+    /// The kernel refused a knob write (EROFS, EACCES, EINVAL, ...) (exit 1).
+    #[error("{knob}: writing '{value}' to {} failed: {source}", path.display())]
+    KnobWrite {
+        /// Knob name, e.g. `fifo_batch`.
+        knob: String,
+        /// The value written.
+        value: String,
+        /// The sysfs/procfs file.
+        path: PathBuf,
+        /// The errno as an I/O error.
+        source: std::io::Error,
+    },
+
+    /// The kernel accepted a write but reads back something else (exit 1).
+    #[error("{knob}: not honoured: wrote {wrote}, kernel reads {read}")]
+    NotHonoured {
+        /// Knob name.
+        knob: String,
+        /// What sweetspot wrote.
+        wrote: String,
+        /// What the kernel reads back.
+        read: String,
+    },
+
+    /// The database could not be opened or used (exit 1; a foreign/corrupt file is exit 2).
+    #[error("database {}: {msg}", path.display())]
+    Store {
+        /// Database path.
+        path: PathBuf,
+        /// What went wrong.
+        msg: String,
+        /// True when the file is not ours or is corrupt (exit 2: the user passed a bad file).
+        foreign: bool,
+    },
+
+    /// An I/O error with what sweetspot was doing (exit 1).
+    #[error("{context}: {source}")]
+    Io {
+        /// What sweetspot was doing, e.g. "reading /sys/block/sda/queue/scheduler".
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+
+    /// Any other failure of the job itself (exit 1).
+    #[error("{0}")]
+    Failed(String),
+
+    /// Stopped by Ctrl-C or SIGTERM after cleaning up (exit 130).
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    /// The process exit code for this error: 2 for bad input, 130 when interrupted, else 1.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::BadInput(_) | Error::BadFile { .. } => 2,
+            Error::Store { foreign: true, .. } => 2,
+            Error::Interrupted => 130,
+            _ => 1,
+        }
+    }
+
+    /// Shorthand for an [`Error::Io`] with context.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Failed(format!("database: {e}"))
+    }
+}

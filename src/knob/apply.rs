@@ -1,0 +1,1 @@
+//! The journaled apply path and restore. Filled in by the Foundation issue.

@@ -1,0 +1,1 @@
+//! Discovery of the knobs a device offers right now. Filled in by the Foundation issue.

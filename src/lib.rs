@@ -1,0 +1,35 @@
+//! sweetspot: finds the per-device "sweet spot" of Linux block-layer and VM knobs.
+//!
+//! It changes a knob, reruns a short subset of Con Kolivas's *contest* benchmark, and lets an
+//! optimiser pick the next setting until it converges. The modules follow the data:
+//!
+//! ```text
+//! device ─► knob ─► bench ─► tune ─► store
+//!  (what    (typed,  (contest  (argmin   (SQLite: journal,
+//!  disks)   journaled loads,   Solver)   trials, runs,
+//!           writes)  Testbed)            sweet spots)
+//! ```
+//!
+//! - [`device`]: whole disks under `/sys/block`, their stable identity and mounts.
+//! - [`knob`]: the knobs a device offers now, their domains (from kernel sources), and the
+//!   journaled apply/restore path. No knob is written before its original is durably recorded.
+//! - [`bench`]: the contest subset behind the [`bench::Testbed`] seam (real device or simulated
+//!   surface).
+//! - [`stats`]: mean, sd, 95% CI, median, MAD outliers, paired tests; used by bench and tune.
+//! - [`tune`]: policies, the search space and the Bayesian optimiser.
+//! - [`store`]: the rusqlite database with versioned migrations.
+//! - [`report`]: the contest table, JSON and CSV behind one trait.
+//! - [`cli`]: the clap command line; `main.rs` only calls [`cli::main`].
+
+pub mod bench;
+pub mod cli;
+pub mod device;
+pub mod error;
+pub mod knob;
+pub mod report;
+pub mod stats;
+pub mod store;
+pub mod sysroot;
+pub mod tune;
+
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! Statistics used by bench and tune alike. Filled in by the Contest-subset issue.

@@ -1,0 +1,168 @@
+//! The SQLite store (rusqlite): devices, the undo journal, trials, runs and sweet spots.
+//!
+//! The database runs in WAL mode with `synchronous=FULL`, so a journal row that
+//! [`Store`] has written survives a crash or power loss before the knob write that follows it.
+//! Migrations are versioned (rusqlite_migration, tracked in `PRAGMA user_version`). A file that
+//! is not ours (another application id, or not SQLite at all) is refused and never overwritten.
+
+mod schema;
+
+use crate::{Error, Result};
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+
+/// `PRAGMA application_id` of a sweetspot database: ASCII "SWSP".
+pub const APPLICATION_ID: i32 = 0x5357_5350;
+
+/// An open sweetspot database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// The default database path: `/var/lib/sweetspot/sweetspot.db` for root, else
+    /// `$XDG_STATE_HOME/sweetspot/sweetspot.db` (default `~/.local/state`). `--db` and
+    /// `SWEETSPOT_DB` override it (handled by the CLI).
+    pub fn default_path() -> PathBuf {
+        if nix::unistd::geteuid().is_root() {
+            return PathBuf::from("/var/lib/sweetspot/sweetspot.db");
+        }
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+            .unwrap_or_else(|| PathBuf::from("."));
+        state.join("sweetspot/sweetspot.db")
+    }
+
+    /// Opens (creating if needed) the database at `path` and brings it to the latest schema.
+    ///
+    /// Errors: [`Error::Store`] with `foreign: true` (exit 2) when the file is not a sweetspot
+    /// database or is corrupt; the file is left untouched.
+    pub fn open(path: &Path) -> Result<Store> {
+        let err = |msg: String, foreign: bool| Error::Store {
+            path: path.to_path_buf(),
+            msg,
+            foreign,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| err(format!("cannot create {}: {e}", dir.display()), false))?;
+        }
+        let existed = path.metadata().map(|m| m.len() > 0).unwrap_or(false);
+        let mut conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        )
+        .map_err(|e| err(e.to_string(), false))?;
+        if existed {
+            Self::check_ours(&conn).map_err(|msg| err(msg, true))?;
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| err(format!("cannot enable WAL: {e}"), false))?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(|e| err(e.to_string(), false))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| err(e.to_string(), false))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| err(e.to_string(), false))?;
+        schema::migrations()
+            .to_latest(&mut conn)
+            .map_err(|e| err(format!("migration failed: {e}"), false))?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Refuses files that are not SQLite, or are SQLite but belong to someone else.
+    fn check_ours(conn: &Connection) -> std::result::Result<(), String> {
+        let app: i32 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(|e| format!("not a sweetspot database ({e}); refusing to touch it"))?;
+        if app == APPLICATION_ID {
+            return Ok(());
+        }
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| format!("not a sweetspot database ({e}); refusing to touch it"))?;
+        if app != 0 || tables > 0 {
+            return Err(format!(
+                "not a sweetspot database (application_id {app:#x}, {tables} schema objects); \
+                 refusing to touch it"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The underlying connection, for the per-table modules.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The underlying connection, mutably (transactions).
+    pub fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Where this database lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Seconds since the Unix epoch, for `*_at` columns.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_migrates_and_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a/b/s.db");
+        drop(Store::open(&p).unwrap());
+        let s = Store::open(&p).unwrap();
+        let v: i64 = s
+            .conn()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert!(v >= 1);
+        let sync: i64 = s
+            .conn()
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 2, "synchronous=FULL");
+    }
+
+    #[test]
+    fn refuses_foreign_and_garbage_files_without_touching_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let garbage = dir.path().join("garbage.db");
+        std::fs::write(&garbage, b"this is not sqlite at all, just text\n".repeat(200)).unwrap();
+        let before = std::fs::read(&garbage).unwrap();
+        let e = Store::open(&garbage).err().unwrap();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert_eq!(std::fs::read(&garbage).unwrap(), before);
+
+        let foreign = dir.path().join("foreign.db");
+        let c = Connection::open(&foreign).unwrap();
+        c.execute_batch("CREATE TABLE photos(id INTEGER); INSERT INTO photos VALUES (1);")
+            .unwrap();
+        drop(c);
+        let e = Store::open(&foreign).err().unwrap();
+        assert!(e.to_string().contains("not a sweetspot database"), "{e}");
+        let c = Connection::open(&foreign).unwrap();
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM photos", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+}

@@ -1,0 +1,107 @@
+//! Versioned migrations. Never edit a released migration; append a new `M::up`.
+
+use rusqlite_migration::{M, Migrations};
+
+/// All migrations, oldest first. Times are Unix seconds; settings and evidence are JSON text.
+pub fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(
+        r#"
+PRAGMA application_id = 0x53575350;
+
+-- A device as seen under one kernel: identity (wwid, model+serial, by-path, loop backing file,
+-- or sim:<surface>), and a fingerprint of what it offered (schedulers, rotational, size).
+CREATE TABLE devices (
+    id          INTEGER PRIMARY KEY,
+    identity    TEXT NOT NULL,
+    kernel      TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    first_seen  INTEGER NOT NULL,
+    last_seen   INTEGER NOT NULL,
+    UNIQUE (identity, kernel)
+);
+
+-- The undo journal: the original value of every knob before sweetspot first changed it.
+-- At most one open (unrestored) entry per knob file; restored entries are kept as history.
+CREATE TABLE journal (
+    id          INTEGER PRIMARY KEY,
+    device      TEXT,              -- kernel name at the time (sda); NULL for host-wide vm knobs
+    identity    TEXT,
+    knob        TEXT NOT NULL,     -- base name: fifo_batch, scheduler, dirty_ratio
+    path        TEXT NOT NULL,     -- the file written
+    original    TEXT NOT NULL,     -- as read before the first change
+    apply_order INTEGER NOT NULL,  -- knob::ApplyOrder
+    scheduler   TEXT,              -- for iosched knobs: the scheduler they belong to
+    owner       TEXT NOT NULL,     -- "set", or "tune:<id>"
+    recorded_at INTEGER NOT NULL,
+    restored_at INTEGER
+);
+CREATE UNIQUE INDEX journal_open_path ON journal(path) WHERE restored_at IS NULL;
+
+-- A tune in progress or finished; an unfinished one (finished_at NULL) found at start-up means
+-- a tune was killed: restore its device first.
+CREATE TABLE tunes (
+    id          INTEGER PRIMARY KEY,
+    identity    TEXT NOT NULL,
+    kernel      TEXT NOT NULL,
+    device      TEXT,
+    target      TEXT NOT NULL,
+    policy      TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    started_at  INTEGER NOT NULL,
+    finished_at INTEGER,
+    status      TEXT NOT NULL DEFAULT 'running'   -- running, done, interrupted, failed, recovered
+);
+
+-- One setting measured (by bench or by a tune).
+CREATE TABLE trials (
+    id          INTEGER PRIMARY KEY,
+    tune_id     INTEGER REFERENCES tunes(id),
+    identity    TEXT NOT NULL,
+    kernel      TEXT NOT NULL,
+    target      TEXT NOT NULL,
+    setting     TEXT NOT NULL,     -- JSON knob -> value
+    sizes       TEXT NOT NULL,     -- JSON: job and load sizes used
+    started_at  INTEGER NOT NULL
+);
+
+-- One run of one load within a trial, written as soon as it finishes.
+CREATE TABLE runs (
+    id          INTEGER PRIMARY KEY,
+    trial_id    INTEGER NOT NULL REFERENCES trials(id),
+    load        TEXT NOT NULL,
+    run_index   INTEGER NOT NULL,
+    time_s      REAL NOT NULL,
+    cpu_pct     REAL NOT NULL,
+    loads       REAL,
+    lcpu_pct    REAL,
+    failed      TEXT,
+    finished_at INTEGER NOT NULL
+);
+CREATE INDEX runs_trial ON runs(trial_id);
+
+-- The best setting found for (identity, kernel, policy), with its evidence (JSON report).
+CREATE TABLE sweet_spots (
+    id          INTEGER PRIMARY KEY,
+    identity    TEXT NOT NULL,
+    kernel      TEXT NOT NULL,
+    policy      TEXT NOT NULL,
+    tune_id     INTEGER REFERENCES tunes(id),
+    setting     TEXT NOT NULL,     -- JSON knob -> value (the default when not significant)
+    default_setting TEXT NOT NULL,
+    significant INTEGER NOT NULL,
+    evidence    TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
+"#,
+    )])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn migrations_are_valid() {
+        super::migrations().validate().unwrap();
+    }
+}

@@ -1,0 +1,52 @@
+//! Where sysfs and procfs live. Tests point these at fake trees under a temp dir
+//! (`--sysfs-root`, `--procfs-root`); production uses `/sys` and `/proc`.
+
+use std::path::{Path, PathBuf};
+
+/// The roots of sysfs and procfs used for every read and write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SysRoot {
+    /// Usually `/sys`.
+    pub sys: PathBuf,
+    /// Usually `/proc`.
+    pub proc: PathBuf,
+}
+
+impl Default for SysRoot {
+    fn default() -> Self {
+        SysRoot {
+            sys: PathBuf::from("/sys"),
+            proc: PathBuf::from("/proc"),
+        }
+    }
+}
+
+impl SysRoot {
+    /// A root pair for fake trees (tests).
+    pub fn new(sys: impl Into<PathBuf>, proc: impl Into<PathBuf>) -> Self {
+        SysRoot {
+            sys: sys.into(),
+            proc: proc.into(),
+        }
+    }
+
+    /// `<sys>/block`.
+    pub fn block(&self) -> PathBuf {
+        self.sys.join("block")
+    }
+
+    /// `<sys>/block/<dev>`.
+    pub fn block_dev(&self, dev: &str) -> PathBuf {
+        self.block().join(dev)
+    }
+
+    /// `<proc>/sys/vm`.
+    pub fn vm(&self) -> PathBuf {
+        self.proc.join("sys/vm")
+    }
+
+    /// True when this is the real `/sys` (so tests never touch the host's knobs by accident).
+    pub fn is_real(&self) -> bool {
+        self.sys == Path::new("/sys")
+    }
+}

@@ -1,0 +1,1 @@
+//! The optimiser loop. Filled in by the Optimiser issue.
