@@ -27,6 +27,7 @@ pub mod device;
 pub mod error;
 pub mod knob;
 pub mod report;
+pub mod signals;
 pub mod stats;
 pub mod store;
 pub mod sysroot;

@@ -2,6 +2,7 @@
 //! with it, behind the [`Testbed`] seam that the optimiser drives.
 
 pub mod load;
+pub mod target;
 pub mod testbed;
 
 pub use load::Load;

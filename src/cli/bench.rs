@@ -1,11 +1,15 @@
-//! `sweetspot bench`. Not built yet: filled in by its issue.
+//! `sweetspot bench`. Not built yet: filled in by the Contest-subset issue.
 
 use super::Ctx;
+use crate::bench::target::TargetArgs;
 use crate::{Error, Result};
 
 /// Arguments of `sweetspot bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -146,7 +146,11 @@ mod tests {
     fn refuses_foreign_and_garbage_files_without_touching_them() {
         let dir = tempfile::tempdir().unwrap();
         let garbage = dir.path().join("garbage.db");
-        std::fs::write(&garbage, b"this is not sqlite at all, just text\n".repeat(200)).unwrap();
+        std::fs::write(
+            &garbage,
+            b"this is not sqlite at all, just text\n".repeat(200),
+        )
+        .unwrap();
         let before = std::fs::read(&garbage).unwrap();
         let e = Store::open(&garbage).err().unwrap();
         assert_eq!(e.exit_code(), 2, "{e}");

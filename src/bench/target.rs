@@ -1,0 +1,62 @@
+//! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, or `--sim FILE`, shared by
+//! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
+
+use crate::bench::Testbed;
+use crate::cli::Ctx;
+use crate::{Error, Result};
+use std::path::PathBuf;
+
+/// Target selection and real-load options, flattened into `bench` and `tune`.
+#[derive(Clone, Debug, Default, clap::Args)]
+#[group(skip)]
+#[command(group = clap::ArgGroup::new("target").required(true).multiple(false).args(["device", "scratch", "sim"]))]
+pub struct TargetArgs {
+    /// Measure this device (kernel name, e.g. sda): uses a writable mounted filesystem of it,
+    /// or --dir.
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
+
+    /// A directory on --device's filesystem to run the job and loads in.
+    #[arg(long, value_name = "DIR", requires = "device")]
+    pub dir: Option<PathBuf>,
+
+    /// Make a throwaway file-backed loop device with ext4, measure it, and remove it again
+    /// (also on error, Ctrl-C and SIGTERM).
+    #[arg(long)]
+    pub scratch: bool,
+
+    /// A simulated device: a surface file (see data/surfaces/).
+    #[arg(long, value_name = "FILE")]
+    pub sim: Option<PathBuf>,
+
+    /// Seed for the simulator's noise; the same seed gives identical output.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Where io_other writes (a directory on another filesystem); io_other needs it.
+    #[arg(long, value_name = "DIR")]
+    pub other_dir: Option<PathBuf>,
+
+    /// Scale the built-in reference job (1.0: no_load takes about 5–10 s on 2 cores).
+    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    pub job_scale: f64,
+
+    /// Replace the built-in job with this shell command, run in the target directory.
+    #[arg(long, value_name = "COMMAND")]
+    pub job: Option<String>,
+
+    /// Drop the whole system's page cache before each run (default: evict only the job's
+    /// own files).
+    #[arg(long)]
+    pub drop_caches: bool,
+}
+
+/// Opens the testbed the arguments name. Errors are bad input (exit 2) when the target does
+/// not exist or is unusable.
+pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
+    let _ = ctx;
+    if args.sim.is_some() {
+        return Err(Error::Failed("--sim is not built yet".into()));
+    }
+    Err(Error::Failed("real targets are not built yet".into()))
+}
