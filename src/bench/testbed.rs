@@ -66,6 +66,12 @@ pub trait Testbed {
     /// One run of `load` at the applied setting.
     fn run(&mut self, load: Load) -> Result<Run>;
 
+    /// The job and load sizes in use (recorded with every trial), e.g.
+    /// `{"job_files": 400, "io_load_mib": 512}`.
+    fn sizes(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
     /// Puts every knob back as it was before the first [`Testbed::apply`].
     fn restore(&mut self) -> Result<()>;
 

@@ -22,7 +22,9 @@ CREATE TABLE devices (
 );
 
 -- The undo journal: the original value of every knob before sweetspot first changed it.
--- At most one open (unrestored) entry per knob file; restored entries are kept as history.
+-- At most one open (unrestored) entry per (knob file, owner); restored entries are kept as
+-- history. `restore` of everything writes the OLDEST open entry of a path (the true original);
+-- a tune restores only its own entries (the values at its start, e.g. an admin's `set`).
 CREATE TABLE journal (
     id          INTEGER PRIMARY KEY,
     device      TEXT,              -- kernel name at the time (sda); NULL for host-wide vm knobs
@@ -36,7 +38,7 @@ CREATE TABLE journal (
     recorded_at INTEGER NOT NULL,
     restored_at INTEGER
 );
-CREATE UNIQUE INDEX journal_open_path ON journal(path) WHERE restored_at IS NULL;
+CREATE UNIQUE INDEX journal_open_path ON journal(path, owner) WHERE restored_at IS NULL;
 
 -- A tune in progress or finished; an unfinished one (finished_at NULL) found at start-up means
 -- a tune was killed: restore its device first.
