@@ -2,8 +2,11 @@
 //! with it, behind the [`Testbed`] seam that the optimiser drives.
 
 pub mod load;
+pub mod sim;
+pub mod surface;
 pub mod target;
 pub mod testbed;
 
 pub use load::Load;
+pub use sim::SimDevice;
 pub use testbed::{Run, SpaceKnob, TargetInfo, Testbed};

@@ -1,7 +1,7 @@
 //! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, or `--sim FILE`, shared by
 //! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
-use crate::bench::Testbed;
+use crate::bench::{SimDevice, Testbed};
 use crate::cli::Ctx;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -51,12 +51,15 @@ pub struct TargetArgs {
     pub drop_caches: bool,
 }
 
-/// Opens the testbed the arguments name. Errors are bad input (exit 2) when the target does
+/// Opens the testbed the arguments name. `--sim` without `--seed` draws a random seed (logged
+/// at `-v`). Errors are bad input (exit 2) when the target does
 /// not exist or is unusable.
 pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
     let _ = ctx;
-    if args.sim.is_some() {
-        return Err(Error::Failed("--sim is not built yet".into()));
+    if let Some(path) = &args.sim {
+        let seed = args.seed.unwrap_or_else(rand::random);
+        tracing::info!("simulating {} with --seed {seed}", path.display());
+        return Ok(Box::new(SimDevice::open(path, seed)?));
     }
     Err(Error::Failed("real targets are not built yet".into()))
 }
