@@ -83,14 +83,10 @@ impl Trial {
     }
 }
 
-/// Measures one setting: applies `setting` on `tb` (an empty setting applies nothing, so the
-/// device is measured as it is), records a trial (with `tune_id`), runs each of `loads`
-/// `runs` times run-major, writes every run to `store` as it finishes and advances `progress`
-/// by one per run.
-///
-/// Does not restore: the caller restores the testbed, also on error. Errors: the testbed's
-/// (a refused knob, an unavailable load), the store's, or [`Error::Interrupted`] between runs
-/// after Ctrl-C/SIGTERM (the runs done so far are already stored).
+/// Measures one setting: applies `setting` on `tb` (an empty setting applies nothing), then
+/// [`measure_applied`]. Does not restore: the caller restores the testbed, also on error.
+/// Errors: the testbed's (a refused knob: nothing is recorded then), and those of
+/// [`measure_applied`].
 pub fn measure_trial(
     tb: &mut dyn Testbed,
     store: &Store,
@@ -106,6 +102,25 @@ pub fn measure_trial(
     if !setting.is_empty() {
         tb.apply(setting)?;
     }
+    measure_applied(tb, store, setting, loads, runs, tune_id, progress)
+}
+
+/// Measures the setting already in force on `tb` (`setting` names it for the store and the
+/// report; nothing is applied): records a trial (with `tune_id`), runs each of `loads` `runs`
+/// times run-major, writes every run to `store` as it finishes, and advances `progress` by
+/// one per run.
+///
+/// Errors: the testbed's (e.g. an unavailable load), the store's, or [`Error::Interrupted`]
+/// between runs after Ctrl-C/SIGTERM (the runs done so far are already stored).
+pub fn measure_applied(
+    tb: &mut dyn Testbed,
+    store: &Store,
+    setting: &Setting,
+    loads: &[Load],
+    runs: u32,
+    tune_id: Option<i64>,
+    progress: &ProgressBar,
+) -> Result<TrialResult> {
     let mut trial = Trial::begin(tb, store, setting, tune_id)?;
     for i in 0..runs {
         for &load in loads {
