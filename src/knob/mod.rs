@@ -12,6 +12,8 @@
 pub mod apply;
 pub mod catalogue;
 pub mod discover;
+pub mod io;
+mod plan;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -123,6 +125,21 @@ pub enum ApplyOrder {
     Queue = 3,
     /// Host-wide `/proc/sys/vm/*`.
     Vm = 4,
+}
+
+impl ApplyOrder {
+    /// The order from its stored integer (the journal's `apply_order` column).
+    pub fn from_index(i: i64) -> Option<ApplyOrder> {
+        [
+            ApplyOrder::Scheduler,
+            ApplyOrder::NrRequests,
+            ApplyOrder::Iosched,
+            ApplyOrder::Queue,
+            ApplyOrder::Vm,
+        ]
+        .into_iter()
+        .find(|o| *o as i64 == i)
+    }
 }
 
 /// One knob as offered by a device right now.
