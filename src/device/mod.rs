@@ -195,3 +195,6 @@ pub fn kernel_release() -> String {
         .map(|u| u.release().to_string_lossy().into_owned())
         .unwrap_or_else(|_| "unknown".into())
 }
+
+#[cfg(test)]
+mod tests;

@@ -69,7 +69,7 @@ pub fn apply_with(
             )));
         }
         let from = current(io, &w.path, w.order)?;
-        if honoured(w, &from) {
+        if same(&w.value, &from) {
             continue;
         }
         write_checked(io, w)?;
@@ -89,6 +89,14 @@ fn current(io: &dyn KnobIo, path: &Path, order: ApplyOrder) -> Result<String> {
         ApplyOrder::Scheduler => parse_scheduler(&text).1.unwrap_or(text),
         _ => text,
     })
+}
+
+/// True when the knob already holds exactly `v` (no write needed).
+fn same(v: &KnobValue, read: &str) -> bool {
+    match v {
+        KnobValue::Name(n) => read == n,
+        KnobValue::Int(i) => parse_int(read) == Some(*i),
+    }
 }
 
 /// True when `read` (a value as the kernel prints it) is what `w` asked for: equal, or within
@@ -311,7 +319,7 @@ impl Restorer<'_> {
                 unit: unit_of(e),
                 scheduler: e.scheduler.clone(),
             };
-            if !honoured(&w, &current(self.io, &w.path, w.order)?) {
+            if !same(&w.value, &current(self.io, &w.path, w.order)?) {
                 write_checked(self.io, &w)?;
             }
             self.store.journal_mark_restored(ids)

@@ -164,3 +164,6 @@ pub struct Knob {
     /// Where the catalogue's facts come from (a kernel source file), if known.
     pub source: Option<String>,
 }
+
+#[cfg(test)]
+mod tests;
