@@ -78,8 +78,19 @@ pub fn apply_with(
             from,
             to: w.value.to_string(),
         });
+        hold_for_crash_tests();
     }
     Ok(changes)
+}
+
+/// Environment variable: milliseconds to pause after each knob write. A testing aid only: the
+/// crash test SIGKILLs a `set` between two writes, then restores from a new process.
+pub const HOLD_ENV: &str = "SWEETSPOT_HOLD_AFTER_WRITE_MS";
+
+fn hold_for_crash_tests() {
+    if let Some(ms) = std::env::var(HOLD_ENV).ok().and_then(|v| v.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// The value of a knob file now; for `scheduler`, the active name.
