@@ -16,8 +16,20 @@ pub struct Args {
 
 /// Runs `sweetspot restore`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
-    // A device that is gone (a detached loop) can still have open entries: check only the name.
-    let dev = args.device.as_deref().map(device::check_name).transpose()?;
+    // A device that is gone (a detached loop) can still have open entries, so an unknown name
+    // is only checked for shape; a partition resolves to its disk when it exists.
+    let dev = match args.device.as_deref() {
+        Some(name) => {
+            let bare = device::check_name(name)?;
+            Some(
+                device::find(&ctx.root, bare)
+                    .map(|d| d.name)
+                    .unwrap_or_else(|_| bare.to_string()),
+            )
+        }
+        None => None,
+    };
+    let dev = dev.as_deref();
     let mut store = ctx.store()?;
     let n = restore(&mut store, &ctx.root, dev, None)?;
     if !ctx.quiet {

@@ -42,6 +42,7 @@ pub const UNKNOWN_DOMAIN: (i64, i64) = (0, i32::MAX as i64);
 /// (HZ=250).
 pub const JIFFY_TOLERANCE_MS: i64 = 10;
 
+#[allow(clippy::too_many_arguments)] // one row of the table below
 const fn f(
     name: &'static str,
     scheduler: Option<&'static str>,
