@@ -124,11 +124,11 @@ impl Surface {
             .unwrap_or_else(|| "surface".into())
     }
 
-    /// Reads and validates a surface file. Errors: [`Error::Io`] when it cannot be read,
+    /// Reads and validates a surface file. Errors: [`Error::BadInput`] (exit 2) when it cannot be read,
     /// [`Error::BadFile`] (exit 2) for the rules in the module docs.
     pub fn load(path: &Path) -> Result<Surface> {
         let src = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("reading surface {}", path.display()), e))?;
+            .map_err(|e| Error::BadInput(format!("cannot read surface {}: {e}", path.display())))?;
         Surface::parse(path, &src)
     }
 

@@ -68,7 +68,7 @@ fn parse_set(set: &[String], space: &[SpaceKnob]) -> Result<Setting> {
             .unwrap_or_else(|_| KnobValue::Name(v.to_string()));
         if !knob.domain.contains(&value) {
             return Err(Error::BadInput(format!(
-                "--set: {k}: value '{v}' is not accepted (domain {:?})",
+                "--set: {k}: value '{v}' is not accepted (domain {})",
                 knob.domain
             )));
         }

@@ -110,6 +110,16 @@ impl Domain {
     }
 }
 
+impl fmt::Display for Domain {
+    /// `1..=256` for integers, `none|mq-deadline|bfq` for choices.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Domain::Int { min, max } => write!(f, "{min}..={max}"),
+            Domain::Choice(names) => f.write_str(&names.join("|")),
+        }
+    }
+}
+
 /// Where a knob lives, which is also the order knobs are applied and restored in
 /// (DESIGN.md: scheduler → nr_requests → iosched/* → other queue/*; then host-wide vm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
