@@ -49,6 +49,14 @@ pub struct TargetArgs {
     /// own files).
     #[arg(long)]
     pub drop_caches: bool,
+
+    /// Seconds a load runs before the job starts.
+    #[arg(long, value_name = "S", default_value_t = crate::bench::runner::LEAD_S)]
+    pub lead: f64,
+
+    /// Size of io_load's and read_load's files and of mem_load's buffer, MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub load_mib: u64,
 }
 
 /// Opens the testbed the arguments name. Errors are bad input (exit 2) when the target does
@@ -58,5 +66,5 @@ pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
     if args.sim.is_some() {
         return Err(Error::Failed("--sim is not built yet".into()));
     }
-    Err(Error::Failed("real targets are not built yet".into()))
+    crate::bench::real::open(ctx, args)
 }
