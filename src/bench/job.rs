@@ -26,7 +26,7 @@ pub const FILES: u32 = 400;
 pub const FILE_KIB: u32 = 128;
 /// Hash passes over each source file (the CPU work of one "compile" step). Tuned so no_load
 /// takes about 6 s on 2 cores at scale 1.0.
-pub const PASSES: u32 = 100;
+pub const PASSES: u32 = 700;
 /// Size of one object file written per step, KiB.
 pub const OBJ_KIB: u32 = 32;
 

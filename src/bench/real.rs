@@ -1,9 +1,9 @@
 //! `RealDevice`: the real [`Testbed`]. Knobs go through the journaled apply path
-//! ([`crate::knob::apply`]); runs are real ([`crate::bench::runner`]) in a work directory on a
+//! ([`crate::knob::apply`]); runs are real ([`crate::bench::realrun`]) in a work directory on a
 //! filesystem of the device: a writable mount of `--device D`, `--dir DIR` on D, or a
 //! `--scratch` loop device.
 
-use crate::bench::runner::{BenchOptions, Bencher};
+use crate::bench::realrun::{BenchOptions, Bencher};
 use crate::bench::scratch::{SCRATCH_MIB, Scratch};
 use crate::bench::target::TargetArgs;
 use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed, fsutil, loads};

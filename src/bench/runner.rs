@@ -1,370 +1,214 @@
-//! One real run of contest: the reference job timed while one load competes with it, in a
-//! work directory on the target filesystem.
+//! Measuring a trial: apply a setting, run every load `runs` times run-major
+//! (`no_load io_load no_load io_load ...`, so drift hits every load alike), write each run to
+//! the store as soon as it finishes, and stop between runs on Ctrl-C/SIGTERM.
 //!
-//! A run goes: make the job cold (or warm, for cacherun) → `syncfs` → start the load (its own
-//! process group) → wait the lead time → start the job (its own process group) and time it →
-//! kill the load's whole group and reap it → clean the load's output and `syncfs`, so one run's
-//! dirty pages do not spill into the next. Ctrl-C/SIGTERM during a run kills both groups and
-//! returns [`Error::Interrupted`] promptly.
+//! [`measure_trial`] is what `bench` and the tuner call for one setting. To interleave the runs
+//! of competing settings (A B A B), use [`Trial`] directly: begin one per setting, then apply
+//! and [`Trial::run`] them in turn.
 
-use crate::bench::group::{Exit, Group};
-use crate::bench::job::{self, JobSpec};
-use crate::bench::loads::{self, LoadSizes, LoadSpec, counter::Counter};
-use crate::bench::{Load, Run, fsutil};
-use crate::{Error, Result};
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use crate::bench::summary::{TrialSummary, summarize_trial};
+use crate::bench::{Load, Run, Testbed};
+use crate::knob::Setting;
+use crate::store::Store;
+use crate::{Error, Result, signals};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
 
-/// Default lead: how long a load runs before the job starts, s.
-pub const LEAD_S: f64 = 2.0;
-
-/// How real runs are made; built from the CLI's `TargetArgs` or by tests.
+/// A trial being measured: its store row and the runs so far.
 #[derive(Clone, Debug)]
-pub struct BenchOptions {
-    /// Scale of the built-in job (1.0: no_load ≈ 6 s on 2 cores).
-    pub job_scale: f64,
-    /// A shell command replacing the built-in job (`--job`), run with `sh -c` in the target
-    /// directory.
-    pub job_command: Option<String>,
-    /// Load sizes.
-    pub sizes: LoadSizes,
-    /// How long a load runs before the job starts.
-    pub lead: Duration,
-    /// Drop the whole page cache before each cold run (`--drop-caches`).
-    pub drop_caches: bool,
-    /// Where io_other writes.
-    pub other_dir: Option<PathBuf>,
-    /// sweetspot's binary, re-executed as `__worker` (tests pass the built binary).
-    pub exe: PathBuf,
-    /// procfs root (for `--drop-caches`).
-    pub proc_root: PathBuf,
+pub struct Trial {
+    /// The trial's id in the store.
+    pub id: i64,
+    /// The setting it measures.
+    pub setting: Setting,
+    /// The runs so far, in order (failed ones included).
+    pub runs: Vec<Run>,
 }
 
-impl BenchOptions {
-    /// Defaults: scale 1, built-in job, default sizes, lead [`LEAD_S`], this executable.
-    pub fn new() -> Result<BenchOptions> {
-        Ok(BenchOptions {
-            job_scale: 1.0,
-            job_command: None,
-            sizes: LoadSizes::default(),
-            lead: Duration::from_secs_f64(LEAD_S),
-            drop_caches: false,
-            other_dir: None,
-            exe: std::env::current_exe().map_err(|e| Error::io("finding sweetspot's binary", e))?,
-            proc_root: PathBuf::from("/proc"),
-        })
-    }
+/// What [`measure_trial`] returns: the trial's id, its raw runs and their summary.
+#[derive(Clone, Debug)]
+pub struct TrialResult {
+    /// The trial's id in the store.
+    pub trial_id: i64,
+    /// The setting measured.
+    pub setting: Setting,
+    /// Every run in the order it ran.
+    pub runs: Vec<Run>,
+    /// Per-load summary (contest's columns, statistics).
+    pub summary: TrialSummary,
 }
 
-/// Runs the job and loads in a work directory (`.sweetspot-bench-XXXXXX`) under a target
-/// directory; the work directory is removed on drop.
-#[derive(Debug)]
-pub struct Bencher {
-    target: PathBuf,
-    job: JobSpec,
-    opts: BenchOptions,
-    prepared: BTreeSet<Load>,
-    scratchpad: tempfile::TempDir,
-    work: tempfile::TempDir,
-}
-
-impl Bencher {
-    /// Creates the work directory under `target`, checks free space for the job and the largest
-    /// default load, and generates the job's files. Errors: not enough space (exit 2, naming
-    /// how much is needed), an unwritable target, a bad `--job-scale`.
-    pub fn new(target: &Path, opts: BenchOptions) -> Result<Bencher> {
-        if !target.is_dir() {
-            return Err(Error::BadInput(format!(
-                "{}: not a directory",
-                target.display()
-            )));
-        }
-        if let Some(d) = &opts.other_dir
-            && !d.is_dir()
-        {
-            return Err(Error::BadInput(format!(
-                "--other-dir {}: not a directory",
-                d.display()
-            )));
-        }
-        let work = tempfile::Builder::new()
-            .prefix(".sweetspot-bench-")
-            .tempdir_in(target)
-            .map_err(|e| {
-                Error::io(
-                    format!("creating a work directory in {}", target.display()),
-                    e,
-                )
-            })?;
-        let job = JobSpec::scaled(&work.path().join("job"), opts.job_scale)?;
-        let largest = Load::ALL
-            .iter()
-            .map(|&l| loads::bytes_needed(l, &opts.sizes))
-            .max()
-            .unwrap_or(0);
-        fsutil::check_space(
-            target,
-            job.bytes_needed() + largest,
-            "the job and its loads",
+impl Trial {
+    /// Records a new trial of `setting` on `tb` (device row, trial row with the testbed's
+    /// sizes, and `tune_id`). Applies nothing.
+    pub fn begin(
+        tb: &dyn Testbed,
+        store: &Store,
+        setting: &Setting,
+        tune_id: Option<i64>,
+    ) -> Result<Trial> {
+        let target = tb.target();
+        store.touch_device(
+            &target,
+            &serde_json::to_value(tb.space()).unwrap_or_default(),
         )?;
-        let scratchpad = tempfile::Builder::new()
-            .prefix("sweetspot-run-")
-            .tempdir()
-            .map_err(|e| Error::io("creating a temporary directory", e))?;
-        if opts.job_command.is_none() {
-            job::prepare(&job)?;
-        }
-        Ok(Bencher {
-            target: target.to_path_buf(),
-            job,
-            opts,
-            prepared: BTreeSet::new(),
-            scratchpad,
-            work,
+        let id = store.insert_trial(&target, setting, &tb.sizes(), tune_id)?;
+        Ok(Trial {
+            id,
+            setting: setting.clone(),
+            runs: Vec::new(),
         })
     }
 
-    /// The work directory (job files, fixtures, load output).
-    pub fn work_dir(&self) -> &Path {
-        self.work.path()
-    }
-
-    /// Refuses loads that cannot run here (io_other without --other-dir, dbench missing), exit 2.
-    pub fn check(&self, loads: &[Load]) -> Result<()> {
-        for &l in loads {
-            loads::check_available(l, self.opts.other_dir.as_deref())?;
-        }
-        Ok(())
-    }
-
-    /// The sizes in use, flat (recorded with every trial).
-    pub fn sizes(&self) -> serde_json::Value {
-        let s = &self.opts.sizes;
-        let mut v = serde_json::json!({
-            "job_scale": self.opts.job_scale,
-            "lead_s": self.opts.lead.as_secs_f64(),
-            "drop_caches": self.opts.drop_caches,
-            "io_load_mib": s.io_mib,
-            "read_load_mib": s.read_mib,
-            "mem_load_mib": s.mem_mib,
-            "tree_files": s.tree_files,
-            "tree_file_kib": s.tree_file_kib,
-            "ring_procs": s.ring_procs,
-            "ring_messages": s.ring_messages,
-            "dbench_clients": s.dbench_clients,
-        });
-        if let Some(map) = v.as_object_mut() {
-            match &self.opts.job_command {
-                Some(c) => {
-                    map.insert("job_command".into(), c.clone().into());
-                }
-                None => {
-                    map.insert("job_files".into(), self.job.files.into());
-                    map.insert("job_file_kib".into(), self.job.file_kib.into());
-                    map.insert("job_passes".into(), self.job.passes.into());
-                    map.insert("job_workers".into(), self.job.workers.into());
-                }
-            }
-        }
-        v
-    }
-
-    /// One run of `load` (see the module docs). A load that completed no work, or stopped
-    /// before the job ended, gives a Run with `failed` set. Errors: the job failed (exit 1),
-    /// the load is unavailable (exit 2), [`Error::Interrupted`].
-    pub fn run(&mut self, load: Load) -> Result<Run> {
-        if crate::signals::interrupted() {
+    /// One run of `load` on `tb` at whatever setting is applied now, written to the store at
+    /// once. Errors: [`Error::Interrupted`] (before starting) once Ctrl-C/SIGTERM arrived, or
+    /// the testbed's error (the run is then not recorded).
+    pub fn run(&mut self, tb: &mut dyn Testbed, store: &Store, load: Load) -> Result<&Run> {
+        if signals::interrupted() {
             return Err(Error::Interrupted);
         }
-        loads::check_available(load, self.opts.other_dir.as_deref())?;
-        let fixtures = self.work.path().join("fixtures");
-        if !self.prepared.contains(&load) {
-            fsutil::check_space(
-                self.work.path(),
-                loads::bytes_needed(load, &self.opts.sizes),
-                load.name(),
-            )?;
-            loads::prepare(load, &fixtures, &self.opts.sizes)?;
-            self.prepared.insert(load);
+        let run = tb.run(load)?;
+        store.insert_run(self.id, self.runs.len(), &run)?;
+        if let Some(why) = &run.failed {
+            tracing::warn!("{load} run failed: {why}");
         }
-        self.make_job_ready(load == Load::Cacherun)?;
-        fsutil::syncfs(self.work.path())?;
-
-        let out = match (&self.opts.other_dir, load) {
-            (Some(d), Load::IoOther) => {
-                d.join(format!(".sweetspot-io_other-{}", std::process::id()))
-            }
-            _ => self.work.path().join("load"),
-        };
-        let mut running = None;
-        let mut failed = None;
-        if loads::has_process(load) {
-            let counter_path = self.scratchpad.path().join("loads.count");
-            let counter = Counter::create(&counter_path)?;
-            let spec = LoadSpec {
-                load,
-                out: out.clone(),
-                fixtures,
-                counter: counter_path,
-                sizes: self.opts.sizes.clone(),
-            };
-            let json = serde_json::to_string(&spec).map_err(|e| Error::Failed(e.to_string()))?;
-            let log = self.scratchpad.path().join("load.stderr");
-            let mut group = Group::spawn(
-                Command::new(&self.opts.exe)
-                    .args(["__worker", "load", &json])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(log_file(&log)?),
-            )?;
-            if !group.sleep_while_running(self.opts.lead)? {
-                failed = Some(early_stop(load, &log));
-            }
-            let before = counter.get();
-            running = Some((group, counter, before, log));
-        }
-
-        let job = self.time_job()?;
-
-        let (loads_done, lcpu) = match running.take() {
-            Some((mut group, counter, before, log)) => {
-                let after = counter.get();
-                let still_running = !group.exited();
-                let exit = group.finish();
-                if failed.is_none() && !still_running {
-                    failed = Some(early_stop(load, &log));
-                }
-                let done = after.saturating_sub(before);
-                if failed.is_none() && done == 0 {
-                    failed = Some(format!("{load} completed no work while the job ran"));
-                }
-                (Some(done as f64), Some(exit.cpu_pct()))
-            }
-            None => (None, None),
-        };
-        if loads::has_process(load) {
-            remove_all(&out)?;
-            fsutil::syncfs(out.parent().unwrap_or(self.work.path()))?;
-        }
-        Ok(Run {
-            load,
-            time_s: job.wall_s,
-            cpu_pct: job.cpu_pct(),
-            loads: loads_done,
-            lcpu_pct: lcpu,
-            failed,
-        })
+        let i = self.runs.len();
+        self.runs.push(run);
+        Ok(&self.runs[i])
     }
 
-    /// Cold (evicted) or warm job files; `--drop-caches` drops everything before cold runs.
-    fn make_job_ready(&self, warm: bool) -> Result<()> {
-        match (&self.opts.job_command, warm) {
-            (None, true) => job::make_warm(&self.job)?,
-            (None, false) => job::make_cold(&self.job)?,
-            (Some(_), true) => {}
-            (Some(_), false) => evict_tree(&self.target, self.work.path())?,
-        }
-        if self.opts.drop_caches && !warm {
-            fsutil::drop_caches(&self.opts.proc_root)?;
-        }
-        Ok(())
-    }
-
-    /// Runs the job in its own process group and times it. A job that does not exit 0 is an
-    /// error (exit 1) with the tail of its stderr.
-    fn time_job(&self) -> Result<Exit> {
-        let log = self.scratchpad.path().join("job.stderr");
-        let mut cmd = match &self.opts.job_command {
-            Some(c) => {
-                let mut cmd = Command::new("sh");
-                cmd.args(["-c", c]).current_dir(&self.target);
-                cmd
-            }
-            None => {
-                let json =
-                    serde_json::to_string(&self.job).map_err(|e| Error::Failed(e.to_string()))?;
-                let mut cmd = Command::new(&self.opts.exe);
-                cmd.args(["__worker", "job", &json]);
-                cmd
-            }
-        };
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log_file(&log)?);
-        let mut group = Group::spawn(&mut cmd)?;
-        group.wait(Duration::from_millis(2))?;
-        let exit = group.finish();
-        if exit.code != Some(0) {
-            let what = match &self.opts.job_command {
-                Some(c) => format!("the job `{c}`"),
-                None => "the built-in job".to_string(),
-            };
-            return Err(Error::Failed(format!(
-                "{what} failed ({}){}",
-                match (exit.code, exit.signal) {
-                    (Some(c), _) => format!("exit code {c}"),
-                    (_, Some(s)) => format!("signal {s}"),
-                    _ => "unknown status".into(),
-                },
-                tail(&log).map(|t| format!(": {t}")).unwrap_or_default()
-            )));
-        }
-        Ok(exit)
+    /// The per-load summary of the runs so far.
+    pub fn summary(&self) -> TrialSummary {
+        summarize_trial(&self.setting, &self.runs)
     }
 }
 
-fn log_file(p: &Path) -> Result<std::fs::File> {
-    std::fs::File::create(p).map_err(|e| Error::io(format!("creating {}", p.display()), e))
-}
-
-/// The last non-empty line of a log file.
-fn tail(p: &Path) -> Option<String> {
-    let s = std::fs::read_to_string(p).ok()?;
-    s.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| l.trim().to_string())
-}
-
-fn early_stop(load: Load, log: &Path) -> String {
-    format!(
-        "{load} stopped before the job ended{}",
-        tail(log).map(|t| format!(": {t}")).unwrap_or_default()
-    )
-}
-
-fn remove_all(p: &Path) -> Result<()> {
-    match std::fs::remove_dir_all(p) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(format!("removing {}", p.display()), e)),
+/// Measures one setting: applies `setting` on `tb` (an empty setting applies nothing), then
+/// [`measure_applied`]. Does not restore: the caller restores the testbed, also on error.
+/// Errors: the testbed's (a refused knob: nothing is recorded then), and those of
+/// [`measure_applied`].
+pub fn measure_trial(
+    tb: &mut dyn Testbed,
+    store: &Store,
+    setting: &Setting,
+    loads: &[Load],
+    runs: u32,
+    tune_id: Option<i64>,
+    progress: &ProgressBar,
+) -> Result<TrialResult> {
+    if signals::interrupted() {
+        return Err(Error::Interrupted);
     }
+    if !setting.is_empty() {
+        tb.apply(setting)?;
+    }
+    measure_applied(tb, store, setting, loads, runs, tune_id, progress)
 }
 
-/// For a `--job` command: evicts the regular files under the target directory (at most
-/// 200 000, skipping sweetspot's own work directory), so the job's reads are cold.
-fn evict_tree(dir: &Path, skip: &Path) -> Result<()> {
-    let mut stack = vec![dir.to_path_buf()];
-    let mut left = 200_000u32;
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let Ok(t) = e.file_type() else { continue };
-            if t.is_dir() && p != skip {
-                stack.push(p);
-            } else if t.is_file() {
-                let _ = fsutil::evict(&p);
-                left -= 1;
-                if left == 0 {
-                    return Ok(());
-                }
-            }
+/// Measures the setting already in force on `tb` (`setting` names it for the store and the
+/// report; nothing is applied): records a trial (with `tune_id`), runs each of `loads` `runs`
+/// times run-major, writes every run to `store` as it finishes, and advances `progress` by
+/// one per run.
+///
+/// Errors: the testbed's (e.g. an unavailable load), the store's, or [`Error::Interrupted`]
+/// between runs after Ctrl-C/SIGTERM (the runs done so far are already stored).
+pub fn measure_applied(
+    tb: &mut dyn Testbed,
+    store: &Store,
+    setting: &Setting,
+    loads: &[Load],
+    runs: u32,
+    tune_id: Option<i64>,
+    progress: &ProgressBar,
+) -> Result<TrialResult> {
+    let mut trial = Trial::begin(tb, store, setting, tune_id)?;
+    for i in 0..runs {
+        for &load in loads {
+            progress.set_message(format!("{} run {}/{runs}: {load}", trial.id, i + 1));
+            trial.run(tb, store, load)?;
+            progress.inc(1);
         }
     }
-    Ok(())
+    Ok(TrialResult {
+        trial_id: trial.id,
+        summary: trial.summary(),
+        setting: trial.setting,
+        runs: trial.runs,
+    })
+}
+
+/// A progress bar of `total` runs on stderr, or a hidden one when stderr is not a TTY or
+/// `quiet` is set.
+pub fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} runs  {elapsed}  trial {msg}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::SimDevice;
+    use crate::knob::KnobValue;
+    use std::path::Path;
+
+    #[test]
+    fn runs_run_major_stores_each_run_and_applies_the_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let mut tb = SimDevice::open(
+            Path::new("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml"),
+            7,
+        )
+        .unwrap();
+        let setting = Setting::from([("fifo_batch".to_string(), KnobValue::Int(8))]);
+        let loads = [Load::NoLoad, Load::IoLoad];
+        let r = measure_trial(
+            &mut tb,
+            &store,
+            &setting,
+            &loads,
+            3,
+            None,
+            &ProgressBar::hidden(),
+        )
+        .unwrap();
+        let order: Vec<Load> = r.runs.iter().map(|r| r.load).collect();
+        assert_eq!(order, [Load::NoLoad, Load::IoLoad].repeat(3));
+        assert_eq!(tb.current(), setting);
+        let stored = store.runs(r.trial_id).unwrap();
+        assert_eq!(
+            stored.iter().map(|s| s.run.clone()).collect::<Vec<_>>(),
+            r.runs
+        );
+        let t = store.trial(r.trial_id).unwrap().unwrap();
+        assert_eq!(t.setting, setting);
+        assert_eq!(t.identity, "sim:seed-2.5.39-mm1-fifo_batch");
+        assert_eq!(t.sizes["seed"], 7);
+        let io = r.summary.load(Load::IoLoad).unwrap();
+        assert_eq!(io.runs, 3);
+        // 109.1 / 67.7 = 1.61 (the thread's figure at fifo_batch 8), within noise.
+        let ratio = io.ratio.as_ref().unwrap().mean;
+        assert!((ratio - 1.61).abs() < 0.25, "{ratio}");
+        // A refused value stores nothing.
+        let bad = Setting::from([("fifo_batch".to_string(), KnobValue::Int(0))]);
+        let e = measure_trial(
+            &mut tb,
+            &store,
+            &bad,
+            &loads,
+            1,
+            None,
+            &ProgressBar::hidden(),
+        );
+        assert!(e.is_err());
+        assert_eq!(store.trials(None).unwrap().len(), 1);
+    }
 }

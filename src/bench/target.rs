@@ -1,9 +1,9 @@
 //! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, or `--sim FILE`, shared by
 //! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
-use crate::bench::Testbed;
+use crate::bench::{SimDevice, Testbed};
 use crate::cli::Ctx;
-use crate::{Error, Result};
+use crate::Result;
 use std::path::PathBuf;
 
 /// Target selection and real-load options, flattened into `bench` and `tune`.
@@ -51,7 +51,7 @@ pub struct TargetArgs {
     pub drop_caches: bool,
 
     /// Seconds a load runs before the job starts.
-    #[arg(long, value_name = "S", default_value_t = crate::bench::runner::LEAD_S)]
+    #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S)]
     pub lead: f64,
 
     /// Size of io_load's and read_load's files and of mem_load's buffer, MiB.
@@ -59,12 +59,15 @@ pub struct TargetArgs {
     pub load_mib: u64,
 }
 
-/// Opens the testbed the arguments name. Errors are bad input (exit 2) when the target does
+/// Opens the testbed the arguments name. `--sim` without `--seed` draws a random seed (logged
+/// at `-v`). Errors are bad input (exit 2) when the target does
 /// not exist or is unusable.
 pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
     let _ = ctx;
-    if args.sim.is_some() {
-        return Err(Error::Failed("--sim is not built yet".into()));
+    if let Some(path) = &args.sim {
+        let seed = args.seed.unwrap_or_else(rand::random);
+        tracing::info!("simulating {} with --seed {seed}", path.display());
+        return Ok(Box::new(SimDevice::open(path, seed)?));
     }
     crate::bench::real::open(ctx, args)
 }

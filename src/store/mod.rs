@@ -8,6 +8,9 @@
 mod devices;
 pub mod journal;
 mod schema;
+pub mod trials;
+
+pub use trials::{RunRow, TrialRow};
 
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags};

@@ -1,0 +1,454 @@
+//! [`SimDevice`]: a simulated device driven by a surface file ([`Surface`]) and seeded noise.
+//!
+//! **Interpolation** (DESIGN.md "Simulated devices"): each metric is interpolated
+//! piecewise-linearly between the listed points of each knob, in log2 space of the knob value
+//! when every listed value of that knob is > 0 and linearly otherwise; several knobs combine
+//! multilinearly over the grid. Outside the listed range the edge value is held. The noise
+//! level (`relative_sigma`) is interpolated the same way.
+//!
+//! **Noise**: each metric of a run is multiplied by `1 + σ·z`, z ~ N(0, 1) drawn from a
+//! `rand::rngs::StdRng` (ChaCha12) seeded with `--seed`; the factor is clamped at 0.01 so a
+//! metric stays positive. Every run draws exactly four normals (time, CPU%, Loads, LCPU%),
+//! used or not, so the stream, and thus the output for a seed, does not depend on which
+//! metrics a surface lists. The same seed and the same sequence of calls give identical runs.
+//!
+//! **Metrics a surface does not list**:
+//! - `cpu_pct`: the job is modelled as doing the same CPU work under every load (a compile
+//!   compiles the same files). Its CPU seconds are `no_load time × no_load cpu_pct / 100` at
+//!   the same setting, with `no_load cpu_pct` taken as 100 (CPU-bound when alone) if not listed
+//!   either; then `CPU% = 100 × CPU seconds / Time` of the run. A surface without `no_load`
+//!   gives 100 for unlisted CPU%. This is a model, stated here, not a measurement.
+//! - `loads`, `lcpu_pct`: `None` (unknown), shown as `-` in the table and `null` in JSON.
+//!
+//! **Ratio** is not produced here: like a real device, it is derived from the simulated Time
+//! of a load and of no_load at the same setting (see `bench::summary`).
+//!
+//! **Rejected writes**: [`Testbed::apply`] refuses a value outside `[min, max]` (or a name
+//! for an integer knob) the way the kernel refuses it, with [`Error::KnobWrite`] carrying
+//! EINVAL (exit 1), and changes nothing. A knob the surface does not declare is bad input
+//! ([`Error::BadInput`], exit 2).
+
+use crate::bench::surface::{Axis, Point, Surface};
+use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed};
+use crate::knob::{Domain, KnobValue, Setting};
+use crate::{Error, Result};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand_distr::{Distribution, StandardNormal};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Noise-free metrics of one load at one setting, as the surface implies them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metrics {
+    /// The job's wall time, s.
+    pub time_s: f64,
+    /// The job's CPU%, listed or modelled (see the module docs).
+    pub cpu_pct: f64,
+    /// The load's work units, when the surface lists them.
+    pub loads: Option<f64>,
+    /// The load's own CPU%, when the surface lists it.
+    pub lcpu_pct: Option<f64>,
+}
+
+/// A simulated device: a [`Surface`], the current setting, and a seeded RNG.
+#[derive(Debug)]
+pub struct SimDevice {
+    surface: Surface,
+    current: BTreeMap<String, i64>,
+    rng: StdRng,
+    seed: u64,
+}
+
+impl SimDevice {
+    /// Opens a surface file; the device starts at the surface's defaults.
+    /// Errors: those of [`Surface::load`] (exit 2 for a bad file).
+    pub fn open(path: &Path, seed: u64) -> Result<SimDevice> {
+        Ok(SimDevice::new(Surface::load(path)?, seed))
+    }
+
+    /// A device from an already parsed surface.
+    pub fn new(surface: Surface, seed: u64) -> SimDevice {
+        let current = surface
+            .knobs
+            .iter()
+            .map(|k| (k.name.clone(), k.default))
+            .collect();
+        SimDevice {
+            surface,
+            current,
+            rng: StdRng::seed_from_u64(seed),
+            seed,
+        }
+    }
+
+    /// The surface behind this device.
+    pub fn surface(&self) -> &Surface {
+        &self.surface
+    }
+
+    /// The seed of the noise.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The setting in force now (every knob).
+    pub fn current(&self) -> Setting {
+        self.current
+            .iter()
+            .map(|(k, &v)| (k.clone(), KnobValue::Int(v)))
+            .collect()
+    }
+
+    /// The true (noise-free) metrics of `load` at `setting`; knobs the setting omits take the
+    /// surface's defaults. Does not touch the RNG or the current setting. `None` when the
+    /// surface has no such load, or the setting names an undeclared knob or a non-integer
+    /// value. Values outside `[min, max]` are evaluated (edge values held), not rejected.
+    pub fn expected(&self, setting: &Setting, load: Load) -> Option<Metrics> {
+        let mut x = BTreeMap::new();
+        for k in &self.surface.knobs {
+            x.insert(k.name.clone(), k.default);
+        }
+        for (k, v) in setting {
+            let slot = x.get_mut(k)?;
+            *slot = v.as_int()?;
+        }
+        self.metrics_at(&x, load)
+    }
+
+    /// The true (noise-free) Ratio of `load` at `setting`: its Time ÷ no_load's Time.
+    /// `None` as for [`SimDevice::expected`], or when the surface has no no_load.
+    pub fn expected_ratio(&self, setting: &Setting, load: Load) -> Option<f64> {
+        let t = self.expected(setting, load)?.time_s;
+        let t0 = self.expected(setting, Load::NoLoad)?.time_s;
+        Some(t / t0)
+    }
+
+    fn metrics_at(&self, x: &BTreeMap<String, i64>, load: Load) -> Option<Metrics> {
+        let s = &self.surface;
+        if !s.points.first()?.loads.contains_key(&load) {
+            return None;
+        }
+        let xs: Vec<f64> = s.axes.iter().map(|a| x[&a.name] as f64).collect();
+        let metric = |l: Load, f: &dyn Fn(&crate::bench::surface::PointMetrics) -> Option<f64>| {
+            let has = s.points[0].loads.get(&l).and_then(f).is_some();
+            has.then(|| interpolate(s, &xs, |p| p.loads.get(&l).and_then(f).unwrap_or(0.0)))
+        };
+        let time_s = metric(load, &|m| Some(m.time_s))?;
+        let cpu_pct = match metric(load, &|m| m.cpu_pct) {
+            Some(c) => c,
+            None => 100.0 * self.job_cpu_s(&xs).unwrap_or(time_s) / time_s,
+        };
+        Some(Metrics {
+            time_s,
+            cpu_pct,
+            loads: metric(load, &|m| m.loads),
+            lcpu_pct: metric(load, &|m| m.lcpu_pct),
+        })
+    }
+
+    /// The job's CPU seconds at grid coordinates `xs`: no_load Time × no_load CPU% (100 when
+    /// unlisted). `None` without no_load.
+    fn job_cpu_s(&self, xs: &[f64]) -> Option<f64> {
+        let s = &self.surface;
+        let nl = s.points[0].loads.get(&Load::NoLoad)?;
+        let t0 = interpolate(s, xs, |p| p.loads[&Load::NoLoad].time_s);
+        let c0 = if nl.cpu_pct.is_some() {
+            interpolate(s, xs, |p| p.loads[&Load::NoLoad].cpu_pct.unwrap_or(100.0))
+        } else {
+            100.0
+        };
+        Some(t0 * c0 / 100.0)
+    }
+
+    fn sigma_at(&self, x: &BTreeMap<String, i64>) -> f64 {
+        let xs: Vec<f64> = self
+            .surface
+            .axes
+            .iter()
+            .map(|a| x[&a.name] as f64)
+            .collect();
+        interpolate(&self.surface, &xs, |p| p.relative_sigma)
+    }
+
+    fn factor(&mut self, sigma: f64) -> f64 {
+        let z: f64 = StandardNormal.sample(&mut self.rng);
+        (1.0 + sigma * z).max(0.01)
+    }
+}
+
+/// Where `v` falls on an axis: (lower index, upper index, weight of the upper), in log2 space
+/// for a log2 axis; outside the listed range the edge point gets all the weight.
+fn bracket(a: &Axis, v: f64) -> (usize, usize, f64) {
+    let n = a.values.len();
+    if n == 1 || v <= a.values[0] as f64 {
+        return (0, 0, 0.0);
+    }
+    if v >= a.values[n - 1] as f64 {
+        return (n - 1, n - 1, 0.0);
+    }
+    let i = a.values.partition_point(|&u| (u as f64) <= v) - 1;
+    let tr = |x: f64| if a.log2 { x.log2() } else { x };
+    let (lo, hi) = (tr(a.values[i] as f64), tr(a.values[i + 1] as f64));
+    (i, i + 1, (tr(v) - lo) / (hi - lo))
+}
+
+/// Multilinear interpolation of `f` over the surface's grid at coordinates `xs` (one per axis).
+fn interpolate(s: &Surface, xs: &[f64], f: impl Fn(&Point) -> f64) -> f64 {
+    let br: Vec<(usize, usize, f64)> = s.axes.iter().zip(xs).map(|(a, &v)| bracket(a, v)).collect();
+    let d = s.axes.len();
+    let mut total = 0.0;
+    for corner in 0..(1usize << d) {
+        let (mut weight, mut flat) = (1.0, 0);
+        for (k, a) in s.axes.iter().enumerate() {
+            let (lo, hi, w) = br[k];
+            let (idx, wk) = if corner >> k & 1 == 1 {
+                (hi, w)
+            } else {
+                (lo, 1.0 - w)
+            };
+            weight *= wk;
+            flat = flat * a.values.len() + idx;
+        }
+        if weight != 0.0 {
+            total += weight * f(&s.points[s.vertex[flat]]);
+        }
+    }
+    total
+}
+
+impl Testbed for SimDevice {
+    fn target(&self) -> TargetInfo {
+        let id = format!("sim:{}", self.surface.stem());
+        TargetInfo {
+            label: id.clone(),
+            identity: id,
+            kernel: "sim".into(),
+        }
+    }
+
+    fn space(&self) -> Vec<SpaceKnob> {
+        self.surface
+            .knobs
+            .iter()
+            .map(|k| SpaceKnob {
+                name: k.name.clone(),
+                domain: Domain::Int {
+                    min: k.min,
+                    max: k.max,
+                },
+                default: KnobValue::Int(k.default),
+                schedulers: None,
+            })
+            .collect()
+    }
+
+    fn apply(&mut self, setting: &Setting) -> Result<()> {
+        let mut next = self.current.clone();
+        for (name, value) in setting {
+            let Some(k) = self.surface.knobs.iter().find(|k| &k.name == name) else {
+                let names: Vec<_> = self.surface.knobs.iter().map(|k| k.name.as_str()).collect();
+                return Err(Error::BadInput(format!(
+                    "{}: no knob '{name}' (knobs: {})",
+                    self.target().label,
+                    names.join(", ")
+                )));
+            };
+            match value.as_int() {
+                Some(v) if (k.min..=k.max).contains(&v) => {
+                    next.insert(name.clone(), v);
+                }
+                _ => {
+                    return Err(Error::KnobWrite {
+                        knob: name.clone(),
+                        value: value.to_string(),
+                        path: self.surface.path.clone(),
+                        source: std::io::Error::from_raw_os_error(libc::EINVAL),
+                    });
+                }
+            }
+        }
+        self.current = next;
+        Ok(())
+    }
+
+    fn run(&mut self, load: Load) -> Result<Run> {
+        let m = self.metrics_at(&self.current, load).ok_or_else(|| {
+            let have: Vec<_> = self.surface.loads().iter().map(|l| l.name()).collect();
+            Error::BadInput(format!(
+                "{}: the surface has no {load} (it has: {})",
+                self.surface.path.display(),
+                have.join(", ")
+            ))
+        })?;
+        let sigma = self.sigma_at(&self.current);
+        let listed_cpu = self.surface.points[0].loads[&load].cpu_pct.is_some();
+        let (ft, fc, fl, flc) = (
+            self.factor(sigma),
+            self.factor(sigma),
+            self.factor(sigma),
+            self.factor(sigma),
+        );
+        let time_s = m.time_s * ft;
+        // Unlisted CPU%: the same CPU seconds over this run's (noisy) wall time.
+        let cpu_pct = if listed_cpu {
+            m.cpu_pct * fc
+        } else {
+            m.cpu_pct * m.time_s / time_s
+        };
+        Ok(Run {
+            load,
+            time_s,
+            cpu_pct,
+            loads: m.loads.map(|l| (l * fl).round()),
+            lcpu_pct: m.lcpu_pct.map(|c| c * flc),
+            failed: None,
+        })
+    }
+
+    fn sizes(&self) -> serde_json::Value {
+        serde_json::json!({
+            "surface": self.surface.path.display().to_string(),
+            "seed": self.seed,
+        })
+    }
+
+    fn restore(&mut self) -> Result<()> {
+        for k in &self.surface.knobs {
+            self.current.insert(k.name.clone(), k.default);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats;
+
+    const SEED: &str = "data/surfaces/seed-2.5.39-mm1-fifo_batch.toml";
+    const BOWL: &str = "data/surfaces/synthetic-2d-deadline.toml";
+
+    fn fb(v: i64) -> Setting {
+        Setting::from([("fifo_batch".to_string(), KnobValue::Int(v))])
+    }
+
+    #[test]
+    fn expected_reproduces_points_and_interpolates_in_log2() {
+        let d = SimDevice::open(Path::new(SEED), 1).unwrap();
+        let m = d.expected(&fb(8), Load::IoLoad).unwrap();
+        assert_eq!((m.time_s, m.cpu_pct), (109.1, 68.0));
+        assert_eq!(d.expected(&fb(32), Load::IoLoad).unwrap().time_s, 239.5);
+        // 11 lies at log2(11) - 3 = 0.4594 of the way from 8 to 16 in log2 space.
+        let w = 11f64.log2() - 3.0;
+        let t = d.expected(&fb(11), Load::IoLoad).unwrap().time_s;
+        assert!((t - (109.1 + w * (131.2 - 109.1))).abs() < 1e-9, "{t}");
+        // Linear interpolation would give 117.39; log2 gives 119.25.
+        assert!((t - 119.2527).abs() < 1e-3, "{t}");
+        // Edge values are held outside the listed range (32..256 has no points above 32).
+        assert_eq!(d.expected(&fb(256), Load::IoLoad).unwrap().time_s, 239.5);
+        // Defaults fill omitted knobs; ratio is derived.
+        let r = d.expected_ratio(&Setting::new(), Load::IoLoad).unwrap();
+        assert!((r - 239.5 / 67.7).abs() < 1e-12);
+        assert!(d.expected(&fb(8), Load::MemLoad).is_none());
+        assert!(
+            d.expected(
+                &Setting::from([("quantum".into(), KnobValue::Int(4))]),
+                Load::IoLoad
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn unlisted_cpu_pct_is_modelled_from_no_load_cpu_seconds() {
+        let d = SimDevice::open(Path::new(BOWL), 1).unwrap();
+        let s = Setting::from([
+            ("fifo_batch".to_string(), KnobValue::Int(8)),
+            ("read_ahead_kb".to_string(), KnobValue::Int(512)),
+        ]);
+        let m = d.expected(&s, Load::IoLoad).unwrap();
+        assert_eq!(m.time_s, 48.0);
+        // no_load 30 s at 100% → 30 CPU seconds over 48 s.
+        assert!((m.cpu_pct - 62.5).abs() < 1e-12);
+        assert_eq!(d.expected(&s, Load::NoLoad).unwrap().cpu_pct, 100.0);
+        assert_eq!((m.loads, m.lcpu_pct), (None, None));
+    }
+
+    #[test]
+    fn bilinear_in_log2_on_the_grid() {
+        let d = SimDevice::open(Path::new(BOWL), 1).unwrap();
+        // fb 11 between 8 and 16, ra 724 between 512 and 1024: bilinear weights in log2.
+        let s = Setting::from([
+            ("fifo_batch".to_string(), KnobValue::Int(11)),
+            ("read_ahead_kb".to_string(), KnobValue::Int(724)),
+        ]);
+        let (wf, wr) = (11f64.log2() - 3.0, 724f64.log2() - 9.0);
+        let want = (1.0 - wf) * (1.0 - wr) * 48.00
+            + (1.0 - wf) * wr * 49.92
+            + wf * (1.0 - wr) * 50.88
+            + wf * wr * 54.24;
+        let got = d.expected(&s, Load::IoLoad).unwrap().time_s;
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    }
+
+    #[test]
+    fn runs_average_to_the_point_and_a_seed_repeats() {
+        let mut d = SimDevice::open(Path::new(SEED), 7).unwrap();
+        d.apply(&fb(16)).unwrap();
+        let xs: Vec<f64> = (0..4000)
+            .map(|_| d.run(Load::IoLoad).unwrap().time_s)
+            .collect();
+        let s = stats::summarize(&xs).unwrap();
+        // σ = 4% of 131.2 = 5.25 s; the mean of 4000 has se 0.083 s.
+        assert!((s.mean - 131.2).abs() < 0.4, "{}", s.mean);
+        assert!((s.sd / 131.2 - 0.04).abs() < 0.004, "{}", s.sd);
+        let mut a = SimDevice::open(Path::new(SEED), 7).unwrap();
+        let mut b = SimDevice::open(Path::new(SEED), 7).unwrap();
+        let mut c = SimDevice::open(Path::new(SEED), 8).unwrap();
+        let ra: Vec<Run> = (0..5).map(|_| a.run(Load::IoLoad).unwrap()).collect();
+        let rb: Vec<Run> = (0..5).map(|_| b.run(Load::IoLoad).unwrap()).collect();
+        let rc: Vec<Run> = (0..5).map(|_| c.run(Load::IoLoad).unwrap()).collect();
+        assert_eq!(ra, rb);
+        assert_ne!(ra, rc);
+    }
+
+    #[test]
+    fn noise_level_is_interpolated_too() {
+        // fifo_batch 4 has σ 0.12, 8 has 0.04: at 4..8 midway (log2: 6 is 0.585) σ ≈ 0.0732.
+        let mut d = SimDevice::open(Path::new(SEED), 3).unwrap();
+        d.apply(&fb(6)).unwrap();
+        let xs: Vec<f64> = (0..4000)
+            .map(|_| d.run(Load::NoLoad).unwrap().time_s)
+            .collect();
+        let cv = stats::summarize(&xs).unwrap().sd / 67.7;
+        let want = 0.12 + (6f64.log2() - 2.0) * (0.04 - 0.12);
+        assert!((cv - want).abs() < 0.006, "{cv} vs {want}");
+    }
+
+    #[test]
+    fn apply_rejects_like_the_kernel_and_changes_nothing() {
+        let mut d = SimDevice::open(Path::new(SEED), 1).unwrap();
+        d.apply(&fb(8)).unwrap();
+        let e = d.apply(&fb(257)).unwrap_err();
+        assert!(matches!(e, Error::KnobWrite { .. }), "{e}");
+        assert_eq!(e.exit_code(), 1);
+        assert!(e.to_string().contains("fifo_batch: writing '257'"), "{e}");
+        assert_eq!(d.current(), fb(8));
+        let e = d
+            .apply(&Setting::from([("quantum".into(), KnobValue::Int(4))]))
+            .unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        d.restore().unwrap();
+        assert_eq!(d.current(), fb(32));
+        let sp = d.space();
+        assert_eq!(sp[0].domain, Domain::Int { min: 1, max: 256 });
+        assert_eq!(sp[0].default, KnobValue::Int(32));
+        let t = d.target();
+        assert_eq!(
+            (t.identity.as_str(), t.kernel.as_str()),
+            ("sim:seed-2.5.39-mm1-fifo_batch", "sim")
+        );
+        assert_eq!(d.run(Load::MemLoad).unwrap_err().exit_code(), 2);
+    }
+}

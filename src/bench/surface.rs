@@ -1,0 +1,658 @@
+//! Surface files: a simulated device's response, in TOML (format in DESIGN.md, examples in
+//! `data/surfaces/`).
+//!
+//! ```toml
+//! [device]
+//! name = "..."                 # shown in reports; other keys here are informational
+//! scheduler = "deadline"
+//!
+//! [knobs.fifo_batch]           # one table per knob; integer knobs; all three keys required
+//! default = 32
+//! min = 1                      # values outside [min, max] are rejected like EINVAL
+//! max = 256
+//!
+//! [noise]
+//! relative_sigma = 0.04        # per-run multiplicative gaussian noise (default 0: none)
+//!
+//! [[point]]                    # measured points; several knobs = a full grid
+//! knobs = { fifo_batch = 32 }  # a value for every declared knob, within [min, max]
+//! relative_sigma = 0.12        # optional per-point override
+//! no_load = { time_s = 67.7 }  # per load: time_s (s) required; cpu_pct (%), loads (work
+//! io_load = { time_s = 239.5, cpu_pct = 32 }   # units), lcpu_pct (%) optional
+//! ```
+//!
+//! Rules checked here, each failing with [`Error::BadFile`] naming the file, the 1-based line
+//! and the field (`point[3].io_load.time_s`, where `point[N]` counts `[[point]]` blocks from 1):
+//! TOML syntax; unknown keys (outside `[device]`); a load that is not one of contest's names;
+//! a missing or non-positive `time_s`; a knob value outside `[min, max]` or a knob that is not
+//! declared; points that do not form a full grid (every combination of the listed values of
+//! every knob exactly once); every point listing the same loads, and each optional metric of a
+//! load given at every point or at none (so each metric can be interpolated everywhere).
+
+use crate::bench::Load;
+use crate::{Error, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// One knob of a surface: integer values in `[min, max]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SurfaceKnob {
+    /// Knob name, e.g. `fifo_batch`.
+    pub name: String,
+    /// The value before tuning.
+    pub default: i64,
+    /// Smallest accepted value.
+    pub min: i64,
+    /// Largest accepted value.
+    pub max: i64,
+}
+
+/// The metrics of one load at one point, as listed in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointMetrics {
+    /// The job's wall time, s (> 0).
+    pub time_s: f64,
+    /// The job's CPU%, if listed.
+    pub cpu_pct: Option<f64>,
+    /// The load's completed work units, if listed.
+    pub loads: Option<f64>,
+    /// The load's own CPU%, if listed.
+    pub lcpu_pct: Option<f64>,
+}
+
+/// One `[[point]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// 1-based line of the point in the file.
+    pub line: usize,
+    /// A value for every knob of the surface.
+    pub knobs: BTreeMap<String, i64>,
+    /// The point's noise: its own `relative_sigma`, else `[noise] relative_sigma`.
+    pub relative_sigma: f64,
+    /// Metrics per load.
+    pub loads: BTreeMap<Load, PointMetrics>,
+}
+
+/// One grid axis: a knob and its listed values, ascending.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// Knob name.
+    pub name: String,
+    /// The distinct values the points list for this knob, ascending.
+    pub values: Vec<i64>,
+    /// True when every listed value is > 0: interpolate in log2 of the value.
+    pub log2: bool,
+}
+
+/// A parsed, validated surface file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Surface {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// `[device] name`, else the file stem.
+    pub name: String,
+    /// `[device] scheduler`, informational.
+    pub scheduler: Option<String>,
+    /// Declared knobs, by name.
+    pub knobs: Vec<SurfaceKnob>,
+    /// The points, in file order.
+    pub points: Vec<Point>,
+    /// The grid axes, one per knob, in knob-name order.
+    pub axes: Vec<Axis>,
+    /// Grid vertex (row-major over [`Surface::axes`], last axis fastest) → index into
+    /// [`Surface::points`].
+    pub vertex: Vec<usize>,
+}
+
+impl Surface {
+    /// The loads this surface describes (every point lists the same ones).
+    pub fn loads(&self) -> Vec<Load> {
+        self.points
+            .first()
+            .map(|p| p.loads.keys().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// The file stem, e.g. `seed-2.5.39-mm1-fifo_batch`.
+    pub fn stem(&self) -> String {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "surface".into())
+    }
+
+    /// Reads and validates a surface file. Errors: [`Error::Io`] when it cannot be read,
+    /// [`Error::BadFile`] (exit 2) for the rules in the module docs.
+    pub fn load(path: &Path) -> Result<Surface> {
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("reading surface {}", path.display()), e))?;
+        Surface::parse(path, &src)
+    }
+
+    /// Parses and validates surface text; `path` is used for messages and the stem.
+    pub fn parse(path: &Path, src: &str) -> Result<Surface> {
+        Parser { path, src }.surface()
+    }
+}
+
+struct Parser<'a> {
+    path: &'a Path,
+    src: &'a str,
+}
+
+type Val<'i> = Spanned<DeValue<'i>>;
+
+impl Parser<'_> {
+    fn line(&self, span: &Range<usize>) -> usize {
+        let end = span.start.min(self.src.len());
+        self.src.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn err(&self, span: Range<usize>, field: impl Into<String>, msg: impl Into<String>) -> Error {
+        Error::BadFile {
+            path: self.path.to_path_buf(),
+            line: Some(self.line(&span)),
+            field: field.into(),
+            msg: msg.into(),
+        }
+    }
+
+    fn table<'v, 'i>(&self, v: &'v Val<'i>, field: &str) -> Result<&'v DeTable<'i>> {
+        v.get_ref()
+            .as_table()
+            .ok_or_else(|| self.err(v.span(), field, "expected a table"))
+    }
+
+    fn int(&self, v: &Val<'_>, field: &str) -> Result<i64> {
+        match v.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+                .map_err(|_| self.err(v.span(), field, "integer out of range")),
+            other => Err(self.err(
+                v.span(),
+                field,
+                format!("expected an integer, found {}", other.type_str()),
+            )),
+        }
+    }
+
+    fn num(&self, v: &Val<'_>, field: &str) -> Result<f64> {
+        let x = match v.get_ref() {
+            DeValue::Integer(_) => self.int(v, field)? as f64,
+            DeValue::Float(f) => f
+                .as_str()
+                .replace('_', "")
+                .parse::<f64>()
+                .map_err(|_| self.err(v.span(), field, "bad number"))?,
+            other => {
+                return Err(self.err(
+                    v.span(),
+                    field,
+                    format!("expected a number, found {}", other.type_str()),
+                ));
+            }
+        };
+        if !x.is_finite() || x < 0.0 {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("must be a finite number ≥ 0, not {x}"),
+            ));
+        }
+        Ok(x)
+    }
+
+    /// Rejects keys of `t` not in `known`.
+    fn only(&self, t: &DeTable<'_>, known: &[&str], prefix: &str) -> Result<()> {
+        for k in t.keys() {
+            if !known.contains(&k.get_ref().as_ref()) {
+                return Err(self.err(
+                    k.span(),
+                    format!("{prefix}{}", k.get_ref()),
+                    format!("unknown key (expected one of: {})", known.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn surface(&self) -> Result<Surface> {
+        let doc = DeTable::parse(self.src).map_err(|e| {
+            self.err(
+                e.span().unwrap_or(0..0),
+                "syntax",
+                e.message().trim().to_string(),
+            )
+        })?;
+        let doc = doc.get_ref();
+        self.only(doc, &["device", "knobs", "noise", "point"], "")?;
+        let whole = 0..0;
+
+        let (mut name, mut scheduler) = (self.stem(), None);
+        if let Some(d) = doc.get("device") {
+            let d = self.table(d, "device")?;
+            if let Some(v) = d.get("name") {
+                name = v
+                    .get_ref()
+                    .as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| self.err(v.span(), "device.name", "expected a string"))?;
+            }
+            if let Some(v) = d.get("scheduler") {
+                scheduler =
+                    Some(v.get_ref().as_str().map(str::to_string).ok_or_else(|| {
+                        self.err(v.span(), "device.scheduler", "expected a string")
+                    })?);
+            }
+        }
+
+        let knobs = self.knobs(doc)?;
+        let sigma = match doc.get("noise") {
+            None => 0.0,
+            Some(n) => {
+                let t = self.table(n, "noise")?;
+                self.only(t, &["relative_sigma"], "noise.")?;
+                match t.get("relative_sigma") {
+                    Some(v) => self.num(v, "noise.relative_sigma")?,
+                    None => 0.0,
+                }
+            }
+        };
+
+        let pts = match doc.get("point") {
+            Some(v) => match v.get_ref() {
+                DeValue::Array(a) => a.iter().collect::<Vec<_>>(),
+                _ => return Err(self.err(v.span(), "point", "expected [[point]] tables")),
+            },
+            None => Vec::new(),
+        };
+        if pts.is_empty() {
+            return Err(self.err(whole, "point", "no [[point]] given"));
+        }
+        let points = pts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| self.point(i + 1, p, &knobs, sigma))
+            .collect::<Result<Vec<_>>>()?;
+        self.check_loads(&pts, &points)?;
+        let (axes, vertex) = self.grid(&pts, &points, &knobs)?;
+        Ok(Surface {
+            path: self.path.to_path_buf(),
+            name,
+            scheduler,
+            knobs,
+            points,
+            axes,
+            vertex,
+        })
+    }
+
+    fn stem(&self) -> String {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "surface".into())
+    }
+
+    fn knobs(&self, doc: &DeTable<'_>) -> Result<Vec<SurfaceKnob>> {
+        let Some(ks) = doc.get("knobs") else {
+            return Ok(Vec::new());
+        };
+        let ks = self.table(ks, "knobs")?;
+        let mut out = Vec::new();
+        for (k, v) in ks.iter() {
+            let name = k.get_ref().to_string();
+            let f = format!("knobs.{name}");
+            let t = self.table(v, &f)?;
+            self.only(t, &["default", "min", "max"], &format!("{f}."))?;
+            let get = |key: &str| -> Result<i64> {
+                let field = format!("{f}.{key}");
+                let v = t
+                    .get(key)
+                    .ok_or_else(|| self.err(v.span(), &field, "missing (required)"))?;
+                self.int(v, &field)
+            };
+            let (default, min, max) = (get("default")?, get("min")?, get("max")?);
+            if min > max {
+                return Err(self.err(v.span(), &f, format!("min {min} > max {max}")));
+            }
+            if !(min..=max).contains(&default) {
+                let span = t.get("default").map(|d| d.span()).unwrap_or(v.span());
+                return Err(self.err(
+                    span,
+                    format!("{f}.default"),
+                    format!("{default} is outside [{min}, {max}]"),
+                ));
+            }
+            out.push(SurfaceKnob {
+                name,
+                default,
+                min,
+                max,
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn point(&self, idx: usize, p: &Val<'_>, knobs: &[SurfaceKnob], sigma: f64) -> Result<Point> {
+        let pf = format!("point[{idx}]");
+        let t = self.table(p, &pf)?;
+        let mut point = Point {
+            line: self.line(&p.span()),
+            knobs: BTreeMap::new(),
+            relative_sigma: sigma,
+            loads: BTreeMap::new(),
+        };
+        for (k, v) in t.iter() {
+            let key = k.get_ref().as_ref();
+            let field = format!("{pf}.{key}");
+            match key {
+                "knobs" => {
+                    for (kk, kv) in self.table(v, &field)?.iter() {
+                        let kf = format!("{field}.{}", kk.get_ref());
+                        let Some(spec) = knobs.iter().find(|s| s.name == kk.get_ref().as_ref())
+                        else {
+                            let declared: Vec<_> = knobs.iter().map(|s| s.name.as_str()).collect();
+                            return Err(self.err(
+                                kk.span(),
+                                kf,
+                                format!(
+                                    "knob '{}' is not declared (declared: {}); add a [knobs.{}] table",
+                                    kk.get_ref(),
+                                    if declared.is_empty() { "none".into() } else { declared.join(", ") },
+                                    kk.get_ref()
+                                ),
+                            ));
+                        };
+                        let x = self.int(kv, &kf)?;
+                        if !(spec.min..=spec.max).contains(&x) {
+                            return Err(self.err(
+                                kv.span(),
+                                kf,
+                                format!("{x} is outside [{}, {}]", spec.min, spec.max),
+                            ));
+                        }
+                        point.knobs.insert(spec.name.clone(), x);
+                    }
+                    if let Some(missing) = knobs.iter().find(|s| !point.knobs.contains_key(&s.name))
+                    {
+                        return Err(self.err(
+                            v.span(),
+                            field,
+                            format!(
+                                "no value for knob '{}' (every point needs every knob)",
+                                missing.name
+                            ),
+                        ));
+                    }
+                }
+                "relative_sigma" => point.relative_sigma = self.num(v, &field)?,
+                _ => {
+                    let load: Load = key
+                        .parse()
+                        .map_err(|e: String| self.err(k.span(), &field, e))?;
+                    point.loads.insert(load, self.metrics(v, &field)?);
+                }
+            }
+        }
+        if !t.contains_key("knobs") && !knobs.is_empty() {
+            return Err(self.err(p.span(), format!("{pf}.knobs"), "missing (required)"));
+        }
+        if point.loads.is_empty() {
+            return Err(self.err(
+                p.span(),
+                pf,
+                "no load given (e.g. no_load = { time_s = 60.0 })",
+            ));
+        }
+        Ok(point)
+    }
+
+    fn metrics(&self, v: &Val<'_>, field: &str) -> Result<PointMetrics> {
+        let t = self.table(v, field)?;
+        let fields = ["time_s", "cpu_pct", "loads", "lcpu_pct"];
+        self.only(t, &fields, &format!("{field}."))?;
+        let opt = |k: &str| -> Result<Option<f64>> {
+            t.get(k)
+                .map(|x| self.num(x, &format!("{field}.{k}")))
+                .transpose()
+        };
+        let time_s = opt("time_s")?
+            .ok_or_else(|| self.err(v.span(), format!("{field}.time_s"), "missing (required)"))?;
+        if time_s <= 0.0 {
+            let span = t.get("time_s").map(|x| x.span()).unwrap_or(v.span());
+            return Err(self.err(span, format!("{field}.time_s"), "must be > 0"));
+        }
+        Ok(PointMetrics {
+            time_s,
+            cpu_pct: opt("cpu_pct")?,
+            loads: opt("loads")?,
+            lcpu_pct: opt("lcpu_pct")?,
+        })
+    }
+
+    /// Every point lists the same loads, and each optional metric at all points or none.
+    fn check_loads(&self, pts: &[&Val<'_>], points: &[Point]) -> Result<()> {
+        let first = &points[0];
+        for (i, p) in points.iter().enumerate().skip(1) {
+            let here: BTreeSet<_> = p.loads.keys().collect();
+            let there: BTreeSet<_> = first.loads.keys().collect();
+            if let Some(l) = there.symmetric_difference(&here).next() {
+                return Err(self.err(
+                    pts[i].span(),
+                    format!("point[{}].{l}", i + 1),
+                    format!(
+                        "every point must list the same loads: point[1] (line {}) {}",
+                        first.line,
+                        if there.contains(l) {
+                            "has it, this one does not"
+                        } else {
+                            "does not"
+                        }
+                    ),
+                ));
+            }
+            for (load, m) in &p.loads {
+                let m0 = &first.loads[load];
+                let pairs = [
+                    ("cpu_pct", m.cpu_pct.is_some(), m0.cpu_pct.is_some()),
+                    ("loads", m.loads.is_some(), m0.loads.is_some()),
+                    ("lcpu_pct", m.lcpu_pct.is_some(), m0.lcpu_pct.is_some()),
+                ];
+                if let Some((k, _, _)) = pairs.iter().find(|(_, a, b)| a != b) {
+                    return Err(self.err(
+                        pts[i].span(),
+                        format!("point[{}].{load}.{k}", i + 1),
+                        "an optional metric must be given at every point or at none",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds the grid and checks it is full: every combination exactly once.
+    fn grid(
+        &self,
+        pts: &[&Val<'_>],
+        points: &[Point],
+        knobs: &[SurfaceKnob],
+    ) -> Result<(Vec<Axis>, Vec<usize>)> {
+        let axes: Vec<Axis> = knobs
+            .iter()
+            .map(|k| {
+                let values: BTreeSet<i64> = points.iter().map(|p| p.knobs[&k.name]).collect();
+                let values: Vec<i64> = values.into_iter().collect();
+                Axis {
+                    name: k.name.clone(),
+                    log2: values.iter().all(|&v| v > 0),
+                    values,
+                }
+            })
+            .collect();
+        let cells: usize = axes.iter().map(|a| a.values.len()).product();
+        let mut vertex = vec![usize::MAX; cells];
+        for (i, p) in points.iter().enumerate() {
+            let mut flat = 0;
+            for a in &axes {
+                let pos = a
+                    .values
+                    .iter()
+                    .position(|&v| v == p.knobs[&a.name])
+                    .unwrap_or(0);
+                flat = flat * a.values.len() + pos;
+            }
+            if vertex[flat] != usize::MAX {
+                return Err(self.err(
+                    pts[i].span(),
+                    format!("point[{}].knobs", i + 1),
+                    format!(
+                        "duplicate point: the same knob values as point[{}] (line {})",
+                        vertex[flat] + 1,
+                        points[vertex[flat]].line
+                    ),
+                ));
+            }
+            vertex[flat] = i;
+        }
+        if let Some(gap) = vertex.iter().position(|&v| v == usize::MAX) {
+            let mut rest = gap;
+            let mut combo = Vec::new();
+            for a in axes.iter().rev() {
+                combo.push(format!("{}={}", a.name, a.values[rest % a.values.len()]));
+                rest /= a.values.len();
+            }
+            combo.reverse();
+            let shape: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+            return Err(self.err(
+                pts[0].span(),
+                "point",
+                format!(
+                    "points do not form a full grid: no point for {} ({} points given, a {} grid needs {})",
+                    combo.join(" "),
+                    points.len(),
+                    shape.join("×"),
+                    cells
+                ),
+            ));
+        }
+        Ok((axes, vertex))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> Result<Surface> {
+        Surface::parse(Path::new("t.toml"), src)
+    }
+
+    fn bad(src: &str) -> (usize, String, String) {
+        match parse(src) {
+            Err(Error::BadFile {
+                line, field, msg, ..
+            }) => (line.unwrap_or(0), field, msg),
+            other => panic!("expected BadFile, got {other:?}"),
+        }
+    }
+
+    const HEAD: &str = "[knobs.a]\ndefault = 2\nmin = 1\nmax = 8\n";
+
+    #[test]
+    fn parses_the_seed_surface() {
+        let s = Surface::load(Path::new("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml")).unwrap();
+        assert_eq!(s.knobs.len(), 1);
+        assert_eq!(
+            (s.knobs[0].default, s.knobs[0].min, s.knobs[0].max),
+            (32, 1, 256)
+        );
+        assert_eq!(s.axes[0].values, vec![1, 2, 4, 8, 16, 32]);
+        assert!(s.axes[0].log2);
+        assert_eq!(s.loads(), vec![Load::NoLoad, Load::IoLoad]);
+        let p8 = &s.points[s.vertex[3]];
+        assert_eq!(p8.knobs["fifo_batch"], 8);
+        assert_eq!(p8.loads[&Load::IoLoad].time_s, 109.1);
+        assert_eq!(p8.loads[&Load::IoLoad].cpu_pct, Some(68.0));
+        assert_eq!(p8.relative_sigma, 0.04);
+        assert_eq!(s.points[s.vertex[0]].relative_sigma, 0.12);
+    }
+
+    #[test]
+    fn parses_the_2d_grid() {
+        let s = Surface::load(Path::new("data/surfaces/synthetic-2d-deadline.toml")).unwrap();
+        assert_eq!(s.axes.len(), 2);
+        assert_eq!(s.vertex.len(), 9 * 11);
+        // Row-major, last axis (read_ahead_kb) fastest: vertex 1 is fb=1, ra=32.
+        let p = &s.points[s.vertex[1]];
+        assert_eq!((p.knobs["fifo_batch"], p.knobs["read_ahead_kb"]), (1, 32));
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let (l, f, m) = bad(&format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nio_load = {{ cpu_pct = 3 }}\n"
+        ));
+        assert_eq!((l, f.as_str()), (7, "point[1].io_load.time_s"), "{m}");
+        let (l, f, m) = bad(&format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nio_lod = {{ time_s = 3 }}\n"
+        ));
+        assert_eq!((l, f.as_str()), (7, "point[1].io_lod"));
+        assert!(m.contains("unknown load 'io_lod'"), "{m}");
+        let (l, f, m) = bad(&format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 9 }}\nno_load = {{ time_s = 3 }}\n"
+        ));
+        assert_eq!((l, f.as_str()), (6, "point[1].knobs.a"));
+        assert!(m.contains("outside [1, 8]"), "{m}");
+        let (l, f, _) = bad(&format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 2, b = 1 }}\nno_load = {{ time_s = 3 }}\n"
+        ));
+        assert_eq!((l, f.as_str()), (6, "point[1].knobs.b"));
+        let (l, f, _) = bad("[knobs.a]\ndefault = 2\nmin = 1\nmax = \n");
+        assert_eq!((l, f.as_str()), (4, "syntax"));
+        let (_, f, _) = bad(&format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nno_load = {{ time_s = 0 }}\n"
+        ));
+        assert_eq!(f, "point[1].no_load.time_s");
+    }
+
+    #[test]
+    fn rejects_non_grids_and_duplicates() {
+        let two =
+            "[knobs.a]\ndefault = 1\nmin = 1\nmax = 8\n[knobs.b]\ndefault = 1\nmin = 1\nmax = 8\n";
+        let pt = |a: i64, b: i64| {
+            format!("[[point]]\nknobs = {{ a = {a}, b = {b} }}\nno_load = {{ time_s = 1 }}\n")
+        };
+        let src = format!("{two}{}{}{}", pt(1, 1), pt(1, 2), pt(2, 1));
+        let (l, f, m) = bad(&src);
+        assert_eq!((l, f.as_str()), (9, "point"));
+        assert!(m.contains("no point for a=2 b=2"), "{m}");
+        assert!(m.contains("3 points given, a 2×2 grid needs 4"), "{m}");
+        let src = format!("{two}{}{}{}{}", pt(1, 1), pt(1, 2), pt(2, 1), pt(1, 2));
+        let (l, f, m) = bad(&src);
+        assert_eq!((l, f.as_str()), (18, "point[4].knobs"), "{m}");
+        let src = format!("{two}{}{}{}{}", pt(1, 1), pt(1, 2), pt(2, 1), pt(2, 2));
+        assert_eq!(parse(&src).unwrap().vertex, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn points_must_agree_on_loads_and_metrics() {
+        let src = format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 1 }}\nno_load = {{ time_s = 1 }}\n\
+             [[point]]\nknobs = {{ a = 2 }}\nno_load = {{ time_s = 1, cpu_pct = 9 }}\n"
+        );
+        assert_eq!(bad(&src).1, "point[2].no_load.cpu_pct");
+        let src = format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 1 }}\nno_load = {{ time_s = 1 }}\n\
+             [[point]]\nknobs = {{ a = 2 }}\nio_load = {{ time_s = 1 }}\nno_load = {{ time_s = 1 }}\n"
+        );
+        assert_eq!(bad(&src).1, "point[2].io_load");
+    }
+}
