@@ -9,7 +9,7 @@ use crate::bench::target::TargetArgs;
 use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed, fsutil, loads};
 use crate::cli::Ctx;
 use crate::device::{self, Device};
-use crate::knob::{Domain, KnobValue, Setting};
+use crate::knob::{ApplyOrder, Domain, KnobValue, Setting, catalogue, discover};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
@@ -203,19 +203,11 @@ impl Testbed for RealDevice {
         }
     }
 
-    /// The scheduler (a choice of the offered ones). Integer knobs come from knob discovery
-    /// once it is merged (Foundation issue).
+    /// The device's knobs: `scheduler` (the offered ones), the known integer `queue/` knobs
+    /// (current value as default), and the known `iosched/` knobs of every offered scheduler
+    /// (see [`space_of`]). Host-wide vm knobs are left to policies.
     fn space(&self) -> Vec<SpaceKnob> {
-        let mut v = Vec::new();
-        if !self.device.schedulers.is_empty() {
-            v.push(SpaceKnob {
-                name: "scheduler".into(),
-                domain: Domain::Choice(self.device.schedulers.clone()),
-                default: KnobValue::Name(self.device.scheduler.clone()),
-                schedulers: None,
-            });
-        }
-        v
+        space_of(&self.root, &self.device)
     }
 
     fn apply(&mut self, setting: &Setting) -> Result<()> {
@@ -279,7 +271,88 @@ impl Drop for RealDevice {
     }
 }
 
+/// The search space of `device` as discovered now (see [`Testbed::space`] of [`RealDevice`]).
+/// `iosched/` knobs of the active scheduler default to their current values; those of the
+/// other offered schedulers to the kernel default the catalogue gives ("default N" in its note,
+/// which is what a switch to that scheduler sets); catalogue knobs without one are left out.
+/// Knobs discovery does not know (no catalogue entry) are left out: no safe bounds.
+pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
+    let knobs = match discover::device_knobs(root, &device.name) {
+        Ok(k) => k,
+        Err(e) => {
+            tracing::warn!("{}: knob discovery failed: {e}", device.name);
+            Vec::new()
+        }
+    };
+    let mut v: Vec<SpaceKnob> = Vec::new();
+    for k in &knobs {
+        if k.order == ApplyOrder::Scheduler || (k.known && k.order != ApplyOrder::Iosched) {
+            v.push(SpaceKnob {
+                name: k.name.clone(),
+                domain: k.domain.clone(),
+                default: k.current.clone(),
+                schedulers: None,
+            });
+        }
+    }
+    for sched in device.schedulers.iter().filter(|s| s.as_str() != "none") {
+        for fact in catalogue::FACTS
+            .iter()
+            .filter(|f| f.scheduler == Some(sched.as_str()))
+        {
+            let current = knobs
+                .iter()
+                .find(|k| k.name == fact.name && k.scheduler.as_deref() == Some(sched.as_str()));
+            let Some(default) = current
+                .map(|k| k.current.clone())
+                .or_else(|| catalogue_default(fact.note).map(KnobValue::Int))
+            else {
+                continue;
+            };
+            match v.iter_mut().find(|s| s.name == fact.name) {
+                Some(existing) => {
+                    if let Some(list) = existing.schedulers.as_mut() {
+                        list.push(sched.clone());
+                    }
+                }
+                None => v.push(SpaceKnob {
+                    name: fact.name.to_string(),
+                    domain: Domain::Int {
+                        min: fact.min,
+                        max: fact.max,
+                    },
+                    default,
+                    schedulers: Some(vec![sched.clone()]),
+                }),
+            }
+        }
+    }
+    v
+}
+
+/// The leading "default N" of a catalogue note, e.g. `default 16; kernel clamps below 0`.
+fn catalogue_default(note: &str) -> Option<i64> {
+    note.strip_prefix("default ")?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// Where a scratch device's backing file lives (for messages).
 pub fn scratch_backing(dev: &RealDevice) -> Option<PathBuf> {
     dev.scratch.as_ref().map(|s| s.backing_file().to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_defaults_parse() {
+        assert_eq!(catalogue_default("default 16; kernel clamps below 0"), Some(16));
+        assert_eq!(catalogue_default("default 500 (HZ/2); kept in jiffies"), Some(500));
+        assert_eq!(catalogue_default("0 = auto"), None);
+        assert_eq!(catalogue_default("reset to nr_requests"), None);
+    }
 }
