@@ -29,7 +29,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|p| p.join("sweetspot"))
         .ok_or("no exe dir")?;
     let mut b = Bencher::new(scratch.mount_point(), opts)?;
-    eprintln!("setup {:.2} s on {}", t0.elapsed().as_secs_f64(), scratch.device_name());
+    eprintln!(
+        "setup {:.2} s on {}",
+        t0.elapsed().as_secs_f64(),
+        scratch.device_name()
+    );
     for _ in 0..runs {
         for &l in &loads {
             let r = b.run(l)?;

@@ -350,8 +350,14 @@ mod tests {
 
     #[test]
     fn catalogue_defaults_parse() {
-        assert_eq!(catalogue_default("default 16; kernel clamps below 0"), Some(16));
-        assert_eq!(catalogue_default("default 500 (HZ/2); kept in jiffies"), Some(500));
+        assert_eq!(
+            catalogue_default("default 16; kernel clamps below 0"),
+            Some(16)
+        );
+        assert_eq!(
+            catalogue_default("default 500 (HZ/2); kept in jiffies"),
+            Some(500)
+        );
         assert_eq!(catalogue_default("0 = auto"), None);
         assert_eq!(catalogue_default("reset to nr_requests"), None);
     }

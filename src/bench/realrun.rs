@@ -66,6 +66,7 @@ pub struct Bencher {
     job: JobSpec,
     opts: BenchOptions,
     prepared: BTreeSet<Load>,
+    last_load_pgid: Option<i32>,
     scratchpad: tempfile::TempDir,
     work: tempfile::TempDir,
 }
@@ -121,6 +122,7 @@ impl Bencher {
             job,
             opts,
             prepared: BTreeSet::new(),
+            last_load_pgid: None,
             scratchpad,
             work,
         })
@@ -129,6 +131,11 @@ impl Bencher {
     /// The work directory (job files, fixtures, load output).
     pub fn work_dir(&self) -> &Path {
         self.work.path()
+    }
+
+    /// The process group id of the last run's load (tests check that none of it survives).
+    pub fn last_load_pgid(&self) -> Option<i32> {
+        self.last_load_pgid
     }
 
     /// Refuses loads that cannot run here (io_other without --other-dir, dbench missing), exit 2.
@@ -219,6 +226,7 @@ impl Bencher {
                     .stdout(Stdio::null())
                     .stderr(log_file(&log)?),
             )?;
+            self.last_load_pgid = Some(group.pid());
             if !group.sleep_while_running(self.opts.lead)? {
                 failed = Some(early_stop(load, &log));
             }

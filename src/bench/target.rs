@@ -1,9 +1,9 @@
 //! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, or `--sim FILE`, shared by
 //! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
+use crate::Result;
 use crate::bench::{SimDevice, Testbed};
 use crate::cli::Ctx;
-use crate::Result;
 use std::path::PathBuf;
 
 /// Target selection and real-load options, flattened into `bench` and `tune`.

@@ -11,8 +11,13 @@ use std::process::{Command, Stdio};
 
 /// True when a `dbench` executable is on PATH.
 pub(super) fn installed() -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| {
+    installed_in(std::env::var_os("PATH").as_deref())
+}
+
+/// True when a `dbench` executable is in one of the directories of `path` (a PATH value).
+fn installed_in(path: Option<&std::ffi::OsStr>) -> bool {
+    path.is_some_and(|paths| {
+        std::env::split_paths(paths).any(|d| {
             use std::os::unix::fs::PermissionsExt;
             d.join("dbench")
                 .metadata()
@@ -65,6 +70,20 @@ fn progress_ops(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn found_only_where_an_executable_dbench_is() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let path = std::env::join_paths([t.path()]).unwrap();
+        assert!(!installed_in(Some(&path)));
+        assert!(!installed_in(None));
+        let f = t.path().join("dbench");
+        std::fs::write(&f, "#!/bin/sh\n").unwrap();
+        assert!(!installed_in(Some(&path)), "not executable");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(installed_in(Some(&path)));
+    }
 
     #[test]
     fn parses_progress_lines_only() {
