@@ -2,6 +2,10 @@
 //! ([`crate::knob::apply`]); runs are real ([`crate::bench::realrun`]) in a work directory on a
 //! filesystem of the device: a writable mount of `--device D`, `--dir DIR` on D, or a
 //! `--scratch` loop device.
+//!
+//! The work directory (`.sweetspot-bench-XXXXXX`) is removed on drop, also after an error or
+//! Ctrl-C/SIGTERM. After SIGKILL it remains (and, for `--scratch`, so do the loop device and its
+//! mount; see [`crate::bench::scratch`]).
 
 use crate::bench::realrun::{BenchOptions, Bencher};
 use crate::bench::scratch::{SCRATCH_MIB, Scratch};

@@ -41,7 +41,8 @@ pub struct TargetArgs {
     #[arg(long, value_name = "X", default_value_t = 1.0)]
     pub job_scale: f64,
 
-    /// Replace the built-in job with this shell command, run in the target directory.
+    /// Replace the built-in job with this shell command, run with `sh -c` in the target
+    /// directory and timed as a process (its files there are evicted before cold runs).
     #[arg(long, value_name = "COMMAND")]
     pub job: Option<String>,
 
