@@ -1,9 +1,9 @@
 //! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, or `--sim FILE`, shared by
 //! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
+use crate::Result;
 use crate::bench::{SimDevice, Testbed};
 use crate::cli::Ctx;
-use crate::{Error, Result};
 use std::path::PathBuf;
 
 /// Target selection and real-load options, flattened into `bench` and `tune`.
@@ -41,7 +41,8 @@ pub struct TargetArgs {
     #[arg(long, value_name = "X", default_value_t = 1.0)]
     pub job_scale: f64,
 
-    /// Replace the built-in job with this shell command, run in the target directory.
+    /// Replace the built-in job with this shell command, run with `sh -c` in the target
+    /// directory and timed as a process (its files there are evicted before cold runs).
     #[arg(long, value_name = "COMMAND")]
     pub job: Option<String>,
 
@@ -49,6 +50,14 @@ pub struct TargetArgs {
     /// own files).
     #[arg(long)]
     pub drop_caches: bool,
+
+    /// Seconds a load runs before the job starts.
+    #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S)]
+    pub lead: f64,
+
+    /// Size of io_load's and read_load's files and of mem_load's buffer, MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub load_mib: u64,
 }
 
 /// Opens the testbed the arguments name. `--sim` without `--seed` draws a random seed (logged
@@ -61,5 +70,5 @@ pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
         tracing::info!("simulating {} with --seed {seed}", path.display());
         return Ok(Box::new(SimDevice::open(path, seed)?));
     }
-    Err(Error::Failed("real targets are not built yet".into()))
+    crate::bench::real::open(ctx, args)
 }
