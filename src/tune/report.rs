@@ -1,0 +1,1 @@
+//! The tune's final report and JSON.

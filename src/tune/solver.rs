@@ -1,0 +1,603 @@
+//! [`BayesOpt`]: our argmin [`Solver`]. Each `next_iter` measures exactly one trial through the
+//! problem ([`Evaluator`]), so argmin's observers see one line per trial and its checkpointing
+//! can save after each one. Three phases:
+//!
+//! 1. **Search.** The default first, then a seeded Latin-hypercube design, then the grid point
+//!    with the largest expected improvement under the GP ([`crate::tune::gp`]). Search ends when
+//!    the largest expected improvement falls below a tenth of the minimum effect, or its share of
+//!    the budget (all but `2 × check_pairs` trials) is spent.
+//! 2. **Intensification** (inside the search; SMAC's rule, Hutter, Hoos & Leyton-Brown 2011):
+//!    a setting whose mean cost beats the incumbent's starts a race. The incumbent is re-measured
+//!    (up to [`RACE_CAP`] trials), and the challenger is measured interleaved with it until it has
+//!    as many trials. It replaces the incumbent only if its mean is still lower then. A
+//!    challenger whose mean falls behind after two trials is dropped.
+//! 3. **Final check.** The incumbent is compared with the default on fresh interleaved pairs
+//!    (default, best, default, best, …), never on the trials that selected it (no winner's
+//!    curse). The number of pairs is fixed before the first of them runs: at least
+//!    `check_pairs`, more when the search's evidence says a small effect needs them for 90%
+//!    power, within the budget. A one-sided paired t-test on ln cost at `alpha`, and an
+//!    improvement of at least `min_effect`, make the result significant; otherwise the answer
+//!    is "keep the default: no significant improvement".
+
+use crate::stats;
+use crate::tune::evaluator::{Evaluator, Trial};
+use crate::tune::gp;
+use argmin::core::{
+    CostFunction, Error as ArgminError, IterState, KV, Problem, Solver, State, TerminationReason,
+    TerminationStatus,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Most trials the incumbent gets from intensification (more come from the final check).
+pub const RACE_CAP: usize = 3;
+
+/// argmin's state for our solver: the parameter is a grid index, the cost a trial's ln cost.
+pub type TuneState = IterState<usize, (), (), (), (), f64>;
+
+/// What the solver is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Looking for better settings (design, expected improvement, races).
+    Search,
+    /// Comparing the best setting with the default on fresh pairs.
+    Check,
+    /// Finished.
+    Done,
+}
+
+/// One queued trial and why it runs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Step {
+    point: usize,
+    why: String,
+    check: bool,
+}
+
+/// The final check's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Grid index of the best setting found (the default when none was better).
+    pub best: usize,
+    /// True when `best` beat the default significantly and by at least min_effect.
+    pub significant: bool,
+    /// Improvement ratio (> 1 better) with its 95% CI, from the check pairs.
+    pub improvement: Option<(f64, f64, f64)>,
+    /// One-sided p-value of the paired test, if it ran.
+    pub p_value: Option<f64>,
+    /// Why, in one sentence.
+    pub reason: String,
+}
+
+/// Tuning constants of the solver (the policy sets most of them).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Config {
+    /// Trials in all, check included.
+    pub budget: usize,
+    /// Fewest check pairs.
+    pub check_pairs: usize,
+    /// Test level.
+    pub alpha: f64,
+    /// Minimum effect as a fraction.
+    pub min_effect: f64,
+    /// Seed for the design and tie-breaks.
+    pub seed: u64,
+    /// True when the objective is minimised in its own unit (Ratio); false for Loads.
+    pub minimize: bool,
+}
+
+/// The Bayesian-optimisation solver over a finite grid (see the module docs).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BayesOpt {
+    cfg: Config,
+    coords: Vec<Vec<f64>>,
+    default: usize,
+    /// (point, cost) of every non-failed trial.
+    obs: Vec<(usize, f64)>,
+    /// (point, cost, objective value) of the check trials, in order.
+    check_obs: Vec<(usize, f64, f64)>,
+    failed: Vec<usize>,
+    incumbent: usize,
+    challenger: Option<usize>,
+    queue: VecDeque<Step>,
+    phase: Phase,
+    trials: usize,
+    verdict: Option<Verdict>,
+    /// SplitMix64 state (Steele, Lea & Flood 2014): small, serialisable, deterministic.
+    rng: u64,
+}
+
+impl BayesOpt {
+    /// A solver over grid points with `coords`, starting from `default`.
+    pub fn new(cfg: Config, coords: Vec<Vec<f64>>, default: usize) -> Self {
+        let rng = cfg.seed ^ 0x5357_5350;
+        BayesOpt {
+            cfg,
+            coords,
+            default,
+            obs: Vec::new(),
+            check_obs: Vec::new(),
+            failed: Vec::new(),
+            incumbent: default,
+            challenger: None,
+            queue: VecDeque::new(),
+            phase: Phase::Search,
+            trials: 0,
+            verdict: None,
+            rng,
+        }
+    }
+
+    /// The verdict, once the solver is done.
+    pub fn verdict(&self) -> Option<&Verdict> {
+        self.verdict.as_ref()
+    }
+
+    /// The current incumbent (grid index).
+    pub fn incumbent(&self) -> usize {
+        self.incumbent
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// A uniform draw in [0, 1) (SplitMix64).
+    fn uniform(&mut self) -> f64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn costs(&self, p: usize) -> Vec<f64> {
+        self.obs.iter().filter(|(q, _)| *q == p).map(|(_, c)| *c).collect()
+    }
+
+    fn mean_cost(&self, p: usize) -> Option<f64> {
+        let c = self.costs(p);
+        (!c.is_empty()).then(|| stats::mean(&c))
+    }
+
+    fn search_budget(&self) -> usize {
+        self.cfg.budget.saturating_sub(2 * self.cfg.check_pairs)
+    }
+
+    /// Latin-hypercube design: `n` points, one per stratum of every coordinate, snapped to
+    /// the nearest unused grid point.
+    fn design(&mut self, n: usize) -> Vec<usize> {
+        let dims = self.coords.first().map_or(0, Vec::len);
+        let mut perms: Vec<Vec<usize>> = Vec::new();
+        for _ in 0..dims {
+            let mut p: Vec<usize> = (0..n).collect();
+            for i in (1..n).rev() {
+                let j = ((self.uniform() * (i + 1) as f64) as usize).min(i);
+                p.swap(i, j);
+            }
+            perms.push(p);
+        }
+        let mut chosen = vec![self.default];
+        for i in 0..n {
+            let target: Vec<f64> = (0..dims)
+                .map(|d| {
+                    let u = self.uniform();
+                    (perms[d][i] as f64 + u) / n as f64
+                })
+                .collect();
+            let best = (0..self.coords.len())
+                .filter(|p| !chosen.contains(p))
+                .min_by(|&a, &b| dist(&self.coords[a], &target).total_cmp(&dist(&self.coords[b], &target)));
+            if let Some(b) = best {
+                chosen.push(b);
+            }
+        }
+        chosen.remove(0);
+        chosen
+    }
+
+    /// Decides what to measure next when the queue is empty.
+    fn plan(&mut self) {
+        if self.phase == Phase::Search {
+            if let Some(c) = self.challenger {
+                self.plan_race(c);
+                if !self.queue.is_empty() {
+                    return;
+                }
+            }
+            if self.trials >= self.search_budget() {
+                self.start_check("search budget spent");
+                return;
+            }
+            match self.next_by_ei() {
+                Some((p, why)) => self.queue.push_back(Step {
+                    point: p,
+                    why,
+                    check: false,
+                }),
+                None => self.start_check("converged: no setting is expected to improve"),
+            }
+        }
+    }
+
+    fn plan_race(&mut self, c: usize) {
+        let (nc, ni) = (self.costs(c).len(), self.costs(self.incumbent).len());
+        let (Some(mc), Some(mi)) = (self.mean_cost(c), self.mean_cost(self.incumbent)) else {
+            self.challenger = None;
+            return;
+        };
+        let left = self.search_budget().saturating_sub(self.trials);
+        if mc >= mi && nc >= 2 || left == 0 {
+            self.challenger = None;
+            return;
+        }
+        if mc < mi && nc >= ni.max(2) {
+            self.incumbent = c;
+            self.challenger = None;
+            return;
+        }
+        if mc >= mi {
+            self.challenger = None;
+            return;
+        }
+        // Interleave: re-measure the incumbent (capped), then the challenger.
+        if ni < RACE_CAP && ni <= nc && left >= 2 {
+            self.queue.push_back(Step {
+                point: self.incumbent,
+                why: "race: incumbent re-measured".into(),
+                check: false,
+            });
+        }
+        self.queue.push_back(Step {
+            point: c,
+            why: format!("race: challenger re-measured ({} of {})", nc + 1, ni.max(2)),
+            check: false,
+        });
+    }
+
+    fn next_by_ei(&mut self) -> Option<(usize, String)> {
+        let distinct = {
+            let mut v: Vec<usize> = self.obs.iter().map(|(p, _)| *p).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let dims = self.coords.first().map_or(1, Vec::len);
+        let n_init = (dims + 2).min(self.coords.len());
+        let candidates: Vec<usize> = (0..self.coords.len())
+            .filter(|p| !self.failed.contains(p))
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        if distinct.len() < n_init {
+            return None;
+        }
+        let x: Vec<Vec<f64>> = self.obs.iter().map(|(p, _)| self.coords[*p].clone()).collect();
+        let y: Vec<f64> = self.obs.iter().map(|(_, c)| *c).collect();
+        let Some(pred) = gp::fit_predict(&x, &y, &self.coords) else {
+            // No model (e.g. all costs equal): measure the farthest unmeasured point.
+            let p = candidates
+                .iter()
+                .copied()
+                .filter(|p| !distinct.contains(p))
+                .max_by(|&a, &b| {
+                    let da = distinct.iter().map(|&q| dist(&self.coords[a], &self.coords[q]));
+                    let db = distinct.iter().map(|&q| dist(&self.coords[b], &self.coords[q]));
+                    da.fold(f64::INFINITY, f64::min)
+                        .total_cmp(&db.fold(f64::INFINITY, f64::min))
+                })?;
+            return Some((p, "no model yet: farthest unmeasured setting".into()));
+        };
+        let best = distinct
+            .iter()
+            .map(|&p| pred.mean[p])
+            .fold(f64::INFINITY, f64::min);
+        let ei: Vec<f64> = (0..self.coords.len())
+            .map(|p| {
+                if self.failed.contains(&p) {
+                    0.0
+                } else {
+                    gp::expected_improvement(pred.mean[p], pred.sd[p], best)
+                }
+            })
+            .collect();
+        let p = candidates
+            .iter()
+            .copied()
+            .max_by(|&a, &b| ei[a].total_cmp(&ei[b]))?;
+        let tol = (1.0 + self.cfg.min_effect).ln() / 10.0;
+        if ei[p] < tol {
+            return None;
+        }
+        Some((
+            p,
+            format!(
+                "expected improvement {:.1}% (model {:+.1}% vs best, noise {:.1}%)",
+                100.0 * ei[p].exp_m1(),
+                100.0 * (pred.mean[p] - best).exp_m1(),
+                100.0 * pred.noise
+            ),
+        ))
+    }
+
+    fn start_check(&mut self, why: &str) {
+        // The best feasible-looking setting: the incumbent.
+        let best = self.incumbent;
+        if best == self.default {
+            self.finish(Verdict {
+                best: self.default,
+                significant: false,
+                improvement: None,
+                p_value: None,
+                reason: format!("keep the default: no significant improvement ({why}; nothing beat the default)"),
+            });
+            return;
+        }
+        let left = self.cfg.budget.saturating_sub(self.trials) / 2;
+        let n = self.check_size().clamp(self.cfg.check_pairs, left.max(self.cfg.check_pairs));
+        let n = n.min(left);
+        if n < 2 {
+            self.finish(Verdict {
+                best,
+                significant: false,
+                improvement: None,
+                p_value: None,
+                reason: "keep the default: no budget left for the final check".into(),
+            });
+            return;
+        }
+        self.phase = Phase::Check;
+        for i in 0..n {
+            self.queue.push_back(Step {
+                point: self.default,
+                why: format!("final check: default, pair {} of {n} ({why})", i + 1),
+                check: true,
+            });
+            self.queue.push_back(Step {
+                point: best,
+                why: format!("final check: best, pair {} of {n}", i + 1),
+                check: true,
+            });
+        }
+    }
+
+    /// Pairs needed for 90% power at the search's estimated effect (shrunk by a quarter for
+    /// the winner's curse) and the pooled within-setting sd; `check_pairs` if unknown.
+    fn check_size(&self) -> usize {
+        let (Some(md), Some(mb)) = (self.mean_cost(self.default), self.mean_cost(self.incumbent))
+        else {
+            return self.cfg.check_pairs;
+        };
+        let delta = 0.75 * (md - mb);
+        if delta <= (1.0 + self.cfg.min_effect).ln() {
+            return self.cfg.check_pairs;
+        }
+        let mut ss = 0.0;
+        let mut df = 0usize;
+        let mut pts: Vec<usize> = self.obs.iter().map(|(p, _)| *p).collect();
+        pts.sort_unstable();
+        pts.dedup();
+        for p in pts {
+            let c = self.costs(p);
+            if c.len() >= 2 {
+                ss += stats::variance(&c) * (c.len() - 1) as f64;
+                df += c.len() - 1;
+            }
+        }
+        if df == 0 {
+            return self.cfg.check_pairs;
+        }
+        let sd_d = (2.0 * ss / df as f64).sqrt();
+        for n in self.cfg.check_pairs..=64 {
+            let t = stats::t_quantile(1.0 - self.cfg.alpha, (n - 1) as f64).unwrap_or(f64::INFINITY);
+            if (t + 1.2816) * sd_d / (n as f64).sqrt() <= delta {
+                return n;
+            }
+        }
+        64
+    }
+
+    fn conclude(&mut self) {
+        let best = self.incumbent;
+        let d: Vec<&(usize, f64, f64)> = self.check_obs.iter().filter(|o| o.0 == self.default).collect();
+        let b: Vec<&(usize, f64, f64)> = self.check_obs.iter().filter(|o| o.0 == best).collect();
+        let n = d.len().min(b.len());
+        let dc: Vec<f64> = d[..n].iter().map(|o| o.1).collect();
+        let bc: Vec<f64> = b[..n].iter().map(|o| o.1).collect();
+        let dv: Vec<f64> = d[..n].iter().map(|o| o.2).collect();
+        let bv: Vec<f64> = b[..n].iter().map(|o| o.2).collect();
+        let test = stats::paired_less(&bc, &dc);
+        let improvement = if self.cfg.minimize {
+            stats::ratio_ci(&dv, &bv)
+        } else {
+            stats::ratio_ci(&bv, &dv)
+        };
+        let p = test.as_ref().map(|t| t.p_value);
+        let ratio = improvement.map(|r| r.0);
+        let sig_test = p.is_some_and(|p| p < self.cfg.alpha);
+        let big = ratio.is_some_and(|r| r >= 1.0 + self.cfg.min_effect);
+        let reason = match (sig_test, big) {
+            (true, true) => format!(
+                "significant: better than the default in {n} interleaved pairs (one-sided p = {:.3} < {})",
+                p.unwrap_or(f64::NAN),
+                self.cfg.alpha
+            ),
+            (false, _) => format!(
+                "keep the default: no significant improvement (one-sided p = {:.3} ≥ {} over {n} pairs)",
+                p.unwrap_or(f64::NAN),
+                self.cfg.alpha
+            ),
+            (true, false) => format!(
+                "keep the default: no significant improvement (improvement {:.1}% is below the minimum effect {:.1}%)",
+                100.0 * (ratio.unwrap_or(1.0) - 1.0),
+                100.0 * self.cfg.min_effect
+            ),
+        };
+        self.finish(Verdict {
+            best,
+            significant: sig_test && big,
+            improvement,
+            p_value: p,
+            reason,
+        });
+    }
+
+    fn finish(&mut self, v: Verdict) {
+        self.verdict = Some(v);
+        self.phase = Phase::Done;
+        self.queue.clear();
+    }
+
+    /// Takes in a trial's result (search or check).
+    fn observe(&mut self, step: &Step, t: &Trial) {
+        self.trials += 1;
+        if t.failed.is_some() {
+            if !self.failed.contains(&t.point) {
+                self.failed.push(t.point);
+            }
+            if self.incumbent == t.point {
+                self.incumbent = self.default;
+            }
+            if self.challenger == Some(t.point) {
+                self.challenger = None;
+            }
+            if step.check {
+                self.queue.clear();
+                self.finish(Verdict {
+                    best: self.default,
+                    significant: false,
+                    improvement: None,
+                    p_value: None,
+                    reason: format!("keep the default: a check trial failed ({})", t.failed.clone().unwrap_or_default()),
+                });
+            }
+            return;
+        }
+        if step.check {
+            self.check_obs.push((t.point, t.cost, t.value));
+            return;
+        }
+        self.obs.push((t.point, t.cost));
+        if t.point != self.incumbent && self.challenger.is_none() {
+            let mi = self.mean_cost(self.incumbent).unwrap_or(f64::INFINITY);
+            if self.mean_cost(t.point).is_some_and(|m| m < mi) {
+                self.challenger = Some(t.point);
+            }
+        }
+    }
+}
+
+fn dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt()
+}
+
+/// A problem that can measure trials: the tune's [`Evaluator`], or a wrapper in the shoot-out.
+pub trait Measure {
+    /// Measures one trial of grid point `point`.
+    fn measure(&self, point: usize) -> crate::Result<Trial>;
+    /// True when `point` satisfies the guard rails on its mean metrics.
+    fn feasible(&self, point: usize) -> bool;
+}
+
+impl Measure for Evaluator<'_> {
+    fn measure(&self, point: usize) -> crate::Result<Trial> {
+        self.trial(point)
+    }
+    fn feasible(&self, point: usize) -> bool {
+        Evaluator::feasible(self, point)
+    }
+}
+
+impl CostFunction for Evaluator<'_> {
+    type Param = usize;
+    type Output = f64;
+
+    /// One trial's cost (ln objective, smaller better, plus guard penalties).
+    fn cost(&self, p: &usize) -> Result<f64, ArgminError> {
+        self.trial(*p).map(|t| t.cost).map_err(ArgminError::new)
+    }
+}
+
+impl<O: Measure> Solver<O, TuneState> for BayesOpt {
+    fn name(&self) -> &str {
+        "sweetspot GP-BO with intensification"
+    }
+
+    fn init(
+        &mut self,
+        _problem: &mut Problem<O>,
+        state: TuneState,
+    ) -> Result<(TuneState, Option<KV>), ArgminError> {
+        self.queue.push_back(Step {
+            point: self.default,
+            why: "the default setting: reference for guards and the final check".into(),
+            check: false,
+        });
+        let dims = self.coords.first().map_or(1, Vec::len);
+        let n = (dims + 2).min(self.coords.len()).saturating_sub(1);
+        let n = n.min(self.search_budget().saturating_sub(1));
+        for p in self.design(n) {
+            self.queue.push_back(Step {
+                point: p,
+                why: "initial design (Latin hypercube)".into(),
+                check: false,
+            });
+        }
+        Ok((state.param(self.default), None))
+    }
+
+    fn next_iter(
+        &mut self,
+        problem: &mut Problem<O>,
+        state: TuneState,
+    ) -> Result<(TuneState, Option<KV>), ArgminError> {
+        // A feasibility veto on the incumbent (guard rails on its mean metrics).
+        if self.phase == Phase::Search
+            && self.incumbent != self.default
+            && problem
+                .problem
+                .as_ref()
+                .is_some_and(|o| !o.feasible(self.incumbent))
+        {
+            self.incumbent = self.default;
+        }
+        if self.queue.is_empty() {
+            self.plan();
+        }
+        let Some(step) = self.queue.pop_front() else {
+            if self.phase == Phase::Check {
+                self.conclude();
+            }
+            return Ok((state.terminate_with(TerminationReason::SolverConverged), None));
+        };
+        let t = problem.problem("cost_count", |o| o.measure(step.point).map_err(ArgminError::new))?;
+        self.observe(&step, &t);
+        if self.phase == Phase::Check && self.queue.is_empty() {
+            self.conclude();
+        }
+        let kv = argmin::kv!(
+            "point" => step.point as u64;
+            "why" => step.why.clone();
+            "value" => t.value;
+            "cost" => t.cost;
+            "incumbent" => self.incumbent as u64;
+            "trials" => self.trials as u64;
+            "check" => step.check;
+        );
+        Ok((state.param(step.point).cost(t.cost), Some(kv)))
+    }
+
+    fn terminate(&mut self, _state: &TuneState) -> TerminationStatus {
+        if self.phase == Phase::Done {
+            return TerminationStatus::Terminated(TerminationReason::SolverConverged);
+        }
+        if crate::signals::interrupted() {
+            return TerminationStatus::Terminated(TerminationReason::Interrupt);
+        }
+        TerminationStatus::NotTerminated
+    }
+}
