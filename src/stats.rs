@@ -18,6 +18,9 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 /// (Iglewicz & Hoaglin 1993, "How to Detect and Handle Outliers"; hyperfine uses the same).
 pub const MAD_THRESHOLD: f64 = 3.5;
 
+/// The smallest sample [`mad_outliers`] judges.
+pub const MAD_MIN_N: usize = 5;
+
 /// 0.6745 ≈ Φ⁻¹(0.75): makes the MAD a consistent estimator of σ for normal data
 /// (Iglewicz & Hoaglin 1993).
 const MAD_SCALE: f64 = 0.6745;
@@ -135,10 +138,12 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
 ///
 /// When more than half the values are identical the MAD is 0; then the mean absolute
 /// deviation scaled by 1.253314 (= √(π/2), its normal-consistency factor) stands in, as IBM
-/// SPSS does. If that is 0 too, all values are equal and none is an outlier. Fewer than three
-/// values never have outliers.
+/// SPSS does. If that is 0 too, all values are equal and none is an outlier.
+///
+/// Fewer than [`MAD_MIN_N`] values never have outliers: with 3 or 4 values the MAD rests on one
+/// or two deviations and flags ordinary noise (e.g. 64.9, 65.1, 70.1 s would score 14).
 pub fn mad_outliers(xs: &[f64]) -> Vec<usize> {
-    if xs.len() < 3 {
+    if xs.len() < MAD_MIN_N {
         return Vec::new();
     }
     let med = median(xs);
@@ -349,8 +354,10 @@ mod tests {
         // MAD 0 (most values equal): the mean absolute deviation stands in.
         // dev = 0,0,0,0,10 -> meanAD 2, score of 20 = 10/(1.2533*2) = 3.99 > 3.5.
         assert_eq!(mad_outliers(&[10.0, 10.0, 10.0, 10.0, 20.0]), vec![4]);
-        assert!(mad_outliers(&[3.0, 3.0, 3.0]).is_empty());
-        assert!(mad_outliers(&[1.0, 100.0]).is_empty());
+        assert!(mad_outliers(&[3.0, 3.0, 3.0, 3.0, 3.0]).is_empty());
+        // Too few values to judge.
+        assert!(mad_outliers(&[64.9, 65.1, 70.1]).is_empty());
+        assert!(mad_outliers(&[1.0, 1.0, 1.0, 100.0]).is_empty());
     }
 
     #[test]

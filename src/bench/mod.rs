@@ -2,7 +2,9 @@
 //! with it, behind the [`Testbed`] seam that the optimiser drives.
 
 pub mod load;
+pub mod runner;
 pub mod sim;
+pub mod summary;
 pub mod surface;
 pub mod target;
 pub mod testbed;

@@ -1,8 +1,18 @@
-//! `sweetspot bench`. Not built yet: filled in by the Contest-subset issue.
+//! `sweetspot bench (--device D | --scratch | --sim FILE) [--loads L,L] [--runs N] [--seed N]
+//! [--set KNOB=VALUE]... [--json | --csv]`: measures one setting under contest's loads and
+//! prints contest's table (or JSON / CSV).
+//!
+//! Without `--set` it measures the target as it is (a simulation: the surface's defaults);
+//! `--set` applies knobs first (journaled on a real device). The testbed is restored at the
+//! end, also on error or Ctrl-C (exit 130 then; the runs done are in the store).
 
-use super::Ctx;
-use crate::bench::target::TargetArgs;
-use crate::{Error, Result};
+use super::{Ctx, print_out};
+use crate::bench::runner::{measure_applied, progress_bar};
+use crate::bench::target::{self, TargetArgs};
+use crate::bench::{Load, SpaceKnob, Testbed};
+use crate::knob::{KnobValue, Setting, setting_label};
+use crate::report::{BenchReport, Exporter, csv::Csv, json::Json, table::Table};
+use crate::{Error, Result, signals};
 
 /// Arguments of `sweetspot bench`.
 #[derive(Debug, clap::Args)]
@@ -10,12 +20,126 @@ pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Print JSON.
-    #[arg(long)]
+    /// contest loads to run beside the job, comma-separated (no_load is needed for Ratio).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "no_load,io_load",
+        value_name = "L,L"
+    )]
+    pub loads: Vec<Load>,
+
+    /// Runs of each load (run-major: no_load io_load no_load io_load ...).
+    #[arg(long, default_value_t = 3, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+
+    /// Set a knob before measuring (repeatable), e.g. --set fifo_batch=8.
+    #[arg(long = "set", value_name = "KNOB=VALUE")]
+    pub set: Vec<String>,
+
+    /// Print JSON (fields in DESIGN.md).
+    #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+
+    /// Print CSV, one row per run.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// Parses `--set` values against the testbed's space: the knob must exist and the value lie
+/// in its domain (bad input, exit 2, before anything changes).
+fn parse_set(set: &[String], space: &[SpaceKnob]) -> Result<Setting> {
+    let mut out = Setting::new();
+    for kv in set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| Error::BadInput(format!("--set '{kv}': expected KNOB=VALUE")))?;
+        let Some(knob) = space.iter().find(|s| s.name == k) else {
+            let names: Vec<_> = space.iter().map(|s| s.name.as_str()).collect();
+            return Err(Error::BadInput(format!(
+                "--set: unknown knob '{k}' (this target has: {})",
+                names.join(", ")
+            )));
+        };
+        let value = v
+            .parse::<i64>()
+            .map(KnobValue::Int)
+            .unwrap_or_else(|_| KnobValue::Name(v.to_string()));
+        if !knob.domain.contains(&value) {
+            return Err(Error::BadInput(format!(
+                "--set: {k}: value '{v}' is not accepted (domain {:?})",
+                knob.domain
+            )));
+        }
+        out.insert(k.to_string(), value);
+    }
+    Ok(out)
 }
 
 /// Runs `sweetspot bench`.
-pub fn run(_ctx: &Ctx, _args: &Args) -> Result<()> {
-    Err(Error::Failed("'bench' is not built yet".into()))
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    signals::install();
+    let mut loads: Vec<Load> = Vec::new();
+    for &l in &args.loads {
+        if !loads.contains(&l) {
+            loads.push(l);
+        }
+    }
+    let mut tb = target::open(ctx, &args.target)?;
+    let result = measure(ctx, args, &loads, tb.as_mut());
+    let restored = tb.restore();
+    let report = match (result, restored) {
+        (Ok(r), Ok(())) => r,
+        (Ok(_), Err(e)) => return Err(e),
+        (Err(e), Err(r)) => {
+            tracing::error!("restoring after the error failed: {r}");
+            return Err(e);
+        }
+        (Err(e), Ok(())) => return Err(e),
+    };
+    let text = if args.json {
+        Json.render(&report)?
+    } else if args.csv {
+        Csv.render(&report)?
+    } else {
+        Table.render(&report)?
+    };
+    if args.json || args.csv {
+        for w in &report.trial.warnings {
+            tracing::warn!("{w}");
+        }
+    }
+    print_out(&text)
+}
+
+fn measure(ctx: &Ctx, args: &Args, loads: &[Load], tb: &mut dyn Testbed) -> Result<BenchReport> {
+    let space = tb.space();
+    let overrides = parse_set(&args.set, &space)?;
+    let store = ctx.store()?;
+    let mut full: Setting = space
+        .iter()
+        .map(|k| (k.name.clone(), k.default.clone()))
+        .collect();
+    full.extend(overrides.clone());
+    if !overrides.is_empty() {
+        tb.apply(&overrides)?;
+    }
+    let bar = progress_bar(u64::from(args.runs) * loads.len() as u64, ctx.quiet);
+    let result = measure_applied(tb, &store, &full, loads, args.runs, None, &bar);
+    bar.finish_and_clear();
+    let mut trial = result?.summary;
+    // A long list of current values is no label for a table's first column.
+    if full.len() > 3 {
+        trial.label = if overrides.is_empty() {
+            "current".into()
+        } else {
+            setting_label(&overrides)
+        };
+    }
+    Ok(BenchReport {
+        target: tb.target(),
+        sizes: tb.sizes(),
+        trial,
+    })
 }

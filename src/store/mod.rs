@@ -6,6 +6,9 @@
 //! is not ours (another application id, or not SQLite at all) is refused and never overwritten.
 
 mod schema;
+pub mod trials;
+
+pub use trials::{RunRow, TrialRow};
 
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags};

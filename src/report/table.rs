@@ -1,0 +1,176 @@
+//! contest's table: one block per load, a row per setting,
+//!
+//! ```text
+//! io_load:
+//! Setting [runs]          Time  CPU%  Loads  LCPU%  Ratio
+//! fifo_batch=32 [3]      241.2    32      -      -   3.56
+//!   Time 241.2 ± 9.0 s, 95% CI 218.8–263.6, median 239.9, range 232.5 … 251.2
+//!   Ratio 3.56, 95% CI 3.21–3.95
+//! ```
+//!
+//! Time in s with one decimal, CPU%, Loads and LCPU% rounded, Ratio with two decimals, as
+//! contest printed them; `-` for a metric the load does not have, `n/a` for Ratio without
+//! no_load. Beneath each row: mean ± sd, the 95% CI, median and range of Time (hyperfine's
+//! style), outliers by MAD, failed runs; then Ratio's CI. Warnings close the report.
+
+use super::{BenchReport, Exporter};
+use crate::bench::Load;
+use crate::bench::summary::{LoadSummary, TrialSummary};
+use crate::stats::Summary;
+
+/// The contest table exporter.
+pub struct Table;
+
+fn cell(s: &Option<Summary>, decimals: usize) -> String {
+    s.as_ref()
+        .map(|s| format!("{:.*}", decimals, s.mean))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn detail(l: &LoadSummary) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(t) = &l.time_s {
+        let mut line = format!("  Time {:.1} ± {:.1} s", t.mean, t.sd);
+        if t.n > 1 {
+            line += &format!(", 95% CI {:.1}–{:.1}", t.ci95.0, t.ci95.1);
+        }
+        line += &format!(
+            ", median {:.1}, range {:.1} … {:.1}",
+            t.median, t.min, t.max
+        );
+        if !t.outliers.is_empty() {
+            line += &format!(", {} outlier(s) by MAD", t.outliers.len());
+        }
+        out.push(line);
+    }
+    if let Some(r) = l.ratio.as_ref().filter(|_| l.load != Load::NoLoad) {
+        if r.ci95.0 < r.ci95.1 {
+            out.push(format!(
+                "  Ratio {:.2}, 95% CI {:.2}–{:.2}",
+                r.mean, r.ci95.0, r.ci95.1
+            ));
+        }
+    }
+    if !l.failed.is_empty() {
+        let runs: Vec<String> = l.failed.iter().map(|f| f.run.to_string()).collect();
+        out.push(format!("  failed: run {} (excluded)", runs.join(", ")));
+    }
+    out
+}
+
+/// Renders contest's blocks for several trials (one row per trial in each load's block),
+/// so settings can be compared side by side. Loads appear in the order first seen.
+pub fn contest_blocks(trials: &[&TrialSummary]) -> String {
+    let mut loads: Vec<Load> = Vec::new();
+    for t in trials {
+        for l in &t.loads {
+            if !loads.contains(&l.load) {
+                loads.push(l.load);
+            }
+        }
+    }
+    let first = |t: &TrialSummary, l: &LoadSummary| format!("{} [{}]", t.label, l.runs);
+    let width = trials
+        .iter()
+        .flat_map(|t| t.loads.iter().map(|l| first(t, l).chars().count()))
+        .chain(["Setting [runs]".len()])
+        .max()
+        .unwrap_or(14);
+    let mut out = String::new();
+    for load in loads {
+        out += &format!("{load}:\n");
+        out += &format!(
+            "{:<width$}  {:>7}  {:>5}  {:>6}  {:>5}  {:>5}\n",
+            "Setting [runs]", "Time", "CPU%", "Loads", "LCPU%", "Ratio"
+        );
+        for t in trials {
+            let Some(l) = t.load(load) else { continue };
+            let ratio = l
+                .ratio
+                .as_ref()
+                .map(|r| format!("{:.2}", r.mean))
+                .unwrap_or_else(|| "n/a".into());
+            out += &format!(
+                "{:<width$}  {:>7}  {:>5}  {:>6}  {:>5}  {:>5}\n",
+                first(t, l),
+                cell(&l.time_s, 1),
+                cell(&l.cpu_pct, 0),
+                cell(&l.loads, 0),
+                cell(&l.lcpu_pct, 0),
+                ratio
+            );
+            for d in detail(l) {
+                out += &d;
+                out.push('\n');
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+impl Exporter for Table {
+    fn render(&self, r: &BenchReport) -> crate::Result<String> {
+        let mut out = format!("{} (kernel {})\n\n", r.target.label, r.target.kernel);
+        out += &contest_blocks(&[&r.trial]);
+        for w in &r.trial.warnings {
+            out += &format!("warning: {w}\n");
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Run;
+    use crate::bench::summary::summarize_trial;
+    use crate::knob::{KnobValue, Setting};
+
+    #[test]
+    fn renders_contest_blocks() {
+        let mk = |load, t| Run {
+            load,
+            time_s: t,
+            cpu_pct: 97.4,
+            loads: (load == Load::IoLoad).then_some(12.0),
+            lcpu_pct: (load == Load::IoLoad).then_some(8.6),
+            failed: None,
+        };
+        let runs = vec![
+            mk(Load::NoLoad, 67.0),
+            mk(Load::IoLoad, 238.0),
+            mk(Load::NoLoad, 68.4),
+            mk(Load::IoLoad, 241.0),
+        ];
+        let setting = Setting::from([("fifo_batch".to_string(), KnobValue::Int(32))]);
+        let s = summarize_trial(&setting, &runs);
+        let text = contest_blocks(&[&s]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "no_load:");
+        assert_eq!(
+            lines[1],
+            "Setting [runs]        Time   CPU%   Loads  LCPU%  Ratio"
+        );
+        assert_eq!(
+            lines[2],
+            "fifo_batch=32 [2]     67.7     97       -      -   1.00"
+        );
+        assert!(
+            lines[3].starts_with("  Time 67.7 ± 1.0 s, 95% CI "),
+            "{}",
+            lines[3]
+        );
+        let io = lines.iter().position(|l| *l == "io_load:").unwrap();
+        // Ratio = 239.5 / 67.7 = 3.54, the seed thread's figure at fifo_batch 32.
+        assert_eq!(
+            lines[io + 2],
+            "fifo_batch=32 [2]    239.5     97      12      9   3.54"
+        );
+        assert!(
+            lines[io + 4].starts_with("  Ratio 3.54, 95% CI "),
+            "{}",
+            lines[io + 4]
+        );
+    }
+}
