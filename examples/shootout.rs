@@ -78,7 +78,7 @@ fn policy(knobs: &[String], budget: u32) -> Policy {
         budget,
         alpha: 0.05,
         min_effect: 0.03,
-        check_pairs: 3,
+        check_pairs: 2,
         objective: Objective::MinRatio {
             loads: vec![Load::IoLoad],
         },
@@ -324,7 +324,7 @@ fn main() {
     files.sort();
     let surfs: Vec<Surf> = files.iter().map(|p| load_surface(p)).collect();
 
-    let budget_for = |s: &Surf| -> u32 { if s.space.len() > 20 { 40 } else { 14 } };
+    let budget_for = |s: &Surf| -> u32 { if s.space.len() > 20 { 40 } else { 12 } };
     let k_for = |s: &Surf| -> usize { if s.space.len() > 20 { 20 } else { 7 } };
     let methods = |s: &Surf| -> Vec<Method> {
         vec![

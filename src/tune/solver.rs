@@ -199,129 +199,148 @@ impl BayesOpt {
         chosen
     }
 
-    /// Decides what to measure next when the queue is empty.
-    fn plan(&mut self) {
-        if self.phase == Phase::Search {
-            if let Some(c) = self.challenger {
-                self.plan_race(c);
-                if !self.queue.is_empty() {
-                    return;
-                }
-            }
-            if self.trials >= self.search_budget() {
-                self.start_check("search budget spent");
-                return;
-            }
-            match self.next_by_ei() {
-                Some((p, why)) => self.queue.push_back(Step {
-                    point: p,
-                    why,
-                    check: false,
-                }),
-                None => self.start_check("converged: no setting is expected to improve"),
-            }
-        }
+    /// Distinct measured points.
+    fn measured(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.obs.iter().map(|(p, _)| *p).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
-    fn plan_race(&mut self, c: usize) {
-        let (nc, ni) = (self.costs(c).len(), self.costs(self.incumbent).len());
-        let (Some(mc), Some(mi)) = (self.mean_cost(c), self.mean_cost(self.incumbent)) else {
-            self.challenger = None;
-            return;
-        };
-        let left = self.search_budget().saturating_sub(self.trials);
-        if mc >= mi && nc >= 2 || left == 0 {
-            self.challenger = None;
-            return;
+    /// The pooled sd of one trial's cost from every replicated setting, with its df.
+    fn pooled_sd(&self) -> Option<(f64, f64)> {
+        let mut groups: Vec<Vec<f64>> = self.measured().iter().map(|&p| self.costs(p)).collect();
+        for p in [self.default, self.incumbent] {
+            let c: Vec<f64> = self.check_obs.iter().filter(|o| o.0 == p).map(|o| o.1).collect();
+            groups.push(c);
         }
-        if mc < mi && nc >= ni.max(2) {
-            self.incumbent = c;
-            self.challenger = None;
-            return;
-        }
-        if mc >= mi {
-            self.challenger = None;
-            return;
-        }
-        // Interleave: re-measure the incumbent (capped), then the challenger.
-        if ni < RACE_CAP && ni <= nc && left >= 2 {
-            self.queue.push_back(Step {
-                point: self.incumbent,
-                why: "race: incumbent re-measured".into(),
-                check: false,
-            });
-        }
-        self.queue.push_back(Step {
-            point: c,
-            why: format!("race: challenger re-measured ({} of {})", nc + 1, ni.max(2)),
-            check: false,
-        });
+        stats::pooled_variance(&groups).map(|(v, df)| (v.sqrt(), df))
     }
 
-    fn next_by_ei(&mut self) -> Option<(usize, String)> {
-        let distinct = {
-            let mut v: Vec<usize> = self.obs.iter().map(|(p, _)| *p).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
+    /// Decides what to measure next when the queue is empty. `feasible` says whether a
+    /// measured setting keeps the guard rails.
+    fn plan(&mut self, feasible: &dyn Fn(usize) -> bool) {
+        if self.phase != Phase::Search {
+            return;
+        }
+        if self.trials >= self.search_budget() {
+            self.pick_incumbent(None, feasible);
+            self.start_check("search budget spent");
+            return;
+        }
+        let measured = self.measured();
         let dims = self.coords.first().map_or(1, Vec::len);
         let n_init = (dims + 2).min(self.coords.len());
-        let candidates: Vec<usize> = (0..self.coords.len())
-            .filter(|p| !self.failed.contains(p))
-            .collect();
-        if candidates.is_empty() {
-            return None;
-        }
-        if distinct.len() < n_init {
-            return None;
-        }
-        let x: Vec<Vec<f64>> = self.obs.iter().map(|(p, _)| self.coords[*p].clone()).collect();
-        let y: Vec<f64> = self.obs.iter().map(|(_, c)| *c).collect();
-        let Some(pred) = gp::fit_predict(&x, &y, &self.coords) else {
-            // No model (e.g. all costs equal): measure the farthest unmeasured point.
-            let p = candidates
-                .iter()
-                .copied()
-                .filter(|p| !distinct.contains(p))
-                .max_by(|&a, &b| {
-                    let da = distinct.iter().map(|&q| dist(&self.coords[a], &self.coords[q]));
-                    let db = distinct.iter().map(|&q| dist(&self.coords[b], &self.coords[q]));
-                    da.fold(f64::INFINITY, f64::min)
-                        .total_cmp(&db.fold(f64::INFINITY, f64::min))
-                })?;
-            return Some((p, "no model yet: farthest unmeasured setting".into()));
+        let pred = if measured.len() >= n_init.min(3) {
+            let x: Vec<Vec<f64>> = self.obs.iter().map(|(p, _)| self.coords[*p].clone()).collect();
+            let y: Vec<f64> = self.obs.iter().map(|(_, c)| *c).collect();
+            gp::fit_predict(&x, &y, &self.coords)
+        } else {
+            None
         };
-        let best = distinct
-            .iter()
-            .map(|&p| pred.mean[p])
-            .fold(f64::INFINITY, f64::min);
+        let prev = self.incumbent;
+        let cand = self.pick_incumbent(pred.as_ref(), feasible);
+        // Intensification: a new best candidate with a single trial is re-measured, interleaved
+        // with the incumbent, unless it is clearly better (2 noise sds on the difference).
+        if cand != prev && self.costs(cand).len() < 2 {
+            // Until two replicates exist, assume 10% per-trial noise (DESIGN.md: above 10%
+            // is common on real disks); the early GP's noise term is too unsure to use.
+            let noise = self
+                .pooled_sd()
+                .filter(|(_, df)| *df >= 2.0)
+                .map(|(s, _)| s)
+                .unwrap_or(0.1);
+            let gap = self.mean_cost(prev).unwrap_or(f64::INFINITY)
+                - self.mean_cost(cand).unwrap_or(f64::INFINITY);
+            let left = self.search_budget().saturating_sub(self.trials);
+            if gap < 2.0 * noise * 2f64.sqrt() && left >= 1 {
+                self.incumbent = prev;
+                if self.costs(prev).len() < RACE_CAP && left >= 2 {
+                    self.queue.push_back(Step {
+                        point: prev,
+                        why: "race: incumbent re-measured".into(),
+                        check: false,
+                    });
+                }
+                self.queue.push_back(Step {
+                    point: cand,
+                    why: "race: challenger re-measured".into(),
+                    check: false,
+                });
+                self.challenger = Some(cand);
+                return;
+            }
+        }
+        self.challenger = None;
+        let Some(pred) = pred else {
+            // No model yet: the farthest unmeasured point.
+            let p = (0..self.coords.len())
+                .filter(|p| !measured.contains(p) && !self.failed.contains(p))
+                .max_by(|&a, &b| {
+                    let f = |x: usize| {
+                        measured
+                            .iter()
+                            .map(|&q| dist(&self.coords[x], &self.coords[q]))
+                            .fold(f64::INFINITY, f64::min)
+                    };
+                    f(a).total_cmp(&f(b))
+                });
+            match p {
+                Some(p) => self.queue.push_back(Step {
+                    point: p,
+                    why: "no model yet: the farthest unmeasured setting".into(),
+                    check: false,
+                }),
+                None => self.start_check("every setting measured"),
+            }
+            return;
+        };
+        let best = pred.mean[self.incumbent];
         let ei: Vec<f64> = (0..self.coords.len())
             .map(|p| {
-                if self.failed.contains(&p) {
+                // Re-measuring is the races' job; the model explores unmeasured settings.
+                if self.failed.contains(&p) || measured.contains(&p) {
                     0.0
                 } else {
                     gp::expected_improvement(pred.mean[p], pred.sd[p], best)
                 }
             })
             .collect();
-        let p = candidates
-            .iter()
-            .copied()
-            .max_by(|&a, &b| ei[a].total_cmp(&ei[b]))?;
+        let Some(p) = (0..self.coords.len()).max_by(|&a, &b| ei[a].total_cmp(&ei[b])) else {
+            self.start_check("nothing to measure");
+            return;
+        };
         let tol = (1.0 + self.cfg.min_effect).ln() / 10.0;
         if ei[p] < tol {
-            return None;
+            self.start_check("converged: no setting is expected to improve");
+            return;
         }
-        Some((
-            p,
-            format!(
+        self.queue.push_back(Step {
+            point: p,
+            why: format!(
                 "expected improvement {:.1}% (model {:+.1}% vs best, noise {:.1}%)",
                 100.0 * ei[p].exp_m1(),
                 100.0 * (pred.mean[p] - best).exp_m1(),
                 100.0 * pred.noise
             ),
-        ))
+            check: false,
+        });
+    }
+
+    /// Makes the measured, feasible setting with the lowest model mean (or, without a model,
+    /// the lowest mean cost) the incumbent, and returns it.
+    fn pick_incumbent(&mut self, pred: Option<&gp::Prediction>, feasible: &dyn Fn(usize) -> bool) -> usize {
+        let score = |p: usize| match pred {
+            Some(pr) => pr.mean[p],
+            None => self.mean_cost(p).unwrap_or(f64::INFINITY),
+        };
+        let best = self
+            .measured()
+            .into_iter()
+            .filter(|&p| !self.failed.contains(&p) && (p == self.default || feasible(p)))
+            .min_by(|&a, &b| score(a).total_cmp(&score(b)));
+        self.incumbent = best.unwrap_or(self.default);
+        self.incumbent
     }
 
     fn start_check(&mut self, why: &str) {
@@ -376,22 +395,10 @@ impl BayesOpt {
         if delta <= (1.0 + self.cfg.min_effect).ln() {
             return self.cfg.check_pairs;
         }
-        let mut ss = 0.0;
-        let mut df = 0usize;
-        let mut pts: Vec<usize> = self.obs.iter().map(|(p, _)| *p).collect();
-        pts.sort_unstable();
-        pts.dedup();
-        for p in pts {
-            let c = self.costs(p);
-            if c.len() >= 2 {
-                ss += stats::variance(&c) * (c.len() - 1) as f64;
-                df += c.len() - 1;
-            }
-        }
-        if df == 0 {
+        let Some((sd, _)) = self.pooled_sd() else {
             return self.cfg.check_pairs;
-        }
-        let sd_d = (2.0 * ss / df as f64).sqrt();
+        };
+        let sd_d = sd * 2f64.sqrt();
         for n in self.cfg.check_pairs..=64 {
             let t = stats::t_quantile(1.0 - self.cfg.alpha, (n - 1) as f64).unwrap_or(f64::INFINITY);
             if (t + 1.2816) * sd_d / (n as f64).sqrt() <= delta {
@@ -410,7 +417,13 @@ impl BayesOpt {
         let bc: Vec<f64> = b[..n].iter().map(|o| o.1).collect();
         let dv: Vec<f64> = d[..n].iter().map(|o| o.2).collect();
         let bv: Vec<f64> = b[..n].iter().map(|o| o.2).collect();
-        let test = stats::paired_less(&bc, &dc);
+        // The sd of a pair's difference: from every replicated setting (pooled, many df), but
+        // never below what the check pairs themselves show.
+        let d: Vec<f64> = bc.iter().zip(&dc).map(|(b, d)| b - d).collect();
+        let test = self.pooled_sd().and_then(|(sd, df)| {
+            let own = if d.len() >= 2 { stats::variance(&d).sqrt() } else { 0.0 };
+            stats::paired_less_pooled(&d, (sd * 2f64.sqrt()).max(own), df)
+        });
         let improvement = if self.cfg.minimize {
             stats::ratio_ci(&dv, &bv)
         } else {
@@ -482,12 +495,6 @@ impl BayesOpt {
             return;
         }
         self.obs.push((t.point, t.cost));
-        if t.point != self.incumbent && self.challenger.is_none() {
-            let mi = self.mean_cost(self.incumbent).unwrap_or(f64::INFINITY);
-            if self.mean_cost(t.point).is_some_and(|m| m < mi) {
-                self.challenger = Some(t.point);
-            }
-        }
     }
 }
 
@@ -566,7 +573,8 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             self.incumbent = self.default;
         }
         if self.queue.is_empty() {
-            self.plan();
+            let feasible = |p: usize| problem.problem.as_ref().is_some_and(|o| o.feasible(p));
+            self.plan(&feasible);
         }
         let Some(step) = self.queue.pop_front() else {
             if self.phase == Phase::Check {
