@@ -7,6 +7,7 @@
 
 mod schema;
 pub mod trials;
+pub mod tunes;
 
 pub use trials::{RunRow, TrialRow};
 

@@ -66,6 +66,8 @@ pub struct Verdict {
     pub improvement: Option<(f64, f64, f64)>,
     /// One-sided p-value of the paired test, if it ran.
     pub p_value: Option<f64>,
+    /// Interleaved (default, best) pairs in the final check, if it ran.
+    pub pairs: Option<usize>,
     /// Why, in one sentence.
     pub reason: String,
 }
@@ -352,6 +354,7 @@ impl BayesOpt {
                 significant: false,
                 improvement: None,
                 p_value: None,
+                pairs: None,
                 reason: format!("keep the default: no significant improvement ({why}; nothing beat the default)"),
             });
             return;
@@ -365,6 +368,7 @@ impl BayesOpt {
                 significant: false,
                 improvement: None,
                 p_value: None,
+                pairs: None,
                 reason: "keep the default: no budget left for the final check".into(),
             });
             return;
@@ -415,20 +419,21 @@ impl BayesOpt {
         let n = d.len().min(b.len());
         let dc: Vec<f64> = d[..n].iter().map(|o| o.1).collect();
         let bc: Vec<f64> = b[..n].iter().map(|o| o.1).collect();
-        let dv: Vec<f64> = d[..n].iter().map(|o| o.2).collect();
-        let bv: Vec<f64> = b[..n].iter().map(|o| o.2).collect();
         // The sd of a pair's difference: from every replicated setting (pooled, many df), but
         // never below what the check pairs themselves show.
         let d: Vec<f64> = bc.iter().zip(&dc).map(|(b, d)| b - d).collect();
-        let test = self.pooled_sd().and_then(|(sd, df)| {
+        let sd_df = self.pooled_sd().map(|(sd, df)| {
             let own = if d.len() >= 2 { stats::variance(&d).sqrt() } else { 0.0 };
-            stats::paired_less_pooled(&d, (sd * 2f64.sqrt()).max(own), df)
+            ((sd * 2f64.sqrt()).max(own), df)
         });
-        let improvement = if self.cfg.minimize {
-            stats::ratio_ci(&dv, &bv)
-        } else {
-            stats::ratio_ci(&bv, &dv)
-        };
+        let test = sd_df.and_then(|(sd, df)| stats::paired_less_pooled(&d, sd, df));
+        // Improvement: the ratio of geometric means, exp(−mean d) (costs are ln values, signed
+        // so smaller is better), with the same t-based 95% interval as the test.
+        let improvement = sd_df.and_then(|(sd, df)| {
+            let m = stats::mean(&d);
+            let half = stats::t_quantile(0.975, df)? * sd / (d.len() as f64).sqrt();
+            Some(((-m).exp(), (-m - half).exp(), (-m + half).exp()))
+        });
         let p = test.as_ref().map(|t| t.p_value);
         let ratio = improvement.map(|r| r.0);
         let sig_test = p.is_some_and(|p| p < self.cfg.alpha);
@@ -455,6 +460,7 @@ impl BayesOpt {
             significant: sig_test && big,
             improvement,
             p_value: p,
+            pairs: Some(n),
             reason,
         });
     }
@@ -485,6 +491,7 @@ impl BayesOpt {
                     significant: false,
                     improvement: None,
                     p_value: None,
+                pairs: None,
                     reason: format!("keep the default: a check trial failed ({})", t.failed.clone().unwrap_or_default()),
                 });
             }
