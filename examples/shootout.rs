@@ -324,7 +324,10 @@ fn main() {
     files.sort();
     let surfs: Vec<Surf> = files.iter().map(|p| load_surface(p)).collect();
 
-    let budget_for = |s: &Surf| -> u32 { if s.space.len() > 20 { 40 } else { 12 } };
+    let fixed: Option<u32> = arg("--budget").and_then(|s| s.parse().ok());
+    let budget_for = |s: &Surf| -> u32 {
+        fixed.unwrap_or(if s.space.len() > 20 { 40 } else { 12 })
+    };
     let k_for = |s: &Surf| -> usize { if s.space.len() > 20 { 20 } else { 7 } };
     let methods = |s: &Surf| -> Vec<Method> {
         vec![

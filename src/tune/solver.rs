@@ -32,6 +32,9 @@ use std::collections::VecDeque;
 /// Most trials the incumbent gets from intensification (more come from the final check).
 pub const RACE_CAP: usize = 3;
 
+/// Most trials each of the two best settings gets when separating them after convergence.
+pub const TOP_CAP: usize = 4;
+
 /// argmin's state for our solver: the parameter is a grid index, the cost a trial's ln cost.
 pub type TuneState = IterState<usize, (), (), (), (), f64>;
 
@@ -225,7 +228,9 @@ impl BayesOpt {
         if self.phase != Phase::Search {
             return;
         }
-        if self.trials >= self.search_budget() {
+        // Keep enough budget for a final check with 90% power at the current estimate.
+        let reserve = 2 * self.check_size().max(self.cfg.check_pairs);
+        if self.trials >= self.search_budget() || self.trials + reserve >= self.cfg.budget {
             self.pick_incumbent(None, feasible);
             self.start_check("search budget spent");
             return;
@@ -314,6 +319,9 @@ impl BayesOpt {
         };
         let tol = (1.0 + self.cfg.min_effect).ln() / 10.0;
         if ei[p] < tol {
+            if self.separate_top_two(&pred, feasible) {
+                return;
+            }
             self.start_check("converged: no setting is expected to improve");
             return;
         }
@@ -329,12 +337,55 @@ impl BayesOpt {
         });
     }
 
+    /// After the model converged: if the runner-up is within noise of the incumbent, measure
+    /// both once more, interleaved (at most [`TOP_CAP`] trials each). True when queued.
+    fn separate_top_two(&mut self, pred: &gp::Prediction, feasible: &dyn Fn(usize) -> bool) -> bool {
+        let left = self.search_budget().saturating_sub(self.trials);
+        if left < 2 {
+            return false;
+        }
+        let inc = self.incumbent;
+        let sd = self.pooled_sd().filter(|(_, df)| *df >= 2.0).map(|(s, _)| s).unwrap_or(0.1);
+        let runner = self
+            .measured()
+            .into_iter()
+            .filter(|&p| p != inc && !self.failed.contains(&p) && (p == self.default || feasible(p)))
+            .min_by(|&a, &b| pred.mean[a].total_cmp(&pred.mean[b]));
+        let Some(r) = runner else { return false };
+        let (ni, nr) = (self.costs(inc).len(), self.costs(r).len());
+        if ni >= TOP_CAP && nr >= TOP_CAP {
+            return false;
+        }
+        let gap = self.mean_cost(r).unwrap_or(f64::INFINITY) - self.mean_cost(inc).unwrap_or(0.0);
+        if gap > 2.0 * sd * (1.0 / ni as f64 + 1.0 / nr as f64).sqrt() {
+            return false;
+        }
+        for p in [inc, r] {
+            if self.costs(p).len() < TOP_CAP {
+                self.queue.push_back(Step {
+                    point: p,
+                    why: "intensify: the two best settings are within noise".into(),
+                    check: false,
+                });
+            }
+        }
+        true
+    }
+
     /// Makes the measured, feasible setting with the lowest model mean (or, without a model,
     /// the lowest mean cost) the incumbent, and returns it.
     fn pick_incumbent(&mut self, pred: Option<&gp::Prediction>, feasible: &dyn Fn(usize) -> bool) -> usize {
-        let score = |p: usize| match pred {
-            Some(pr) => pr.mean[p],
-            None => self.mean_cost(p).unwrap_or(f64::INFINITY),
+        // Conservative score: mean cost plus one standard error, the sd being the larger of
+        // the pooled one and the setting's own (noisy settings need more evidence to win).
+        let sd = self.pooled_sd().filter(|(_, df)| *df >= 2.0).map(|(s, _)| s).unwrap_or(0.1);
+        let _ = pred;
+        let score = |p: usize| {
+            let c = self.costs(p);
+            if c.is_empty() {
+                return f64::INFINITY;
+            }
+            let own = if c.len() >= 2 { stats::variance(&c).sqrt() } else { 0.0 };
+            stats::mean(&c) + sd.max(own) / (c.len() as f64).sqrt()
         };
         let best = self
             .measured()
