@@ -27,8 +27,11 @@ pub enum Error {
         msg: String,
     },
 
-    /// The kernel refused a knob write (EROFS, EACCES, EINVAL, ...) (exit 1).
-    #[error("{knob}: writing '{value}' to {} failed: {source}", path.display())]
+    /// The kernel refused a knob write (EROFS, EACCES, EINVAL, ...) (exit 1). The message
+    /// names the knob, the value and the errno, e.g.
+    /// `nr_requests: writing '2048' to /sys/block/loop0/queue/nr_requests failed: EINVAL
+    /// (Invalid argument)`.
+    #[error("{knob}: writing '{value}' to {} failed: {}", path.display(), errno_text(source))]
     KnobWrite {
         /// Knob name, e.g. `fifo_batch`.
         knob: String,
@@ -97,6 +100,17 @@ impl Error {
             context: context.into(),
             source,
         }
+    }
+}
+
+/// `EINVAL (Invalid argument)` for an OS error, else the error's own text.
+pub fn errno_text(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(raw) => {
+            let errno = nix::errno::Errno::from_raw(raw);
+            format!("{errno:?} ({})", errno.desc())
+        }
+        None => e.to_string(),
     }
 }
 

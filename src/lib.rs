@@ -33,4 +33,7 @@ pub mod store;
 pub mod sysroot;
 pub mod tune;
 
+#[cfg(test)]
+pub(crate) mod testkit;
+
 pub use error::{Error, Result};

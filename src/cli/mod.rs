@@ -85,6 +85,19 @@ impl Ctx {
     pub fn store(&self) -> Result<Store> {
         Store::open(&self.db)
     }
+
+    /// Records devices shown or used in the store; a store that cannot be opened only warns
+    /// (listing devices must work without a writable database).
+    pub fn record_devices(&self, devices: &[crate::device::Device], kernel: &str) {
+        let res = self.store().and_then(|s| {
+            devices
+                .iter()
+                .try_for_each(|d| s.record_device(d, kernel).map(|_| ()))
+        });
+        if let Err(e) = res {
+            tracing::warn!("not recording devices: {e}");
+        }
+    }
 }
 
 /// Parses the command line, runs the command, prints errors, and returns the exit code.

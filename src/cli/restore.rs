@@ -1,7 +1,11 @@
-//! `sweetspot restore`. Not built yet: filled in by its issue.
+//! `sweetspot restore [<DEVICE>]`: puts journaled knobs back (every owner's; the oldest open
+//! entry of each file is the true original). Without a device it restores everything,
+//! host-wide vm knobs included.
 
-use super::Ctx;
-use crate::{Error, Result};
+use super::{Ctx, print_out};
+use crate::Result;
+use crate::device;
+use crate::knob::apply::restore;
 
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
@@ -11,6 +15,29 @@ pub struct Args {
 }
 
 /// Runs `sweetspot restore`.
-pub fn run(_ctx: &Ctx, _args: &Args) -> Result<()> {
-    Err(Error::Failed("'restore' is not built yet".into()))
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    // A device that is gone (a detached loop) can still have open entries, so an unknown name
+    // is only checked for shape; a partition resolves to its disk when it exists.
+    let dev = match args.device.as_deref() {
+        Some(name) => {
+            let bare = device::check_name(name)?;
+            Some(
+                device::find(&ctx.root, bare)
+                    .map(|d| d.name)
+                    .unwrap_or_else(|_| bare.to_string()),
+            )
+        }
+        None => None,
+    };
+    let dev = dev.as_deref();
+    let mut store = ctx.store()?;
+    let n = restore(&mut store, &ctx.root, dev, None)?;
+    if !ctx.quiet {
+        print_out(&format!(
+            "restored {n} knob{}{}\n",
+            if n == 1 { "" } else { "s" },
+            dev.map(|d| format!(" on {d}")).unwrap_or_default()
+        ))?;
+    }
+    Ok(())
 }

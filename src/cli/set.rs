@@ -1,6 +1,10 @@
-//! `sweetspot set`. Not built yet: filled in by its issue.
+//! `sweetspot set <DEVICE> <KNOB=VALUE>...`: journaled writes (owner `set`); `restore` undoes.
 
-use super::Ctx;
+use super::{Ctx, print_out};
+use crate::device;
+use crate::knob::apply::apply_with;
+use crate::knob::io::RealIo;
+use crate::knob::{KnobValue, Setting};
 use crate::{Error, Result};
 
 /// Arguments of `sweetspot set`.
@@ -13,7 +17,46 @@ pub struct Args {
     pub pairs: Vec<String>,
 }
 
+/// Parses `KNOB=VALUE` pairs: `scheduler` takes a name, every other knob a decimal integer.
+/// Errors: [`Error::BadInput`] for a missing `=`, a repeated knob, or a value that is not a
+/// number.
+pub fn parse_pairs(pairs: &[String]) -> Result<Setting> {
+    let mut s = Setting::new();
+    for p in pairs {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| Error::BadInput(format!("'{p}': expected KNOB=VALUE")))?;
+        let (k, v) = (k.trim(), v.trim());
+        let value = if k == "scheduler" {
+            KnobValue::Name(v.to_string())
+        } else {
+            KnobValue::Int(v.parse().map_err(|_| {
+                Error::BadInput(format!("knob '{k}': value '{v}' is not a (decimal) number"))
+            })?)
+        };
+        if s.insert(k.to_string(), value).is_some() {
+            return Err(Error::BadInput(format!("knob '{k}' given twice")));
+        }
+    }
+    Ok(s)
+}
+
 /// Runs `sweetspot set`.
-pub fn run(_ctx: &Ctx, _args: &Args) -> Result<()> {
-    Err(Error::Failed("'set' is not built yet".into()))
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    let setting = parse_pairs(&args.pairs)?;
+    let dev = device::find(&ctx.root, &args.device)?;
+    let mut store = ctx.store()?;
+    store.record_device(&dev, &device::kernel_release())?;
+    let changes = apply_with(&RealIo, &mut store, &ctx.root, &dev, &setting, "set")?;
+    let mut out = String::new();
+    for c in &changes {
+        out += &format!("{} {}: {} -> {}\n", dev.name, c.knob, c.from, c.to);
+    }
+    if changes.is_empty() {
+        out += &format!("{}: already set, nothing changed\n", dev.name);
+    }
+    if !ctx.quiet {
+        print_out(&out)?;
+    }
+    Ok(())
 }

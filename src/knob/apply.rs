@@ -1,11 +1,32 @@
 //! The journaled apply path and restore: the safe write path for every feature.
-//! Filled in by the Foundation issue.
+//!
+//! `apply` validates the whole setting first (exit 2, nothing changed), journals every knob the
+//! writes can change in one durable transaction, then writes in kernel order and reads each
+//! value back. `restore` writes the originals back in the same order and marks the entries
+//! restored. Both go through [`KnobIo`] so unit tests can simulate the kernel on fake trees.
 
-use crate::device::Device;
-use crate::knob::Setting;
+use super::io::{KnobIo, RealIo, parse_int, read_knob};
+use super::plan::{Write, plan};
+use super::{ApplyOrder, KnobValue, Setting, catalogue};
+use crate::device::{Device, identity::identity, parse_scheduler};
 use crate::store::Store;
+use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One knob written by [`apply_with`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// Knob name.
+    pub knob: String,
+    /// The value before (as read; the active scheduler for `scheduler`).
+    pub from: String,
+    /// The value written and read back.
+    pub to: String,
+}
 
 /// Applies `setting` to `device` (device knobs) and the host (vm knobs), journaling under
 /// `owner` (`"set"` or `"tune:<id>"`) every knob the writes can change before the first write.
@@ -18,8 +39,107 @@ pub fn apply(
     setting: &Setting,
     owner: &str,
 ) -> Result<()> {
-    let _ = (store, root, device, setting, owner);
-    Err(Error::Failed("journaled apply is not built yet".into()))
+    apply_with(&RealIo, store, root, device, setting, owner).map(|_| ())
+}
+
+/// [`apply`] through `io`, returning what changed (knobs already at their value are skipped).
+///
+/// Errors: [`Error::BadInput`] before anything is written; [`Error::KnobWrite`] when the kernel
+/// refuses a write (EROFS, EACCES, EINVAL: earlier writes stay applied and journaled, so
+/// `restore` undoes them); [`Error::NotHonoured`] when a value reads back differently.
+pub fn apply_with(
+    io: &dyn KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    device: &Device,
+    setting: &Setting,
+    owner: &str,
+) -> Result<Vec<Change>> {
+    let plan = plan(io, root, device, setting)?;
+    store.journal_record(owner, &plan.journal)?;
+    let mut changes = Vec::new();
+    for w in &plan.writes {
+        if w.order == ApplyOrder::Iosched && !w.path.exists() {
+            return Err(Error::Failed(format!(
+                "{}: scheduler {} has no iosched/{} on {}",
+                w.name,
+                w.scheduler.as_deref().unwrap_or("?"),
+                w.name,
+                device.name
+            )));
+        }
+        let from = current(io, &w.path, w.order)?;
+        if same(&w.value, &from) {
+            continue;
+        }
+        write_checked(io, w)?;
+        changes.push(Change {
+            knob: w.name.clone(),
+            from,
+            to: w.value.to_string(),
+        });
+        hold_for_crash_tests();
+    }
+    Ok(changes)
+}
+
+/// Environment variable: milliseconds to pause after each knob write. A testing aid only: the
+/// crash test SIGKILLs a `set` between two writes, then restores from a new process.
+pub const HOLD_ENV: &str = "SWEETSPOT_HOLD_AFTER_WRITE_MS";
+
+fn hold_for_crash_tests() {
+    if let Some(ms) = std::env::var(HOLD_ENV).ok().and_then(|v| v.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// The value of a knob file now; for `scheduler`, the active name.
+fn current(io: &dyn KnobIo, path: &Path, order: ApplyOrder) -> Result<String> {
+    let text = read_knob(io, path)?;
+    Ok(match order {
+        ApplyOrder::Scheduler => parse_scheduler(&text).1.unwrap_or(text),
+        _ => text,
+    })
+}
+
+/// True when the knob already holds exactly `v` (no write needed).
+fn same(v: &KnobValue, read: &str) -> bool {
+    match v {
+        KnobValue::Name(n) => read == n,
+        KnobValue::Int(i) => parse_int(read) == Some(*i),
+    }
+}
+
+/// True when `read` (a value as the kernel prints it) is what `w` asked for: equal, or within
+/// [`catalogue::JIFFY_TOLERANCE_MS`] for an `ms` knob kept in jiffies.
+fn honoured(w: &Write, read: &str) -> bool {
+    match &w.value {
+        KnobValue::Name(n) => read == n,
+        KnobValue::Int(v) => parse_int(read).is_some_and(|r| {
+            r == *v || (w.unit == "ms" && (r - v).abs() <= catalogue::JIFFY_TOLERANCE_MS)
+        }),
+    }
+}
+
+/// Writes `"{v}\n"`, reads it back, and fails unless the kernel honoured it.
+fn write_checked(io: &dyn KnobIo, w: &Write) -> Result<()> {
+    let value = w.value.to_string();
+    io.write(&w.path, &format!("{value}\n"))
+        .map_err(|source| Error::KnobWrite {
+            knob: w.name.clone(),
+            value: value.clone(),
+            path: w.path.clone(),
+            source,
+        })?;
+    let read = current(io, &w.path, w.order)?;
+    if !honoured(w, &read) {
+        return Err(Error::NotHonoured {
+            knob: w.name.clone(),
+            wrote: value,
+            read,
+        });
+    }
+    Ok(())
 }
 
 /// Restores open journal entries in apply order and marks them restored. `device` limits it to
@@ -32,6 +152,205 @@ pub fn restore(
     device: Option<&str>,
     owner: Option<&str>,
 ) -> Result<usize> {
-    let _ = (store, root, device, owner);
-    Err(Error::Failed("restore is not built yet".into()))
+    restore_with(&RealIo, store, root, device, owner)
+}
+
+/// [`restore`] through `io`.
+///
+/// Per device: the scheduler first (recreating its `iosched/` with defaults), then
+/// `nr_requests`, then the journaled iosched values of the scheduler now active (entries of any
+/// other scheduler are obsolete and only marked), then other queue knobs; host vm knobs last.
+/// Of an exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written.
+/// `wbt_lat_usec` gets its journaled number (never -1). Entries of a device that is gone or now
+/// has another identity are marked restored with a warning (the kernel reset them). Entries
+/// outside `root` (another sysfs/procfs tree) are left alone. A failed knob stays open; the
+/// first error is returned after the rest were tried.
+pub fn restore_with(
+    io: &dyn KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    device: Option<&str>,
+    owner: Option<&str>,
+) -> Result<usize> {
+    let entries: Vec<Entry> = store
+        .journal_open(device, owner)?
+        .into_iter()
+        .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+        .collect();
+    let mut groups: BTreeMap<(bool, Option<String>), Vec<Entry>> = BTreeMap::new();
+    for e in entries {
+        groups
+            .entry((e.device.is_none(), e.device.clone()))
+            .or_default()
+            .push(e);
+    }
+    let mut r = Restorer {
+        io,
+        store,
+        written: 0,
+        first_err: None,
+    };
+    for ((_, dev), group) in groups {
+        match dev {
+            Some(name) => r.device(root, &name, group)?,
+            None => r.vm(group)?,
+        }
+    }
+    match r.first_err {
+        Some(e) => Err(e),
+        None => Ok(r.written),
+    }
+}
+
+struct Restorer<'a> {
+    io: &'a dyn KnobIo,
+    store: &'a mut Store,
+    written: usize,
+    first_err: Option<Error>,
+}
+
+/// Open entries of one path: the one to write (oldest) and every id it settles.
+struct PathGroup {
+    entries: Vec<Entry>,
+}
+
+impl PathGroup {
+    fn ids(&self) -> Vec<i64> {
+        self.entries.iter().map(|e| e.id).collect()
+    }
+}
+
+fn by_path(entries: Vec<Entry>) -> Vec<PathGroup> {
+    let mut out: Vec<PathGroup> = Vec::new();
+    for e in entries {
+        match out.iter_mut().find(|g| g.entries[0].path == e.path) {
+            Some(g) => g.entries.push(e),
+            None => out.push(PathGroup { entries: vec![e] }),
+        }
+    }
+    out.sort_by_key(|g| (g.entries[0].order, g.entries[0].id));
+    out
+}
+
+impl Restorer<'_> {
+    fn device(&mut self, root: &SysRoot, name: &str, entries: Vec<Entry>) -> Result<()> {
+        let now_id = root
+            .block_dev(name)
+            .join("dev")
+            .exists()
+            .then(|| identity(root, name));
+        let groups = by_path(entries);
+        let journaled_id = groups[0].entries[0].identity.clone();
+        if now_id.is_none() || now_id != journaled_id {
+            tracing::warn!(
+                "{name}: device gone or now another disk ({}), journaled knobs were reset by \
+                 the kernel; marking them restored",
+                now_id.as_deref().unwrap_or("absent")
+            );
+            let ids: Vec<i64> = groups.iter().flat_map(|g| g.ids()).collect();
+            return self.store.journal_mark_restored(&ids);
+        }
+        let sched_path = root.block_dev(name).join("queue/scheduler");
+        let mut sched_failed = false;
+        for g in groups {
+            let e = &g.entries[0];
+            if e.order == ApplyOrder::Iosched {
+                if sched_failed {
+                    continue;
+                }
+                let active = current(self.io, &sched_path, ApplyOrder::Scheduler)?;
+                match g
+                    .entries
+                    .iter()
+                    .find(|x| x.scheduler.as_deref() == Some(&active))
+                {
+                    Some(x) if x.path.exists() => {
+                        let x = x.clone();
+                        self.put_back(&x, &g.ids());
+                    }
+                    _ => {
+                        tracing::debug!("{}: belongs to another scheduler; obsolete", e.knob);
+                        self.store.journal_mark_restored(&g.ids())?;
+                    }
+                }
+                continue;
+            }
+            let ok = self.put_back(e, &g.ids());
+            if e.order == ApplyOrder::Scheduler && !ok {
+                sched_failed = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn vm(&mut self, entries: Vec<Entry>) -> Result<()> {
+        let groups = by_path(entries);
+        let original = |n: &str| {
+            groups
+                .iter()
+                .find(|g| g.entries[0].knob == n)
+                .map(|g| g.entries[0].original.clone())
+        };
+        for g in &groups {
+            let e = &g.entries[0];
+            if e.original.trim() == "0"
+                && let Some(partner) = catalogue::exclusive_partner(&e.knob)
+            {
+                let partner_zero = original(partner).is_none_or(|p| p.trim() == "0");
+                // Only the non-zero member is written; writing it zeroes this one. When both
+                // are zero, the ratio member is written (0 bytes is EINVAL).
+                if !partner_zero || catalogue::is_bytes_member(&e.knob) {
+                    self.store.journal_mark_restored(&g.ids())?;
+                    continue;
+                }
+            }
+            self.put_back(e, &g.ids());
+        }
+        Ok(())
+    }
+
+    /// Writes `e.original` back (unless already there), verifies it, and marks `ids` restored.
+    /// Returns false (and keeps the first error) when it failed.
+    fn put_back(&mut self, e: &Entry, ids: &[i64]) -> bool {
+        let res = (|| {
+            let value = match e.order {
+                ApplyOrder::Scheduler => KnobValue::Name(e.original.clone()),
+                _ => KnobValue::Int(parse_int(&e.original).ok_or_else(|| {
+                    Error::Failed(format!(
+                        "journal: {}: bad original '{}'",
+                        e.knob, e.original
+                    ))
+                })?),
+            };
+            let w = Write {
+                name: e.knob.clone(),
+                path: e.path.clone(),
+                value,
+                order: e.order,
+                unit: unit_of(e),
+                scheduler: e.scheduler.clone(),
+            };
+            if !same(&w.value, &current(self.io, &w.path, w.order)?) {
+                write_checked(self.io, &w)?;
+            }
+            self.store.journal_mark_restored(ids)
+        })();
+        match res {
+            Ok(()) => {
+                self.written += 1;
+                true
+            }
+            Err(err) => {
+                tracing::warn!("restoring {}: {err}", e.knob);
+                self.first_err.get_or_insert(err);
+                false
+            }
+        }
+    }
+}
+
+fn unit_of(e: &Entry) -> String {
+    catalogue::lookup(e.scheduler.as_deref(), &e.knob)
+        .map(|f| f.unit.to_string())
+        .unwrap_or_default()
 }

@@ -1,2 +1,253 @@
 //! The catalogue of known knobs: unit, safe bounds and caps, with the kernel source file each
-//! fact comes from. Filled in by the Foundation issue.
+//! fact comes from. Discovery ([`super::discover`]) lists what a device offers now and takes
+//! domains from here; an iosched file the catalogue does not know is still offered, as an
+//! integer knob (see [`UNKNOWN_DOMAIN`]).
+//!
+//! "Safe bounds" are what sweetspot lets `set` and the tuner write. They are the kernel's own
+//! limits where those are tight (`front_merges` 0..1, `nomerges` 0..2) and a sane range where the
+//! kernel accepts anything up to `INT_MAX` (`fifo_batch` 1..1024). Caps that protect against a
+//! kernel quirk say so in `note` (bfq `slice_idle` wraps above 4294 ms: it is stored as
+//! `u32`-overflowing nanoseconds, measured here: 5000 reads back as 705).
+
+use super::ApplyOrder;
+
+/// What the kernel sources say about one knob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fact {
+    /// File base name, e.g. `fifo_batch`.
+    pub name: &'static str,
+    /// The scheduler whose `iosched/` holds it; `None` for queue and vm knobs.
+    pub scheduler: Option<&'static str>,
+    /// Where it lives (and its apply order).
+    pub order: ApplyOrder,
+    /// Unit: `ms`, `µs`, `ns`, `KiB`, `requests`, `sectors`, `bytes`, `%`, `cs`, `bool`, or ``.
+    pub unit: &'static str,
+    /// Smallest safe value.
+    pub min: i64,
+    /// Largest safe value.
+    pub max: i64,
+    /// Kernel source file the facts come from.
+    pub source: &'static str,
+    /// Kernel default or a quirk worth knowing.
+    pub note: &'static str,
+}
+
+/// Domain given to an iosched file the catalogue does not know: a non-negative C `int`
+/// (most iosched store functions parse into an `int`).
+pub const UNKNOWN_DOMAIN: (i64, i64) = (0, i32::MAX as i64);
+
+/// Read-back tolerance for `ms` knobs. Many are kept in jiffies (`msecs_to_jiffies`), so a
+/// written value reads back rounded to a jiffy; HZ is not visible from userspace, and one jiffy
+/// is at most 10 ms (HZ=100). Measured here: mq-deadline `read_expire` 501 reads back as 504
+/// (HZ=250).
+pub const JIFFY_TOLERANCE_MS: i64 = 10;
+
+#[allow(clippy::too_many_arguments)] // one row of the table below
+const fn f(
+    name: &'static str,
+    scheduler: Option<&'static str>,
+    order: ApplyOrder,
+    unit: &'static str,
+    min: i64,
+    max: i64,
+    source: &'static str,
+    note: &'static str,
+) -> Fact {
+    Fact {
+        name,
+        scheduler,
+        order,
+        unit,
+        min,
+        max,
+        source,
+        note,
+    }
+}
+
+use ApplyOrder::{Iosched as I, NrRequests, Queue as Q, Vm as V};
+const MQD: Option<&str> = Some("mq-deadline");
+const DL: Option<&str> = Some("deadline");
+const BFQ: Option<&str> = Some("bfq");
+const KY: Option<&str> = Some("kyber");
+const CFQ: Option<&str> = Some("cfq");
+const AS: Option<&str> = Some("anticipatory");
+const MQD_C: &str = "block/mq-deadline.c";
+const DL_C: &str = "block/deadline-iosched.c (removed in 5.0)";
+const BFQ_C: &str = "block/bfq-iosched.c";
+const KY_C: &str = "block/kyber-iosched.c";
+const CFQ_C: &str = "block/cfq-iosched.c (removed in 5.0)";
+const AS_C: &str = "block/as-iosched.c (removed in 2.6.33)";
+const SYSFS_C: &str = "block/blk-sysfs.c";
+const PWB_C: &str = "mm/page-writeback.c";
+const NS_MAX: i64 = 10_000_000_000;
+
+/// Every known knob.
+#[rustfmt::skip]
+pub static FACTS: &[Fact] = &[
+    // mq-deadline (current kernels).
+    f("read_expire", MQD, I, "ms", 1, 60_000, MQD_C, "default 500 (HZ/2); kept in jiffies"),
+    f("write_expire", MQD, I, "ms", 1, 120_000, MQD_C, "default 5000 (5*HZ); kept in jiffies"),
+    f("writes_starved", MQD, I, "", 0, 64, MQD_C, "default 2"),
+    f("front_merges", MQD, I, "bool", 0, 1, MQD_C, "default 1"),
+    f("fifo_batch", MQD, I, "requests", 1, 1024, MQD_C, "default 16; kernel clamps below 0"),
+    f("async_depth", MQD, I, "requests", 1, 2048, MQD_C, "reset to nr_requests when nr_requests is written"),
+    f("prio_aging_expire", MQD, I, "ms", 0, 120_000, MQD_C, "default 10000; kept in jiffies"),
+    // bfq.
+    f("back_seek_max", BFQ, I, "KiB", 0, 1 << 20, BFQ_C, "default 16384"),
+    f("back_seek_penalty", BFQ, I, "", 1, 1024, BFQ_C, "default 2"),
+    f("fifo_expire_async", BFQ, I, "ms", 1, 60_000, BFQ_C, "default 250"),
+    f("fifo_expire_sync", BFQ, I, "ms", 1, 60_000, BFQ_C, "default 125"),
+    f("low_latency", BFQ, I, "bool", 0, 1, BFQ_C, "default 1"),
+    f("max_budget", BFQ, I, "sectors", 0, 1 << 20, BFQ_C, "0 = auto"),
+    f("slice_idle", BFQ, I, "ms", 0, 4294, BFQ_C, "default 8; wraps above 4294 (ns overflow)"),
+    f("slice_idle_us", BFQ, I, "µs", 0, 4_294_967, BFQ_C, "default 8000; wraps above 4294967"),
+    f("strict_guarantees", BFQ, I, "bool", 0, 1, BFQ_C, "default 0"),
+    f("timeout_sync", BFQ, I, "ms", 1, 60_000, BFQ_C, "default 125; kept in jiffies"),
+    // kyber.
+    f("read_lat_nsec", KY, I, "ns", 1, NS_MAX, KY_C, "default 2000000"),
+    f("write_lat_nsec", KY, I, "ns", 1, NS_MAX, KY_C, "default 10000000"),
+    // Legacy deadline (before 5.0).
+    f("read_expire", DL, I, "ms", 1, 60_000, DL_C, "default 500 (HZ/2)"),
+    f("write_expire", DL, I, "ms", 1, 120_000, DL_C, "default 5000 (5*HZ)"),
+    f("writes_starved", DL, I, "", 0, 64, DL_C, "default 2"),
+    f("front_merges", DL, I, "bool", 0, 1, DL_C, "default 1"),
+    f("fifo_batch", DL, I, "requests", 1, 1024, DL_C, "default 16 (32 in early 2.5)"),
+    // Legacy cfq (before 5.0).
+    f("quantum", CFQ, I, "requests", 1, 64, CFQ_C, "default 8 (4 in 2.6.x)"),
+    f("fifo_expire_sync", CFQ, I, "ms", 1, 60_000, CFQ_C, "default 125"),
+    f("fifo_expire_async", CFQ, I, "ms", 1, 60_000, CFQ_C, "default 250"),
+    f("back_seek_max", CFQ, I, "KiB", 0, 1 << 20, CFQ_C, "default 16384"),
+    f("back_seek_penalty", CFQ, I, "", 1, 1024, CFQ_C, "default 2"),
+    f("slice_sync", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 100"),
+    f("slice_async", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 40"),
+    f("slice_async_rq", CFQ, I, "requests", 1, 64, CFQ_C, "default 2"),
+    f("slice_idle", CFQ, I, "ms", 0, 1000, CFQ_C, "default 8"),
+    f("group_idle", CFQ, I, "ms", 0, 1000, CFQ_C, "default 8"),
+    f("low_latency", CFQ, I, "bool", 0, 1, CFQ_C, "default 1"),
+    f("target_latency", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 300"),
+    // Legacy anticipatory (before 2.6.33).
+    f("read_expire", AS, I, "ms", 1, 60_000, AS_C, "default 125"),
+    f("read_batch_expire", AS, I, "ms", 1, 60_000, AS_C, "default 500"),
+    f("write_expire", AS, I, "ms", 1, 120_000, AS_C, "default 250"),
+    f("write_batch_expire", AS, I, "ms", 1, 60_000, AS_C, "default 125"),
+    f("antic_expire", AS, I, "ms", 0, 1000, AS_C, "default 6"),
+    // queue/ (any scheduler).
+    f("nr_requests", None, NrRequests, "requests", 4, 2048, SYSFS_C,
+      "clamped below 4 (BLKDEV_MIN_RQ); EINVAL above the tag depth or 2048; reset by a scheduler switch"),
+    f("read_ahead_kb", None, Q, "KiB", 0, 65_536, SYSFS_C, "default 128"),
+    f("max_sectors_kb", None, Q, "KiB", 4, 1 << 20, SYSFS_C, "bounded by max_hw_sectors_kb"),
+    f("nomerges", None, Q, "", 0, 2, SYSFS_C, "0 merges, 1 simple only, 2 none"),
+    f("rq_affinity", None, Q, "", 0, 2, SYSFS_C, "1 same group, 2 same CPU"),
+    f("wbt_lat_usec", None, Q, "µs", 0, 10_000_000, "block/blk-wbt.c",
+      "0 disables writeback throttling; -1 resets to a device default, so never restored as -1"),
+    // /proc/sys/vm (host-wide).
+    f("dirty_ratio", None, V, "%", 0, 100, PWB_C, "exclusive with dirty_bytes (writing one zeroes the other)"),
+    f("dirty_bytes", None, V, "bytes", 8192, 1 << 40, PWB_C, "min 2 pages; exclusive with dirty_ratio"),
+    f("dirty_background_ratio", None, V, "%", 0, 100, PWB_C, "exclusive with dirty_background_bytes"),
+    f("dirty_background_bytes", None, V, "bytes", 1, 1 << 40, PWB_C, "exclusive with dirty_background_ratio"),
+    f("dirty_expire_centisecs", None, V, "cs", 0, 360_000, PWB_C, "default 3000"),
+    f("dirty_writeback_centisecs", None, V, "cs", 0, 360_000, PWB_C, "default 500; 0 disables"),
+    f("swappiness", None, V, "", 0, 200, "mm/vmscan.c", "default 60; max 200 since 5.8"),
+    f("vfs_cache_pressure", None, V, "", 0, 1000, "fs/dcache.c", "default 100"),
+];
+
+/// Source of the `scheduler` knob's facts.
+pub const SCHEDULER_SOURCE: &str = "block/elevator.c";
+
+/// The queue/ knobs discovered on every device (when the file exists).
+pub const QUEUE_KNOBS: &[&str] = &[
+    "nr_requests",
+    "read_ahead_kb",
+    "max_sectors_kb",
+    "nomerges",
+    "rq_affinity",
+    "wbt_lat_usec",
+];
+
+/// The host-wide `/proc/sys/vm` knobs discovered (when the file exists).
+pub const VM_KNOBS: &[&str] = &[
+    "dirty_ratio",
+    "dirty_bytes",
+    "dirty_background_ratio",
+    "dirty_background_bytes",
+    "dirty_expire_centisecs",
+    "dirty_writeback_centisecs",
+    "swappiness",
+    "vfs_cache_pressure",
+];
+
+/// The fact for `name` under `scheduler` (iosched knobs), or for a queue/vm knob when
+/// `scheduler` is `None`.
+pub fn lookup(scheduler: Option<&str>, name: &str) -> Option<&'static Fact> {
+    FACTS
+        .iter()
+        .find(|f| f.name == name && f.scheduler == scheduler)
+}
+
+/// The schedulers whose `iosched/` has a knob called `name` (empty for queue/vm knobs).
+pub fn schedulers_with(name: &str) -> Vec<&'static str> {
+    FACTS
+        .iter()
+        .filter(|f| f.name == name)
+        .filter_map(|f| f.scheduler)
+        .collect()
+}
+
+/// The other member of an exclusive vm pair: writing one zeroes the other
+/// (`dirty_ratio`↔`dirty_bytes`, `dirty_background_ratio`↔`dirty_background_bytes`;
+/// mm/page-writeback.c `dirty_ratio_handler`/`dirty_bytes_handler`).
+pub fn exclusive_partner(name: &str) -> Option<&'static str> {
+    match name {
+        "dirty_ratio" => Some("dirty_bytes"),
+        "dirty_bytes" => Some("dirty_ratio"),
+        "dirty_background_ratio" => Some("dirty_background_bytes"),
+        "dirty_background_bytes" => Some("dirty_background_ratio"),
+        _ => None,
+    }
+}
+
+/// True for the `*_bytes` member of an exclusive pair (0 is not writable there: EINVAL).
+pub fn is_bytes_member(name: &str) -> bool {
+    exclusive_partner(name).is_some() && name.ends_with("_bytes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fact_is_consistent() {
+        for f in FACTS {
+            assert!(f.min <= f.max, "{}", f.name);
+            assert!(!f.source.is_empty(), "{}", f.name);
+            assert_eq!(
+                f.scheduler.is_some(),
+                f.order == ApplyOrder::Iosched,
+                "{}",
+                f.name
+            );
+            assert_eq!(lookup(f.scheduler, f.name), Some(f), "duplicate {}", f.name);
+        }
+    }
+
+    #[test]
+    fn bfq_slice_idle_is_capped_below_the_wrap() {
+        let f = lookup(Some("bfq"), "slice_idle").unwrap();
+        assert_eq!(f.max, 4294);
+        assert_eq!(f.unit, "ms");
+        assert_eq!(lookup(Some("cfq"), "quantum").unwrap().source, CFQ_C);
+    }
+
+    #[test]
+    fn fifo_batch_belongs_to_both_deadlines() {
+        assert_eq!(
+            schedulers_with("fifo_batch"),
+            vec!["mq-deadline", "deadline"]
+        );
+        assert!(schedulers_with("nr_requests").is_empty());
+        assert_eq!(exclusive_partner("dirty_bytes"), Some("dirty_ratio"));
+        assert!(is_bytes_member("dirty_background_bytes"));
+        assert!(!is_bytes_member("dirty_ratio"));
+    }
+}

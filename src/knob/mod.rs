@@ -12,6 +12,8 @@
 pub mod apply;
 pub mod catalogue;
 pub mod discover;
+pub mod io;
+mod plan;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -125,6 +127,21 @@ pub enum ApplyOrder {
     Vm = 4,
 }
 
+impl ApplyOrder {
+    /// The order from its stored integer (the journal's `apply_order` column).
+    pub fn from_index(i: i64) -> Option<ApplyOrder> {
+        [
+            ApplyOrder::Scheduler,
+            ApplyOrder::NrRequests,
+            ApplyOrder::Iosched,
+            ApplyOrder::Queue,
+            ApplyOrder::Vm,
+        ]
+        .into_iter()
+        .find(|o| *o as i64 == i)
+    }
+}
+
 /// One knob as offered by a device right now.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Knob {
@@ -147,3 +164,6 @@ pub struct Knob {
     /// Where the catalogue's facts come from (a kernel source file), if known.
     pub source: Option<String>,
 }
+
+#[cfg(test)]
+mod tests;

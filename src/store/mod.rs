@@ -5,6 +5,8 @@
 //! Migrations are versioned (rusqlite_migration, tracked in `PRAGMA user_version`). A file that
 //! is not ours (another application id, or not SQLite at all) is refused and never overwritten.
 
+mod devices;
+pub mod journal;
 mod schema;
 pub mod trials;
 pub mod tunes;

@@ -1,0 +1,239 @@
+//! Validation of a setting against what a device offers, and the journal set: every knob the
+//! writes can change, side effects included. Nothing here writes a knob.
+//!
+//! Side effects journaled (DESIGN.md "Kernel facts"):
+//! - a scheduler switch destroys the old scheduler's `iosched/` values, resets `nr_requests`,
+//!   and (bfq) may turn off writeback throttling (`wbt_lat_usec`);
+//! - writing `nr_requests` resets mq-deadline's `async_depth` (measured here: 64 → 64, 32 → 32),
+//!   so the active scheduler's `iosched/` values are journaled too;
+//! - `dirty_bytes` zeroes `dirty_ratio` and the reverse (likewise the background pair).
+
+use super::io::{KnobIo, read_knob};
+use super::{ApplyOrder, Domain, Knob, KnobValue, Setting, catalogue, discover};
+use crate::device::{Device, parse_scheduler};
+use crate::store::journal::NewEntry;
+use crate::sysroot::SysRoot;
+use crate::{Error, Result};
+use std::path::PathBuf;
+
+/// One validated write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Write {
+    pub name: String,
+    pub path: PathBuf,
+    pub value: KnobValue,
+    pub order: ApplyOrder,
+    pub unit: String,
+    pub scheduler: Option<String>,
+}
+
+/// Validated writes in apply order, and the originals to journal before the first of them.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    pub writes: Vec<Write>,
+    pub journal: Vec<NewEntry>,
+}
+
+/// Validates every pair of `setting` for `device` and lists what to journal.
+/// Errors: [`Error::BadInput`] (exit 2) for a bad name, an unknown or absent knob, or a value
+/// outside its domain; [`Error::KnobWrite`] (exit 1) when a knob file is not writable (EROFS,
+/// EACCES). Nothing has been changed when it fails.
+pub(crate) fn plan(
+    io: &dyn KnobIo,
+    root: &SysRoot,
+    device: &Device,
+    setting: &Setting,
+) -> Result<Plan> {
+    let knobs = discover::knobs(root, device)?;
+    let sched_knob = knobs.iter().find(|k| k.order == ApplyOrder::Scheduler);
+    let active = sched_knob.map(|k| k.current.to_string());
+    let mut writes = Vec::new();
+    let target = match setting.get("scheduler") {
+        Some(v) => {
+            let k = discover::find(&knobs, device, "scheduler")?;
+            check_domain(k, v)?;
+            writes.push(write_for(k, v));
+            Some(v.to_string())
+        }
+        None => active.clone(),
+    };
+    let switching = target != active;
+    for (name, value) in setting.iter().filter(|(n, _)| *n != "scheduler") {
+        discover::check_knob_name(name)?;
+        let found = knobs.iter().find(|k| &k.name == name);
+        let w = match found {
+            Some(k) if k.order != ApplyOrder::Iosched || !switching => {
+                check_domain(k, value)?;
+                write_for(k, value)
+            }
+            _ if switching && catalogue::schedulers_with(name).is_empty() && found.is_none() => {
+                return Err(discover::not_here(&knobs, device, name));
+            }
+            _ if switching => iosched_of_target(root, device, target.as_deref(), name, value)?,
+            _ => return Err(discover::not_here(&knobs, device, name)),
+        };
+        writes.push(w);
+    }
+    for (a, b) in [
+        ("dirty_ratio", "dirty_bytes"),
+        ("dirty_background_ratio", "dirty_background_bytes"),
+    ] {
+        if setting.contains_key(a) && setting.contains_key(b) {
+            return Err(Error::BadInput(format!(
+                "{a} and {b} are exclusive (writing one zeroes the other): set only one"
+            )));
+        }
+    }
+    writes.sort_by_key(|w| w.order);
+    check_writable(&writes)?;
+    let journal = journal_set(io, device, &knobs, &writes, switching)?;
+    Ok(Plan { writes, journal })
+}
+
+fn write_for(k: &Knob, v: &KnobValue) -> Write {
+    Write {
+        name: k.name.clone(),
+        path: k.path.clone(),
+        value: v.clone(),
+        order: k.order,
+        unit: k.unit.clone(),
+        scheduler: k.scheduler.clone(),
+    }
+}
+
+/// An iosched knob of the scheduler this setting switches to: its file does not exist yet, so
+/// the catalogue must know it to validate the value.
+fn iosched_of_target(
+    root: &SysRoot,
+    device: &Device,
+    target: Option<&str>,
+    name: &str,
+    value: &KnobValue,
+) -> Result<Write> {
+    let target = target.unwrap_or("none");
+    let fact = catalogue::lookup(Some(target), name).ok_or_else(|| {
+        let owners = catalogue::schedulers_with(name);
+        let has = if owners.is_empty() {
+            "the active scheduler".to_string()
+        } else {
+            format!("scheduler {}", owners.join(" and "))
+        };
+        Error::BadInput(format!(
+            "knob '{name}' does not exist under scheduler {target}, which this setting switches \
+             {} to; it exists under {has}",
+            device.name
+        ))
+    })?;
+    let domain = Domain::Int {
+        min: fact.min,
+        max: fact.max,
+    };
+    let k = Knob {
+        name: name.to_string(),
+        path: root
+            .block_dev(&device.name)
+            .join("queue/iosched")
+            .join(name),
+        order: ApplyOrder::Iosched,
+        domain,
+        unit: fact.unit.to_string(),
+        scheduler: Some(target.to_string()),
+        current: KnobValue::Int(0),
+        known: true,
+        source: Some(fact.source.to_string()),
+    };
+    check_domain(&k, value)?;
+    Ok(write_for(&k, value))
+}
+
+/// Exit 2 when `v` is not in the knob's domain.
+pub(crate) fn check_domain(k: &Knob, v: &KnobValue) -> Result<()> {
+    if k.domain.contains(v) {
+        return Ok(());
+    }
+    let shown = match &k.domain {
+        Domain::Int { min, max } => format!("an integer in {min}..={max} {}", k.unit),
+        Domain::Choice(c) => format!("one of {}", c.join(", ")),
+    };
+    Err(Error::BadInput(format!(
+        "knob '{}': bad value '{v}': expected {}",
+        k.name,
+        shown.trim_end()
+    )))
+}
+
+/// Refuses up front when a knob file cannot be written (read-only /sys: EROFS; not root:
+/// EACCES), so nothing is half-applied.
+fn check_writable(writes: &[Write]) -> Result<()> {
+    use nix::unistd::{AccessFlags, access};
+    for w in writes.iter().filter(|w| w.path.exists()) {
+        if let Err(errno) = access(&w.path, AccessFlags::W_OK) {
+            return Err(Error::KnobWrite {
+                knob: w.name.clone(),
+                value: w.value.to_string(),
+                path: w.path.clone(),
+                source: std::io::Error::from_raw_os_error(errno as i32),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The originals to journal: each written knob that exists now, plus side effects.
+fn journal_set<'k>(
+    io: &dyn KnobIo,
+    device: &Device,
+    knobs: &'k [Knob],
+    writes: &[Write],
+    switching: bool,
+) -> Result<Vec<NewEntry>> {
+    let mut set: Vec<&Knob> = Vec::new();
+    let mut add = |k: &'k Knob| {
+        if !set.iter().any(|s| s.path == k.path) {
+            set.push(k);
+        }
+    };
+    let by_name = |n: &str| knobs.iter().find(|k| k.name == n);
+    for w in writes {
+        if let Some(k) = knobs.iter().find(|k| k.path == w.path) {
+            add(k);
+        }
+        let touches_iosched =
+            w.order == ApplyOrder::Scheduler && switching || w.order == ApplyOrder::NrRequests;
+        if touches_iosched {
+            knobs
+                .iter()
+                .filter(|k| k.order == ApplyOrder::Iosched)
+                .for_each(&mut add);
+        }
+        if w.order == ApplyOrder::Scheduler && switching {
+            ["nr_requests", "wbt_lat_usec"]
+                .into_iter()
+                .filter_map(by_name)
+                .for_each(&mut add);
+        }
+        if let Some(p) = catalogue::exclusive_partner(&w.name).and_then(by_name) {
+            add(p);
+        }
+    }
+    set.into_iter()
+        .map(|k| {
+            let text = read_knob(io, &k.path)?;
+            let original = if k.order == ApplyOrder::Scheduler {
+                parse_scheduler(&text).1.unwrap_or(text)
+            } else {
+                text
+            };
+            let host = k.order == ApplyOrder::Vm;
+            Ok(NewEntry {
+                device: (!host).then(|| device.name.clone()),
+                identity: (!host).then(|| device.identity.clone()),
+                knob: k.name.clone(),
+                path: k.path.clone(),
+                original,
+                order: k.order,
+                scheduler: k.scheduler.clone(),
+            })
+        })
+        .collect()
+}

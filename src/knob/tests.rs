@@ -1,0 +1,438 @@
+//! Discovery, validation, journaled apply and restore on fake sysfs trees with a simulated
+//! kernel ([`FakeKernel`]).
+
+use super::apply::{apply_with, restore_with};
+use super::*;
+use crate::Error;
+use crate::device::find;
+use crate::store::Store;
+use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+
+fn setting(pairs: &[(&str, KnobValue)]) -> Setting {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+fn store(t: &FakeTree) -> Store {
+    Store::open(&t.dir.path().join("s.db")).unwrap()
+}
+
+fn names(ks: &[Knob]) -> Vec<&str> {
+    ks.iter().map(|k| k.name.as_str()).collect()
+}
+
+#[test]
+fn discovers_mq_deadline_knobs_in_apply_order_with_unknown_files_listed() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk()
+        .set("sda", "queue/iosched/new_knob", "7");
+    let d = find(&t.root, "sda").unwrap();
+    let ks = discover::knobs(&t.root, &d).unwrap();
+    assert_eq!(ks[0].name, "scheduler");
+    assert_eq!(ks[0].current, KnobValue::from("mq-deadline"));
+    assert_eq!(ks[1].name, "nr_requests");
+    let orders: Vec<ApplyOrder> = ks.iter().map(|k| k.order).collect();
+    assert!(orders.windows(2).all(|w| w[0] <= w[1]), "{orders:?}");
+    let fb = ks.iter().find(|k| k.name == "fifo_batch").unwrap();
+    assert_eq!(fb.current, KnobValue::Int(16));
+    assert_eq!(fb.scheduler.as_deref(), Some("mq-deadline"));
+    assert_eq!(fb.source.as_deref(), Some("block/mq-deadline.c"));
+    let unknown = ks.iter().find(|k| k.name == "new_knob").unwrap();
+    assert!(!unknown.known);
+    assert_eq!(unknown.current, KnobValue::Int(7));
+    assert_eq!(unknown.order, ApplyOrder::Iosched);
+    let ms = ks.iter().find(|k| k.name == "max_sectors_kb").unwrap();
+    assert_eq!(
+        ms.domain,
+        Domain::Int { min: 4, max: 32767 },
+        "bounded by max_hw_sectors_kb"
+    );
+    assert!(
+        names(&ks).contains(&"dirty_ratio"),
+        "host vm knobs included"
+    );
+}
+
+#[test]
+fn discovers_bfq_legacy_cfq_and_nvme_none() {
+    let t = FakeTree::new();
+    t.bfq_disk().legacy_cfq_disk().nvme_none();
+    let bfq = discover::device_knobs(&t.root, "sdb").unwrap();
+    let si = bfq.iter().find(|k| k.name == "slice_idle").unwrap();
+    assert_eq!(si.domain, Domain::Int { min: 0, max: 4294 });
+    assert_eq!(si.unit, "ms");
+    let cfq = discover::device_knobs(&t.root, "hda").unwrap();
+    let q = cfq.iter().find(|k| k.name == "quantum").unwrap();
+    assert!(q.known);
+    assert_eq!(q.current, KnobValue::Int(4));
+    assert_eq!(q.scheduler.as_deref(), Some("cfq"));
+    assert!(q.source.as_deref().unwrap().contains("cfq-iosched.c"));
+    assert_eq!(
+        cfq[0].domain,
+        Domain::Choice(vec![
+            "noop".into(),
+            "anticipatory".into(),
+            "deadline".into(),
+            "cfq".into()
+        ])
+    );
+    let nvme = discover::device_knobs(&t.root, "nvme0n1").unwrap();
+    assert_eq!(
+        names(&nvme),
+        [
+            "scheduler",
+            "nr_requests",
+            "read_ahead_kb",
+            "max_sectors_kb",
+            "nomerges",
+            "rq_affinity",
+            "wbt_lat_usec"
+        ]
+    );
+}
+
+#[test]
+fn find_names_the_scheduler_that_has_a_knob() {
+    let t = FakeTree::new();
+    t.bfq_disk().nvme_none();
+    let d = find(&t.root, "sdb").unwrap();
+    let ks = discover::knobs(&t.root, &d).unwrap();
+    let e = discover::find(&ks, &d, "fifo_batch")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("exists under scheduler mq-deadline and deadline")
+            && e.contains("active scheduler is bfq")
+            && e.contains("scheduler=mq-deadline"),
+        "{e}"
+    );
+    let e = discover::find(&ks, &d, "frobnicate")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unknown knob 'frobnicate'") && e.contains("slice_idle"),
+        "{e}"
+    );
+    let n = find(&t.root, "nvme0n1").unwrap();
+    let ks = discover::knobs(&t.root, &n).unwrap();
+    let e = discover::find(&ks, &n, "quantum").unwrap_err().to_string();
+    assert!(
+        e.contains("cfq") && e.contains("nvme0n1 does not offer it"),
+        "{e}"
+    );
+}
+
+#[test]
+fn set_and_restore_round_trip_on_mq_deadline() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let set = setting(&[
+        ("fifo_batch", 8.into()),
+        ("read_ahead_kb", 512.into()),
+        ("read_expire", 501.into()),
+    ]);
+    let ch = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    assert_eq!(ch.len(), 3);
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "512");
+    // Rounded to a jiffy, accepted within 10 ms.
+    assert_eq!(t.get("sda", "queue/iosched/read_expire"), "504");
+    let open = s.journal_open(Some("sda"), None).unwrap();
+    assert_eq!(open.len(), 3);
+    assert_eq!(
+        open.iter()
+            .find(|e| e.knob == "fifo_batch")
+            .unwrap()
+            .original,
+        "16"
+    );
+    assert_eq!(
+        open[0].identity.as_deref(),
+        Some("wwid:naa.5000c500a1b2c3d4")
+    );
+
+    let n = restore_with(&k, &mut s, &t.root, Some("sda"), None).unwrap();
+    assert_eq!(n, 3);
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
+    assert_eq!(t.get("sda", "queue/iosched/read_expire"), "500");
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+    assert_eq!(s.journal_all(None).unwrap().len(), 3, "kept as history");
+}
+
+#[test]
+fn an_admins_fifo_batch_survives_a_detour_through_bfq() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk()
+        .set("sda", "queue/iosched/fifo_batch", "32")
+        .set("sda", "queue/nr_requests", "48")
+        .set("sda", "queue/iosched/async_depth", "40");
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let set = setting(&[("scheduler", "bfq".into()), ("slice_idle", 0.into())]);
+    apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    assert_eq!(
+        t.get("sda", "queue/scheduler"),
+        "none mq-deadline kyber [bfq]"
+    );
+    assert_eq!(t.get("sda", "queue/iosched/slice_idle"), "0");
+    assert_eq!(
+        t.get("sda", "queue/wbt_lat_usec"),
+        "0",
+        "bfq turned wbt off"
+    );
+    let journaled: Vec<String> = s
+        .journal_open(None, None)
+        .unwrap()
+        .iter()
+        .map(|e| format!("{}={}", e.knob, e.original))
+        .collect();
+    for want in [
+        "scheduler=mq-deadline",
+        "fifo_batch=32",
+        "nr_requests=48",
+        "wbt_lat_usec=75000",
+    ] {
+        assert!(
+            journaled.contains(&want.to_string()),
+            "{want} in {journaled:?}"
+        );
+    }
+
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(
+        t.get("sda", "queue/scheduler"),
+        "none [mq-deadline] kyber bfq"
+    );
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "32");
+    assert_eq!(t.get("sda", "queue/nr_requests"), "48");
+    assert_eq!(
+        t.get("sda", "queue/iosched/async_depth"),
+        "40",
+        "after nr_requests"
+    );
+    assert_eq!(t.get("sda", "queue/wbt_lat_usec"), "75000");
+    // Order: scheduler, then nr_requests, then iosched, then queue.
+    let log: Vec<String> = k.log.borrow().iter().map(|(n, _)| n.clone()).collect();
+    let pos = |n: &str| log.iter().rposition(|x| x == n).unwrap();
+    assert!(pos("scheduler") < pos("nr_requests"));
+    assert!(pos("nr_requests") < pos("fifo_batch"));
+    assert!(pos("fifo_batch") < pos("wbt_lat_usec"));
+}
+
+#[test]
+fn bad_input_changes_nothing_and_journals_nothing() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let cases: Vec<(Setting, &str)> = vec![
+        (
+            setting(&[("read_ahead_kb", 512.into()), ("fifo_batch", 0.into())]),
+            "1..=1024",
+        ),
+        (
+            setting(&[("fifo_batch", "eight".into())]),
+            "bad value 'eight'",
+        ),
+        (
+            setting(&[("scheduler", "cfq".into())]),
+            "one of none, mq-deadline",
+        ),
+        (
+            setting(&[("slice_idle", 4.into())]),
+            "exists under scheduler bfq",
+        ),
+        (setting(&[("nosuch", 1.into())]), "valid knobs: scheduler"),
+        (setting(&[("../../x", 1.into())]), "bad knob name"),
+        (
+            setting(&[("scheduler", "bfq".into()), ("slice_idle", 5000.into())]),
+            "0..=4294",
+        ),
+        (
+            setting(&[("scheduler", "bfq".into()), ("fifo_batch", 8.into())]),
+            "does not exist under scheduler bfq",
+        ),
+        (
+            setting(&[
+                ("dirty_ratio", 10.into()),
+                ("dirty_bytes", (1 << 20).into()),
+            ]),
+            "exclusive",
+        ),
+    ];
+    for (set, want) in cases {
+        let e = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(e.to_string().contains(want), "{e} should contain {want}");
+    }
+    assert!(k.log.borrow().is_empty(), "no write at all");
+    assert!(s.journal_all(None).unwrap().is_empty());
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
+}
+
+#[test]
+fn kernel_refusal_and_clamp_are_errors_with_a_consistent_journal() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let ra = t.root.block_dev("sda").join("queue/read_ahead_kb");
+    k.refuse(ra.clone(), libc::EINVAL);
+    let set = setting(&[("fifo_batch", 8.into()), ("read_ahead_kb", 512.into())]);
+    let e = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap_err();
+    assert!(matches!(e, Error::KnobWrite { .. }), "{e}");
+    assert_eq!(e.exit_code(), 1);
+    let msg = e.to_string();
+    assert!(
+        msg.contains("read_ahead_kb") && msg.contains("'512'") && msg.contains("EINVAL"),
+        "{msg}"
+    );
+    // fifo_batch went through (it comes first) and is journaled, so restore undoes it.
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
+    assert_eq!(s.journal_open(None, None).unwrap().len(), 2);
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+
+    let k = FakeKernel::default();
+    k.clamp(ra, "256");
+    let e = apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("read_ahead_kb", 512.into())]),
+        "set",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "read_ahead_kb: not honoured: wrote 512, kernel reads 256"
+    );
+    assert_eq!(e.exit_code(), 1);
+    restore_with(&FakeKernel::default(), &mut s, &t.root, None, None).unwrap();
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
+}
+
+#[test]
+fn dirty_pairs_journal_both_and_restore_only_the_nonzero_member() {
+    let t = FakeTree::new();
+    t.nvme_none();
+    let d = find(&t.root, "nvme0n1").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let set = setting(&[
+        ("dirty_bytes", (64 << 20).into()),
+        ("swappiness", 10.into()),
+    ]);
+    apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    assert_eq!(t.vm("dirty_ratio"), "0");
+    assert_eq!(t.vm("dirty_bytes"), "67108864");
+    let open = s.journal_open(None, None).unwrap();
+    assert!(
+        open.iter()
+            .any(|e| e.knob == "dirty_ratio" && e.original == "20" && e.device.is_none())
+    );
+    // A device-only restore leaves host knobs alone.
+    assert_eq!(
+        restore_with(&k, &mut s, &t.root, Some("nvme0n1"), None).unwrap(),
+        0
+    );
+    assert_eq!(t.vm("swappiness"), "10");
+    k.log.borrow_mut().clear();
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(t.vm("dirty_ratio"), "20");
+    assert_eq!(t.vm("dirty_bytes"), "0");
+    assert_eq!(t.vm("swappiness"), "60");
+    let written: Vec<String> = k.log.borrow().iter().map(|(n, _)| n.clone()).collect();
+    assert!(
+        !written.contains(&"dirty_bytes".to_string()),
+        "0 bytes never written: {written:?}"
+    );
+}
+
+#[test]
+fn a_tune_restores_only_its_own_entries_and_restore_all_writes_the_oldest() {
+    let t = FakeTree::new();
+    t.legacy_cfq_disk();
+    let d = find(&t.root, "hda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("quantum", 16.into())]),
+        "set",
+    )
+    .unwrap();
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("quantum", 8.into())]),
+        "tune:1",
+    )
+    .unwrap();
+    assert_eq!(t.get("hda", "queue/iosched/quantum"), "8");
+    restore_with(&k, &mut s, &t.root, Some("hda"), Some("tune:1")).unwrap();
+    assert_eq!(
+        t.get("hda", "queue/iosched/quantum"),
+        "16",
+        "the admin's value"
+    );
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("quantum", 2.into())]),
+        "tune:2",
+    )
+    .unwrap();
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(
+        t.get("hda", "queue/iosched/quantum"),
+        "4",
+        "the true original"
+    );
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+}
+
+#[test]
+fn entries_of_a_vanished_device_are_closed_not_written() {
+    let t = FakeTree::new();
+    t.disk("loop5", "7:5", "[none] mq-deadline", 128).set(
+        "loop5",
+        "loop/backing_file",
+        "/tmp/a.img",
+    );
+    let d = find(&t.root, "loop5").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("read_ahead_kb", 64.into())]),
+        "set",
+    )
+    .unwrap();
+    // Detached and reattached to another file: another disk now.
+    t.set("loop5", "loop/backing_file", "/tmp/b.img");
+    k.log.borrow_mut().clear();
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
+    assert!(k.log.borrow().is_empty());
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+}

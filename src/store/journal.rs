@@ -1,0 +1,215 @@
+//! Queries on the undo journal (table `journal`, see schema.rs).
+//!
+//! At most one open entry exists per (path, owner): recording a knob that already has an open
+//! entry for that owner keeps the first one, which is the value before that owner changed it.
+//! Entries are never deleted; a restored entry gets `restored_at`.
+
+use super::{Store, now};
+use crate::Result;
+use crate::knob::ApplyOrder;
+use rusqlite::params;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// One journal row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// Row id (increasing with time: the smallest open id of a path is its true original).
+    pub id: i64,
+    /// Kernel name of the device at the time; `None` for host-wide vm knobs.
+    pub device: Option<String>,
+    /// Device identity at the time.
+    pub identity: Option<String>,
+    /// Knob base name.
+    pub knob: String,
+    /// The file.
+    pub path: PathBuf,
+    /// The value read before the first change, as the kernel printed it.
+    pub original: String,
+    /// Restore order.
+    pub order: ApplyOrder,
+    /// For iosched knobs: the scheduler they belong to.
+    pub scheduler: Option<String>,
+    /// `set` or `tune:<id>`.
+    pub owner: String,
+    /// Unix seconds.
+    pub recorded_at: i64,
+    /// Unix seconds; `None` while open.
+    pub restored_at: Option<i64>,
+}
+
+/// A knob original to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEntry {
+    /// Kernel name of the device; `None` for vm knobs.
+    pub device: Option<String>,
+    /// Device identity.
+    pub identity: Option<String>,
+    /// Knob base name.
+    pub knob: String,
+    /// The file.
+    pub path: PathBuf,
+    /// The value read now.
+    pub original: String,
+    /// Restore order.
+    pub order: ApplyOrder,
+    /// For iosched knobs: their scheduler.
+    pub scheduler: Option<String>,
+}
+
+impl Store {
+    /// Records `entries` for `owner` in one transaction, durably (WAL, synchronous=FULL) before
+    /// it returns. A path that already has an open entry for `owner` keeps it.
+    /// Returns how many rows were new.
+    pub fn journal_record(&mut self, owner: &str, entries: &[NewEntry]) -> Result<usize> {
+        let t = now();
+        let tx = self.conn_mut().transaction()?;
+        let mut n = 0;
+        {
+            let mut st = tx.prepare(
+                "INSERT OR IGNORE INTO journal (device, identity, knob, path, original, \
+                 apply_order, scheduler, owner, recorded_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+            )?;
+            for e in entries {
+                n += st.execute(params![
+                    e.device,
+                    e.identity,
+                    e.knob,
+                    e.path.to_string_lossy(),
+                    e.original,
+                    e.order as i64,
+                    e.scheduler,
+                    owner,
+                    t
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Open entries, oldest first, optionally only of one device (kernel name; vm entries have
+    /// no device and are included only when `device` is `None`) and one owner.
+    pub fn journal_open(&self, device: Option<&str>, owner: Option<&str>) -> Result<Vec<Entry>> {
+        self.journal_query(
+            "WHERE restored_at IS NULL AND (?1 IS NULL OR device = ?1) \
+             AND (?2 IS NULL OR owner = ?2)",
+            device,
+            owner,
+        )
+    }
+
+    /// Every entry (history included), oldest first, optionally of one device.
+    pub fn journal_all(&self, device: Option<&str>) -> Result<Vec<Entry>> {
+        self.journal_query(
+            "WHERE (?1 IS NULL OR device = ?1) AND ?2 IS NULL",
+            device,
+            None,
+        )
+    }
+
+    fn journal_query(
+        &self,
+        filter: &str,
+        device: Option<&str>,
+        owner: Option<&str>,
+    ) -> Result<Vec<Entry>> {
+        let sql = format!(
+            "SELECT id, device, identity, knob, path, original, apply_order, scheduler, owner, \
+             recorded_at, restored_at FROM journal {filter} ORDER BY id"
+        );
+        let mut st = self.conn().prepare(&sql)?;
+        let rows = st.query_map(params![device, owner], |r| {
+            let order: i64 = r.get(6)?;
+            Ok(Entry {
+                id: r.get(0)?,
+                device: r.get(1)?,
+                identity: r.get(2)?,
+                knob: r.get(3)?,
+                path: PathBuf::from(r.get::<_, String>(4)?),
+                original: r.get(5)?,
+                order: ApplyOrder::from_index(order).unwrap_or(ApplyOrder::Queue),
+                scheduler: r.get(7)?,
+                owner: r.get(8)?,
+                recorded_at: r.get(9)?,
+                restored_at: r.get(10)?,
+            })
+        })?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Marks entries restored (kept as history), durably, in one transaction.
+    pub fn journal_mark_restored(&mut self, ids: &[i64]) -> Result<()> {
+        let t = now();
+        let tx = self.conn_mut().transaction()?;
+        {
+            let mut st = tx.prepare(
+                "UPDATE journal SET restored_at = ?2 WHERE id = ?1 AND restored_at IS NULL",
+            )?;
+            for id in ids {
+                st.execute(params![id, t])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, original: &str) -> NewEntry {
+        NewEntry {
+            device: Some("loop9".into()),
+            identity: Some("loop:/x".into()),
+            knob: path.rsplit('/').next().unwrap().into(),
+            path: PathBuf::from(path),
+            original: original.into(),
+            order: ApplyOrder::Iosched,
+            scheduler: Some("mq-deadline".into()),
+        }
+    }
+
+    #[test]
+    fn keeps_the_first_open_entry_per_owner_and_history_after_restore() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+        assert_eq!(
+            s.journal_record("set", &[entry("/q/fifo_batch", "32")])
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            s.journal_record("set", &[entry("/q/fifo_batch", "8")])
+                .unwrap(),
+            0
+        );
+        assert_eq!(
+            s.journal_record("tune:1", &[entry("/q/fifo_batch", "8")])
+                .unwrap(),
+            1
+        );
+        let open = s.journal_open(None, None).unwrap();
+        assert_eq!(open.len(), 2);
+        assert_eq!(open[0].original, "32");
+        assert_eq!(open[0].owner, "set");
+        assert_eq!(
+            s.journal_open(Some("loop9"), Some("tune:1")).unwrap()[0].original,
+            "8"
+        );
+        assert!(s.journal_open(Some("sda"), None).unwrap().is_empty());
+
+        s.journal_mark_restored(&[open[0].id, open[1].id]).unwrap();
+        assert!(s.journal_open(None, None).unwrap().is_empty());
+        let all = s.journal_all(None).unwrap();
+        assert_eq!(all.len(), 2);
+        assert!(all.iter().all(|e| e.restored_at.is_some()));
+        // After a restore, the same path can be journaled afresh.
+        assert_eq!(
+            s.journal_record("set", &[entry("/q/fifo_batch", "16")])
+                .unwrap(),
+            1
+        );
+    }
+}

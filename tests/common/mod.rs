@@ -1,0 +1,168 @@
+//! Helpers for integration tests on real loop devices (CI runs as root).
+//!
+//! [`LoopDev`] makes a file-backed loop device and detaches it (unmounting first) in `Drop`,
+//! so a failing or panicking test cleans up too. Each test makes its own device, so tests run
+//! in parallel safely. [`FakeProc`] is a fake `/proc/sys/vm` so that no test touches the host's
+//! vm knobs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A file-backed loop device, detached on drop.
+pub struct LoopDev {
+    /// Kernel name, e.g. `loop3`.
+    pub name: String,
+    /// `/dev/loop3`.
+    pub dev: PathBuf,
+    /// The backing file.
+    pub file: PathBuf,
+    mounted: Option<PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    /// A new loop device over a sparse file of `mib` MiB.
+    pub fn new(mib: u64) -> LoopDev {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("disk.img");
+        let f = std::fs::File::create(&file).expect("create backing file");
+        f.set_len(mib << 20).expect("size backing file");
+        drop(f);
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&file)
+            .output()
+            .expect("run losetup");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let name = dev
+            .file_name()
+            .expect("device name")
+            .to_string_lossy()
+            .into_owned();
+        LoopDev {
+            name,
+            dev,
+            file,
+            mounted: None,
+            _dir: dir,
+        }
+    }
+
+    /// `/sys/block/<name>/<rel>`.
+    pub fn sys(&self, rel: &str) -> PathBuf {
+        Path::new("/sys/block").join(&self.name).join(rel)
+    }
+
+    /// Reads a sysfs attribute of this device, trimmed.
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.sys(rel))
+            .unwrap_or_else(|e| panic!("read {rel}: {e}"))
+            .trim()
+            .to_string()
+    }
+
+    /// Writes a sysfs attribute by hand (as an admin would).
+    pub fn write(&self, rel: &str, v: &str) {
+        std::fs::write(self.sys(rel), format!("{v}\n")).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        if let Some(m) = self.mounted.take() {
+            let _ = Command::new("umount").arg(&m).status();
+        }
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// A bind mount, unmounted on drop.
+pub struct BindMount {
+    /// Mount point.
+    pub target: PathBuf,
+}
+
+impl BindMount {
+    /// Bind-mounts `src` read-only on `target`.
+    pub fn read_only(src: &Path, target: &Path) -> BindMount {
+        std::fs::create_dir_all(target).expect("mkdir target");
+        let ok = Command::new("mount")
+            .arg("--bind")
+            .arg(src)
+            .arg(target)
+            .status()
+            .expect("mount")
+            .success();
+        assert!(ok, "mount --bind failed");
+        let guard = BindMount {
+            target: target.to_path_buf(),
+        };
+        let ok = Command::new("mount")
+            .args(["-o", "remount,bind,ro"])
+            .arg(target)
+            .status()
+            .expect("remount")
+            .success();
+        assert!(ok, "remount ro failed");
+        guard
+    }
+}
+
+impl Drop for BindMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.target).status();
+    }
+}
+
+/// A temp dir with a database path and a fake procfs (`sys/vm/*`).
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    /// A fresh database and a fake `/proc/sys/vm` with dirty_ratio 20, dirty_bytes 0,
+    /// swappiness 60.
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let vm = dir.path().join("proc/sys/vm");
+        std::fs::create_dir_all(&vm).expect("mkdir vm");
+        for (k, v) in [
+            ("dirty_ratio", "20"),
+            ("dirty_bytes", "0"),
+            ("swappiness", "60"),
+        ] {
+            std::fs::write(vm.join(k), format!("{v}\n")).expect("write vm knob");
+        }
+        Env { dir }
+    }
+
+    /// `sweetspot --db <tmp>/s.db --procfs-root <tmp>/proc <args>`.
+    pub fn cmd(&self, args: &[&str]) -> assert_cmd::Command {
+        let mut c = assert_cmd::Command::cargo_bin("sweetspot").expect("binary");
+        c.arg("--db")
+            .arg(self.db())
+            .arg("--procfs-root")
+            .arg(self.dir.path().join("proc"))
+            .args(args);
+        c
+    }
+
+    /// The database path.
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("s.db")
+    }
+
+    /// A fake vm knob's value.
+    pub fn vm(&self, k: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join("proc/sys/vm").join(k))
+            .expect("read vm knob")
+            .trim()
+            .to_string()
+    }
+}

@@ -1,0 +1,207 @@
+//! `set`/`restore` from the command line on real loop devices (root only; CI is root).
+//! Every test makes its own loop device and detaches it even when it fails.
+
+mod common;
+
+use common::{BindMount, Env, LoopDev};
+use predicates::prelude::*;
+use predicates::str::contains;
+
+#[test]
+fn set_reads_back_from_sysfs_and_restore_brings_none_back() {
+    let env = Env::new();
+    let l = LoopDev::new(32);
+    assert_eq!(l.read("queue/scheduler"), "[none] mq-deadline kyber bfq");
+    env.cmd(&["set", &l.name, "scheduler=mq-deadline", "fifo_batch=8"])
+        .assert()
+        .success()
+        .stdout(contains("fifo_batch: 16 -> 8"));
+    assert_eq!(l.read("queue/scheduler"), "none [mq-deadline] kyber bfq");
+    assert_eq!(l.read("queue/iosched/fifo_batch"), "8");
+    env.cmd(&["restore", &l.name])
+        .assert()
+        .success()
+        .stdout(contains("restored"));
+    assert_eq!(l.read("queue/scheduler"), "[none] mq-deadline kyber bfq");
+    assert!(!l.sys("queue/iosched").exists());
+    // A second restore has nothing left to do.
+    env.cmd(&["restore"])
+        .assert()
+        .success()
+        .stdout(contains("restored 0 knobs"));
+}
+
+#[test]
+fn bad_input_leaves_the_device_untouched_with_exit_2() {
+    let env = Env::new();
+    let l = LoopDev::new(32);
+    let before = (l.read("queue/scheduler"), l.read("queue/read_ahead_kb"));
+    let cases: &[(&[&str], &str)] = &[
+        (&["scheduler=mq-deadline", "fifo_batch=0"], "1..=1024"),
+        (
+            &["read_ahead_kb=512", "fifo_batch=lots"],
+            "not a (decimal) number",
+        ),
+        (&["fifo_batch=8"], "exists under scheduler mq-deadline"),
+        (&["read_ahead_kb=512", "frobnicate=1"], "valid knobs:"),
+        (&["scheduler=cfq"], "one of none, mq-deadline, kyber, bfq"),
+        (&["read_ahead_kb"], "expected KNOB=VALUE"),
+    ];
+    for (pairs, want) in cases {
+        let mut args = vec!["set", l.name.as_str()];
+        args.extend_from_slice(pairs);
+        env.cmd(&args).assert().code(2).stderr(contains(*want));
+    }
+    env.cmd(&["set", "../vda", "read_ahead_kb=1"])
+        .assert()
+        .code(2);
+    env.cmd(&["set", "loop999", "read_ahead_kb=1"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown device 'loop999'"));
+    assert_eq!(
+        (l.read("queue/scheduler"), l.read("queue/read_ahead_kb")),
+        before
+    );
+}
+
+#[test]
+fn an_admins_fifo_batch_survives_a_detour_through_bfq() {
+    let env = Env::new();
+    let l = LoopDev::new(32);
+    l.write("queue/scheduler", "mq-deadline");
+    l.write("queue/iosched/fifo_batch", "32");
+    let wbt = l.read("queue/wbt_lat_usec");
+    env.cmd(&["set", &l.name, "scheduler=bfq"])
+        .assert()
+        .success();
+    assert_eq!(l.read("queue/scheduler"), "none mq-deadline kyber [bfq]");
+    assert!(l.sys("queue/iosched/slice_idle").exists());
+    env.cmd(&["restore"]).assert().success();
+    assert_eq!(l.read("queue/scheduler"), "none [mq-deadline] kyber bfq");
+    assert_eq!(l.read("queue/iosched/fifo_batch"), "32");
+    assert_eq!(
+        l.read("queue/wbt_lat_usec"),
+        wbt,
+        "wbt put back (bfq may zero it)"
+    );
+    l.write("queue/scheduler", "none");
+}
+
+#[test]
+fn kernel_einval_names_knob_value_and_errno_and_restore_still_works() {
+    let env = Env::new();
+    let l = LoopDev::new(32);
+    let ra = l.read("queue/read_ahead_kb");
+    // Above the tag depth of a loop device without a scheduler: EINVAL.
+    env.cmd(&["set", &l.name, "read_ahead_kb=1024", "nr_requests=2048"])
+        .assert()
+        .code(1)
+        .stderr(contains("nr_requests: writing '2048'").and(contains("EINVAL")));
+    assert_eq!(l.read("queue/nr_requests"), "128");
+    // nr_requests comes before other queue knobs, so nothing after the refusal was written.
+    assert_eq!(l.read("queue/read_ahead_kb"), ra);
+    env.cmd(&["restore", &l.name]).assert().success();
+    assert_eq!(l.read("queue/read_ahead_kb"), ra);
+}
+
+#[test]
+fn restore_from_a_new_process_after_sigkill_mid_set() {
+    let env = Env::new();
+    let l = LoopDev::new(32);
+    let ra = l.read("queue/read_ahead_kb");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("sweetspot"))
+        .arg("--db")
+        .arg(env.db())
+        .arg("--procfs-root")
+        .arg(env.dir.path().join("proc"))
+        .args([
+            "set",
+            &l.name,
+            "scheduler=mq-deadline",
+            "fifo_batch=4",
+            "read_ahead_kb=4096",
+        ])
+        .env(sweetspot::knob::apply::HOLD_ENV, "60000")
+        .spawn()
+        .expect("spawn set");
+    // Wait until the first write (the scheduler) is done, then kill it before the rest.
+    let t0 = std::time::Instant::now();
+    while l.read("queue/scheduler") != "none [mq-deadline] kyber bfq" {
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "set never switched the scheduler"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL");
+    let status = child.wait().expect("wait");
+    assert!(!status.success());
+    assert_eq!(
+        l.read("queue/iosched/fifo_batch"),
+        "16",
+        "killed before fifo_batch"
+    );
+    env.cmd(&["restore"]).assert().success();
+    assert_eq!(l.read("queue/scheduler"), "[none] mq-deadline kyber bfq");
+    assert_eq!(l.read("queue/read_ahead_kb"), ra);
+}
+
+#[test]
+fn devices_lists_the_loop_device_by_its_backing_file() {
+    let env = Env::new();
+    let l = LoopDev::new(16);
+    let out = env.cmd(&["devices", "--json"]).assert().success();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.get_output().stdout).expect("devices --json is JSON");
+    let d = v["devices"]
+        .as_array()
+        .expect("devices array")
+        .iter()
+        .find(|d| d["name"] == l.name.as_str())
+        .expect("our loop device listed");
+    assert_eq!(d["identity"], format!("loop:{}", l.file.display()));
+    assert_eq!(d["scheduler"], "none");
+    assert_eq!(d["size_bytes"], 16 << 20);
+    assert!(v["kernel"].as_str().is_some_and(|k| !k.is_empty()));
+    let out = env.cmd(&["knobs", &l.name, "--json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("JSON");
+    let names: Vec<&str> = v["knobs"]
+        .as_array()
+        .expect("knobs")
+        .iter()
+        .filter_map(|k| k["name"].as_str())
+        .collect();
+    assert!(
+        names.starts_with(&["scheduler", "nr_requests"]),
+        "{names:?}"
+    );
+    assert!(names.contains(&"wbt_lat_usec") && names.contains(&"swappiness"));
+}
+
+#[test]
+fn a_read_only_sysfs_is_refused_up_front_with_erofs() {
+    let env = Env::new();
+    let fake = env.dir.path().join("fake-sys");
+    let q = fake.join("block/loop200/queue");
+    std::fs::create_dir_all(&q).expect("mkdir");
+    std::fs::write(fake.join("block/loop200/dev"), "7:200\n").expect("dev");
+    std::fs::write(q.join("scheduler"), "[none] mq-deadline\n").expect("sched");
+    std::fs::write(q.join("read_ahead_kb"), "128\n").expect("ra");
+    let ro = env.dir.path().join("ro-sys");
+    let _m = BindMount::read_only(&fake, &ro);
+    env.cmd(&[
+        "--sysfs-root",
+        ro.to_str().expect("utf-8"),
+        "set",
+        "loop200",
+        "read_ahead_kb=512",
+    ])
+    .assert()
+    .code(1)
+    .stderr(contains("read_ahead_kb: writing '512'").and(contains("EROFS")));
+    env.cmd(&["--sysfs-root", ro.to_str().expect("utf-8"), "restore"])
+        .assert()
+        .success()
+        .stdout(contains("restored 0 knobs"));
+}
