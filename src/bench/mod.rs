@@ -1,13 +1,27 @@
 //! The contest subset: a reference job timed while one of contest's background loads competes
 //! with it, behind the [`Testbed`] seam that the optimiser drives.
+//!
+//! Real measurement: [`job`] (the built-in reference job), [`loads`] (one file per load),
+//! [`group`] (process groups: spawn, time, kill, reap with rusage), [`realrun`] (one real run),
+//! [`scratch`] (`--scratch`), [`real`] (`RealDevice`, the real [`Testbed`]), [`worker`] (the
+//! hidden `__worker` subcommand the job and loads run as). Simulation: [`surface`], [`sim`].
+//! Measuring trials and summarising them: [`runner`], [`summary`].
 
+pub mod fsutil;
+pub mod group;
+pub mod job;
 pub mod load;
+pub mod loads;
+pub mod real;
+pub mod realrun;
 pub mod runner;
+pub mod scratch;
 pub mod sim;
 pub mod summary;
 pub mod surface;
 pub mod target;
 pub mod testbed;
+pub mod worker;
 
 pub use load::Load;
 pub use sim::SimDevice;

@@ -1,9 +1,9 @@
 //! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, or `--sim FILE`, shared by
 //! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
+use crate::Result;
 use crate::bench::{SimDevice, Testbed};
 use crate::cli::Ctx;
-use crate::{Error, Result};
 use std::path::PathBuf;
 
 /// Target selection and real-load options, flattened into `bench` and `tune`.
@@ -49,6 +49,14 @@ pub struct TargetArgs {
     /// own files).
     #[arg(long)]
     pub drop_caches: bool,
+
+    /// Seconds a load runs before the job starts.
+    #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S)]
+    pub lead: f64,
+
+    /// Size of io_load's and read_load's files and of mem_load's buffer, MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub load_mib: u64,
 }
 
 /// Opens the testbed the arguments name. `--sim` without `--seed` draws a random seed (logged
@@ -61,5 +69,5 @@ pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
         tracing::info!("simulating {} with --seed {seed}", path.display());
         return Ok(Box::new(SimDevice::open(path, seed)?));
     }
-    Err(Error::Failed("real targets are not built yet".into()))
+    crate::bench::real::open(ctx, args)
 }

@@ -65,6 +65,9 @@ pub enum Command {
     Tune(tune::Args),
     /// Show stored trials and sweet spots.
     History(history::Args),
+    /// Internal: the reference job and the loads run as this (hidden).
+    #[command(name = "__worker", hide = true)]
+    Worker(crate::bench::worker::Args),
 }
 
 /// What every command gets: roots, database path, verbosity.
@@ -153,6 +156,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => bench::run(&ctx, a),
         Command::Tune(a) => tune::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
+        Command::Worker(a) => crate::bench::worker::run(a),
     }
 }
 

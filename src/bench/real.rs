@@ -1,0 +1,364 @@
+//! `RealDevice`: the real [`Testbed`]. Knobs go through the journaled apply path
+//! ([`crate::knob::apply`]); runs are real ([`crate::bench::realrun`]) in a work directory on a
+//! filesystem of the device: a writable mount of `--device D`, `--dir DIR` on D, or a
+//! `--scratch` loop device.
+
+use crate::bench::realrun::{BenchOptions, Bencher};
+use crate::bench::scratch::{SCRATCH_MIB, Scratch};
+use crate::bench::target::TargetArgs;
+use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed, fsutil, loads};
+use crate::cli::Ctx;
+use crate::device::{self, Device};
+use crate::knob::{ApplyOrder, Domain, KnobValue, Setting, catalogue, discover};
+use crate::store::Store;
+use crate::sysroot::SysRoot;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Journal owner used by `bench` when the caller does not set one.
+pub const OWNER: &str = "bench";
+
+/// A real device under test. Field order matters: on drop, knobs are restored first
+/// ([`Drop`]), then the work directory is removed, then a scratch device is unmounted and
+/// detached.
+pub struct RealDevice {
+    device: Device,
+    root: SysRoot,
+    store: Store,
+    owner: String,
+    label: String,
+    applied: bool,
+    bench: Option<Bencher>,
+    scratch: Option<Scratch>,
+}
+
+/// Opens the real target that `args` name (`--device` or `--scratch`).
+pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
+    crate::signals::install();
+    let opts = options(ctx, args)?;
+    let dev = if args.scratch {
+        RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
+    } else if let Some(d) = &args.device {
+        RealDevice::device(ctx.store()?, &ctx.root, d, args.dir.as_deref(), opts)?
+    } else {
+        return Err(Error::BadInput("give --device, --scratch or --sim".into()));
+    };
+    Ok(Box::new(dev))
+}
+
+/// [`BenchOptions`] from the command line.
+pub fn options(ctx: &Ctx, args: &TargetArgs) -> Result<BenchOptions> {
+    let mut o = BenchOptions::new()?;
+    o.job_scale = args.job_scale;
+    o.job_command = args.job.clone();
+    o.drop_caches = args.drop_caches;
+    o.other_dir = args.other_dir.clone();
+    o.proc_root = ctx.root.proc.clone();
+    if !(args.lead.is_finite() && (0.0..=60.0).contains(&args.lead)) {
+        return Err(Error::BadInput(format!(
+            "--lead '{}': must be 0–60 s",
+            args.lead
+        )));
+    }
+    o.lead = Duration::from_secs_f64(args.lead);
+    if args.load_mib == 0 {
+        return Err(Error::BadInput("--load-mib '0': must be at least 1".into()));
+    }
+    o.sizes = o.sizes.with_mib(args.load_mib);
+    Ok(o)
+}
+
+impl RealDevice {
+    /// `--scratch`: a loop device big enough for the job and the loads (at least
+    /// [`SCRATCH_MIB`]), measured, then removed on drop.
+    pub fn scratch(store: Store, root: &SysRoot, opts: BenchOptions) -> Result<RealDevice> {
+        let need: u64 = Load::ALL
+            .iter()
+            .map(|&l| loads::bytes_needed(l, &opts.sizes))
+            .sum::<u64>()
+            >> 20;
+        let scratch = Scratch::create(SCRATCH_MIB.max(need * 3 / 2 + 128))?;
+        let name = scratch.device_name();
+        let device = device::find(root, &name)?;
+        let bench = Bencher::new(scratch.mount_point(), opts)?;
+        Ok(RealDevice {
+            label: format!("{name} (scratch)"),
+            device,
+            root: root.clone(),
+            store,
+            owner: OWNER.to_string(),
+            applied: false,
+            bench: Some(bench),
+            scratch: Some(scratch),
+        })
+    }
+
+    /// `--device D [--dir DIR]`: DIR must be on D (or one of its partitions); without it, the
+    /// first writable mounted filesystem of D is used. Errors (exit 2): unknown device, no
+    /// writable filesystem, DIR not on D.
+    pub fn device(
+        store: Store,
+        root: &SysRoot,
+        name: &str,
+        dir: Option<&Path>,
+        opts: BenchOptions,
+    ) -> Result<RealDevice> {
+        let device = device::find(root, name)?;
+        let target = match dir {
+            Some(d) => {
+                check_on_device(root, &device, d)?;
+                d.to_path_buf()
+            }
+            None => device
+                .mounts
+                .iter()
+                .find(|m| m.writable)
+                .map(|m| m.target.clone())
+                .ok_or_else(|| {
+                    Error::BadInput(format!(
+                        "{}: no writable mounted filesystem; mount one or give --dir DIR on it",
+                        device.name
+                    ))
+                })?,
+        };
+        let bench = Bencher::new(&target, opts)?;
+        Ok(RealDevice {
+            label: device.name.clone(),
+            device,
+            root: root.clone(),
+            store,
+            owner: OWNER.to_string(),
+            applied: false,
+            bench: Some(bench),
+            scratch: None,
+        })
+    }
+
+    /// Sets the journal owner (`"bench"` by default; a tune passes `"tune:<id>"`).
+    pub fn set_owner(&mut self, owner: &str) {
+        self.owner = owner.to_string();
+    }
+
+    /// The device measured.
+    pub fn device_info(&self) -> &Device {
+        &self.device
+    }
+
+    /// The work directory of the runs.
+    pub fn work_dir(&self) -> Option<&Path> {
+        self.bench.as_ref().map(|b| b.work_dir())
+    }
+
+    /// The scratch mount point, for `--scratch`.
+    pub fn scratch_mount(&self) -> Option<&Path> {
+        self.scratch.as_ref().map(|s| s.mount_point())
+    }
+
+    fn bench(&mut self) -> Result<&mut Bencher> {
+        self.bench
+            .as_mut()
+            .ok_or_else(|| Error::Failed("the testbed is closed".into()))
+    }
+}
+
+/// Checks that `dir` is a directory on `device` or one of its partitions, comparing `st_dev`
+/// with `<sys>/dev/block/MAJ:MIN` (a partition's sysfs directory sits inside its disk's).
+pub fn check_on_device(root: &SysRoot, device: &Device, dir: &Path) -> Result<()> {
+    if !dir.is_dir() {
+        return Err(Error::BadInput(format!(
+            "--dir {}: not a directory",
+            dir.display()
+        )));
+    }
+    let (maj, min) = fsutil::dev_of(dir)?;
+    let disk = std::fs::canonicalize(root.block_dev(&device.name)).ok();
+    let holder = std::fs::canonicalize(root.sys.join(format!("dev/block/{maj}:{min}"))).ok();
+    let on = match (&holder, &disk) {
+        (Some(h), Some(d)) => h == d || h.parent() == Some(d.as_path()),
+        _ => format!("{maj}:{min}") == device.dev,
+    };
+    if !on {
+        return Err(Error::BadInput(format!(
+            "--dir {}: is on device {maj}:{min}{}, not on {} ({})",
+            dir.display(),
+            holder
+                .as_deref()
+                .and_then(|h| h.file_name())
+                .map(|n| format!(" ({})", n.to_string_lossy()))
+                .unwrap_or_default(),
+            device.name,
+            device.dev
+        )));
+    }
+    Ok(())
+}
+
+impl Testbed for RealDevice {
+    fn target(&self) -> TargetInfo {
+        TargetInfo {
+            label: self.label.clone(),
+            identity: self.device.identity.clone(),
+            kernel: device::kernel_release(),
+        }
+    }
+
+    /// The device's knobs: `scheduler` (the offered ones), the known integer `queue/` knobs
+    /// (current value as default), and the known `iosched/` knobs of every offered scheduler
+    /// (see [`space_of`]). Host-wide vm knobs are left to policies.
+    fn space(&self) -> Vec<SpaceKnob> {
+        space_of(&self.root, &self.device)
+    }
+
+    fn apply(&mut self, setting: &Setting) -> Result<()> {
+        self.applied = true;
+        crate::knob::apply::apply(
+            &mut self.store,
+            &self.root,
+            &self.device,
+            setting,
+            &self.owner,
+        )
+    }
+
+    fn run(&mut self, load: Load) -> Result<Run> {
+        self.bench()?.run(load)
+    }
+
+    fn sizes(&self) -> serde_json::Value {
+        self.bench
+            .as_ref()
+            .map(|b| b.sizes())
+            .unwrap_or(serde_json::Value::Null)
+    }
+
+    fn restore(&mut self) -> Result<()> {
+        crate::knob::apply::restore(
+            &mut self.store,
+            &self.root,
+            Some(&self.device.name),
+            Some(&self.owner),
+        )?;
+        self.applied = false;
+        Ok(())
+    }
+
+    /// Checks every load is available before the first run (so a missing dbench or
+    /// `--other-dir` fails up front), then runs them run-major like the default.
+    fn measure(&mut self, loads: &[Load], runs: u32) -> Result<Vec<Run>> {
+        self.bench()?.check(loads)?;
+        let mut out = Vec::with_capacity(loads.len() * runs as usize);
+        for _ in 0..runs {
+            for &load in loads {
+                out.push(self.run(load)?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for RealDevice {
+    /// Restores knobs this testbed changed (a scratch device must not leave open journal entries
+    /// for a loop device that is about to vanish), then lets the work directory and scratch go.
+    fn drop(&mut self) {
+        if self.applied
+            && let Err(e) = self.restore()
+        {
+            tracing::error!("{}: restoring knobs failed: {e}", self.device.name);
+        }
+        self.bench = None;
+        self.scratch = None;
+    }
+}
+
+/// The search space of `device` as discovered now (see [`Testbed::space`] of [`RealDevice`]).
+/// `iosched/` knobs of the active scheduler default to their current values; those of the
+/// other offered schedulers to the kernel default the catalogue gives ("default N" in its note,
+/// which is what a switch to that scheduler sets); catalogue knobs without one are left out.
+/// Knobs discovery does not know (no catalogue entry) are left out: no safe bounds.
+pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
+    let knobs = match discover::device_knobs(root, &device.name) {
+        Ok(k) => k,
+        Err(e) => {
+            tracing::warn!("{}: knob discovery failed: {e}", device.name);
+            Vec::new()
+        }
+    };
+    let mut v: Vec<SpaceKnob> = Vec::new();
+    for k in &knobs {
+        if k.order == ApplyOrder::Scheduler || (k.known && k.order != ApplyOrder::Iosched) {
+            v.push(SpaceKnob {
+                name: k.name.clone(),
+                domain: k.domain.clone(),
+                default: k.current.clone(),
+                schedulers: None,
+            });
+        }
+    }
+    for sched in device.schedulers.iter().filter(|s| s.as_str() != "none") {
+        for fact in catalogue::FACTS
+            .iter()
+            .filter(|f| f.scheduler == Some(sched.as_str()))
+        {
+            let current = knobs
+                .iter()
+                .find(|k| k.name == fact.name && k.scheduler.as_deref() == Some(sched.as_str()));
+            let Some(default) = current
+                .map(|k| k.current.clone())
+                .or_else(|| catalogue_default(fact.note).map(KnobValue::Int))
+            else {
+                continue;
+            };
+            match v.iter_mut().find(|s| s.name == fact.name) {
+                Some(existing) => {
+                    if let Some(list) = existing.schedulers.as_mut() {
+                        list.push(sched.clone());
+                    }
+                }
+                None => v.push(SpaceKnob {
+                    name: fact.name.to_string(),
+                    domain: Domain::Int {
+                        min: fact.min,
+                        max: fact.max,
+                    },
+                    default,
+                    schedulers: Some(vec![sched.clone()]),
+                }),
+            }
+        }
+    }
+    v
+}
+
+/// The leading "default N" of a catalogue note, e.g. `default 16; kernel clamps below 0`.
+fn catalogue_default(note: &str) -> Option<i64> {
+    note.strip_prefix("default ")?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Where a scratch device's backing file lives (for messages).
+pub fn scratch_backing(dev: &RealDevice) -> Option<PathBuf> {
+    dev.scratch.as_ref().map(|s| s.backing_file().to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_defaults_parse() {
+        assert_eq!(
+            catalogue_default("default 16; kernel clamps below 0"),
+            Some(16)
+        );
+        assert_eq!(
+            catalogue_default("default 500 (HZ/2); kept in jiffies"),
+            Some(500)
+        );
+        assert_eq!(catalogue_default("0 = auto"), None);
+        assert_eq!(catalogue_default("reset to nr_requests"), None);
+    }
+}

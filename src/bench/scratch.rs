@@ -1,0 +1,228 @@
+//! `--scratch`: a throwaway file-backed loop device with ext4, mounted under a temporary
+//! directory; the zero-configuration real device.
+//!
+//! [`Scratch`] is a guard. Dropping it (normal end, error, panic unwinding, or the
+//! [`crate::Error::Interrupted`] path taken after Ctrl-C/SIGTERM) kills any process
+//! still using the mount, unmounts it (retrying, then lazily as a last resort), detaches the
+//! loop device and removes the backing file. SIGKILL cannot be caught: after `kill -9` of
+//! sweetspot the loop device, the mount and the backing file under `$TMPDIR/sweetspot-scratch-*`
+//! remain (loads die with it only if they were killed too); `losetup -a` shows them and
+//! `umount`, `losetup -d` and `rm` remove them.
+
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Default size of the backing file, MiB (sparse: only written blocks take space).
+pub const SCRATCH_MIB: u64 = 1024;
+
+/// A mounted scratch loop device (see the module docs).
+#[derive(Debug)]
+pub struct Scratch {
+    dir: Option<tempfile::TempDir>,
+    backing: PathBuf,
+    mnt: PathBuf,
+    loop_dev: Option<PathBuf>,
+    mounted: bool,
+}
+
+impl Scratch {
+    /// Creates a `size_mib` MiB sparse backing file in a new `$TMPDIR/sweetspot-scratch-*`
+    /// directory, attaches it (`losetup -f --show`), makes ext4 on it (`mkfs.ext4 -q`, inode
+    /// tables initialised now, so no lazy-init writes disturb the runs) and mounts it.
+    /// Errors: not root, too little free space (says how much is needed), a failing tool.
+    /// Whatever was made before an error is removed again.
+    pub fn create(size_mib: u64) -> Result<Scratch> {
+        if !nix::unistd::geteuid().is_root() {
+            return Err(Error::BadInput(
+                "--scratch needs root (losetup, mkfs.ext4, mount)".into(),
+            ));
+        }
+        let tmp = std::env::temp_dir();
+        crate::bench::fsutil::check_space(&tmp, size_mib << 20, "the --scratch backing file")?;
+        let dir = tempfile::Builder::new()
+            .prefix("sweetspot-scratch-")
+            .tempdir()
+            .map_err(|e| Error::io(format!("creating a directory in {}", tmp.display()), e))?;
+        let backing = dir.path().join("backing.img");
+        let mnt = dir.path().join("mnt");
+        let mut s = Scratch {
+            dir: Some(dir),
+            backing,
+            mnt,
+            loop_dev: None,
+            mounted: false,
+        };
+        std::fs::create_dir(&s.mnt)
+            .map_err(|e| Error::io(format!("creating {}", s.mnt.display()), e))?;
+        let f = std::fs::File::create(&s.backing)
+            .map_err(|e| Error::io(format!("creating {}", s.backing.display()), e))?;
+        f.set_len(size_mib << 20)
+            .map_err(|e| Error::io(format!("sizing {}", s.backing.display()), e))?;
+        drop(f);
+        let out = tool(
+            "losetup",
+            &["-f".as_ref(), "--show".as_ref(), s.backing.as_os_str()],
+        )?;
+        s.loop_dev = Some(PathBuf::from(out.trim()));
+        let dev = s.loop_dev.clone().unwrap_or_default();
+        tool(
+            "mkfs.ext4",
+            &[
+                "-q".as_ref(),
+                "-E".as_ref(),
+                "lazy_itable_init=0,lazy_journal_init=0".as_ref(),
+                dev.as_os_str(),
+            ],
+        )?;
+        nix::mount::mount(
+            Some(&dev),
+            &s.mnt,
+            Some("ext4"),
+            nix::mount::MsFlags::empty(),
+            None::<&str>,
+        )
+        .map_err(|e| {
+            Error::io(
+                format!("mounting {} on {}", dev.display(), s.mnt.display()),
+                e.into(),
+            )
+        })?;
+        s.mounted = true;
+        tracing::info!(
+            "scratch: {} on {} ({size_mib} MiB)",
+            dev.display(),
+            s.mnt.display()
+        );
+        Ok(s)
+    }
+
+    /// Where the scratch filesystem is mounted.
+    pub fn mount_point(&self) -> &Path {
+        &self.mnt
+    }
+
+    /// The loop device's kernel name, e.g. `loop3`.
+    pub fn device_name(&self) -> String {
+        self.loop_dev
+            .as_deref()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// The backing file.
+    pub fn backing_file(&self) -> &Path {
+        &self.backing
+    }
+
+    /// Kills strays, unmounts, detaches and removes; each step is attempted even when an earlier
+    /// one failed. Returns the first failure.
+    pub fn cleanup(&mut self) -> Result<()> {
+        let mut first: Option<Error> = None;
+        if self.mounted {
+            kill_users(&self.mnt);
+            match unmount(&self.mnt) {
+                Ok(()) => self.mounted = false,
+                Err(e) => first = first.or(Some(e)),
+            }
+        }
+        if let Some(dev) = self.loop_dev.take()
+            && let Err(e) = tool("losetup", &["-d".as_ref(), dev.as_os_str()])
+        {
+            first = first.or(Some(e));
+        }
+        if let Some(dir) = self.dir.take()
+            && !self.mounted
+            && let Err(e) = dir.close()
+        {
+            first = first.or(Some(Error::io("removing the scratch directory", e)));
+        }
+        match first {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Err(e) = self.cleanup() {
+            tracing::error!("scratch cleanup: {e}");
+        }
+    }
+}
+
+/// Runs an external tool; a non-zero exit is an error with its stderr.
+fn tool(name: &str, args: &[&std::ffi::OsStr]) -> Result<String> {
+    let out = Command::new(name)
+        .args(args)
+        .output()
+        .map_err(|e| Error::io(format!("running {name} (is it installed?)"), e))?;
+    if !out.status.success() {
+        return Err(Error::Failed(format!(
+            "{name} {}: {}",
+            args.iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `umount`, retried for up to 2 s while busy, then lazily (`MNT_DETACH`) as a last resort.
+fn unmount(mnt: &Path) -> Result<()> {
+    use nix::mount::{MntFlags, umount2};
+    let mut last = nix::errno::Errno::UnknownErrno;
+    for _ in 0..20 {
+        match umount2(mnt, MntFlags::empty()) {
+            Ok(()) => return Ok(()),
+            Err(nix::errno::Errno::EINVAL) => return Ok(()), // not mounted
+            Err(e) => last = e,
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tracing::warn!("{}: busy ({last}); detaching lazily", mnt.display());
+    umount2(mnt, MntFlags::MNT_DETACH)
+        .map_err(|e| Error::io(format!("unmounting {}", mnt.display()), e.into()))
+}
+
+/// SIGKILLs every other process whose cwd or an open file is under `mnt` (stray loads), and
+/// reaps those that are our children.
+fn kill_users(mnt: &Path) {
+    let me = std::process::id() as i32;
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let mut killed = Vec::new();
+    for pid in rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
+        if pid == me {
+            continue;
+        }
+        let base = PathBuf::from(format!("/proc/{pid}"));
+        let uses = |l: PathBuf| std::fs::read_link(l).is_ok_and(|t| t.starts_with(mnt));
+        let fds = std::fs::read_dir(base.join("fd"))
+            .map(|r| r.flatten().any(|e| uses(e.path())))
+            .unwrap_or(false);
+        if uses(base.join("cwd")) || fds {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            killed.push(pid);
+        }
+    }
+    if !killed.is_empty() {
+        tracing::warn!("scratch: killed stray processes {killed:?}");
+        std::thread::sleep(Duration::from_millis(100));
+        for p in killed {
+            let _ = nix::sys::wait::waitpid(
+                nix::unistd::Pid::from_raw(p),
+                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+            );
+        }
+    }
+}
