@@ -3,7 +3,9 @@
 
 use super::Ctx;
 use crate::Result;
-use crate::bench::target::{self, TargetArgs};
+use crate::bench::real::{self, RealDevice};
+use crate::bench::sim::SimDevice;
+use crate::bench::target::TargetArgs;
 use crate::tune::policy;
 use crate::tune::report;
 use crate::tune::run::{self, Request};
@@ -39,21 +41,30 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR))?;
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
-    let zoned = match &args.target.device {
-        Some(d) => Some(crate::device::find(&ctx.root, d)?.zoned),
-        None => None,
-    };
-    let mut tb = target::open(ctx, &args.target)?;
+    let seed = args.target.seed.unwrap_or(0);
     let req = Request {
         policy: &pol,
         budget: args.budget,
-        seed: args.target.seed.unwrap_or(0),
+        seed,
         apply: args.apply,
-        device: args.target.device.clone(),
-        zoned,
         quiet: ctx.quiet || args.json,
     };
-    let rep = run::tune(&store, &ctx.db, tb.as_mut(), &req)?;
+    let t = &args.target;
+    let rep = if let Some(path) = &t.sim {
+        let mut sim = SimDevice::open(path, seed)?;
+        run::tune(&store, &ctx.db, &mut sim, &req)?
+    } else {
+        crate::signals::install();
+        let opts = real::options(ctx, t)?;
+        let mut dev = if t.scratch {
+            RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
+        } else if let Some(d) = &t.device {
+            RealDevice::device(ctx.store()?, &ctx.root, d, t.dir.as_deref(), opts)?
+        } else {
+            return Err(crate::Error::BadInput("give --device, --scratch or --sim".into()));
+        };
+        run::tune(&store, &ctx.db, &mut dev, &req)?
+    };
     if args.json {
         super::print_json(&rep)
     } else {

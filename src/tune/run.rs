@@ -97,6 +97,18 @@ pub fn recover(store: &mut Store, root: &SysRoot) -> Result<usize> {
             continue;
         }
         if let Some(dev) = &t.device {
+            if crate::device::find(root, dev).is_err() {
+                tracing::warn!(
+                    "tune {} on {} was killed (pid {}); its device {dev} is gone (a scratch \
+                     device?), nothing to restore",
+                    t.id,
+                    t.target,
+                    t.pid
+                );
+                store.finish_tune(t.id, "recovered")?;
+                n += 1;
+                continue;
+            }
             let owner = format!("tune:{}", t.id);
             let k = crate::knob::apply::restore(store, root, Some(dev), Some(&owner))?;
             tracing::warn!(
@@ -110,6 +122,34 @@ pub fn recover(store: &mut Store, root: &SysRoot) -> Result<usize> {
         n += 1;
     }
     Ok(n)
+}
+
+/// A testbed a tune can own: it journals under `tune:<id>` and names its kernel device.
+pub trait TuneTarget: Testbed {
+    /// Sets the journal owner (`tune:<id>`), so restore touches only this tune's entries.
+    fn set_owner(&mut self, _owner: &str) {}
+    /// Kernel device name (for the tunes row and recovery); `None` for a simulation.
+    fn device_name(&self) -> Option<String> {
+        None
+    }
+    /// `queue/zoned` of the device, if real.
+    fn zoned(&self) -> Option<String> {
+        None
+    }
+}
+
+impl TuneTarget for crate::bench::sim::SimDevice {}
+
+impl TuneTarget for crate::bench::real::RealDevice {
+    fn set_owner(&mut self, owner: &str) {
+        crate::bench::real::RealDevice::set_owner(self, owner);
+    }
+    fn device_name(&self) -> Option<String> {
+        Some(self.device_info().name.clone())
+    }
+    fn zoned(&self) -> Option<String> {
+        Some(self.device_info().zoned.clone())
+    }
 }
 
 /// Writes trials and runs to the store as they finish.
@@ -140,26 +180,23 @@ pub struct Request<'a> {
     pub seed: u64,
     /// Leave a significant sweet spot applied.
     pub apply: bool,
-    /// Kernel device name for the tunes row and recovery (None for a sim).
-    pub device: Option<String>,
-    /// `queue/zoned` of the device.
-    pub zoned: Option<String>,
     /// No log lines or progress bar.
     pub quiet: bool,
 }
 
 /// Runs a whole tune on `testbed` and stores it. On any error, and on Ctrl-C/SIGTERM, the
 /// testbed is restored and the tune marked `interrupted`/`failed`; finished trials stay.
-pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) -> Result<Report> {
+pub fn tune(store: &Store, db: &Path, testbed: &mut dyn TuneTarget, req: &Request) -> Result<Report> {
     let target = testbed.target();
-    let space = Space::build(&testbed.space(), req.policy, req.zoned.as_deref())?;
+    let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
     crate::tune::config(req.policy, req.budget, req.seed)?;
     for k in &space.skipped {
         tracing::info!("policy knob {k} does not exist on {}; skipped", target.label);
     }
     let _lock = lock_device(db, &target)?;
     store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
-    let tune_id = store.insert_tune(&target, req.device.as_deref(), &req.policy.name)?;
+    let tune_id = store.insert_tune(&target, testbed.device_name().as_deref(), &req.policy.name)?;
+    testbed.set_owner(&format!("tune:{tune_id}"));
     let mut rec = StoreRecorder {
         store,
         target: target.clone(),
@@ -174,7 +211,7 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         .unwrap_or_else(|| Path::new("."))
         .join(format!("checkpoints/tune-{tune_id}.json"));
     let res = optimise(
-        testbed,
+        &mut *testbed,
         &space,
         req.policy,
         &mut rec,
