@@ -145,8 +145,16 @@ impl Relaxed<'_> {
         let x: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
         (0..self.s.space.len())
             .min_by(|&a, &b| {
-                let da: f64 = self.s.space.coords[a].iter().zip(&x).map(|(p, q)| (p - q).powi(2)).sum();
-                let db: f64 = self.s.space.coords[b].iter().zip(&x).map(|(p, q)| (p - q).powi(2)).sum();
+                let da: f64 = self.s.space.coords[a]
+                    .iter()
+                    .zip(&x)
+                    .map(|(p, q)| (p - q).powi(2))
+                    .sum();
+                let db: f64 = self.s.space.coords[b]
+                    .iter()
+                    .zip(&x)
+                    .map(|(p, q)| (p - q).powi(2))
+                    .sum();
                 da.total_cmp(&db)
             })
             .unwrap()
@@ -265,7 +273,12 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
                 Options {
                     seed,
                     log: std::env::var_os("SHOOTOUT_TRACE").map(|_| {
-                        let labels = s.space.points.iter().map(sweetspot::knob::setting_label).collect();
+                        let labels = s
+                            .space
+                            .points
+                            .iter()
+                            .map(sweetspot::knob::setting_label)
+                            .collect();
                         tune::observe::TrialLog::new(labels, "Ratio".into(), budget as u64, false)
                     }),
                     ..Options::default()
@@ -273,9 +286,20 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
             )
             .expect("tune");
             let v = out.verdict.expect("verdict");
-            let chosen = if v.significant { v.best } else { s.space.default };
+            let chosen = if v.significant {
+                v.best
+            } else {
+                s.space.default
+            };
             if std::env::var_os("SHOOTOUT_TRACE").is_some() {
-                eprintln!("=> {} true {:.3} (opt {:.3}) runs {} : {}", sweetspot::knob::setting_label(&s.space.points[chosen]), s.truth[chosen], s.opt, out.runs, v.reason);
+                eprintln!(
+                    "=> {} true {:.3} (opt {:.3}) runs {} : {}",
+                    sweetspot::knob::setting_label(&s.space.points[chosen]),
+                    s.truth[chosen],
+                    s.opt,
+                    out.runs,
+                    v.reason
+                );
             }
             (chosen, out.runs, v.significant)
         }
@@ -308,7 +332,12 @@ fn evaluate(m: Method, s: &Surf, seeds: u64) -> Row {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
+    let arg = |k: &str| {
+        args.iter()
+            .position(|a| a == k)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let seeds: u64 = arg("--seeds").and_then(|s| s.parse().ok()).unwrap_or(50);
     let only = arg("--only");
     let filter = arg("--surface");
@@ -319,15 +348,18 @@ fn main() {
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .filter(|p| filter.as_ref().is_none_or(|f| p.to_string_lossy().contains(f.as_str())))
+        .filter(|p| {
+            filter
+                .as_ref()
+                .is_none_or(|f| p.to_string_lossy().contains(f.as_str()))
+        })
         .collect();
     files.sort();
     let surfs: Vec<Surf> = files.iter().map(|p| load_surface(p)).collect();
 
     let fixed: Option<u32> = arg("--budget").and_then(|s| s.parse().ok());
-    let budget_for = |s: &Surf| -> u32 {
-        fixed.unwrap_or(if s.space.len() > 20 { 40 } else { 12 })
-    };
+    let budget_for =
+        |s: &Surf| -> u32 { fixed.unwrap_or(if s.space.len() > 20 { 40 } else { 12 }) };
     let k_for = |s: &Surf| -> usize { if s.space.len() > 20 { 20 } else { 7 } };
     let methods = |s: &Surf| -> Vec<Method> {
         vec![
@@ -338,12 +370,19 @@ fn main() {
             Method::Ours(budget_for(s)),
         ]
     };
-    let keep = |m: &Method| only.as_ref().is_none_or(|o| m.name().starts_with(o.as_str()));
+    let keep = |m: &Method| {
+        only.as_ref()
+            .is_none_or(|o| m.name().starts_with(o.as_str()))
+    };
 
     println!("## Shoot-out: {seeds} seeds per surface\n");
     println!("success = chosen setting's true io_load Ratio within 5% of the true optimum;");
-    println!("runs = load runs per tune (no_load included); claims = answers other than the default");
-    println!("(for ours: significant verdicts; on a flat surface every claim is a false positive).\n");
+    println!(
+        "runs = load runs per tune (no_load included); claims = answers other than the default"
+    );
+    println!(
+        "(for ours: significant verdicts; on a flat surface every claim is a false positive).\n"
+    );
     println!("| surface | points | method | success | mean runs | claims |");
     println!("|---|---:|---|---:|---:|---:|");
     let t0 = std::time::Instant::now();
@@ -381,7 +420,11 @@ fn main() {
             ms.push((Method::Anneal(k), format!("k={k}")));
             ms.push((Method::NelderMead(k), format!("k={k}")));
         }
-        let bs: &[u32] = if big { &[24, 32, 40, 60] } else { &[10, 12, 14, 20] };
+        let bs: &[u32] = if big {
+            &[24, 32, 40, 60]
+        } else {
+            &[10, 12, 14, 20]
+        };
         for &b in bs {
             ms.push((Method::Ours(b), format!("budget={b}")));
         }

@@ -471,7 +471,13 @@ pub fn pooled_variance(groups: &[Vec<f64>]) -> Option<(f64, f64)> {
 /// when the sd of one difference, `sd_d`, is estimated from a larger pool with `df` degrees of
 /// freedom (a pooled-variance t-test: se = sd_d / √n). `None` for an empty or non-finite `d`.
 pub fn paired_less_pooled(d: &[f64], sd_d: f64, df: f64) -> Option<OneSided> {
-    if d.is_empty() || d.iter().any(|x| !x.is_finite()) || !(sd_d >= 0.0) || !(df > 0.0) {
+    if d.is_empty()
+        || d.iter().any(|x| !x.is_finite())
+        || sd_d.is_nan()
+        || sd_d < 0.0
+        || df.is_nan()
+        || df <= 0.0
+    {
         return None;
     }
     one_sided(mean(d), sd_d / (d.len() as f64).sqrt(), df)
@@ -484,8 +490,9 @@ mod pooled_tests {
     #[test]
     fn pooled_variance_weights_by_df() {
         // Variances 1 (df 2) and 4 (df 1): (2·1 + 1·4) / 3 = 2.
-        let (v, df) = pooled_variance(&[vec![1.0, 2.0, 3.0], vec![0.0, 2.0 * 2f64.sqrt()], vec![5.0]])
-            .unwrap();
+        let (v, df) =
+            pooled_variance(&[vec![1.0, 2.0, 3.0], vec![0.0, 2.0 * 2f64.sqrt()], vec![5.0]])
+                .unwrap();
         assert!((v - 2.0).abs() < 1e-12, "{v}");
         assert_eq!(df, 3.0);
         assert!(pooled_variance(&[vec![1.0]]).is_none());

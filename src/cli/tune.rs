@@ -61,7 +61,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         } else if let Some(d) = &t.device {
             RealDevice::device(ctx.store()?, &ctx.root, d, t.dir.as_deref(), opts)?
         } else {
-            return Err(crate::Error::BadInput("give --device, --scratch or --sim".into()));
+            return Err(crate::Error::BadInput(
+                "give --device, --scratch or --sim".into(),
+            ));
         };
         run::tune(&store, &ctx.db, &mut dev, &req)?
     };

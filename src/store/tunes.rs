@@ -117,7 +117,9 @@ impl Store {
         let mut st = self.conn().prepare(&format!(
             "SELECT {TUNE_COLS} FROM tunes WHERE status = 'running' ORDER BY id"
         ))?;
-        let rows = st.query_map([], tune_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        let rows = st
+            .query_map([], tune_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }
 
@@ -187,20 +189,22 @@ impl Store {
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         raw.into_iter()
-            .map(|(id, identity, kernel, policy, tune_id, s, d, sig, ev, at)| {
-                Ok(SweetSpotRow {
-                    id,
-                    identity,
-                    kernel,
-                    policy,
-                    tune_id,
-                    setting: serde_json::from_str(&s).map_err(json_err)?,
-                    default_setting: serde_json::from_str(&d).map_err(json_err)?,
-                    significant: sig,
-                    evidence: serde_json::from_str(&ev).map_err(json_err)?,
-                    created_at: at,
-                })
-            })
+            .map(
+                |(id, identity, kernel, policy, tune_id, s, d, sig, ev, at)| {
+                    Ok(SweetSpotRow {
+                        id,
+                        identity,
+                        kernel,
+                        policy,
+                        tune_id,
+                        setting: serde_json::from_str(&s).map_err(json_err)?,
+                        default_setting: serde_json::from_str(&d).map_err(json_err)?,
+                        significant: sig,
+                        evidence: serde_json::from_str(&ev).map_err(json_err)?,
+                        created_at: at,
+                    })
+                },
+            )
             .collect()
     }
 }

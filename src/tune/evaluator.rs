@@ -97,7 +97,10 @@ pub fn trial_metrics(runs: &[Run]) -> BTreeMap<(Load, &'static str), f64> {
 pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>) -> Option<f64> {
     match obj {
         Objective::MinRatio { loads } => {
-            let rs: Option<Vec<f64>> = loads.iter().map(|l| m.get(&(*l, "ratio")).copied()).collect();
+            let rs: Option<Vec<f64>> = loads
+                .iter()
+                .map(|l| m.get(&(*l, "ratio")).copied())
+                .collect();
             let rs = rs?;
             Some(stats::geomean(&rs)).filter(|g| g.is_finite() && *g > 0.0)
         }
@@ -107,7 +110,11 @@ pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>)
 
 /// The cost (smaller is better, ln scale) of an objective value.
 pub fn cost_of(obj: &Objective, value: f64) -> f64 {
-    if obj.minimize() { value.ln() } else { -value.ln() }
+    if obj.minimize() {
+        value.ln()
+    } else {
+        -value.ln()
+    }
 }
 
 /// The measuring side of a tune: testbed, space, policy, recorder, and every trial so far.
@@ -229,7 +236,10 @@ impl<'a> Evaluator<'a> {
     /// failed.
     pub fn feasible(&self, point: usize) -> bool {
         let g = self.inner.borrow();
-        if g.trials.iter().any(|t| t.point == point && t.failed.is_some()) {
+        if g.trials
+            .iter()
+            .any(|t| t.point == point && t.failed.is_some())
+        {
             return false;
         }
         if point == g.space.default {
@@ -255,7 +265,10 @@ impl<'a> Evaluator<'a> {
 /// Means over all trials of `point` of each (load, metric).
 pub fn mean_metrics(trials: &[Trial], point: usize) -> BTreeMap<(Load, &'static str), f64> {
     let mut acc: BTreeMap<(Load, &'static str), Vec<f64>> = BTreeMap::new();
-    for t in trials.iter().filter(|t| t.point == point && t.failed.is_none()) {
+    for t in trials
+        .iter()
+        .filter(|t| t.point == point && t.failed.is_none())
+    {
         for (k, v) in trial_metrics(&t.runs) {
             acc.entry(k).or_default().push(v);
         }
@@ -275,7 +288,11 @@ fn penalty(inner: &Inner, m: &BTreeMap<(Load, &'static str), f64>) -> f64 {
             continue;
         }
         let bound = (g.factor * d).ln();
-        let v = if g.at_least { bound - x.ln() } else { x.ln() - bound };
+        let v = if g.at_least {
+            bound - x.ln()
+        } else {
+            x.ln() - bound
+        };
         p += GUARD_PENALTY + 4.0 * v.max(0.0);
     }
     p

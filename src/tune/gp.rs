@@ -2,18 +2,21 @@
 //! fitted noise term, and expected improvement.
 //!
 //! - Kernel: Matérn 5/2 (Rasmussen & Williams 2006, eq. 4.17), the usual choice for Bayesian
-//!   optimisation (Snoek, Larochelle & Adams 2012). Its length scale and amplitude are fitted
-//!   by friedrich (ADAM on the marginal likelihood).
-//! - Noise: friedrich rescales kernel and noise together, keeping their ratio, so the ratio is
-//!   fitted here by profile likelihood: one fit per ratio in [`NOISE_RATIOS`], the most likely
-//!   model wins. Repeated trials of one setting are separate observations, so the noise term is
-//!   what the model learns from replicates.
+//!   optimisation (Snoek, Larochelle & Adams 2012), unit amplitude on standardised outputs.
+//! - Length scale and noise are fitted by maximum marginal likelihood (friedrich's
+//!   `likelihood`) over the grid [`LENGTH_SCALES`] × [`NOISE_RATIOS`]: with a handful of
+//!   observations a grid is more robust than friedrich's gradient fit, which (for Matérn 5/2)
+//!   drifted to a white-noise model here. Repeated trials of one setting are separate
+//!   observations, so the noise term is what the model learns from replicates.
 //! - Outputs are standardised (mean 0, sd 1) before fitting, and predictions scaled back.
 
 use friedrich::gaussian_process::GaussianProcess;
 use friedrich::kernel::Matern2;
 use friedrich::prior::ConstantPrior;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
+
+/// Length scales tried (coordinates span [0, 1]).
+pub const LENGTH_SCALES: [f64; 6] = [0.08, 0.15, 0.25, 0.4, 0.7, 1.2];
 
 /// Noise sd / output sd ratios tried when fitting the noise term.
 pub const NOISE_RATIOS: [f64; 6] = [0.05, 0.1, 0.2, 0.35, 0.6, 1.0];
@@ -37,23 +40,25 @@ pub fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Predi
     }
     let m = crate::stats::mean(y);
     let s = crate::stats::variance(y).sqrt();
-    if !(s > 1e-12) {
+    if s.is_nan() || s <= 1e-12 {
         return None;
     }
     let yn: Vec<f64> = y.iter().map(|v| (v - m) / s).collect();
     let mut best: Option<(f64, GaussianProcess<Matern2, ConstantPrior>)> = None;
-    for r in NOISE_RATIOS {
-        let gp = GaussianProcess::builder(x.to_vec(), yn.clone())
-            .set_kernel(Matern2::default())
-            .set_prior(ConstantPrior::new(0.0))
-            .set_noise(r)
-            .set_cholesky_epsilon(Some(1e-9))
-            .set_fit_parameters(60, 0.02)
-            .fit_kernel()
-            .train();
-        let l = gp.likelihood();
-        if l.is_finite() && best.as_ref().is_none_or(|(bl, _)| l > *bl) {
-            best = Some((l, gp));
+    for ls in LENGTH_SCALES {
+        for r in NOISE_RATIOS {
+            let gp = GaussianProcess::new(
+                ConstantPrior::new(0.0),
+                Matern2::new(ls, 1.0),
+                r,
+                Some(1e-9),
+                x.to_vec(),
+                yn.clone(),
+            );
+            let l = gp.likelihood();
+            if l.is_finite() && best.as_ref().is_none_or(|(bl, _)| l > *bl) {
+                best = Some((l, gp));
+            }
         }
     }
     let (_, gp) = best?;

@@ -66,8 +66,14 @@ impl Observe<TuneState> for TrialLog {
             return Ok(());
         };
         let (point, inc) = (point as usize, inc as usize);
-        let value = kv.get("value").and_then(|v| v.get_float()).unwrap_or(f64::NAN);
-        let why = kv.get("why").and_then(|v| v.get_string()).unwrap_or_default();
+        let value = kv
+            .get("value")
+            .and_then(|v| v.get_float())
+            .unwrap_or(f64::NAN);
+        let why = kv
+            .get("why")
+            .and_then(|v| v.get_string())
+            .unwrap_or_default();
         let n = get_u(kv, "trials").unwrap_or(0);
         if value.is_finite() {
             self.values.entry(point).or_default().push(value);

@@ -438,7 +438,11 @@ fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Resul
     let r = o.get_ref();
     let in_policy = |l: Load, s: &Spanned<String>, field: &str| -> Result<Load> {
         if l == Load::NoLoad {
-            return Err(cx.err(&s.span(), field, "no_load has no Ratio or Loads to optimise"));
+            return Err(cx.err(
+                &s.span(),
+                field,
+                "no_load has no Ratio or Loads to optimise",
+            ));
         }
         if !loads.contains(&l) {
             return Err(cx.err(
@@ -452,7 +456,11 @@ fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Resul
     match (&r.minimize, &r.maximize) {
         (Some(m), None) => {
             if m.get_ref() != "ratio" {
-                return Err(cx.err(&m.span(), "objective.minimize", "only \"ratio\" is supported"));
+                return Err(cx.err(
+                    &m.span(),
+                    "objective.minimize",
+                    "only \"ratio\" is supported",
+                ));
             }
             if !loads.contains(&Load::NoLoad) {
                 return Err(cx.err(
@@ -476,7 +484,11 @@ fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Resul
         }
         (None, Some(m)) => {
             if m.get_ref() != "loads" {
-                return Err(cx.err(&m.span(), "objective.maximize", "only \"loads\" is supported"));
+                return Err(cx.err(
+                    &m.span(),
+                    "objective.maximize",
+                    "only \"loads\" is supported",
+                ));
             }
             let Some(s) = &r.load else {
                 return Err(cx.err(&o.span(), "objective.load", "missing: whose Loads"));
@@ -575,7 +587,10 @@ mod tests {
                     [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.fifo_batch]\n";
         let e = parse(text, Path::new("x.toml"), "x", "x").unwrap_err();
         let s = e.to_string();
-        assert!(s.starts_with("x.toml:1: loads[1]: unknown load 'io_lod'"), "{s}");
+        assert!(
+            s.starts_with("x.toml:1: loads[1]: unknown load 'io_lod'"),
+            "{s}"
+        );
         assert_eq!(e.exit_code(), 2);
 
         let text = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\nrunz = 2\n";

@@ -105,7 +105,10 @@ fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
     let ms: Vec<BTreeMap<(Load, &'static str), f64>> =
         trials.iter().map(|t| trial_metrics(&t.runs)).collect();
     let col = |f: &str| -> Option<f64> {
-        let v: Vec<f64> = ms.iter().filter_map(|m| m.get(&(load, f)).copied()).collect();
+        let v: Vec<f64> = ms
+            .iter()
+            .filter_map(|m| m.get(&(load, f)).copied())
+            .collect();
         (!v.is_empty()).then(|| stats::mean(&v))
     };
     LoadMeans {
@@ -146,11 +149,7 @@ pub fn build(
             .filter(|t| t.point == p && t.failed.is_none())
             .collect();
         if check_only && all.len() > 2 {
-            let k = v
-                .as_ref()
-                .and_then(|v| v.pairs)
-                .unwrap_or(0)
-                .min(all.len());
+            let k = v.as_ref().and_then(|v| v.pairs).unwrap_or(0).min(all.len());
             if k >= 2 {
                 return all[all.len() - k..].to_vec();
             }
@@ -161,13 +160,20 @@ pub fn build(
     let dt = of(space.default, ran_check);
     let bt = of(cand, ran_check);
     let mean_val = |ts: &[&Trial]| -> Option<f64> {
-        let x: Vec<f64> = ts.iter().map(|t| t.value).filter(|x| x.is_finite()).collect();
+        let x: Vec<f64> = ts
+            .iter()
+            .map(|t| t.value)
+            .filter(|x| x.is_finite())
+            .collect();
         (!x.is_empty()).then(|| stats::mean(&x))
     };
-    let improvement = v.as_ref().and_then(|v| v.improvement).map(|(r, lo, hi)| Improvement {
-        ratio: r,
-        ci95: [lo, hi],
-    });
+    let improvement = v
+        .as_ref()
+        .and_then(|v| v.improvement)
+        .map(|(r, lo, hi)| Improvement {
+            ratio: r,
+            ci95: [lo, hi],
+        });
     let mut keys: Vec<&String> = default.keys().chain(candidate.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -182,7 +188,10 @@ pub fn build(
         .collect();
     let mut loads = BTreeMap::new();
     for &l in &policy.loads {
-        loads.insert(l.name().to_string(), [load_means(&dt, l), load_means(&bt, l)]);
+        loads.insert(
+            l.name().to_string(),
+            [load_means(&dt, l), load_means(&bt, l)],
+        );
     }
     let mut distinct: Vec<usize> = out.trials.iter().map(|t| t.point).collect();
     distinct.sort_unstable();
@@ -236,7 +245,11 @@ pub fn text(r: &Report) -> String {
             i.ci95[0],
             i.ci95[1]
         )),
-        None => s.push_str(&format!("  {} at the default: {}\n", o.name, opt(o.default, 2))),
+        None => s.push_str(&format!(
+            "  {} at the default: {}\n",
+            o.name,
+            opt(o.default, 2)
+        )),
     }
     s.push_str(&format!("  {}\n", r.reason));
     s.push_str(&format!(
@@ -264,7 +277,12 @@ pub fn text(r: &Report) -> String {
         s.push_str("\n  knob changes:\n");
         for c in &r.changes {
             let f = |v: &Option<KnobValue>| v.as_ref().map_or("-".into(), |v| v.to_string());
-            s.push_str(&format!("    {:<16} {} → {}\n", c.knob, f(&c.from), f(&c.to)));
+            s.push_str(&format!(
+                "    {:<16} {} → {}\n",
+                c.knob,
+                f(&c.from),
+                f(&c.to)
+            ));
         }
     }
     s.push_str(&format!(

@@ -28,16 +28,20 @@ pub fn lock_dir(db: &Path) -> PathBuf {
     if nix::unistd::geteuid().is_root() {
         PathBuf::from("/run/sweetspot/locks")
     } else {
-        db.parent()
-            .unwrap_or_else(|| Path::new("."))
-            .join("locks")
+        db.parent().unwrap_or_else(|| Path::new(".")).join("locks")
     }
 }
 
 fn lock_path(db: &Path, identity: &str) -> PathBuf {
     let safe: String = identity
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     lock_dir(db).join(format!("{safe}.lock"))
 }
@@ -186,12 +190,20 @@ pub struct Request<'a> {
 
 /// Runs a whole tune on `testbed` and stores it. On any error, and on Ctrl-C/SIGTERM, the
 /// testbed is restored and the tune marked `interrupted`/`failed`; finished trials stay.
-pub fn tune(store: &Store, db: &Path, testbed: &mut dyn TuneTarget, req: &Request) -> Result<Report> {
+pub fn tune(
+    store: &Store,
+    db: &Path,
+    testbed: &mut dyn TuneTarget,
+    req: &Request,
+) -> Result<Report> {
     let target = testbed.target();
     let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
     crate::tune::config(req.policy, req.budget, req.seed)?;
     for k in &space.skipped {
-        tracing::info!("policy knob {k} does not exist on {}; skipped", target.label);
+        tracing::info!(
+            "policy knob {k} does not exist on {}; skipped",
+            target.label
+        );
     }
     let _lock = lock_device(db, &target)?;
     store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
@@ -203,7 +215,11 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn TuneTarget, req: &Reques
         sizes: testbed.sizes(),
         tune_id,
     };
-    let labels = space.points.iter().map(crate::knob::setting_label).collect();
+    let labels = space
+        .points
+        .iter()
+        .map(crate::knob::setting_label)
+        .collect();
     let budget = u64::from(req.budget.unwrap_or(req.policy.budget));
     let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet);
     let ckpt = db

@@ -160,7 +160,11 @@ impl BayesOpt {
     }
 
     fn costs(&self, p: usize) -> Vec<f64> {
-        self.obs.iter().filter(|(q, _)| *q == p).map(|(_, c)| *c).collect()
+        self.obs
+            .iter()
+            .filter(|(q, _)| *q == p)
+            .map(|(_, c)| *c)
+            .collect()
     }
 
     fn mean_cost(&self, p: usize) -> Option<f64> {
@@ -187,15 +191,16 @@ impl BayesOpt {
         }
         let mut chosen = vec![self.default];
         for i in 0..n {
-            let target: Vec<f64> = (0..dims)
-                .map(|d| {
-                    let u = self.uniform();
-                    (perms[d][i] as f64 + u) / n as f64
-                })
+            let strata: Vec<usize> = perms.iter().map(|p| p[i]).collect();
+            let target: Vec<f64> = strata
+                .into_iter()
+                .map(|k| (k as f64 + self.uniform()) / n as f64)
                 .collect();
             let best = (0..self.coords.len())
                 .filter(|p| !chosen.contains(p))
-                .min_by(|&a, &b| dist(&self.coords[a], &target).total_cmp(&dist(&self.coords[b], &target)));
+                .min_by(|&a, &b| {
+                    dist(&self.coords[a], &target).total_cmp(&dist(&self.coords[b], &target))
+                });
             if let Some(b) = best {
                 chosen.push(b);
             }
@@ -216,7 +221,12 @@ impl BayesOpt {
     fn pooled_sd(&self) -> Option<(f64, f64)> {
         let mut groups: Vec<Vec<f64>> = self.measured().iter().map(|&p| self.costs(p)).collect();
         for p in [self.default, self.incumbent] {
-            let c: Vec<f64> = self.check_obs.iter().filter(|o| o.0 == p).map(|o| o.1).collect();
+            let c: Vec<f64> = self
+                .check_obs
+                .iter()
+                .filter(|o| o.0 == p)
+                .map(|o| o.1)
+                .collect();
             groups.push(c);
         }
         stats::pooled_variance(&groups).map(|(v, df)| (v.sqrt(), df))
@@ -239,7 +249,11 @@ impl BayesOpt {
         let dims = self.coords.first().map_or(1, Vec::len);
         let n_init = (dims + 2).min(self.coords.len());
         let pred = if measured.len() >= n_init.min(3) {
-            let x: Vec<Vec<f64>> = self.obs.iter().map(|(p, _)| self.coords[*p].clone()).collect();
+            let x: Vec<Vec<f64>> = self
+                .obs
+                .iter()
+                .map(|(p, _)| self.coords[*p].clone())
+                .collect();
             let y: Vec<f64> = self.obs.iter().map(|(_, c)| *c).collect();
             gp::fit_predict(&x, &y, &self.coords)
         } else {
@@ -339,17 +353,27 @@ impl BayesOpt {
 
     /// After the model converged: if the runner-up is within noise of the incumbent, measure
     /// both once more, interleaved (at most [`TOP_CAP`] trials each). True when queued.
-    fn separate_top_two(&mut self, pred: &gp::Prediction, feasible: &dyn Fn(usize) -> bool) -> bool {
+    fn separate_top_two(
+        &mut self,
+        pred: &gp::Prediction,
+        feasible: &dyn Fn(usize) -> bool,
+    ) -> bool {
         let left = self.search_budget().saturating_sub(self.trials);
         if left < 2 {
             return false;
         }
         let inc = self.incumbent;
-        let sd = self.pooled_sd().filter(|(_, df)| *df >= 2.0).map(|(s, _)| s).unwrap_or(0.1);
+        let sd = self
+            .pooled_sd()
+            .filter(|(_, df)| *df >= 2.0)
+            .map(|(s, _)| s)
+            .unwrap_or(0.1);
         let runner = self
             .measured()
             .into_iter()
-            .filter(|&p| p != inc && !self.failed.contains(&p) && (p == self.default || feasible(p)))
+            .filter(|&p| {
+                p != inc && !self.failed.contains(&p) && (p == self.default || feasible(p))
+            })
             .min_by(|&a, &b| pred.mean[a].total_cmp(&pred.mean[b]));
         let Some(r) = runner else { return false };
         let (ni, nr) = (self.costs(inc).len(), self.costs(r).len());
@@ -374,17 +398,30 @@ impl BayesOpt {
 
     /// Makes the measured, feasible setting with the lowest model mean (or, without a model,
     /// the lowest mean cost) the incumbent, and returns it.
-    fn pick_incumbent(&mut self, pred: Option<&gp::Prediction>, feasible: &dyn Fn(usize) -> bool) -> usize {
+    fn pick_incumbent(
+        &mut self,
+        pred: Option<&gp::Prediction>,
+        feasible: &dyn Fn(usize) -> bool,
+    ) -> usize {
         // Conservative score: mean cost plus one standard error, the sd being the larger of
         // the pooled one and the setting's own (noisy settings need more evidence to win).
-        let sd = self.pooled_sd().filter(|(_, df)| *df >= 2.0).map(|(s, _)| s).unwrap_or(0.1);
+        let sd = self
+            .pooled_sd()
+            .filter(|(_, df)| *df >= 2.0)
+            .map(|(s, _)| s)
+            .unwrap_or(0.1);
+        // (Blending in the GP mean was tried; it did not help on the shoot-out surfaces.)
         let _ = pred;
         let score = |p: usize| {
             let c = self.costs(p);
             if c.is_empty() {
                 return f64::INFINITY;
             }
-            let own = if c.len() >= 2 { stats::variance(&c).sqrt() } else { 0.0 };
+            let own = if c.len() >= 2 {
+                stats::variance(&c).sqrt()
+            } else {
+                0.0
+            };
             stats::mean(&c) + sd.max(own) / (c.len() as f64).sqrt()
         };
         let best = self
@@ -406,12 +443,16 @@ impl BayesOpt {
                 improvement: None,
                 p_value: None,
                 pairs: None,
-                reason: format!("keep the default: no significant improvement ({why}; nothing beat the default)"),
+                reason: format!(
+                    "keep the default: no significant improvement ({why}; nothing beat the default)"
+                ),
             });
             return;
         }
         let left = self.cfg.budget.saturating_sub(self.trials) / 2;
-        let n = self.check_size().clamp(self.cfg.check_pairs, left.max(self.cfg.check_pairs));
+        let n = self
+            .check_size()
+            .clamp(self.cfg.check_pairs, left.max(self.cfg.check_pairs));
         let n = n.min(left);
         if n < 2 {
             self.finish(Verdict {
@@ -455,7 +496,8 @@ impl BayesOpt {
         };
         let sd_d = sd * 2f64.sqrt();
         for n in self.cfg.check_pairs..=64 {
-            let t = stats::t_quantile(1.0 - self.cfg.alpha, (n - 1) as f64).unwrap_or(f64::INFINITY);
+            let t =
+                stats::t_quantile(1.0 - self.cfg.alpha, (n - 1) as f64).unwrap_or(f64::INFINITY);
             if (t + 1.2816) * sd_d / (n as f64).sqrt() <= delta {
                 return n;
             }
@@ -465,7 +507,11 @@ impl BayesOpt {
 
     fn conclude(&mut self) {
         let best = self.incumbent;
-        let d: Vec<&(usize, f64, f64)> = self.check_obs.iter().filter(|o| o.0 == self.default).collect();
+        let d: Vec<&(usize, f64, f64)> = self
+            .check_obs
+            .iter()
+            .filter(|o| o.0 == self.default)
+            .collect();
         let b: Vec<&(usize, f64, f64)> = self.check_obs.iter().filter(|o| o.0 == best).collect();
         let n = d.len().min(b.len());
         let dc: Vec<f64> = d[..n].iter().map(|o| o.1).collect();
@@ -474,7 +520,11 @@ impl BayesOpt {
         // never below what the check pairs themselves show.
         let d: Vec<f64> = bc.iter().zip(&dc).map(|(b, d)| b - d).collect();
         let sd_df = self.pooled_sd().map(|(sd, df)| {
-            let own = if d.len() >= 2 { stats::variance(&d).sqrt() } else { 0.0 };
+            let own = if d.len() >= 2 {
+                stats::variance(&d).sqrt()
+            } else {
+                0.0
+            };
             ((sd * 2f64.sqrt()).max(own), df)
         });
         let test = sd_df.and_then(|(sd, df)| stats::paired_less_pooled(&d, sd, df));
@@ -542,8 +592,11 @@ impl BayesOpt {
                     significant: false,
                     improvement: None,
                     p_value: None,
-                pairs: None,
-                    reason: format!("keep the default: a check trial failed ({})", t.failed.clone().unwrap_or_default()),
+                    pairs: None,
+                    reason: format!(
+                        "keep the default: a check trial failed ({})",
+                        t.failed.clone().unwrap_or_default()
+                    ),
                 });
             }
             return;
@@ -557,7 +610,11 @@ impl BayesOpt {
 }
 
 fn dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt()
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// A problem that can measure trials: the tune's [`Evaluator`], or a wrapper in the shoot-out.
@@ -638,9 +695,14 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             if self.phase == Phase::Check {
                 self.conclude();
             }
-            return Ok((state.terminate_with(TerminationReason::SolverConverged), None));
+            return Ok((
+                state.terminate_with(TerminationReason::SolverConverged),
+                None,
+            ));
         };
-        let t = problem.problem("cost_count", |o| o.measure(step.point).map_err(ArgminError::new))?;
+        let t = problem.problem("cost_count", |o| {
+            o.measure(step.point).map_err(ArgminError::new)
+        })?;
         self.observe(&step, &t);
         if self.phase == Phase::Check && self.queue.is_empty() {
             self.conclude();

@@ -77,7 +77,10 @@ pub fn log2_grid(min: i64, max: i64, default: Option<i64>) -> Vec<i64> {
 
 fn int_axis(k: &SpaceKnob, choice: &KnobChoice) -> Result<IntAxis> {
     let Domain::Int { min, max } = k.domain else {
-        return Err(Error::BadInput(format!("knob {} is not an integer knob", k.name)));
+        return Err(Error::BadInput(format!(
+            "knob {} is not an integer knob",
+            k.name
+        )));
     };
     let default = k.default.as_int();
     let values = if let Some(vals) = &choice.values {
@@ -110,8 +113,16 @@ fn int_axis(k: &SpaceKnob, choice: &KnobChoice) -> Result<IntAxis> {
         }
         log2_grid(lo, hi, default)
     };
-    let lo = values.iter().copied().map(pos).fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().map(pos).fold(f64::NEG_INFINITY, f64::max);
+    let lo = values
+        .iter()
+        .copied()
+        .map(pos)
+        .fold(f64::INFINITY, f64::min);
+    let hi = values
+        .iter()
+        .copied()
+        .map(pos)
+        .fold(f64::NEG_INFINITY, f64::max);
     Ok(IntAxis {
         name: k.name.clone(),
         values,
@@ -350,7 +361,10 @@ mod tests {
 
     #[test]
     fn log2_grid_has_bounds_powers_and_default() {
-        assert_eq!(log2_grid(1, 256, Some(32)), vec![1, 2, 4, 8, 16, 32, 64, 128, 256]);
+        assert_eq!(
+            log2_grid(1, 256, Some(32)),
+            vec![1, 2, 4, 8, 16, 32, 64, 128, 256]
+        );
         assert_eq!(log2_grid(0, 10, Some(3)), vec![0, 1, 2, 3, 4, 8, 10]);
         assert_eq!(log2_grid(16, 100, None), vec![16, 32, 64, 100]);
     }
@@ -376,7 +390,11 @@ mod tests {
         let d = &s.points[s.default];
         assert_eq!(d["scheduler"], KnobValue::from("mq-deadline"));
         assert_eq!(d["fifo_batch"], KnobValue::Int(16));
-        assert!(s.coords.iter().all(|c| c.iter().all(|x| (0.0..=1.0).contains(x))));
+        assert!(
+            s.coords
+                .iter()
+                .all(|c| c.iter().all(|x| (0.0..=1.0).contains(x)))
+        );
     }
 
     #[test]
@@ -388,7 +406,11 @@ mod tests {
         ];
         let s = Space::build(&knobs, &q, Some("host-managed")).unwrap();
         assert_eq!(s.len(), 9);
-        assert!(s.points.iter().all(|p| p["scheduler"].as_name() == Some("mq-deadline")));
+        assert!(
+            s.points
+                .iter()
+                .all(|p| p["scheduler"].as_name() == Some("mq-deadline"))
+        );
     }
 
     #[test]
