@@ -23,9 +23,10 @@ use nix::fcntl::{Flock, FlockArg};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-/// Where per-device lock files live: `/run/sweetspot/locks` as root, else `<db dir>/locks`.
-pub fn lock_dir(db: &Path) -> PathBuf {
-    if nix::unistd::geteuid().is_root() {
+/// Where per-device lock files live: `/run/sweetspot/locks` for a real device as root, else
+/// `<db dir>/locks` (a simulated device is private to its database).
+pub fn lock_dir(db: &Path, identity: &str) -> PathBuf {
+    if nix::unistd::geteuid().is_root() && !identity.starts_with("sim:") {
         PathBuf::from("/run/sweetspot/locks")
     } else {
         db.parent().unwrap_or_else(|| Path::new(".")).join("locks")
@@ -43,7 +44,7 @@ fn lock_path(db: &Path, identity: &str) -> PathBuf {
             }
         })
         .collect();
-    lock_dir(db).join(format!("{safe}.lock"))
+    lock_dir(db, identity).join(format!("{safe}.lock"))
 }
 
 /// An exclusive per-device lock, held while the value lives.
