@@ -446,3 +446,63 @@ mod tests {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Added by the optimiser (tune): a paired test whose variance comes from a pooled estimate.
+// ---------------------------------------------------------------------------------------------
+
+/// Pooled within-group variance of several samples (each group: repeats of one setting), with
+/// its degrees of freedom `Σ(nᵢ − 1)`. Groups with fewer than two values add nothing.
+/// `None` when no group has two values or a value is not finite.
+pub fn pooled_variance(groups: &[Vec<f64>]) -> Option<(f64, f64)> {
+    let mut ss = 0.0;
+    let mut df = 0usize;
+    for g in groups.iter().filter(|g| g.len() >= 2) {
+        if g.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        ss += variance(g) * (g.len() - 1) as f64;
+        df += g.len() - 1;
+    }
+    (df > 0).then(|| (ss / df as f64, df as f64))
+}
+
+/// One-sided test of H1: mean(d) < 0 for paired differences `d` (interleaved A B repeats),
+/// when the sd of one difference, `sd_d`, is estimated from a larger pool with `df` degrees of
+/// freedom (a pooled-variance t-test: se = sd_d / √n). `None` for an empty or non-finite `d`.
+pub fn paired_less_pooled(d: &[f64], sd_d: f64, df: f64) -> Option<OneSided> {
+    if d.is_empty()
+        || d.iter().any(|x| !x.is_finite())
+        || sd_d.is_nan()
+        || sd_d < 0.0
+        || df.is_nan()
+        || df <= 0.0
+    {
+        return None;
+    }
+    one_sided(mean(d), sd_d / (d.len() as f64).sqrt(), df)
+}
+
+#[cfg(test)]
+mod pooled_tests {
+    use super::*;
+
+    #[test]
+    fn pooled_variance_weights_by_df() {
+        // Variances 1 (df 2) and 4 (df 1): (2·1 + 1·4) / 3 = 2.
+        let (v, df) =
+            pooled_variance(&[vec![1.0, 2.0, 3.0], vec![0.0, 2.0 * 2f64.sqrt()], vec![5.0]])
+                .unwrap();
+        assert!((v - 2.0).abs() < 1e-12, "{v}");
+        assert_eq!(df, 3.0);
+        assert!(pooled_variance(&[vec![1.0]]).is_none());
+    }
+
+    #[test]
+    fn pooled_paired_test_matches_t() {
+        // mean −0.5, se 1/√4 = 0.5, t = −1, df 10: p = P(T ≤ −1) ≈ 0.1704.
+        let r = paired_less_pooled(&[-0.5, -0.5, -0.5, -0.5], 1.0, 10.0).unwrap();
+        assert!((r.t + 1.0).abs() < 1e-12);
+        assert!((r.p_value - 0.1704).abs() < 1e-3, "{}", r.p_value);
+    }
+}

@@ -1,19 +1,99 @@
-//! `sweetspot history`. Not built yet: filled in by its issue.
+//! `sweetspot history [<DEVICE>] [--json]`: stored tunes, trials and sweet spots.
 
 use super::Ctx;
-use crate::{Error, Result};
+use crate::Result;
+use crate::knob::setting_label;
+use serde::Serialize;
 
 /// Arguments of `sweetspot history`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only this device.
+    /// Only this device: its identity, or a target label (e.g. `sim:seed-...`, `loop0`).
     pub device: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
 
+#[derive(Serialize)]
+struct History {
+    tunes: Vec<crate::store::tunes::TuneRow>,
+    trials: Vec<crate::store::trials::TrialRow>,
+    sweet_spots: Vec<crate::store::tunes::SweetSpotRow>,
+}
+
 /// Runs `sweetspot history`.
-pub fn run(_ctx: &Ctx, _args: &Args) -> Result<()> {
-    Err(Error::Failed("'history' is not built yet".into()))
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    let store = ctx.store()?;
+    let want = |identity: &str, label: &str| {
+        args.device
+            .as_ref()
+            .is_none_or(|d| d == identity || d == label || label.starts_with(&format!("{d} ")))
+    };
+    let h = History {
+        tunes: store
+            .tunes(None)?
+            .into_iter()
+            .filter(|t| want(&t.identity, &t.target))
+            .collect(),
+        trials: store
+            .trials(None)?
+            .into_iter()
+            .filter(|t| want(&t.identity, &t.target))
+            .collect(),
+        sweet_spots: store
+            .sweet_spots(None)?
+            .into_iter()
+            .filter(|s| {
+                let label = s.evidence["target"]["label"].as_str().unwrap_or("");
+                want(&s.identity, label)
+            })
+            .collect(),
+    };
+    if args.json {
+        return super::print_json(&h);
+    }
+    let mut s = String::new();
+    s.push_str("sweet spots:\n");
+    if h.sweet_spots.is_empty() {
+        s.push_str("  (none)\n");
+    }
+    for sp in &h.sweet_spots {
+        let ev = &sp.evidence;
+        let imp = ev["objective"]["improvement"]["ratio"]
+            .as_f64()
+            .map_or(String::new(), |r| format!(", {r:.2}× better"));
+        s.push_str(&format!(
+            "  {} [{}] policy {}: {}{}{}\n",
+            sp.identity,
+            sp.kernel,
+            sp.policy,
+            setting_label(&sp.setting),
+            if sp.significant {
+                ""
+            } else {
+                " (keep the default: no significant improvement)"
+            },
+            imp
+        ));
+    }
+    s.push_str("\ntunes:\n");
+    for t in &h.tunes {
+        let n = h.trials.iter().filter(|x| x.tune_id == Some(t.id)).count();
+        s.push_str(&format!(
+            "  #{:<4} {:<40} policy {:<10} {:<11} {n} trials\n",
+            t.id, t.target, t.policy, t.status
+        ));
+    }
+    s.push_str("\ntrials:\n");
+    for t in &h.trials {
+        s.push_str(&format!(
+            "  #{:<5} tune {:<5} {:<40} {}\n",
+            t.id,
+            t.tune_id.map_or("-".into(), |i| i.to_string()),
+            t.target,
+            setting_label(&t.setting)
+        ));
+    }
+    super::print_out(&s)
 }

@@ -1,17 +1,75 @@
-//! `sweetspot tune`. Not built yet: filled in by its issue.
+//! `sweetspot tune (--device D | --scratch | --sim FILE) [--policy NAME|FILE] [--budget N]
+//! [--seed N] [--apply] [--json]`: find the device's sweet spot for a policy and store it.
 
 use super::Ctx;
-use crate::{Error, Result};
+use crate::Result;
+use crate::bench::real::{self, RealDevice};
+use crate::bench::sim::SimDevice;
+use crate::bench::target::TargetArgs;
+use crate::tune::policy;
+use crate::tune::report;
+use crate::tune::run::{self, Request};
+use std::path::Path;
 
 /// Arguments of `sweetspot tune`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Policy: a built-in name (quick, desktop, throughput), a name in
+    /// /etc/sweetspot/policies/, or a TOML file. Default: quick.
+    #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
+    pub policy: String,
+
+    /// Most trials (search and final check together); overrides the policy's budget.
+    #[arg(long, value_name = "N")]
+    pub budget: Option<u32>,
+
+    /// Leave a significant sweet spot applied (journaled; `restore` undoes it).
+    #[arg(long)]
+    pub apply: bool,
+
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 /// Runs `sweetspot tune`.
-pub fn run(_ctx: &Ctx, _args: &Args) -> Result<()> {
-    Err(Error::Failed("'tune' is not built yet".into()))
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    crate::signals::install();
+    let pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR))?;
+    let mut store = ctx.store()?;
+    crate::tune::recover(&mut store, &ctx.root)?;
+    let seed = args.target.seed.unwrap_or(0);
+    let req = Request {
+        policy: &pol,
+        budget: args.budget,
+        seed,
+        apply: args.apply,
+        quiet: ctx.quiet || args.json,
+    };
+    let t = &args.target;
+    let rep = if let Some(path) = &t.sim {
+        let mut sim = SimDevice::open(path, seed)?;
+        run::tune(&store, &ctx.db, &mut sim, &req)?
+    } else {
+        crate::signals::install();
+        let opts = real::options(ctx, t)?;
+        let mut dev = if t.scratch {
+            RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
+        } else if let Some(d) = &t.device {
+            RealDevice::device(ctx.store()?, &ctx.root, d, t.dir.as_deref(), opts)?
+        } else {
+            return Err(crate::Error::BadInput(
+                "give --device, --scratch or --sim".into(),
+            ));
+        };
+        run::tune(&store, &ctx.db, &mut dev, &req)?
+    };
+    if args.json {
+        super::print_json(&rep)
+    } else {
+        super::print_out(&report::text(&rep))
+    }
 }

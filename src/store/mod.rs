@@ -9,6 +9,7 @@ mod devices;
 pub mod journal;
 mod schema;
 pub mod trials;
+pub mod tunes;
 
 pub use trials::{RunRow, TrialRow};
 

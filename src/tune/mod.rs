@@ -1,1 +1,140 @@
-//! The optimiser loop. Filled in by the Optimiser issue.
+//! The optimiser loop: find a device's sweet spot for a policy.
+//!
+//! ```text
+//! policy ─► space (grid) ─► argmin Executor ─► BayesOpt (our Solver)
+//!                                │                 │ one trial per iteration
+//!                                │                 ▼
+//!                     observers (log, progress)   Evaluator ─► Testbed (sim or real)
+//!                     checkpoint (JSON file)                   Recorder (SQLite)
+//! ```
+//!
+//! - [`policy`]: the TOML policies (built in, `/etc/sweetspot/policies/`, or a path).
+//! - [`space`]: the grid of settings (scheduler as an outer choice, log2 integer grids).
+//! - [`evaluator`]: one trial → its cost, guard rails, failed runs.
+//! - [`gp`]: the Gaussian-process surrogate and expected improvement.
+//! - [`solver`]: [`solver::BayesOpt`], search + intensification + final check.
+//! - [`observe`]: argmin observers (one-line log per trial, progress bar) and checkpointing.
+//! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
+//! - [`report`]: the final report and JSON.
+
+pub mod evaluator;
+pub mod gp;
+pub mod observe;
+pub mod policy;
+pub mod report;
+pub mod run;
+pub mod solver;
+pub mod space;
+
+pub use run::recover;
+
+use crate::bench::Testbed;
+use crate::{Error, Result};
+use argmin::core::{Executor, State};
+use evaluator::{Evaluator, Recorder, Trial};
+use policy::Policy;
+use solver::{BayesOpt, Config, TuneState, Verdict};
+use space::Space;
+
+/// What a finished (or interrupted) optimisation produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Every trial, in order (search and check).
+    pub trials: Vec<Trial>,
+    /// The verdict; `None` when interrupted before the end.
+    pub verdict: Option<Verdict>,
+    /// Load runs spent, no_load included.
+    pub runs: u64,
+    /// The incumbent when the run ended.
+    pub incumbent: usize,
+}
+
+/// Options of one optimisation beyond the policy.
+#[derive(Default)]
+pub struct Options {
+    /// Seed of the design and tie-breaks (the sim's noise has its own seed).
+    pub seed: u64,
+    /// Overrides the policy's budget (trials in all).
+    pub budget: Option<u32>,
+    /// Per-trial log and progress bar.
+    pub log: Option<observe::TrialLog>,
+    /// Where to checkpoint the solver after each trial.
+    pub checkpoint: Option<std::path::PathBuf>,
+}
+
+/// The solver configuration for `policy` with `budget` trials.
+pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config> {
+    let budget = budget.unwrap_or(policy.budget) as usize;
+    let pairs = policy.check_pairs as usize;
+    if budget < 2 * pairs + 2 {
+        return Err(Error::BadInput(format!(
+            "--budget {budget} is too small for policy '{}': the final check alone needs \
+             2 × check_pairs = {} trials, plus at least 2 for the search",
+            policy.name,
+            2 * pairs
+        )));
+    }
+    Ok(Config {
+        budget,
+        check_pairs: pairs,
+        alpha: policy.alpha,
+        min_effect: policy.min_effect,
+        seed,
+        minimize: policy.objective.minimize(),
+    })
+}
+
+/// Runs the optimiser on `testbed` over `space` for `policy`. Trials go to `recorder` as
+/// they finish. Errors: the testbed's and recorder's; [`Error::Interrupted`] when Ctrl-C or
+/// SIGTERM arrived (the trials so far are in the recorder). Does not restore the testbed.
+pub fn optimise(
+    testbed: &mut dyn Testbed,
+    space: &Space,
+    policy: &Policy,
+    recorder: &mut dyn Recorder,
+    opts: Options,
+) -> Result<Outcome> {
+    let cfg = config(policy, opts.budget, opts.seed)?;
+    let max_iters = cfg.budget as u64 + 2;
+    let solver = BayesOpt::new(cfg, space.coords.clone(), space.default);
+    let eval = Evaluator::new(testbed, space, policy, recorder);
+    let mut exec = Executor::new(eval, solver)
+        .configure(|s: TuneState| s.max_iters(max_iters))
+        .ctrlc(false);
+    if let Some(log) = opts.log {
+        exec = exec.add_observer(log, argmin::core::observers::ObserverMode::Always);
+    }
+    if let Some(path) = opts.checkpoint {
+        exec = exec.checkpointing(observe::FileCheckpoint::new(path));
+    }
+    let res = exec.run().map_err(from_argmin)?;
+    let interrupted = matches!(
+        res.state().get_termination_reason(),
+        Some(argmin::core::TerminationReason::Interrupt)
+    );
+    let verdict = res.solver.verdict().cloned();
+    let incumbent = res.solver.incumbent();
+    let eval = res
+        .problem
+        .problem
+        .ok_or_else(|| Error::Failed("internal: the executor lost the problem".into()))?;
+    let runs = eval.runs();
+    let trials = eval.into_trials();
+    if interrupted || (verdict.is_none() && crate::signals::interrupted()) {
+        return Err(Error::Interrupted);
+    }
+    Ok(Outcome {
+        trials,
+        verdict,
+        runs,
+        incumbent,
+    })
+}
+
+/// Turns argmin's error back into ours (ours travel inside it unchanged).
+fn from_argmin(e: argmin::core::Error) -> Error {
+    match e.downcast::<Error>() {
+        Ok(e) => e,
+        Err(e) => Error::Failed(format!("optimiser: {e}")),
+    }
+}

@@ -1,0 +1,451 @@
+//! The optimiser shoot-out: sweetspot's tuner against four baselines, on every surface in
+//! `data/surfaces/` (the flat one is synthetic), 50 seeds each.
+//!
+//! ```sh
+//! cargo run --release --example shootout                 # full tables
+//! cargo run --release --example shootout -- --seeds 10 --only ours --surface seed
+//! ```
+//!
+//! Methods (each trial = one no_load run + one io_load run, unless said otherwise):
+//! - `grid3`: contest-style sweep: every grid point, one no_load run and three io_load runs;
+//!   the lowest mean Ratio wins.
+//! - `random`: k random grid points, one trial each; the lowest Ratio wins.
+//! - `anneal`: argmin's SimulatedAnnealing on the log2-relaxed space, k trials, rounded to the
+//!   nearest grid point; the lowest Ratio seen wins.
+//! - `neldermead`: argmin's NelderMead on the log2-relaxed space, k trials, rounded.
+//! - `ours`: `tune::optimise` (GP Bayesian optimisation, intensification, final check); it
+//!   keeps the default unless the final check is significant.
+//!
+//! Success: the chosen setting's true (noise-free) io_load Ratio is within 5% of the grid's
+//! true optimum. Runs: load runs, no_load included. "claims": how often a method answers with
+//! a setting other than the default; for `ours` that is exactly a "significant" verdict. On the
+//! flat surface every claim is a false positive.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use argmin::core::{CostFunction, Error as ArgminError, Executor};
+use argmin::solver::neldermead::NelderMead;
+use argmin::solver::simulatedannealing::{Anneal, SATempFunc, SimulatedAnnealing};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use sweetspot::bench::sim::SimDevice;
+use sweetspot::bench::{Load, Testbed};
+use sweetspot::tune::evaluator::NoRecord;
+use sweetspot::tune::policy::{KnobChoice, Objective, Policy};
+use sweetspot::tune::space::Space;
+use sweetspot::tune::{self, Options};
+
+struct Surf {
+    name: String,
+    path: PathBuf,
+    space: Space,
+    truth: Vec<f64>,
+    opt: f64,
+    flat: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Method {
+    Grid(u32),
+    Random(usize),
+    Anneal(usize),
+    NelderMead(usize),
+    Ours(u32),
+}
+
+impl Method {
+    fn name(self) -> String {
+        match self {
+            Method::Grid(r) => format!("grid{r}"),
+            Method::Random(_) => "random".into(),
+            Method::Anneal(_) => "anneal".into(),
+            Method::NelderMead(_) => "neldermead".into(),
+            Method::Ours(_) => "ours".into(),
+        }
+    }
+}
+
+fn policy(knobs: &[String], budget: u32) -> Policy {
+    Policy {
+        name: "shootout".into(),
+        source: "examples/shootout.rs".into(),
+        description: "io_load Ratio".into(),
+        loads: vec![Load::NoLoad, Load::IoLoad],
+        runs: 1,
+        budget,
+        alpha: 0.05,
+        min_effect: 0.03,
+        check_pairs: 2,
+        objective: Objective::MinRatio {
+            loads: vec![Load::IoLoad],
+        },
+        knobs: knobs
+            .iter()
+            .map(|k| (k.clone(), KnobChoice::default()))
+            .collect(),
+        guards: vec![],
+    }
+}
+
+fn load_surface(path: &Path) -> Surf {
+    let sim = SimDevice::open(path, 0).expect("surface");
+    let knobs: Vec<String> = sim.space().iter().map(|k| k.name.clone()).collect();
+    let space = Space::build(&sim.space(), &policy(&knobs, 20), None).expect("space");
+    let truth: Vec<f64> = space
+        .points
+        .iter()
+        .map(|p| sim.expected_ratio(p, Load::IoLoad).expect("io_load ratio"))
+        .collect();
+    let opt = truth.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = truth.iter().copied().fold(0.0, f64::max);
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    Surf {
+        flat: max / opt < 1.001,
+        name,
+        path: path.to_path_buf(),
+        space,
+        truth,
+        opt,
+    }
+}
+
+/// One trial's Ratio: one no_load run and `io_runs` io_load runs at point `p`.
+fn ratio(sim: &mut SimDevice, s: &Surf, p: usize, io_runs: u32) -> f64 {
+    sim.apply(&s.space.points[p]).expect("apply");
+    let t0 = sim.run(Load::NoLoad).expect("run").time_s;
+    let t: f64 = (0..io_runs)
+        .map(|_| sim.run(Load::IoLoad).expect("run").time_s)
+        .sum::<f64>()
+        / io_runs as f64;
+    t / t0
+}
+
+/// The relaxed problem for argmin's continuous solvers: coordinates in [0, 1]ⁿ, rounded to the
+/// nearest grid point; one trial per cost evaluation, at most `max` of them.
+struct Relaxed<'a> {
+    sim: RefCell<SimDevice>,
+    s: &'a Surf,
+    track: &'a Tracker,
+    max: usize,
+    rng: RefCell<Xoshiro256PlusPlus>,
+}
+
+/// Trials spent and the best (Ratio, point) seen; outside the problem so that a run stopped
+/// by the budget (an error from `cost`, which makes argmin drop the problem) still answers.
+struct Tracker {
+    evals: Cell<usize>,
+    best: Cell<(f64, usize)>,
+}
+
+impl Relaxed<'_> {
+    fn nearest(&self, x: &[f64]) -> usize {
+        let x: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
+        (0..self.s.space.len())
+            .min_by(|&a, &b| {
+                let da: f64 = self.s.space.coords[a]
+                    .iter()
+                    .zip(&x)
+                    .map(|(p, q)| (p - q).powi(2))
+                    .sum();
+                let db: f64 = self.s.space.coords[b]
+                    .iter()
+                    .zip(&x)
+                    .map(|(p, q)| (p - q).powi(2))
+                    .sum();
+                da.total_cmp(&db)
+            })
+            .unwrap()
+    }
+}
+
+impl CostFunction for Relaxed<'_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, x: &Vec<f64>) -> Result<f64, ArgminError> {
+        let t = self.track;
+        if t.evals.get() >= self.max {
+            return Err(ArgminError::msg("budget spent"));
+        }
+        t.evals.set(t.evals.get() + 1);
+        let p = self.nearest(x);
+        let r = ratio(&mut self.sim.borrow_mut(), self.s, p, 1);
+        if r < t.best.get().0 {
+            t.best.set((r, p));
+        }
+        Ok(r)
+    }
+}
+
+impl Anneal for Relaxed<'_> {
+    type Param = Vec<f64>;
+    type Output = Vec<f64>;
+    type Float = f64;
+    fn anneal(&self, x: &Vec<f64>, extent: f64) -> Result<Vec<f64>, ArgminError> {
+        let mut rng = self.rng.borrow_mut();
+        let mut y = x.clone();
+        let i = (rng.next_u64() % y.len() as u64) as usize;
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        y[i] = (y[i] + (2.0 * u - 1.0) * 0.5 * (extent / 10.0).min(1.0)).clamp(0.0, 1.0);
+        Ok(y)
+    }
+}
+
+/// Runs one method once: (chosen point, load runs used, claims an improvement).
+fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
+    let mut sim = SimDevice::open(&s.path, seed).expect("surface");
+    let n = s.space.len();
+    match m {
+        Method::Grid(r) => {
+            let best = (0..n)
+                .map(|p| (ratio(&mut sim, s, p, r), p))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap()
+                .1;
+            (best, n as u64 * (1 + r as u64), best != s.space.default)
+        }
+        Method::Random(k) => {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut pts: Vec<usize> = (0..n).collect();
+            for i in (1..n).rev() {
+                pts.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+            }
+            let k = k.min(n);
+            let best = pts[..k]
+                .iter()
+                .map(|&p| (ratio(&mut sim, s, p, 1), p))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap()
+                .1;
+            (best, 2 * k as u64, best != s.space.default)
+        }
+        Method::Anneal(k) | Method::NelderMead(k) => {
+            let track = Tracker {
+                evals: Cell::new(0),
+                best: Cell::new((f64::INFINITY, s.space.default)),
+            };
+            let prob = Relaxed {
+                sim: RefCell::new(sim),
+                s,
+                track: &track,
+                max: k,
+                rng: RefCell::new(Xoshiro256PlusPlus::seed_from_u64(seed ^ 77)),
+            };
+            let x0 = s.space.coords[s.space.default].clone();
+            if let Method::Anneal(_) = m {
+                let sa = SimulatedAnnealing::new_with_rng(
+                    1.0,
+                    Xoshiro256PlusPlus::seed_from_u64(seed ^ 99),
+                )
+                .unwrap()
+                .with_temp_func(SATempFunc::Boltzmann);
+                // Err means the trial budget was spent; the tracker has the answer.
+                let _ = Executor::new(prob, sa)
+                    .configure(|st| st.param(x0).max_iters(k as u64))
+                    .run();
+            } else {
+                let d = x0.len();
+                let mut simplex = vec![x0.clone()];
+                for i in 0..d {
+                    let mut v = x0.clone();
+                    v[i] = if v[i] > 0.5 { v[i] - 0.3 } else { v[i] + 0.3 };
+                    simplex.push(v);
+                }
+                let nm: NelderMead<Vec<f64>, f64> =
+                    NelderMead::new(simplex).with_sd_tolerance(1e-4).unwrap();
+                let _ = Executor::new(prob, nm)
+                    .configure(|st| st.max_iters(k as u64))
+                    .run();
+            }
+            let best = track.best.get().1;
+            (best, 2 * track.evals.get() as u64, best != s.space.default)
+        }
+        Method::Ours(budget) => {
+            let knobs = s.space.knobs.clone();
+            let pol = policy(&knobs, budget);
+            let out = tune::optimise(
+                &mut sim,
+                &s.space,
+                &pol,
+                &mut NoRecord,
+                Options {
+                    seed,
+                    log: std::env::var_os("SHOOTOUT_TRACE").map(|_| {
+                        let labels = s
+                            .space
+                            .points
+                            .iter()
+                            .map(sweetspot::knob::setting_label)
+                            .collect();
+                        tune::observe::TrialLog::new(labels, "Ratio".into(), budget as u64, false)
+                    }),
+                    ..Options::default()
+                },
+            )
+            .expect("tune");
+            let v = out.verdict.expect("verdict");
+            let chosen = if v.significant {
+                v.best
+            } else {
+                s.space.default
+            };
+            if std::env::var_os("SHOOTOUT_TRACE").is_some() {
+                eprintln!(
+                    "=> {} true {:.3} (opt {:.3}) runs {} : {}",
+                    sweetspot::knob::setting_label(&s.space.points[chosen]),
+                    s.truth[chosen],
+                    s.opt,
+                    out.runs,
+                    v.reason
+                );
+            }
+            (chosen, out.runs, v.significant)
+        }
+    }
+}
+
+struct Row {
+    success: f64,
+    runs: f64,
+    claims: f64,
+}
+
+fn evaluate(m: Method, s: &Surf, seeds: u64) -> Row {
+    let mut ok = 0;
+    let mut runs = 0u64;
+    let mut claims = 0;
+    for seed in 0..seeds {
+        let (p, r, c) = run(m, s, seed + 1);
+        let good = p < s.truth.len() && s.truth[p] <= 1.05 * s.opt;
+        ok += good as u32;
+        runs += r;
+        claims += c as u32;
+    }
+    Row {
+        success: 100.0 * ok as f64 / seeds as f64,
+        runs: runs as f64 / seeds as f64,
+        claims: 100.0 * claims as f64 / seeds as f64,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |k: &str| {
+        args.iter()
+            .position(|a| a == k)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let seeds: u64 = arg("--seeds").and_then(|s| s.parse().ok()).unwrap_or(50);
+    let only = arg("--only");
+    let filter = arg("--surface");
+    let curves = !args.iter().any(|a| a == "--no-curves");
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/surfaces");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| {
+            filter
+                .as_ref()
+                .is_none_or(|f| p.to_string_lossy().contains(f.as_str()))
+        })
+        .collect();
+    files.sort();
+    let surfs: Vec<Surf> = files.iter().map(|p| load_surface(p)).collect();
+
+    let fixed: Option<u32> = arg("--budget").and_then(|s| s.parse().ok());
+    let budget_for =
+        |s: &Surf| -> u32 { fixed.unwrap_or(if s.space.len() > 20 { 40 } else { 12 }) };
+    let k_for = |s: &Surf| -> usize { if s.space.len() > 20 { 20 } else { 7 } };
+    let methods = |s: &Surf| -> Vec<Method> {
+        vec![
+            Method::Grid(3),
+            Method::Random(k_for(s)),
+            Method::Anneal(k_for(s)),
+            Method::NelderMead(k_for(s)),
+            Method::Ours(budget_for(s)),
+        ]
+    };
+    let keep = |m: &Method| {
+        only.as_ref()
+            .is_none_or(|o| m.name().starts_with(o.as_str()))
+    };
+
+    println!("## Shoot-out: {seeds} seeds per surface\n");
+    println!("success = chosen setting's true io_load Ratio within 5% of the true optimum;");
+    println!(
+        "runs = load runs per tune (no_load included); claims = answers other than the default"
+    );
+    println!(
+        "(for ours: significant verdicts; on a flat surface every claim is a false positive).\n"
+    );
+    println!("| surface | points | method | success | mean runs | claims |");
+    println!("|---|---:|---|---:|---:|---:|");
+    let t0 = std::time::Instant::now();
+    for s in &surfs {
+        for m in methods(s).into_iter().filter(keep) {
+            let r = evaluate(m, s, seeds);
+            println!(
+                "| {}{} | {} | {} | {:.0}% | {:.1} | {:.0}% |",
+                s.name,
+                if s.flat { " (flat)" } else { "" },
+                s.space.len(),
+                m.name(),
+                r.success,
+                r.runs,
+                r.claims
+            );
+        }
+    }
+    eprintln!("(main table: {:.0} s)", t0.elapsed().as_secs_f64());
+    if !curves {
+        return;
+    }
+    println!("\n## Success versus runs\n");
+    println!("| surface | method | setting | mean runs | success | claims |");
+    println!("|---|---|---|---:|---:|---:|");
+    for s in surfs.iter().filter(|s| !s.flat) {
+        let big = s.space.len() > 20;
+        let mut ms: Vec<(Method, String)> = Vec::new();
+        for r in [1, 2, 3, 5] {
+            ms.push((Method::Grid(r), format!("{r} io runs/point")));
+        }
+        let ks: &[usize] = if big { &[10, 20, 40] } else { &[4, 7, 12] };
+        for &k in ks {
+            ms.push((Method::Random(k), format!("k={k}")));
+            ms.push((Method::Anneal(k), format!("k={k}")));
+            ms.push((Method::NelderMead(k), format!("k={k}")));
+        }
+        let bs: &[u32] = if big {
+            &[24, 32, 40, 60]
+        } else {
+            &[10, 12, 14, 20]
+        };
+        for &b in bs {
+            ms.push((Method::Ours(b), format!("budget={b}")));
+        }
+        let mut rows: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (m, label) in ms.into_iter().filter(|(m, _)| keep(m)) {
+            let r = evaluate(m, s, seeds);
+            rows.entry(m.name()).or_default().push(format!(
+                "| {} | {} | {} | {:.1} | {:.0}% | {:.0}% |",
+                s.name,
+                m.name(),
+                label,
+                r.runs,
+                r.success,
+                r.claims
+            ));
+        }
+        for v in rows.values() {
+            for l in v {
+                println!("{l}");
+            }
+        }
+    }
+    eprintln!("(total: {:.0} s)", t0.elapsed().as_secs_f64());
+}

@@ -1,0 +1,210 @@
+//! Tunes and sweet spots: the `tunes` rows (running → done / interrupted / failed /
+//! recovered) and the best setting found per (identity, kernel, policy) with its evidence.
+
+use super::{Store, now};
+use crate::Result;
+use crate::bench::TargetInfo;
+use crate::knob::Setting;
+use rusqlite::params;
+
+/// A `tunes` row.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TuneRow {
+    /// Row id (the journal owner is `tune:<id>`).
+    pub id: i64,
+    /// Device identity.
+    pub identity: String,
+    /// Kernel release, or `sim`.
+    pub kernel: String,
+    /// Kernel device name (sda, loop0), `None` for a simulated device.
+    pub device: Option<String>,
+    /// Target label.
+    pub target: String,
+    /// Policy name.
+    pub policy: String,
+    /// Process id of the tune.
+    pub pid: i64,
+    /// Unix seconds.
+    pub started_at: i64,
+    /// Unix seconds, once finished.
+    pub finished_at: Option<i64>,
+    /// running, done, interrupted, failed, recovered.
+    pub status: String,
+}
+
+/// A stored sweet spot.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SweetSpotRow {
+    /// Row id.
+    pub id: i64,
+    /// Device identity.
+    pub identity: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// Policy name.
+    pub policy: String,
+    /// The tune that found it.
+    pub tune_id: Option<i64>,
+    /// The setting to use (the default when not significant).
+    pub setting: Setting,
+    /// The default setting it was compared with.
+    pub default_setting: Setting,
+    /// True when it beat the default significantly (by at least the minimum effect).
+    pub significant: bool,
+    /// The tune's JSON report.
+    pub evidence: serde_json::Value,
+    /// Unix seconds.
+    pub created_at: i64,
+}
+
+fn json_err(e: serde_json::Error) -> crate::Error {
+    crate::Error::Failed(format!("database: bad JSON: {e}"))
+}
+
+fn tune_row(r: &rusqlite::Row) -> rusqlite::Result<TuneRow> {
+    Ok(TuneRow {
+        id: r.get(0)?,
+        identity: r.get(1)?,
+        kernel: r.get(2)?,
+        device: r.get(3)?,
+        target: r.get(4)?,
+        policy: r.get(5)?,
+        pid: r.get(6)?,
+        started_at: r.get(7)?,
+        finished_at: r.get(8)?,
+        status: r.get(9)?,
+    })
+}
+
+const TUNE_COLS: &str =
+    "id, identity, kernel, device, target, policy, pid, started_at, finished_at, status";
+
+impl Store {
+    /// Inserts a running tune of this process. Returns its id.
+    pub fn insert_tune(
+        &self,
+        target: &TargetInfo,
+        device: Option<&str>,
+        policy: &str,
+    ) -> Result<i64> {
+        self.conn().execute(
+            "INSERT INTO tunes (identity, kernel, device, target, policy, pid, started_at, status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running')",
+            params![
+                target.identity,
+                target.kernel,
+                device,
+                target.label,
+                policy,
+                std::process::id() as i64,
+                now()
+            ],
+        )?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    /// Marks a tune finished with `status` (done, interrupted, failed, recovered).
+    pub fn finish_tune(&self, id: i64, status: &str) -> Result<()> {
+        self.conn().execute(
+            "UPDATE tunes SET status = ?2, finished_at = ?3 WHERE id = ?1",
+            params![id, status, now()],
+        )?;
+        Ok(())
+    }
+
+    /// Tunes still marked running (oldest first).
+    pub fn running_tunes(&self) -> Result<Vec<TuneRow>> {
+        let mut st = self.conn().prepare(&format!(
+            "SELECT {TUNE_COLS} FROM tunes WHERE status = 'running' ORDER BY id"
+        ))?;
+        let rows = st
+            .query_map([], tune_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// Every tune, oldest first; only those of `identity` when given.
+    pub fn tunes(&self, identity: Option<&str>) -> Result<Vec<TuneRow>> {
+        let mut st = self.conn().prepare(&format!(
+            "SELECT {TUNE_COLS} FROM tunes WHERE ?1 IS NULL OR identity = ?1 ORDER BY id"
+        ))?;
+        let rows = st
+            .query_map(params![identity], tune_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// Stores a sweet spot. Returns its id.
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert_sweet_spot(
+        &self,
+        target: &TargetInfo,
+        policy: &str,
+        tune_id: Option<i64>,
+        setting: &Setting,
+        default_setting: &Setting,
+        significant: bool,
+        evidence: &serde_json::Value,
+    ) -> Result<i64> {
+        self.conn().execute(
+            "INSERT INTO sweet_spots (identity, kernel, policy, tune_id, setting, default_setting,
+                                      significant, evidence, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                target.identity,
+                target.kernel,
+                policy,
+                tune_id,
+                serde_json::to_string(setting).map_err(json_err)?,
+                serde_json::to_string(default_setting).map_err(json_err)?,
+                significant,
+                evidence.to_string(),
+                now()
+            ],
+        )?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    /// Sweet spots, oldest first; only those of `identity` when given.
+    pub fn sweet_spots(&self, identity: Option<&str>) -> Result<Vec<SweetSpotRow>> {
+        let mut st = self.conn().prepare(
+            "SELECT id, identity, kernel, policy, tune_id, setting, default_setting, significant,
+                    evidence, created_at
+             FROM sweet_spots WHERE ?1 IS NULL OR identity = ?1 ORDER BY id",
+        )?;
+        let raw = st
+            .query_map(params![identity], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, bool>(7)?,
+                    r.get::<_, String>(8)?,
+                    r.get::<_, i64>(9)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        raw.into_iter()
+            .map(
+                |(id, identity, kernel, policy, tune_id, s, d, sig, ev, at)| {
+                    Ok(SweetSpotRow {
+                        id,
+                        identity,
+                        kernel,
+                        policy,
+                        tune_id,
+                        setting: serde_json::from_str(&s).map_err(json_err)?,
+                        default_setting: serde_json::from_str(&d).map_err(json_err)?,
+                        significant: sig,
+                        evidence: serde_json::from_str(&ev).map_err(json_err)?,
+                        created_at: at,
+                    })
+                },
+            )
+            .collect()
+    }
+}

@@ -1,0 +1,299 @@
+//! The tune's "problem" in argmin's terms: measuring one trial (a setting: every load of the
+//! policy, `runs` times each, run-major) and turning its runs into a cost.
+//!
+//! - Cost of a trial: `ln` of the policy's objective, oriented so smaller is better:
+//!   `ln(geomean Ratio)` for `minimize = "ratio"`, `−ln(Loads)` for `maximize = "loads"`.
+//!   A trial's Ratio divides each load's mean Time by the same trial's mean no_load Time
+//!   (contest's definition, DESIGN.md), so trials are independent repeats.
+//! - Guard rails compare a setting's mean metric with the default setting's mean. A trial that
+//!   breaks one gets a penalty added to its cost ([`GUARD_PENALTY`] plus 4 × the log-scale
+//!   violation), so the model learns where the rails are; [`Evaluator::feasible`] is the final
+//!   word on a setting, from all its trials.
+//! - A failed run (a load that completed no work) makes the trial failed: it never counts as a
+//!   clean number ([`Trial::failed`]).
+//!
+//! Ctrl-C/SIGTERM ([`crate::signals`]) is polled before every run: the tune stops after the
+//! run in progress, with [`Error::Interrupted`]. Each finished run goes to the [`Recorder`]
+//! (the SQLite store) at once.
+
+use crate::bench::{Load, Run, Testbed};
+use crate::knob::Setting;
+use crate::stats;
+use crate::tune::policy::{Objective, Policy};
+use crate::tune::space::Space;
+use crate::{Error, Result};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// Cost added to a trial that breaks a guard rail (ln units: ×1.65), plus 4 × the violation.
+pub const GUARD_PENALTY: f64 = 0.5;
+
+/// Where finished trials and runs go (the store, or nowhere for the shoot-out).
+pub trait Recorder {
+    /// A trial of `setting` starts; returns its id (0 if not stored).
+    fn trial_started(&mut self, setting: &Setting) -> Result<i64>;
+    /// Run `index` of trial `trial` finished.
+    fn run_finished(&mut self, trial: i64, index: usize, run: &Run) -> Result<()>;
+}
+
+/// Records nothing.
+pub struct NoRecord;
+
+impl Recorder for NoRecord {
+    fn trial_started(&mut self, _: &Setting) -> Result<i64> {
+        Ok(0)
+    }
+    fn run_finished(&mut self, _: i64, _: usize, _: &Run) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// One measured trial.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Trial {
+    /// Store id (0 when not stored).
+    pub id: i64,
+    /// Grid index of the setting.
+    pub point: usize,
+    /// The raw runs, in the order they ran.
+    pub runs: Vec<Run>,
+    /// The objective in its own unit (geomean Ratio, or Loads); NaN if failed.
+    pub value: f64,
+    /// Cost: ln objective oriented to minimise, plus any guard penalty; +∞ if failed.
+    pub cost: f64,
+    /// Why the trial failed, if it did.
+    pub failed: Option<String>,
+}
+
+/// Per-(load, metric) means of one trial; Ratio included for loads other than no_load.
+pub fn trial_metrics(runs: &[Run]) -> BTreeMap<(Load, &'static str), f64> {
+    let mut by: BTreeMap<(Load, &'static str), Vec<f64>> = BTreeMap::new();
+    for r in runs {
+        by.entry((r.load, "time_s")).or_default().push(r.time_s);
+        by.entry((r.load, "cpu_pct")).or_default().push(r.cpu_pct);
+        if let Some(l) = r.loads {
+            by.entry((r.load, "loads")).or_default().push(l);
+        }
+        if let Some(l) = r.lcpu_pct {
+            by.entry((r.load, "lcpu_pct")).or_default().push(l);
+        }
+    }
+    let mut m: BTreeMap<(Load, &'static str), f64> =
+        by.into_iter().map(|(k, v)| (k, stats::mean(&v))).collect();
+    if let Some(&t0) = m.get(&(Load::NoLoad, "time_s")) {
+        let ratios: Vec<(Load, f64)> = m
+            .iter()
+            .filter(|((l, f), _)| *f == "time_s" && *l != Load::NoLoad)
+            .map(|((l, _), t)| (*l, t / t0))
+            .collect();
+        for (l, r) in ratios {
+            m.insert((l, "ratio"), r);
+        }
+    }
+    m
+}
+
+/// The objective of one trial in its own unit (geomean Ratio, or Loads).
+pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>) -> Option<f64> {
+    match obj {
+        Objective::MinRatio { loads } => {
+            let rs: Option<Vec<f64>> = loads
+                .iter()
+                .map(|l| m.get(&(*l, "ratio")).copied())
+                .collect();
+            let rs = rs?;
+            Some(stats::geomean(&rs)).filter(|g| g.is_finite() && *g > 0.0)
+        }
+        Objective::MaxLoads { load } => m.get(&(*load, "loads")).copied().filter(|x| *x > 0.0),
+    }
+}
+
+/// The cost (smaller is better, ln scale) of an objective value.
+pub fn cost_of(obj: &Objective, value: f64) -> f64 {
+    if obj.minimize() {
+        value.ln()
+    } else {
+        -value.ln()
+    }
+}
+
+/// The measuring side of a tune: testbed, space, policy, recorder, and every trial so far.
+/// Interior mutability because argmin hands problems out by `&`.
+pub struct Evaluator<'a> {
+    inner: RefCell<Inner<'a>>,
+}
+
+struct Inner<'a> {
+    testbed: &'a mut dyn Testbed,
+    space: &'a Space,
+    policy: &'a Policy,
+    recorder: &'a mut dyn Recorder,
+    applied: Option<usize>,
+    trials: Vec<Trial>,
+    runs: u64,
+}
+
+impl<'a> Evaluator<'a> {
+    /// A new evaluator; nothing is applied until the first trial.
+    pub fn new(
+        testbed: &'a mut dyn Testbed,
+        space: &'a Space,
+        policy: &'a Policy,
+        recorder: &'a mut dyn Recorder,
+    ) -> Self {
+        Evaluator {
+            inner: RefCell::new(Inner {
+                testbed,
+                space,
+                policy,
+                recorder,
+                applied: None,
+                trials: Vec::new(),
+                runs: 0,
+            }),
+        }
+    }
+
+    /// Measures one trial of grid point `point`: apply (if not applied already), then every
+    /// load `runs` times, run-major. Errors: the testbed's (apply refused, run failed to
+    /// start), the store's, or [`Error::Interrupted`] between runs.
+    pub fn trial(&self, point: usize) -> Result<Trial> {
+        let mut g = self.inner.borrow_mut();
+        let inner = &mut *g;
+        let setting = inner
+            .space
+            .points
+            .get(point)
+            .ok_or_else(|| Error::Failed(format!("internal: no grid point {point}")))?
+            .clone();
+        if crate::signals::interrupted() {
+            return Err(Error::Interrupted);
+        }
+        if inner.applied != Some(point) {
+            inner.applied = None;
+            inner.testbed.apply(&setting)?;
+            inner.applied = Some(point);
+        }
+        let id = inner.recorder.trial_started(&setting)?;
+        let mut runs = Vec::new();
+        let mut index = 0;
+        for _ in 0..inner.policy.runs {
+            for &load in &inner.policy.loads {
+                if crate::signals::interrupted() {
+                    return Err(Error::Interrupted);
+                }
+                let run = inner.testbed.run(load)?;
+                inner.runs += 1;
+                inner.recorder.run_finished(id, index, &run)?;
+                index += 1;
+                runs.push(run);
+            }
+        }
+        let failed = runs
+            .iter()
+            .find_map(|r| r.failed.as_ref().map(|f| format!("{}: {f}", r.load)));
+        let m = trial_metrics(&runs);
+        let value = objective_value(&inner.policy.objective, &m);
+        let (value, cost, failed) = match (failed, value) {
+            (Some(f), _) => (f64::NAN, f64::INFINITY, Some(f)),
+            (None, None) => (
+                f64::NAN,
+                f64::INFINITY,
+                Some(format!("no {} measured", inner.policy.objective.label())),
+            ),
+            (None, Some(v)) => {
+                let mut c = cost_of(&inner.policy.objective, v);
+                if point != inner.space.default {
+                    c += penalty(inner, &m);
+                }
+                (v, c, None)
+            }
+        };
+        let t = Trial {
+            id,
+            point,
+            runs,
+            value,
+            cost,
+            failed,
+        };
+        inner.trials.push(t.clone());
+        Ok(t)
+    }
+
+    /// Every trial so far, in order.
+    pub fn trials(&self) -> Vec<Trial> {
+        self.inner.borrow().trials.clone()
+    }
+
+    /// Load runs so far (no_load included): the cost of the tune.
+    pub fn runs(&self) -> u64 {
+        self.inner.borrow().runs
+    }
+
+    /// True when `point`'s mean metrics satisfy every guard rail against the default's means
+    /// (true for the default itself and when nothing is measured yet), and none of its trials
+    /// failed.
+    pub fn feasible(&self, point: usize) -> bool {
+        let g = self.inner.borrow();
+        if g.trials
+            .iter()
+            .any(|t| t.point == point && t.failed.is_some())
+        {
+            return false;
+        }
+        if point == g.space.default {
+            return true;
+        }
+        let mine = mean_metrics(&g.trials, point);
+        let def = mean_metrics(&g.trials, g.space.default);
+        g.policy.guards.iter().all(|gr| {
+            let key = (gr.load, gr.metric.name());
+            match (mine.get(&key), def.get(&key)) {
+                (Some(&x), Some(&d)) => gr.holds(x, d),
+                _ => true,
+            }
+        })
+    }
+
+    /// Removes the evaluator, giving back the trials.
+    pub fn into_trials(self) -> Vec<Trial> {
+        self.inner.into_inner().trials
+    }
+}
+
+/// Means over all trials of `point` of each (load, metric).
+pub fn mean_metrics(trials: &[Trial], point: usize) -> BTreeMap<(Load, &'static str), f64> {
+    let mut acc: BTreeMap<(Load, &'static str), Vec<f64>> = BTreeMap::new();
+    for t in trials
+        .iter()
+        .filter(|t| t.point == point && t.failed.is_none())
+    {
+        for (k, v) in trial_metrics(&t.runs) {
+            acc.entry(k).or_default().push(v);
+        }
+    }
+    acc.into_iter().map(|(k, v)| (k, stats::mean(&v))).collect()
+}
+
+fn penalty(inner: &Inner, m: &BTreeMap<(Load, &'static str), f64>) -> f64 {
+    let def = mean_metrics(&inner.trials, inner.space.default);
+    let mut p = 0.0;
+    for g in &inner.policy.guards {
+        let key = (g.load, g.metric.name());
+        let (Some(&x), Some(&d)) = (m.get(&key), def.get(&key)) else {
+            continue;
+        };
+        if x <= 0.0 || d <= 0.0 || g.holds(x, d) {
+            continue;
+        }
+        let bound = (g.factor * d).ln();
+        let v = if g.at_least {
+            bound - x.ln()
+        } else {
+            x.ln() - bound
+        };
+        p += GUARD_PENALTY + 4.0 * v.max(0.0);
+    }
+    p
+}

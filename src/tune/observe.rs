@@ -1,0 +1,154 @@
+//! argmin observers and checkpointing for the tune.
+//!
+//! - [`TrialLog`]: one "what and why" line per trial on stderr (unless quiet), and an
+//!   indicatif progress bar with the current best when stderr is a TTY.
+//! - [`FileCheckpoint`]: argmin's [`Checkpoint`] as a JSON file (solver and state) written
+//!   after every trial, so the optimiser's state at any moment is on disk.
+
+use crate::tune::solver::{BayesOpt, TuneState};
+use argmin::core::checkpointing::{Checkpoint, CheckpointingFrequency};
+use argmin::core::observers::Observe;
+use argmin::core::{Error as ArgminError, KV};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Logs each trial and drives the progress bar.
+pub struct TrialLog {
+    labels: Vec<String>,
+    objective: String,
+    quiet: bool,
+    bar: Option<ProgressBar>,
+    values: BTreeMap<usize, Vec<f64>>,
+}
+
+impl TrialLog {
+    /// A log for grid points labelled `labels`; `budget` trials at most. The bar appears only
+    /// when stderr is a TTY and not `quiet`; lines are printed unless `quiet`.
+    pub fn new(labels: Vec<String>, objective: String, budget: u64, quiet: bool) -> Self {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let b = ProgressBar::new(budget);
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:30} {pos}/{len} trials  {elapsed}  {msg}")
+            {
+                b.set_style(style);
+            }
+            b
+        });
+        TrialLog {
+            labels,
+            objective,
+            quiet,
+            bar,
+            values: BTreeMap::new(),
+        }
+    }
+
+    fn line(&self, s: String) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(b) => b.println(s),
+            None => eprintln!("{s}"),
+        }
+    }
+}
+
+fn get_u(kv: &KV, k: &str) -> Option<u64> {
+    kv.get(k).and_then(|v| v.get_uint())
+}
+
+impl Observe<TuneState> for TrialLog {
+    fn observe_iter(&mut self, _state: &TuneState, kv: &KV) -> Result<(), ArgminError> {
+        let (Some(point), Some(inc)) = (get_u(kv, "point"), get_u(kv, "incumbent")) else {
+            return Ok(());
+        };
+        let (point, inc) = (point as usize, inc as usize);
+        let value = kv
+            .get("value")
+            .and_then(|v| v.get_float())
+            .unwrap_or(f64::NAN);
+        let why = kv
+            .get("why")
+            .and_then(|v| v.get_string())
+            .unwrap_or_default();
+        let n = get_u(kv, "trials").unwrap_or(0);
+        if value.is_finite() {
+            self.values.entry(point).or_default().push(value);
+        }
+        let label = self.labels.get(point).cloned().unwrap_or_default();
+        let best = self.labels.get(inc).cloned().unwrap_or_default();
+        let best_v = self
+            .values
+            .get(&inc)
+            .map(|v| crate::stats::mean(v))
+            .unwrap_or(f64::NAN);
+        self.line(format!(
+            "trial {n:>2}  {label:<32} {} {value:>8.3}   best {best} ({best_v:.3})   why: {why}",
+            self.objective
+        ));
+        if let Some(b) = &self.bar {
+            b.set_position(n);
+            b.set_message(format!("best {best} ({best_v:.3})"));
+        }
+        Ok(())
+    }
+
+    fn observe_final(&mut self, _state: &TuneState) -> Result<(), ArgminError> {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+        Ok(())
+    }
+}
+
+/// argmin checkpointing to a JSON file `{ "solver": ..., "state": ... }`.
+pub struct FileCheckpoint {
+    path: PathBuf,
+}
+
+impl FileCheckpoint {
+    /// Checkpoints to `path` (its directory is created on the first save).
+    pub fn new(path: PathBuf) -> Self {
+        FileCheckpoint { path }
+    }
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Saved {
+    solver: BayesOpt,
+    state: TuneState,
+}
+
+impl Checkpoint<BayesOpt, TuneState> for FileCheckpoint {
+    fn save(&self, solver: &BayesOpt, state: &TuneState) -> Result<(), ArgminError> {
+        if let Some(d) = self.path.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        let s = serde_json::to_string(&Saved {
+            solver: solver.clone(),
+            state: state.clone(),
+        })?;
+        let tmp = self.path.with_extension("tmp");
+        std::fs::write(&tmp, s)?;
+        std::fs::rename(&tmp, &self.path)?;
+        Ok(())
+    }
+
+    fn load(&self) -> Result<Option<(BayesOpt, TuneState)>, ArgminError> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(s) => {
+                let v: Saved = serde_json::from_str(&s)?;
+                Ok(Some((v.solver, v.state)))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn frequency(&self) -> CheckpointingFrequency {
+        CheckpointingFrequency::Always
+    }
+}

@@ -1,0 +1,624 @@
+//! Policies: which knobs to tune, which loads to run, the objective, guard rails, budget and
+//! statistics. A policy is a TOML file; the shipped ones (`policies/*.toml`) are compiled into
+//! the binary so `tune` works from any directory. [`resolve`] finds a policy by path, by name
+//! in `/etc/sweetspot/policies/`, or by built-in name, in that order.
+//!
+//! ```toml
+//! description = "responsiveness of the job under io_load"
+//! loads = ["no_load", "io_load"]   # run per trial, `runs` times each
+//! runs = 1
+//! budget = 12                      # trials in all (search + final check)
+//! alpha = 0.05                     # one-sided test level of the final check
+//! min_effect = 0.03                # the sweet spot must be at least 3% better
+//! check_pairs = 3                  # fewest interleaved (default, best) pairs in the check
+//!
+//! [objective]
+//! minimize = "ratio"               # geometric mean of Ratio over `loads`
+//! loads = ["io_load"]
+//! # or: maximize = "loads", load = "io_load"
+//!
+//! [knobs.scheduler]                # every knob the device has is used; a missing one is skipped
+//! values = ["mq-deadline", "none"] # optional value list
+//! [knobs.fifo_batch]
+//! min = 1                          # optional range (log2 grid between the bounds)
+//! max = 256
+//!
+//! [[guard]]                        # a setting is acceptable only when
+//! load = "io_load"                 # io_load's mean Loads is
+//! metric = "loads"
+//! min_vs_default = 0.5             # at least 0.5 × the default setting's
+//! ```
+//!
+//! Errors name the file, line and field ([`Error::BadFile`], exit 2).
+
+use crate::bench::Load;
+use crate::knob::KnobValue;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Where admins drop their own policies; a file here overrides a built-in of the same name.
+pub const SYSTEM_DIR: &str = "/etc/sweetspot/policies";
+
+/// The built-in policies: (name, TOML text).
+pub const BUILTIN: [(&str, &str); 3] = [
+    ("desktop", include_str!("../../policies/desktop.toml")),
+    ("quick", include_str!("../../policies/quick.toml")),
+    ("throughput", include_str!("../../policies/throughput.toml")),
+];
+
+/// What a tune optimises.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// Minimise the geometric mean of Ratio over these loads (contest's responsiveness).
+    MinRatio {
+        /// Loads whose Ratio counts (never `no_load`).
+        loads: Vec<Load>,
+    },
+    /// Maximise this load's Loads (completed work units): throughput.
+    MaxLoads {
+        /// The load whose work counts.
+        load: Load,
+    },
+}
+
+impl Objective {
+    /// A short label, e.g. `io_load Ratio` or `io_load Loads`.
+    pub fn label(&self) -> String {
+        match self {
+            Objective::MinRatio { loads } if loads.len() == 1 => format!("{} Ratio", loads[0]),
+            Objective::MinRatio { loads } => {
+                let names: Vec<_> = loads.iter().map(|l| l.name()).collect();
+                format!("geomean Ratio ({})", names.join(", "))
+            }
+            Objective::MaxLoads { load } => format!("{load} Loads"),
+        }
+    }
+
+    /// True when a smaller value is better.
+    pub fn minimize(&self) -> bool {
+        matches!(self, Objective::MinRatio { .. })
+    }
+}
+
+/// A per-run metric a guard rail can bound (contest's columns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// The job's wall time, s.
+    TimeS,
+    /// The job's CPU%.
+    CpuPct,
+    /// The load's completed work units.
+    Loads,
+    /// The load's own CPU%.
+    LcpuPct,
+    /// Time ÷ the same setting's mean no_load Time.
+    Ratio,
+}
+
+impl Metric {
+    const NAMES: [(&'static str, Metric); 5] = [
+        ("time_s", Metric::TimeS),
+        ("cpu_pct", Metric::CpuPct),
+        ("loads", Metric::Loads),
+        ("lcpu_pct", Metric::LcpuPct),
+        ("ratio", Metric::Ratio),
+    ];
+
+    /// The column name used in policies and JSON, e.g. `loads`.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, m)| *m == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
+    }
+}
+
+/// A guard rail: a setting is acceptable only when `load`'s mean `metric` stays within
+/// `factor` × the default setting's mean (at least, or at most).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Guard {
+    /// The load measured.
+    pub load: Load,
+    /// The metric bounded.
+    pub metric: Metric,
+    /// True: at least `factor` × default; false: at most.
+    pub at_least: bool,
+    /// The bound as a multiple of the default setting's mean.
+    pub factor: f64,
+}
+
+impl Guard {
+    /// Human form, e.g. `io_load loads >= 0.5x default`.
+    pub fn label(&self) -> String {
+        let op = if self.at_least { ">=" } else { "<=" };
+        format!(
+            "{} {} {op} {}x default",
+            self.load,
+            self.metric.name(),
+            self.factor
+        )
+    }
+
+    /// True when `value` (the setting's mean) satisfies the guard given the default's mean.
+    pub fn holds(&self, value: f64, default: f64) -> bool {
+        if self.at_least {
+            value >= self.factor * default
+        } else {
+            value <= self.factor * default
+        }
+    }
+}
+
+/// Which values of a knob the policy allows (on top of the device's domain).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KnobChoice {
+    /// Only these values (scheduler names or integers).
+    pub values: Option<Vec<KnobValue>>,
+    /// Lower bound for an integer knob's log2 grid.
+    pub min: Option<i64>,
+    /// Upper bound for an integer knob's log2 grid.
+    pub max: Option<i64>,
+}
+
+/// A parsed, validated policy.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Policy {
+    /// Name: the built-in name or the file stem.
+    pub name: String,
+    /// Where it came from: `builtin:quick` or a path.
+    pub source: String,
+    /// One-line description.
+    pub description: String,
+    /// The loads of a trial, in run order (no_load first when present).
+    pub loads: Vec<Load>,
+    /// Runs of each load per trial.
+    pub runs: u32,
+    /// Most trials a tune may spend, search and final check together.
+    pub budget: u32,
+    /// One-sided test level of the final check (default 0.05).
+    pub alpha: f64,
+    /// Smallest improvement worth applying, as a fraction (default 0.03 = 3%).
+    pub min_effect: f64,
+    /// Fewest interleaved (default, best) pairs in the final check (default 3).
+    pub check_pairs: u32,
+    /// What is optimised.
+    pub objective: Objective,
+    /// The knobs to tune, by name.
+    pub knobs: BTreeMap<String, KnobChoice>,
+    /// Guard rails relative to the default setting.
+    pub guards: Vec<Guard>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    description: Option<String>,
+    loads: Spanned<Vec<Spanned<String>>>,
+    runs: Option<Spanned<i64>>,
+    budget: Spanned<i64>,
+    alpha: Option<Spanned<f64>>,
+    min_effect: Option<Spanned<f64>>,
+    check_pairs: Option<Spanned<i64>>,
+    objective: Spanned<RawObjective>,
+    #[serde(default)]
+    knobs: BTreeMap<Spanned<String>, Spanned<RawKnob>>,
+    #[serde(default)]
+    guard: Vec<Spanned<RawGuard>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawObjective {
+    minimize: Option<Spanned<String>>,
+    maximize: Option<Spanned<String>>,
+    loads: Option<Spanned<Vec<Spanned<String>>>>,
+    load: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKnob {
+    values: Option<Spanned<Vec<KnobValue>>>,
+    min: Option<Spanned<i64>>,
+    max: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuard {
+    load: Spanned<String>,
+    metric: Spanned<String>,
+    min_vs_default: Option<Spanned<f64>>,
+    max_vs_default: Option<Spanned<f64>>,
+}
+
+/// Builds [`Error::BadFile`]s for one policy text.
+struct Ctx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, span: &Range<usize>) -> usize {
+        let end = span.start.min(self.text.len());
+        self.text[..end].bytes().filter(|b| *b == b'\n').count() + 1
+    }
+
+    fn err(&self, span: &Range<usize>, field: &str, msg: impl Into<String>) -> Error {
+        Error::BadFile {
+            path: self.path.to_path_buf(),
+            line: Some(self.line(span)),
+            field: field.to_string(),
+            msg: msg.into(),
+        }
+    }
+
+    fn load(&self, s: &Spanned<String>, field: &str) -> Result<Load> {
+        s.get_ref()
+            .parse::<Load>()
+            .map_err(|m| self.err(&s.span(), field, m))
+    }
+}
+
+/// Parses and validates a policy. `path` is used in errors (a built-in gives
+/// `policies/<name>.toml`); `name` becomes [`Policy::name`].
+///
+/// Errors: [`Error::BadFile`] with the line and field of the first problem.
+pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy> {
+    let cx = Ctx { path, text };
+    let raw: RawPolicy = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| cx.line(&s));
+        let msg = e.message().to_string();
+        let field = field_from_message(&msg);
+        Error::BadFile {
+            path: path.to_path_buf(),
+            line,
+            field,
+            msg,
+        }
+    })?;
+
+    let mut loads = Vec::new();
+    for (i, l) in raw.loads.get_ref().iter().enumerate() {
+        let load = cx.load(l, &format!("loads[{i}]"))?;
+        if loads.contains(&load) {
+            return Err(cx.err(&l.span(), &format!("loads[{i}]"), "listed twice"));
+        }
+        loads.push(load);
+    }
+    if loads.is_empty() {
+        return Err(cx.err(&raw.loads.span(), "loads", "no loads listed"));
+    }
+    // no_load first: every other load's Ratio divides by it.
+    loads.sort_by_key(|l| *l != Load::NoLoad);
+
+    let runs = positive(&cx, raw.runs.as_ref(), "runs", 1)?;
+    let budget = positive(&cx, Some(&raw.budget), "budget", 0)?;
+    let check_pairs = positive(&cx, raw.check_pairs.as_ref(), "check_pairs", 3)?;
+    if let Some(c) = &raw.check_pairs
+        && *c.get_ref() < 2
+    {
+        return Err(cx.err(&c.span(), "check_pairs", "must be at least 2"));
+    }
+    let alpha = match &raw.alpha {
+        None => 0.05,
+        Some(a) if *a.get_ref() > 0.0 && *a.get_ref() <= 0.5 => *a.get_ref(),
+        Some(a) => return Err(cx.err(&a.span(), "alpha", "must be in (0, 0.5]")),
+    };
+    let min_effect = match &raw.min_effect {
+        None => 0.03,
+        Some(m) if (0.0..1.0).contains(m.get_ref()) => *m.get_ref(),
+        Some(m) => return Err(cx.err(&m.span(), "min_effect", "must be in [0, 1)")),
+    };
+    if budget < 2 * check_pairs + 2 {
+        return Err(cx.err(
+            &raw.budget.span(),
+            "budget",
+            format!(
+                "{budget} trials is too few: the final check alone needs 2 × check_pairs = {}, \
+                 plus at least 2 for the search",
+                2 * check_pairs
+            ),
+        ));
+    }
+
+    let objective = parse_objective(&cx, &raw.objective, &loads)?;
+    let mut knobs = BTreeMap::new();
+    for (name, k) in &raw.knobs {
+        let field = format!("knobs.{}", name.get_ref());
+        let k = k.get_ref();
+        if let (Some(lo), Some(hi)) = (&k.min, &k.max)
+            && lo.get_ref() > hi.get_ref()
+        {
+            return Err(cx.err(&lo.span(), &format!("{field}.min"), "greater than max"));
+        }
+        if let Some(v) = &k.values
+            && v.get_ref().is_empty()
+        {
+            return Err(cx.err(&v.span(), &format!("{field}.values"), "empty list"));
+        }
+        knobs.insert(
+            name.get_ref().clone(),
+            KnobChoice {
+                values: k.values.as_ref().map(|v| v.get_ref().clone()),
+                min: k.min.as_ref().map(|v| *v.get_ref()),
+                max: k.max.as_ref().map(|v| *v.get_ref()),
+            },
+        );
+    }
+    if knobs.is_empty() {
+        return Err(Error::BadFile {
+            path: path.to_path_buf(),
+            line: None,
+            field: "knobs".into(),
+            msg: "no knobs to tune".into(),
+        });
+    }
+
+    let mut guards = Vec::new();
+    for (i, g) in raw.guard.iter().enumerate() {
+        let field = format!("guard[{i}]");
+        let gr = g.get_ref();
+        let load = cx.load(&gr.load, &format!("{field}.load"))?;
+        if !loads.contains(&load) {
+            return Err(cx.err(
+                &gr.load.span(),
+                &format!("{field}.load"),
+                format!("'{load}' is not one of the policy's loads"),
+            ));
+        }
+        let metric = Metric::NAMES
+            .iter()
+            .find(|(n, _)| *n == gr.metric.get_ref())
+            .map(|(_, m)| *m)
+            .ok_or_else(|| {
+                cx.err(
+                    &gr.metric.span(),
+                    &format!("{field}.metric"),
+                    format!(
+                        "unknown metric '{}' (valid: time_s, cpu_pct, loads, lcpu_pct, ratio)",
+                        gr.metric.get_ref()
+                    ),
+                )
+            })?;
+        let (at_least, factor) = match (&gr.min_vs_default, &gr.max_vs_default) {
+            (Some(f), None) => (true, f),
+            (None, Some(f)) => (false, f),
+            _ => {
+                return Err(cx.err(
+                    &g.span(),
+                    &field,
+                    "give exactly one of min_vs_default or max_vs_default",
+                ));
+            }
+        };
+        if !(*factor.get_ref() > 0.0 && factor.get_ref().is_finite()) {
+            return Err(cx.err(&factor.span(), &field, "the factor must be positive"));
+        }
+        guards.push(Guard {
+            load,
+            metric,
+            at_least,
+            factor: *factor.get_ref(),
+        });
+    }
+
+    Ok(Policy {
+        name: name.to_string(),
+        source: source.to_string(),
+        description: raw.description.unwrap_or_default(),
+        loads,
+        runs,
+        budget,
+        alpha,
+        min_effect,
+        check_pairs,
+        objective,
+        knobs,
+        guards,
+    })
+}
+
+fn positive(cx: &Ctx, v: Option<&Spanned<i64>>, field: &str, default: u32) -> Result<u32> {
+    match v {
+        None => Ok(default),
+        Some(s) if *s.get_ref() >= 1 && *s.get_ref() <= 10_000 => Ok(*s.get_ref() as u32),
+        Some(s) => Err(cx.err(&s.span(), field, "must be an integer in 1..=10000")),
+    }
+}
+
+fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Result<Objective> {
+    let r = o.get_ref();
+    let in_policy = |l: Load, s: &Spanned<String>, field: &str| -> Result<Load> {
+        if l == Load::NoLoad {
+            return Err(cx.err(
+                &s.span(),
+                field,
+                "no_load has no Ratio or Loads to optimise",
+            ));
+        }
+        if !loads.contains(&l) {
+            return Err(cx.err(
+                &s.span(),
+                field,
+                format!("'{l}' is not one of the policy's loads"),
+            ));
+        }
+        Ok(l)
+    };
+    match (&r.minimize, &r.maximize) {
+        (Some(m), None) => {
+            if m.get_ref() != "ratio" {
+                return Err(cx.err(
+                    &m.span(),
+                    "objective.minimize",
+                    "only \"ratio\" is supported",
+                ));
+            }
+            if !loads.contains(&Load::NoLoad) {
+                return Err(cx.err(
+                    &m.span(),
+                    "objective.minimize",
+                    "Ratio needs no_load among the policy's loads",
+                ));
+            }
+            let Some(ls) = &r.loads else {
+                return Err(cx.err(&o.span(), "objective.loads", "missing: which loads' Ratio"));
+            };
+            let mut out = Vec::new();
+            for (i, s) in ls.get_ref().iter().enumerate() {
+                let field = format!("objective.loads[{i}]");
+                out.push(in_policy(cx.load(s, &field)?, s, &field)?);
+            }
+            if out.is_empty() {
+                return Err(cx.err(&ls.span(), "objective.loads", "empty list"));
+            }
+            Ok(Objective::MinRatio { loads: out })
+        }
+        (None, Some(m)) => {
+            if m.get_ref() != "loads" {
+                return Err(cx.err(
+                    &m.span(),
+                    "objective.maximize",
+                    "only \"loads\" is supported",
+                ));
+            }
+            let Some(s) = &r.load else {
+                return Err(cx.err(&o.span(), "objective.load", "missing: whose Loads"));
+            };
+            let l = in_policy(cx.load(s, "objective.load")?, s, "objective.load")?;
+            Ok(Objective::MaxLoads { load: l })
+        }
+        _ => Err(cx.err(
+            &o.span(),
+            "objective",
+            "give exactly one of minimize = \"ratio\" or maximize = \"loads\"",
+        )),
+    }
+}
+
+/// Pulls a field name out of a toml/serde message such as "unknown field `runz`".
+fn field_from_message(msg: &str) -> String {
+    for pat in ["unknown field `", "missing field `"] {
+        if let Some(rest) = msg.split(pat).nth(1)
+            && let Some(f) = rest.split('`').next()
+        {
+            return f.to_string();
+        }
+    }
+    "(syntax)".to_string()
+}
+
+/// Loads a policy file from disk.
+pub fn load_file(path: &Path) -> Result<Policy> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::BadInput(format!("policy {}: {e}", path.display())))?;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "policy".into());
+    parse(&text, path, &name, &path.display().to_string())
+}
+
+/// A built-in policy by name.
+pub fn builtin(name: &str) -> Option<Result<Policy>> {
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(n, text)| {
+        let path = PathBuf::from(format!("policies/{n}.toml"));
+        parse(text, &path, n, &format!("builtin:{n}"))
+    })
+}
+
+/// Finds a policy: a path (contains `/` or ends in `.toml`), else `<system_dir>/<name>.toml`,
+/// else a built-in. Errors: exit 2 for an unknown name (listing the known ones) or a bad file.
+pub fn resolve(spec: &str, system_dir: &Path) -> Result<Policy> {
+    if spec.contains('/') || spec.ends_with(".toml") {
+        return load_file(Path::new(spec));
+    }
+    let candidate = system_dir.join(format!("{spec}.toml"));
+    if candidate.is_file() {
+        return load_file(&candidate);
+    }
+    if let Some(p) = builtin(spec) {
+        return p;
+    }
+    let names: Vec<_> = BUILTIN.iter().map(|(n, _)| *n).collect();
+    Err(Error::BadInput(format!(
+        "unknown policy '{spec}' (built in: {}; or a file path, or {}/<name>.toml)",
+        names.join(", "),
+        system_dir.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_parse() {
+        for (n, _) in BUILTIN {
+            let p = builtin(n).unwrap().unwrap();
+            assert_eq!(p.name, n);
+            assert!(p.budget >= 2 * p.check_pairs + 2);
+        }
+        let q = builtin("quick").unwrap().unwrap();
+        assert_eq!(q.loads, vec![Load::NoLoad, Load::IoLoad]);
+        assert!(q.knobs.contains_key("scheduler") && q.knobs.contains_key("fifo_batch"));
+        assert_eq!(
+            q.objective,
+            Objective::MinRatio {
+                loads: vec![Load::IoLoad]
+            }
+        );
+        let t = builtin("throughput").unwrap().unwrap();
+        assert!(!t.objective.minimize());
+        assert!(!t.guards.is_empty());
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let text = "loads = [\"no_load\", \"io_lod\"]\nbudget = 12\n\
+                    [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.fifo_batch]\n";
+        let e = parse(text, Path::new("x.toml"), "x", "x").unwrap_err();
+        let s = e.to_string();
+        assert!(
+            s.starts_with("x.toml:1: loads[1]: unknown load 'io_lod'"),
+            "{s}"
+        );
+        assert_eq!(e.exit_code(), 2);
+
+        let text = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\nrunz = 2\n";
+        let s = parse(text, Path::new("y.toml"), "y", "y")
+            .unwrap_err()
+            .to_string();
+        assert!(s.starts_with("y.toml:3: runz:"), "{s}");
+    }
+
+    #[test]
+    fn resolve_prefers_system_dir_then_builtin() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = builtin_text("quick").replace("budget = 12", "budget = 40");
+        std::fs::write(dir.path().join("quick.toml"), text).unwrap();
+        assert_eq!(resolve("quick", dir.path()).unwrap().budget, 40);
+        assert_eq!(
+            resolve("desktop", dir.path()).unwrap().source,
+            "builtin:desktop"
+        );
+        let e = resolve("nosuch", dir.path()).unwrap_err();
+        assert!(e.to_string().contains("desktop, quick, throughput"), "{e}");
+    }
+
+    fn builtin_text(n: &str) -> String {
+        BUILTIN
+            .iter()
+            .find(|(m, _)| *m == n)
+            .map(|(_, t)| t.to_string())
+            .unwrap()
+    }
+}

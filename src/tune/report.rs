@@ -1,0 +1,300 @@
+//! The tune's final report: human text and the JSON of DESIGN.md (`target`, `policy`,
+//! `default`, `best`, `objective{default, best, improvement{ratio, ci95}}`, `significant`,
+//! `evaluations`, `runs`), plus per-load means, knob changes and the reason.
+
+use crate::bench::{Load, TargetInfo};
+use crate::knob::{KnobValue, Setting, setting_label};
+use crate::stats;
+use crate::tune::Outcome;
+use crate::tune::evaluator::{Trial, trial_metrics};
+use crate::tune::policy::Policy;
+use crate::tune::space::Space;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One knob's change from the default to the sweet spot.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Change {
+    /// Knob name.
+    pub knob: String,
+    /// Default value (`None`: the knob does not exist under the default scheduler).
+    pub from: Option<KnobValue>,
+    /// Sweet-spot value (`None`: it does not exist under the chosen scheduler).
+    pub to: Option<KnobValue>,
+}
+
+/// Per-load means of one setting (contest's columns).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LoadMeans {
+    /// The load.
+    pub load: Load,
+    /// Trials averaged.
+    pub trials: usize,
+    /// Mean job wall time, s.
+    pub time_s: Option<f64>,
+    /// Mean job CPU%.
+    pub cpu_pct: Option<f64>,
+    /// Mean Loads.
+    pub loads: Option<f64>,
+    /// Mean LCPU%.
+    pub lcpu_pct: Option<f64>,
+    /// Mean Ratio.
+    pub ratio: Option<f64>,
+}
+
+/// The improvement ratio (> 1 better) with its 95% CI.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Improvement {
+    /// default ÷ best for Ratio, best ÷ default for Loads.
+    pub ratio: f64,
+    /// 95% CI of the ratio.
+    pub ci95: [f64; 2],
+}
+
+/// The objective at the default and at the sweet spot.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObjectiveReport {
+    /// What it is, e.g. `io_load Ratio`.
+    pub name: String,
+    /// Mean at the default (check trials when the check ran, else all trials).
+    pub default: Option<f64>,
+    /// Mean at the best setting.
+    pub best: Option<f64>,
+    /// Improvement with its CI, when the final check ran.
+    pub improvement: Option<Improvement>,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// The tune's row id, when stored.
+    pub tune_id: Option<i64>,
+    /// What was tuned.
+    pub target: TargetInfo,
+    /// Policy name.
+    pub policy: String,
+    /// The default setting.
+    pub default: Setting,
+    /// The sweet spot: the best setting if significant, else the default.
+    pub best: Setting,
+    /// The best setting the search found (whether or not significant).
+    pub candidate: Setting,
+    /// Objective values and improvement.
+    pub objective: ObjectiveReport,
+    /// True when the sweet spot beat the default significantly and by the minimum effect.
+    pub significant: bool,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// One-sided p-value of the final check, if it ran.
+    pub p_value: Option<f64>,
+    /// Trials measured (settings measured, repeats included).
+    pub evaluations: usize,
+    /// Distinct settings measured.
+    pub settings: usize,
+    /// Load runs in total, no_load included: the cost of the tune.
+    pub runs: u64,
+    /// Knobs that differ between default and sweet spot.
+    pub changes: Vec<Change>,
+    /// Per-load means at the default and at the candidate.
+    pub loads: BTreeMap<String, [LoadMeans; 2]>,
+    /// True when the sweet spot was left applied (`--apply`).
+    pub applied: bool,
+}
+
+fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
+    let ms: Vec<BTreeMap<(Load, &'static str), f64>> =
+        trials.iter().map(|t| trial_metrics(&t.runs)).collect();
+    let col = |f: &str| -> Option<f64> {
+        let v: Vec<f64> = ms
+            .iter()
+            .filter_map(|m| m.get(&(load, f)).copied())
+            .collect();
+        (!v.is_empty()).then(|| stats::mean(&v))
+    };
+    LoadMeans {
+        load,
+        trials: trials.len(),
+        time_s: col("time_s"),
+        cpu_pct: col("cpu_pct"),
+        loads: col("loads"),
+        lcpu_pct: col("lcpu_pct"),
+        ratio: col("ratio"),
+    }
+}
+
+/// Builds the report of an outcome.
+pub fn build(
+    target: &TargetInfo,
+    policy: &Policy,
+    space: &Space,
+    out: &Outcome,
+    tune_id: Option<i64>,
+    applied: bool,
+) -> Report {
+    let v = out.verdict.clone();
+    let cand = v.as_ref().map_or(out.incumbent, |v| v.best);
+    let significant = v.as_ref().is_some_and(|v| v.significant);
+    let default = space.points[space.default].clone();
+    let candidate = space.points[cand].clone();
+    let best = if significant {
+        candidate.clone()
+    } else {
+        default.clone()
+    };
+    // Prefer the check's fresh trials (the last `pairs` of each) for the figures.
+    let of = |p: usize, check_only: bool| -> Vec<&Trial> {
+        let all: Vec<&Trial> = out
+            .trials
+            .iter()
+            .filter(|t| t.point == p && t.failed.is_none())
+            .collect();
+        if check_only && all.len() > 2 {
+            let k = v.as_ref().and_then(|v| v.pairs).unwrap_or(0).min(all.len());
+            if k >= 2 {
+                return all[all.len() - k..].to_vec();
+            }
+        }
+        all
+    };
+    let ran_check = v.as_ref().is_some_and(|v| v.pairs.unwrap_or(0) >= 2);
+    let dt = of(space.default, ran_check);
+    let bt = of(cand, ran_check);
+    let mean_val = |ts: &[&Trial]| -> Option<f64> {
+        let x: Vec<f64> = ts
+            .iter()
+            .map(|t| t.value)
+            .filter(|x| x.is_finite())
+            .collect();
+        (!x.is_empty()).then(|| stats::mean(&x))
+    };
+    let improvement = v
+        .as_ref()
+        .and_then(|v| v.improvement)
+        .map(|(r, lo, hi)| Improvement {
+            ratio: r,
+            ci95: [lo, hi],
+        });
+    let mut keys: Vec<&String> = default.keys().chain(candidate.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let changes = keys
+        .into_iter()
+        .filter(|k| default.get(*k) != best.get(*k))
+        .map(|k| Change {
+            knob: k.clone(),
+            from: default.get(k).cloned(),
+            to: best.get(k).cloned(),
+        })
+        .collect();
+    let mut loads = BTreeMap::new();
+    for &l in &policy.loads {
+        loads.insert(
+            l.name().to_string(),
+            [load_means(&dt, l), load_means(&bt, l)],
+        );
+    }
+    let mut distinct: Vec<usize> = out.trials.iter().map(|t| t.point).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    Report {
+        tune_id,
+        target: target.clone(),
+        policy: policy.name.clone(),
+        default,
+        best,
+        candidate,
+        objective: ObjectiveReport {
+            name: policy.objective.label(),
+            default: mean_val(&dt),
+            best: mean_val(&bt),
+            improvement,
+        },
+        significant,
+        reason: v
+            .as_ref()
+            .map_or_else(|| "interrupted".to_string(), |v| v.reason.clone()),
+        p_value: v.as_ref().and_then(|v| v.p_value),
+        evaluations: out.trials.len(),
+        settings: distinct.len(),
+        runs: out.runs,
+        changes,
+        loads,
+        applied,
+    }
+}
+
+fn opt(x: Option<f64>, prec: usize) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{v:.prec$}"))
+}
+
+/// The human report.
+pub fn text(r: &Report) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "sweet spot of {} (kernel {}, policy {})\n",
+        r.target.label, r.target.kernel, r.policy
+    ));
+    let o = &r.objective;
+    match &o.improvement {
+        Some(i) => s.push_str(&format!(
+            "  {} {} → {} ({:.2}× better, 95% CI {:.2}–{:.2})\n",
+            o.name,
+            opt(o.default, 2),
+            opt(o.best, 2),
+            i.ratio,
+            i.ci95[0],
+            i.ci95[1]
+        )),
+        None => s.push_str(&format!(
+            "  {} at the default: {}\n",
+            o.name,
+            opt(o.default, 2)
+        )),
+    }
+    s.push_str(&format!("  {}\n", r.reason));
+    s.push_str(&format!(
+        "\n  {:<12} {:<34} {:<34}\n",
+        "load",
+        format!("default [{}]", setting_label(&r.default)),
+        format!("best found [{}]", setting_label(&r.candidate))
+    ));
+    for (name, [d, b]) in &r.loads {
+        let cell = |m: &LoadMeans| {
+            let mut c = format!("Time {} s", opt(m.time_s, 1));
+            if m.ratio.is_some() {
+                c.push_str(&format!("  Ratio {}", opt(m.ratio, 2)));
+            }
+            if m.loads.is_some() {
+                c.push_str(&format!("  Loads {}", opt(m.loads, 0)));
+            }
+            c
+        };
+        s.push_str(&format!("  {:<12} {:<34} {:<34}\n", name, cell(d), cell(b)));
+    }
+    if r.changes.is_empty() {
+        s.push_str("\n  knob changes: none (keep the default)\n");
+    } else {
+        s.push_str("\n  knob changes:\n");
+        for c in &r.changes {
+            let f = |v: &Option<KnobValue>| v.as_ref().map_or("-".into(), |v| v.to_string());
+            s.push_str(&format!(
+                "    {:<16} {} → {}\n",
+                c.knob,
+                f(&c.from),
+                f(&c.to)
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "\n  {} trials of {} settings, {} load runs{}\n",
+        r.evaluations,
+        r.settings,
+        r.runs,
+        if r.applied {
+            "; the sweet spot is applied (restore undoes it)"
+        } else {
+            "; the device is back as it was"
+        }
+    ));
+    s
+}

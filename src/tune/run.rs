@@ -1,0 +1,282 @@
+//! The `tune` command's work around the optimiser:
+//!
+//! 1. [`recover`]: an unfinished tune (a `tunes` row still `running` whose process is gone,
+//!    e.g. after SIGKILL) has its device restored from its own journal entries
+//!    (owner `tune:<id>`) before anything else. `restore` and `daemon` call it too.
+//! 2. One tune per device: an exclusive `flock` on a lock file per device identity
+//!    (`/run/sweetspot/locks/` as root, else next to the database). A second tune is refused.
+//! 3. A `tunes` row (running → done / interrupted / failed), trials and runs stored as they
+//!    finish, the sweet spot stored with its evidence, the device restored unless `--apply`
+//!    and significant. Ctrl-C/SIGTERM stop after the current run, restore, keep the trials.
+
+use crate::bench::{Run, TargetInfo, Testbed};
+use crate::knob::Setting;
+use crate::store::Store;
+use crate::sysroot::SysRoot;
+use crate::tune::evaluator::Recorder;
+use crate::tune::policy::Policy;
+use crate::tune::report::{self, Report};
+use crate::tune::space::Space;
+use crate::tune::{Options, observe, optimise};
+use crate::{Error, Result};
+use nix::fcntl::{Flock, FlockArg};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// Where per-device lock files live: `/run/sweetspot/locks` for a real device as root, else
+/// `<db dir>/locks` (a simulated device is private to its database).
+pub fn lock_dir(db: &Path, identity: &str) -> PathBuf {
+    if nix::unistd::geteuid().is_root() && !identity.starts_with("sim:") {
+        PathBuf::from("/run/sweetspot/locks")
+    } else {
+        db.parent().unwrap_or_else(|| Path::new(".")).join("locks")
+    }
+}
+
+fn lock_path(db: &Path, identity: &str) -> PathBuf {
+    let safe: String = identity
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    lock_dir(db, identity).join(format!("{safe}.lock"))
+}
+
+/// An exclusive per-device lock, held while the value lives.
+pub struct DeviceLock {
+    _lock: Flock<File>,
+    /// The lock file.
+    pub path: PathBuf,
+}
+
+/// Takes the device's tune lock without waiting. Errors: bad input (exit 2) naming the device
+/// when another tune holds it.
+pub fn lock_device(db: &Path, target: &TargetInfo) -> Result<DeviceLock> {
+    let path = lock_path(db, &target.identity);
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d)
+            .map_err(|e| Error::io(format!("creating {}", d.display()), e))?;
+    }
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+    match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
+        Ok(l) => Ok(DeviceLock { _lock: l, path }),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(Error::BadInput(format!(
+            "another tune is already running on {} (lock {} is held); wait for it to finish \
+             or stop it with Ctrl-C",
+            target.label,
+            path.display()
+        ))),
+        Err((_, e)) => Err(Error::io(
+            format!("locking {}", path.display()),
+            std::io::Error::from(e),
+        )),
+    }
+}
+
+fn alive(pid: i64) -> bool {
+    pid > 0
+        && pid as u32 != std::process::id()
+        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_ok()
+}
+
+/// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
+/// their devices from their own journal entries (owner `tune:<id>`) first; marks them
+/// `recovered`. Returns how many were recovered. Call it at the start of `tune`, `restore`
+/// and `daemon`. A tune whose process is alive is left alone.
+///
+/// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
+pub fn recover(store: &mut Store, root: &SysRoot) -> Result<usize> {
+    let mut n = 0;
+    for t in store.running_tunes()? {
+        if alive(t.pid) {
+            continue;
+        }
+        if let Some(dev) = &t.device {
+            if crate::device::find(root, dev).is_err() {
+                tracing::warn!(
+                    "tune {} on {} was killed (pid {}); its device {dev} is gone (a scratch \
+                     device?), nothing to restore",
+                    t.id,
+                    t.target,
+                    t.pid
+                );
+                store.finish_tune(t.id, "recovered")?;
+                n += 1;
+                continue;
+            }
+            let owner = format!("tune:{}", t.id);
+            let k = crate::knob::apply::restore(store, root, Some(dev), Some(&owner))?;
+            tracing::warn!(
+                "tune {} on {} was killed (pid {}); restored {k} knobs of {dev}",
+                t.id,
+                t.target,
+                t.pid
+            );
+        }
+        store.finish_tune(t.id, "recovered")?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// A testbed a tune can own: it journals under `tune:<id>` and names its kernel device.
+pub trait TuneTarget: Testbed {
+    /// Sets the journal owner (`tune:<id>`), so restore touches only this tune's entries.
+    fn set_owner(&mut self, _owner: &str) {}
+    /// Kernel device name (for the tunes row and recovery); `None` for a simulation.
+    fn device_name(&self) -> Option<String> {
+        None
+    }
+    /// `queue/zoned` of the device, if real.
+    fn zoned(&self) -> Option<String> {
+        None
+    }
+}
+
+impl TuneTarget for crate::bench::sim::SimDevice {}
+
+impl TuneTarget for crate::bench::real::RealDevice {
+    fn set_owner(&mut self, owner: &str) {
+        crate::bench::real::RealDevice::set_owner(self, owner);
+    }
+    fn device_name(&self) -> Option<String> {
+        Some(self.device_info().name.clone())
+    }
+    fn zoned(&self) -> Option<String> {
+        Some(self.device_info().zoned.clone())
+    }
+}
+
+/// Writes trials and runs to the store as they finish.
+pub struct StoreRecorder<'a> {
+    store: &'a Store,
+    target: TargetInfo,
+    sizes: serde_json::Value,
+    tune_id: i64,
+}
+
+impl Recorder for StoreRecorder<'_> {
+    fn trial_started(&mut self, setting: &Setting) -> Result<i64> {
+        self.store
+            .insert_trial(&self.target, setting, &self.sizes, Some(self.tune_id))
+    }
+    fn run_finished(&mut self, trial: i64, index: usize, run: &Run) -> Result<()> {
+        self.store.insert_run(trial, index, run).map(|_| ())
+    }
+}
+
+/// A tune request.
+pub struct Request<'a> {
+    /// The policy.
+    pub policy: &'a Policy,
+    /// Overrides the policy's budget.
+    pub budget: Option<u32>,
+    /// Seed of the optimiser's design.
+    pub seed: u64,
+    /// Leave a significant sweet spot applied.
+    pub apply: bool,
+    /// No log lines or progress bar.
+    pub quiet: bool,
+}
+
+/// Runs a whole tune on `testbed` and stores it. On any error, and on Ctrl-C/SIGTERM, the
+/// testbed is restored and the tune marked `interrupted`/`failed`; finished trials stay.
+pub fn tune(
+    store: &Store,
+    db: &Path,
+    testbed: &mut dyn TuneTarget,
+    req: &Request,
+) -> Result<Report> {
+    let target = testbed.target();
+    let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
+    crate::tune::config(req.policy, req.budget, req.seed)?;
+    for k in &space.skipped {
+        tracing::info!(
+            "policy knob {k} does not exist on {}; skipped",
+            target.label
+        );
+    }
+    let _lock = lock_device(db, &target)?;
+    store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
+    let tune_id = store.insert_tune(&target, testbed.device_name().as_deref(), &req.policy.name)?;
+    testbed.set_owner(&format!("tune:{tune_id}"));
+    let mut rec = StoreRecorder {
+        store,
+        target: target.clone(),
+        sizes: testbed.sizes(),
+        tune_id,
+    };
+    let labels = space
+        .points
+        .iter()
+        .map(crate::knob::setting_label)
+        .collect();
+    let budget = u64::from(req.budget.unwrap_or(req.policy.budget));
+    let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet);
+    let ckpt = db
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join(format!("checkpoints/tune-{tune_id}.json"));
+    let res = optimise(
+        &mut *testbed,
+        &space,
+        req.policy,
+        &mut rec,
+        Options {
+            seed: req.seed,
+            budget: req.budget,
+            log: Some(log),
+            checkpoint: Some(ckpt.clone()),
+        },
+    );
+    let out = match res {
+        Ok(o) => o,
+        Err(e) => {
+            let status = if matches!(e, Error::Interrupted) {
+                "interrupted"
+            } else {
+                "failed"
+            };
+            let r = testbed.restore();
+            store.finish_tune(tune_id, status)?;
+            r?;
+            return Err(e);
+        }
+    };
+    let significant = out.verdict.as_ref().is_some_and(|v| v.significant);
+    let applied = req.apply && significant;
+    let rep = report::build(&target, req.policy, &space, &out, Some(tune_id), applied);
+    let fin = if applied {
+        testbed.apply(&rep.best)
+    } else {
+        testbed.restore()
+    };
+    if let Err(e) = fin {
+        let _ = testbed.restore();
+        store.finish_tune(tune_id, "failed")?;
+        return Err(e);
+    }
+    let evidence = serde_json::to_value(&rep).map_err(|e| Error::Failed(e.to_string()))?;
+    store.insert_sweet_spot(
+        &target,
+        &req.policy.name,
+        Some(tune_id),
+        &rep.best,
+        &rep.default,
+        significant,
+        &evidence,
+    )?;
+    store.finish_tune(tune_id, "done")?;
+    let _ = std::fs::remove_file(&ckpt);
+    Ok(rep)
+}

@@ -1,0 +1,423 @@
+//! The search space: a finite grid of settings built from a testbed's knobs and a policy.
+//!
+//! - The scheduler is an outer categorical choice. A knob whose [`SpaceKnob::schedulers`] lists
+//!   schedulers (fifo_batch under (mq-)deadline, quantum under cfq, slice_idle under bfq and
+//!   cfq) is only part of settings with one of those schedulers.
+//! - An integer knob takes a log2 grid between its bounds (the domain ∩ the policy's range):
+//!   the bounds, every power of two between them, and the default. A policy value list
+//!   replaces the grid.
+//! - Device facts add hard constraints: a host-managed zoned disk only gets mq-deadline
+//!   (block/Kconfig: zoned writes need zone write locking, which only mq-deadline offers).
+//!
+//! Each point also has coordinates in [0, 1]ⁿ for the Gaussian-process model: one-hot
+//! scheduler columns, then per integer knob its log2 value scaled to the knob's grid range
+//! (0.5 where the knob does not exist under the point's scheduler).
+
+use crate::bench::SpaceKnob;
+use crate::knob::{Domain, KnobValue, Setting};
+use crate::tune::policy::{KnobChoice, Policy};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// Most grid points a space may have; more means the policy must narrow its ranges.
+pub const MAX_POINTS: usize = 20_000;
+
+/// One integer knob's grid.
+#[derive(Clone, Debug, PartialEq)]
+struct IntAxis {
+    name: String,
+    values: Vec<i64>,
+    schedulers: Option<Vec<String>>,
+    lo: f64,
+    hi: f64,
+}
+
+/// A finite search space: every candidate setting, its coordinates, and the default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Space {
+    /// Every candidate setting.
+    pub points: Vec<Setting>,
+    /// Model coordinates of each point, each in [0, 1].
+    pub coords: Vec<Vec<f64>>,
+    /// Index of the default setting in `points`.
+    pub default: usize,
+    /// Knob names tuned (scheduler first when tuned).
+    pub knobs: Vec<String>,
+    /// Knobs of the policy that the device does not have (reported, not fatal).
+    pub skipped: Vec<String>,
+    /// Number of continuous (integer-knob) dimensions.
+    pub int_dims: usize,
+}
+
+/// log2 with 0 (and below) mapped one step under 1.
+fn pos(v: i64) -> f64 {
+    if v <= 0 { -1.0 } else { (v as f64).log2() }
+}
+
+/// The log2 grid of an integer knob: bounds, powers of two between them, and `default`.
+pub fn log2_grid(min: i64, max: i64, default: Option<i64>) -> Vec<i64> {
+    let mut v = vec![min, max];
+    let mut p: i64 = 1;
+    while p <= max {
+        if p >= min {
+            v.push(p);
+        }
+        match p.checked_mul(2) {
+            Some(n) => p = n,
+            None => break,
+        }
+    }
+    if let Some(d) = default.filter(|d| (min..=max).contains(d)) {
+        v.push(d);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn int_axis(k: &SpaceKnob, choice: &KnobChoice) -> Result<IntAxis> {
+    let Domain::Int { min, max } = k.domain else {
+        return Err(Error::BadInput(format!(
+            "knob {} is not an integer knob",
+            k.name
+        )));
+    };
+    let default = k.default.as_int();
+    let values = if let Some(vals) = &choice.values {
+        let mut out = Vec::new();
+        for v in vals {
+            match v.as_int() {
+                Some(x) if (min..=max).contains(&x) => out.push(x),
+                _ => {
+                    return Err(Error::BadInput(format!(
+                        "policy value '{v}' for {} is outside its domain {min}..={max}",
+                        k.name
+                    )));
+                }
+            }
+        }
+        if let Some(d) = default {
+            out.push(d);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    } else {
+        let lo = choice.min.unwrap_or(min).max(min);
+        let hi = choice.max.unwrap_or(max).min(max);
+        if lo > hi {
+            return Err(Error::BadInput(format!(
+                "policy range for {} ({lo}..={hi}) misses its domain {min}..={max}",
+                k.name
+            )));
+        }
+        log2_grid(lo, hi, default)
+    };
+    let lo = values
+        .iter()
+        .copied()
+        .map(pos)
+        .fold(f64::INFINITY, f64::min);
+    let hi = values
+        .iter()
+        .copied()
+        .map(pos)
+        .fold(f64::NEG_INFINITY, f64::max);
+    Ok(IntAxis {
+        name: k.name.clone(),
+        values,
+        schedulers: k.schedulers.clone(),
+        lo,
+        hi,
+    })
+}
+
+impl Space {
+    /// Builds the grid for `policy` over a testbed's `knobs`. `zoned` is the device's
+    /// `queue/zoned` (`host-managed` restricts the scheduler to mq-deadline).
+    ///
+    /// Errors (bad input): no policy knob exists on the device, a policy value outside a
+    /// knob's domain, or more than [`MAX_POINTS`] settings.
+    pub fn build(knobs: &[SpaceKnob], policy: &Policy, zoned: Option<&str>) -> Result<Space> {
+        let mut skipped = Vec::new();
+        let mut axes = Vec::new();
+        let mut sched: Option<(&SpaceKnob, Vec<String>)> = None;
+        for (name, choice) in &policy.knobs {
+            let Some(k) = knobs.iter().find(|k| &k.name == name) else {
+                skipped.push(name.clone());
+                continue;
+            };
+            if name == "scheduler" {
+                let Domain::Choice(offered) = &k.domain else {
+                    return Err(Error::BadInput("scheduler knob without choices".into()));
+                };
+                let mut names: Vec<String> = match &choice.values {
+                    Some(v) => offered
+                        .iter()
+                        .filter(|o| v.iter().any(|x| x.as_name() == Some(o.as_str())))
+                        .cloned()
+                        .collect(),
+                    None => offered.clone(),
+                };
+                if zoned == Some("host-managed") {
+                    names.retain(|n| n == "mq-deadline");
+                }
+                if let Some(d) = k.default.as_name()
+                    && !names.iter().any(|n| n == d)
+                {
+                    names.insert(0, d.to_string());
+                }
+                sched = Some((k, names));
+            } else {
+                axes.push(int_axis(k, choice)?);
+            }
+        }
+        if sched.is_none() && axes.is_empty() {
+            return Err(Error::BadInput(format!(
+                "none of policy '{}''s knobs ({}) exists here (knobs offered: {})",
+                policy.name,
+                skipped.join(", "),
+                knobs
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        // The scheduler the non-scheduler knobs are judged against when it is not tuned.
+        let fixed_sched: Option<String> = knobs
+            .iter()
+            .find(|k| k.name == "scheduler")
+            .and_then(|k| k.default.as_name().map(str::to_string));
+        let scheds: Vec<Option<String>> = match &sched {
+            Some((_, names)) => names.iter().cloned().map(Some).collect(),
+            None => vec![None],
+        };
+        let n_sched = if sched.is_some() { scheds.len() } else { 0 };
+        let exists = |a: &IntAxis, s: Option<&str>| match (&a.schedulers, s) {
+            (None, _) => true,
+            (Some(list), Some(s)) => list.iter().any(|x| x == s),
+            (Some(_), None) => true,
+        };
+
+        let default_setting: Setting = {
+            let mut d = Setting::new();
+            if let Some((k, _)) = &sched {
+                d.insert("scheduler".into(), k.default.clone());
+            }
+            let ds = sched
+                .as_ref()
+                .and_then(|(k, _)| k.default.as_name().map(str::to_string))
+                .or(fixed_sched.clone());
+            for a in &axes {
+                if exists(a, ds.as_deref())
+                    && let Some(k) = knobs.iter().find(|k| k.name == a.name)
+                {
+                    d.insert(a.name.clone(), k.default.clone());
+                }
+            }
+            d
+        };
+
+        let mut points = Vec::new();
+        let mut coords = Vec::new();
+        for (si, s) in scheds.iter().enumerate() {
+            let judge = s.clone().or(fixed_sched.clone());
+            let active: Vec<&IntAxis> = axes
+                .iter()
+                .filter(|a| exists(a, judge.as_deref()))
+                .collect();
+            let count = active
+                .iter()
+                .map(|a| a.values.len())
+                .try_fold(1usize, |acc, n| acc.checked_mul(n))
+                .unwrap_or(usize::MAX);
+            if count.saturating_add(points.len()) > MAX_POINTS {
+                return Err(Error::BadInput(format!(
+                    "policy '{}' spans more than {MAX_POINTS} settings; give its knobs \
+                     narrower ranges or value lists",
+                    policy.name
+                )));
+            }
+            let mut idx = vec![0usize; active.len()];
+            loop {
+                let mut set = Setting::new();
+                let mut c = vec![0.0; n_sched + axes.len()];
+                if let Some(name) = s {
+                    set.insert("scheduler".into(), KnobValue::Name(name.clone()));
+                    c[si] = 1.0;
+                }
+                for (ai, a) in axes.iter().enumerate() {
+                    c[n_sched + ai] = 0.5;
+                    if let Some(pi) = active.iter().position(|x| x.name == a.name) {
+                        let v = a.values[idx[pi]];
+                        set.insert(a.name.clone(), KnobValue::Int(v));
+                        c[n_sched + ai] = if a.hi > a.lo {
+                            (pos(v) - a.lo) / (a.hi - a.lo)
+                        } else {
+                            0.5
+                        };
+                    }
+                }
+                points.push(set);
+                coords.push(c);
+                // Odometer over the active axes.
+                let mut carry = true;
+                for (pi, a) in active.iter().enumerate() {
+                    if !carry {
+                        break;
+                    }
+                    idx[pi] += 1;
+                    if idx[pi] == a.values.len() {
+                        idx[pi] = 0;
+                    } else {
+                        carry = false;
+                    }
+                }
+                if carry {
+                    break;
+                }
+            }
+        }
+        let default = points
+            .iter()
+            .position(|p| *p == default_setting)
+            .ok_or_else(|| {
+                Error::Failed(format!(
+                    "internal: the default setting {} is not on the grid",
+                    crate::knob::setting_label(&default_setting)
+                ))
+            })?;
+        let mut names: Vec<String> = Vec::new();
+        if sched.is_some() {
+            names.push("scheduler".into());
+        }
+        names.extend(axes.iter().map(|a| a.name.clone()));
+        Ok(Space {
+            points,
+            coords,
+            default,
+            knobs: names,
+            skipped,
+            int_dims: axes.len(),
+        })
+    }
+
+    /// Number of settings.
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// True when the space has no settings (never, for a built space).
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// The index of `setting`, if it is on the grid.
+    pub fn index_of(&self, setting: &Setting) -> Option<usize> {
+        self.points.iter().position(|p| p == setting)
+    }
+
+    /// Per integer knob: its grid values (for the relaxed-space baselines).
+    pub fn int_grids(&self) -> BTreeMap<String, Vec<i64>> {
+        let mut m: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+        for p in &self.points {
+            for (k, v) in p {
+                if let Some(x) = v.as_int() {
+                    m.entry(k.clone()).or_default().push(x);
+                }
+            }
+        }
+        for v in m.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::policy;
+
+    fn knob(name: &str, min: i64, max: i64, default: i64, scheds: Option<&[&str]>) -> SpaceKnob {
+        SpaceKnob {
+            name: name.into(),
+            domain: Domain::Int { min, max },
+            default: KnobValue::Int(default),
+            schedulers: scheds.map(|s| s.iter().map(|x| x.to_string()).collect()),
+        }
+    }
+
+    fn sched(default: &str, offered: &[&str]) -> SpaceKnob {
+        SpaceKnob {
+            name: "scheduler".into(),
+            domain: Domain::Choice(offered.iter().map(|s| s.to_string()).collect()),
+            default: KnobValue::Name(default.into()),
+            schedulers: None,
+        }
+    }
+
+    #[test]
+    fn log2_grid_has_bounds_powers_and_default() {
+        assert_eq!(
+            log2_grid(1, 256, Some(32)),
+            vec![1, 2, 4, 8, 16, 32, 64, 128, 256]
+        );
+        assert_eq!(log2_grid(0, 10, Some(3)), vec![0, 1, 2, 3, 4, 8, 10]);
+        assert_eq!(log2_grid(16, 100, None), vec![16, 32, 64, 100]);
+    }
+
+    #[test]
+    fn scheduler_children_only_under_their_scheduler() {
+        let q = policy::builtin("desktop").unwrap().unwrap();
+        let knobs = vec![
+            sched("mq-deadline", &["none", "mq-deadline", "bfq", "kyber"]),
+            knob("fifo_batch", 1, 256, 16, Some(&["mq-deadline", "deadline"])),
+            knob("slice_idle", 0, 4294, 8, Some(&["bfq", "cfq"])),
+        ];
+        let s = Space::build(&knobs, &q, None).unwrap();
+        // none + kyber: 1 each; mq-deadline: 9 fifo_batch values; bfq: slice_idle 0..16 grid.
+        let slice = log2_grid(0, 16, Some(8)).len();
+        assert_eq!(s.len(), 1 + 9 + slice + 1);
+        assert!(s.skipped.contains(&"quantum".to_string()));
+        for p in &s.points {
+            let sch = p["scheduler"].as_name().unwrap();
+            assert_eq!(p.contains_key("fifo_batch"), sch == "mq-deadline", "{p:?}");
+            assert_eq!(p.contains_key("slice_idle"), sch == "bfq", "{p:?}");
+        }
+        let d = &s.points[s.default];
+        assert_eq!(d["scheduler"], KnobValue::from("mq-deadline"));
+        assert_eq!(d["fifo_batch"], KnobValue::Int(16));
+        assert!(
+            s.coords
+                .iter()
+                .all(|c| c.iter().all(|x| (0.0..=1.0).contains(x)))
+        );
+    }
+
+    #[test]
+    fn host_managed_zoned_gets_only_mq_deadline() {
+        let q = policy::builtin("quick").unwrap().unwrap();
+        let knobs = vec![
+            sched("mq-deadline", &["none", "mq-deadline", "bfq"]),
+            knob("fifo_batch", 1, 256, 16, Some(&["mq-deadline"])),
+        ];
+        let s = Space::build(&knobs, &q, Some("host-managed")).unwrap();
+        assert_eq!(s.len(), 9);
+        assert!(
+            s.points
+                .iter()
+                .all(|p| p["scheduler"].as_name() == Some("mq-deadline"))
+        );
+    }
+
+    #[test]
+    fn no_policy_knob_on_the_device_is_bad_input() {
+        let q = policy::builtin("quick").unwrap().unwrap();
+        let e = Space::build(&[knob("read_ahead_kb", 0, 9, 1, None)], &q, None).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("read_ahead_kb"), "{e}");
+    }
+}
