@@ -235,24 +235,43 @@ fn a_second_tune_on_the_same_device_is_refused() {
     assert!(err.contains("another tune is already running"), "{err}");
 }
 
+/// A database holding one tune of a dead process, still marked running.
+fn db_with_killed_tune(db: &std::path::Path) {
+    let store = sweetspot::store::Store::open(db).unwrap();
+    let t = sweetspot::bench::TargetInfo {
+        label: "sim:x".into(),
+        identity: "sim:x".into(),
+        kernel: "sim".into(),
+    };
+    let id = store.insert_tune(&t, None, "quick").unwrap();
+    // A pid that cannot be alive (above pid_max).
+    store
+        .conn()
+        .execute("UPDATE tunes SET pid = 99999999 WHERE id = ?1", [id])
+        .unwrap();
+}
+
+#[test]
+fn a_killed_tune_is_recovered_by_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    db_with_killed_tune(&db);
+    assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .arg("restore")
+        .assert()
+        .success();
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert_eq!(store.tunes(None).unwrap()[0].status, "recovered");
+}
+
 #[test]
 fn a_killed_tune_is_recovered_by_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    {
-        let store = sweetspot::store::Store::open(&db).unwrap();
-        let t = sweetspot::bench::TargetInfo {
-            label: "sim:x".into(),
-            identity: "sim:x".into(),
-            kernel: "sim".into(),
-        };
-        let id = store.insert_tune(&t, None, "quick").unwrap();
-        // A pid that cannot be alive (above pid_max).
-        store
-            .conn()
-            .execute("UPDATE tunes SET pid = 99999999 WHERE id = ?1", [id])
-            .unwrap();
-    }
+    db_with_killed_tune(&db);
     tune_json(
         &db,
         &["--sim", &surface("flat-fifo_batch.toml"), "--seed", "1"],

@@ -1,6 +1,8 @@
 //! `sweetspot restore [<DEVICE>]`: puts journaled knobs back (every owner's; the oldest open
 //! entry of each file is the true original). Without a device it restores everything,
-//! host-wide vm knobs included.
+//! host-wide vm knobs included. First it finishes tunes that were killed
+//! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
+//! marked `recovered` instead of staying `running`).
 
 use super::{Ctx, print_out};
 use crate::Result;
@@ -31,6 +33,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     };
     let dev = dev.as_deref();
     let mut store = ctx.store()?;
+    crate::tune::recover(&mut store, &ctx.root)?;
     let n = restore(&mut store, &ctx.root, dev, None)?;
     if !ctx.quiet {
         print_out(&format!(
