@@ -2,9 +2,9 @@
 //! mount, no backing file and no job or load process (root; real loop devices).
 //!
 //! SIGKILL cannot be caught: after `kill -9` the loop device, its mount and the backing file
-//! under `$TMPDIR/sweetspot-scratch-*` remain (the job and load, in their own process groups,
-//! keep running until they end or are killed); that case is documented in
-//! `src/bench/scratch.rs`, not tested as clean.
+//! under `$TMPDIR/sweetspot-scratch-*` remain, but the job and the load die with sweetspot
+//! (PR_SET_PDEATHSIG), and the next `sweetspot restore` removes the leftovers while leaving a
+//! live run's scratch device alone.
 #![allow(clippy::unwrap_used)]
 
 use nix::sys::signal::{Signal, kill};
@@ -54,9 +54,34 @@ fn text(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&Command::new(cmd).args(args).output().unwrap().stdout).into_owned()
 }
 
-fn interrupt_mid_run(sig: Signal) {
-    let tmp = tempfile::tempdir().unwrap();
-    let tag = tmp.path().to_str().unwrap().to_string();
+/// Unmounts and detaches whatever a test's scratch runs left under `tag`, even on panic.
+struct Leftovers {
+    tag: String,
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        for line in std::fs::read_to_string("/proc/mounts")
+            .unwrap_or_default()
+            .lines()
+        {
+            if let Some(m) = line.split(' ').nth(1).filter(|m| m.contains(&self.tag)) {
+                let _ = Command::new("umount").args(["-l", m]).status();
+            }
+        }
+        for line in text("losetup", &["-a"]).lines() {
+            if line.contains(&self.tag)
+                && let Some(dev) = line.split(':').next()
+            {
+                let _ = Command::new("losetup").args(["-d", dev]).status();
+            }
+        }
+    }
+}
+
+/// Starts `bench --scratch` with its `$TMPDIR` and database in `tmp`, and waits until both the
+/// job and io_load run. Returns the child and its workers.
+fn start_bench(tmp: &Path) -> (std::process::Child, Vec<(i32, String)>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
         .args([
             "bench",
@@ -73,8 +98,8 @@ fn interrupt_mid_run(sig: Signal) {
             "32",
             "-q",
         ])
-        .env("TMPDIR", tmp.path())
-        .env("SWEETSPOT_DB", tmp.path().join("s.db"))
+        .env("TMPDIR", tmp)
+        .env("SWEETSPOT_DB", tmp.join("s.db"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -95,6 +120,15 @@ fn interrupt_mid_run(sig: Signal) {
         assert!(child.try_wait().unwrap().is_none(), "bench ended early");
         std::thread::sleep(Duration::from_millis(20));
     };
+    (child, workers)
+}
+
+fn interrupt_mid_run(sig: Signal) {
+    let tmp = tempfile::tempdir().unwrap();
+    let tag = tmp.path().to_str().unwrap().to_string();
+    let _guard = Leftovers { tag: tag.clone() };
+    let (mut child, workers) = start_bench(tmp.path());
+    let pid = child.id() as i32;
     assert!(text("losetup", &["-a"]).contains(&tag));
     assert!(
         std::fs::read_to_string("/proc/mounts")
@@ -154,4 +188,97 @@ fn sigterm_mid_run_leaves_nothing_behind() {
 #[test]
 fn sigint_mid_run_leaves_nothing_behind() {
     interrupt_mid_run(Signal::SIGINT);
+}
+
+fn restore_in(tmp: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
+        .arg("restore")
+        .env("TMPDIR", tmp)
+        .env("SWEETSPOT_DB", tmp.join("s.db"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn scratch_dirs(tmp: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with("sweetspot-scratch-"))
+        .collect()
+}
+
+#[test]
+fn sigkill_leftovers_are_removed_by_restore_but_a_live_run_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tag = tmp.path().to_str().unwrap().to_string();
+    let _guard = Leftovers { tag: tag.clone() };
+    let (mut child, workers) = start_bench(tmp.path());
+
+    // A live run's scratch device is not a leftover: restore leaves it and the run alone.
+    restore_in(tmp.path());
+    assert!(
+        text("losetup", &["-a"]).contains(&tag),
+        "live loop device detached"
+    );
+    assert_eq!(scratch_dirs(tmp.path()).len(), 1);
+    assert!(child.try_wait().unwrap().is_none(), "bench died");
+
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // The job and the load die with it (PR_SET_PDEATHSIG), not run on as orphans.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for (p, c) in &workers {
+        while Path::new(&format!("/proc/{p}")).exists() {
+            assert!(
+                Instant::now() < deadline,
+                "process {p} ({c}) outlived sweetspot"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    // What SIGKILL cannot clean: the mount and the loop device are still there ...
+    assert!(text("losetup", &["-a"]).contains(&tag));
+    assert!(
+        std::fs::read_to_string("/proc/mounts")
+            .unwrap()
+            .contains(&tag)
+    );
+
+    // ... until restore removes them.
+    let out = restore_in(tmp.path());
+    assert!(out.contains("leftover of a killed --scratch run"), "{out}");
+    assert!(!text("losetup", &["-a"]).contains(&tag), "loop device left");
+    assert!(
+        !std::fs::read_to_string("/proc/mounts")
+            .unwrap()
+            .contains(&tag),
+        "mount left"
+    );
+    assert!(scratch_dirs(tmp.path()).is_empty());
+}
+
+#[test]
+fn a_scratch_dir_without_an_owner_lock_is_never_swept() {
+    // Made by an older sweetspot or by someone else: not provably a leftover.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("sweetspot-scratch-foreign");
+    std::fs::create_dir_all(d.join("mnt")).unwrap();
+    std::fs::write(d.join("backing.img"), b"x").unwrap();
+    assert!(sweetspot::bench::stale::sweep(tmp.path()).is_empty());
+    assert!(d.join("backing.img").exists());
+    // A live owner's lock keeps it; once the owner is gone it is swept.
+    let lock = sweetspot::bench::stale::own(&d).unwrap();
+    assert!(sweetspot::bench::stale::sweep(tmp.path()).is_empty());
+    assert!(d.join("backing.img").exists());
+    drop(lock);
+    let done = sweetspot::bench::stale::sweep(tmp.path());
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert!(!d.exists());
 }

@@ -235,24 +235,43 @@ fn a_second_tune_on_the_same_device_is_refused() {
     assert!(err.contains("another tune is already running"), "{err}");
 }
 
+/// A database holding one tune of a dead process, still marked running.
+fn db_with_killed_tune(db: &std::path::Path) {
+    let store = sweetspot::store::Store::open(db).unwrap();
+    let t = sweetspot::bench::TargetInfo {
+        label: "sim:x".into(),
+        identity: "sim:x".into(),
+        kernel: "sim".into(),
+    };
+    let id = store.insert_tune(&t, None, "quick").unwrap();
+    // A pid that cannot be alive (above pid_max).
+    store
+        .conn()
+        .execute("UPDATE tunes SET pid = 99999999 WHERE id = ?1", [id])
+        .unwrap();
+}
+
+#[test]
+fn a_killed_tune_is_recovered_by_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    db_with_killed_tune(&db);
+    assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .arg("restore")
+        .assert()
+        .success();
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert_eq!(store.tunes(None).unwrap()[0].status, "recovered");
+}
+
 #[test]
 fn a_killed_tune_is_recovered_by_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    {
-        let store = sweetspot::store::Store::open(&db).unwrap();
-        let t = sweetspot::bench::TargetInfo {
-            label: "sim:x".into(),
-            identity: "sim:x".into(),
-            kernel: "sim".into(),
-        };
-        let id = store.insert_tune(&t, None, "quick").unwrap();
-        // A pid that cannot be alive (above pid_max).
-        store
-            .conn()
-            .execute("UPDATE tunes SET pid = 99999999 WHERE id = ?1", [id])
-            .unwrap();
-    }
+    db_with_killed_tune(&db);
     tune_json(
         &db,
         &["--sim", &surface("flat-fifo_batch.toml"), "--seed", "1"],
@@ -328,4 +347,22 @@ fn unknown_policy_name_lists_the_built_in_ones() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown policy 'fastest'") && err.contains("desktop, quick, throughput"));
+}
+
+#[test]
+fn a_new_tune_never_resumes_a_stale_checkpoint_with_its_id() {
+    // Left by a killed tune #1 of a database that was since deleted and made anew.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--sim", &surface("flat-fifo_batch.toml"), "--seed", "4"];
+    let clean = tune_json(&dir.path().join("clean.db"), &args);
+    let db = dir.path().join("s.db");
+    let stale = sweetspot::tune::run::checkpoint_path(&db, 1);
+    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    std::fs::write(&stale, r#"{"solver": null, "state": null}"#).unwrap();
+    let v = tune_json(&db, &args);
+    assert_eq!(v["tune_id"], 1);
+    for k in ["best", "candidate", "objective", "evaluations", "runs"] {
+        assert_eq!(v[k], clean[k], "{k}");
+    }
+    assert!(!stale.exists(), "removed when the tune finished");
 }

@@ -10,6 +10,10 @@
 //!   the kill are reparented to it and reaped with `wait4(2)`. Their rusage is added to the
 //!   leader's (`wait4` reports the leader's own usage plus every child it reaped), which makes a
 //!   load's CPU time exact for the whole group.
+//! - The leader gets `PR_SET_PDEATHSIG(SIGKILL)`: if sweetspot itself is killed with SIGKILL
+//!   (which it cannot catch), the job and the load die with it instead of running on as
+//!   orphans (an io_load would otherwise write forever). prctl(2): the signal fires when the
+//!   spawning *thread* exits, so a group must not outlive the thread that spawned it.
 
 use crate::{Error, Result};
 use std::os::unix::process::CommandExt;
@@ -62,9 +66,25 @@ fn ensure_subreaper() {
 
 impl Group {
     /// Spawns `cmd` as the leader of a new process group. Stdio is whatever `cmd` says.
+    /// The leader is SIGKILLed by the kernel if this thread dies first (see the module docs).
     pub fn spawn(cmd: &mut Command) -> Result<Group> {
         ensure_subreaper();
         cmd.process_group(0);
+        let parent = nix::unistd::getpid().as_raw();
+        // SAFETY: the closure runs between fork and exec and only makes two
+        // async-signal-safe system calls (prctl, getppid); it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent died before the prctl took effect: do not start at all.
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
         let child = cmd
             .spawn()
             .map_err(|e| Error::io(format!("starting {:?}", cmd.get_program()), e))?;
@@ -270,6 +290,32 @@ mod tests {
         assert!(e.cpu_s > 0.05, "{e:?}");
         assert!(e.cpu_pct() > 50.0 && e.cpu_pct() <= 105.0, "{e:?}");
         assert_eq!(g.finish(), e, "idempotent");
+    }
+
+    #[test]
+    fn leader_dies_with_the_thread_that_spawned_it() {
+        // As if sweetspot were SIGKILLed: the spawning thread ends without Drop running.
+        let pid = std::thread::spawn(|| {
+            let g = Group::spawn(Command::new("sleep").arg("30")).unwrap();
+            let pid = g.pid();
+            std::mem::forget(g);
+            pid
+        })
+        .join()
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while stat_of(pid).is_some_and(|(st, _, _)| st != 'Z') && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let st = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+        assert_eq!(
+            st,
+            nix::sys::wait::WaitStatus::Signaled(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+                false
+            )
+        );
     }
 
     #[test]

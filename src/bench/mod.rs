@@ -3,8 +3,9 @@
 //!
 //! Real measurement: [`job`] (the built-in reference job), [`loads`] (one file per load),
 //! [`group`] (process groups: spawn, time, kill, reap with rusage), [`realrun`] (one real run),
-//! [`scratch`] (`--scratch`), [`real`] (`RealDevice`, the real [`Testbed`]), [`worker`] (the
-//! hidden `__worker` subcommand the job and loads run as). Simulation: [`surface`], [`sim`].
+//! [`scratch`] (`--scratch`), [`stale`] (leftovers of SIGKILLed `--scratch` runs), [`real`]
+//! (`RealDevice`, the real [`Testbed`]), [`worker`] (the hidden `__worker` subcommand the job
+//! and loads run as). Simulation: [`surface`], [`sim`].
 //! Measuring trials and summarising them: [`runner`], [`summary`].
 
 pub mod fsutil;
@@ -17,6 +18,7 @@ pub mod realrun;
 pub mod runner;
 pub mod scratch;
 pub mod sim;
+pub mod stale;
 pub mod summary;
 pub mod surface;
 pub mod target;

@@ -6,10 +6,12 @@
 //! still using the mount, unmounts it (retrying, then lazily as a last resort), detaches the
 //! loop device and removes the backing file. SIGKILL cannot be caught: after `kill -9` of
 //! sweetspot the loop device, the mount and the backing file under `$TMPDIR/sweetspot-scratch-*`
-//! remain (loads die with it only if they were killed too); `losetup -a` shows them and
-//! `umount`, `losetup -d` and `rm` remove them.
+//! remain until the next `--scratch` run or `sweetspot restore` removes them
+//! ([`crate::bench::stale`]; a scratch holds a lock that tells a leftover from a live run).
 
+use crate::bench::stale;
 use crate::{Error, Result};
+use nix::fcntl::Flock;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -25,6 +27,8 @@ pub struct Scratch {
     mnt: PathBuf,
     loop_dev: Option<PathBuf>,
     mounted: bool,
+    /// The owner lock (see [`stale`]); declared last, so it is released after cleanup.
+    _owner: Flock<std::fs::File>,
 }
 
 impl Scratch {
@@ -32,7 +36,8 @@ impl Scratch {
     /// directory, attaches it (`losetup -f --show`), makes ext4 on it (`mkfs.ext4 -q`, inode
     /// tables initialised now, so no lazy-init writes disturb the runs) and mounts it.
     /// Errors: not root, too little free space (says how much is needed), a failing tool.
-    /// Whatever was made before an error is removed again.
+    /// Whatever was made before an error is removed again. Leftovers of SIGKILLed runs are
+    /// removed first ([`stale::sweep`]).
     pub fn create(size_mib: u64) -> Result<Scratch> {
         if !nix::unistd::geteuid().is_root() {
             return Err(Error::BadInput(
@@ -40,11 +45,16 @@ impl Scratch {
             ));
         }
         let tmp = std::env::temp_dir();
+        for what in stale::sweep(&tmp) {
+            tracing::warn!("leftover of a killed --scratch run: {what}");
+        }
         crate::bench::fsutil::check_space(&tmp, size_mib << 20, "the --scratch backing file")?;
         let dir = tempfile::Builder::new()
-            .prefix("sweetspot-scratch-")
+            .prefix(stale::DIR_PREFIX)
             .tempdir()
             .map_err(|e| Error::io(format!("creating a directory in {}", tmp.display()), e))?;
+        let owner = stale::own(dir.path())
+            .map_err(|e| Error::io(format!("locking {}", dir.path().display()), e))?;
         let backing = dir.path().join("backing.img");
         let mnt = dir.path().join("mnt");
         let mut s = Scratch {
@@ -53,6 +63,7 @@ impl Scratch {
             mnt,
             loop_dev: None,
             mounted: false,
+            _owner: owner,
         };
         std::fs::create_dir(&s.mnt)
             .map_err(|e| Error::io(format!("creating {}", s.mnt.display()), e))?;
@@ -155,7 +166,7 @@ impl Drop for Scratch {
 }
 
 /// Runs an external tool; a non-zero exit is an error with its stderr.
-fn tool(name: &str, args: &[&std::ffi::OsStr]) -> Result<String> {
+pub(crate) fn tool(name: &str, args: &[&std::ffi::OsStr]) -> Result<String> {
     let out = Command::new(name)
         .args(args)
         .output()
@@ -174,7 +185,7 @@ fn tool(name: &str, args: &[&std::ffi::OsStr]) -> Result<String> {
 }
 
 /// `umount`, retried for up to 2 s while busy, then lazily (`MNT_DETACH`) as a last resort.
-fn unmount(mnt: &Path) -> Result<()> {
+pub(crate) fn unmount(mnt: &Path) -> Result<()> {
     use nix::mount::{MntFlags, umount2};
     let mut last = nix::errno::Errno::UnknownErrno;
     for _ in 0..20 {
@@ -192,7 +203,7 @@ fn unmount(mnt: &Path) -> Result<()> {
 
 /// SIGKILLs every other process whose cwd or an open file is under `mnt` (stray loads), and
 /// reaps those that are our children.
-fn kill_users(mnt: &Path) {
+pub(crate) fn kill_users(mnt: &Path) {
     let me = std::process::id() as i32;
     let Ok(rd) = std::fs::read_dir("/proc") else {
         return;

@@ -78,14 +78,24 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         ));
     }
     s.push_str("\ntunes:\n");
+    if h.tunes.is_empty() {
+        s.push_str("  (none)\n");
+    }
     for t in &h.tunes {
         let n = h.trials.iter().filter(|x| x.tune_id == Some(t.id)).count();
         s.push_str(&format!(
-            "  #{:<4} {:<40} policy {:<10} {:<11} {n} trials\n",
-            t.id, t.target, t.policy, t.status
+            "  #{:<4} {:<40} policy {:<10} {:<11} {n} trial{}\n",
+            t.id,
+            t.target,
+            t.policy,
+            t.status,
+            if n == 1 { "" } else { "s" }
         ));
     }
     s.push_str("\ntrials:\n");
+    if h.trials.is_empty() {
+        s.push_str("  (none)\n");
+    }
     for t in &h.trials {
         s.push_str(&format!(
             "  #{:<5} tune {:<5} {:<40} {}\n",

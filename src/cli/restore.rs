@@ -1,11 +1,16 @@
 //! `sweetspot restore [<DEVICE>]`: puts journaled knobs back (every owner's; the oldest open
 //! entry of each file is the true original). Without a device it restores everything,
-//! host-wide vm knobs included.
+//! host-wide vm knobs included. First it finishes tunes that were killed
+//! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
+//! marked `recovered` instead of staying `running`). Last, on the real `/sys` as root, it
+//! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]).
 
 use super::{Ctx, print_out};
 use crate::Result;
+use crate::bench::stale;
 use crate::device;
 use crate::knob::apply::restore;
+use crate::sysroot::SysRoot;
 
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
@@ -31,13 +36,20 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     };
     let dev = dev.as_deref();
     let mut store = ctx.store()?;
+    crate::tune::recover(&mut store, &ctx.root)?;
     let n = restore(&mut store, &ctx.root, dev, None)?;
+    let mut out = format!(
+        "restored {n} knob{}{}\n",
+        if n == 1 { "" } else { "s" },
+        dev.map(|d| format!(" on {d}")).unwrap_or_default()
+    );
+    if ctx.root == SysRoot::default() && nix::unistd::geteuid().is_root() {
+        for what in stale::sweep(&std::env::temp_dir()) {
+            out.push_str(&format!("leftover of a killed --scratch run: {what}\n"));
+        }
+    }
     if !ctx.quiet {
-        print_out(&format!(
-            "restored {n} knob{}{}\n",
-            if n == 1 { "" } else { "s" },
-            dev.map(|d| format!(" on {d}")).unwrap_or_default()
-        ))?;
+        print_out(&out)?;
     }
     Ok(())
 }

@@ -52,6 +52,9 @@ impl Store {
             msg,
             foreign,
         };
+        if path.is_dir() {
+            return Err(err("is a directory; give a database file".into(), true));
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| err(format!("cannot create {}: {e}", dir.display()), false))?;
@@ -174,5 +177,14 @@ mod tests {
             .query_row("SELECT count(*) FROM photos", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a_directory_is_bad_input_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Store::open(dir.path()).err().unwrap();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

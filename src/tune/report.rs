@@ -223,6 +223,22 @@ pub fn build(
     }
 }
 
+/// `2.20× better, 95% CI 2.05–2.37`; a ratio below 1 is inverted and called worse
+/// (`1.43× worse, 95% CI 0.52–3.85`), so the words never contradict the numbers.
+fn improvement_text(i: &Improvement) -> String {
+    let [lo, hi] = i.ci95;
+    if i.ratio >= 1.0 {
+        return format!("{:.2}× better, 95% CI {lo:.2}–{hi:.2}", i.ratio);
+    }
+    let inv = |x: f64| if x > 0.0 { 1.0 / x } else { f64::INFINITY };
+    format!(
+        "{:.2}× worse, 95% CI {:.2}–{:.2}",
+        inv(i.ratio),
+        inv(hi),
+        inv(lo)
+    )
+}
+
 fn opt(x: Option<f64>, prec: usize) -> String {
     x.map_or_else(|| "-".to_string(), |v| format!("{v:.prec$}"))
 }
@@ -237,13 +253,11 @@ pub fn text(r: &Report) -> String {
     let o = &r.objective;
     match &o.improvement {
         Some(i) => s.push_str(&format!(
-            "  {} {} → {} ({:.2}× better, 95% CI {:.2}–{:.2})\n",
+            "  {} {} → {} ({})\n",
             o.name,
             opt(o.default, 2),
             opt(o.best, 2),
-            i.ratio,
-            i.ci95[0],
-            i.ci95[1]
+            improvement_text(i)
         )),
         None => s.push_str(&format!(
             "  {} at the default: {}\n",
@@ -252,24 +266,34 @@ pub fn text(r: &Report) -> String {
         )),
     }
     s.push_str(&format!("  {}\n", r.reason));
-    s.push_str(&format!(
-        "\n  {:<12} {:<34} {:<34}\n",
-        "load",
+    let cell = |m: &LoadMeans| {
+        let mut c = format!("Time {} s", opt(m.time_s, 1));
+        if m.ratio.is_some() {
+            c.push_str(&format!("  Ratio {}", opt(m.ratio, 2)));
+        }
+        if m.loads.is_some() {
+            c.push_str(&format!("  Loads {}", opt(m.loads, 0)));
+        }
+        c
+    };
+    let head = [
         format!("default [{}]", setting_label(&r.default)),
-        format!("best found [{}]", setting_label(&r.candidate))
+        format!("best found [{}]", setting_label(&r.candidate)),
+    ];
+    // The default column is as wide as its widest cell, so the best column lines up.
+    let w = r
+        .loads
+        .values()
+        .map(|[d, _]| cell(d).chars().count())
+        .chain([head[0].chars().count()])
+        .max()
+        .unwrap_or(0);
+    s.push_str(&format!(
+        "\n  {:<12} {:<w$}  {}\n",
+        "load", head[0], head[1]
     ));
     for (name, [d, b]) in &r.loads {
-        let cell = |m: &LoadMeans| {
-            let mut c = format!("Time {} s", opt(m.time_s, 1));
-            if m.ratio.is_some() {
-                c.push_str(&format!("  Ratio {}", opt(m.ratio, 2)));
-            }
-            if m.loads.is_some() {
-                c.push_str(&format!("  Loads {}", opt(m.loads, 0)));
-            }
-            c
-        };
-        s.push_str(&format!("  {:<12} {:<34} {:<34}\n", name, cell(d), cell(b)));
+        s.push_str(&format!("  {:<12} {:<w$}  {}\n", name, cell(d), cell(b)));
     }
     if r.changes.is_empty() {
         s.push_str("\n  knob changes: none (keep the default)\n");
@@ -297,4 +321,24 @@ pub fn text(r: &Report) -> String {
         }
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn improvement_below_one_reads_as_worse_with_the_inverted_ci() {
+        let better = Improvement {
+            ratio: 2.2,
+            ci95: [2.05, 2.37],
+        };
+        assert_eq!(improvement_text(&better), "2.20× better, 95% CI 2.05–2.37");
+        // Seen in a real `tune --scratch`: 1.63 → 2.38 was printed as "0.70× better".
+        let worse = Improvement {
+            ratio: 0.70,
+            ci95: [0.26, 1.92],
+        };
+        assert_eq!(improvement_text(&worse), "1.43× worse, 95% CI 0.52–3.85");
+    }
 }

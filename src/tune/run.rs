@@ -129,6 +129,18 @@ pub fn recover(store: &mut Store, root: &SysRoot) -> Result<usize> {
     Ok(n)
 }
 
+/// The solver checkpoint of tune `tune_id` of database `db`:
+/// `<db dir>/checkpoints/<db file name>-tune-<id>.json`; the database's name keeps two
+/// databases in one directory apart. Removed when the tune finishes.
+pub fn checkpoint_path(db: &Path, tune_id: i64) -> PathBuf {
+    let name = db
+        .file_name()
+        .map_or_else(|| "sweetspot.db".into(), |n| n.to_string_lossy());
+    db.parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join(format!("checkpoints/{name}-tune-{tune_id}.json"))
+}
+
 /// A testbed a tune can own: it journals under `tune:<id>` and names its kernel device.
 pub trait TuneTarget: Testbed {
     /// Sets the journal owner (`tune:<id>`), so restore touches only this tune's entries.
@@ -223,10 +235,16 @@ pub fn tune(
         .collect();
     let budget = u64::from(req.budget.unwrap_or(req.policy.budget));
     let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet);
-    let ckpt = db
-        .parent()
-        .unwrap_or_else(|| Path::new("."))
-        .join(format!("checkpoints/tune-{tune_id}.json"));
+    let ckpt = checkpoint_path(db, tune_id);
+    // argmin's Executor loads an existing checkpoint at the start. A new tune must never resume
+    // one left by a killed or failed tune of another database (or of a deleted one) that had
+    // the same id: that gave "optimiser: invalid type: null" or a foreign solver state.
+    match std::fs::remove_file(&ckpt) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(Error::io(format!("removing {}", ckpt.display()), e));
+        }
+        _ => {}
+    }
     let res = optimise(
         &mut *testbed,
         &space,

@@ -1,0 +1,117 @@
+//! Leftovers of `--scratch` runs that were killed with SIGKILL: their mount, loop device and
+//! `$TMPDIR/sweetspot-scratch-*` directory with its backing file.
+//!
+//! Each live [`crate::bench::scratch::Scratch`] holds an exclusive `flock(2)` on
+//! `<dir>/owner.lock` for its whole life; the kernel drops the lock when the process dies,
+//! however it dies. [`sweep`] takes that lock without waiting: only a directory whose lock it
+//! gets is a leftover. Directories without a lock file (made by an older sweetspot, or by
+//! something else) and directories whose owner is alive are never touched. Loop devices are
+//! detached only when their `loop/backing_file` is the leftover's own `backing.img`, so no
+//! loop device that is not ours is ever detached.
+
+use crate::bench::scratch::{kill_users, tool, unmount};
+use nix::fcntl::{Flock, FlockArg};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// Prefix of a scratch directory's name under `$TMPDIR`.
+pub const DIR_PREFIX: &str = "sweetspot-scratch-";
+/// The owner's lock file inside a scratch directory.
+pub const LOCK_FILE: &str = "owner.lock";
+
+/// Takes the owner lock of a new scratch directory `dir`: the file is created and locked under
+/// a temporary name, then renamed into place, so [`sweep`] never sees an unlocked lock file of
+/// a live owner. Errors: the I/O error of creating, locking or renaming the file.
+pub fn own(dir: &Path) -> std::io::Result<Flock<File>> {
+    let tmp = dir.join(format!("{LOCK_FILE}.new"));
+    let f = File::create(&tmp)?;
+    let lock = Flock::lock(f, FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, e)| std::io::Error::from(e))?;
+    std::fs::rename(&tmp, dir.join(LOCK_FILE))?;
+    Ok(lock)
+}
+
+/// Removes the leftovers of dead `--scratch` runs under `tmp` (normally
+/// `std::env::temp_dir()`): kills processes still using the mount, unmounts it, detaches the
+/// loop devices backed by its `backing.img`, and removes the directory. Returns one line per
+/// directory cleaned, for the log. Failures are logged and the directory is left for the next
+/// sweep; a directory is removed only once nothing is mounted on it.
+pub fn sweep(tmp: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(tmp) else {
+        return Vec::new();
+    };
+    let mut done = Vec::new();
+    for e in rd.flatten() {
+        let is_ours = e.file_name().to_string_lossy().starts_with(DIR_PREFIX);
+        // file_type() does not follow symlinks: a symlink named like ours is skipped.
+        if !is_ours || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let dir = e.path();
+        let Ok(f) = File::open(dir.join(LOCK_FILE)) else {
+            continue;
+        };
+        let Ok(_lock) = Flock::lock(f, FlockArg::LockExclusiveNonblock) else {
+            continue; // its owner is alive (or another sweep is cleaning it)
+        };
+        match clean(&dir) {
+            Ok(what) => done.push(what),
+            Err(msg) => tracing::warn!("leftover scratch {}: {msg}", dir.display()),
+        }
+    }
+    done
+}
+
+/// Cleans one leftover whose lock we hold. Returns what was done, or why it stopped.
+fn clean(dir: &Path) -> Result<String, String> {
+    let mnt = dir.join("mnt");
+    let backing = dir.join("backing.img");
+    let mut what = Vec::new();
+    if mounted(&mnt) {
+        kill_users(&mnt);
+        unmount(&mnt).map_err(|e| e.to_string())?;
+        what.push(format!("unmounted {}", mnt.display()));
+    }
+    for dev in loops_backed_by(&backing) {
+        tool("losetup", &["-d".as_ref(), dev.as_os_str()]).map_err(|e| e.to_string())?;
+        what.push(format!("detached {}", dev.display()));
+    }
+    if mounted(&mnt) {
+        return Err("still mounted; left in place".into());
+    }
+    std::fs::remove_dir_all(dir).map_err(|e| format!("removing it: {e}"))?;
+    what.push(format!("removed {}", dir.display()));
+    Ok(what.join(", "))
+}
+
+/// True when something is mounted on `mnt` (per `/proc/self/mountinfo`).
+fn mounted(mnt: &Path) -> bool {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    crate::device::mountinfo::parse(&text)
+        .iter()
+        .any(|m| m.target == mnt)
+}
+
+/// `/dev/loopN` of every loop device whose backing file is exactly `backing` (also when the
+/// file was deleted: the kernel then appends ` (deleted)`).
+fn loops_backed_by(backing: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let want = backing.to_string_lossy();
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue; // not attached
+        };
+        let b = b.trim_end_matches('\n');
+        if b == want || b.strip_suffix(" (deleted)") == Some(&*want) {
+            out.push(PathBuf::from("/dev").join(name));
+        }
+    }
+    out
+}
