@@ -28,6 +28,24 @@ fn small_opts() -> BenchOptions {
     o
 }
 
+/// dbench prints its operation count once a second, so its job must outlast a few of those
+/// lines: a 3 s `--job` instead of the tiny built-in one.
+fn dbench_does_work(scratch: &Scratch) {
+    let mut o = small_opts();
+    o.job_command = Some("sleep 3".into());
+    let mut b = Bencher::new(scratch.mount_point(), o).unwrap();
+    let r = b.run(Load::DbenchLoad).unwrap();
+    assert_eq!(r.failed, None, "dbench_load: {r:?}");
+    assert!(r.loads.unwrap() > 0.0, "dbench_load: {r:?}");
+    assert!(r.lcpu_pct.unwrap() > 0.0, "dbench_load: {r:?}");
+    let pgid = b.last_load_pgid().unwrap();
+    assert!(
+        members(pgid).is_empty(),
+        "dbench_load: {:?} remain",
+        members(pgid)
+    );
+}
+
 fn losetup_a() -> String {
     String::from_utf8_lossy(
         &std::process::Command::new("losetup")
@@ -76,7 +94,10 @@ fn each_load_does_work_and_its_group_is_gone_when_the_job_ends() {
         .into_iter()
         .filter(|l| sweetspot::bench::loads::has_process(*l))
     {
-        if load == Load::DbenchLoad && !dbench_installed() {
+        if load == Load::DbenchLoad {
+            if dbench_installed() {
+                dbench_does_work(&scratch);
+            }
             continue;
         }
         let r = b.run(load).unwrap();
