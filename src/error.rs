@@ -79,7 +79,7 @@ pub enum Error {
     Failed(String),
 
     /// Stopped by Ctrl-C or SIGTERM after cleaning up (exit 130).
-    #[error("interrupted")]
+    #[error("interrupted: finished runs are kept in the database and the knobs were restored")]
     Interrupted,
 }
 

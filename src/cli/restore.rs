@@ -23,19 +23,21 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // A device that is gone (a detached loop) can still have open entries, so an unknown name
     // is only checked for shape; a partition resolves to its disk when it exists.
+    // A name that is neither a device here nor in the journal is a typo: its "unknown device"
+    // error (exit 2) is reported.
+    let mut store = ctx.store()?;
     let dev = match args.device.as_deref() {
         Some(name) => {
             let bare = device::check_name(name)?;
-            Some(
-                device::find(&ctx.root, bare)
-                    .map(|d| d.name)
-                    .unwrap_or_else(|_| bare.to_string()),
-            )
+            match device::find(&ctx.root, bare) {
+                Ok(d) => Some(d.name),
+                Err(e) if store.journal_all(Some(bare))?.is_empty() => return Err(e),
+                Err(_) => Some(bare.to_string()),
+            }
         }
         None => None,
     };
     let dev = dev.as_deref();
-    let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
     let n = restore(&mut store, &ctx.root, dev, None)?;
     let mut out = format!(
