@@ -90,6 +90,20 @@ pub struct Verdict {
     pub reason: String,
 }
 
+impl Verdict {
+    /// "Keep the default": not significant, no test ran; `best` is what the search found.
+    fn keep_default(best: usize, reason: impl Into<String>) -> Verdict {
+        Verdict {
+            best,
+            significant: false,
+            improvement: None,
+            p_value: None,
+            pairs: None,
+            reason: reason.into(),
+        }
+    }
+}
+
 /// Tuning constants of the solver (the policy sets most of them).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Config {
@@ -466,16 +480,12 @@ impl BayesOpt {
         // The best feasible-looking setting: the incumbent.
         let best = self.incumbent;
         if best == self.default {
-            self.finish(Verdict {
-                best: self.default,
-                significant: false,
-                improvement: None,
-                p_value: None,
-                pairs: None,
-                reason: format!(
+            self.finish(Verdict::keep_default(
+                self.default,
+                format!(
                     "keep the default: no significant improvement ({why}; nothing beat the default)"
                 ),
-            });
+            ));
             return;
         }
         let left = self.cfg.budget.saturating_sub(self.trials) / 2;
@@ -483,14 +493,10 @@ impl BayesOpt {
         // noise, and the search has already converged or spent its share.
         let n = left;
         if n < 2 {
-            self.finish(Verdict {
+            self.finish(Verdict::keep_default(
                 best,
-                significant: false,
-                improvement: None,
-                p_value: None,
-                pairs: None,
-                reason: "keep the default: no budget left for the final check".into(),
-            });
+                "keep the default: no budget left for the final check",
+            ));
             return;
         }
         self.phase = Phase::Check;
@@ -615,17 +621,13 @@ impl BayesOpt {
             }
             if step.check {
                 self.queue.clear();
-                self.finish(Verdict {
-                    best: self.default,
-                    significant: false,
-                    improvement: None,
-                    p_value: None,
-                    pairs: None,
-                    reason: format!(
+                self.finish(Verdict::keep_default(
+                    self.default,
+                    format!(
                         "keep the default: a check trial failed ({})",
                         t.failed.clone().unwrap_or_default()
                     ),
-                });
+                ));
             }
             return;
         }
