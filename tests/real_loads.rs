@@ -80,7 +80,7 @@ fn each_load_does_work_and_its_group_is_gone_when_the_job_ends() {
     let mut b = Bencher::new(scratch.mount_point(), o).unwrap();
 
     let base = b.run(Load::NoLoad).unwrap();
-    assert!(base.time_s > 0.05 && base.time_s < 30.0, "{base:?}");
+    assert!(base.time_s > 0.01 && base.time_s < 30.0, "{base:?}");
     assert!(base.cpu_pct > 10.0, "{base:?}");
     assert_eq!(
         (base.loads, base.lcpu_pct, base.failed.clone()),
@@ -104,7 +104,7 @@ fn each_load_does_work_and_its_group_is_gone_when_the_job_ends() {
         assert_eq!(r.failed, None, "{load}: {r:?}");
         assert!(r.loads.unwrap() > 0.0, "{load}: {r:?}");
         assert!(r.lcpu_pct.unwrap() > 0.0, "{load}: {r:?}");
-        assert!(r.time_s > 0.05, "{load}: {r:?}");
+        assert!(r.time_s > 0.01, "{load}: {r:?}");
         let pgid = b.last_load_pgid().unwrap();
         assert!(
             members(pgid).is_empty(),

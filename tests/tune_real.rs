@@ -89,7 +89,7 @@ fn sigkill_mid_tune_then_restore_brings_the_knobs_back() {
         .args(["tune", "--device", &dev, "--budget", "12", "-q"])
         .args(FAST)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
     // Wait until the third trial started: two settings other than the start were applied.

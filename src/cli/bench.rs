@@ -20,7 +20,9 @@ pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// contest loads to run beside the job, comma-separated (no_load is needed for Ratio).
+    /// contest loads to run beside the job, comma-separated (no_load is needed for Ratio):
+    /// no_load, cacherun, process_load, ctar_load, xtar_load, io_load, io_other, read_load,
+    /// list_load, mem_load, dbench_load.
     #[arg(
         long,
         value_delimiter = ',',

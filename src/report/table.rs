@@ -43,13 +43,13 @@ fn detail(l: &LoadSummary) -> Vec<String> {
         }
         out.push(line);
     }
-    if let Some(r) = l.ratio.as_ref().filter(|_| l.load != Load::NoLoad) {
-        if r.ci95.0 < r.ci95.1 {
-            out.push(format!(
-                "  Ratio {:.2}, 95% CI {:.2}–{:.2}",
-                r.mean, r.ci95.0, r.ci95.1
-            ));
-        }
+    if let Some(r) = l.ratio.as_ref().filter(|_| l.load != Load::NoLoad)
+        && r.ci95.0 < r.ci95.1
+    {
+        out.push(format!(
+            "  Ratio {:.2}, 95% CI {:.2}–{:.2}",
+            r.mean, r.ci95.0, r.ci95.1
+        ));
     }
     if !l.failed.is_empty() {
         let runs: Vec<String> = l.failed.iter().map(|f| f.run.to_string()).collect();

@@ -59,12 +59,28 @@ impl Store {
             std::fs::create_dir_all(dir)
                 .map_err(|e| err(format!("cannot create {}: {e}", dir.display()), false))?;
         }
+        // Two processes opening a new database at once would both see user_version 0 and
+        // both create the schema: an exclusive lock on `<db>.open-lock` (held until this
+        // function returns) makes check and migration one step.
+        let lock_path = PathBuf::from(format!("{}.open-lock", path.display()));
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| err(format!("cannot open {}: {e}", lock_path.display()), false))?;
+        lock.lock()
+            .map_err(|e| err(format!("cannot lock {}: {e}", lock_path.display()), false))?;
         let existed = path.metadata().map(|m| m.len() > 0).unwrap_or(false);
         let mut conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         )
         .map_err(|e| err(e.to_string(), false))?;
+        // Wait for another sweetspot process that is writing (e.g. creating the schema)
+        // rather than mistaking its lock for a foreign file.
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| err(e.to_string(), false))?;
         if existed {
             Self::check_ours(&conn).map_err(|msg| err(msg, true))?;
         }
@@ -73,8 +89,6 @@ impl Store {
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(|e| err(e.to_string(), false))?;
         conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| err(e.to_string(), false))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| err(e.to_string(), false))?;
         schema::migrations()
             .to_latest(&mut conn)
@@ -96,6 +110,20 @@ impl Store {
         let tables: i64 = conn
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
             .map_err(|e| format!("not a sweetspot database ({e}); refusing to touch it"))?;
+        // application_id 0 with our six tables: a database another sweetspot process is
+        // creating right now (seen when two processes open a new file at once), not a
+        // foreign one.
+        let ours: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN \
+                 ('devices', 'journal', 'tunes', 'trials', 'runs', 'sweet_spots')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| format!("not a sweetspot database ({e}); refusing to touch it"))?;
+        if app == 0 && ours == 6 {
+            return Ok(());
+        }
         if app != 0 || tables > 0 {
             return Err(format!(
                 "not a sweetspot database (application_id {app:#x}, {tables} schema objects); \
@@ -149,6 +177,27 @@ mod tests {
             .query_row("PRAGMA synchronous", [], |r| r.get(0))
             .unwrap();
         assert_eq!(sync, 2, "synchronous=FULL");
+    }
+
+    #[test]
+    fn concurrent_opens_of_a_new_database_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new.db");
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let p = p.clone();
+                std::thread::spawn(move || Store::open(&p).map(|_| ()).map_err(|e| e.to_string()))
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), Ok(()));
+        }
+        let s = Store::open(&p).unwrap();
+        let app: i32 = s
+            .conn()
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(app, APPLICATION_ID);
     }
 
     #[test]
