@@ -7,6 +7,8 @@
 //! live run's scratch device alone.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::path::Path;
@@ -191,18 +193,15 @@ fn sigint_mid_run_leaves_nothing_behind() {
 }
 
 fn restore_in(tmp: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
-        .arg("restore")
-        .env("TMPDIR", tmp)
-        .env("SWEETSPOT_DB", tmp.join("s.db"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::ok_stdout(
+        Command::new(env!("CARGO_BIN_EXE_sweetspot"))
+            .arg("restore")
+            .env("TMPDIR", tmp)
+            .env("SWEETSPOT_DB", tmp.join("s.db"))
+            .output()
+            .unwrap(),
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn scratch_dirs(tmp: &Path) -> Vec<std::ffi::OsString> {

@@ -3,6 +3,8 @@
 //! knobs back, and the next tune marks the killed one recovered.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::path::Path;
@@ -41,20 +43,17 @@ fn small_real_tune_stores_a_sweet_spot_and_restores_the_device() {
     let before = knobs(&dev);
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    let out = assert_cmd::Command::cargo_bin("sweetspot")
-        .unwrap()
-        .arg("--db")
-        .arg(&db)
-        .args(["tune", "--device", &dev, "--budget", "6", "--json"])
-        .args(FAST)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::ok_stdout(
+        assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["tune", "--device", &dev, "--budget", "6", "--json"])
+            .args(FAST)
+            .output()
+            .unwrap(),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert!(v["significant"].is_boolean());
     assert!(v["runs"].as_u64().unwrap() >= 4, "{v}");
     assert!(v["evaluations"].as_u64().unwrap() <= 6, "{v}");
@@ -115,35 +114,29 @@ fn sigkill_mid_tune_then_restore_brings_the_knobs_back() {
     }
     kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();
-    let out = assert_cmd::Command::cargo_bin("sweetspot")
-        .unwrap()
-        .arg("--db")
-        .arg(&db)
-        .args(["restore", &dev])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::ok_stdout(
+        assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["restore", &dev])
+            .output()
+            .unwrap(),
     );
     assert_eq!(knobs(&dev), before, "restore brings every knob back");
 
     // The next tune finds the killed one and marks it recovered before it starts.
     let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/surfaces/flat-fifo_batch.toml");
-    let out = assert_cmd::Command::cargo_bin("sweetspot")
-        .unwrap()
-        .arg("--db")
-        .arg(&db)
-        .args(["tune", "--sim"])
-        .arg(&sim)
-        .args(["--seed", "1", "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::ok_stdout(
+        assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["tune", "--sim"])
+            .arg(&sim)
+            .args(["--seed", "1", "-q"])
+            .output()
+            .unwrap(),
     );
     let store = sweetspot::store::Store::open(&db).unwrap();
     assert_eq!(store.tunes(None).unwrap()[0].status, "recovered");

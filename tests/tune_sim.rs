@@ -2,6 +2,8 @@
 //! spot, history, the one-tune-per-device lock, recovery of a killed tune, and bad policies.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -18,21 +20,18 @@ fn surface(name: &str) -> String {
 }
 
 fn tune_json(db: &Path, args: &[&str]) -> Value {
-    let out = assert_cmd::Command::cargo_bin("sweetspot")
-        .unwrap()
-        .arg("--db")
-        .arg(db)
-        .arg("tune")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::ok_stdout(
+        assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(db)
+            .arg("tune")
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap(),
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_slice(&out).unwrap()
 }
 
 #[test]
@@ -189,8 +188,8 @@ fn stores_sweet_spot_and_history_shows_it() {
         .args(["history", "sim:seed-2.5.39-mm1-fifo_batch", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success());
-    let h: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::ok_stdout(out);
+    let h: Value = serde_json::from_slice(&out).unwrap();
     let spots = h["sweet_spots"].as_array().unwrap();
     assert_eq!(spots.len(), 1);
     assert_eq!(spots[0]["setting"], v["best"]);
@@ -209,7 +208,8 @@ fn stores_sweet_spot_and_history_shows_it() {
         .args(["history", "sim:nothing", "--json"])
         .output()
         .unwrap();
-    let h: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::ok_stdout(out);
+    let h: Value = serde_json::from_slice(&out).unwrap();
     assert!(h["sweet_spots"].as_array().unwrap().is_empty());
 }
 

@@ -166,3 +166,15 @@ impl Env {
             .to_string()
     }
 }
+
+/// Asserts that a finished `sweetspot` exited 0 (showing its stderr if not) and returns its
+/// stdout.
+pub fn ok_stdout(out: std::process::Output) -> Vec<u8> {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
