@@ -209,7 +209,10 @@ fn scratch_dirs(tmp: &Path) -> Vec<std::ffi::OsString> {
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
-        .filter(|n| n.to_string_lossy().starts_with("sweetspot-scratch-"))
+        .filter(|n| {
+            let n = n.to_string_lossy();
+            n.starts_with("sweetspot-scratch-") || n.starts_with("sweetspot-run-")
+        })
         .collect()
 }
 
@@ -226,7 +229,8 @@ fn sigkill_leftovers_are_removed_by_restore_but_a_live_run_is_not() {
         text("losetup", &["-a"]).contains(&tag),
         "live loop device detached"
     );
-    assert_eq!(scratch_dirs(tmp.path()).len(), 1);
+    // The scratch directory and the run's own (counter, logs), both owner-locked.
+    assert_eq!(scratch_dirs(tmp.path()).len(), 2);
     assert!(child.try_wait().unwrap().is_none(), "bench died");
 
     child.kill().unwrap(); // SIGKILL
@@ -252,7 +256,7 @@ fn sigkill_leftovers_are_removed_by_restore_but_a_live_run_is_not() {
 
     // ... until restore removes them.
     let out = restore_in(tmp.path());
-    assert!(out.contains("leftover of a killed --scratch run"), "{out}");
+    assert!(out.contains("leftover of a killed run"), "{out}");
     assert!(!text("losetup", &["-a"]).contains(&tag), "loop device left");
     assert!(
         !std::fs::read_to_string("/proc/mounts")

@@ -10,7 +10,7 @@
 use crate::bench::group::{Exit, Group};
 use crate::bench::job::{self, JobSpec};
 use crate::bench::loads::{self, LoadSizes, LoadSpec, counter::Counter};
-use crate::bench::{Load, Run, fsutil};
+use crate::bench::{Load, Run, fsutil, stale};
 use crate::{Error, Result};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -68,6 +68,8 @@ pub struct Bencher {
     prepared: BTreeSet<Load>,
     last_load_pgid: Option<i32>,
     scratchpad: tempfile::TempDir,
+    /// The run directory's owner lock ([`stale::own`]).
+    _owner: nix::fcntl::Flock<std::fs::File>,
     work: tempfile::TempDir,
 }
 
@@ -111,9 +113,12 @@ impl Bencher {
             "the job and its loads",
         )?;
         let scratchpad = tempfile::Builder::new()
-            .prefix("sweetspot-run-")
+            .prefix(stale::RUN_PREFIX)
             .tempdir()
             .map_err(|e| Error::io("creating a temporary directory", e))?;
+        // Held while this run lives, so a sweep after a SIGKILL knows the directory is dead.
+        let owner =
+            stale::own(scratchpad.path()).map_err(|e| Error::io("locking the run directory", e))?;
         if opts.job_command.is_none() {
             job::prepare(&job)?;
         }
@@ -124,6 +129,7 @@ impl Bencher {
             prepared: BTreeSet::new(),
             last_load_pgid: None,
             scratchpad,
+            _owner: owner,
             work,
         })
     }

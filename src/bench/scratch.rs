@@ -46,7 +46,7 @@ impl Scratch {
         }
         let tmp = std::env::temp_dir();
         for what in stale::sweep(&tmp) {
-            tracing::warn!("leftover of a killed --scratch run: {what}");
+            tracing::warn!("leftover of a killed run: {what}");
         }
         crate::bench::fsutil::check_space(&tmp, size_mib << 20, "the --scratch backing file")?;
         let dir = tempfile::Builder::new()

@@ -1,7 +1,8 @@
-//! Leftovers of `--scratch` runs that were killed with SIGKILL: their mount, loop device and
-//! `$TMPDIR/sweetspot-scratch-*` directory with its backing file.
+//! Leftovers of runs that were killed with SIGKILL: a `--scratch` run's mount, loop device and
+//! `$TMPDIR/sweetspot-scratch-*` directory with its backing file, and any run's
+//! `$TMPDIR/sweetspot-run-*` directory (load counter and stderr logs).
 //!
-//! Each live [`crate::bench::scratch::Scratch`] holds an exclusive `flock(2)` on
+//! Each live [`crate::bench::scratch::Scratch`] and [`crate::bench::realrun::Bencher`] holds an exclusive `flock(2)` on
 //! `<dir>/owner.lock` for its whole life; the kernel drops the lock when the process dies,
 //! however it dies. [`sweep`] takes that lock without waiting: only a directory whose lock it
 //! gets is a leftover. Directories without a lock file (made by an older sweetspot, or by
@@ -16,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 /// Prefix of a scratch directory's name under `$TMPDIR`.
 pub const DIR_PREFIX: &str = "sweetspot-scratch-";
-/// The owner's lock file inside a scratch directory.
+/// Prefix of a run's small working directory (counter, logs) under `$TMPDIR`.
+pub const RUN_PREFIX: &str = "sweetspot-run-";
+/// The owner's lock file inside a scratch or run directory.
 pub const LOCK_FILE: &str = "owner.lock";
 
 /// Takes the owner lock of a new scratch directory `dir`: the file is created and locked under
@@ -31,7 +34,7 @@ pub fn own(dir: &Path) -> std::io::Result<Flock<File>> {
     Ok(lock)
 }
 
-/// Removes the leftovers of dead `--scratch` runs under `tmp` (normally
+/// Removes the leftovers of dead runs under `tmp` (normally
 /// `std::env::temp_dir()`): kills processes still using the mount, unmounts it, detaches the
 /// loop devices backed by its `backing.img`, and removes the directory. Returns one line per
 /// directory cleaned, for the log. Failures are logged and the directory is left for the next
@@ -42,7 +45,8 @@ pub fn sweep(tmp: &Path) -> Vec<String> {
     };
     let mut done = Vec::new();
     for e in rd.flatten() {
-        let is_ours = e.file_name().to_string_lossy().starts_with(DIR_PREFIX);
+        let name = e.file_name().to_string_lossy().into_owned();
+        let is_ours = name.starts_with(DIR_PREFIX) || name.starts_with(RUN_PREFIX);
         // file_type() does not follow symlinks: a symlink named like ours is skipped.
         if !is_ours || !e.file_type().is_ok_and(|t| t.is_dir()) {
             continue;

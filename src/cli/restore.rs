@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     );
     if ctx.root == SysRoot::default() && nix::unistd::geteuid().is_root() {
         for what in stale::sweep(&std::env::temp_dir()) {
-            out.push_str(&format!("leftover of a killed --scratch run: {what}\n"));
+            out.push_str(&format!("leftover of a killed run: {what}\n"));
         }
     }
     if !ctx.quiet {
