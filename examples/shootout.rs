@@ -293,9 +293,11 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
             };
             if std::env::var_os("SHOOTOUT_TRACE").is_some() {
                 eprintln!(
-                    "=> {} true {:.3} (opt {:.3}) runs {} : {}",
+                    "=> {} true {:.3} (best found {} true {:.3}; opt {:.3}) runs {} : {}",
                     sweetspot::knob::setting_label(&s.space.points[chosen]),
                     s.truth[chosen],
+                    sweetspot::knob::setting_label(&s.space.points[v.best]),
+                    s.truth[v.best],
                     s.opt,
                     out.runs,
                     v.reason

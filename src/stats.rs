@@ -483,6 +483,39 @@ pub fn paired_less_pooled(d: &[f64], sd_d: f64, df: f64) -> Option<OneSided> {
     one_sided(mean(d), sd_d / (d.len() as f64).sqrt(), df)
 }
 
+/// The variance of one paired difference `a_i − b_i`, estimated from two sources and
+/// combined by their degrees of freedom, as `(variance, df)`:
+/// - the differences `d` themselves: `s_d²` with `n − 1` df (0 when n < 2);
+/// - the two settings' own repeats `a_all`, `b_all` (every trial of each, the pairs
+///   included): `s_a² + s_b²`, df by Welch–Satterthwaite (Welch 1947) on the two variances.
+///
+/// Both estimate the same quantity when trials are independent; the second has many more df
+/// once the search has replicated the two settings, and unlike a pool over every setting it
+/// holds when noise differs between settings (the seed disk: 4% vs 12%). `None` when
+/// neither source has a df, or any value is not finite.
+pub fn paired_variance(d: &[f64], a_all: &[f64], b_all: &[f64]) -> Option<(f64, f64)> {
+    if d.iter().chain(a_all).chain(b_all).any(|x| !x.is_finite()) {
+        return None;
+    }
+    let own = (d.len() >= 2).then(|| (variance(d), (d.len() - 1) as f64));
+    let arms = (a_all.len() >= 2 && b_all.len() >= 2).then(|| {
+        let (va, vb) = (variance(a_all), variance(b_all));
+        let (da, db) = ((a_all.len() - 1) as f64, (b_all.len() - 1) as f64);
+        let v = va + vb;
+        let df = if v > 0.0 {
+            v * v / (va * va / da + vb * vb / db)
+        } else {
+            da + db
+        };
+        (v, df)
+    });
+    match (own, arms) {
+        (Some((v1, d1)), Some((v2, d2))) => Some(((d1 * v1 + d2 * v2) / (d1 + d2), d1 + d2)),
+        (Some(x), None) | (None, Some(x)) => Some(x),
+        (None, None) => None,
+    }
+}
+
 #[cfg(test)]
 mod pooled_tests {
     use super::*;
@@ -496,6 +529,22 @@ mod pooled_tests {
         assert!((v - 2.0).abs() < 1e-12, "{v}");
         assert_eq!(df, 3.0);
         assert!(pooled_variance(&[vec![1.0]]).is_none());
+    }
+
+    #[test]
+    fn paired_variance_combines_pairs_and_arms_by_df() {
+        // d: var 0.5 (df 1). Arms: var 1 (df 2) and var 4 (df 1): sum 5, Welch df
+        // 25 / (1/2 + 16/1) = 1.5152. Combined: (1·0.5 + 1.5152·5) / 2.5152.
+        let (v, df) =
+            paired_variance(&[0.0, 1.0], &[1.0, 2.0, 3.0], &[0.0, 2.0 * 2f64.sqrt()]).unwrap();
+        let wdf = 25.0 / (0.5 + 16.0);
+        assert!((df - (1.0 + wdf)).abs() < 1e-9, "{df}");
+        assert!((v - (0.5 + wdf * 5.0) / (1.0 + wdf)).abs() < 1e-9, "{v}");
+        // One pair and one trial per arm: nothing to estimate from.
+        assert!(paired_variance(&[0.1], &[1.0], &[2.0]).is_none());
+        // Arms alone when there is one pair.
+        let (v, _) = paired_variance(&[0.1], &[1.0, 3.0], &[1.0, 3.0]).unwrap();
+        assert!((v - 4.0).abs() < 1e-12);
     }
 
     #[test]

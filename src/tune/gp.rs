@@ -3,16 +3,20 @@
 //!
 //! - Kernel: Matérn 5/2 (Rasmussen & Williams 2006, eq. 4.17), the usual choice for Bayesian
 //!   optimisation (Snoek, Larochelle & Adams 2012), unit amplitude on standardised outputs.
-//! - Length scale and noise are fitted by maximum marginal likelihood (friedrich's
-//!   `likelihood`) over the grid [`LENGTH_SCALES`] × [`NOISE_RATIOS`]: with a handful of
-//!   observations a grid is more robust than friedrich's gradient fit, which (for Matérn 5/2)
-//!   drifted to a white-noise model here. Repeated trials of one setting are separate
-//!   observations, so the noise term is what the model learns from replicates.
+//! - Length scale and noise: every pair on the grid [`LENGTH_SCALES`] × [`NOISE_RATIOS`] is
+//!   weighted by its marginal likelihood ([`log_marginal_likelihood`], computed here because
+//!   friedrich 0.6's own is biased toward short length scales), and predictions and expected
+//!   improvement are averaged over them (Snoek, Larochelle & Adams 2012, §3.2). With a
+//!   handful of noisy trials no single length scale is credible, and a single best fit made
+//!   the model over-confident (search stopped after three settings) or too rough (no pooling
+//!   between neighbours). Repeated trials of one setting are separate observations, so the
+//!   noise term is what the model learns from replicates.
 //! - Outputs are standardised (mean 0, sd 1) before fitting, and predictions scaled back.
 
 use friedrich::gaussian_process::GaussianProcess;
-use friedrich::kernel::Matern2;
+use friedrich::kernel::{Kernel, Matern2};
 use friedrich::prior::ConstantPrior;
+use nalgebra::{Cholesky, DMatrix, DVector};
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
 /// Length scales tried (coordinates span [0, 1]).
@@ -21,15 +25,33 @@ pub const LENGTH_SCALES: [f64; 6] = [0.08, 0.15, 0.25, 0.4, 0.7, 1.2];
 /// Noise sd / output sd ratios tried when fitting the noise term.
 pub const NOISE_RATIOS: [f64; 6] = [0.05, 0.1, 0.2, 0.35, 0.6, 1.0];
 
-/// A fitted model's predictions over the grid, in cost units.
+/// A fitted model's predictions over the grid, in cost units: a mixture over the
+/// hyperparameter grid, each model weighted by its posterior probability (marginal likelihood
+/// × a flat prior on the grid), as in Snoek, Larochelle & Adams (2012, §3.2, "integrated
+/// acquisition"), with a grid in place of their slice sampling.
 #[derive(Clone, Debug)]
 pub struct Prediction {
-    /// Posterior mean of the latent cost at every grid point.
+    /// Posterior mean of the latent cost at every grid point (mixture mean).
     pub mean: Vec<f64>,
-    /// Posterior sd of the latent cost (noise excluded).
+    /// Posterior sd of the latent cost (mixture sd, noise excluded).
     pub sd: Vec<f64>,
-    /// The fitted noise sd of one trial's cost.
+    /// The noise sd of one trial's cost (weighted mean over the models).
     pub noise: f64,
+    /// (weight, mean, sd) per model with weight ≥ [`MIN_WEIGHT`].
+    models: Vec<(f64, Vec<f64>, Vec<f64>)>,
+}
+
+/// Models lighter than this are dropped from the mixture.
+pub const MIN_WEIGHT: f64 = 1e-3;
+
+impl Prediction {
+    /// Expected improvement below `best` at grid point `p`, integrated over the models.
+    pub fn expected_improvement(&self, p: usize, best: f64) -> f64 {
+        self.models
+            .iter()
+            .map(|(w, m, s)| w * expected_improvement(m[p], s[p], best))
+            .sum()
+    }
 }
 
 /// Fits the GP to observations `(x[i], y[i])` and predicts at every row of `grid`.
@@ -44,35 +66,100 @@ pub fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Predi
         return None;
     }
     let yn: Vec<f64> = y.iter().map(|v| (v - m) / s).collect();
-    let mut best: Option<(f64, GaussianProcess<Matern2, ConstantPrior>)> = None;
+    let mut fits: Vec<(f64, f64, f64)> = Vec::new();
     for ls in LENGTH_SCALES {
         for r in NOISE_RATIOS {
-            let gp = GaussianProcess::new(
-                ConstantPrior::new(0.0),
-                Matern2::new(ls, 1.0),
-                r,
-                Some(1e-9),
-                x.to_vec(),
-                yn.clone(),
-            );
-            let l = gp.likelihood();
-            if l.is_finite() && best.as_ref().is_none_or(|(bl, _)| l > *bl) {
-                best = Some((l, gp));
+            let l = log_marginal_likelihood(&Matern2::new(ls, 1.0), r, x, &yn);
+            if let Some(l) = l.filter(|l| l.is_finite()) {
+                fits.push((l, ls, r));
             }
         }
     }
-    let (_, gp) = best?;
-    let (mu, var) = gp.predict_mean_variance(&grid.to_vec());
-    let mean: Vec<f64> = mu.iter().map(|v| m + s * v).collect();
-    let sd: Vec<f64> = var.iter().map(|v| s * v.max(0.0).sqrt()).collect();
-    if mean.iter().chain(sd.iter()).any(|v| !v.is_finite()) {
+    let top = fits.iter().map(|f| f.0).fold(f64::NEG_INFINITY, f64::max);
+    let total: f64 = fits.iter().map(|f| (f.0 - top).exp()).sum();
+    let mut models = Vec::new();
+    let mut noise = 0.0;
+    let mut wsum = 0.0;
+    for (l, ls, r) in fits {
+        let w = (l - top).exp() / total;
+        if w < MIN_WEIGHT {
+            continue;
+        }
+        let gp = GaussianProcess::new(
+            ConstantPrior::new(0.0),
+            Matern2::new(ls, 1.0),
+            r,
+            Some(1e-9),
+            x.to_vec(),
+            yn.clone(),
+        );
+        let (mu, var) = gp.predict_mean_variance(&grid.to_vec());
+        let mean: Vec<f64> = mu.iter().map(|v| m + s * v).collect();
+        let sd: Vec<f64> = var.iter().map(|v| s * v.max(0.0).sqrt()).collect();
+        if mean.iter().chain(sd.iter()).any(|v| !v.is_finite()) {
+            continue;
+        }
+        noise += w * s * r;
+        wsum += w;
+        models.push((w, mean, sd));
+    }
+    if models.is_empty() {
         return None;
     }
+    for mdl in &mut models {
+        mdl.0 /= wsum;
+    }
+    noise /= wsum;
+    let n = grid.len();
+    let mean: Vec<f64> = (0..n)
+        .map(|p| models.iter().map(|(w, mu, _)| w * mu[p]).sum())
+        .collect();
+    let sd: Vec<f64> = (0..n)
+        .map(|p| {
+            let second: f64 = models
+                .iter()
+                .map(|(w, mu, sd)| w * (sd[p] * sd[p] + mu[p] * mu[p]))
+                .sum();
+            (second - mean[p] * mean[p]).max(0.0).sqrt()
+        })
+        .collect();
     Some(Prediction {
         mean,
         sd,
-        noise: s * gp.noise,
+        noise,
+        models,
     })
+}
+
+/// The log marginal likelihood of standardised outputs `y` at inputs `x` under a zero-mean GP
+/// with `kernel` and noise sd `noise` (Rasmussen & Williams 2006, eq. 2.30):
+/// `−½ yᵀ(K + σ²I)⁻¹y − ½ log|K + σ²I| − n/2 log 2π`, through nalgebra's Cholesky.
+///
+/// friedrich 0.6's own `likelihood()` takes the log determinant as `Σ log(K_ii + σ²)`, the
+/// diagonal alone, which by Hadamard's inequality over-penalises correlated (long length
+/// scale) models: with it the fit always chose the shortest length scale on the grid, and the
+/// model stopped pooling neighbouring settings. `None` if the matrix is not positive definite.
+pub fn log_marginal_likelihood(
+    kernel: &Matern2,
+    noise: f64,
+    x: &[Vec<f64>],
+    y: &[f64],
+) -> Option<f64> {
+    let n = x.len();
+    let dims = x.first().map_or(0, Vec::len);
+    let xm = DMatrix::from_fn(n, dims, |i, j| x[i][j]);
+    let k = DMatrix::from_fn(n, n, |i, j| {
+        kernel.kernel(&xm.row(i), &xm.row(j)) + if i == j { noise * noise + 1e-9 } else { 0.0 }
+    });
+    let chol = Cholesky::new(k)?;
+    let yv = DVector::from_column_slice(y);
+    let alpha = chol.l().solve_lower_triangular(&yv)?;
+    let log_det: f64 = 2.0 * chol.l().diagonal().iter().map(|d| d.ln()).sum::<f64>();
+    Some(
+        -0.5 * alpha.norm_squared()
+            - 0.5 * log_det
+            - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln(),
+    )
 }
 
 /// Expected improvement below `best` (minimisation) of a normal posterior N(mean, sd²)
@@ -102,6 +189,58 @@ mod tests {
         // At z = 0, EI = σφ(0) = 0.3989σ.
         assert!((a - 0.039894).abs() < 1e-5, "{a}");
         assert!(b > a);
+    }
+
+    #[test]
+    fn log_marginal_likelihood_matches_a_hand_computed_case() {
+        // Two points 1 apart, ls 1: k = (1 + √5 + 5/3)·e^(−√5) = 0.523994; noise 0.5 adds
+        // 0.25 to the diagonal. y = (1, −1): yᵀK⁻¹y = (2·1.25 + 2k)/det, det = 1.25² − k².
+        let l = log_marginal_likelihood(
+            &Matern2::new(1.0, 1.0),
+            0.5,
+            &[vec![0.0], vec![1.0]],
+            &[1.0, -1.0],
+        )
+        .unwrap();
+        assert!((l - (-3.341_794_6)).abs() < 1e-6, "{l}");
+    }
+
+    #[test]
+    fn a_smooth_trend_prefers_a_long_length_scale() {
+        // A straight line over 9 settings with a little noise: the correlated model must win.
+        // (friedrich 0.6's likelihood() ranks them the other way round: −13.2 vs −11.6.)
+        let x: Vec<Vec<f64>> = (0..9).map(|i| vec![i as f64 / 8.0]).collect();
+        let y: Vec<f64> = (0..9)
+            .map(|i| (i as f64 - 4.0) / 2.6 + if i % 2 == 0 { 0.05 } else { -0.05 })
+            .collect();
+        let long = log_marginal_likelihood(&Matern2::new(0.7, 1.0), 0.1, &x, &y).unwrap();
+        let short = log_marginal_likelihood(&Matern2::new(0.08, 1.0), 0.1, &x, &y).unwrap();
+        assert!(long > short + 5.0, "long {long} short {short}");
+    }
+
+    #[test]
+    fn integrated_prediction_weights_sum_to_one() {
+        let x: Vec<Vec<f64>> = (0..5).map(|i| vec![i as f64 / 4.0]).collect();
+        let y = [0.3, 0.1, 0.0, 0.2, 0.5];
+        let p = fit_predict(&x, &y, &x).unwrap();
+        let w: f64 = p.models.iter().map(|m| m.0).sum();
+        assert!((w - 1.0).abs() < 1e-9, "{w}");
+        // The integrated EI is the weighted sum of the models' EIs, so it is never negative,
+        // and the mixture mean lies within the models' means.
+        for i in 0..5 {
+            assert!(p.expected_improvement(i, 0.0) >= 0.0);
+            let lo = p
+                .models
+                .iter()
+                .map(|m| m.1[i])
+                .fold(f64::INFINITY, f64::min);
+            let hi = p
+                .models
+                .iter()
+                .map(|m| m.1[i])
+                .fold(f64::NEG_INFINITY, f64::max);
+            assert!(lo - 1e-12 <= p.mean[i] && p.mean[i] <= hi + 1e-12);
+        }
     }
 
     #[test]

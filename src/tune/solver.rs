@@ -3,11 +3,13 @@
 //! can save after each one. Three phases:
 //!
 //! 1. **Search.** The default first, then a seeded Latin-hypercube design, then the grid point
-//!    with the largest expected improvement under the GP ([`crate::tune::gp`]). The incumbent is
-//!    the measured setting with the lowest mean cost plus [`PENALTY`] standard errors. Search ends when
-//!    the largest expected improvement falls below a tenth of the minimum effect, or its share of
-//!    the budget is spent: at least [`CHECK_SHARE`] of it, and enough pairs for 90% power
-//!    (at most budget / [`RESERVE_DIV`]), are kept for the check.
+//!    with the largest expected improvement under the GP ([`crate::tune::gp`]), integrated over
+//!    its hyperparameters. The incumbent is the measured, feasible setting with the lowest
+//!    [`BayesOpt::score`]: the model's posterior mean plus [`PENALTY`] standard errors of the
+//!    setting's own mean. Search ends when the largest expected improvement falls below a
+//!    tenth of the minimum effect, or its share of the budget is spent: at least
+//!    [`CHECK_SHARE`] of it, and enough pairs for 90% power (at most budget / [`RESERVE_DIV`]),
+//!    are kept for the check.
 //! 2. **Intensification** (inside the search; SMAC's rule, Hutter, Hoos & Leyton-Brown 2011):
 //!    a setting whose mean cost beats the incumbent's starts a race. The incumbent is re-measured
 //!    (up to [`RACE_CAP`] trials), and the challenger is measured interleaved with it until it has
@@ -16,9 +18,11 @@
 //! 3. **Final check.** The incumbent is compared with the default on fresh interleaved pairs
 //!    (default, best, default, best, …), never on the trials that selected it (no winner's
 //!    curse). Every trial the search left goes to the check (at least `check_pairs` pairs);
-//!    the number of pairs is fixed before the first of them runs. A one-sided paired t-test on
-//!    ln cost at `alpha`, and an improvement of at least `min_effect`, make the result significant; otherwise the answer
-//!    is "keep the default: no significant improvement".
+//!    the number of pairs is fixed before the first of them runs. A one-sided t-test on the
+//!    pairs' ln-cost differences at `alpha`, and an improvement of at least `min_effect`, make
+//!    the result significant; otherwise the answer is "keep the default: no significant
+//!    improvement". The test's variance comes from the pairs and from every trial of the two
+//!    settings ([`stats::paired_variance`]), never from other settings, whose noise may differ.
 
 use crate::stats;
 use crate::tune::evaluator::{Evaluator, Trial};
@@ -36,6 +40,14 @@ pub const TOL_DIV: f64 = 10.0;
 /// Standard errors added to a setting's score when picking the incumbent (conservative:
 /// noisy, rarely measured settings need more evidence to win).
 pub const PENALTY: f64 = 1.0;
+
+/// Prior degrees of freedom of the pooled variance when moderating one setting's variance
+/// (Smyth 2004): a setting's own variance outweighs the pool once it has 4+ trials.
+pub const PRIOR_DF: f64 = 3.0;
+
+/// Per-trial sd of the ln cost assumed until two replicates exist (DESIGN.md: run-to-run
+/// variation above 10% is common on real disks).
+pub const ASSUMED_NOISE: f64 = 0.1;
 
 /// The final check's power reserve (pairs for 90% power) is capped at budget / this, so an
 /// early, noisy sd estimate cannot end the search before it starts.
@@ -311,7 +323,7 @@ impl BayesOpt {
                 .pooled_sd()
                 .filter(|(_, df)| *df >= 2.0)
                 .map(|(s, _)| s)
-                .unwrap_or(0.1);
+                .unwrap_or(ASSUMED_NOISE);
             let gap = self.mean_cost(prev).unwrap_or(f64::INFINITY)
                 - self.mean_cost(cand).unwrap_or(f64::INFINITY);
             let left = self.search_budget().saturating_sub(self.trials);
@@ -365,7 +377,7 @@ impl BayesOpt {
                 if self.failed.contains(&p) || measured.contains(&p) {
                     0.0
                 } else {
-                    gp::expected_improvement(pred.mean[p], pred.sd[p], best)
+                    pred.expected_improvement(p, best)
                 }
             })
             .collect();
@@ -409,7 +421,7 @@ impl BayesOpt {
             .pooled_sd()
             .filter(|(_, df)| *df >= 2.0)
             .map(|(s, _)| s)
-            .unwrap_or(0.1);
+            .unwrap_or(ASSUMED_NOISE);
         let runner = self
             .measured()
             .into_iter()
@@ -445,28 +457,7 @@ impl BayesOpt {
         pred: Option<&gp::Prediction>,
         feasible: &dyn Fn(usize) -> bool,
     ) -> usize {
-        // Conservative score: mean cost plus one standard error, the sd being the larger of
-        // the pooled one and the setting's own (noisy settings need more evidence to win).
-        let sd = self
-            .pooled_sd()
-            .filter(|(_, df)| *df >= 2.0)
-            .map(|(s, _)| s)
-            .unwrap_or(0.1);
-        // (Centring on the GP's posterior mean instead was tried: no better on the shoot-out
-        // surfaces, and worse where a guard rail cuts a hole in a bumpy surface.)
-        let score = |p: usize| {
-            let c = self.costs(p);
-            if c.is_empty() {
-                return f64::INFINITY;
-            }
-            let own = if c.len() >= 2 {
-                stats::variance(&c).sqrt()
-            } else {
-                0.0
-            };
-            let _ = pred;
-            stats::mean(&c) + PENALTY * sd.max(own) / (c.len() as f64).sqrt()
-        };
+        let score = |p: usize| self.score(p, pred);
         let best = self
             .measured()
             .into_iter()
@@ -474,6 +465,31 @@ impl BayesOpt {
             .min_by(|&a, &b| score(a).total_cmp(&score(b)));
         self.incumbent = best.unwrap_or(self.default);
         self.incumbent
+    }
+
+    /// Conservative score of a measured setting `p` (smaller is better): the model's posterior
+    /// mean there (its own mean cost without a model), plus [`PENALTY`] standard errors of its
+    /// own mean. The variance is moderated toward the pooled one with [`PRIOR_DF`] prior
+    /// degrees of freedom (Smyth 2004, limma's moderated t), so a setting measured once gets
+    /// the pooled noise and a noisy setting measured often gets its own. `∞` if unmeasured.
+    pub fn score(&self, p: usize, pred: Option<&gp::Prediction>) -> f64 {
+        let c = self.costs(p);
+        if c.is_empty() {
+            return f64::INFINITY;
+        }
+        let pool = self
+            .pooled_sd()
+            .filter(|(_, df)| *df >= 2.0)
+            .map_or(ASSUMED_NOISE, |(s, _)| s);
+        let own_df = (c.len() - 1) as f64;
+        let own = if c.len() >= 2 {
+            stats::variance(&c)
+        } else {
+            0.0
+        };
+        let v = (PRIOR_DF * pool * pool + own_df * own) / (PRIOR_DF + own_df);
+        let centre = pred.map_or_else(|| stats::mean(&c), |m| m.mean[p]);
+        centre + PENALTY * (v / c.len() as f64).sqrt()
     }
 
     fn start_check(&mut self, why: &str) {
@@ -492,7 +508,7 @@ impl BayesOpt {
         // Every trial left goes to the check: power is what separates a real sweet spot from
         // noise, and the search has already converged or spent its share.
         let n = left;
-        if n < 2 {
+        if n < self.cfg.check_pairs.max(1) {
             self.finish(Verdict::keep_default(
                 best,
                 "keep the default: no budget left for the final check",
@@ -530,8 +546,10 @@ impl BayesOpt {
         };
         let sd_d = sd * 2f64.sqrt();
         for n in self.cfg.check_pairs..=64 {
-            let t =
-                stats::t_quantile(1.0 - self.cfg.alpha, (n - 1) as f64).unwrap_or(f64::INFINITY);
+            // The test's df: n − 1 from the pairs, plus at least n from the two settings' own
+            // trials (each has its n check trials and one or more from the search).
+            let df = (2 * n - 1) as f64;
+            let t = stats::t_quantile(1.0 - self.cfg.alpha, df).unwrap_or(f64::INFINITY);
             if (t + 1.2816) * sd_d / (n as f64).sqrt() <= delta {
                 return n;
             }
@@ -550,17 +568,16 @@ impl BayesOpt {
         let n = d.len().min(b.len());
         let dc: Vec<f64> = d[..n].iter().map(|o| o.1).collect();
         let bc: Vec<f64> = b[..n].iter().map(|o| o.1).collect();
-        // The sd of a pair's difference: from every replicated setting (pooled, many df), but
-        // never below what the check pairs themselves show.
+        // The sd of a pair's difference: from the check pairs and from every trial of the two
+        // settings (search included), never from other settings (noise differs between them).
         let d: Vec<f64> = bc.iter().zip(&dc).map(|(b, d)| b - d).collect();
-        let sd_df = self.pooled_sd().map(|(sd, df)| {
-            let own = if d.len() >= 2 {
-                stats::variance(&d).sqrt()
-            } else {
-                0.0
-            };
-            ((sd * 2f64.sqrt()).max(own), df)
-        });
+        let all = |p: usize| -> Vec<f64> {
+            let mut v = self.costs(p);
+            v.extend(self.check_obs.iter().filter(|o| o.0 == p).map(|o| o.1));
+            v
+        };
+        let sd_df = stats::paired_variance(&d, &all(best), &all(self.default))
+            .map(|(v, df)| (v.sqrt(), df));
         let test = sd_df.and_then(|(sd, df)| stats::paired_less_pooled(&d, sd, df));
         // Improvement: the ratio of geometric means, exp(−mean d) (costs are ln values, signed
         // so smaller is better), with the same t-based 95% interval as the test.
