@@ -78,7 +78,10 @@ fn policy(knobs: &[String], budget: u32) -> Policy {
         budget,
         alpha: 0.05,
         min_effect: 0.03,
-        check_pairs: 2,
+        check_pairs: std::env::var("SS_CP")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2),
         objective: Objective::MinRatio {
             loads: vec![Load::IoLoad],
         },

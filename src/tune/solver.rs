@@ -5,8 +5,8 @@
 //! 1. **Search.** The default first, then a seeded Latin-hypercube design, then the grid point
 //!    with the largest expected improvement under the GP ([`crate::tune::gp`]), integrated over
 //!    its hyperparameters. The incumbent is the measured, feasible setting with the lowest
-//!    [`BayesOpt::score`]: the model's posterior mean plus [`PENALTY`] standard errors of the
-//!    setting's own mean. Search ends when the largest expected improvement falls below a
+//!    [`BayesOpt::score`]: its own trials shrunk toward the model's leave-one-out prediction,
+//!    plus [`PENALTY`] posterior sds. Search ends when the largest expected improvement falls below a
 //!    tenth of the minimum effect, or its share of the budget is spent: at least
 //!    [`CHECK_SHARE`] of it, and enough pairs for 90% power (at most budget / [`RESERVE_DIV`]),
 //!    are kept for the check.
@@ -39,7 +39,7 @@ pub const TOL_DIV: f64 = 10.0;
 
 /// Standard errors added to a setting's score when picking the incumbent (conservative:
 /// noisy, rarely measured settings need more evidence to win).
-pub const PENALTY: f64 = 1.0;
+pub const PENALTY: f64 = 1.5;
 
 /// Prior degrees of freedom of the pooled variance when moderating one setting's variance
 /// (Smyth 2004): a setting's own variance outweighs the pool once it has 4+ trials.
@@ -450,28 +450,32 @@ impl BayesOpt {
         true
     }
 
-    /// Makes the measured, feasible setting with the lowest model mean (or, without a model,
-    /// the lowest mean cost) the incumbent, and returns it.
+    /// Makes the measured, feasible setting with the lowest [`BayesOpt::score`] the incumbent,
+    /// and returns it.
     fn pick_incumbent(
         &mut self,
         pred: Option<&gp::Prediction>,
         feasible: &dyn Fn(usize) -> bool,
     ) -> usize {
-        let score = |p: usize| self.score(p, pred);
         let best = self
             .measured()
             .into_iter()
             .filter(|&p| !self.failed.contains(&p) && (p == self.default || feasible(p)))
-            .min_by(|&a, &b| score(a).total_cmp(&score(b)));
+            .map(|p| (self.score(p, pred), p))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, p)| p);
         self.incumbent = best.unwrap_or(self.default);
         self.incumbent
     }
 
-    /// Conservative score of a measured setting `p` (smaller is better): the model's posterior
-    /// mean there (its own mean cost without a model), plus [`PENALTY`] standard errors of its
-    /// own mean. The variance is moderated toward the pooled one with [`PRIOR_DF`] prior
-    /// degrees of freedom (Smyth 2004, limma's moderated t), so a setting measured once gets
-    /// the pooled noise and a noisy setting measured often gets its own. `∞` if unmeasured.
+    /// Conservative score of a measured setting `p` (ln cost, smaller is better): the
+    /// posterior of its mean when the model's leave-one-out prediction from every other
+    /// setting, N(μ, τ²), is the prior and its own `n` trials the data, with their variance
+    /// `v` moderated toward the pooled one by [`PRIOR_DF`] prior df (Smyth 2004); score =
+    /// posterior mean + [`PENALTY`] posterior sd. Precision weighting makes the noise
+    /// per-setting, which the GP's single noise term cannot: a noisy setting measured once
+    /// leans on its neighbours, a quiet one measured often on its own trials. Without a model
+    /// (`pred` is `None`), its own mean + [`PENALTY`] standard errors. `∞` if unmeasured.
     pub fn score(&self, p: usize, pred: Option<&gp::Prediction>) -> f64 {
         let c = self.costs(p);
         if c.is_empty() {
@@ -488,8 +492,28 @@ impl BayesOpt {
             0.0
         };
         let v = (PRIOR_DF * pool * pool + own_df * own) / (PRIOR_DF + own_df);
-        let centre = pred.map_or_else(|| stats::mean(&c), |m| m.mean[p]);
-        centre + PENALTY * (v / c.len() as f64).sqrt()
+        let n = c.len() as f64;
+        let own_mean = stats::mean(&c);
+        // The model's prediction from every other setting (leave this one out), as a prior
+        // for this setting's mean, combined with its own trials by precision.
+        let prior = pred.and_then(|_| {
+            let (x, y): (Vec<Vec<f64>>, Vec<f64>) = self
+                .obs
+                .iter()
+                .filter(|o| o.0 != p)
+                .map(|(q, c)| (self.coords[*q].clone(), *c))
+                .unzip();
+            gp::fit_predict(&x, &y, std::slice::from_ref(&self.coords[p]))
+        });
+        let (centre, var) = match prior {
+            Some(m) => {
+                let tau2 = (m.sd[0] * m.sd[0]).max(1e-12);
+                let post = 1.0 / (n / v + 1.0 / tau2);
+                (post * (n * own_mean / v + m.mean[0] / tau2), post)
+            }
+            None => (own_mean, v / n),
+        };
+        centre + PENALTY * var.sqrt()
     }
 
     fn start_check(&mut self, why: &str) {
@@ -774,5 +798,53 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             return TerminationStatus::Terminated(TerminationReason::Interrupt);
         }
         TerminationStatus::NotTerminated
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solver(obs: &[(usize, f64)]) -> BayesOpt {
+        let cfg = Config {
+            budget: 20,
+            check_pairs: 2,
+            alpha: 0.05,
+            min_effect: 0.03,
+            seed: 1,
+            minimize: true,
+        };
+        let coords = (0..9).map(|i| vec![i as f64 / 8.0]).collect();
+        let mut s = BayesOpt::new(cfg, coords, 5);
+        s.obs = obs.to_vec();
+        s
+    }
+
+    #[test]
+    fn a_single_lucky_trial_is_shrunk_toward_its_neighbours() {
+        // Every setting once at ln cost 1.0 ± 0.05, and setting 6 replicated; setting 3 once at
+        // 0.5, far below its neighbours.
+        let mut obs: Vec<(usize, f64)> = (0..9)
+            .filter(|&p| p != 3)
+            .map(|p| (p, 1.0 + if p % 2 == 0 { 0.05 } else { -0.05 }))
+            .collect();
+        obs.push((3, 0.5));
+        obs.extend([(6, 0.97), (6, 1.03), (6, 1.0)]);
+        let s = solver(&obs);
+        let pred = s.predict();
+        assert!(pred.is_some());
+        let lucky = s.score(3, pred.as_ref());
+        // Pulled up from 0.5 by the neighbours, and penalised for resting on one trial.
+        assert!(lucky > 0.6, "{lucky}");
+        // A well-replicated setting keeps its own mean (4 trials, mean 0.9875 + a small sd).
+        let quiet = s.score(6, pred.as_ref());
+        assert!((quiet - 1.0).abs() < 0.1, "{quiet}");
+        // Without a model: own mean + PENALTY standard errors, the sd pooled from the only
+        // replicated setting (6: 1.05, 0.97, 1.03, 1.0; df 3) since setting 3 has no df.
+        let pool = stats::variance(&[1.05, 0.97, 1.03, 1.0]).sqrt();
+        assert!((s.score(3, None) - (0.5 + PENALTY * pool)).abs() < 1e-12);
+        // Unmeasured settings never win.
+        let s = solver(&obs[..4]);
+        assert_eq!(s.score(7, None), f64::INFINITY);
     }
 }
