@@ -58,7 +58,7 @@ fn seed_surface_finds_fifo_batch_8_or_2_significantly() {
         }
         seen.push((fb, sig));
     }
-    // The shoot-out measures 90% over 50 seeds; allow two misses in ten.
+    // The shoot-out measures 86–88% (400 and 50 seeds); allow two misses in ten.
     assert!(good >= 8, "{seen:?}");
 }
 
@@ -127,9 +127,9 @@ fn synthetic_2d_improves_on_the_default() {
             within5 += 1;
         }
     }
-    // The issue asks for within 5% of the optimum in every seed; the shoot-out measures about
-    // 45% of seeds at this budget (a known shortfall), and the others land within 4–7%.
-    assert!(within5 >= 2, "{within5} of 5 within 5%");
+    // The issue asks for within 5% of the optimum in every seed; the shoot-out measures 95%
+    // of seeds at this budget (80 trials; 95% over 400), so allow one miss in five.
+    assert!(within5 >= 4, "{within5} of 5 within 5%");
 }
 
 #[test]

@@ -13,8 +13,9 @@
 //! 2. **Intensification** (inside the search; SMAC's rule, Hutter, Hoos & Leyton-Brown 2011):
 //!    a setting whose mean cost beats the incumbent's starts a race. The incumbent is re-measured
 //!    (up to [`RACE_CAP`] trials), and the challenger is measured interleaved with it until it has
-//!    as many trials. It replaces the incumbent only if its mean is still lower then. A
-//!    challenger whose mean falls behind after two trials is dropped.
+//!    as many trials. It replaces the incumbent only if its score is still lower then. Once
+//!    the model has converged, the two best settings are measured in turns while their
+//!    posterior means are within 2 sds of each other, until the search's share is spent.
 //! 3. **Final check.** The incumbent is compared with the default on fresh interleaved pairs
 //!    (default, best, default, best, …), never on the trials that selected it (no winner's
 //!    curse). Every trial the search left goes to the check (at least `check_pairs` pairs);
@@ -58,9 +59,6 @@ pub const CHECK_SHARE: f64 = 0.3;
 
 /// Most trials the incumbent gets from intensification (more come from the final check).
 pub const RACE_CAP: usize = 3;
-
-/// Most trials each of the two best settings gets when separating them after convergence.
-pub const TOP_CAP: usize = 4;
 
 /// argmin's state for our solver: the parameter is a grid index, the cost a trial's ln cost.
 pub type TuneState = IterState<usize, (), (), (), (), f64>;
@@ -405,8 +403,10 @@ impl BayesOpt {
         });
     }
 
-    /// After the model converged: if the runner-up is within noise of the incumbent, measure
-    /// both once more, interleaved (at most [`TOP_CAP`] trials each). True when queued.
+    /// After the model converged: while the runner-up (second-lowest [`BayesOpt::score`]) is
+    /// within noise of the incumbent (posterior means less than 2 sds of their difference
+    /// apart), measure both once more, interleaved, until the search budget is spent.
+    /// True when queued.
     fn separate_top_two(
         &mut self,
         pred: &gp::Prediction,
@@ -417,35 +417,27 @@ impl BayesOpt {
             return false;
         }
         let inc = self.incumbent;
-        let sd = self
-            .pooled_sd()
-            .filter(|(_, df)| *df >= 2.0)
-            .map(|(s, _)| s)
-            .unwrap_or(ASSUMED_NOISE);
         let runner = self
             .measured()
             .into_iter()
             .filter(|&p| {
                 p != inc && !self.failed.contains(&p) && (p == self.default || feasible(p))
             })
-            .min_by(|&a, &b| pred.mean[a].total_cmp(&pred.mean[b]));
+            .map(|p| (self.score(p, Some(pred)), p))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, p)| p);
         let Some(r) = runner else { return false };
-        let (ni, nr) = (self.costs(inc).len(), self.costs(r).len());
-        if ni >= TOP_CAP && nr >= TOP_CAP {
-            return false;
-        }
-        let gap = self.mean_cost(r).unwrap_or(f64::INFINITY) - self.mean_cost(inc).unwrap_or(0.0);
-        if gap > 2.0 * sd * (1.0 / ni as f64 + 1.0 / nr as f64).sqrt() {
+        let (mi, vi) = self.posterior(inc, Some(pred));
+        let (mr, vr) = self.posterior(r, Some(pred));
+        if mr - mi > 2.0 * (vi + vr).sqrt() {
             return false;
         }
         for p in [inc, r] {
-            if self.costs(p).len() < TOP_CAP {
-                self.queue.push_back(Step {
-                    point: p,
-                    why: "intensify: the two best settings are within noise".into(),
-                    check: false,
-                });
-            }
+            self.queue.push_back(Step {
+                point: p,
+                why: "intensify: the two best settings are within noise".into(),
+                check: false,
+            });
         }
         true
     }
@@ -477,9 +469,16 @@ impl BayesOpt {
     /// leans on its neighbours, a quiet one measured often on its own trials. Without a model
     /// (`pred` is `None`), its own mean + [`PENALTY`] standard errors. `∞` if unmeasured.
     pub fn score(&self, p: usize, pred: Option<&gp::Prediction>) -> f64 {
+        let (m, v) = self.posterior(p, pred);
+        m + PENALTY * v.sqrt()
+    }
+
+    /// The posterior (mean, variance) of setting `p`'s mean ln cost behind [`BayesOpt::score`];
+    /// `(∞, 0)` if unmeasured.
+    fn posterior(&self, p: usize, pred: Option<&gp::Prediction>) -> (f64, f64) {
         let c = self.costs(p);
         if c.is_empty() {
-            return f64::INFINITY;
+            return (f64::INFINITY, 0.0);
         }
         let pool = self
             .pooled_sd()
@@ -505,15 +504,14 @@ impl BayesOpt {
                 .unzip();
             gp::fit_predict(&x, &y, std::slice::from_ref(&self.coords[p]))
         });
-        let (centre, var) = match prior {
+        match prior {
             Some(m) => {
                 let tau2 = (m.sd[0] * m.sd[0]).max(1e-12);
                 let post = 1.0 / (n / v + 1.0 / tau2);
                 (post * (n * own_mean / v + m.mean[0] / tau2), post)
             }
             None => (own_mean, v / n),
-        };
-        centre + PENALTY * var.sqrt()
+        }
     }
 
     fn start_check(&mut self, why: &str) {
