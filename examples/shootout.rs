@@ -365,7 +365,7 @@ fn oracle(sim: &mut SimDevice, s: &Surf, budget: usize) -> (usize, u64, bool) {
         let r = ratio(sim, s, p, 1).ln();
         obs.get_mut(&p).unwrap().push(r);
     }
-    let best = ranked(&obs)[0];
+    let best = ranked(&obs).first().copied().unwrap_or(s.space.default);
     (best, 2 * budget as u64, true)
 }
 

@@ -491,8 +491,10 @@ pub fn paired_less_pooled(d: &[f64], sd_d: f64, df: f64) -> Option<OneSided> {
 ///
 /// Both estimate the same quantity when trials are independent; the second has many more df
 /// once the search has replicated the two settings, and unlike a pool over every setting it
-/// holds when noise differs between settings (the seed disk: 4% vs 12%). `None` when
-/// neither source has a df, or any value is not finite.
+/// holds when noise differs between settings (the seed disk: 4% vs 12%). The variances are
+/// averaged weighted by df, but the df returned is the larger of the two, not their sum: the
+/// sources share the pairs' trials, so adding their df would overstate the evidence. `None`
+/// when neither source has a df, or any value is not finite.
 pub fn paired_variance(d: &[f64], a_all: &[f64], b_all: &[f64]) -> Option<(f64, f64)> {
     if d.iter().chain(a_all).chain(b_all).any(|x| !x.is_finite()) {
         return None;
@@ -510,7 +512,7 @@ pub fn paired_variance(d: &[f64], a_all: &[f64], b_all: &[f64]) -> Option<(f64, 
         (v, df)
     });
     match (own, arms) {
-        (Some((v1, d1)), Some((v2, d2))) => Some(((d1 * v1 + d2 * v2) / (d1 + d2), d1 + d2)),
+        (Some((v1, d1)), Some((v2, d2))) => Some(((d1 * v1 + d2 * v2) / (d1 + d2), d1.max(d2))),
         (Some(x), None) | (None, Some(x)) => Some(x),
         (None, None) => None,
     }
@@ -538,7 +540,7 @@ mod pooled_tests {
         let (v, df) =
             paired_variance(&[0.0, 1.0], &[1.0, 2.0, 3.0], &[0.0, 2.0 * 2f64.sqrt()]).unwrap();
         let wdf = 25.0 / (0.5 + 16.0);
-        assert!((df - (1.0 + wdf)).abs() < 1e-9, "{df}");
+        assert!((df - wdf).abs() < 1e-9, "{df}");
         assert!((v - (0.5 + wdf * 5.0) / (1.0 + wdf)).abs() < 1e-9, "{v}");
         // One pair and one trial per arm: nothing to estimate from.
         assert!(paired_variance(&[0.1], &[1.0], &[2.0]).is_none());

@@ -22,7 +22,8 @@ use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 /// Length scales tried (coordinates span [0, 1]).
 pub const LENGTH_SCALES: [f64; 6] = [0.08, 0.15, 0.25, 0.4, 0.7, 1.2];
 
-/// Noise sd / output sd ratios tried when fitting the noise term.
+/// Noise sd / kernel amplitude ratios tried for the noise term (the amplitude is 1 on
+/// standardised outputs, so the prior sd of one trial is √(1 + r²)).
 pub const NOISE_RATIOS: [f64; 6] = [0.05, 0.1, 0.2, 0.35, 0.6, 1.0];
 
 /// A fitted model's predictions over the grid, in cost units: a mixture over the

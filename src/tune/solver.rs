@@ -6,16 +6,18 @@
 //!    with the largest expected improvement under the GP ([`crate::tune::gp`]), integrated over
 //!    its hyperparameters. The incumbent is the measured, feasible setting with the lowest
 //!    [`BayesOpt::score`]: its own trials shrunk toward the model's leave-one-out prediction,
-//!    plus [`PENALTY`] posterior sds. Search ends when the largest expected improvement falls below a
-//!    tenth of the minimum effect, or its share of the budget is spent: at least
-//!    [`CHECK_SHARE`] of it, and enough pairs for 90% power (at most budget / [`RESERVE_DIV`]),
-//!    are kept for the check.
+//!    plus [`PENALTY`] posterior sds. Exploration ends when the largest expected improvement
+//!    falls below a tenth of the minimum effect (then the two best are separated, below), and
+//!    the search ends when its share of the budget is spent: at least [`CHECK_SHARE`] of it,
+//!    and enough pairs for 90% power (at most budget / [`RESERVE_DIV`]), are kept for the
+//!    check.
 //! 2. **Intensification** (inside the search; SMAC's rule, Hutter, Hoos & Leyton-Brown 2011):
-//!    a setting whose mean cost beats the incumbent's starts a race. The incumbent is re-measured
-//!    (up to [`RACE_CAP`] trials), and the challenger is measured interleaved with it until it has
-//!    as many trials. It replaces the incumbent only if its score is still lower then. Once
-//!    the model has converged, the two best settings are measured in turns while their
-//!    posterior means are within 2 sds of each other, until the search's share is spent.
+//!    a setting measured once whose score beats the incumbent's, but by less than 2 noise sds,
+//!    starts a race: the incumbent is re-measured (up to [`RACE_CAP`] trials) and the
+//!    challenger once more, interleaved; the lower score then wins. Once the model has
+//!    converged, the two best settings are measured in turns while the runner-up's posterior
+//!    mean is within 2 sds of the incumbent's and that sd still exceeds the minimum effect,
+//!    until the search's share is spent.
 //! 3. **Final check.** The incumbent is compared with the default on fresh interleaved pairs
 //!    (default, best, default, best, …), never on the trials that selected it (no winner's
 //!    curse). Every trial the search left goes to the check (at least `check_pairs` pairs);
@@ -38,12 +40,12 @@ use std::collections::VecDeque;
 /// Search stops when the largest expected improvement is below ln(1 + min_effect) / this.
 pub const TOL_DIV: f64 = 10.0;
 
-/// Standard errors added to a setting's score when picking the incumbent (conservative:
+/// Posterior sds added to a setting's score when picking the incumbent (conservative:
 /// noisy, rarely measured settings need more evidence to win).
 pub const PENALTY: f64 = 1.5;
 
 /// Prior degrees of freedom of the pooled variance when moderating one setting's variance
-/// (Smyth 2004): a setting's own variance outweighs the pool once it has 4+ trials.
+/// (Smyth 2004): a setting's own variance outweighs the pool once it has 5+ trials.
 pub const PRIOR_DF: f64 = 3.0;
 
 /// Per-trial sd of the ln cost assumed until two replicates exist (DESIGN.md: run-to-run
@@ -405,7 +407,8 @@ impl BayesOpt {
 
     /// After the model converged: while the runner-up (second-lowest [`BayesOpt::score`]) is
     /// within noise of the incumbent (posterior means less than 2 sds of their difference
-    /// apart), measure both once more, interleaved, until the search budget is spent.
+    /// apart, and that sd above the minimum effect), measure both once more, interleaved.
+    /// [`BayesOpt::plan`] stops this when the search's share of the budget is spent.
     /// True when queued.
     fn separate_top_two(
         &mut self,
@@ -429,7 +432,9 @@ impl BayesOpt {
         let Some(r) = runner else { return false };
         let (mi, vi) = self.posterior(inc, Some(pred));
         let (mr, vr) = self.posterior(r, Some(pred));
-        if mr - mi > 2.0 * (vi + vr).sqrt() {
+        // Separated, or too close for the difference to matter (below the minimum effect).
+        let sd = (vi + vr).sqrt();
+        if mr - mi > 2.0 * sd || 2.0 * sd < (1.0 + self.cfg.min_effect).ln() {
             return false;
         }
         for p in [inc, r] {
@@ -490,7 +495,8 @@ impl BayesOpt {
         } else {
             0.0
         };
-        let v = (PRIOR_DF * pool * pool + own_df * own) / (PRIOR_DF + own_df);
+        // Floored: identical trials everywhere (whole-number Loads) must not give 0/0 below.
+        let v = ((PRIOR_DF * pool * pool + own_df * own) / (PRIOR_DF + own_df)).max(1e-12);
         let n = c.len() as f64;
         let own_mean = stats::mean(&c);
         // The model's prediction from every other setting (leave this one out), as a prior
@@ -568,9 +574,9 @@ impl BayesOpt {
         };
         let sd_d = sd * 2f64.sqrt();
         for n in self.cfg.check_pairs..=64 {
-            // The test's df: n − 1 from the pairs, plus at least n from the two settings' own
-            // trials (each has its n check trials and one or more from the search).
-            let df = (2 * n - 1) as f64;
+            // The test's df (see stats::paired_variance): at least n, as each of the two
+            // settings has its n check trials and one or more from the search.
+            let df = n as f64;
             let t = stats::t_quantile(1.0 - self.cfg.alpha, df).unwrap_or(f64::INFINITY);
             if (t + 1.2816) * sd_d / (n as f64).sqrt() <= delta {
                 return n;
