@@ -35,7 +35,8 @@ use argmin::core::{
     TerminationStatus,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Search stops when the largest expected improvement is below ln(1 + min_effect) / this.
 pub const TOL_DIV: f64 = 10.0;
@@ -152,6 +153,12 @@ pub struct BayesOpt {
     verdict: Option<Verdict>,
     /// SplitMix64 state (Steele, Lea & Flood 2014): small, serialisable, deterministic.
     rng: u64,
+    /// [`BayesOpt::posterior`] per setting, valid while `obs` has `posteriors_at` entries
+    /// (each needs a leave-one-out model fit; a plan asks for the same ones several times).
+    #[serde(skip)]
+    posteriors: RefCell<BTreeMap<usize, (f64, f64)>>,
+    #[serde(skip)]
+    posteriors_at: Cell<usize>,
 }
 
 impl BayesOpt {
@@ -172,6 +179,8 @@ impl BayesOpt {
             trials: 0,
             verdict: None,
             rng,
+            posteriors: RefCell::default(),
+            posteriors_at: Cell::new(usize::MAX),
         }
     }
 
@@ -276,9 +285,7 @@ impl BayesOpt {
     /// The GP fitted to every search trial, predicted over the grid; `None` until enough
     /// distinct settings are measured (the design: dims + 2, at least 3).
     fn predict(&self) -> Option<gp::Prediction> {
-        let dims = self.coords.first().map_or(1, Vec::len);
-        let n_init = (dims + 2).min(self.coords.len());
-        if self.measured().len() < n_init.min(3) {
+        if !self.model_ready() {
             return None;
         }
         let x: Vec<Vec<f64>> = self
@@ -288,6 +295,14 @@ impl BayesOpt {
             .collect();
         let y: Vec<f64> = self.obs.iter().map(|(_, c)| *c).collect();
         gp::fit_predict(&x, &y, &self.coords)
+    }
+
+    /// True once enough distinct settings are measured for a model (the design: dims + 2,
+    /// at least 3).
+    fn model_ready(&self) -> bool {
+        let dims = self.coords.first().map_or(1, Vec::len);
+        let n_init = (dims + 2).min(self.coords.len());
+        self.measured().len() >= n_init.min(3)
     }
 
     /// Decides what to measure next when the queue is empty. `feasible` says whether a
@@ -305,15 +320,14 @@ impl BayesOpt {
             .max(self.cfg.check_pairs)
             .max((self.cfg.budget as f64 * CHECK_SHARE / 2.0) as usize);
         if self.trials >= self.search_budget() || self.trials + reserve >= self.cfg.budget {
-            let pred = self.predict();
-            self.pick_incumbent(pred.as_ref(), feasible);
+            self.pick_incumbent(feasible);
             self.start_check("search budget spent");
             return;
         }
         let measured = self.measured();
         let pred = self.predict();
         let prev = self.incumbent;
-        let cand = self.pick_incumbent(pred.as_ref(), feasible);
+        let cand = self.pick_incumbent(feasible);
         // Intensification: a new best candidate with a single trial is re-measured, interleaved
         // with the incumbent, unless it is clearly better (2 noise sds on the difference).
         if cand != prev && self.costs(cand).len() < 2 {
@@ -387,7 +401,7 @@ impl BayesOpt {
         };
         let tol = (1.0 + self.cfg.min_effect).ln() / TOL_DIV;
         if ei[p] < tol {
-            if self.separate_top_two(&pred, feasible) {
+            if self.separate_top_two(feasible) {
                 return;
             }
             self.start_check("converged: no setting is expected to improve");
@@ -410,11 +424,7 @@ impl BayesOpt {
     /// apart, and that sd above the minimum effect), measure both once more, interleaved.
     /// [`BayesOpt::plan`] stops this when the search's share of the budget is spent.
     /// True when queued.
-    fn separate_top_two(
-        &mut self,
-        pred: &gp::Prediction,
-        feasible: &dyn Fn(usize) -> bool,
-    ) -> bool {
+    fn separate_top_two(&mut self, feasible: &dyn Fn(usize) -> bool) -> bool {
         let left = self.search_budget().saturating_sub(self.trials);
         if left < 2 {
             return false;
@@ -426,12 +436,12 @@ impl BayesOpt {
             .filter(|&p| {
                 p != inc && !self.failed.contains(&p) && (p == self.default || feasible(p))
             })
-            .map(|p| (self.score(p, Some(pred)), p))
+            .map(|p| (self.score(p), p))
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, p)| p);
         let Some(r) = runner else { return false };
-        let (mi, vi) = self.posterior(inc, Some(pred));
-        let (mr, vr) = self.posterior(r, Some(pred));
+        let (mi, vi) = self.posterior(inc);
+        let (mr, vr) = self.posterior(r);
         // Separated, or too close for the difference to matter (below the minimum effect).
         let sd = (vi + vr).sqrt();
         if mr - mi > 2.0 * sd || 2.0 * sd < (1.0 + self.cfg.min_effect).ln() {
@@ -449,16 +459,12 @@ impl BayesOpt {
 
     /// Makes the measured, feasible setting with the lowest [`BayesOpt::score`] the incumbent,
     /// and returns it.
-    fn pick_incumbent(
-        &mut self,
-        pred: Option<&gp::Prediction>,
-        feasible: &dyn Fn(usize) -> bool,
-    ) -> usize {
+    fn pick_incumbent(&mut self, feasible: &dyn Fn(usize) -> bool) -> usize {
         let best = self
             .measured()
             .into_iter()
             .filter(|&p| !self.failed.contains(&p) && (p == self.default || feasible(p)))
-            .map(|p| (self.score(p, pred), p))
+            .map(|p| (self.score(p), p))
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, p)| p);
         self.incumbent = best.unwrap_or(self.default);
@@ -472,15 +478,33 @@ impl BayesOpt {
     /// posterior mean + [`PENALTY`] posterior sd. Precision weighting makes the noise
     /// per-setting, which the GP's single noise term cannot: a noisy setting measured once
     /// leans on its neighbours, a quiet one measured often on its own trials. Without a model
-    /// (`pred` is `None`), its own mean + [`PENALTY`] standard errors. `∞` if unmeasured.
-    pub fn score(&self, p: usize, pred: Option<&gp::Prediction>) -> f64 {
-        let (m, v) = self.posterior(p, pred);
+    /// (too few settings measured), its own mean + [`PENALTY`] standard errors. `∞` if unmeasured.
+    pub fn score(&self, p: usize) -> f64 {
+        let (m, v) = self.posterior(p);
         m + PENALTY * v.sqrt()
     }
 
     /// The posterior (mean, variance) of setting `p`'s mean ln cost behind [`BayesOpt::score`];
     /// `(∞, 0)` if unmeasured.
-    fn posterior(&self, p: usize, pred: Option<&gp::Prediction>) -> (f64, f64) {
+    fn posterior(&self, p: usize) -> (f64, f64) {
+        let key = self.obs.len();
+        if let Some(&hit) = self
+            .posteriors
+            .borrow()
+            .get(&p)
+            .filter(|_| self.posteriors_at.get() == key)
+        {
+            return hit;
+        }
+        let post = self.compute_posterior(p);
+        if self.posteriors_at.replace(key) != key {
+            self.posteriors.borrow_mut().clear();
+        }
+        self.posteriors.borrow_mut().insert(p, post);
+        post
+    }
+
+    fn compute_posterior(&self, p: usize) -> (f64, f64) {
         let c = self.costs(p);
         if c.is_empty() {
             return (f64::INFINITY, 0.0);
@@ -501,7 +525,7 @@ impl BayesOpt {
         let own_mean = stats::mean(&c);
         // The model's prediction from every other setting (leave this one out), as a prior
         // for this setting's mean, combined with its own trials by precision.
-        let prior = pred.and_then(|_| {
+        let prior = self.model_ready().then(|| {
             let (x, y): (Vec<Vec<f64>>, Vec<f64>) = self
                 .obs
                 .iter()
@@ -510,6 +534,7 @@ impl BayesOpt {
                 .unzip();
             gp::fit_predict(&x, &y, std::slice::from_ref(&self.coords[p]))
         });
+        let prior = prior.flatten();
         match prior {
             Some(m) => {
                 let tau2 = (m.sd[0] * m.sd[0]).max(1e-12);
@@ -835,20 +860,20 @@ mod tests {
         obs.push((3, 0.5));
         obs.extend([(6, 0.97), (6, 1.03), (6, 1.0)]);
         let s = solver(&obs);
-        let pred = s.predict();
-        assert!(pred.is_some());
-        let lucky = s.score(3, pred.as_ref());
+        assert!(s.model_ready());
+        let lucky = s.score(3);
         // Pulled up from 0.5 by the neighbours, and penalised for resting on one trial.
         assert!(lucky > 0.6, "{lucky}");
         // A well-replicated setting keeps its own mean (4 trials, mean 0.9875 + a small sd).
-        let quiet = s.score(6, pred.as_ref());
+        let quiet = s.score(6);
         assert!((quiet - 1.0).abs() < 0.1, "{quiet}");
-        // Without a model: own mean + PENALTY standard errors, the sd pooled from the only
-        // replicated setting (6: 1.05, 0.97, 1.03, 1.0; df 3) since setting 3 has no df.
+        // Without a model (two settings measured): own mean + PENALTY standard errors, the
+        // sd pooled from the only replicated setting (6; df 3) since setting 3 has no df.
+        let s = solver(&[(3, 0.5), (6, 1.05), (6, 0.97), (6, 1.03), (6, 1.0)]);
+        assert!(!s.model_ready());
         let pool = stats::variance(&[1.05, 0.97, 1.03, 1.0]).sqrt();
-        assert!((s.score(3, None) - (0.5 + PENALTY * pool)).abs() < 1e-12);
+        assert!((s.score(3) - (0.5 + PENALTY * pool)).abs() < 1e-12);
         // Unmeasured settings never win.
-        let s = solver(&obs[..4]);
-        assert_eq!(s.score(7, None), f64::INFINITY);
+        assert_eq!(s.score(7), f64::INFINITY);
     }
 }
