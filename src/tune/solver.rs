@@ -38,6 +38,9 @@ use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 
+mod check;
+pub use check::Verdict;
+
 /// Search stops when the largest expected improvement is below ln(1 + min_effect) / this.
 pub const TOL_DIV: f64 = 10.0;
 
@@ -84,37 +87,6 @@ struct Step {
     point: usize,
     why: String,
     check: bool,
-}
-
-/// The final check's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// Grid index of the best setting found (the default when none was better).
-    pub best: usize,
-    /// True when `best` beat the default significantly and by at least min_effect.
-    pub significant: bool,
-    /// Improvement ratio (> 1 better) with its 95% CI, from the check pairs.
-    pub improvement: Option<(f64, f64, f64)>,
-    /// One-sided p-value of the paired test, if it ran.
-    pub p_value: Option<f64>,
-    /// Interleaved (default, best) pairs in the final check, if it ran.
-    pub pairs: Option<usize>,
-    /// Why, in one sentence.
-    pub reason: String,
-}
-
-impl Verdict {
-    /// "Keep the default": not significant, no test ran; `best` is what the search found.
-    fn keep_default(best: usize, reason: impl Into<String>) -> Verdict {
-        Verdict {
-            best,
-            significant: false,
-            improvement: None,
-            p_value: None,
-            pairs: None,
-            reason: reason.into(),
-        }
-    }
 }
 
 /// Tuning constants of the solver (the policy sets most of them).
@@ -543,131 +515,6 @@ impl BayesOpt {
             }
             None => (own_mean, v / n),
         }
-    }
-
-    fn start_check(&mut self, why: &str) {
-        // The best feasible-looking setting: the incumbent.
-        let best = self.incumbent;
-        if best == self.default {
-            self.finish(Verdict::keep_default(
-                self.default,
-                format!(
-                    "keep the default: no significant improvement ({why}; nothing beat the default)"
-                ),
-            ));
-            return;
-        }
-        let left = self.cfg.budget.saturating_sub(self.trials) / 2;
-        // Every trial left goes to the check: power is what separates a real sweet spot from
-        // noise, and the search has already converged or spent its share.
-        let n = left;
-        if n < self.cfg.check_pairs.max(1) {
-            self.finish(Verdict::keep_default(
-                best,
-                "keep the default: no budget left for the final check",
-            ));
-            return;
-        }
-        self.phase = Phase::Check;
-        for i in 0..n {
-            self.queue.push_back(Step {
-                point: self.default,
-                why: format!("final check: default, pair {} of {n} ({why})", i + 1),
-                check: true,
-            });
-            self.queue.push_back(Step {
-                point: best,
-                why: format!("final check: best, pair {} of {n}", i + 1),
-                check: true,
-            });
-        }
-    }
-
-    /// Pairs needed for 90% power at the search's estimated effect (shrunk by a quarter for
-    /// the winner's curse) and the pooled within-setting sd; `check_pairs` if unknown.
-    fn check_size(&self) -> usize {
-        let (Some(md), Some(mb)) = (self.mean_cost(self.default), self.mean_cost(self.incumbent))
-        else {
-            return self.cfg.check_pairs;
-        };
-        let delta = 0.75 * (md - mb);
-        if delta <= (1.0 + self.cfg.min_effect).ln() {
-            return self.cfg.check_pairs;
-        }
-        let Some((sd, _)) = self.pooled_sd() else {
-            return self.cfg.check_pairs;
-        };
-        let sd_d = sd * 2f64.sqrt();
-        for n in self.cfg.check_pairs..=64 {
-            // The test's df (see stats::paired_variance): at least n, as each of the two
-            // settings has its n check trials and one or more from the search.
-            let df = n as f64;
-            let t = stats::t_quantile(1.0 - self.cfg.alpha, df).unwrap_or(f64::INFINITY);
-            if (t + 1.2816) * sd_d / (n as f64).sqrt() <= delta {
-                return n;
-            }
-        }
-        64
-    }
-
-    fn conclude(&mut self) {
-        let best = self.incumbent;
-        let d: Vec<&(usize, f64, f64)> = self
-            .check_obs
-            .iter()
-            .filter(|o| o.0 == self.default)
-            .collect();
-        let b: Vec<&(usize, f64, f64)> = self.check_obs.iter().filter(|o| o.0 == best).collect();
-        let n = d.len().min(b.len());
-        let dc: Vec<f64> = d[..n].iter().map(|o| o.1).collect();
-        let bc: Vec<f64> = b[..n].iter().map(|o| o.1).collect();
-        // The sd of a pair's difference: from the check pairs and from every trial of the two
-        // settings (search included), never from other settings (noise differs between them).
-        let d: Vec<f64> = bc.iter().zip(&dc).map(|(b, d)| b - d).collect();
-        let all = |p: usize| -> Vec<f64> {
-            let mut v = self.costs(p);
-            v.extend(self.check_obs.iter().filter(|o| o.0 == p).map(|o| o.1));
-            v
-        };
-        let sd_df = stats::paired_variance(&d, &all(best), &all(self.default))
-            .map(|(v, df)| (v.sqrt(), df));
-        let test = sd_df.and_then(|(sd, df)| stats::paired_less_pooled(&d, sd, df));
-        // Improvement: the ratio of geometric means, exp(−mean d) (costs are ln values, signed
-        // so smaller is better), with the same t-based 95% interval as the test.
-        let improvement = sd_df.and_then(|(sd, df)| {
-            let m = stats::mean(&d);
-            let half = stats::t_quantile(0.975, df)? * sd / (d.len() as f64).sqrt();
-            Some(((-m).exp(), (-m - half).exp(), (-m + half).exp()))
-        });
-        let p = test.as_ref().map(|t| t.p_value);
-        let ratio = improvement.map(|r| r.0);
-        let sig_test = p.is_some_and(|p| p < self.cfg.alpha);
-        let big = ratio.is_some_and(|r| r >= 1.0 + self.cfg.min_effect);
-        let reason = match (sig_test, big) {
-            (true, true) => format!(
-                "significant: better than the default in {n} interleaved pairs (one-sided p = {:.3} < {})",
-                p.unwrap_or(f64::NAN),
-                self.cfg.alpha
-            ),
-            (false, _) => format!(
-                "keep the default: no significant improvement (one-sided p = {:.3} ≥ {} over {n} pairs)",
-                p.unwrap_or(f64::NAN),
-                self.cfg.alpha
-            ),
-            (true, false) => format!(
-                "keep the default: no significant improvement (improvement {:.1}% is below the minimum effect {:.1}%)",
-                100.0 * (ratio.unwrap_or(1.0) - 1.0),
-                100.0 * self.cfg.min_effect
-            ),
-        };
-        self.finish(Verdict {
-            best,
-            significant: sig_test && big,
-            improvement,
-            p_value: p,
-            pairs: Some(n),
-            reason,
-        });
     }
 
     fn finish(&mut self, v: Verdict) {
