@@ -214,6 +214,31 @@ fn stores_sweet_spot_and_history_shows_it() {
 }
 
 #[test]
+fn history_of_a_database_not_yet_created_is_empty_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sub/none.db");
+    for json in [true, false] {
+        let mut cmd = assert_cmd::Command::cargo_bin("sweetspot").unwrap();
+        cmd.arg("--db").arg(&db).arg("history");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = String::from_utf8(common::ok_stdout(cmd.output().unwrap())).unwrap();
+        if json {
+            let h: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(h["tunes"].as_array().unwrap().len(), 0);
+            assert_eq!(h["sweet_spots"].as_array().unwrap().len(), 0);
+        } else {
+            assert!(out.contains("does not exist yet"), "{out}");
+        }
+    }
+    assert!(
+        !dir.path().join("sub").exists(),
+        "history created the --db's directory"
+    );
+}
+
+#[test]
 fn a_second_tune_on_the_same_device_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");

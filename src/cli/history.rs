@@ -24,6 +24,22 @@ struct History {
 
 /// Runs `sweetspot history`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    // A read-only command: a database that does not exist yet is an empty history, not a
+    // file to create (the directory or file may not even be the user's to write).
+    if !ctx.db.exists() {
+        let empty = History {
+            tunes: vec![],
+            trials: vec![],
+            sweet_spots: vec![],
+        };
+        if args.json {
+            return super::print_json(&empty);
+        }
+        return super::print_out(&format!(
+            "no history: {} does not exist yet (nothing tuned with this --db)\n",
+            ctx.db.display()
+        ));
+    }
     let store = ctx.store()?;
     let want = |identity: &str, label: &str| {
         args.device
