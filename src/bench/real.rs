@@ -32,6 +32,8 @@ pub struct RealDevice {
     store: Store,
     owner: String,
     label: String,
+    /// The store key: the device's identity, or [`scratch_identity`] for `--scratch`.
+    identity: String,
     applied: bool,
     bench: Option<Bencher>,
     scratch: Option<Scratch>,
@@ -82,12 +84,14 @@ impl RealDevice {
             .map(|&l| loads::bytes_needed(l, &opts.sizes))
             .sum::<u64>()
             >> 20;
-        let scratch = Scratch::create(SCRATCH_MIB.max(need * 3 / 2 + 128))?;
+        let mib = SCRATCH_MIB.max(need * 3 / 2 + 128);
+        let scratch = Scratch::create(mib)?;
         let name = scratch.device_name();
         let device = device::find(root, &name)?;
         let bench = Bencher::new(scratch.mount_point(), opts)?;
         Ok(RealDevice {
             label: format!("{name} (scratch)"),
+            identity: scratch_identity(root, scratch.backing_file(), mib),
             device,
             root: root.clone(),
             store,
@@ -129,6 +133,7 @@ impl RealDevice {
         let bench = Bencher::new(&target, opts)?;
         Ok(RealDevice {
             label: device.name.clone(),
+            identity: device.identity.clone(),
             device,
             root: root.clone(),
             store,
@@ -164,6 +169,38 @@ impl RealDevice {
             .as_mut()
             .ok_or_else(|| Error::Failed("the testbed is closed".into()))
     }
+}
+
+/// The identity a `--scratch` target is stored under: `scratch:<MiB>MiB-ext4-on:<host>`, where
+/// `<host>` is the identity ([`device::identity`]) of the disk holding `backing`, `virtual-fs`
+/// when that is a filesystem without a block device (tmpfs, overlayfs: `st_dev` major 0), or
+/// `dev:MAJ:MIN` when sysfs has no entry for it. A fresh loop device's own identity
+/// (`loop:<backing file>`) names a random temporary file, so every scratch tune would be
+/// stored under a device never seen again; this key is the same for every scratch device of
+/// one size on one host disk, which is what its measurements depend on.
+pub fn scratch_identity(root: &SysRoot, backing: &Path, mib: u64) -> String {
+    let host = match fsutil::dev_of(backing) {
+        Ok((0, _)) => "virtual-fs".to_string(),
+        Ok((maj, min)) => {
+            match std::fs::canonicalize(root.sys.join(format!("dev/block/{maj}:{min}"))) {
+                // A partition's sysfs directory sits inside its disk's.
+                Ok(p) => {
+                    let disk = if p.join("partition").exists() {
+                        p.parent().map(Path::to_path_buf).unwrap_or(p)
+                    } else {
+                        p
+                    };
+                    let name = disk.file_name().map(|n| n.to_string_lossy().into_owned());
+                    name.map_or(format!("dev:{maj}:{min}"), |n| {
+                        device::identity::identity(root, &n)
+                    })
+                }
+                Err(_) => format!("dev:{maj}:{min}"),
+            }
+        }
+        Err(_) => "unknown".to_string(),
+    };
+    format!("scratch:{mib}MiB-ext4-on:{host}")
 }
 
 /// Checks that `dir` is a directory on `device` or one of its partitions, comparing `st_dev`
@@ -202,7 +239,7 @@ impl Testbed for RealDevice {
     fn target(&self) -> TargetInfo {
         TargetInfo {
             label: self.label.clone(),
-            identity: self.device.identity.clone(),
+            identity: self.identity.clone(),
             kernel: device::kernel_release(),
         }
     }
@@ -351,6 +388,39 @@ pub fn scratch_backing(dev: &RealDevice) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_identity_names_the_host_disk_of_the_backing_file() {
+        let t = crate::testkit::tree::FakeTree::new();
+        t.disk("sdq", "8:0", "none [mq-deadline]", 64);
+        t.set("sdq", "device/wwid", "naa.5000c500a1b2c3d4");
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let (maj, min) = fsutil::dev_of(f.path()).unwrap();
+        let id = scratch_identity(&t.root, f.path(), 1024);
+        if maj == 0 {
+            // $TMPDIR on tmpfs or overlayfs: no block device to name.
+            assert_eq!(id, "scratch:1024MiB-ext4-on:virtual-fs");
+            return;
+        }
+        // sysfs (the fake one) has no entry for the file's device.
+        assert_eq!(id, format!("scratch:1024MiB-ext4-on:dev:{maj}:{min}"));
+        // The file's device is partition sdq1 of sdq: the disk's identity is used.
+        t.set("sdq", "sdq1/partition", "1");
+        let link = t.root.sys.join(format!("dev/block/{maj}:{min}"));
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(t.root.block_dev("sdq").join("sdq1"), &link).unwrap();
+        assert_eq!(
+            scratch_identity(&t.root, f.path(), 1024),
+            "scratch:1024MiB-ext4-on:wwid:naa.5000c500a1b2c3d4"
+        );
+        // A whole disk (no partition file) is named directly.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(t.root.block_dev("sdq"), &link).unwrap();
+        assert_eq!(
+            scratch_identity(&t.root, f.path(), 512),
+            "scratch:512MiB-ext4-on:wwid:naa.5000c500a1b2c3d4"
+        );
+    }
 
     #[test]
     fn catalogue_defaults_parse() {
