@@ -40,6 +40,16 @@ impl SysRoot {
         self.block().join(dev)
     }
 
+    /// This boot's id, `<proc>/sys/kernel/random/boot_id` (a random UUID the kernel makes at
+    /// boot; drivers/char/random.c), trimmed; `None` when unreadable or empty (a fake tree
+    /// without it).
+    pub fn boot_id(&self) -> Option<String> {
+        std::fs::read_to_string(self.proc.join("sys/kernel/random/boot_id"))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    }
+
     /// `<proc>/sys/vm`.
     pub fn vm(&self) -> PathBuf {
         self.proc.join("sys/vm")

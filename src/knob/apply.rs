@@ -162,7 +162,8 @@ pub fn restore(
 /// other scheduler are obsolete and only marked), then other queue knobs; host vm knobs last.
 /// Of an exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written.
 /// `wbt_lat_usec` gets its journaled number (never -1). Entries of a device that is gone or now
-/// has another identity are marked restored with a warning (the kernel reset them). Entries
+/// has another identity, and entries journaled in an earlier boot (their `boot_id` is not this
+/// boot's), are marked restored with a warning, not written (the kernel reset them). Entries
 /// outside `root` (another sysfs/procfs tree) are left alone. A failed knob stays open; the
 /// first error is returned after the rest were tried.
 pub fn restore_with(
@@ -172,11 +173,25 @@ pub fn restore_with(
     device: Option<&str>,
     owner: Option<&str>,
 ) -> Result<usize> {
-    let entries: Vec<Entry> = store
+    let (stale, entries): (Vec<Entry>, Vec<Entry>) = store
         .journal_open(device, owner)?
         .into_iter()
         .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
-        .collect();
+        .partition(|e| from_another_boot(e, root));
+    if !stale.is_empty() {
+        tracing::warn!(
+            "{} journaled knobs were changed in an earlier boot; the kernel reset them at boot, \
+             so they are marked restored, not written ({})",
+            stale.len(),
+            stale
+                .iter()
+                .map(|e| e.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let ids: Vec<i64> = stale.iter().map(|e| e.id).collect();
+        store.journal_mark_restored(&ids)?;
+    }
     let mut groups: BTreeMap<(bool, Option<String>), Vec<Entry>> = BTreeMap::new();
     for e in entries {
         groups
@@ -199,6 +214,14 @@ pub fn restore_with(
     match r.first_err {
         Some(e) => Err(e),
         None => Ok(r.written),
+    }
+}
+
+/// True when `e` was recorded in another boot than the current one (both known).
+fn from_another_boot(e: &Entry, root: &SysRoot) -> bool {
+    match (&e.boot_id, root.boot_id()) {
+        (Some(then), Some(now)) => *then != now,
+        _ => false,
     }
 }
 

@@ -86,7 +86,11 @@ pub(crate) fn plan(
     }
     writes.sort_by_key(|w| w.order);
     check_writable(&writes)?;
-    let journal = journal_set(io, device, &knobs, &writes, switching)?;
+    let mut journal = journal_set(io, device, &knobs, &writes, switching)?;
+    let boot = root.boot_id();
+    for e in &mut journal {
+        e.boot_id.clone_from(&boot);
+    }
     Ok(Plan { writes, journal })
 }
 
@@ -233,6 +237,7 @@ fn journal_set<'k>(
                 original,
                 order: k.order,
                 scheduler: k.scheduler.clone(),
+                boot_id: None,
             })
         })
         .collect()

@@ -165,6 +165,78 @@ fn set_and_restore_round_trip_on_mq_deadline() {
     assert_eq!(s.journal_all(None).unwrap().len(), 3, "kept as history");
 }
 
+/// Simulates a boot: a new `boot_id`.
+fn boot(t: &FakeTree, id: &str) {
+    let p = t.root.proc.join("sys/kernel/random/boot_id");
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, format!("{id}\n")).unwrap();
+}
+
+#[test]
+fn a_reboot_makes_journaled_originals_stale_but_never_loses_a_new_one() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    boot(&t, "aaaa");
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("fifo_batch", 8.into())]),
+        "set",
+    )
+    .unwrap();
+    let open = s.journal_open(None, None).unwrap();
+    assert_eq!(open[0].boot_id.as_deref(), Some("aaaa"));
+
+    // Reboot: the kernel resets fifo_batch to 16; the admin's boot script sets 12.
+    boot(&t, "bbbb");
+    t.set("sda", "queue/iosched/fifo_batch", "12");
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
+    assert_eq!(
+        t.get("sda", "queue/iosched/fifo_batch"),
+        "12",
+        "stale original written"
+    );
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+
+    // A `set` in boot cccc leaves an open entry; after a reboot (dddd), a new `set` must
+    // journal the value read in the new boot (16), so restore puts that back.
+    boot(&t, "cccc");
+    t.set("sda", "queue/iosched/fifo_batch", "16");
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("fifo_batch", 8.into())]),
+        "set",
+    )
+    .unwrap();
+    boot(&t, "dddd");
+    t.set("sda", "queue/iosched/fifo_batch", "16");
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("fifo_batch", 4.into())]),
+        "set",
+    )
+    .unwrap();
+    let open = s.journal_open(None, None).unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(
+        (open[0].original.as_str(), open[0].boot_id.as_deref()),
+        ("16", Some("dddd"))
+    );
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+}
+
 #[test]
 fn an_admins_fifo_batch_survives_a_detour_through_bfq() {
     let t = FakeTree::new();

@@ -36,6 +36,9 @@ pub struct Entry {
     pub recorded_at: i64,
     /// Unix seconds; `None` while open.
     pub restored_at: Option<i64>,
+    /// The boot the original was read in (`/proc/sys/kernel/random/boot_id`); `None` when
+    /// unknown (no such file, or recorded before sweetspot kept it).
+    pub boot_id: Option<String>,
 }
 
 /// A knob original to record.
@@ -55,20 +58,32 @@ pub struct NewEntry {
     pub order: ApplyOrder,
     /// For iosched knobs: their scheduler.
     pub scheduler: Option<String>,
+    /// The boot the original is read in ([`crate::sysroot::SysRoot::boot_id`]).
+    pub boot_id: Option<String>,
 }
 
 impl Store {
     /// Records `entries` for `owner` in one transaction, durably (WAL, synchronous=FULL) before
-    /// it returns. A path that already has an open entry for `owner` keeps it.
+    /// it returns. A path that already has an open entry for `owner` keeps it, unless that
+    /// entry is from another boot (both boot ids known): the kernel has reset the knob since,
+    /// so the old entry is closed as restored and the value read now is the original.
     /// Returns how many rows were new.
     pub fn journal_record(&mut self, owner: &str, entries: &[NewEntry]) -> Result<usize> {
         let t = now();
         let tx = self.conn_mut().transaction()?;
         let mut n = 0;
         {
+            let mut stale = tx.prepare(
+                "UPDATE journal SET restored_at = ?4 WHERE path = ?1 AND owner = ?2 \
+                 AND restored_at IS NULL AND boot_id IS NOT NULL AND boot_id != ?3",
+            )?;
+            for e in entries.iter().filter(|e| e.boot_id.is_some()) {
+                stale.execute(params![e.path.to_string_lossy(), owner, e.boot_id, t])?;
+            }
             let mut st = tx.prepare(
                 "INSERT OR IGNORE INTO journal (device, identity, knob, path, original, \
-                 apply_order, scheduler, owner, recorded_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                 apply_order, scheduler, owner, recorded_at, boot_id) \
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
             )?;
             for e in entries {
                 n += st.execute(params![
@@ -80,7 +95,8 @@ impl Store {
                     e.order as i64,
                     e.scheduler,
                     owner,
-                    t
+                    t,
+                    e.boot_id
                 ])?;
             }
         }
@@ -116,7 +132,7 @@ impl Store {
     ) -> Result<Vec<Entry>> {
         let sql = format!(
             "SELECT id, device, identity, knob, path, original, apply_order, scheduler, owner, \
-             recorded_at, restored_at FROM journal {filter} ORDER BY id"
+             recorded_at, restored_at, boot_id FROM journal {filter} ORDER BY id"
         );
         let mut st = self.conn().prepare(&sql)?;
         let rows = st.query_map(params![device, owner], |r| {
@@ -133,6 +149,7 @@ impl Store {
                 owner: r.get(8)?,
                 recorded_at: r.get(9)?,
                 restored_at: r.get(10)?,
+                boot_id: r.get(11)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
@@ -168,6 +185,7 @@ mod tests {
             original: original.into(),
             order: ApplyOrder::Iosched,
             scheduler: Some("mq-deadline".into()),
+            boot_id: None,
         }
     }
 

@@ -4,8 +4,9 @@ use rusqlite_migration::{M, Migrations};
 
 /// All migrations, oldest first. Times are Unix seconds; settings and evidence are JSON text.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(
-        r#"
+    Migrations::new(vec![
+        M::up(
+            r#"
 PRAGMA application_id = 0x53575350;
 
 -- A device as seen under one kernel: identity (wwid, model+serial, by-path, loop backing file,
@@ -97,7 +98,12 @@ CREATE TABLE sweet_spots (
 );
 CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
 "#,
-    )])
+        ),
+        // The boot an original was read in (`/proc/sys/kernel/random/boot_id`): after a reboot
+        // the kernel has reset the knob, so restore must not write a stale original over
+        // whatever the new boot set. NULL for entries from before this migration.
+        M::up("ALTER TABLE journal ADD COLUMN boot_id TEXT;"),
+    ])
 }
 
 #[cfg(test)]
@@ -105,5 +111,27 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         super::migrations().validate().unwrap();
+    }
+
+    #[test]
+    fn a_version_1_journal_keeps_its_open_entries_with_an_unknown_boot() {
+        let mut c = rusqlite::Connection::open_in_memory().unwrap();
+        super::migrations().to_version(&mut c, 1).unwrap();
+        c.execute(
+            "INSERT INTO journal (device, knob, path, original, apply_order, owner, recorded_at) \
+             VALUES ('sda', 'fifo_batch', '/sys/block/sda/queue/iosched/fifo_batch', '16', 3, \
+             'set', 1)",
+            [],
+        )
+        .unwrap();
+        super::migrations().to_latest(&mut c).unwrap();
+        let (orig, boot): (String, Option<String>) = c
+            .query_row(
+                "SELECT original, boot_id FROM journal WHERE restored_at IS NULL",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((orig.as_str(), boot), ("16", None));
     }
 }
