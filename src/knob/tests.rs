@@ -179,16 +179,19 @@ fn a_reboot_makes_journaled_originals_stale_but_never_loses_a_new_one() {
     let d = find(&t.root, "sda").unwrap();
     let k = FakeKernel::default();
     let mut s = store(&t);
+    let set_fifo_batch = |s: &mut Store, v: i64| {
+        apply_with(
+            &k,
+            s,
+            &t.root,
+            &d,
+            &setting(&[("fifo_batch", v.into())]),
+            "set",
+        )
+        .unwrap();
+    };
     boot(&t, "aaaa");
-    apply_with(
-        &k,
-        &mut s,
-        &t.root,
-        &d,
-        &setting(&[("fifo_batch", 8.into())]),
-        "set",
-    )
-    .unwrap();
+    set_fifo_batch(&mut s, 8);
     let open = s.journal_open(None, None).unwrap();
     assert_eq!(open[0].boot_id.as_deref(), Some("aaaa"));
 
@@ -207,26 +210,10 @@ fn a_reboot_makes_journaled_originals_stale_but_never_loses_a_new_one() {
     // journal the value read in the new boot (16), so restore puts that back.
     boot(&t, "cccc");
     t.set("sda", "queue/iosched/fifo_batch", "16");
-    apply_with(
-        &k,
-        &mut s,
-        &t.root,
-        &d,
-        &setting(&[("fifo_batch", 8.into())]),
-        "set",
-    )
-    .unwrap();
+    set_fifo_batch(&mut s, 8);
     boot(&t, "dddd");
     t.set("sda", "queue/iosched/fifo_batch", "16");
-    apply_with(
-        &k,
-        &mut s,
-        &t.root,
-        &d,
-        &setting(&[("fifo_batch", 4.into())]),
-        "set",
-    )
-    .unwrap();
+    set_fifo_batch(&mut s, 4);
     let open = s.journal_open(None, None).unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
     assert_eq!(
