@@ -56,6 +56,17 @@ fn text(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&Command::new(cmd).args(args).output().unwrap().stdout).into_owned()
 }
 
+/// Asserts that no loop device and no mount under `tag` is left.
+fn assert_nothing_left(tag: &str) {
+    assert!(!text("losetup", &["-a"]).contains(tag), "loop device left");
+    assert!(
+        !std::fs::read_to_string("/proc/mounts")
+            .unwrap()
+            .contains(tag),
+        "mount left"
+    );
+}
+
 /// Unmounts and detaches whatever a test's scratch runs left under `tag`, even on panic.
 struct Leftovers {
     tag: String,
@@ -155,13 +166,7 @@ fn interrupt_mid_run(sig: Signal) {
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(sent.elapsed() < Duration::from_secs(10), "stopped promptly");
 
-    assert!(!text("losetup", &["-a"]).contains(&tag), "loop device left");
-    assert!(
-        !std::fs::read_to_string("/proc/mounts")
-            .unwrap()
-            .contains(&tag),
-        "mount left"
-    );
+    assert_nothing_left(&tag);
     for (p, c) in &workers {
         assert!(
             !Path::new(&format!("/proc/{p}")).exists(),
@@ -257,13 +262,7 @@ fn sigkill_leftovers_are_removed_by_restore_but_a_live_run_is_not() {
     // ... until restore removes them.
     let out = restore_in(tmp.path());
     assert!(out.contains("leftover of a killed run"), "{out}");
-    assert!(!text("losetup", &["-a"]).contains(&tag), "loop device left");
-    assert!(
-        !std::fs::read_to_string("/proc/mounts")
-            .unwrap()
-            .contains(&tag),
-        "mount left"
-    );
+    assert_nothing_left(&tag);
     assert!(scratch_dirs(tmp.path()).is_empty());
 }
 
