@@ -2,14 +2,15 @@
 //! entry of each file is the true original). Without a device it restores everything,
 //! host-wide vm knobs included. First it finishes tunes that were killed
 //! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
-//! marked `recovered` instead of staying `running`). Last, on the real `/sys` as root, it
+//! marked `recovered` instead of staying `running`). A tune that is still running keeps its
+//! device and knobs ([`crate::tune::run::restore_idle`]); it restores them when it ends. Last, on the real `/sys` as root, it
 //! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]).
 
 use super::{Ctx, print_out};
 use crate::Result;
 use crate::bench::stale;
 use crate::device;
-use crate::knob::apply::restore;
+use crate::knob::io::RealIo;
 use crate::sysroot::SysRoot;
 
 /// Arguments of `sweetspot restore`.
@@ -38,13 +39,29 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         None => None,
     };
     let dev = dev.as_deref();
-    crate::tune::recover(&mut store, &ctx.root)?;
-    let n = restore(&mut store, &ctx.root, dev, None)?;
+    let r = crate::tune::run::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
+    let n = r.knobs;
     let mut out = format!(
-        "restored {n} knob{}{}\n",
+        "restored {n} knob{}{}{}\n",
         if n == 1 { "" } else { "s" },
-        dev.map(|d| format!(" on {d}")).unwrap_or_default()
+        dev.map(|d| format!(" on {d}")).unwrap_or_default(),
+        match r.recovered {
+            0 => String::new(),
+            k => format!(
+                " (finished {k} killed tune{} first)",
+                if k == 1 { "" } else { "s" }
+            ),
+        }
     );
+    // A simulated tune (no device) changes no knobs.
+    for t in r.busy.iter().filter(|t| t.device.is_some()) {
+        out.push_str(&format!(
+            "left alone: {}, which tune {} (pid {}) is still tuning; it restores it when it ends\n",
+            t.device.as_deref().unwrap_or_default(),
+            t.id,
+            t.pid
+        ));
+    }
     if ctx.root == SysRoot::default() && nix::unistd::geteuid().is_root() {
         for what in stale::sweep(&std::env::temp_dir()) {
             out.push_str(&format!("leftover of a killed run: {what}\n"));

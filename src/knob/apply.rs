@@ -173,10 +173,24 @@ pub fn restore_with(
     device: Option<&str>,
     owner: Option<&str>,
 ) -> Result<usize> {
+    restore_except(io, store, root, device, owner, &|_| false)
+}
+
+/// [`restore_with`], leaving alone (open, unwritten) every entry for which `skip` is true:
+/// `sweetspot restore` skips what a tune that is still running owns.
+pub fn restore_except(
+    io: &dyn KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    device: Option<&str>,
+    owner: Option<&str>,
+    skip: &dyn Fn(&Entry) -> bool,
+) -> Result<usize> {
     let (stale, entries): (Vec<Entry>, Vec<Entry>) = store
         .journal_open(device, owner)?
         .into_iter()
         .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+        .filter(|e| !skip(e))
         .partition(|e| from_another_boot(e, root));
     if !stale.is_empty() {
         tracing::warn!(

@@ -27,7 +27,7 @@ pub mod run;
 pub mod solver;
 pub mod space;
 
-pub use run::recover;
+pub use run::{Recovered, live_tunes, recover};
 
 use crate::bench::Testbed;
 use crate::{Error, Result};

@@ -89,14 +89,33 @@ fn alive(pid: i64) -> bool {
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_ok()
 }
 
+/// Tunes marked `running` whose process is alive (not this one): their devices are theirs
+/// until they end, and they restore them themselves.
+pub fn live_tunes(store: &Store) -> Result<Vec<crate::store::tunes::TuneRow>> {
+    Ok(store
+        .running_tunes()?
+        .into_iter()
+        .filter(|t| alive(t.pid))
+        .collect())
+}
+
+/// What [`recover`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Killed tunes marked `recovered`.
+    pub tunes: usize,
+    /// Knobs written back from their journal entries.
+    pub knobs: usize,
+}
+
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
 /// their devices from their own journal entries (owner `tune:<id>`) first; marks them
-/// `recovered`. Returns how many were recovered. Call it at the start of `tune`, `restore`
-/// and `daemon`. A tune whose process is alive is left alone.
+/// `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
+/// is alive is left alone.
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
-pub fn recover(store: &mut Store, root: &SysRoot) -> Result<usize> {
-    let mut n = 0;
+pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
+    let mut n = Recovered::default();
     for t in store.running_tunes()? {
         if alive(t.pid) {
             continue;
@@ -111,11 +130,12 @@ pub fn recover(store: &mut Store, root: &SysRoot) -> Result<usize> {
                     t.pid
                 );
                 store.finish_tune(t.id, "recovered")?;
-                n += 1;
+                n.tunes += 1;
                 continue;
             }
             let owner = format!("tune:{}", t.id);
             let k = crate::knob::apply::restore(store, root, Some(dev), Some(&owner))?;
+            n.knobs += k;
             tracing::warn!(
                 "tune {} on {} was killed (pid {}); restored {k} knobs of {dev}",
                 t.id,
@@ -124,9 +144,63 @@ pub fn recover(store: &mut Store, root: &SysRoot) -> Result<usize> {
             );
         }
         store.finish_tune(t.id, "recovered")?;
-        n += 1;
+        n.tunes += 1;
     }
     Ok(n)
+}
+
+/// What [`restore_idle`] did.
+#[derive(Clone, Debug, Default)]
+pub struct Restored {
+    /// Knobs written back: those of killed tunes ([`recover`]) and the rest.
+    pub knobs: usize,
+    /// Killed tunes recovered first.
+    pub recovered: usize,
+    /// Tunes still running, whose devices and knobs were left alone.
+    pub busy: Vec<crate::store::tunes::TuneRow>,
+}
+
+/// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
+/// entry (of `device` only, when given) through `io`, except what a tune that is still
+/// running works on: its device, and every file it journaled (host-wide vm knobs). Writing
+/// those would change a setting in the middle of its measurement; the tune restores them
+/// itself when it ends (Ctrl-C or SIGTERM stop it).
+///
+/// Errors: [`Error::BadInput`] when `device` itself is being tuned; those of the restore.
+pub fn restore_idle(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    device: Option<&str>,
+) -> Result<Restored> {
+    let rec = recover(store, root)?;
+    let busy = live_tunes(store)?;
+    if let Some(t) = device.and_then(|d| busy.iter().find(|t| t.device.as_deref() == Some(d))) {
+        return Err(Error::BadInput(format!(
+            "{} is being tuned (tune {}, pid {}); stop that tune with Ctrl-C or SIGTERM and it \
+             restores the device itself",
+            device.unwrap_or_default(),
+            t.id,
+            t.pid
+        )));
+    }
+    let owners: Vec<String> = busy.iter().map(|t| format!("tune:{}", t.id)).collect();
+    let paths: Vec<PathBuf> = store
+        .journal_open(None, None)?
+        .into_iter()
+        .filter(|e| owners.contains(&e.owner))
+        .map(|e| e.path)
+        .collect();
+    let devices: Vec<&str> = busy.iter().filter_map(|t| t.device.as_deref()).collect();
+    let skip = |e: &crate::store::journal::Entry| {
+        e.device.as_deref().is_some_and(|d| devices.contains(&d)) || paths.contains(&e.path)
+    };
+    let n = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
+    Ok(Restored {
+        knobs: rec.knobs + n,
+        recovered: rec.tunes,
+        busy,
+    })
 }
 
 /// The solver checkpoint of tune `tune_id` of database `db`:
@@ -297,4 +371,67 @@ pub fn tune(
     store.finish_tune(tune_id, "done")?;
     let _ = std::fs::remove_file(&ckpt);
     Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::find;
+    use crate::knob::apply::apply_with;
+    use crate::knob::{KnobValue, Setting};
+    use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+
+    #[test]
+    fn restore_leaves_a_running_tunes_device_alone_and_restores_the_rest() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk()
+            .disk("sdb", "8:16", "none [mq-deadline]", 64);
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: "wwid:naa.5000c500a1b2c3d4".into(),
+            kernel: "6.18".into(),
+        };
+        // A tune of a live process (a child that sleeps) on sda, and a plain `set` on sdb.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
+        s.conn()
+            .execute(
+                "UPDATE tunes SET pid = ?1 WHERE id = ?2",
+                [child.id() as i64, id],
+            )
+            .unwrap();
+        let fifo = |v: i64| -> Setting {
+            [("fifo_batch".to_string(), KnobValue::Int(v))]
+                .into_iter()
+                .collect()
+        };
+        let sda = find(&t.root, "sda").unwrap();
+        let sdb = find(&t.root, "sdb").unwrap();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &format!("tune:{id}")).unwrap();
+        apply_with(&k, &mut s, &t.root, &sdb, &fifo(8), "set").unwrap();
+
+        // Naming the busy device is refused; restoring everything skips it.
+        let e = restore_idle(&k, &mut s, &t.root, Some("sda")).unwrap_err();
+        assert!(e.to_string().contains("is being tuned"), "{e}");
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.recovered, r.busy.len()), (1, 0, 1));
+        assert_eq!(
+            t.get("sda", "queue/iosched/fifo_batch"),
+            "4",
+            "running tune disturbed"
+        );
+        assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
+
+        // Once the tune's process is gone, the next restore recovers it and puts sda back.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.recovered, r.busy.len()), (1, 1, 0));
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+    }
 }

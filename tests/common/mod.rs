@@ -45,6 +45,13 @@ impl LoopDev {
             .expect("device name")
             .to_string_lossy()
             .into_owned();
+        // A loop device's request queue outlives `losetup -d`, settings included: one left
+        // with another scheduler (a test that died mid-way, a `tune --apply` on it) would
+        // start the next test elsewhere than the kernel's default, `none`.
+        let _ = std::fs::write(
+            Path::new("/sys/block").join(&name).join("queue/scheduler"),
+            "none\n",
+        );
         LoopDev {
             name,
             dev,
