@@ -55,6 +55,12 @@ fn seed_surface_finds_fifo_batch_8_or_2_significantly() {
             assert!((1.6..3.0).contains(&r), "{v}");
             let ci = v["objective"]["improvement"]["ci95"].as_array().unwrap();
             assert!(ci[0].as_f64().unwrap() <= r && r <= ci[1].as_f64().unwrap());
+            // The printed "default → best" divides to the printed ratio.
+            let (d, b) = (
+                v["objective"]["default"].as_f64().unwrap(),
+                v["objective"]["best"].as_f64().unwrap(),
+            );
+            assert!((d / b / r - 1.0).abs() < 1e-9, "{d} / {b} vs {r}");
         }
         seen.push((fb, sig));
     }

@@ -38,7 +38,7 @@ pub struct LoadMeans {
     pub loads: Option<f64>,
     /// Mean LCPU%.
     pub lcpu_pct: Option<f64>,
-    /// Mean Ratio.
+    /// Geometric mean Ratio (the arithmetic mean if a Ratio is not positive).
     pub ratio: Option<f64>,
 }
 
@@ -56,9 +56,10 @@ pub struct Improvement {
 pub struct ObjectiveReport {
     /// What it is, e.g. `io_load Ratio`.
     pub name: String,
-    /// Mean at the default (check trials when the check ran, else all trials).
+    /// Geometric mean at the default (check trials when the check ran, else all trials).
     pub default: Option<f64>,
-    /// Mean at the best setting.
+    /// Geometric mean at the best setting (the same trials); `default / best` (Ratio) or
+    /// `best / default` (Loads) is the improvement's ratio when the check ran.
     pub best: Option<f64>,
     /// Improvement with its CI, when the final check ran.
     pub improvement: Option<Improvement>,
@@ -109,7 +110,11 @@ fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
             .iter()
             .filter_map(|m| m.get(&(load, f)).copied())
             .collect();
-        (!v.is_empty()).then(|| stats::mean(&v))
+        match f {
+            // Ratios average geometrically, as the objective and its improvement do.
+            "ratio" if v.iter().all(|x| *x > 0.0) => (!v.is_empty()).then(|| stats::geomean(&v)),
+            _ => (!v.is_empty()).then(|| stats::mean(&v)),
+        }
     };
     LoadMeans {
         load,
@@ -159,13 +164,15 @@ pub fn build(
     let ran_check = v.as_ref().is_some_and(|v| v.pairs.unwrap_or(0) >= 2);
     let dt = of(space.default, ran_check);
     let bt = of(cand, ran_check);
+    // Geometric means, as the improvement is a ratio of geometric means over the same check
+    // pairs: "3.54 → 1.61 (2.20× better)" then divides as it reads.
     let mean_val = |ts: &[&Trial]| -> Option<f64> {
         let x: Vec<f64> = ts
             .iter()
             .map(|t| t.value)
-            .filter(|x| x.is_finite())
+            .filter(|x| x.is_finite() && *x > 0.0)
             .collect();
-        (!x.is_empty()).then(|| stats::mean(&x))
+        (!x.is_empty()).then(|| stats::geomean(&x))
     };
     let improvement = v
         .as_ref()
