@@ -1,21 +1,56 @@
-//! Ctrl-C and SIGTERM: long work (bench, tune) stops after the current run, restores and
-//! cleans up. [`install`] registers the handlers; [`interrupted`] is polled between runs.
+//! Ctrl-C and SIGTERM. [`install`] registers the handlers; long work polls them.
+//!
+//! - [`interrupted`]: a stop was asked for (one signal or more). Checked between runs: no new
+//!   run starts, the device is restored, finished runs and trials are kept (exit 130).
+//! - [`abort_run`]: the run in progress must be abandoned now (its job and load are killed).
+//!   By default the first signal does that (`bench`). After [`finish_current_run`] (`tune`,
+//!   as its issue asks: "stops after the current run"), the first signal lets the run in
+//!   progress finish and only a second one abandons it.
 
-use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+/// SIGINT and SIGTERM received since [`install`].
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+/// True when the first signal lets the current run finish.
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
+static INSTALL: Once = Once::new();
 
-/// Registers SIGINT and SIGTERM to set the interrupted flag (idempotent).
+/// Registers SIGINT and SIGTERM to count (idempotent). A graceful first signal also says on
+/// stderr what happens next.
 pub fn install() {
-    let flag = FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register(sig, Arc::clone(flag));
-    }
+    INSTALL.call_once(|| {
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // SAFETY: the handler only does an atomic add, an atomic load and a write(2) of a
+            // static buffer, all async-signal-safe (signal-safety(7)); it allocates nothing
+            // and takes no lock.
+            let _ = unsafe {
+                signal_hook::low_level::register(sig, || {
+                    let before = COUNT.fetch_add(1, Ordering::SeqCst);
+                    if before == 0 && GRACEFUL.load(Ordering::SeqCst) {
+                        const NOTE: &[u8] = b"\nsweetspot: stopping after the current run \
+                            (Ctrl-C again to abandon it now)\n";
+                        let _ = nix::unistd::write(std::io::stderr(), NOTE);
+                    }
+                })
+            };
+        }
+    });
 }
 
-/// True once SIGINT or SIGTERM arrived after [`install`].
+/// Makes the first signal stop after the run in progress instead of abandoning it.
+pub fn finish_current_run(on: bool) {
+    GRACEFUL.store(on, Ordering::SeqCst);
+}
+
+/// True once SIGINT or SIGTERM arrived after [`install`]: start no new run.
 pub fn interrupted() -> bool {
-    FLAG.get().is_some_and(|f| f.load(Ordering::SeqCst))
+    COUNT.load(Ordering::SeqCst) > 0
+}
+
+/// True when the run in progress must be abandoned now: a second signal, or the first one
+/// unless [`finish_current_run`] is on.
+pub fn abort_run() -> bool {
+    let n = COUNT.load(Ordering::SeqCst);
+    n >= 2 || (n == 1 && !GRACEFUL.load(Ordering::SeqCst))
 }

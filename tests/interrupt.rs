@@ -60,8 +60,13 @@ fn stops_between_runs_and_keeps_finished_runs() {
     assert!(matches!(e, Error::Interrupted), "{e}");
     assert_eq!(e.exit_code(), 130);
     assert_eq!(tb.done, 3, "no run started after the signal");
+    assert!(
+        sweetspot::signals::abort_run(),
+        "bench abandons a run in progress on the first signal"
+    );
     let trials = store.trials(None).unwrap();
     assert_eq!(trials.len(), 1);
+    assert_eq!(trials[0].finished_at, None, "stopped before its last run");
     let runs = store.runs(trials[0].id).unwrap();
     let loads: Vec<Load> = runs.iter().map(|r| r.run.load).collect();
     assert_eq!(loads, [Load::NoLoad, Load::IoLoad, Load::NoLoad]);

@@ -206,6 +206,14 @@ fn stores_sweet_spot_and_history_shows_it() {
         h["trials"].as_array().unwrap().len() as u64,
         v["evaluations"].as_u64().unwrap()
     );
+    assert!(
+        h["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["finished_at"].is_i64()),
+        "every trial of a finished tune is finished"
+    );
     // Another device's history is empty.
     let out = assert_cmd::Command::cargo_bin("sweetspot")
         .unwrap()

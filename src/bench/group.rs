@@ -129,11 +129,11 @@ impl Group {
     }
 
     /// Waits until the leader exits, polling every `every` and checking
-    /// [`crate::signals::interrupted`]. On Ctrl-C/SIGTERM the group is killed and reaped and
-    /// the result is [`Error::Interrupted`].
+    /// [`crate::signals::abort_run`]. When the run must be abandoned, the group is killed and
+    /// reaped and the result is [`Error::Interrupted`].
     pub fn wait(&mut self, every: Duration) -> Result<()> {
         while !self.exited() {
-            if crate::signals::interrupted() {
+            if crate::signals::abort_run() {
                 self.finish();
                 return Err(Error::Interrupted);
             }
@@ -150,7 +150,7 @@ impl Group {
             if self.exited() {
                 return Ok(false);
             }
-            if crate::signals::interrupted() {
+            if crate::signals::abort_run() {
                 self.finish();
                 return Err(Error::Interrupted);
             }

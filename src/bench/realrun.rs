@@ -4,8 +4,9 @@
 //! A run goes: make the job cold (or warm, for cacherun) → `syncfs` → start the load (its own
 //! process group) → wait the lead time → start the job (its own process group) and time it →
 //! kill the load's whole group and reap it → clean the load's output and `syncfs`, so one run's
-//! dirty pages do not spill into the next. Ctrl-C/SIGTERM during a run kills both groups and
-//! returns [`Error::Interrupted`] promptly.
+//! dirty pages do not spill into the next. A run is abandoned (both groups killed,
+//! [`Error::Interrupted`]) when [`crate::signals::abort_run`] says so: on the first Ctrl-C or
+//! SIGTERM under `bench`, on the second under `tune` (the first lets the run finish).
 
 use crate::bench::group::{Exit, Group};
 use crate::bench::job::{self, JobSpec};

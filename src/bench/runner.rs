@@ -129,6 +129,7 @@ pub fn measure_applied(
             progress.inc(1);
         }
     }
+    store.finish_trial(trial.id)?;
     Ok(TrialResult {
         trial_id: trial.id,
         summary: trial.summary(),

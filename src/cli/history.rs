@@ -98,14 +98,25 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         s.push_str("  (none)\n");
     }
     for t in &h.tunes {
-        let n = h.trials.iter().filter(|x| x.tune_id == Some(t.id)).count();
+        let of: Vec<_> = h
+            .trials
+            .iter()
+            .filter(|x| x.tune_id == Some(t.id))
+            .collect();
+        let n = of.iter().filter(|x| x.finished_at.is_some()).count();
+        let cut = of.len() - n;
         s.push_str(&format!(
-            "  #{:<4} {:<40} policy {:<10} {:<11} {n} trial{}\n",
+            "  #{:<4} {:<40} policy {:<10} {:<11} {n} trial{}{}\n",
             t.id,
             t.target,
             t.policy,
             t.status,
-            if n == 1 { "" } else { "s" }
+            if n == 1 { "" } else { "s" },
+            if cut > 0 {
+                format!(" (+{cut} stopped before its last run)")
+            } else {
+                String::new()
+            }
         ));
     }
     s.push_str("\ntrials:\n");
@@ -114,11 +125,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     for t in &h.trials {
         s.push_str(&format!(
-            "  #{:<5} tune {:<5} {:<40} {}\n",
+            "  #{:<5} tune {:<5} {:<40} {}{}\n",
             t.id,
             t.tune_id.map_or("-".into(), |i| i.to_string()),
             t.target,
-            setting_label(&t.setting)
+            setting_label(&t.setting),
+            if t.finished_at.is_none() {
+                " (stopped before its last run)"
+            } else {
+                ""
+            }
         ));
     }
     super::print_out(&s)

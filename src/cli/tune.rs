@@ -38,6 +38,9 @@ pub struct Args {
 /// Runs `sweetspot tune`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     crate::signals::install();
+    // Ctrl-C or SIGTERM: the run in progress finishes, then the tune stops and restores;
+    // a second signal abandons the run.
+    crate::signals::finish_current_run(true);
     let pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR))?;
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;

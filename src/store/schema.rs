@@ -103,6 +103,12 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
         // the kernel has reset the knob, so restore must not write a stale original over
         // whatever the new boot set. NULL for entries from before this migration.
         M::up("ALTER TABLE journal ADD COLUMN boot_id TEXT;"),
+        // When a trial's last run finished; NULL: it was stopped before (Ctrl-C between its
+        // runs). Older trials were only kept when finished.
+        M::up(
+            "ALTER TABLE trials ADD COLUMN finished_at INTEGER;
+             UPDATE trials SET finished_at = started_at;",
+        ),
     ])
 }
 

@@ -27,6 +27,9 @@ pub struct TrialRow {
     pub sizes: serde_json::Value,
     /// Unix seconds.
     pub started_at: i64,
+    /// Unix seconds when its last run finished; `None` when it was stopped before that
+    /// (Ctrl-C or SIGTERM between its runs): its runs are kept, but it is no measurement.
+    pub finished_at: Option<i64>,
 }
 
 /// A stored run.
@@ -102,6 +105,15 @@ impl Store {
         Ok(self.conn().last_insert_rowid())
     }
 
+    /// Marks trial `id` finished (all its runs done), now.
+    pub fn finish_trial(&self, id: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE trials SET finished_at = ?2 WHERE id = ?1",
+            params![id, now()],
+        )?;
+        Ok(())
+    }
+
     /// Inserts one finished run of a trial (committed at once: autocommit, WAL,
     /// `synchronous=FULL`). Returns the run id.
     pub fn insert_run(&self, trial_id: i64, run_index: usize, run: &Run) -> Result<i64> {
@@ -136,8 +148,8 @@ impl Store {
 
     fn read_trials(&self, filter: &str, p: impl rusqlite::Params) -> Result<Vec<TrialRow>> {
         let mut st = self.conn().prepare(&format!(
-            "SELECT id, tune_id, identity, kernel, target, setting, sizes, started_at
-             FROM trials WHERE {filter} ORDER BY id"
+            "SELECT id, tune_id, identity, kernel, target, setting, sizes, started_at, \
+             finished_at FROM trials WHERE {filter} ORDER BY id"
         ))?;
         let rows = st.query_map(p, |r| {
             Ok((
@@ -149,11 +161,13 @@ impl Store {
                 r.get::<_, String>(5)?,
                 r.get::<_, String>(6)?,
                 r.get::<_, i64>(7)?,
+                r.get::<_, Option<i64>>(8)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, tune_id, identity, kernel, target, setting, sizes, started_at) = row?;
+            let (id, tune_id, identity, kernel, target, setting, sizes, started_at, finished_at) =
+                row?;
             out.push(TrialRow {
                 id,
                 tune_id,
@@ -163,6 +177,7 @@ impl Store {
                 setting: serde_json::from_str(&setting).map_err(json_err)?,
                 sizes: serde_json::from_str(&sizes).map_err(json_err)?,
                 started_at,
+                finished_at,
             });
         }
         Ok(out)

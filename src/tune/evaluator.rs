@@ -34,6 +34,10 @@ pub trait Recorder {
     fn trial_started(&mut self, setting: &Setting) -> Result<i64>;
     /// Run `index` of trial `trial` finished.
     fn run_finished(&mut self, trial: i64, index: usize, run: &Run) -> Result<()>;
+    /// Every run of trial `trial` finished (a trial stopped between its runs never gets this).
+    fn trial_finished(&mut self, _trial: i64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Records nothing.
@@ -189,6 +193,7 @@ impl<'a> Evaluator<'a> {
                 runs.push(run);
             }
         }
+        inner.recorder.trial_finished(id)?;
         let failed = runs
             .iter()
             .find_map(|r| r.failed.as_ref().map(|f| format!("{}: {f}", r.load)));

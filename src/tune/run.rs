@@ -259,6 +259,9 @@ impl Recorder for StoreRecorder<'_> {
     fn run_finished(&mut self, trial: i64, index: usize, run: &Run) -> Result<()> {
         self.store.insert_run(trial, index, run).map(|_| ())
     }
+    fn trial_finished(&mut self, trial: i64) -> Result<()> {
+        self.store.finish_trial(trial)
+    }
 }
 
 /// A tune request.
