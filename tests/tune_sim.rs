@@ -69,6 +69,20 @@ fn seed_surface_finds_fifo_batch_8_or_2_significantly() {
 }
 
 #[test]
+fn a_large_budget_is_a_bound_not_a_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let v = tune_json(&db, &["--sim", &seed, "--seed", "3", "--budget", "1000"]);
+    // The two best are separated up to SEPARATE_CAP (16) trials each, and the check takes
+    // at most CHECK_CAP × check_pairs = 16 pairs: it was 485 pairs, or 333 search trials.
+    let n = v["evaluations"].as_u64().unwrap();
+    assert!((20..=100).contains(&n), "{n} trials");
+    assert_eq!(v["significant"], true, "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("in 16 interleaved pairs"), "{v}");
+}
+
+#[test]
 fn same_seed_same_answer() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");

@@ -6,6 +6,10 @@ use super::{BayesOpt, Phase, Step};
 use crate::stats;
 use serde::{Deserialize, Serialize};
 
+/// The check takes at most this many times `check_pairs` pairs, unless 90% power needs more
+/// (`check_size`: 90% power at the search's estimated effect).
+pub const CHECK_CAP: usize = 8;
+
 /// The final check's outcome.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -51,9 +55,11 @@ impl BayesOpt {
             return;
         }
         let left = self.cfg.budget.saturating_sub(self.trials) / 2;
-        // Every trial left goes to the check: power is what separates a real sweet spot from
-        // noise, and the search has already converged or spent its share.
-        let n = left;
+        // The trials left go to the check (power is what separates a real sweet spot from
+        // noise, and the search has converged or spent its share), up to what 90% power
+        // needs or CHECK_CAP × check_pairs, whichever is more: a budget of 1000 is a bound,
+        // not a target, and 485 pairs would cost hours on a real disk for nothing.
+        let n = left.min(self.check_size().max(CHECK_CAP * self.cfg.check_pairs));
         if n < self.cfg.check_pairs.max(1) {
             self.finish(Verdict::keep_default(
                 best,
