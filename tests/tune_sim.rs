@@ -330,6 +330,10 @@ fn invalid_policies_name_file_line_and_field() {
             ":9: guard[0].metric: unknown metric 'throughput'",
         ),
         ("objective_both.toml", ":3: objective: give exactly one of"),
+        (
+            "wrong_type.toml",
+            "wrong_type.toml:3: runs: invalid type: string \"one\", expected an integer",
+        ),
         ("syntax_error.toml", "syntax_error.toml:"),
     ];
     let tmp = tempfile::tempdir().unwrap();

@@ -39,6 +39,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 /// Where admins drop their own policies; a file here overrides a built-in of the same name.
 pub const SYSTEM_DIR: &str = "/etc/sweetspot/policies";
@@ -275,13 +276,13 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
     let cx = Ctx { path, text };
     let raw: RawPolicy = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| cx.line(&s));
-        let msg = e.message().to_string();
-        let field = field_from_message(&msg);
+        let msg = e.message().trim().to_string();
+        let field = field_of_error(text, e.span(), &msg);
         Error::BadFile {
             path: path.to_path_buf(),
             line,
             field,
-            msg,
+            msg: plain_message(&msg),
         }
     })?;
 
@@ -504,16 +505,93 @@ fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Resul
     }
 }
 
-/// Pulls a field name out of a toml/serde message such as "unknown field `runz`".
-fn field_from_message(msg: &str) -> String {
-    for pat in ["unknown field `", "missing field `"] {
-        if let Some(rest) = msg.split(pat).nth(1)
-            && let Some(f) = rest.split('`').next()
-        {
-            return f.to_string();
-        }
+/// The field a toml/serde error is about, in the policy's own terms (`runs`,
+/// `knobs.fifo_batch.max`, `guard[1].min_vs_default`, `loads[0]`): the key whose key or value
+/// span holds the start of the error's `span`; for "missing field `x`" the table whose span is
+/// the error's, plus `x`. `(syntax)` when the text is not TOML at all and no field is named.
+fn field_of_error(text: &str, span: Option<Range<usize>>, msg: &str) -> String {
+    let named = ["unknown field `", "missing field `"]
+        .iter()
+        .find_map(|pat| {
+            let rest = msg.split(pat).nth(1)?;
+            rest.split('`').next().map(str::to_string)
+        });
+    let doc = DeTable::parse(text).ok();
+    let (Some(doc), Some(span)) = (doc, span) else {
+        return named.unwrap_or_else(|| "(syntax)".to_string());
+    };
+    match named {
+        Some(n) if msg.starts_with("missing field") => match table_at(doc.get_ref(), &span, "") {
+            Some(t) => format!("{t}.{n}"),
+            None => n,
+        },
+        _ => key_at(doc.get_ref(), span.start, "")
+            .or(named)
+            .unwrap_or_else(|| "(syntax)".to_string()),
     }
-    "(syntax)".to_string()
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// The dotted path of the deepest key under `t` whose key or value span holds `at`
+/// (array elements as `[i]`). A table's own span is only its header or braces, so every table
+/// is searched and its own span is the fallback.
+fn key_at(t: &DeTable<'_>, at: usize, prefix: &str) -> Option<String> {
+    t.iter().find_map(|(k, v)| {
+        let path = join(prefix, k.get_ref());
+        value_at(v, at, &path).or_else(|| k.span().contains(&at).then_some(path))
+    })
+}
+
+fn value_at(v: &Spanned<DeValue<'_>>, at: usize, path: &str) -> Option<String> {
+    let inner = match v.get_ref() {
+        DeValue::Table(t) => key_at(t, at, path),
+        DeValue::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| value_at(e, at, &format!("{path}[{i}]"))),
+        _ => None,
+    };
+    inner.or_else(|| v.span().contains(&at).then(|| path.to_string()))
+}
+
+/// The path of the (nested) table whose span is exactly `span`.
+fn table_at(t: &DeTable<'_>, span: &Range<usize>, prefix: &str) -> Option<String> {
+    t.iter().find_map(|(k, v)| {
+        let path = join(prefix, k.get_ref());
+        match v.get_ref() {
+            DeValue::Table(_) if v.span() == *span => Some(path),
+            DeValue::Table(inner) => table_at(inner, span, &path),
+            DeValue::Array(a) => a.iter().enumerate().find_map(|(i, e)| {
+                let p = format!("{path}[{i}]");
+                match e.get_ref() {
+                    DeValue::Table(_) if e.span() == *span => Some(p),
+                    DeValue::Table(inner) => table_at(inner, span, &p),
+                    _ => None,
+                }
+            }),
+            _ => None,
+        }
+    })
+}
+
+/// serde's Rust type names in the user's TOML terms: `expected i64` → `expected an integer`.
+fn plain_message(msg: &str) -> String {
+    let mut m = msg
+        .replace("expected i64", "expected an integer")
+        .replace("expected f64", "expected a number")
+        .replace("expected a sequence", "expected an array");
+    if let Some(i) = m.find("expected struct ") {
+        m.truncate(i);
+        m.push_str("expected a table");
+    }
+    m
 }
 
 /// Loads a policy file from disk.
@@ -598,6 +676,73 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(s.starts_with("y.toml:3: runz:"), "{s}");
+    }
+
+    #[test]
+    fn type_errors_name_the_field_in_toml_terms() {
+        let head = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\n";
+        let tail = "[objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+                    [knobs.fifo_batch]\nmin = 1\n";
+        let guard = "[[guard]]\nload = \"io_load\"\nmetric = \"loads\"\nmin_vs_default = 0.5\n";
+        let cases = [
+            (
+                format!("{head}runs = \"one\"\n{tail}"),
+                "p.toml:3: runs: invalid type: string \"one\", expected an integer",
+            ),
+            (
+                format!("{head}alpha = \"low\"\n{tail}"),
+                "p.toml:3: alpha: invalid type: string \"low\", expected a number",
+            ),
+            (
+                format!("{head}{tail}max = 2.5\n"),
+                "p.toml:8: knobs.fifo_batch.max: invalid type: floating point `2.5`, expected an integer",
+            ),
+            (
+                format!("{head}{tail}{guard}{}", guard.replace("0.5", "\"half\"")),
+                "p.toml:15: guard[1].min_vs_default: invalid type: string \"half\", expected a number",
+            ),
+            (
+                format!("{head}{tail}{}", guard.replace("load = \"io_load\"\n", "")),
+                "p.toml:8: guard[0].load: missing field `load`",
+            ),
+            (
+                "loads = [\"no_load\", 3]\nbudget = 12\n".to_string(),
+                "p.toml:1: loads[1]: invalid type: integer `3`, expected a string",
+            ),
+            (
+                format!("{head}objective = {{ minimize = 1 }}\n[knobs.fifo_batch]\n"),
+                "p.toml:3: objective.minimize: invalid type: integer `1`, expected a string",
+            ),
+            (
+                format!("loads = \"io_load\"\nbudget = 12\n{tail}"),
+                "p.toml:1: loads: invalid type: string \"io_load\", expected an array",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = parse(&text, Path::new("p.toml"), "p", "p").unwrap_err();
+            assert_eq!(e.to_string(), want, "{text}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        // A missing top-level key is named alone.
+        let e = parse(
+            &tail.replace("[objective]", "loads = [\"no_load\"]\n[objective]"),
+            Path::new("p.toml"),
+            "p",
+            "p",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(": budget: missing field `budget`"), "{e}");
+        // Not TOML at all: no key to name.
+        let e = parse(
+            "loads = [\"no_load\"\nbudget = 1\n",
+            Path::new("p.toml"),
+            "p",
+            "p",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("p.toml:2: (syntax): "), "{e}");
     }
 
     #[test]
