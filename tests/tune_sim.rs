@@ -334,6 +334,16 @@ fn invalid_policies_name_file_line_and_field() {
             "wrong_type.toml",
             "wrong_type.toml:3: runs: invalid type: string \"one\", expected an integer",
         ),
+        (
+            "misspelled_knob.toml",
+            "misspelled_knob.toml:7: knobs.fifo_btach: unknown knob 'fifo_btach' (did you mean \
+             'fifo_batch'?)",
+        ),
+        (
+            "no_knob_here.toml",
+            "no_knob_here.toml: knobs: none of policy 'no_knob_here's knobs exists on this \
+             device: quantum, slice_idle (it offers: fifo_batch)",
+        ),
         ("syntax_error.toml", "syntax_error.toml:"),
     ];
     let tmp = tempfile::tempdir().unwrap();

@@ -605,6 +605,28 @@ mod tests {
     }
 
     #[test]
+    fn every_shipped_surface_loads_and_names_only_known_knobs() {
+        let mut n = 0;
+        for dir in ["data/surfaces", "tests/surfaces"] {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "toml") {
+                    let s = Surface::load(&p).unwrap();
+                    for k in &s.knobs {
+                        assert!(
+                            crate::knob::catalogue::is_known(&k.name),
+                            "{p:?}: {}",
+                            k.name
+                        );
+                    }
+                    n += 1;
+                }
+            }
+        }
+        assert!(n >= 5, "{n}");
+    }
+
+    #[test]
     fn parses_the_2d_grid() {
         let s = Surface::load(Path::new("data/surfaces/synthetic-2d-deadline.toml")).unwrap();
         assert_eq!(s.axes.len(), 2);

@@ -17,7 +17,9 @@
 //! loads = ["io_load"]
 //! # or: maximize = "loads", load = "io_load"
 //!
-//! [knobs.scheduler]                # every knob the device has is used; a missing one is skipped
+//! [knobs.scheduler]                # every knob the device has is used; a known knob it lacks
+//!                                  # is skipped; a name no device has (not in the knob
+//!                                  # catalogue) is an error
 //! values = ["mq-deadline", "none"] # optional value list
 //! [knobs.fifo_batch]
 //! min = 1                          # optional range (log2 grid between the bounds)
@@ -166,6 +168,9 @@ pub struct KnobChoice {
     pub min: Option<i64>,
     /// Upper bound for an integer knob's log2 grid.
     pub max: Option<i64>,
+    /// 1-based line of the knob's table (`[knobs.fifo_batch]`) in the policy file, for errors.
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 /// A parsed, validated policy.
@@ -175,6 +180,9 @@ pub struct Policy {
     pub name: String,
     /// Where it came from: `builtin:quick` or a path.
     pub source: String,
+    /// The file named in errors: the path, or `policies/<name>.toml` for a built-in.
+    #[serde(skip)]
+    pub path: PathBuf,
     /// One-line description.
     pub description: String,
     /// The loads of a trial, in run order (no_load first when present).
@@ -351,6 +359,7 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
                 values: k.values.as_ref().map(|v| v.get_ref().clone()),
                 min: k.min.as_ref().map(|v| *v.get_ref()),
                 max: k.max.as_ref().map(|v| *v.get_ref()),
+                line: Some(cx.line(&name.span())),
             },
         );
     }
@@ -414,6 +423,7 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
     Ok(Policy {
         name: name.to_string(),
         source: source.to_string(),
+        path: path.to_path_buf(),
         description: raw.description.unwrap_or_default(),
         loads,
         runs,
@@ -657,6 +667,28 @@ mod tests {
         let t = builtin("throughput").unwrap().unwrap();
         assert!(!t.objective.minimize());
         assert!(!t.guards.is_empty());
+    }
+
+    #[test]
+    fn shipped_and_test_policies_name_only_known_knobs() {
+        let mut files: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|(n, t)| (format!("builtin:{n}"), t.to_string()))
+            .collect();
+        for e in std::fs::read_dir("tests/policies").unwrap() {
+            let p = e.unwrap().path();
+            files.push((
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
+        }
+        assert!(files.len() >= 6, "{}", files.len());
+        for (name, text) in files {
+            let p = parse(&text, Path::new(&name), "p", "p").unwrap();
+            for k in p.knobs.keys() {
+                assert!(crate::knob::catalogue::is_known(k), "{name}: {k}");
+            }
+        }
     }
 
     #[test]
