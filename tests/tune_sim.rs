@@ -368,6 +368,45 @@ fn invalid_policies_name_file_line_and_field() {
 }
 
 #[test]
+fn a_policy_needing_a_metric_the_surface_lacks_is_refused_before_the_first_trial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let guarded = root().join("tests/policies/guarded.toml");
+    let cases = [
+        (
+            "throughput".to_string(),
+            "policy 'throughput' (policies/throughput.toml) maximises io_load Loads".to_string(),
+        ),
+        (
+            guarded.display().to_string(),
+            format!(
+                "policy 'guarded' ({}) has the guard rail io_load loads >= 0.5x default",
+                guarded.display()
+            ),
+        ),
+    ];
+    for (policy, why) in cases {
+        let out = assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["tune", "--sim", &seed, "--policy", &policy, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{policy}");
+        assert!(out.stdout.is_empty(), "{policy}: no report");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!("{seed}: no point gives io_load `loads`; {why}");
+        assert!(err.contains(&want), "{policy}: want '{want}' in {err}");
+    }
+    // No tune, trial or sweet spot was stored.
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert!(store.tunes(None).unwrap().is_empty());
+    assert!(store.trials(None).unwrap().is_empty());
+}
+
+#[test]
 fn unknown_policy_name_lists_the_built_in_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let out = assert_cmd::Command::cargo_bin("sweetspot")

@@ -20,6 +20,7 @@
 
 pub mod evaluator;
 pub mod gp;
+pub mod needs;
 pub mod observe;
 pub mod policy;
 pub mod report;

@@ -398,6 +398,16 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
                     ),
                 )
             })?;
+        // Ratio is Time ÷ no_load's Time: a guard on it that could never be measured would
+        // hold silently.
+        if metric == Metric::Ratio && load == Load::NoLoad {
+            let msg = "no_load has no Ratio (it is the divisor)";
+            return Err(cx.err(&gr.metric.span(), &format!("{field}.metric"), msg));
+        }
+        if metric == Metric::Ratio && !loads.contains(&Load::NoLoad) {
+            let msg = "Ratio needs no_load among the policy's loads";
+            return Err(cx.err(&gr.metric.span(), &format!("{field}.metric"), msg));
+        }
         let (at_least, factor) = match (&gr.min_vs_default, &gr.max_vs_default) {
             (Some(f), None) => (true, f),
             (None, Some(f)) => (false, f),
@@ -708,6 +718,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(s.starts_with("y.toml:3: runz:"), "{s}");
+    }
+
+    #[test]
+    fn a_ratio_guard_needs_no_load_and_another_load() {
+        let text = |loads: &str, load: &str| {
+            format!(
+                "loads = [{loads}]\nbudget = 12\n[objective]\nmaximize = \"loads\"\n\
+                 load = \"io_load\"\n[knobs.fifo_batch]\n[[guard]]\nload = \"{load}\"\n\
+                 metric = \"ratio\"\nmax_vs_default = 1.2\n"
+            )
+        };
+        let both = "\"no_load\", \"io_load\"";
+        let p = |t: String| parse(&t, Path::new("g.toml"), "g", "g").map_err(|e| e.to_string());
+        assert_eq!(
+            p(text(both, "io_load")).unwrap().guards[0].metric,
+            Metric::Ratio
+        );
+        assert_eq!(
+            p(text(both, "no_load")).unwrap_err(),
+            "g.toml:9: guard[0].metric: no_load has no Ratio (it is the divisor)"
+        );
+        assert_eq!(
+            p(text("\"io_load\"", "io_load")).unwrap_err(),
+            "g.toml:9: guard[0].metric: Ratio needs no_load among the policy's loads"
+        );
     }
 
     #[test]
