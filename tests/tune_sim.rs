@@ -407,6 +407,34 @@ fn a_policy_needing_a_metric_the_surface_lacks_is_refused_before_the_first_trial
 }
 
 #[test]
+fn apply_is_refused_with_sim_and_scratch_before_anything_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    for target in [vec!["--sim", seed.as_str()], vec!["--scratch"]] {
+        let out = assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .arg("tune")
+            .args(&target)
+            .arg("--apply")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{target:?}");
+        assert!(out.stdout.is_empty(), "{target:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "sweetspot: error: --apply needs --device: a --sim/--scratch device does not \
+             outlive the tune\n",
+            "{target:?}"
+        );
+    }
+    // Refused before the database (or a scratch device) was made.
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn unknown_policy_name_lists_the_built_in_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let out = assert_cmd::Command::cargo_bin("sweetspot")
