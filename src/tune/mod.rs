@@ -27,6 +27,7 @@ pub mod report;
 pub mod run;
 pub mod solver;
 pub mod space;
+pub mod toml_error;
 
 pub use run::recover;
 
