@@ -79,6 +79,7 @@ fn policy(knobs: &[String], budget: u32) -> Policy {
     Policy {
         name: "shootout".into(),
         source: "examples/shootout.rs".into(),
+        path: "examples/shootout.rs".into(),
         description: "io_load Ratio".into(),
         loads: vec![Load::NoLoad, Load::IoLoad],
         runs: 1,

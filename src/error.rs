@@ -54,15 +54,19 @@ pub enum Error {
         read: String,
     },
 
-    /// The database could not be opened or used (exit 1; a foreign/corrupt file is exit 2).
+    /// The database could not be opened or used (exit 1, or 2 when `bad_path`).
     #[error("database {}: {msg}", path.display())]
     Store {
         /// Database path.
         path: PathBuf,
         /// What went wrong.
         msg: String,
-        /// True when the file is not ours or is corrupt (exit 2: the user passed a bad file).
-        foreign: bool,
+        /// True when the path the user gave cannot hold a sweetspot database (exit 2): a file
+        /// that is not ours or is corrupt, something that is not a regular file (a directory,
+        /// a device, a fifo, a socket), or a place where no file can be created or written
+        /// (read-only, no permission, /proc). False for failures of the job itself (exit 1),
+        /// e.g. a full disk or an I/O error.
+        bad_path: bool,
     },
 
     /// An I/O error with what sweetspot was doing (exit 1).
@@ -88,7 +92,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::BadInput(_) | Error::BadFile { .. } => 2,
-            Error::Store { foreign: true, .. } => 2,
+            Error::Store { bad_path: true, .. } => 2,
             Error::Interrupted => 130,
             _ => 1,
         }

@@ -62,6 +62,18 @@ fn bad_surfaces_name_file_line_and_field_and_exit_2() {
             "knobs.fifo_batch.default",
             "300 is outside [1, 256]",
         ),
+        (
+            "zero_time_s",
+            13,
+            "point[2].no_load.time_s",
+            "must be a finite number > 0, not 0",
+        ),
+        (
+            "negative_time_s",
+            13,
+            "point[2].no_load.time_s",
+            "must be a finite number > 0, not -5",
+        ),
         ("bad_toml", 9, "syntax", ""),
     ];
     for (name, line, field, msg) in cases {

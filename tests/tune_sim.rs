@@ -358,6 +358,20 @@ fn invalid_policies_name_file_line_and_field() {
             ":9: guard[0].metric: unknown metric 'throughput'",
         ),
         ("objective_both.toml", ":3: objective: give exactly one of"),
+        (
+            "wrong_type.toml",
+            "wrong_type.toml:3: runs: invalid type: string \"one\", expected an integer",
+        ),
+        (
+            "misspelled_knob.toml",
+            "misspelled_knob.toml:7: knobs.fifo_btach: unknown knob 'fifo_btach' (did you mean \
+             'fifo_batch'?)",
+        ),
+        (
+            "no_knob_here.toml",
+            "no_knob_here.toml: knobs: none of policy 'no_knob_here's knobs exists on this \
+             device: quantum, slice_idle (it offers: fifo_batch)",
+        ),
         ("syntax_error.toml", "syntax_error.toml:"),
     ];
     let tmp = tempfile::tempdir().unwrap();
@@ -379,6 +393,73 @@ fn invalid_policies_name_file_line_and_field() {
     // Nothing was stored for any of them.
     let store = sweetspot::store::Store::open(&tmp.path().join("s.db")).unwrap();
     assert!(store.tunes(None).unwrap().is_empty());
+}
+
+#[test]
+fn a_policy_needing_a_metric_the_surface_lacks_is_refused_before_the_first_trial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let guarded = root().join("tests/policies/guarded.toml");
+    let cases = [
+        (
+            "throughput".to_string(),
+            "policy 'throughput' (policies/throughput.toml) maximises io_load Loads".to_string(),
+        ),
+        (
+            guarded.display().to_string(),
+            format!(
+                "policy 'guarded' ({}) has the guard rail io_load loads >= 0.5x default",
+                guarded.display()
+            ),
+        ),
+    ];
+    for (policy, why) in cases {
+        let out = assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["tune", "--sim", &seed, "--policy", &policy, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{policy}");
+        assert!(out.stdout.is_empty(), "{policy}: no report");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!("{seed}: no point gives io_load `loads`; {why}");
+        assert!(err.contains(&want), "{policy}: want '{want}' in {err}");
+    }
+    // No tune, trial or sweet spot was stored.
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert!(store.tunes(None).unwrap().is_empty());
+    assert!(store.trials(None).unwrap().is_empty());
+}
+
+#[test]
+fn apply_is_refused_with_sim_and_scratch_before_anything_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    for target in [vec!["--sim", seed.as_str()], vec!["--scratch"]] {
+        let out = assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .arg("tune")
+            .args(&target)
+            .arg("--apply")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{target:?}");
+        assert!(out.stdout.is_empty(), "{target:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "sweetspot: error: --apply needs --device: a --sim/--scratch device does not \
+             outlive the tune\n",
+            "{target:?}"
+        );
+    }
+    // Refused before the database (or a scratch device) was made.
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
 
 #[test]

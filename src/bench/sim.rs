@@ -19,6 +19,8 @@
 //!   either; then `CPU% = 100 × CPU seconds / Time` of the run. A surface without `no_load`
 //!   gives 100 for unlisted CPU%. This is a model, stated here, not a measurement.
 //! - `loads`, `lcpu_pct`: `None` (unknown), shown as `-` in the table and `null` in JSON.
+//!   [`Testbed::lacks`] says so, and a tune whose policy needs one (`maximize = "loads"`, a
+//!   guard rail on it) is refused before its first trial.
 //!
 //! **Ratio** is not produced here: like a real device, it is derived from the simulated Time
 //! of a load and of no_load at the same setting (see `bench::summary`).
@@ -241,6 +243,26 @@ impl Testbed for SimDevice {
                 schedulers: None,
             })
             .collect()
+    }
+
+    /// A load the surface does not list gives nothing; of a listed load, `time_s` and
+    /// `cpu_pct` (modelled when unlisted) always, `loads` and `lcpu_pct` only when its points
+    /// list them (at every point or none, checked by the parser).
+    fn lacks(&self, load: Load, metric: &str) -> Option<String> {
+        let path = self.surface.path.display();
+        let Some(m) = self.surface.points.first().and_then(|p| p.loads.get(&load)) else {
+            let have: Vec<_> = self.surface.loads().iter().map(|l| l.name()).collect();
+            return Some(format!(
+                "{path}: the surface has no {load} (it has: {})",
+                have.join(", ")
+            ));
+        };
+        let listed = match metric {
+            "loads" => m.loads.is_some(),
+            "lcpu_pct" => m.lcpu_pct.is_some(),
+            _ => true,
+        };
+        (!listed).then(|| format!("{path}: no point gives {load} `{metric}`"))
     }
 
     fn apply(&mut self, setting: &Setting) -> Result<()> {

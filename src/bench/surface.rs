@@ -24,7 +24,7 @@
 //! Rules checked here, each failing with [`Error::BadFile`] naming the file, the 1-based line
 //! and the field (`point[3].io_load.time_s`, where `point[N]` counts `[[point]]` blocks from 1):
 //! TOML syntax; unknown keys (outside `[device]`); a load that is not one of contest's names;
-//! a missing or non-positive `time_s`; a knob value outside `[min, max]` or a knob that is not
+//! a missing `time_s` or one that is not a finite number > 0 (0 and negative alike); a knob value outside `[min, max]` or a knob that is not
 //! declared; points that do not form a full grid (every combination of the listed values of
 //! every knob exactly once); every point listing the same loads, and each optional metric of a
 //! load given at every point or at none (so each metric can be interpolated everywhere).
@@ -182,8 +182,36 @@ impl Parser<'_> {
         }
     }
 
+    /// A number ≥ 0 (`relative_sigma`, `cpu_pct`, `loads`, `lcpu_pct`).
     fn num(&self, v: &Val<'_>, field: &str) -> Result<f64> {
-        let x = match v.get_ref() {
+        let x = self.number(v, field)?;
+        if !x.is_finite() || x < 0.0 {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("must be a finite number ≥ 0, not {x}"),
+            ));
+        }
+        Ok(x)
+    }
+
+    /// A number > 0 (`time_s`: a job that took no time has no Ratio). One rule and one
+    /// message for 0 and for negative values.
+    fn positive(&self, v: &Val<'_>, field: &str) -> Result<f64> {
+        let x = self.number(v, field)?;
+        if !x.is_finite() || x <= 0.0 {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("must be a finite number > 0, not {x}"),
+            ));
+        }
+        Ok(x)
+    }
+
+    /// Any TOML integer or float, as f64.
+    fn number(&self, v: &Val<'_>, field: &str) -> Result<f64> {
+        Ok(match v.get_ref() {
             DeValue::Integer(_) => self.int(v, field)? as f64,
             DeValue::Float(f) => f
                 .as_str()
@@ -197,15 +225,7 @@ impl Parser<'_> {
                     format!("expected a number, found {}", other.type_str()),
                 ));
             }
-        };
-        if !x.is_finite() || x < 0.0 {
-            return Err(self.err(
-                v.span(),
-                field,
-                format!("must be a finite number ≥ 0, not {x}"),
-            ));
-        }
-        Ok(x)
+        })
     }
 
     /// Rejects keys of `t` not in `known`.
@@ -424,12 +444,11 @@ impl Parser<'_> {
                 .map(|x| self.num(x, &format!("{field}.{k}")))
                 .transpose()
         };
-        let time_s = opt("time_s")?
-            .ok_or_else(|| self.err(v.span(), format!("{field}.time_s"), "missing (required)"))?;
-        if time_s <= 0.0 {
-            let span = t.get("time_s").map(|x| x.span()).unwrap_or(v.span());
-            return Err(self.err(span, format!("{field}.time_s"), "must be > 0"));
-        }
+        let time_field = format!("{field}.time_s");
+        let time_s = match t.get("time_s") {
+            Some(x) => self.positive(x, &time_field)?,
+            None => return Err(self.err(v.span(), time_field, "missing (required)")),
+        };
         Ok(PointMetrics {
             time_s,
             cpu_pct: opt("cpu_pct")?,
@@ -586,6 +605,28 @@ mod tests {
     }
 
     #[test]
+    fn every_shipped_surface_loads_and_names_only_known_knobs() {
+        let mut n = 0;
+        for dir in ["data/surfaces", "tests/surfaces"] {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "toml") {
+                    let s = Surface::load(&p).unwrap();
+                    for k in &s.knobs {
+                        assert!(
+                            crate::knob::catalogue::is_known(&k.name),
+                            "{p:?}: {}",
+                            k.name
+                        );
+                    }
+                    n += 1;
+                }
+            }
+        }
+        assert!(n >= 5, "{n}");
+    }
+
+    #[test]
     fn parses_the_2d_grid() {
         let s = Surface::load(Path::new("data/surfaces/synthetic-2d-deadline.toml")).unwrap();
         assert_eq!(s.axes.len(), 2);
@@ -617,10 +658,34 @@ mod tests {
         assert_eq!((l, f.as_str()), (6, "point[1].knobs.b"));
         let (l, f, _) = bad("[knobs.a]\ndefault = 2\nmin = 1\nmax = \n");
         assert_eq!((l, f.as_str()), (4, "syntax"));
-        let (_, f, _) = bad(&format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nno_load = {{ time_s = 0 }}\n"
+    }
+
+    #[test]
+    fn time_s_zero_and_negative_break_one_rule_with_one_message() {
+        for (v, shown) in [("0", "0"), ("-5", "-5"), ("0.0", "0"), ("-0.5", "-0.5")] {
+            let (l, f, m) = bad(&format!(
+                "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nno_load = {{ time_s = {v} }}\n"
+            ));
+            assert_eq!((l, f.as_str()), (7, "point[1].no_load.time_s"), "{v}");
+            assert_eq!(
+                m,
+                format!("must be a finite number > 0, not {shown}"),
+                "{v}"
+            );
+        }
+        // Optional metrics may be 0 (a load that did no work), not negative.
+        let (_, f, m) = bad(&format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nio_load = {{ time_s = 1, loads = -1 }}\n"
         ));
-        assert_eq!(f, "point[1].no_load.time_s");
+        assert_eq!(f, "point[1].io_load.loads");
+        assert_eq!(m, "must be a finite number ≥ 0, not -1");
+        let src = format!(
+            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nio_load = {{ time_s = 1, loads = 0 }}\n"
+        );
+        assert_eq!(
+            parse(&src).unwrap().points[0].loads[&Load::IoLoad].loads,
+            Some(0.0)
+        );
     }
 
     #[test]

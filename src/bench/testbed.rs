@@ -58,6 +58,20 @@ pub trait Testbed {
     /// The knobs that can be tuned here, with domains and defaults.
     fn space(&self) -> Vec<SpaceKnob>;
 
+    /// Why runs of `load` here can never report `metric` (a column of [`Run`]: `time_s`,
+    /// `cpu_pct`, `loads`, `lcpu_pct`), or `None` when they can; a tune checks what its policy
+    /// needs with this before the first trial. The default is a real device's: every load
+    /// gives Time and CPU%, and every load with a background process (all but no_load and
+    /// cacherun, [`crate::bench::loads::has_process`]) gives Loads and LCPU%.
+    fn lacks(&self, load: Load, metric: &str) -> Option<String> {
+        match metric {
+            "loads" | "lcpu_pct" if !crate::bench::loads::has_process(load) => Some(format!(
+                "{load} runs no background load, so it has no `{metric}`"
+            )),
+            _ => None,
+        }
+    }
+
     /// Applies a setting (a value for some or all knobs of [`Testbed::space`]). A real device
     /// journals every original first. Errors: a value outside its domain (bad input), or the
     /// kernel refusing it.

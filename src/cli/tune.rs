@@ -26,7 +26,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub budget: Option<u32>,
 
-    /// Leave a significant sweet spot applied (journaled; `restore` undoes it).
+    /// Leave a significant sweet spot applied (journaled; `restore` undoes it). Only with
+    /// --device: a --sim or --scratch device does not outlive the tune.
     #[arg(long)]
     pub apply: bool,
 
@@ -35,8 +36,20 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Refuses `--apply` with `--sim` or `--scratch`, before anything is opened or created.
+/// (Not clap's `conflicts_with`: its message gives no reason.)
+fn check_apply(args: &Args) -> Result<()> {
+    if args.apply && (args.target.sim.is_some() || args.target.scratch) {
+        return Err(crate::Error::BadInput(
+            "--apply needs --device: a --sim/--scratch device does not outlive the tune".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `sweetspot tune`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    check_apply(args)?;
     crate::signals::install();
     // Ctrl-C or SIGTERM: the run in progress finishes, then the tune stops and restores;
     // a second signal abandons the run.

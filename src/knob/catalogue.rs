@@ -194,6 +194,21 @@ pub fn schedulers_with(name: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// True when `name` is a knob sweetspot knows on some kernel and scheduler: `scheduler` or a
+/// name in [`FACTS`]. A policy naming anything else has a typo (no device can have it).
+pub fn is_known(name: &str) -> bool {
+    name == "scheduler" || FACTS.iter().any(|f| f.name == name)
+}
+
+/// Every distinct known knob name ([`is_known`]), for "did you mean" hints.
+pub fn known_names() -> Vec<&'static str> {
+    let mut v: Vec<&str> = FACTS.iter().map(|f| f.name).collect();
+    v.push("scheduler");
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// The other member of an exclusive vm pair: writing one zeroes the other
 /// (`dirty_ratio`↔`dirty_bytes`, `dirty_background_ratio`↔`dirty_background_bytes`;
 /// mm/page-writeback.c `dirty_ratio_handler`/`dirty_bytes_handler`).
@@ -229,6 +244,16 @@ mod tests {
             );
             assert_eq!(lookup(f.scheduler, f.name), Some(f), "duplicate {}", f.name);
         }
+    }
+
+    #[test]
+    fn known_names_cover_every_fact_and_the_scheduler_only() {
+        assert!(is_known("scheduler") && is_known("fifo_batch") && is_known("quantum"));
+        assert!(is_known("dirty_ratio") && is_known("wbt_lat_usec"));
+        assert!(!is_known("fifo_btach") && !is_known("") && !is_known("iosched/fifo_batch"));
+        let names = known_names();
+        assert_eq!(names.iter().filter(|n| **n == "fifo_batch").count(), 1);
+        assert!(FACTS.iter().all(|f| names.contains(&f.name)));
     }
 
     #[test]

@@ -44,21 +44,35 @@ impl Store {
 
     /// Opens (creating if needed) the database at `path` and brings it to the latest schema.
     ///
-    /// Errors: [`Error::Store`] with `foreign: true` (exit 2) when the file is not a sweetspot
-    /// database or is corrupt; the file is left untouched.
+    /// Errors: [`Error::Store`] with `bad_path: true` (exit 2), before anything is created,
+    /// when `path` exists and is not a regular file (directory, device, fifo, socket), when
+    /// its directory cannot be created or written (read-only, no permission, /proc), and when
+    /// the file is not a sweetspot database or is corrupt (the file is left untouched).
     pub fn open(path: &Path) -> Result<Store> {
-        let err = |msg: String, foreign: bool| Error::Store {
+        let err = |msg: String, bad_path: bool| Error::Store {
             path: path.to_path_buf(),
             msg,
-            foreign,
+            bad_path,
         };
-        if path.is_dir() {
-            return Err(err("is a directory; give a database file".into(), true));
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            let kind = file_kind(&meta.file_type());
+            return Err(err(
+                format!("is a {kind}, not a regular file; give a database file"),
+                true,
+            ));
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| err(format!("cannot create {}: {e}", dir.display()), false))?;
-        }
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| {
+            err(
+                format!("cannot create its directory {}: {e}", dir.display()),
+                unusable_place(&e),
+            )
+        })?;
         // Two processes opening a new database at once would both see user_version 0 and
         // both create the schema: an exclusive lock on `<db>.open-lock` (held until this
         // function returns) makes check and migration one step.
@@ -68,7 +82,14 @@ impl Store {
             .truncate(false)
             .write(true)
             .open(&lock_path)
-            .map_err(|e| err(format!("cannot open {}: {e}", lock_path.display()), false))?;
+            .map_err(|e| {
+                let msg = if unusable_place(&e) {
+                    format!("cannot create or write files in {}: {e}", dir.display())
+                } else {
+                    format!("cannot open {}: {e}", lock_path.display())
+                };
+                err(msg, unusable_place(&e))
+            })?;
         lock.lock()
             .map_err(|e| err(format!("cannot lock {}: {e}", lock_path.display()), false))?;
         let existed = path.metadata().map(|m| m.len() > 0).unwrap_or(false);
@@ -149,6 +170,45 @@ impl Store {
     }
 }
 
+/// `directory`, `character device`, ... for a message.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "directory"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_fifo() {
+        "fifo"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
+/// True when an error creating a file or directory means the place itself cannot hold a
+/// database (bad input: read-only, no permission, no such directory, a file in the way, a
+/// pseudo filesystem like /proc), not that the job failed (a full disk, an I/O error).
+fn unusable_place(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::EACCES
+                | libc::EPERM
+                | libc::EROFS
+                | libc::ENOENT
+                | libc::ENOTDIR
+                | libc::EISDIR
+                | libc::EEXIST
+                | libc::EINVAL
+                | libc::ENAMETOOLONG
+                | libc::ELOOP
+        )
+    )
+}
+
 /// Seconds since the Unix epoch, for `*_at` columns.
 pub fn now() -> i64 {
     std::time::SystemTime::now()
@@ -226,6 +286,52 @@ mod tests {
             .query_row("SELECT count(*) FROM photos", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a_fifo_is_refused_before_anything_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.db");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let e = Store::open(&fifo).err().unwrap();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "database {}: is a fifo, not a regular file; give a database file",
+                fifo.display()
+            )
+        );
+        // No fifo.db-journal, fifo.db.open-lock, -wal or -shm.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("fifo.db")]);
+    }
+
+    #[test]
+    fn a_file_in_the_way_of_its_directory_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plain"), "x").unwrap();
+        let db = dir.path().join("plain/s.db");
+        let e = Store::open(&db).err().unwrap();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        let want = format!(
+            "database {}: cannot create its directory {}",
+            db.display(),
+            dir.path().join("plain").display()
+        );
+        assert!(e.to_string().starts_with(&want), "{e}");
+    }
+
+    #[test]
+    fn a_full_disk_is_a_failure_not_bad_input() {
+        let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert!(!unusable_place(&enospc));
+        assert!(unusable_place(&std::io::Error::from_raw_os_error(
+            libc::EROFS
+        )));
     }
 
     #[test]

@@ -20,12 +20,14 @@
 
 pub mod evaluator;
 pub mod gp;
+pub mod needs;
 pub mod observe;
 pub mod policy;
 pub mod report;
 pub mod run;
 pub mod solver;
 pub mod space;
+pub mod toml_error;
 
 pub use run::{Recovered, live_tunes, recover};
 

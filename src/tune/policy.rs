@@ -17,7 +17,9 @@
 //! loads = ["io_load"]
 //! # or: maximize = "loads", load = "io_load"
 //!
-//! [knobs.scheduler]                # every knob the device has is used; a missing one is skipped
+//! [knobs.scheduler]                # every knob the device has is used; a known knob it lacks
+//!                                  # is skipped; a name no device has (not in the knob
+//!                                  # catalogue) is an error
 //! values = ["mq-deadline", "none"] # optional value list
 //! [knobs.fifo_batch]
 //! min = 1                          # optional range (log2 grid between the bounds)
@@ -33,6 +35,7 @@
 
 use crate::bench::Load;
 use crate::knob::KnobValue;
+use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -165,6 +168,9 @@ pub struct KnobChoice {
     pub min: Option<i64>,
     /// Upper bound for an integer knob's log2 grid.
     pub max: Option<i64>,
+    /// 1-based line of the knob's table (`[knobs.fifo_batch]`) in the policy file, for errors.
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 /// A parsed, validated policy.
@@ -174,6 +180,9 @@ pub struct Policy {
     pub name: String,
     /// Where it came from: `builtin:quick` or a path.
     pub source: String,
+    /// The file named in errors: the path, or `policies/<name>.toml` for a built-in.
+    #[serde(skip)]
+    pub path: PathBuf,
     /// One-line description.
     pub description: String,
     /// The loads of a trial, in run order (no_load first when present).
@@ -275,13 +284,13 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
     let cx = Ctx { path, text };
     let raw: RawPolicy = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| cx.line(&s));
-        let msg = e.message().to_string();
-        let field = field_from_message(&msg);
+        let msg = e.message().trim().to_string();
+        let field = field_of_error(text, e.span(), &msg);
         Error::BadFile {
             path: path.to_path_buf(),
             line,
             field,
-            msg,
+            msg: plain_message(&msg),
         }
     })?;
 
@@ -350,6 +359,7 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
                 values: k.values.as_ref().map(|v| v.get_ref().clone()),
                 min: k.min.as_ref().map(|v| *v.get_ref()),
                 max: k.max.as_ref().map(|v| *v.get_ref()),
+                line: Some(cx.line(&name.span())),
             },
         );
     }
@@ -388,6 +398,16 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
                     ),
                 )
             })?;
+        // Ratio is Time ÷ no_load's Time: a guard on it that could never be measured would
+        // hold silently.
+        if metric == Metric::Ratio && load == Load::NoLoad {
+            let msg = "no_load has no Ratio (it is the divisor)";
+            return Err(cx.err(&gr.metric.span(), &format!("{field}.metric"), msg));
+        }
+        if metric == Metric::Ratio && !loads.contains(&Load::NoLoad) {
+            let msg = "Ratio needs no_load among the policy's loads";
+            return Err(cx.err(&gr.metric.span(), &format!("{field}.metric"), msg));
+        }
         let (at_least, factor) = match (&gr.min_vs_default, &gr.max_vs_default) {
             (Some(f), None) => (true, f),
             (None, Some(f)) => (false, f),
@@ -413,6 +433,7 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
     Ok(Policy {
         name: name.to_string(),
         source: source.to_string(),
+        path: path.to_path_buf(),
         description: raw.description.unwrap_or_default(),
         loads,
         runs,
@@ -504,18 +525,6 @@ fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Resul
     }
 }
 
-/// Pulls a field name out of a toml/serde message such as "unknown field `runz`".
-fn field_from_message(msg: &str) -> String {
-    for pat in ["unknown field `", "missing field `"] {
-        if let Some(rest) = msg.split(pat).nth(1)
-            && let Some(f) = rest.split('`').next()
-        {
-            return f.to_string();
-        }
-    }
-    "(syntax)".to_string()
-}
-
 /// Loads a policy file from disk.
 pub fn load_file(path: &Path) -> Result<Policy> {
     let text = std::fs::read_to_string(path)
@@ -582,6 +591,28 @@ mod tests {
     }
 
     #[test]
+    fn shipped_and_test_policies_name_only_known_knobs() {
+        let mut files: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|(n, t)| (format!("builtin:{n}"), t.to_string()))
+            .collect();
+        for e in std::fs::read_dir("tests/policies").unwrap() {
+            let p = e.unwrap().path();
+            files.push((
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
+        }
+        assert!(files.len() >= 6, "{}", files.len());
+        for (name, text) in files {
+            let p = parse(&text, Path::new(&name), "p", "p").unwrap();
+            for k in p.knobs.keys() {
+                assert!(crate::knob::catalogue::is_known(k), "{name}: {k}");
+            }
+        }
+    }
+
+    #[test]
     fn errors_name_line_and_field() {
         let text = "loads = [\"no_load\", \"io_lod\"]\nbudget = 12\n\
                     [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.fifo_batch]\n";
@@ -598,6 +629,98 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(s.starts_with("y.toml:3: runz:"), "{s}");
+    }
+
+    #[test]
+    fn a_ratio_guard_needs_no_load_and_another_load() {
+        let text = |loads: &str, load: &str| {
+            format!(
+                "loads = [{loads}]\nbudget = 12\n[objective]\nmaximize = \"loads\"\n\
+                 load = \"io_load\"\n[knobs.fifo_batch]\n[[guard]]\nload = \"{load}\"\n\
+                 metric = \"ratio\"\nmax_vs_default = 1.2\n"
+            )
+        };
+        let both = "\"no_load\", \"io_load\"";
+        let p = |t: String| parse(&t, Path::new("g.toml"), "g", "g").map_err(|e| e.to_string());
+        assert_eq!(
+            p(text(both, "io_load")).unwrap().guards[0].metric,
+            Metric::Ratio
+        );
+        assert_eq!(
+            p(text(both, "no_load")).unwrap_err(),
+            "g.toml:9: guard[0].metric: no_load has no Ratio (it is the divisor)"
+        );
+        assert_eq!(
+            p(text("\"io_load\"", "io_load")).unwrap_err(),
+            "g.toml:9: guard[0].metric: Ratio needs no_load among the policy's loads"
+        );
+    }
+
+    #[test]
+    fn type_errors_name_the_field_in_toml_terms() {
+        let head = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\n";
+        let tail = "[objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+                    [knobs.fifo_batch]\nmin = 1\n";
+        let guard = "[[guard]]\nload = \"io_load\"\nmetric = \"loads\"\nmin_vs_default = 0.5\n";
+        let cases = [
+            (
+                format!("{head}runs = \"one\"\n{tail}"),
+                "p.toml:3: runs: invalid type: string \"one\", expected an integer",
+            ),
+            (
+                format!("{head}alpha = \"low\"\n{tail}"),
+                "p.toml:3: alpha: invalid type: string \"low\", expected a number",
+            ),
+            (
+                format!("{head}{tail}max = 2.5\n"),
+                "p.toml:8: knobs.fifo_batch.max: invalid type: floating point `2.5`, expected an integer",
+            ),
+            (
+                format!("{head}{tail}{guard}{}", guard.replace("0.5", "\"half\"")),
+                "p.toml:15: guard[1].min_vs_default: invalid type: string \"half\", expected a number",
+            ),
+            (
+                format!("{head}{tail}{}", guard.replace("load = \"io_load\"\n", "")),
+                "p.toml:8: guard[0].load: missing field `load`",
+            ),
+            (
+                "loads = [\"no_load\", 3]\nbudget = 12\n".to_string(),
+                "p.toml:1: loads[1]: invalid type: integer `3`, expected a string",
+            ),
+            (
+                format!("{head}objective = {{ minimize = 1 }}\n[knobs.fifo_batch]\n"),
+                "p.toml:3: objective.minimize: invalid type: integer `1`, expected a string",
+            ),
+            (
+                format!("loads = \"io_load\"\nbudget = 12\n{tail}"),
+                "p.toml:1: loads: invalid type: string \"io_load\", expected an array",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = parse(&text, Path::new("p.toml"), "p", "p").unwrap_err();
+            assert_eq!(e.to_string(), want, "{text}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        // A missing top-level key is named alone.
+        let e = parse(
+            &tail.replace("[objective]", "loads = [\"no_load\"]\n[objective]"),
+            Path::new("p.toml"),
+            "p",
+            "p",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(": budget: missing field `budget`"), "{e}");
+        // Not TOML at all: no key to name.
+        let e = parse(
+            "loads = [\"no_load\"\nbudget = 1\n",
+            Path::new("p.toml"),
+            "p",
+            "p",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("p.toml:2: (syntax): "), "{e}");
     }
 
     #[test]

@@ -289,6 +289,7 @@ pub fn tune(
     let target = testbed.target();
     let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
     crate::tune::config(req.policy, req.budget, req.seed)?;
+    crate::tune::needs::check(&*testbed, req.policy)?;
     for k in &space.skipped {
         tracing::info!(
             "policy knob {k} does not exist on {}; skipped",
