@@ -79,7 +79,13 @@ fn a_large_budget_is_a_bound_not_a_target() {
     let n = v["evaluations"].as_u64().unwrap();
     assert!((20..=100).contains(&n), "{n} trials");
     assert_eq!(v["significant"], true, "{v}");
-    assert!(v["reason"].as_str().unwrap().contains("in 16 interleaved pairs"), "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("in 16 interleaved pairs"),
+        "{v}"
+    );
 }
 
 #[test]

@@ -63,7 +63,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         budget: args.budget,
         seed,
         apply: args.apply,
-        quiet: ctx.quiet || args.json,
+        // --json keeps stdout for the JSON; the progress bar and trial lines stay on stderr.
+        quiet: ctx.quiet,
     };
     let t = &args.target;
     let rep = if let Some(path) = &t.sim {

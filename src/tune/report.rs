@@ -231,9 +231,13 @@ pub fn build(
 }
 
 /// `2.20× better, 95% CI 2.05–2.37`; a ratio below 1 is inverted and called worse
-/// (`1.43× worse, 95% CI 0.52–3.85`), so the words never contradict the numbers.
+/// (`1.43× worse, 95% CI 0.52–3.85`), so the words never contradict the numbers; a ratio
+/// that rounds to 1.00 is `no change` (not "1.00× better").
 fn improvement_text(i: &Improvement) -> String {
     let [lo, hi] = i.ci95;
+    if (i.ratio - 1.0).abs() < 0.005 {
+        return format!("no change, 95% CI {lo:.2}–{hi:.2}");
+    }
     if i.ratio >= 1.0 {
         return format!("{:.2}× better, 95% CI {lo:.2}–{hi:.2}", i.ratio);
     }
@@ -347,5 +351,10 @@ mod tests {
             ci95: [0.26, 1.92],
         };
         assert_eq!(improvement_text(&worse), "1.43× worse, 95% CI 0.52–3.85");
+        let same = Improvement {
+            ratio: 1.004,
+            ci95: [0.97, 1.04],
+        };
+        assert_eq!(improvement_text(&same), "no change, 95% CI 0.97–1.04");
     }
 }

@@ -71,7 +71,11 @@ impl BayesOpt {
         for i in 0..n {
             self.queue.push_back(Step {
                 point: self.default,
-                why: format!("final check: default, pair {} of {n} ({why})", i + 1),
+                why: if i == 0 {
+                    format!("final check: default, pair 1 of {n} ({why})")
+                } else {
+                    format!("final check: default, pair {} of {n}", i + 1)
+                },
                 check: true,
             });
             self.queue.push_back(Step {
@@ -144,13 +148,13 @@ impl BayesOpt {
         let big = ratio.is_some_and(|r| r >= 1.0 + self.cfg.min_effect);
         let reason = match (sig_test, big) {
             (true, true) => format!(
-                "significant: better than the default in {n} interleaved pairs (one-sided p = {:.3} < {})",
-                p.unwrap_or(f64::NAN),
+                "significant: better than the default in {n} interleaved pairs (one-sided {} < {})",
+                p_text(p),
                 self.cfg.alpha
             ),
             (false, _) => format!(
-                "keep the default: no significant improvement (one-sided p = {:.3} ≥ {} over {n} pairs)",
-                p.unwrap_or(f64::NAN),
+                "keep the default: no significant improvement (one-sided {} ≥ {} over {n} pairs)",
+                p_text(p),
                 self.cfg.alpha
             ),
             (true, false) => format!(
@@ -167,5 +171,14 @@ impl BayesOpt {
             pairs: Some(n),
             reason,
         });
+    }
+}
+
+/// `p = 0.012`, or `p = 2.1e-5` below 0.001 (three decimals would print a misleading 0.000).
+fn p_text(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p < 0.001 => format!("p = {p:.1e}"),
+        Some(p) => format!("p = {p:.3}"),
+        None => "p = ?".into(),
     }
 }
