@@ -248,6 +248,28 @@ fn stores_sweet_spot_and_history_shows_it() {
 }
 
 #[test]
+fn history_shows_the_newest_sweet_spot_per_device_with_its_tune() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    tune_json(&db, &["--sim", &seed, "--seed", "1"]);
+    let v = tune_json(&db, &["--sim", &seed, "--seed", "2"]);
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .arg("history")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(common::ok_stdout(out)).unwrap();
+    let spots = text.split("\ntunes:").next().unwrap();
+    assert_eq!(spots.matches("policy quick:").count(), 1, "{text}");
+    assert!(spots.contains(&format!("tune #{}", v["tune_id"])), "{text}");
+    assert!(spots.contains("1 earlier sweet spot of it"), "{text}");
+    assert!(spots.contains(" UTC"), "{text}");
+}
+
+#[test]
 fn history_of_a_database_not_yet_created_is_empty_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sub/none.db");

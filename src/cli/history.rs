@@ -74,23 +74,44 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if h.sweet_spots.is_empty() {
         s.push_str("  (none)\n");
     }
+    // The newest sweet spot of each (identity, kernel, policy) is the one in force; earlier
+    // ones are counted (all of them are in --json).
+    let mut latest: Vec<(&crate::store::tunes::SweetSpotRow, usize)> = Vec::new();
     for sp in &h.sweet_spots {
-        let ev = &sp.evidence;
-        let imp = ev["objective"]["improvement"]["ratio"]
-            .as_f64()
-            .map_or(String::new(), |r| format!(", {r:.2}× better"));
+        let key = |x: &crate::store::tunes::SweetSpotRow| {
+            (x.identity.clone(), x.kernel.clone(), x.policy.clone())
+        };
+        match latest.iter_mut().find(|(l, _)| key(l) == key(sp)) {
+            Some(slot) => *slot = (if sp.id > slot.0.id { sp } else { slot.0 }, slot.1 + 1),
+            None => latest.push((sp, 0)),
+        }
+    }
+    for (sp, earlier) in latest {
+        let what = if sp.significant {
+            let imp = sp.evidence["objective"]["improvement"]["ratio"]
+                .as_f64()
+                .map_or(String::new(), |r| format!(" ({r:.2}× better)"));
+            format!("{}{imp}", setting_label(&sp.setting))
+        } else {
+            format!(
+                "keep the default {} (no significant improvement)",
+                setting_label(&sp.setting)
+            )
+        };
         s.push_str(&format!(
-            "  {} [{}] policy {}: {}{}{}\n",
+            "  {} [{}] policy {}: {what}\n    tune #{}, {} UTC{}\n",
             sp.identity,
             sp.kernel,
             sp.policy,
-            setting_label(&sp.setting),
-            if sp.significant {
-                ""
-            } else {
-                " (keep the default: no significant improvement)"
-            },
-            imp
+            sp.tune_id.map_or("-".into(), |i| i.to_string()),
+            store.utc(sp.created_at)?,
+            match earlier {
+                0 => String::new(),
+                k => format!(
+                    "; {k} earlier sweet spot{} of it",
+                    if k == 1 { "" } else { "s" }
+                ),
+            }
         ));
     }
     s.push_str("\ntunes:\n");

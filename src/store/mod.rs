@@ -120,6 +120,13 @@ impl Store {
         })
     }
 
+    /// Unix seconds as `YYYY-MM-DD HH:MM:SS` (UTC), by SQLite's `datetime()`.
+    pub fn utc(&self, secs: i64) -> Result<String> {
+        Ok(self
+            .conn()
+            .query_row("SELECT datetime(?1, 'unixepoch')", [secs], |r| r.get(0))?)
+    }
+
     /// Refuses files that are not SQLite, or are SQLite but belong to someone else.
     fn check_ours(conn: &Connection) -> std::result::Result<(), String> {
         let app: i32 = conn
