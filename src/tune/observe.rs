@@ -80,18 +80,27 @@ impl Observe<TuneState> for TrialLog {
         }
         let label = self.labels.get(point).cloned().unwrap_or_default();
         let best = self.labels.get(inc).cloned().unwrap_or_default();
+        // The incumbent (a new best only after a paired race), with the geometric mean of
+        // its trials, as the report averages.
         let best_v = self
             .values
             .get(&inc)
-            .map(|v| crate::stats::mean(v))
+            .filter(|v| v.iter().all(|x| *x > 0.0))
+            .map(|v| crate::stats::geomean(v))
             .unwrap_or(f64::NAN);
+        let width = self
+            .labels
+            .iter()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0);
         self.line(format!(
-            "trial {n:>2}  {label:<32} {} {value:>8.3}   best {best} ({best_v:.3})   why: {why}",
+            "trial {n:>2}  {label:<width$}  {} {value:>8.3}   incumbent {best} ({best_v:.3})   why: {why}",
             self.objective
         ));
         if let Some(b) = &self.bar {
             b.set_position(n);
-            b.set_message(format!("best {best} ({best_v:.3})"));
+            b.set_message(format!("incumbent {best} ({best_v:.3})"));
         }
         Ok(())
     }
