@@ -29,7 +29,7 @@ pub fn install() {
                     let before = COUNT.fetch_add(1, Ordering::SeqCst);
                     if before == 0 && GRACEFUL.load(Ordering::SeqCst) {
                         const NOTE: &[u8] = b"\nsweetspot: stopping after the current run \
-                            (Ctrl-C again to abandon it now)\n";
+                            (a second Ctrl-C or SIGTERM abandons it now)\n";
                         let _ = nix::unistd::write(std::io::stderr(), NOTE);
                     }
                 })

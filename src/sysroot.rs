@@ -21,6 +21,15 @@ impl Default for SysRoot {
     }
 }
 
+/// What tells this boot from earlier ones (see [`SysRoot::boot`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Boot {
+    /// The kernel's boot id.
+    pub id: Option<String>,
+    /// When this boot started, Unix seconds.
+    pub booted_at: Option<i64>,
+}
+
 impl SysRoot {
     /// A root pair for fake trees (tests).
     pub fn new(sys: impl Into<PathBuf>, proc: impl Into<PathBuf>) -> Self {
@@ -48,6 +57,22 @@ impl SysRoot {
             .ok()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
+    }
+
+    /// This boot's id and start: [`SysRoot::boot_id`] and `btime` of `<proc>/stat` (Unix
+    /// seconds; Documentation/filesystems/proc.rst), each `None` when unreadable.
+    pub fn boot(&self) -> Boot {
+        let booted_at = std::fs::read_to_string(self.proc.join("stat"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("btime "))
+                    .and_then(|v| v.trim().parse().ok())
+            });
+        Boot {
+            id: self.boot_id(),
+            booted_at,
+        }
     }
 
     /// `<proc>/sys/vm`.

@@ -92,7 +92,7 @@ pub fn prepare(spec: &JobSpec) -> Result<()> {
         .map_err(|e| Error::io(format!("creating {}", src.display()), e))?;
     let len = u64::from(spec.file_kib) * 1024;
     for i in 0..spec.files {
-        if crate::signals::abort_run() {
+        if crate::signals::interrupted() {
             return Err(Error::Interrupted);
         }
         let p = spec.src_file(i);

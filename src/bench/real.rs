@@ -84,14 +84,13 @@ impl RealDevice {
             .map(|&l| loads::bytes_needed(l, &opts.sizes))
             .sum::<u64>()
             >> 20;
-        let mib = SCRATCH_MIB.max(need * 3 / 2 + 128);
-        let scratch = Scratch::create(mib)?;
+        let scratch = Scratch::create(SCRATCH_MIB.max(need * 3 / 2 + 128))?;
         let name = scratch.device_name();
         let device = device::find(root, &name)?;
         let bench = Bencher::new(scratch.mount_point(), opts)?;
         Ok(RealDevice {
             label: format!("{name} (scratch)"),
-            identity: scratch_identity(root, scratch.backing_file(), mib),
+            identity: scratch_identity(root, scratch.backing_file()),
             device,
             root: root.clone(),
             store,
@@ -171,14 +170,15 @@ impl RealDevice {
     }
 }
 
-/// The identity a `--scratch` target is stored under: `scratch:<MiB>MiB-ext4-on:<host>`, where
-/// `<host>` is the identity ([`device::identity`]) of the disk holding `backing`, `virtual-fs`
-/// when that is a filesystem without a block device (tmpfs, overlayfs: `st_dev` major 0), or
-/// `dev:MAJ:MIN` when sysfs has no entry for it. A fresh loop device's own identity
-/// (`loop:<backing file>`) names a random temporary file, so every scratch tune would be
-/// stored under a device never seen again; this key is the same for every scratch device of
-/// one size on one host disk, which is what its measurements depend on.
-pub fn scratch_identity(root: &SysRoot, backing: &Path, mib: u64) -> String {
+/// The identity a `--scratch` target is stored under: `scratch:ext4-on:<host>`, where `<host>`
+/// is the identity ([`device::identity`]) of the disk holding `backing`, `virtual-fs` when
+/// that filesystem reports no block device (`st_dev` major 0: tmpfs, overlayfs, and also
+/// btrfs and ZFS, whose disks then share the key), or `dev:MAJ:MIN` when sysfs has no entry
+/// for it. A fresh loop device's own identity (`loop:<backing file>`) names a random
+/// temporary file, so every scratch tune would be stored under a device never seen again;
+/// this key is the same for every scratch device on one host disk, which is what its
+/// measurements depend on (and what two scratch tunes at once would compete for).
+pub fn scratch_identity(root: &SysRoot, backing: &Path) -> String {
     let host = match fsutil::dev_of(backing) {
         Ok((0, _)) => "virtual-fs".to_string(),
         Ok((maj, min)) => {
@@ -200,7 +200,7 @@ pub fn scratch_identity(root: &SysRoot, backing: &Path, mib: u64) -> String {
         }
         Err(_) => "unknown".to_string(),
     };
-    format!("scratch:{mib}MiB-ext4-on:{host}")
+    format!("scratch:ext4-on:{host}")
 }
 
 /// Checks that `dir` is a directory on `device` or one of its partitions, comparing `st_dev`
@@ -396,29 +396,29 @@ mod tests {
         t.set("sdq", "device/wwid", "naa.5000c500a1b2c3d4");
         let f = tempfile::NamedTempFile::new().unwrap();
         let (maj, min) = fsutil::dev_of(f.path()).unwrap();
-        let id = scratch_identity(&t.root, f.path(), 1024);
+        let id = scratch_identity(&t.root, f.path());
         if maj == 0 {
             // $TMPDIR on tmpfs or overlayfs: no block device to name.
-            assert_eq!(id, "scratch:1024MiB-ext4-on:virtual-fs");
+            assert_eq!(id, "scratch:ext4-on:virtual-fs");
             return;
         }
         // sysfs (the fake one) has no entry for the file's device.
-        assert_eq!(id, format!("scratch:1024MiB-ext4-on:dev:{maj}:{min}"));
+        assert_eq!(id, format!("scratch:ext4-on:dev:{maj}:{min}"));
         // The file's device is partition sdq1 of sdq: the disk's identity is used.
         t.set("sdq", "sdq1/partition", "1");
         let link = t.root.sys.join(format!("dev/block/{maj}:{min}"));
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(t.root.block_dev("sdq").join("sdq1"), &link).unwrap();
         assert_eq!(
-            scratch_identity(&t.root, f.path(), 1024),
-            "scratch:1024MiB-ext4-on:wwid:naa.5000c500a1b2c3d4"
+            scratch_identity(&t.root, f.path()),
+            "scratch:ext4-on:wwid:naa.5000c500a1b2c3d4"
         );
         // A whole disk (no partition file) is named directly.
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(t.root.block_dev("sdq"), &link).unwrap();
         assert_eq!(
-            scratch_identity(&t.root, f.path(), 512),
-            "scratch:512MiB-ext4-on:wwid:naa.5000c500a1b2c3d4"
+            scratch_identity(&t.root, f.path()),
+            "scratch:ext4-on:wwid:naa.5000c500a1b2c3d4"
         );
     }
 

@@ -205,6 +205,11 @@ impl Bencher {
         }
         self.make_job_ready(load == Load::Cacherun)?;
         fsutil::syncfs(self.work.path())?;
+        // Preparing fixtures can take minutes on slow media: a stop asked meanwhile ends here,
+        // before the run proper starts.
+        if crate::signals::interrupted() {
+            return Err(Error::Interrupted);
+        }
 
         let out = match (&self.opts.other_dir, load) {
             (Some(d), Load::IoOther) => {
@@ -311,6 +316,12 @@ impl Bencher {
         let mut group = Group::spawn(&mut cmd)?;
         group.wait(Duration::from_millis(2))?;
         let exit = group.finish();
+        // `systemctl stop` or `kill -TERM -- -PGID` signals the job too: that is the stop
+        // that was asked for, not a failing job.
+        let stop_signal = matches!(exit.signal, Some(s) if s == libc::SIGINT || s == libc::SIGTERM);
+        if stop_signal && crate::signals::interrupted() {
+            return Err(Error::Interrupted);
+        }
         if exit.code != Some(0) {
             let what = match &self.opts.job_command {
                 Some(c) => format!("the job `{c}`"),

@@ -56,7 +56,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // A simulated tune (no device) changes no knobs.
     for t in r.busy.iter().filter(|t| t.device.is_some()) {
         out.push_str(&format!(
-            "left alone: {}, which tune {} (pid {}) is still tuning; it restores it when it ends\n",
+            "left alone: {} and the host-wide vm knobs, while tune {} (pid {}) is tuning it; the \
+             tune undoes its own changes when it ends, `restore` then does the rest\n",
             t.device.as_deref().unwrap_or_default(),
             t.id,
             t.pid

@@ -56,6 +56,7 @@ pub fn apply_with(
     owner: &str,
 ) -> Result<Vec<Change>> {
     let plan = plan(io, root, device, setting)?;
+    warn_stale(&store.journal_close_stale(&root.boot())?);
     store.journal_record(owner, &plan.journal)?;
     let mut changes = Vec::new();
     for w in &plan.writes {
@@ -186,26 +187,13 @@ pub fn restore_except(
     owner: Option<&str>,
     skip: &dyn Fn(&Entry) -> bool,
 ) -> Result<usize> {
-    let (stale, entries): (Vec<Entry>, Vec<Entry>) = store
+    warn_stale(&store.journal_close_stale(&root.boot())?);
+    let entries: Vec<Entry> = store
         .journal_open(device, owner)?
         .into_iter()
         .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
         .filter(|e| !skip(e))
-        .partition(|e| from_another_boot(e, root));
-    if !stale.is_empty() {
-        tracing::warn!(
-            "{} journaled knobs were changed in an earlier boot; the kernel reset them at boot, \
-             so they are marked restored, not written ({})",
-            stale.len(),
-            stale
-                .iter()
-                .map(|e| e.path.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let ids: Vec<i64> = stale.iter().map(|e| e.id).collect();
-        store.journal_mark_restored(&ids)?;
-    }
+        .collect();
     let mut groups: BTreeMap<(bool, Option<String>), Vec<Entry>> = BTreeMap::new();
     for e in entries {
         groups
@@ -231,12 +219,21 @@ pub fn restore_except(
     }
 }
 
-/// True when `e` was recorded in another boot than the current one (both known).
-fn from_another_boot(e: &Entry, root: &SysRoot) -> bool {
-    match (&e.boot_id, root.boot_id()) {
-        (Some(then), Some(now)) => *then != now,
-        _ => false,
+/// Says which journal entries were closed because an earlier boot recorded them.
+fn warn_stale(stale: &[Entry]) {
+    if stale.is_empty() {
+        return;
     }
+    tracing::warn!(
+        "{} journaled knobs were changed in an earlier boot; the kernel reset them at boot, so \
+         they are marked restored, not written ({})",
+        stale.len(),
+        stale
+            .iter()
+            .map(|e| e.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 struct Restorer<'a> {

@@ -173,6 +173,51 @@ fn boot(t: &FakeTree, id: &str) {
 }
 
 #[test]
+fn an_entry_from_before_boot_ids_is_stale_once_older_than_the_boot() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    // Recorded without a boot id (as before schema 2): `set` 8 over 16.
+    let set = setting(&[("fifo_batch", 8.into())]);
+    apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    let open = s.journal_open(None, None).unwrap();
+    assert_eq!(
+        (open[0].boot_id.as_deref(), open[0].original.as_str()),
+        (None, "16")
+    );
+    // Still this boot (it started before the entry): nothing is stale.
+    let now = open[0].recorded_at;
+    let stat = |btime: i64| {
+        std::fs::write(
+            t.root.proc.join("stat"),
+            format!("cpu 1 2\nbtime {btime}\n"),
+        )
+        .unwrap()
+    };
+    stat(now - 100);
+    boot(&t, "bbbb");
+    assert!(s.journal_close_stale(&t.root.boot()).unwrap().is_empty());
+    // A reboot after the entry: the kernel reset fifo_batch to 16, a boot script set 12, and
+    // a tune now journals 12, its original, and changes it to 4.
+    stat(now + 100);
+    boot(&t, "cccc");
+    t.set("sda", "queue/iosched/fifo_batch", "12");
+    let four = setting(&[("fifo_batch", 4.into())]);
+    apply_with(&k, &mut s, &t.root, &d, &four, "tune:1").unwrap();
+    let open = s.journal_open(None, None).unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0].original, "12");
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
+    assert_eq!(
+        t.get("sda", "queue/iosched/fifo_batch"),
+        "12",
+        "the stale 16 was written"
+    );
+}
+
+#[test]
 fn a_reboot_makes_journaled_originals_stale_but_never_loses_a_new_one() {
     let t = FakeTree::new();
     t.mq_deadline_disk();

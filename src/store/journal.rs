@@ -2,7 +2,8 @@
 //!
 //! At most one open entry exists per (path, owner): recording a knob that already has an open
 //! entry for that owner keeps the first one, which is the value before that owner changed it.
-//! Entries are never deleted; a restored entry gets `restored_at`.
+//! Entries are never deleted; a restored entry gets `restored_at`. Entries of an earlier boot
+//! are closed unwritten ([`Store::journal_close_stale`]): the kernel reset those knobs.
 
 use super::{Store, now};
 use crate::Result;
@@ -41,6 +42,19 @@ pub struct Entry {
     pub boot_id: Option<String>,
 }
 
+impl Entry {
+    /// True when this entry was recorded in an earlier boot than `boot`: its boot id differs
+    /// from this boot's, or (recorded before sweetspot kept boot ids) it is older than this
+    /// boot's start. Unknown either way: false (it stays open).
+    pub fn from_another_boot(&self, boot: &crate::sysroot::Boot) -> bool {
+        match (&self.boot_id, &boot.id) {
+            (Some(then), Some(now)) => then != now,
+            (Some(_), None) => false,
+            (None, _) => boot.booted_at.is_some_and(|b| self.recorded_at < b),
+        }
+    }
+}
+
 /// A knob original to record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewEntry {
@@ -64,22 +78,13 @@ pub struct NewEntry {
 
 impl Store {
     /// Records `entries` for `owner` in one transaction, durably (WAL, synchronous=FULL) before
-    /// it returns. A path that already has an open entry for `owner` keeps it, unless that
-    /// entry is from another boot (both boot ids known): the kernel has reset the knob since,
-    /// so the old entry is closed as restored and the value read now is the original.
-    /// Returns how many rows were new.
+    /// it returns. A path that already has an open entry for `owner` keeps it (close entries
+    /// of earlier boots first: [`Store::journal_close_stale`]). Returns how many rows were new.
     pub fn journal_record(&mut self, owner: &str, entries: &[NewEntry]) -> Result<usize> {
         let t = now();
         let tx = self.conn_mut().transaction()?;
         let mut n = 0;
         {
-            let mut stale = tx.prepare(
-                "UPDATE journal SET restored_at = ?4 WHERE path = ?1 AND owner = ?2 \
-                 AND restored_at IS NULL AND boot_id IS NOT NULL AND boot_id != ?3",
-            )?;
-            for e in entries.iter().filter(|e| e.boot_id.is_some()) {
-                stale.execute(params![e.path.to_string_lossy(), owner, e.boot_id, t])?;
-            }
             let mut st = tx.prepare(
                 "INSERT OR IGNORE INTO journal (device, identity, knob, path, original, \
                  apply_order, scheduler, owner, recorded_at, boot_id) \
@@ -153,6 +158,21 @@ impl Store {
             })
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Closes (marks restored, not written) every open entry recorded in an earlier boot than
+    /// `boot` ([`Entry::from_another_boot`]): the kernel reset those knobs at boot, so their
+    /// originals are stale, and a change in this boot must journal the value read now.
+    /// Returns the closed entries.
+    pub fn journal_close_stale(&mut self, boot: &crate::sysroot::Boot) -> Result<Vec<Entry>> {
+        let stale: Vec<Entry> = self
+            .journal_open(None, None)?
+            .into_iter()
+            .filter(|e| e.from_another_boot(boot))
+            .collect();
+        let ids: Vec<i64> = stale.iter().map(|e| e.id).collect();
+        self.journal_mark_restored(&ids)?;
+        Ok(stale)
     }
 
     /// Marks entries restored (kept as history), durably, in one transaction.

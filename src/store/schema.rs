@@ -104,10 +104,18 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
         // whatever the new boot set. NULL for entries from before this migration.
         M::up("ALTER TABLE journal ADD COLUMN boot_id TEXT;"),
         // When a trial's last run finished; NULL: it was stopped before (Ctrl-C between its
-        // runs). Older trials were only kept when finished.
+        // runs, or a killed tune). Older rows: a tune's trial counts as finished when it has
+        // as many runs as the tune's fullest trial, a bench trial (no tune) when it has runs;
+        // the time is its last run's.
         M::up(
             "ALTER TABLE trials ADD COLUMN finished_at INTEGER;
-             UPDATE trials SET finished_at = started_at;",
+             UPDATE trials SET finished_at =
+                 (SELECT MAX(r.finished_at) FROM runs r WHERE r.trial_id = trials.id)
+             WHERE tune_id IS NULL
+                OR (SELECT COUNT(*) FROM runs r WHERE r.trial_id = trials.id) =
+                   (SELECT MAX(c) FROM (SELECT COUNT(*) AS c FROM runs r2
+                        JOIN trials t2 ON r2.trial_id = t2.id
+                        WHERE t2.tune_id = trials.tune_id GROUP BY r2.trial_id));",
         ),
     ])
 }
@@ -139,5 +147,33 @@ mod tests {
             )
             .unwrap();
         assert_eq!((orig.as_str(), boot), ("16", None));
+    }
+
+    #[test]
+    fn version_2_trials_are_finished_when_as_full_as_their_tunes_fullest() {
+        let mut c = rusqlite::Connection::open_in_memory().unwrap();
+        super::migrations().to_version(&mut c, 2).unwrap();
+        c.execute_batch(
+            "INSERT INTO tunes (id, identity, kernel, target, policy, pid, started_at, status)
+                 VALUES (1, 'sim:x', 'sim', 'sim:x', 'quick', 1, 0, 'interrupted');
+             INSERT INTO trials (id, tune_id, identity, kernel, target, setting, sizes, started_at)
+                 VALUES (1, 1, 'sim:x', 'sim', 'sim:x', '{}', '{}', 10),
+                        (2, 1, 'sim:x', 'sim', 'sim:x', '{}', '{}', 20),
+                        (3, NULL, 'sim:x', 'sim', 'sim:x', '{}', '{}', 30);
+             INSERT INTO runs (trial_id, load, run_index, time_s, cpu_pct, finished_at)
+                 VALUES (1, 'no_load', 0, 1, 1, 11), (1, 'io_load', 1, 1, 1, 12),
+                        (2, 'no_load', 0, 1, 1, 21), (3, 'no_load', 0, 1, 1, 31);",
+        )
+        .unwrap();
+        super::migrations().to_latest(&mut c).unwrap();
+        let done: Vec<Option<i64>> = c
+            .prepare("SELECT finished_at FROM trials ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        // Trial 2 has 1 run of its tune's 2: stopped. Bench trial 3 has its run.
+        assert_eq!(done, [Some(12), None, Some(31)]);
     }
 }

@@ -83,19 +83,35 @@ pub fn lock_device(db: &Path, target: &TargetInfo) -> Result<DeviceLock> {
     }
 }
 
-fn alive(pid: i64) -> bool {
-    pid > 0
-        && pid as u32 != std::process::id()
-        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_ok()
+/// True when tune `t` of database `db` is still running: a process with its pid exists (not
+/// this one) and its device lock is held. The lock matters: after a power loss the pid may
+/// belong to another process, but nobody holds the lock (it lives in `/run`, or is free).
+fn alive(db: &Path, t: &crate::store::tunes::TuneRow) -> bool {
+    let pid_exists = t.pid > 0
+        && t.pid as u32 != std::process::id()
+        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid as i32), None).is_ok();
+    pid_exists && lock_held(&lock_path(db, &t.identity))
 }
 
-/// Tunes marked `running` whose process is alive (not this one): their devices are theirs
-/// until they end, and they restore them themselves.
+/// True unless the lock file at `path` is missing or can be locked now (it is released again
+/// at once). An unexpected error counts as held, so nothing is restored under a live tune.
+fn lock_held(path: &Path) -> bool {
+    let f = match File::options().write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+        Err(_) => return true,
+    };
+    Flock::lock(f, FlockArg::LockExclusiveNonblock).is_err()
+}
+
+/// Tunes marked `running` that are alive (see `alive`): their devices are theirs until they
+/// end, and they restore their own changes then.
 pub fn live_tunes(store: &Store) -> Result<Vec<crate::store::tunes::TuneRow>> {
+    let db = store.path().to_path_buf();
     Ok(store
         .running_tunes()?
         .into_iter()
-        .filter(|t| alive(t.pid))
+        .filter(|t| alive(&db, t))
         .collect())
 }
 
@@ -115,34 +131,39 @@ pub struct Recovered {
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
 pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
+    recover_with(&crate::knob::io::RealIo, store, root)
+}
+
+/// [`recover`] through `io`. Every open entry of the tune is restored: its device's knobs
+/// (marked restored unwritten when the device is gone, e.g. a scratch loop device) and the
+/// host-wide vm knobs it changed.
+pub fn recover_with(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+) -> Result<Recovered> {
     let mut n = Recovered::default();
+    let db = store.path().to_path_buf();
     for t in store.running_tunes()? {
-        if alive(t.pid) {
+        if alive(&db, &t) {
             continue;
         }
-        if let Some(dev) = &t.device {
-            if crate::device::find(root, dev).is_err() {
-                tracing::warn!(
-                    "tune {} on {} was killed (pid {}); its device {dev} is gone (a scratch \
-                     device?), nothing to restore",
-                    t.id,
-                    t.target,
-                    t.pid
-                );
-                store.finish_tune(t.id, "recovered")?;
-                n.tunes += 1;
-                continue;
+        let owner = format!("tune:{}", t.id);
+        let k = crate::knob::apply::restore_with(io, store, root, None, Some(&owner))?;
+        n.knobs += k;
+        tracing::warn!(
+            "tune {} on {} was killed (pid {}); restored {k} knobs{}",
+            t.id,
+            t.target,
+            t.pid,
+            match &t.device {
+                Some(d) if crate::device::find(root, d).is_err() => {
+                    format!(" ({d} is gone: a scratch device?)")
+                }
+                Some(d) => format!(" of {d} and the host"),
+                None => String::new(),
             }
-            let owner = format!("tune:{}", t.id);
-            let k = crate::knob::apply::restore(store, root, Some(dev), Some(&owner))?;
-            n.knobs += k;
-            tracing::warn!(
-                "tune {} on {} was killed (pid {}); restored {k} knobs of {dev}",
-                t.id,
-                t.target,
-                t.pid
-            );
-        }
+        );
         store.finish_tune(t.id, "recovered")?;
         n.tunes += 1;
     }
@@ -162,9 +183,10 @@ pub struct Restored {
 
 /// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
 /// entry (of `device` only, when given) through `io`, except what a tune that is still
-/// running works on: its device, and every file it journaled (host-wide vm knobs). Writing
-/// those would change a setting in the middle of its measurement; the tune restores them
-/// itself when it ends (Ctrl-C or SIGTERM stop it).
+/// running works on: its device, every file it journaled, and the host-wide vm knobs while it
+/// tunes a real device. Writing those would change a setting in the middle of its
+/// measurement. The tune restores its own changes when it ends (Ctrl-C or SIGTERM stop it);
+/// other owners' entries there wait for the next `restore`.
 ///
 /// Errors: [`Error::BadInput`] when `device` itself is being tuned; those of the restore.
 pub fn restore_idle(
@@ -173,7 +195,7 @@ pub fn restore_idle(
     root: &SysRoot,
     device: Option<&str>,
 ) -> Result<Restored> {
-    let rec = recover(store, root)?;
+    let rec = recover_with(io, store, root)?;
     let busy = live_tunes(store)?;
     if let Some(t) = device.and_then(|d| busy.iter().find(|t| t.device.as_deref() == Some(d))) {
         return Err(Error::BadInput(format!(
@@ -192,8 +214,13 @@ pub fn restore_idle(
         .map(|e| e.path)
         .collect();
     let devices: Vec<&str> = busy.iter().filter_map(|t| t.device.as_deref()).collect();
+    // Host-wide vm knobs act on every device, the busy ones too: left alone while a real
+    // device is being tuned.
+    let host_busy = !devices.is_empty();
     let skip = |e: &crate::store::journal::Entry| {
-        e.device.as_deref().is_some_and(|d| devices.contains(&d)) || paths.contains(&e.path)
+        e.device.as_deref().is_some_and(|d| devices.contains(&d))
+            || paths.contains(&e.path)
+            || (e.device.is_none() && host_busy)
     };
     let n = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
     Ok(Restored {
@@ -392,12 +419,15 @@ mod tests {
             .disk("sdb", "8:16", "none [mq-deadline]", 64);
         let k = FakeKernel::default();
         let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        // A `sim:` identity keeps the lock file next to the database (not in /run).
         let target = TargetInfo {
             label: "sda".into(),
-            identity: "wwid:naa.5000c500a1b2c3d4".into(),
+            identity: "sim:fake-sda".into(),
             kernel: "6.18".into(),
         };
-        // A tune of a live process (a child that sleeps) on sda, and a plain `set` on sdb.
+        // A tune on sda whose process is alive (a child that sleeps) and holds the device
+        // lock (held here for it), and a plain `set` on sdb.
+        let lock = lock_device(s.path(), &target).unwrap();
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -431,10 +461,12 @@ mod tests {
         );
         assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
 
-        // Once the tune's process is gone, the next restore recovers it and puts sda back.
+        // The lock is free although the pid exists (reused after a power loss): the tune is
+        // dead; the next restore recovers it and puts sda back.
+        drop(lock);
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
         child.kill().unwrap();
         child.wait().unwrap();
-        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
         assert_eq!((r.knobs, r.recovered, r.busy.len()), (1, 1, 0));
         assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
     }

@@ -164,7 +164,7 @@ fn make_tree(fixtures: &Path, s: &LoadSizes) -> Result<()> {
     }
     let _ = std::fs::remove_dir_all(&tree);
     for i in 0..s.tree_files {
-        if i % 100 == 0 && crate::signals::abort_run() {
+        if i % 100 == 0 && crate::signals::interrupted() {
             return Err(Error::Interrupted);
         }
         let d = tree.join(format!("d{:02}", i / 100));

@@ -20,7 +20,7 @@ pub(super) fn make_file(fixtures: &Path, mib: u64) -> Result<()> {
     let mut f = std::fs::File::create(&p).map_err(err)?;
     let buf: Vec<u8> = (0..1usize << 20).map(|i| (i % 253) as u8).collect();
     for _ in 0..mib {
-        if crate::signals::abort_run() {
+        if crate::signals::interrupted() {
             return Err(Error::Interrupted);
         }
         f.write_all(&buf).map_err(err)?;
