@@ -4,44 +4,13 @@
 //! (own process), because the signal count is process-wide.
 #![allow(clippy::unwrap_used)]
 
-use sweetspot::bench::{Load, Run, SimDevice, SpaceKnob, TargetInfo, Testbed};
+mod common;
+
+use sweetspot::bench::{Run, Testbed};
 use sweetspot::knob::Setting;
 use sweetspot::tune::evaluator::Recorder;
 use sweetspot::tune::{Options, optimise, policy, space::Space};
 use sweetspot::{Error, Result, signals};
-
-/// A simulated device that raises SIGINT at itself in the middle of run `during` (after the
-/// run has started, before it returns), like a user's Ctrl-C while a run is measured.
-struct CtrlCDuring {
-    sim: SimDevice,
-    during: usize,
-    started: usize,
-    /// What `signals::abort_run` said right after the signal, inside the run.
-    abort_seen: Option<bool>,
-}
-
-impl Testbed for CtrlCDuring {
-    fn target(&self) -> TargetInfo {
-        self.sim.target()
-    }
-    fn space(&self) -> Vec<SpaceKnob> {
-        self.sim.space()
-    }
-    fn apply(&mut self, s: &Setting) -> Result<()> {
-        self.sim.apply(s)
-    }
-    fn run(&mut self, load: Load) -> Result<Run> {
-        self.started += 1;
-        if self.started == self.during {
-            nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT).unwrap();
-            self.abort_seen = Some(signals::abort_run());
-        }
-        self.sim.run(load)
-    }
-    fn restore(&mut self) -> Result<()> {
-        self.sim.restore()
-    }
-}
 
 /// Counts what the evaluator records.
 #[derive(Default)]
@@ -70,18 +39,8 @@ impl Recorder for Count {
 fn the_run_in_progress_finishes_then_the_tune_stops() {
     signals::install();
     signals::finish_current_run(true);
-    let sim = SimDevice::open(
-        std::path::Path::new("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml"),
-        7,
-    )
-    .unwrap();
     // Run 5 is the no_load run of trial 3 (two runs per trial under `quick`).
-    let mut tb = CtrlCDuring {
-        sim,
-        during: 5,
-        started: 0,
-        abort_seen: None,
-    };
+    let mut tb = common::CtrlC::seed_surface(Some(5), None);
     let pol = policy::builtin("quick").unwrap().unwrap();
     let space = Space::build(&tb.space(), &pol, None).unwrap();
     let mut rec = Count::default();

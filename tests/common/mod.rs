@@ -185,3 +185,67 @@ pub fn ok_stdout(out: std::process::Output) -> Vec<u8> {
     );
     out.stdout
 }
+
+/// A simulated device that raises SIGINT at itself, like a user's Ctrl-C: at the start of
+/// run `during` (while it is measured) and/or after run `after` has finished (between runs).
+pub struct CtrlC {
+    /// The simulated device.
+    pub sim: sweetspot::bench::SimDevice,
+    /// Raise in the middle of this run (1-based).
+    pub during: Option<usize>,
+    /// Raise once this run has finished (1-based).
+    pub after: Option<usize>,
+    /// Runs started.
+    pub started: usize,
+    /// What `signals::abort_run` said right after a signal raised during a run.
+    pub abort_seen: Option<bool>,
+}
+
+impl CtrlC {
+    /// The seed surface with noise seed 7.
+    pub fn seed_surface(during: Option<usize>, after: Option<usize>) -> CtrlC {
+        let sim = sweetspot::bench::SimDevice::open(
+            Path::new("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml"),
+            7,
+        )
+        .expect("seed surface");
+        CtrlC {
+            sim,
+            during,
+            after,
+            started: 0,
+            abort_seen: None,
+        }
+    }
+
+    fn raise() {
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT).expect("raise SIGINT");
+    }
+}
+
+impl sweetspot::bench::Testbed for CtrlC {
+    fn target(&self) -> sweetspot::bench::TargetInfo {
+        self.sim.target()
+    }
+    fn space(&self) -> Vec<sweetspot::bench::SpaceKnob> {
+        self.sim.space()
+    }
+    fn apply(&mut self, s: &sweetspot::knob::Setting) -> sweetspot::Result<()> {
+        self.sim.apply(s)
+    }
+    fn run(&mut self, load: sweetspot::bench::Load) -> sweetspot::Result<sweetspot::bench::Run> {
+        self.started += 1;
+        if self.during == Some(self.started) {
+            Self::raise();
+            self.abort_seen = Some(sweetspot::signals::abort_run());
+        }
+        let r = self.sim.run(load)?;
+        if self.after == Some(self.started) {
+            Self::raise();
+        }
+        Ok(r)
+    }
+    fn restore(&mut self) -> sweetspot::Result<()> {
+        self.sim.restore()
+    }
+}
