@@ -50,18 +50,14 @@ impl SysRoot {
     }
 
     /// This boot's id, `<proc>/sys/kernel/random/boot_id` (a random UUID the kernel makes at
-    /// boot; drivers/char/random.c), trimmed; `None` when unreadable or empty (a fake tree
-    /// without it).
-    pub fn boot_id(&self) -> Option<String> {
-        std::fs::read_to_string(self.proc.join("sys/kernel/random/boot_id"))
+    /// boot; drivers/char/random.c), and its start, `btime` of `<proc>/stat` (Unix seconds;
+    /// Documentation/filesystems/proc.rst); each `None` when unreadable or empty (a fake tree
+    /// without them).
+    pub fn boot(&self) -> Boot {
+        let id = std::fs::read_to_string(self.proc.join("sys/kernel/random/boot_id"))
             .ok()
             .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-    }
-
-    /// This boot's id and start: [`SysRoot::boot_id`] and `btime` of `<proc>/stat` (Unix
-    /// seconds; Documentation/filesystems/proc.rst), each `None` when unreadable.
-    pub fn boot(&self) -> Boot {
+            .filter(|s| !s.is_empty());
         let booted_at = std::fs::read_to_string(self.proc.join("stat"))
             .ok()
             .and_then(|s| {
@@ -69,10 +65,7 @@ impl SysRoot {
                     .find_map(|l| l.strip_prefix("btime "))
                     .and_then(|v| v.trim().parse().ok())
             });
-        Boot {
-            id: self.boot_id(),
-            booted_at,
-        }
+        Boot { id, booted_at }
     }
 
     /// `<proc>/sys/vm`.

@@ -75,18 +75,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         s.push_str("  (none)\n");
     }
     // The newest sweet spot of each (identity, kernel, policy) is the one in force; earlier
-    // ones are counted (all of them are in --json).
-    let mut latest: Vec<(&crate::store::tunes::SweetSpotRow, usize)> = Vec::new();
+    // ones are counted (all of them are in --json). Rows come oldest first.
+    let mut latest = std::collections::BTreeMap::new();
     for sp in &h.sweet_spots {
-        let key = |x: &crate::store::tunes::SweetSpotRow| {
-            (x.identity.clone(), x.kernel.clone(), x.policy.clone())
-        };
-        match latest.iter_mut().find(|(l, _)| key(l) == key(sp)) {
-            Some(slot) => *slot = (if sp.id > slot.0.id { sp } else { slot.0 }, slot.1 + 1),
-            None => latest.push((sp, 0)),
-        }
+        latest
+            .entry((&sp.identity, &sp.kernel, &sp.policy))
+            .and_modify(|e: &mut (_, usize)| *e = (sp, e.1 + 1))
+            .or_insert((sp, 0));
     }
-    for (sp, earlier) in latest {
+    for (sp, earlier) in latest.into_values() {
         let what = if sp.significant {
             let imp = sp.evidence["objective"]["improvement"]["ratio"]
                 .as_f64()

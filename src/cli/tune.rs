@@ -71,7 +71,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         let mut sim = SimDevice::open(path, seed)?;
         run::tune(&store, &ctx.db, &mut sim, &req)?
     } else {
-        crate::signals::install();
         let opts = real::options(ctx, t)?;
         let mut dev = if t.scratch {
             RealDevice::scratch(ctx.store()?, &ctx.root, opts)?

@@ -55,8 +55,13 @@ pub fn apply_with(
     setting: &Setting,
     owner: &str,
 ) -> Result<Vec<Change>> {
-    let plan = plan(io, root, device, setting)?;
-    warn_stale(&store.journal_close_stale(&root.boot())?);
+    let mut plan = plan(io, root, device, setting)?;
+    // Originals of an earlier boot are stale; those read now carry this boot's id.
+    let boot = root.boot();
+    warn_stale(&store.journal_close_stale(&boot)?);
+    for e in &mut plan.journal {
+        e.boot_id.clone_from(&boot.id);
+    }
     store.journal_record(owner, &plan.journal)?;
     let mut changes = Vec::new();
     for w in &plan.writes {

@@ -86,11 +86,7 @@ pub(crate) fn plan(
     }
     writes.sort_by_key(|w| w.order);
     check_writable(&writes)?;
-    let mut journal = journal_set(io, device, &knobs, &writes, switching)?;
-    let boot = root.boot_id();
-    for e in &mut journal {
-        e.boot_id.clone_from(&boot);
-    }
+    let journal = journal_set(io, device, &knobs, &writes, switching)?;
     Ok(Plan { writes, journal })
 }
 

@@ -72,7 +72,7 @@ pub struct NewEntry {
     pub order: ApplyOrder,
     /// For iosched knobs: their scheduler.
     pub scheduler: Option<String>,
-    /// The boot the original is read in ([`crate::sysroot::SysRoot::boot_id`]).
+    /// The boot the original is read in ([`crate::sysroot::SysRoot::boot`]; set by `apply`).
     pub boot_id: Option<String>,
 }
 

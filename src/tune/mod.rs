@@ -29,7 +29,7 @@ pub mod solver;
 pub mod space;
 pub mod toml_error;
 
-pub use run::{Recovered, live_tunes, recover};
+pub use run::recover;
 
 use crate::bench::Testbed;
 use crate::{Error, Result};

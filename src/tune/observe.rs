@@ -17,6 +17,8 @@ use std::path::PathBuf;
 /// Logs each trial and drives the progress bar.
 pub struct TrialLog {
     labels: Vec<String>,
+    /// Characters of the longest label: the setting column's width.
+    width: usize,
     objective: String,
     quiet: bool,
     bar: Option<ProgressBar>,
@@ -37,6 +39,7 @@ impl TrialLog {
             b
         });
         TrialLog {
+            width: labels.iter().map(|l| l.chars().count()).max().unwrap_or(0),
             labels,
             objective,
             quiet,
@@ -85,18 +88,12 @@ impl Observe<TuneState> for TrialLog {
         let best_v = self
             .values
             .get(&inc)
-            .filter(|v| v.iter().all(|x| *x > 0.0))
             .map(|v| crate::stats::geomean(v))
             .unwrap_or(f64::NAN);
-        let width = self
-            .labels
-            .iter()
-            .map(|l| l.chars().count())
-            .max()
-            .unwrap_or(0);
         self.line(format!(
-            "trial {n:>2}  {label:<width$}  {} {value:>8.3}   incumbent {best} ({best_v:.3})   why: {why}",
-            self.objective
+            "trial {n:>2}  {label:<w$}  {} {value:>8.3}   incumbent {best} ({best_v:.3})   why: {why}",
+            self.objective,
+            w = self.width,
         ));
         if let Some(b) = &self.bar {
             b.set_position(n);

@@ -106,7 +106,7 @@ fn lock_held(path: &Path) -> bool {
 
 /// Tunes marked `running` that are alive (see `alive`): their devices are theirs until they
 /// end, and they restore their own changes then.
-pub fn live_tunes(store: &Store) -> Result<Vec<crate::store::tunes::TuneRow>> {
+fn live_tunes(store: &Store) -> Result<Vec<crate::store::tunes::TuneRow>> {
     let db = store.path().to_path_buf();
     Ok(store
         .running_tunes()?
