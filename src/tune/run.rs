@@ -160,7 +160,7 @@ pub fn recover_with(
                 Some(d) if crate::device::find(root, d).is_err() => {
                     format!(" ({d} is gone: a scratch device?)")
                 }
-                Some(d) => format!(" of {d} and the host"),
+                Some(d) => format!(" it changed (on {d} or host-wide)"),
                 None => String::new(),
             }
         );
