@@ -1,7 +1,7 @@
 //! sweetspot: finds the per-device "sweet spot" of Linux block-layer and VM knobs.
 //!
 //! It changes a knob, reruns a short subset of Con Kolivas's *contest* benchmark, and lets an
-//! optimiser pick the next setting until it converges. The modules follow the data:
+//! optimiser pick the next setting until it converges. The data flow through the modules:
 //!
 //! ```text
 //! device ─► knob ─► bench ─► tune ─► store
@@ -9,6 +9,11 @@
 //!  disks)   journaled loads,   Solver)   trials, runs,
 //!           writes)  Testbed)            sweet spots)
 //! ```
+//!
+//! Imports point down only, with no cycles: `cli` (imported by nothing) → `tune`, `report` →
+//! `bench` → `knob` → `store` → `device` → `types`, `sysroot`, `stats`, `signals`, `error`.
+//! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
+//! `tune`; the values they share are in [`types`].
 //!
 //! - [`device`]: whole disks under `/sys/block`, their stable identity and mounts.
 //! - [`knob`]: the knobs a device offers now, their domains (from kernel sources), and the
@@ -19,6 +24,7 @@
 //! - [`tune`]: policies, the search space and the Bayesian optimiser.
 //! - [`store`]: the rusqlite database with versioned migrations.
 //! - [`report`]: the contest table, JSON and CSV behind one trait.
+//! - [`types`]: the plain values every stage shares (`Setting`, `KnobValue`, `Load`, `Run`, …).
 //! - [`cli`]: the clap command line; `main.rs` only calls [`cli::main`].
 
 pub mod bench;
@@ -32,6 +38,7 @@ pub mod stats;
 pub mod store;
 pub mod sysroot;
 pub mod tune;
+pub mod types;
 
 #[cfg(test)]
 pub(crate) mod testkit;

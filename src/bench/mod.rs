@@ -11,7 +11,6 @@
 pub mod fsutil;
 pub mod group;
 pub mod job;
-pub mod load;
 pub mod loads;
 pub mod real;
 pub mod realrun;
@@ -21,10 +20,9 @@ pub mod sim;
 pub mod stale;
 pub mod summary;
 pub mod surface;
-pub mod target;
 pub mod testbed;
 pub mod worker;
 
-pub use load::Load;
+pub use crate::types::{Load, Run, TargetInfo};
 pub use sim::SimDevice;
-pub use testbed::{Run, SpaceKnob, TargetInfo, Testbed};
+pub use testbed::{SpaceKnob, Testbed};

@@ -9,16 +9,13 @@
 
 use crate::bench::realrun::{BenchOptions, Bencher};
 use crate::bench::scratch::{SCRATCH_MIB, Scratch};
-use crate::bench::target::TargetArgs;
 use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed, fsutil, loads};
-use crate::cli::Ctx;
 use crate::device::{self, Device};
 use crate::knob::{ApplyOrder, Domain, KnobValue, Setting, catalogue, discover};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// Journal owner used by `bench` when the caller does not set one.
 pub const OWNER: &str = "bench";
@@ -37,42 +34,6 @@ pub struct RealDevice {
     applied: bool,
     bench: Option<Bencher>,
     scratch: Option<Scratch>,
-}
-
-/// Opens the real target that `args` name (`--device` or `--scratch`).
-pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
-    crate::signals::install();
-    let opts = options(ctx, args)?;
-    let dev = if args.scratch {
-        RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
-    } else if let Some(d) = &args.device {
-        RealDevice::device(ctx.store()?, &ctx.root, d, args.dir.as_deref(), opts)?
-    } else {
-        return Err(Error::BadInput("give --device, --scratch or --sim".into()));
-    };
-    Ok(Box::new(dev))
-}
-
-/// [`BenchOptions`] from the command line.
-pub fn options(ctx: &Ctx, args: &TargetArgs) -> Result<BenchOptions> {
-    let mut o = BenchOptions::new()?;
-    o.job_scale = args.job_scale;
-    o.job_command = args.job.clone();
-    o.drop_caches = args.drop_caches;
-    o.other_dir = args.other_dir.clone();
-    o.proc_root = ctx.root.proc.clone();
-    if !(args.lead.is_finite() && (0.0..=60.0).contains(&args.lead)) {
-        return Err(Error::BadInput(format!(
-            "--lead '{}': must be 0–60 s",
-            args.lead
-        )));
-    }
-    o.lead = Duration::from_secs_f64(args.lead);
-    if args.load_mib == 0 {
-        return Err(Error::BadInput("--load-mib '0': must be at least 1".into()));
-    }
-    o.sizes = o.sizes.with_mib(args.load_mib);
-    Ok(o)
 }
 
 impl RealDevice {
@@ -141,11 +102,6 @@ impl RealDevice {
             bench: Some(bench),
             scratch: None,
         })
-    }
-
-    /// Sets the journal owner (`"bench"` by default; a tune passes `"tune:<id>"`).
-    pub fn set_owner(&mut self, owner: &str) {
-        self.owner = owner.to_string();
     }
 
     /// The device measured.
@@ -249,6 +205,19 @@ impl Testbed for RealDevice {
     /// (see [`space_of`]). Host-wide vm knobs are left to policies.
     fn space(&self) -> Vec<SpaceKnob> {
         space_of(&self.root, &self.device)
+    }
+
+    /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`.
+    fn set_owner(&mut self, owner: &str) {
+        self.owner = owner.to_string();
+    }
+
+    fn device_name(&self) -> Option<String> {
+        Some(self.device.name.clone())
+    }
+
+    fn zoned(&self) -> Option<String> {
+        Some(self.device.zoned.clone())
     }
 
     fn apply(&mut self, setting: &Setting) -> Result<()> {

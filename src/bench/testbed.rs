@@ -2,8 +2,7 @@
 //! simulated (SimDevice, a surface file) or real (RealDevice: journaled knobs, real loads).
 
 use crate::Result;
-use crate::bench::Load;
-use crate::knob::{Domain, KnobValue, Setting};
+use crate::types::{Domain, KnobValue, Load, Run, Setting, TargetInfo};
 use serde::Serialize;
 
 /// One knob of a testbed's search space.
@@ -18,36 +17,6 @@ pub struct SpaceKnob {
     /// The schedulers under which this knob exists (`fifo_batch` only under (mq-)deadline);
     /// `None` when it does not depend on the scheduler.
     pub schedulers: Option<Vec<String>>,
-}
-
-/// What a testbed measures, for reports and the store.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TargetInfo {
-    /// Shown in reports, e.g. `loop0 (scratch)`, `sim:seed-2.5.39-mm1-fifo_batch`.
-    pub label: String,
-    /// Stable identity used as the store key (wwid, model+serial, by-path, loop backing file,
-    /// or `sim:<file stem>`).
-    pub identity: String,
-    /// Kernel release (`uname -r`), or `sim` for a simulated device.
-    pub kernel: String,
-}
-
-/// One run of one load at the applied setting: contest's columns, raw.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Run {
-    /// The load that ran beside the job.
-    pub load: Load,
-    /// The job's wall time, s.
-    pub time_s: f64,
-    /// The job's (user+sys)/wall, %.
-    pub cpu_pct: f64,
-    /// Work units the load completed (None for no_load/cacherun, which have no load).
-    pub loads: Option<f64>,
-    /// The load's own (user+sys)/wall, % (None when there is no load).
-    pub lcpu_pct: Option<f64>,
-    /// Why the run failed (e.g. the load completed no work), if it did. A failed run is never
-    /// reported as a clean number.
-    pub failed: Option<String>,
 }
 
 /// A device the optimiser can drive: list the search space, apply a setting, measure, restore.
@@ -84,6 +53,20 @@ pub trait Testbed {
     /// `{"job_files": 400, "io_load_mib": 512}`.
     fn sizes(&self) -> serde_json::Value {
         serde_json::Value::Null
+    }
+
+    /// Sets the journal owner (a tune's is `tune:<id>`), so restore touches only its entries.
+    /// A simulation journals nothing and ignores it.
+    fn set_owner(&mut self, _owner: &str) {}
+
+    /// Kernel device name (for the tunes row and recovery); `None` for a simulation.
+    fn device_name(&self) -> Option<String> {
+        None
+    }
+
+    /// `queue/zoned` of the device (`none`, `host-managed`, ...), if real.
+    fn zoned(&self) -> Option<String> {
+        None
     }
 
     /// Puts every knob back as it was before the first [`Testbed::apply`].

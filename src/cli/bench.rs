@@ -6,9 +6,9 @@
 //! `--set` applies knobs first (journaled on a real device). The testbed is restored at the
 //! end, also on error or Ctrl-C (exit 130 then; the runs done are in the store).
 
+use super::target::{self, TargetArgs};
 use super::{Ctx, print_out};
 use crate::bench::runner::{measure_applied, progress_bar};
-use crate::bench::target::{self, TargetArgs};
 use crate::bench::{Load, SpaceKnob, Testbed};
 use crate::knob::{KnobValue, Setting, setting_label};
 use crate::report::{BenchReport, Exporter, csv::Csv, json::Json, table::Table};
@@ -88,7 +88,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             loads.push(l);
         }
     }
-    let mut tb = target::open(ctx, &args.target)?;
+    let mut tb = target::open(ctx, &args.target, target::seed(ctx, &args.target))?;
     let result = measure(ctx, args, &loads, tb.as_mut());
     let restored = tb.restore();
     let report = match (result, restored) {

@@ -8,6 +8,7 @@ mod history;
 mod knobs;
 mod restore;
 mod set;
+mod target;
 mod tune;
 
 use crate::store::Store;

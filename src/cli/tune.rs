@@ -2,10 +2,8 @@
 //! [--seed N] [--apply] [--json]`: find the device's sweet spot for a policy and store it.
 
 use super::Ctx;
+use super::target::TargetArgs;
 use crate::Result;
-use crate::bench::real::{self, RealDevice};
-use crate::bench::sim::SimDevice;
-use crate::bench::target::TargetArgs;
 use crate::tune::policy;
 use crate::tune::report;
 use crate::tune::run::{self, Request};
@@ -57,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR))?;
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
-    let seed = args.target.seed.unwrap_or(0);
+    let seed = super::target::seed(ctx, &args.target);
     let req = Request {
         policy: &pol,
         budget: args.budget,
@@ -66,23 +64,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         // --json keeps stdout for the JSON; the progress bar and trial lines stay on stderr.
         quiet: ctx.quiet,
     };
-    let t = &args.target;
-    let rep = if let Some(path) = &t.sim {
-        let mut sim = SimDevice::open(path, seed)?;
-        run::tune(&store, &ctx.db, &mut sim, &req)?
-    } else {
-        let opts = real::options(ctx, t)?;
-        let mut dev = if t.scratch {
-            RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
-        } else if let Some(d) = &t.device {
-            RealDevice::device(ctx.store()?, &ctx.root, d, t.dir.as_deref(), opts)?
-        } else {
-            return Err(crate::Error::BadInput(
-                "give --device, --scratch or --sim".into(),
-            ));
-        };
-        run::tune(&store, &ctx.db, &mut dev, &req)?
-    };
+    let mut testbed = super::target::open(ctx, &args.target, seed)?;
+    let rep = run::tune(&store, &ctx.db, testbed.as_mut(), &req)?;
     if args.json {
         super::print_json(&rep)
     } else {

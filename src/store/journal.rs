@@ -7,7 +7,7 @@
 
 use super::{Store, now};
 use crate::Result;
-use crate::knob::ApplyOrder;
+use crate::types::ApplyOrder;
 use rusqlite::params;
 use serde::Serialize;
 use std::path::PathBuf;

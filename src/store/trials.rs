@@ -4,8 +4,7 @@
 
 use super::{Store, now};
 use crate::Result;
-use crate::bench::{Load, Run, TargetInfo};
-use crate::knob::Setting;
+use crate::types::{Load, Run, Setting, TargetInfo};
 use rusqlite::params;
 
 /// A stored trial: one setting measured.
@@ -228,7 +227,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knob::KnobValue;
+    use crate::types::KnobValue;
 
     fn target() -> TargetInfo {
         TargetInfo {

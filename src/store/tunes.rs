@@ -3,8 +3,7 @@
 
 use super::{Store, now};
 use crate::Result;
-use crate::bench::TargetInfo;
-use crate::knob::Setting;
+use crate::types::{Setting, TargetInfo};
 use rusqlite::params;
 
 /// A `tunes` row.

@@ -242,34 +242,6 @@ pub fn checkpoint_path(db: &Path, tune_id: i64) -> PathBuf {
         .join(format!("checkpoints/{name}-tune-{tune_id}.json"))
 }
 
-/// A testbed a tune can own: it journals under `tune:<id>` and names its kernel device.
-pub trait TuneTarget: Testbed {
-    /// Sets the journal owner (`tune:<id>`), so restore touches only this tune's entries.
-    fn set_owner(&mut self, _owner: &str) {}
-    /// Kernel device name (for the tunes row and recovery); `None` for a simulation.
-    fn device_name(&self) -> Option<String> {
-        None
-    }
-    /// `queue/zoned` of the device, if real.
-    fn zoned(&self) -> Option<String> {
-        None
-    }
-}
-
-impl TuneTarget for crate::bench::sim::SimDevice {}
-
-impl TuneTarget for crate::bench::real::RealDevice {
-    fn set_owner(&mut self, owner: &str) {
-        crate::bench::real::RealDevice::set_owner(self, owner);
-    }
-    fn device_name(&self) -> Option<String> {
-        Some(self.device_info().name.clone())
-    }
-    fn zoned(&self) -> Option<String> {
-        Some(self.device_info().zoned.clone())
-    }
-}
-
 /// Writes trials and runs to the store as they finish.
 pub struct StoreRecorder<'a> {
     store: &'a Store,
@@ -307,12 +279,7 @@ pub struct Request<'a> {
 
 /// Runs a whole tune on `testbed` and stores it. On any error, and on Ctrl-C/SIGTERM, the
 /// testbed is restored and the tune marked `interrupted`/`failed`; finished trials stay.
-pub fn tune(
-    store: &Store,
-    db: &Path,
-    testbed: &mut dyn TuneTarget,
-    req: &Request,
-) -> Result<Report> {
+pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) -> Result<Report> {
     let target = testbed.target();
     let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
     crate::tune::config(req.policy, req.budget, req.seed)?;

@@ -1,10 +1,13 @@
 //! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, or `--sim FILE`, shared by
 //! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
-use crate::Result;
+use super::Ctx;
+use crate::bench::real::RealDevice;
+use crate::bench::realrun::BenchOptions;
 use crate::bench::{SimDevice, Testbed};
-use crate::cli::Ctx;
+use crate::{Error, Result};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Target selection and real-load options, flattened into `bench` and `tune`.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -29,7 +32,8 @@ pub struct TargetArgs {
     #[arg(long, value_name = "FILE")]
     pub sim: Option<PathBuf>,
 
-    /// Seed for the simulator's noise; the same seed gives identical output.
+    /// Seed of the simulator's noise and the optimiser's draws; the same seed repeats a
+    /// --sim run exactly. Without it one is drawn and printed.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
@@ -60,15 +64,60 @@ pub struct TargetArgs {
     pub load_mib: u64,
 }
 
-/// Opens the testbed the arguments name. `--sim` without `--seed` draws a random seed (logged
-/// at `-v`). Errors are bad input (exit 2) when the target does
-/// not exist or is unusable.
-pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
-    let _ = ctx;
+/// The run's seed: `--seed`, or a random one, which is printed on stderr (unless `-q`) so the
+/// run can be repeated with `--seed`.
+pub fn seed(ctx: &Ctx, args: &TargetArgs) -> u64 {
+    if let Some(seed) = args.seed {
+        return seed;
+    }
+    let seed = rand::random();
+    if !ctx.quiet {
+        eprintln!("seed {seed} (repeat this run with --seed {seed})");
+    }
+    seed
+}
+
+/// Opens the testbed the arguments name; `seed` (from [`seed`]) drives a simulation's noise.
+/// Errors are bad input (exit 2) when the target does not exist or is unusable.
+pub fn open(ctx: &Ctx, args: &TargetArgs, seed: u64) -> Result<Box<dyn Testbed>> {
     if let Some(path) = &args.sim {
-        let seed = args.seed.unwrap_or_else(rand::random);
-        tracing::info!("simulating {} with --seed {seed}", path.display());
         return Ok(Box::new(SimDevice::open(path, seed)?));
     }
-    crate::bench::real::open(ctx, args)
+    open_real(ctx, args)
+}
+
+/// Opens the real target that `args` name (`--device` or `--scratch`).
+fn open_real(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
+    crate::signals::install();
+    let opts = options(ctx, args)?;
+    let dev = if args.scratch {
+        RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
+    } else if let Some(d) = &args.device {
+        RealDevice::device(ctx.store()?, &ctx.root, d, args.dir.as_deref(), opts)?
+    } else {
+        return Err(Error::BadInput("give --device, --scratch or --sim".into()));
+    };
+    Ok(Box::new(dev))
+}
+
+/// [`BenchOptions`] from the command line.
+pub fn options(ctx: &Ctx, args: &TargetArgs) -> Result<BenchOptions> {
+    let mut o = BenchOptions::new()?;
+    o.job_scale = args.job_scale;
+    o.job_command = args.job.clone();
+    o.drop_caches = args.drop_caches;
+    o.other_dir = args.other_dir.clone();
+    o.proc_root = ctx.root.proc.clone();
+    if !(args.lead.is_finite() && (0.0..=60.0).contains(&args.lead)) {
+        return Err(Error::BadInput(format!(
+            "--lead '{}': must be 0–60 s",
+            args.lead
+        )));
+    }
+    o.lead = Duration::from_secs_f64(args.lead);
+    if args.load_mib == 0 {
+        return Err(Error::BadInput("--load-mib '0': must be at least 1".into()));
+    }
+    o.sizes = o.sizes.with_mib(args.load_mib);
+    Ok(o)
 }

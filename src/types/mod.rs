@@ -1,0 +1,15 @@
+//! The plain value types at the bottom of the module graph: what every stage passes around and
+//! the store keeps. They import nothing of sweetspot's other modules, so `knob`, `bench`,
+//! `tune` and `store` can all use them without importing each other.
+//!
+//! - [`setting`]: [`KnobValue`], [`Setting`], [`Domain`], [`ApplyOrder`].
+//! - [`load`]: contest's loads, [`Load`].
+//! - [`run`]: one run's contest columns, [`Run`], and the measured target, [`TargetInfo`].
+
+pub mod load;
+pub mod run;
+pub mod setting;
+
+pub use load::Load;
+pub use run::{Run, TargetInfo};
+pub use setting::{ApplyOrder, Domain, KnobValue, Setting, setting_label};

@@ -1,0 +1,138 @@
+//! Knob values, settings and domains: the plain values every stage passes around
+//! (knob writes them, bench measures at them, tune searches over them, store keeps them).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A knob's value: an integer (most knobs) or a name (`scheduler`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum KnobValue {
+    /// An integer value, in the knob's unit.
+    Int(i64),
+    /// A name, e.g. a scheduler (`mq-deadline`).
+    Name(String),
+}
+
+impl KnobValue {
+    /// The integer, if this is one.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            KnobValue::Int(v) => Some(*v),
+            KnobValue::Name(_) => None,
+        }
+    }
+
+    /// The name, if this is one.
+    pub fn as_name(&self) -> Option<&str> {
+        match self {
+            KnobValue::Int(_) => None,
+            KnobValue::Name(s) => Some(s),
+        }
+    }
+}
+
+impl fmt::Display for KnobValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KnobValue::Int(v) => write!(f, "{v}"),
+            KnobValue::Name(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<i64> for KnobValue {
+    fn from(v: i64) -> Self {
+        KnobValue::Int(v)
+    }
+}
+
+impl From<&str> for KnobValue {
+    fn from(s: &str) -> Self {
+        KnobValue::Name(s.to_string())
+    }
+}
+
+/// A setting: a value for every knob of a search space, keyed by knob name.
+/// Ordered so labels and JSON are stable.
+pub type Setting = BTreeMap<String, KnobValue>;
+
+/// A human label for a setting, e.g. `fifo_batch=8 scheduler=mq-deadline`.
+pub fn setting_label(s: &Setting) -> String {
+    if s.is_empty() {
+        return "default".to_string();
+    }
+    s.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The values a knob accepts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Domain {
+    /// Integers in `[min, max]`, both inclusive, in the knob's unit.
+    Int {
+        /// Smallest accepted value.
+        min: i64,
+        /// Largest accepted value.
+        max: i64,
+    },
+    /// One of these names (schedulers).
+    Choice(Vec<String>),
+}
+
+impl Domain {
+    /// True when `v` lies in this domain.
+    pub fn contains(&self, v: &KnobValue) -> bool {
+        match (self, v) {
+            (Domain::Int { min, max }, KnobValue::Int(x)) => min <= x && x <= max,
+            (Domain::Choice(names), KnobValue::Name(n)) => names.iter().any(|c| c == n),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Domain {
+    /// `1..=256` for integers, `none|mq-deadline|bfq` for choices.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Domain::Int { min, max } => write!(f, "{min}..={max}"),
+            Domain::Choice(names) => f.write_str(&names.join("|")),
+        }
+    }
+}
+
+/// Where a knob lives, which is also the order knobs are applied and restored in
+/// (DESIGN.md: scheduler → nr_requests → iosched/* → other queue/*; then host-wide vm).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplyOrder {
+    /// `queue/scheduler`: switching recreates iosched/ and resets nr_requests.
+    Scheduler = 0,
+    /// `queue/nr_requests`.
+    NrRequests = 1,
+    /// `queue/iosched/*` of the active scheduler.
+    Iosched = 2,
+    /// Other `queue/*` files (`read_ahead_kb`, `max_sectors_kb`, `nomerges`, ...).
+    Queue = 3,
+    /// Host-wide `/proc/sys/vm/*`.
+    Vm = 4,
+}
+
+impl ApplyOrder {
+    /// The order from its stored integer (the journal's `apply_order` column).
+    pub fn from_index(i: i64) -> Option<ApplyOrder> {
+        [
+            ApplyOrder::Scheduler,
+            ApplyOrder::NrRequests,
+            ApplyOrder::Iosched,
+            ApplyOrder::Queue,
+            ApplyOrder::Vm,
+        ]
+        .into_iter()
+        .find(|o| *o as i64 == i)
+    }
+}
