@@ -15,6 +15,8 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 /// True when the first signal lets the current run finish.
 static GRACEFUL: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
+/// True once stdout or stderr turned out to be a closed pipe (`| head -1`).
+static CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Registers SIGINT and SIGTERM to count (idempotent). A graceful first signal also says on
 /// stderr what happens next.
@@ -53,4 +55,29 @@ pub fn interrupted() -> bool {
 pub fn abort_run() -> bool {
     let n = COUNT.load(Ordering::SeqCst);
     n >= 2 || (n == 1 && !GRACEFUL.load(Ordering::SeqCst))
+}
+
+/// Called when writing to stdout or stderr failed with `EPIPE` (the reader of `| head -1` has
+/// gone): stops like a second Ctrl-C (the run in progress is abandoned, the device restored,
+/// finished trials kept, the tune recorded as interrupted), and [`output_closed`] turns true
+/// so the exit is quiet, as in ripgrep.
+pub fn close_output() {
+    CLOSED.store(true, Ordering::SeqCst);
+    COUNT.fetch_add(2, Ordering::SeqCst);
+}
+
+/// True once [`close_output`] was called.
+pub fn output_closed() -> bool {
+    CLOSED.load(Ordering::SeqCst)
+}
+
+/// Writes one line to stderr without panicking; a closed pipe calls [`close_output`].
+pub fn eprint_line(s: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    if let Err(e) = writeln!(err, "{s}")
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        close_output();
+    }
 }

@@ -66,6 +66,18 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             })
             .collect(),
     };
+    if let Some(d) = &args.device
+        && h.tunes.is_empty()
+        && h.trials.is_empty()
+        && crate::device::find(&ctx.root, d).is_err()
+    {
+        return Err(crate::Error::BadInput(format!(
+            "history: no device '{d}' in {} nor in {} (give a kernel name, an identity or a \
+             target label that `sweetspot history` lists)",
+            ctx.db.display(),
+            ctx.root.sys.join("block").display()
+        )));
+    }
     if args.json {
         return super::print_json(&h);
     }

@@ -117,8 +117,11 @@ pub fn main() -> i32 {
     init_tracing(cli.verbose, cli.quiet);
     match run(cli) {
         Ok(()) => 0,
+        // The reader of our output has gone (`| head -1`): end quietly, as ripgrep does. A
+        // tune has already been recorded as interrupted and its device restored.
+        Err(_) if crate::signals::output_closed() => 0,
         Err(e) => {
-            eprintln!("sweetspot: error: {e}");
+            crate::signals::eprint_line(&format!("sweetspot: error: {e}"));
             e.exit_code()
         }
     }
@@ -175,7 +178,10 @@ pub fn print_out(s: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            crate::signals::close_output();
+            Ok(())
+        }
         Err(e) => Err(Error::io("writing to stdout", e)),
     }
 }

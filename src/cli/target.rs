@@ -72,7 +72,7 @@ pub fn seed(ctx: &Ctx, args: &TargetArgs) -> u64 {
     }
     let seed = rand::random();
     if !ctx.quiet {
-        eprintln!("seed {seed} (repeat this run with --seed {seed})");
+        crate::signals::eprint_line(&format!("seed {seed} (repeat this run with --seed {seed})"));
     }
     seed
 }

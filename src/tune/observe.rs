@@ -54,7 +54,7 @@ impl TrialLog {
         }
         match &self.bar {
             Some(b) => b.println(s),
-            None => eprintln!("{s}"),
+            None => crate::signals::eprint_line(&s),
         }
     }
 }

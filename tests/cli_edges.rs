@@ -1,0 +1,82 @@
+//! The command line's edges: a closed pipe, unknown devices in read-only commands, the help
+//! text's promises (exit codes), each asserted on the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("sweetspot")
+}
+
+fn seed_surface() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml")
+}
+
+/// `tune … 2>&1 | head -0`: stderr is a pipe whose reader has gone before the first trial
+/// line. The tune must end quietly (exit 0, not a panic's 101) and be recorded as
+/// interrupted, not left "running".
+#[test]
+fn a_closed_pipe_ends_the_tune_quietly_and_records_it_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = Command::new(bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["tune", "--seed", "7", "--sim"])
+        .arg(seed_surface())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "a closed pipe is not a failure");
+    let out = Command::new(bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&common::ok_stdout(out)).unwrap();
+    let tunes = v["tunes"].as_array().unwrap();
+    assert_eq!(tunes.len(), 1, "{v}");
+    assert_eq!(tunes[0]["status"], "interrupted", "{v}");
+}
+
+/// `history nosuch`: a device that is neither in the database nor in sysfs is bad input (exit
+/// 2, naming it), as for every other command; a present device with nothing stored is an
+/// empty history (exit 0).
+#[test]
+fn history_of_an_unknown_device_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    // Create the database with one simulated tune.
+    let st = Command::new(bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["-q", "tune", "--seed", "1", "--sim"])
+        .arg(seed_surface())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = Command::new(bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["history", "nosuch"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no device 'nosuch'"));
+    let out = Command::new(bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["history", "sim:seed-2.5.39-mm1-fifo_batch", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&common::ok_stdout(out)).unwrap();
+    assert_eq!(v["tunes"].as_array().unwrap().len(), 1, "{v}");
+}
