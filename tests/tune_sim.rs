@@ -510,21 +510,3 @@ fn unknown_policy_name_lists_the_built_in_ones() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown policy 'fastest'") && err.contains("desktop, quick, throughput"));
 }
-
-#[test]
-fn a_new_tune_never_resumes_a_stale_checkpoint_with_its_id() {
-    // Left by a killed tune #1 of a database that was since deleted and made anew.
-    let dir = tempfile::tempdir().unwrap();
-    let args = ["--sim", &surface("flat-fifo_batch.toml"), "--seed", "4"];
-    let clean = tune_json(&dir.path().join("clean.db"), &args);
-    let db = dir.path().join("s.db");
-    let stale = sweetspot::tune::run::checkpoint_path(&db, 1);
-    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
-    std::fs::write(&stale, r#"{"solver": null, "state": null}"#).unwrap();
-    let v = tune_json(&db, &args);
-    assert_eq!(v["tune_id"], 1);
-    for k in ["best", "candidate", "objective", "evaluations", "runs"] {
-        assert_eq!(v[k], clean[k], "{k}");
-    }
-    assert!(!stale.exists(), "removed when the tune finished");
-}

@@ -5,7 +5,7 @@
 //!                                │                 │ one trial per iteration
 //!                                │                 ▼
 //!                     observers (log, progress)   Evaluator ─► Testbed (sim or real)
-//!                     checkpoint (JSON file)                   Recorder (SQLite)
+//!                                                              Recorder (SQLite)
 //! ```
 //!
 //! - [`policy`]: the TOML policies (built in, `/etc/sweetspot/policies/`, or a path).
@@ -14,7 +14,7 @@
 //! - [`gp`]: the Gaussian-process surrogate and expected improvement.
 //! - [`solver`]: [`solver::BayesOpt`], search + intensification; its `check` submodule the
 //!   final check and [`solver::Verdict`].
-//! - [`observe`]: argmin observers (one-line log per trial, progress bar) and checkpointing.
+//! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
 //! - [`report`]: the final report and JSON.
 
@@ -61,8 +61,6 @@ pub struct Options {
     pub budget: Option<u32>,
     /// Per-trial log and progress bar.
     pub log: Option<observe::TrialLog>,
-    /// Where to checkpoint the solver after each trial.
-    pub checkpoint: Option<std::path::PathBuf>,
 }
 
 /// The solver configuration for `policy` with `budget` trials.
@@ -106,9 +104,6 @@ pub fn optimise(
         .ctrlc(false);
     if let Some(log) = opts.log {
         exec = exec.add_observer(log, argmin::core::observers::ObserverMode::Always);
-    }
-    if let Some(path) = opts.checkpoint {
-        exec = exec.checkpointing(observe::FileCheckpoint::new(path));
     }
     let res = exec.run().map_err(from_argmin)?;
     let interrupted = matches!(

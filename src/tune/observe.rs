@@ -1,18 +1,19 @@
-//! argmin observers and checkpointing for the tune.
+//! argmin observers for the tune: the one-line log per trial and the progress bar. (No
+//! checkpoint file: every run and trial is already in SQLite as it finishes, which is what
+//! `history` and recovery read; a solver checkpoint was written after every trial and never
+//! read, a needless write per trial on an SD card.)
 //!
 //! - [`TrialLog`]: one "what and why" line per trial on stderr (unless quiet), and an
 //!   indicatif progress bar with the current best when stderr is a TTY.
 //! - [`FileCheckpoint`]: argmin's [`Checkpoint`] as a JSON file (solver and state) written
 //!   after every trial, so the optimiser's state at any moment is on disk.
 
-use crate::tune::solver::{BayesOpt, TuneState};
-use argmin::core::checkpointing::{Checkpoint, CheckpointingFrequency};
+use crate::tune::solver::TuneState;
 use argmin::core::observers::Observe;
 use argmin::core::{Error as ArgminError, KV};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 
 /// Logs each trial and drives the progress bar.
 pub struct TrialLog {
@@ -107,54 +108,5 @@ impl Observe<TuneState> for TrialLog {
             b.finish_and_clear();
         }
         Ok(())
-    }
-}
-
-/// argmin checkpointing to a JSON file `{ "solver": ..., "state": ... }`.
-pub struct FileCheckpoint {
-    path: PathBuf,
-}
-
-impl FileCheckpoint {
-    /// Checkpoints to `path` (its directory is created on the first save).
-    pub fn new(path: PathBuf) -> Self {
-        FileCheckpoint { path }
-    }
-}
-
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Saved {
-    solver: BayesOpt,
-    state: TuneState,
-}
-
-impl Checkpoint<BayesOpt, TuneState> for FileCheckpoint {
-    fn save(&self, solver: &BayesOpt, state: &TuneState) -> Result<(), ArgminError> {
-        if let Some(d) = self.path.parent() {
-            std::fs::create_dir_all(d)?;
-        }
-        let s = serde_json::to_string(&Saved {
-            solver: solver.clone(),
-            state: state.clone(),
-        })?;
-        let tmp = self.path.with_extension("tmp");
-        std::fs::write(&tmp, s)?;
-        std::fs::rename(&tmp, &self.path)?;
-        Ok(())
-    }
-
-    fn load(&self) -> Result<Option<(BayesOpt, TuneState)>, ArgminError> {
-        match std::fs::read_to_string(&self.path) {
-            Ok(s) => {
-                let v: Saved = serde_json::from_str(&s)?;
-                Ok(Some((v.solver, v.state)))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    fn frequency(&self) -> CheckpointingFrequency {
-        CheckpointingFrequency::Always
     }
 }

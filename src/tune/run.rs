@@ -230,18 +230,6 @@ pub fn restore_idle(
     })
 }
 
-/// The solver checkpoint of tune `tune_id` of database `db`:
-/// `<db dir>/checkpoints/<db file name>-tune-<id>.json`; the database's name keeps two
-/// databases in one directory apart. Removed when the tune finishes.
-pub fn checkpoint_path(db: &Path, tune_id: i64) -> PathBuf {
-    let name = db
-        .file_name()
-        .map_or_else(|| "sweetspot.db".into(), |n| n.to_string_lossy());
-    db.parent()
-        .unwrap_or_else(|| Path::new("."))
-        .join(format!("checkpoints/{name}-tune-{tune_id}.json"))
-}
-
 /// Writes trials and runs to the store as they finish.
 pub struct StoreRecorder<'a> {
     store: &'a Store,
@@ -307,16 +295,6 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         .collect();
     let budget = u64::from(req.budget.unwrap_or(req.policy.budget));
     let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet);
-    let ckpt = checkpoint_path(db, tune_id);
-    // argmin's Executor loads an existing checkpoint at the start. A new tune must never resume
-    // one left by a killed or failed tune of another database (or of a deleted one) that had
-    // the same id: that gave "optimiser: invalid type: null" or a foreign solver state.
-    match std::fs::remove_file(&ckpt) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(Error::io(format!("removing {}", ckpt.display()), e));
-        }
-        _ => {}
-    }
     let res = optimise(
         &mut *testbed,
         &space,
@@ -326,7 +304,6 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
             seed: req.seed,
             budget: req.budget,
             log: Some(log),
-            checkpoint: Some(ckpt.clone()),
         },
     );
     let out = match res {
@@ -367,7 +344,6 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         &evidence,
     )?;
     store.finish_tune(tune_id, "done")?;
-    let _ = std::fs::remove_file(&ckpt);
     Ok(rep)
 }
 
