@@ -1,5 +1,5 @@
 //! The crate's error type. Messages are user-facing; each variant maps to an exit code
-//! (DESIGN.md "External contract"): 0 success, 1 the job failed (a knob was not honoured, the
+//! (docs/DESIGN.md "External contract"): 0 success, 1 the job failed (a knob was not honoured, the
 //! kernel refused a write, a load failed), 2 bad usage or input.
 
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! [`SimDevice`]: a simulated device driven by a surface file ([`Surface`]) and seeded noise.
 //!
-//! **Interpolation** (DESIGN.md "Simulated devices"): each metric is interpolated
+//! **Interpolation** (docs/DESIGN.md "Simulated devices"): each metric is interpolated
 //! piecewise-linearly between the listed points of each knob, in log2 space of the knob value
 //! when every listed value of that knob is > 0 and linearly otherwise; several knobs combine
 //! multilinearly over the grid. Outside the listed range the edge value is held. The noise

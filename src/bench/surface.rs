@@ -1,4 +1,4 @@
-//! Surface files: a simulated device's response, in TOML (format in DESIGN.md, examples in
+//! Surface files: a simulated device's response, in TOML (format in docs/DESIGN.md, examples in
 //! `data/surfaces/`).
 //!
 //! ```toml

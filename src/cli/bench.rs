@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     pub set: Vec<String>,
 
-    /// Print JSON (fields in DESIGN.md).
+    /// Print JSON (fields in docs/DESIGN.md).
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
 

@@ -1,6 +1,6 @@
 //! The command line (clap derive). Each subcommand lives in its own file with its own
 //! `Args` struct and a `run` function; this file holds the global options and dispatch.
-//! Exit codes follow DESIGN.md: 0 success, 1 the job failed, 2 bad usage or input.
+//! Exit codes follow docs/DESIGN.md: 0 success, 1 the job failed, 2 bad usage or input.
 
 mod bench;
 mod devices;
@@ -17,12 +17,20 @@ use crate::{Error, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+/// The exit codes, shown under every `--help` (docs/DESIGN.md "External contract").
+const EXIT_STATUS: &str = "\
+Exit status:
+  0    success (also when the reader of the output went away: `| head`)
+  1    the job failed: a knob was not honoured, a run failed, the kernel refused a write
+  2    bad usage or input: the file, line and field, or the knob and value, are named
+  130  interrupted by Ctrl-C or SIGTERM (the device was restored first)";
+
 /// sweetspot finds the per-device "sweet spot" of Linux block-layer and VM knobs: it changes
 /// a knob, reruns a short subset of the contest benchmark, and lets an optimiser pick the next
 /// setting until it converges. Every original knob value is journaled before it is changed;
 /// `sweetspot restore` puts it back.
 #[derive(Debug, Parser)]
-#[command(name = "sweetspot", version, about, long_about = None)]
+#[command(name = "sweetspot", version, about, long_about = None, after_help = EXIT_STATUS)]
 pub struct Cli {
     /// The SQLite database (default: /var/lib/sweetspot/sweetspot.db as root,
     /// $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise).

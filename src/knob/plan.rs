@@ -1,7 +1,7 @@
 //! Validation of a setting against what a device offers, and the journal set: every knob the
 //! writes can change, side effects included. Nothing here writes a knob.
 //!
-//! Side effects journaled (DESIGN.md "Kernel facts"):
+//! Side effects journaled (docs/DESIGN.md "Kernel facts"):
 //! - a scheduler switch destroys the old scheduler's `iosched/` values, resets `nr_requests`,
 //!   and (bfq) may turn off writeback throttling (`wbt_lat_usec`);
 //! - writing `nr_requests` resets mq-deadline's `async_depth` (measured here: 64 → 64, 32 → 32),

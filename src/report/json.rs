@@ -1,4 +1,4 @@
-//! `bench --json`: one object per report (DESIGN.md "External contract"):
+//! `bench --json`: one object per report (docs/DESIGN.md "External contract"):
 //!
 //! ```text
 //! { "target": {label, identity, kernel}, "setting": {knob: value}, "label": "...",

@@ -2,7 +2,7 @@
 //!
 //! - [`table`]: contest's table, one block per load (`<setting> [runs] Time CPU% Loads LCPU%
 //!   Ratio`), with mean ± sd, 95% CI, median, range and warnings beneath.
-//! - [`json`]: `bench --json` (DESIGN.md "External contract").
+//! - [`json`]: `bench --json` (docs/DESIGN.md "External contract").
 //! - [`csv`]: one row per run.
 //!
 //! Every exporter renders a [`BenchReport`] to a `String`; the caller prints it with

@@ -1,5 +1,5 @@
 //! [`FakeKernel`]: the knob behaviour of a kernel, simulated on a fake tree, honestly limited
-//! to what DESIGN.md's "Kernel facts" and measurements on this machine say:
+//! to what docs/DESIGN.md's "Kernel facts" and measurements on this machine say:
 //!
 //! - writing `scheduler` moves the brackets, removes `iosched/` and recreates it with the new
 //!   scheduler's defaults, and resets `nr_requests` (256 with a scheduler, 128 with `none`);

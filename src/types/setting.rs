@@ -106,7 +106,7 @@ impl fmt::Display for Domain {
 }
 
 /// Where a knob lives, which is also the order knobs are applied and restored in
-/// (DESIGN.md: scheduler → nr_requests → iosched/* → other queue/*; then host-wide vm).
+/// (docs/DESIGN.md: scheduler → nr_requests → iosched/* → other queue/*; then host-wide vm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApplyOrder {
