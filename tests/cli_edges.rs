@@ -80,3 +80,33 @@ fn history_of_an_unknown_device_is_bad_input() {
     let v: serde_json::Value = serde_json::from_slice(&common::ok_stdout(out)).unwrap();
     assert_eq!(v["tunes"].as_array().unwrap().len(), 1, "{v}");
 }
+
+/// With SWEETSPOT_DB set, a usage error must not read as if `--db` were required.
+#[test]
+fn usage_lines_do_not_show_db_when_sweetspot_db_is_set() {
+    let out = Command::new(bin())
+        .env("SWEETSPOT_DB", "/tmp/sweetspot-usage-test.db")
+        .arg("tune")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Usage: sweetspot tune <--device"), "{err}");
+    assert!(!err.contains("--db"), "{err}");
+}
+
+/// SWEETSPOT_DB still chooses the database when --db is not given.
+#[test]
+fn sweetspot_db_chooses_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("env.db");
+    let st = Command::new(bin())
+        .env("SWEETSPOT_DB", &db)
+        .args(["-q", "tune", "--seed", "3", "--sim"])
+        .arg(seed_surface())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(db.exists(), "the tune was stored in $SWEETSPOT_DB");
+}

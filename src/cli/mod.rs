@@ -32,9 +32,11 @@ Exit status:
 #[derive(Debug, Parser)]
 #[command(name = "sweetspot", version, about, long_about = None, after_help = EXIT_STATUS)]
 pub struct Cli {
-    /// The SQLite database (default: /var/lib/sweetspot/sweetspot.db as root,
-    /// $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise).
-    #[arg(long, global = true, env = "SWEETSPOT_DB", value_name = "PATH")]
+    /// The SQLite database [env: SWEETSPOT_DB] (default: /var/lib/sweetspot/sweetspot.db as
+    /// root, $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise).
+    // SWEETSPOT_DB is read in `run`, not with clap's `env`: with that, every usage line in an
+    // error read `sweetspot tune --db <PATH> …`, as if --db were required, whenever it was set.
+    #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
     /// Root of sysfs (tests point this at a fake tree).
@@ -158,7 +160,10 @@ fn init_tracing(verbose: u8, quiet: bool) {
 pub fn run(cli: Cli) -> Result<()> {
     let ctx = Ctx {
         root: SysRoot::new(cli.sysfs_root, cli.procfs_root),
-        db: cli.db.unwrap_or_else(Store::default_path),
+        db: cli
+            .db
+            .or_else(|| std::env::var_os("SWEETSPOT_DB").map(PathBuf::from))
+            .unwrap_or_else(Store::default_path),
         verbose: cli.verbose,
         quiet: cli.quiet,
     };
