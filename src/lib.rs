@@ -23,6 +23,7 @@
 //! - [`stats`]: mean, sd, 95% CI, median, MAD outliers, paired tests; used by bench and tune.
 //! - [`tune`]: policies, the search space and the Bayesian optimiser.
 //! - [`store`]: the rusqlite database with versioned migrations.
+//! - [`profile`]: sweet spots exported for boot (sweetspot's TOML, udev rules, sysctl.d, TuneD).
 //! - [`report`]: the contest table, JSON and CSV behind one trait.
 //! - [`types`]: the plain values every stage shares (`Setting`, `KnobValue`, `Load`, `Run`, …).
 //! - [`cli`]: the clap command line; `main.rs` only calls [`cli::main`].
@@ -32,6 +33,7 @@ pub mod cli;
 pub mod device;
 pub mod error;
 pub mod knob;
+pub mod profile;
 pub mod report;
 pub mod signals;
 pub mod stats;

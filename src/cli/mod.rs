@@ -6,6 +6,7 @@ mod bench;
 mod devices;
 mod history;
 mod knobs;
+mod profile;
 mod restore;
 mod set;
 mod target;
@@ -76,6 +77,8 @@ pub enum Command {
     Tune(tune::Args),
     /// Show stored trials and sweet spots.
     History(history::Args),
+    /// Export sweet spots as profiles for boot (TOML, udev rules, sysctl.d, TuneD).
+    Profile(profile::Args),
     /// Internal: the reference job and the loads run as this (hidden).
     #[command(name = "__worker", hide = true)]
     Worker(crate::bench::worker::Args),
@@ -175,6 +178,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => bench::run(&ctx, a),
         Command::Tune(a) => tune::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
+        Command::Profile(a) => profile::run(&ctx, a),
         Command::Worker(a) => crate::bench::worker::run(a),
     }
 }

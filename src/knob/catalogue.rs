@@ -222,6 +222,18 @@ pub fn exclusive_partner(name: &str) -> Option<&'static str> {
     }
 }
 
+/// Where the knob `name` lives, which is also its apply order: `scheduler`, a queue or vm
+/// knob of [`FACTS`], or an iosched knob of some scheduler; `None` for an unknown name.
+pub fn order_of(name: &str) -> Option<ApplyOrder> {
+    if name == "scheduler" {
+        return Some(ApplyOrder::Scheduler);
+    }
+    if let Some(f) = lookup(None, name) {
+        return Some(f.order);
+    }
+    FACTS.iter().find(|f| f.name == name).map(|f| f.order)
+}
+
 /// True for the `*_bytes` member of an exclusive pair (0 is not writable there: EINVAL).
 pub fn is_bytes_member(name: &str) -> bool {
     exclusive_partner(name).is_some() && name.ends_with("_bytes")

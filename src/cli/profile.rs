@@ -1,0 +1,120 @@
+//! `sweetspot profile export [--format toml|udev|sysctl|tuned] [--device D] [--policy P]
+//! [--match identity|model] [--out FILE]`: the sweet spots in the database as a profile for
+//! boot.
+
+use super::Ctx;
+use crate::profile::build::{self, MatchBy, Select};
+use crate::profile::{sysctl, tuned, udev};
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `sweetspot profile`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The `profile` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Export the latest sweet spot per (device identity, kernel, policy) for boot: as
+    /// sweetspot's TOML, udev rules, a sysctl.d file or a TuneD profile.
+    Export(ExportArgs),
+}
+
+/// Output formats of `profile export`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// sweetspot's own versioned profile (for `profile apply` and `verify`).
+    Toml,
+    /// udev rules (/etc/udev/rules.d/99-sweetspot.rules): no sweetspot binary at boot.
+    Udev,
+    /// A sysctl.d file (/etc/sysctl.d/99-sweetspot.conf) with the host-wide knobs only.
+    Sysctl,
+    /// A TuneD profile: with --out DIR, DIR/tuned.conf; else tuned.conf on stdout.
+    Tuned,
+}
+
+/// Arguments of `sweetspot profile export`.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "toml")]
+    pub format: Format,
+    /// Only this device: a kernel name present now (e.g. sda), or a stored identity.
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
+    /// Only sweet spots of this policy.
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Option<String>,
+    /// Match each disk by its identity (one disk), or by its model (every disk of that model,
+    /// e.g. a fleet of identical boards; the disk must be present to read its model).
+    #[arg(long = "match", value_enum, default_value = "identity")]
+    pub match_by: MatchBy,
+    /// Write here (mode 0644, replaced atomically) instead of stdout; for --format tuned a
+    /// directory that gets tuned.conf.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `sweetspot profile`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    match &args.command {
+        Command::Export(a) => export(ctx, a),
+    }
+}
+
+fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
+    if !ctx.db.exists() {
+        return Err(Error::BadInput(format!(
+            "profile export: {} does not exist (nothing tuned with this --db)",
+            ctx.db.display()
+        )));
+    }
+    let store = ctx.store()?;
+    let sel = Select {
+        device: args.device.as_deref(),
+        policy: args.policy.as_deref(),
+        by: args.match_by,
+    };
+    let profile = build::build(&store, &ctx.root, &sel)?;
+    if profile.devices.is_empty() {
+        tracing::warn!("no sweet spot of a lasting device in {}", ctx.db.display());
+    }
+    let text = match args.format {
+        Format::Toml => profile.to_toml()?,
+        Format::Udev => udev::render(&profile)?,
+        Format::Sysctl => sysctl::render(&profile, &ctx.root),
+        Format::Tuned => tuned::render(&profile, &ctx.root),
+    };
+    match &args.out {
+        None => super::print_out(&text),
+        Some(out) if args.format == Format::Tuned => {
+            std::fs::create_dir_all(out)
+                .map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
+            write_atomic(&out.join("tuned.conf"), &text)
+        }
+        Some(out) => write_atomic(out, &text),
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in the same directory and a rename, mode
+/// 0644, so a reader at boot never sees half a file.
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let ctx = |e| Error::io(format!("writing {}", path.display()), e);
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(ctx)?;
+    tmp.write_all(text.as_bytes()).map_err(ctx)?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))
+        .map_err(ctx)?;
+    tmp.as_file().sync_all().map_err(ctx)?;
+    tmp.persist(path).map_err(|e| ctx(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! The profile of the sweet spots in the database: the latest per (identity, kernel,
+//! policy), each carrying only the knobs it changed from its baseline, host-wide knobs
+//! gathered under `[host]`.
+
+use super::model::{DeviceEntry, Host, Improvement, Match, Profile, VERSION};
+use crate::device::{self, Device};
+use crate::knob::catalogue;
+use crate::store::Store;
+use crate::store::tunes::SweetSpotRow;
+use crate::sysroot::SysRoot;
+use crate::types::{ApplyOrder, Setting};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// How device entries match their disks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MatchBy {
+    /// One disk: wwid, model+serial, bus path or loop backing file.
+    Identity,
+    /// Every disk of the tuned disk's model (and firmware revision where sysfs has one): a
+    /// sweet spot found on one board applies to every identical board.
+    Model,
+}
+
+/// What to export.
+#[derive(Clone, Debug)]
+pub struct Select<'a> {
+    /// Only this device: a kernel name present now, or a stored identity.
+    pub device: Option<&'a str>,
+    /// Only sweet spots of this policy.
+    pub policy: Option<&'a str>,
+    /// Identity or model matches.
+    pub by: MatchBy,
+}
+
+/// The knobs of `spot` that differ from its baseline (default setting).
+pub fn changed(spot: &SweetSpotRow) -> Setting {
+    spot.setting
+        .iter()
+        .filter(|(k, v)| spot.default_setting.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Builds the profile. Errors (exit 2): `--device` names nothing present nor stored; a
+/// `--match model` entry whose disk is not present now (its model is read from sysfs) or has
+/// no model. Sweet spots of simulated and scratch devices are left out: they name nothing
+/// that survives the run.
+pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
+    let present = device::list(root).unwrap_or_default();
+    let wanted_identity = sel.device.map(|d| {
+        present
+            .iter()
+            .find(|p| p.name == d)
+            .map_or_else(|| d.to_string(), |p| p.identity.clone())
+    });
+    // Rows come oldest first: the last one per key is the one in force.
+    let mut latest: BTreeMap<(String, String, String), SweetSpotRow> = BTreeMap::new();
+    for s in store.sweet_spots(wanted_identity.as_deref())? {
+        if sel.policy.is_some_and(|p| p != s.policy) {
+            continue;
+        }
+        latest.insert((s.identity.clone(), s.kernel.clone(), s.policy.clone()), s);
+    }
+    if let Some(d) = sel.device
+        && latest.is_empty()
+    {
+        return Err(Error::BadInput(format!(
+            "profile export: no sweet spot stored for device '{d}'{} (see `sweetspot history`)",
+            sel.policy
+                .map(|p| format!(" and policy '{p}'"))
+                .unwrap_or_default()
+        )));
+    }
+    let mut devices = Vec::new();
+    let mut host = Setting::new();
+    for spot in latest.into_values() {
+        let Some(identity_match) = Match::from_identity(&spot.identity) else {
+            tracing::info!("{}: not a lasting identity; not exported", spot.identity);
+            continue;
+        };
+        let matches = match sel.by {
+            MatchBy::Identity => identity_match,
+            MatchBy::Model => model_match(root, &present, &spot.identity)?,
+        };
+        let mut knobs = Setting::new();
+        for (k, v) in changed(&spot) {
+            if catalogue::order_of(&k) == Some(ApplyOrder::Vm) {
+                host.insert(k, v);
+            } else {
+                knobs.insert(k, v);
+            }
+        }
+        let baseline = spot
+            .default_setting
+            .iter()
+            .filter(|(k, _)| catalogue::order_of(k) != Some(ApplyOrder::Vm))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        devices.push(DeviceEntry {
+            name: tuned_name(&spot),
+            matches,
+            kernel: spot.kernel.clone(),
+            policy: spot.policy.clone(),
+            tuned_at: rfc3339(spot.created_at),
+            improvement: improvement(&spot),
+            knobs,
+            baseline,
+        });
+    }
+    Ok(Profile {
+        version: VERSION,
+        devices,
+        host: (!host.is_empty()).then_some(Host { knobs: host }),
+    })
+}
+
+/// The kernel name the device had when tuned: the report's target label up to the first
+/// space (`loop0 (scratch)` → `loop0`).
+fn tuned_name(spot: &SweetSpotRow) -> String {
+    spot.evidence["target"]["label"]
+        .as_str()
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The improvement of a significant sweet spot, from its stored report.
+fn improvement(spot: &SweetSpotRow) -> Option<Improvement> {
+    if !spot.significant {
+        return None;
+    }
+    let ev = &spot.evidence;
+    let imp = &ev["objective"]["improvement"];
+    let ci = imp["ci95"].as_array()?;
+    Some(Improvement {
+        objective: ev["objective"]["name"].as_str()?.to_string(),
+        ratio: round3(imp["ratio"].as_f64()?),
+        ci95: [round3(ci.first()?.as_f64()?), round3(ci.get(1)?.as_f64()?)],
+        runs: ev["runs"].as_u64()?,
+    })
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// A fleet match: the model (and firmware revision) of the present disk with `identity`.
+fn model_match(root: &SysRoot, present: &[Device], identity: &str) -> Result<Match> {
+    let d = present
+        .iter()
+        .find(|d| d.identity == identity)
+        .ok_or_else(|| {
+            Error::BadInput(format!(
+                "--match model: {identity} is not present now, so its model cannot be read"
+            ))
+        })?;
+    let attr =
+        |rel: &str| device::read_attr(&root.block_dev(&d.name).join(rel)).filter(|s| !s.is_empty());
+    let model = attr("device/model").ok_or_else(|| {
+        Error::BadInput(format!(
+            "--match model: {} ({identity}) has no device/model in sysfs",
+            d.name
+        ))
+    })?;
+    Ok(Match {
+        model: Some(model),
+        firmware: attr("device/rev").or_else(|| attr("device/firmware_rev")),
+        ..Match::default()
+    })
+}
+
+/// Unix seconds as RFC 3339 UTC, `2026-12-01T08:00:00Z` (days to civil date: Howard
+/// Hinnant's `civil_from_days`, <https://howardhinnant.github.io/date_algorithms.html>).
+pub fn rfc3339(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_matches_date() {
+        // `date -u -d @0 +%FT%TZ`, `date -u -d @1764576000 +%FT%TZ`, and a leap day.
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_764_576_000), "2025-12-01T08:00:00Z");
+        assert_eq!(rfc3339(951_782_400 + 3661), "2000-02-29T01:01:01Z");
+    }
+}

@@ -1,0 +1,254 @@
+//! The profile: sweetspot's own TOML, version 1. This shape is a contract (docs/DESIGN.md
+//! "Profiles"): extend it, never break it.
+//!
+//! ```toml
+//! version = 1
+//! [[device]]
+//! name = "sda"                                   # the name when tuned (informational only)
+//! match = { wwid = "naa.5000c500aaaa000A" }      # or serial+model, by_path, backing_file; or model
+//! kernel = "6.18.0"
+//! policy = "quick"
+//! tuned_at = "2026-12-01T08:00:00Z"
+//! improvement = { objective = "io_load Ratio", ratio = 2.20, ci95 = [2.05, 2.37], runs = 24 }
+//! knobs = { scheduler = "mq-deadline", fifo_batch = 8 }   # applied in the kernel's order
+//! baseline = { scheduler = "none", fifo_batch = 16 }
+//! [host]
+//! knobs = { dirty_ratio = 10 }
+//! ```
+
+use crate::types::Setting;
+use serde::{Deserialize, Serialize};
+
+/// The profile format's version; a file with another one is refused.
+pub const VERSION: u32 = 1;
+
+/// A whole profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Always [`VERSION`].
+    pub version: u32,
+    /// One entry per device (identity, or model for a fleet), in export order.
+    #[serde(default, rename = "device")]
+    pub devices: Vec<DeviceEntry>,
+    /// Host-wide knobs (vm, kernel.sched_*), never per device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Host>,
+}
+
+/// How a device entry finds its disk. Exactly one way: `wwid`; `serial` with `model`;
+/// `by_path`; `backing_file` (a loop device); or, for a fleet, `model` alone (with `firmware`
+/// where sysfs has one), which matches every disk of that model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Match {
+    /// `wwid` from sysfs (`<disk>/wwid` or `<disk>/device/wwid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wwid: Option<String>,
+    /// `device/serial` or `<disk>/serial`; with `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    /// `device/model`: with `serial` one disk, alone a class of disks (`--match model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `device/rev` (firmware revision), narrowing a model match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<String>,
+    /// Where `<disk>/device` resolves under `/sys/devices` (the bus path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_path: Option<String>,
+    /// A loop device's `loop/backing_file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_file: Option<String>,
+}
+
+impl Match {
+    /// The match for a stored identity (`wwid:…`, `model-serial:<model>:<serial>`,
+    /// `by-path:…`, `loop:<file>`; [`crate::device::identity`]); `None` for a `virtual:` or
+    /// `sim:`/`scratch:` identity, which names nothing that survives a reboot.
+    pub fn from_identity(identity: &str) -> Option<Match> {
+        let (kind, rest) = identity.split_once(':')?;
+        let m = match kind {
+            "wwid" => Match {
+                wwid: Some(rest.to_string()),
+                ..Match::default()
+            },
+            "model-serial" => {
+                // The model may contain ':'; the serial is the last field.
+                let (model, serial) = rest.rsplit_once(':')?;
+                Match {
+                    model: Some(model.to_string()),
+                    serial: Some(serial.to_string()),
+                    ..Match::default()
+                }
+            }
+            "by-path" => Match {
+                by_path: Some(rest.to_string()),
+                ..Match::default()
+            },
+            "loop" => Match {
+                backing_file: Some(rest.to_string()),
+                ..Match::default()
+            },
+            _ => return None,
+        };
+        Some(m)
+    }
+
+    /// True when this is a class (fleet) match: a model without a serial.
+    pub fn is_model_class(&self) -> bool {
+        self.model.is_some() && self.serial.is_none()
+    }
+}
+
+/// What the tune measured: the objective's improvement with its 95% CI, and its cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Improvement {
+    /// e.g. `io_load Ratio`.
+    pub objective: String,
+    /// default ÷ best for a Ratio, best ÷ default for Loads (> 1: better).
+    pub ratio: f64,
+    /// 95% CI of the ratio.
+    pub ci95: [f64; 2],
+    /// Load runs the tune spent, no_load included.
+    pub runs: u64,
+}
+
+/// One device's sweet spot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceEntry {
+    /// The kernel name when tuned (informational only: never used to match).
+    pub name: String,
+    /// How to find the disk.
+    #[serde(rename = "match")]
+    pub matches: Match,
+    /// The kernel release it was tuned on.
+    pub kernel: String,
+    /// The policy it was tuned for.
+    pub policy: String,
+    /// When, RFC 3339 UTC.
+    pub tuned_at: String,
+    /// The evidence; absent for a "keep the default" sweet spot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub improvement: Option<Improvement>,
+    /// Only the knobs the sweet spot changed from its baseline; applied in the kernel's order
+    /// (scheduler → nr_requests → iosched/* → other queue/*), not the file's.
+    #[serde(default)]
+    pub knobs: Setting,
+    /// What the tune measured against (the device's values then).
+    #[serde(default)]
+    pub baseline: Setting,
+}
+
+/// Host-wide knobs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// e.g. `dirty_ratio = 10`.
+    #[serde(default)]
+    pub knobs: Setting,
+}
+
+impl Profile {
+    /// The TOML text, with a comment on every device entry that applies no knob ("keep the
+    /// default": a profile must not pin an old default, which a newer kernel may have moved,
+    /// as read_ahead_kb did from 128 to 4096 KiB in 6.17).
+    pub fn to_toml(&self) -> crate::Result<String> {
+        let body = toml::to_string(self)
+            .map_err(|e| crate::Error::Failed(format!("writing the profile: {e}")))?;
+        let mut out = String::from(
+            "# sweetspot profile: sweet spots keyed by device identity.\n\
+             # Apply with `sweetspot profile apply FILE`; check with `sweetspot verify FILE`.\n",
+        );
+        let mut idx = 0;
+        for line in body.lines() {
+            if line == "[[device]]" {
+                if let Some(d) = self.devices.get(idx)
+                    && d.knobs.is_empty()
+                {
+                    out.push_str(
+                        "# keep the default: this tune found no significant improvement, so \
+                         no knob is set\n# (the kernel's default may move in a newer release, \
+                         and a profile must not pin an old one)\n",
+                    );
+                }
+                idx += 1;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn identities_become_matches() {
+        let m = Match::from_identity("wwid:naa.5000c500aaaa000A").unwrap();
+        assert_eq!(m.wwid.as_deref(), Some("naa.5000c500aaaa000A"));
+        let m = Match::from_identity("model-serial:WDC WD5000:v2:WD-123").unwrap();
+        assert_eq!(
+            (m.model.as_deref(), m.serial.as_deref()),
+            (Some("WDC WD5000:v2"), Some("WD-123"))
+        );
+        let m = Match::from_identity("loop:/var/disk.img").unwrap();
+        assert_eq!(m.backing_file.as_deref(), Some("/var/disk.img"));
+        assert!(Match::from_identity("virtual:zram0").is_none());
+        assert!(Match::from_identity("sim:seed").is_none());
+    }
+
+    #[test]
+    fn toml_round_trips_and_keeps_the_contract_shape() {
+        let mut knobs = Setting::new();
+        knobs.insert("scheduler".into(), "mq-deadline".into());
+        knobs.insert("fifo_batch".into(), 8.into());
+        let p = Profile {
+            version: VERSION,
+            devices: vec![DeviceEntry {
+                name: "sda".into(),
+                matches: Match::from_identity("wwid:naa.5000c500aaaa000A").unwrap(),
+                kernel: "6.18.0".into(),
+                policy: "quick".into(),
+                tuned_at: "2026-12-01T08:00:00Z".into(),
+                improvement: Some(Improvement {
+                    objective: "io_load Ratio".into(),
+                    ratio: 2.2,
+                    ci95: [2.05, 2.37],
+                    runs: 24,
+                }),
+                knobs,
+                baseline: Setting::new(),
+            }],
+            host: None,
+        };
+        let text = p.to_toml().unwrap();
+        assert!(text.contains("[[device]]"), "{text}");
+        assert!(text.contains("version = 1"), "{text}");
+        let back: Profile = toml::from_str(&text).unwrap();
+        assert_eq!(back, p);
+        // The contract's own example parses.
+        let example = r#"
+version = 1
+[[device]]
+name = "sda"
+match = { wwid = "naa.5000c500aaaa000A" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+improvement = { objective = "io_load Ratio", ratio = 2.20, ci95 = [2.05, 2.37], runs = 24 }
+knobs = { scheduler = "mq-deadline", fifo_batch = 8 }
+baseline = { scheduler = "none", fifo_batch = 16 }
+[host]
+knobs = { dirty_ratio = 10 }
+"#;
+        let p: Profile = toml::from_str(example).unwrap();
+        assert_eq!(p.devices[0].knobs["fifo_batch"], 8.into());
+        assert_eq!(p.host.unwrap().knobs["dirty_ratio"], 10.into());
+    }
+}

@@ -1,0 +1,276 @@
+//! Export tests on fake sysfs trees and a real (temporary) database.
+#![allow(clippy::unwrap_used)]
+
+use super::build::{MatchBy, Select, build};
+use super::model::Profile;
+use super::{sysctl, tuned, udev};
+use crate::store::Store;
+use crate::testkit::tree::FakeTree;
+use crate::types::{Setting, TargetInfo};
+
+fn setting(pairs: &[(&str, &str)]) -> Setting {
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            let v = v.parse::<i64>().map_or_else(|_| (*v).into(), Into::into);
+            (k.to_string(), v)
+        })
+        .collect()
+}
+
+/// Stores a sweet spot of `identity` (label `name`) as a finished tune would.
+fn store_spot(
+    store: &Store,
+    identity: &str,
+    name: &str,
+    best: &[(&str, &str)],
+    default: &[(&str, &str)],
+    significant: bool,
+) {
+    let target = TargetInfo {
+        label: name.into(),
+        identity: identity.into(),
+        kernel: "6.18.0".into(),
+    };
+    let tune = store.insert_tune(&target, Some(name), "quick").unwrap();
+    let evidence = serde_json::json!({
+        "target": { "label": name },
+        "objective": { "name": "io_load Ratio", "improvement": { "ratio": 2.2012, "ci95": [2.05, 2.37] } },
+        "runs": 24,
+    });
+    store
+        .insert_sweet_spot(
+            &target,
+            "quick",
+            Some(tune),
+            &setting(best),
+            &setting(default),
+            significant,
+            &evidence,
+        )
+        .unwrap();
+    store.finish_tune(tune, "done").unwrap();
+}
+
+fn all(by: MatchBy) -> Select<'static> {
+    Select {
+        device: None,
+        policy: None,
+        by,
+    }
+}
+
+#[test]
+fn exports_only_changed_knobs_host_knobs_apart_and_keep_default_empty() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk().bfq_disk();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    store_spot(
+        &store,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        &[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "8"),
+            ("read_ahead_kb", "128"),
+            ("dirty_ratio", "10"),
+        ],
+        &[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "16"),
+            ("read_ahead_kb", "128"),
+            ("dirty_ratio", "20"),
+        ],
+        true,
+    );
+    store_spot(
+        &store,
+        "model-serial:WDC WD10EZEX:WD-WCC6Y1234567",
+        "sdb",
+        &[("scheduler", "bfq")],
+        &[("scheduler", "bfq")],
+        false,
+    );
+    // Simulated devices name nothing lasting: never exported.
+    store_spot(
+        &store,
+        "sim:seed",
+        "sim:seed",
+        &[("fifo_batch", "8")],
+        &[("fifo_batch", "32")],
+        true,
+    );
+    let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+    assert_eq!(p.devices.len(), 2, "{p:?}");
+    let sda = p.devices.iter().find(|d| d.name == "sda").unwrap();
+    assert_eq!(
+        sda.knobs,
+        setting(&[("fifo_batch", "8")]),
+        "only what changed"
+    );
+    assert_eq!(sda.matches.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
+    assert_eq!(sda.improvement.as_ref().unwrap().ratio, 2.201);
+    assert!(
+        !sda.baseline.contains_key("dirty_ratio"),
+        "host knobs are not per device"
+    );
+    assert_eq!(
+        p.host.as_ref().unwrap().knobs,
+        setting(&[("dirty_ratio", "10")])
+    );
+    let sdb = p.devices.iter().find(|d| d.name == "sdb").unwrap();
+    assert!(
+        sdb.knobs.is_empty() && sdb.improvement.is_none(),
+        "keep the default"
+    );
+
+    let text = p.to_toml().unwrap();
+    assert!(text.contains("# keep the default"), "{text}");
+    let back: Profile = toml::from_str(&text).unwrap();
+    assert_eq!(back, p);
+
+    let rules = udev::render(&p).unwrap();
+    let rule = rules
+        .lines()
+        .find(|l| l.contains(r#"ATTRS{wwid}=="naa.5000c500a1b2c3d4""#))
+        .unwrap();
+    assert!(rule.starts_with(r#"ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk""#));
+    assert!(
+        rule.ends_with(r#"ATTR{queue/iosched/fifo_batch}="8""#),
+        "{rule}"
+    );
+    assert!(
+        !rules.contains("WD-WCC6Y1234567\""),
+        "no rule for keep-the-default: {rules}"
+    );
+
+    let conf = sysctl::render(&p, &t.root);
+    assert!(conf.lines().any(|l| l == "vm.dirty_ratio = 10"), "{conf}");
+
+    let tc = tuned::render(&p, &t.root);
+    assert!(
+        tc.contains("[main]\nsummary=sweetspot sweet spots of 2 device(s)"),
+        "{tc}"
+    );
+    assert!(
+        tc.contains("devices_udev_regex=^ID_WWN(_WITH_EXTENSION)?=0x5000c500a1b2c3d4$"),
+        "{tc}"
+    );
+    assert!(tc.contains("queue/iosched/fifo_batch=8"), "{tc}");
+    assert!(tc.contains("[sysctl]\nvm.dirty_ratio=10"), "{tc}");
+}
+
+#[test]
+fn udev_sets_the_scheduler_before_its_iosched_knobs() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    // BTreeMap order would put fifo_batch before scheduler; the kernel's order must win.
+    store_spot(
+        &store,
+        "by-path:pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0",
+        "sda",
+        &[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "8"),
+            ("nr_requests", "32"),
+            ("read_ahead_kb", "256"),
+        ],
+        &[
+            ("scheduler", "none"),
+            ("nr_requests", "64"),
+            ("read_ahead_kb", "128"),
+        ],
+        true,
+    );
+    let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+    let rules = udev::render(&p).unwrap();
+    let rule = rules.lines().find(|l| l.starts_with("ACTION")).unwrap();
+    let pos = |s: &str| rule.find(s).unwrap_or_else(|| panic!("{s} in {rule}"));
+    assert!(pos("queue/scheduler") < pos("queue/nr_requests"));
+    assert!(pos("queue/nr_requests") < pos("queue/iosched/fifo_batch"));
+    assert!(pos("queue/iosched/fifo_batch") < pos("queue/read_ahead_kb"));
+    assert!(rule.contains(
+        r#"DEVPATH=="/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/*""#
+    ));
+}
+
+#[test]
+fn model_match_reads_the_present_disks_model() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk().set("sda", "device/rev", "0001");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    store_spot(
+        &store,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        &[("fifo_batch", "8")],
+        &[("fifo_batch", "16")],
+        true,
+    );
+    let p = build(&store, &t.root, &all(MatchBy::Model)).unwrap();
+    let m = &p.devices[0].matches;
+    assert_eq!(
+        (m.model.as_deref(), m.firmware.as_deref()),
+        (Some("ST2000DM008"), Some("0001"))
+    );
+    assert!(m.wwid.is_none() && m.is_model_class());
+    let rules = udev::render(&p).unwrap();
+    assert!(
+        rules.contains(r#"ATTRS{model}=="ST2000DM008", ATTRS{rev}=="0001""#),
+        "{rules}"
+    );
+}
+
+#[test]
+fn sysctl_writes_only_existing_keys_and_the_nonzero_member_of_a_pair() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    std::fs::remove_file(t.root.vm().join("swappiness")).unwrap();
+    store_spot(
+        &store,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        &[
+            ("dirty_bytes", "67108864"),
+            ("dirty_ratio", "0"),
+            ("swappiness", "10"),
+        ],
+        &[
+            ("dirty_bytes", "0"),
+            ("dirty_ratio", "20"),
+            ("swappiness", "60"),
+        ],
+        true,
+    );
+    let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+    let conf = sysctl::render(&p, &t.root);
+    let keys: Vec<&str> = conf.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(keys, vec!["vm.dirty_bytes = 67108864"], "{conf}");
+    assert!(conf.contains("# vm.swappiness = 10 left out"), "{conf}");
+}
+
+#[test]
+fn a_device_with_no_sweet_spot_is_bad_input() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    let sel = Select {
+        device: Some("sda"),
+        policy: None,
+        by: MatchBy::Identity,
+    };
+    let e = build(&store, &t.root, &sel).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(
+        e.to_string()
+            .contains("no sweet spot stored for device 'sda'"),
+        "{e}"
+    );
+}

@@ -1,0 +1,190 @@
+//! A TuneD profile: the text of `tuned.conf` for a directory `/etc/tuned/sweetspot/`
+//! (tuned.conf(5)). One `[disk]` plugin instance per device entry sets `elevator` and
+//! `readahead` (KiB, TuneD's disk plugin unit), matched by `devices_udev_regex` (a regex over
+//! the disk's udev properties, one `KEY=value` per line); a `[sysfs]` instance after it sets
+//! the iosched and other queue files, so the scheduler is in place before its iosched/ values
+//! are written; `[sysctl]` takes the host-wide knobs; `summary=` names the provenance.
+//!
+//! What TuneD cannot match as exactly as the udev rules do, each said in a comment:
+//! - `[sysfs]` takes paths, not udev properties: the disk's bus path under `/sys/devices`
+//!   (stable for fixed hardware), read from the present device, or else its name when tuned;
+//! - a SCSI/ATA `naa.` wwid is udev's `ID_WWN=0x…` (lower case); a `t10.` wwid has no udev
+//!   property, and neither has a loop device's backing file: those are matched by name.
+
+use super::model::{DeviceEntry, Match, Profile};
+use super::udev::{attr_path, describe, in_apply_order};
+use crate::device;
+use crate::sysroot::SysRoot;
+
+/// `tuned.conf` for `profile`; `root` resolves present devices to their sysfs bus paths.
+pub fn render(profile: &Profile, root: &SysRoot) -> String {
+    let names: Vec<&str> = profile.devices.iter().map(|d| d.name.as_str()).collect();
+    let mut out = format!(
+        "# sweetspot sweet spots as a TuneD profile (`sweetspot profile export --format tuned`).\n\
+         # Install as /etc/tuned/sweetspot/tuned.conf, then `tuned-adm profile sweetspot`.\n\
+         \n[main]\nsummary=sweetspot sweet spots of {} device(s): {}\n",
+        profile.devices.len(),
+        names.join(", ")
+    );
+    let present = device::list(root).unwrap_or_default();
+    for (i, d) in profile.devices.iter().enumerate() {
+        out.push_str(&format!("\n# {}\n", describe(d)));
+        if d.knobs.is_empty() {
+            out.push_str("# keep the default: no significant improvement, nothing set\n");
+            continue;
+        }
+        let inst = format!(
+            "{}{}",
+            sanitize(&d.name),
+            if d.name.is_empty() {
+                i.to_string()
+            } else {
+                String::new()
+            }
+        );
+        let knobs = in_apply_order(&d.knobs);
+        let (regex, note) = udev_regex(&d.matches, &d.name);
+        if let Some(n) = note {
+            out.push_str(&format!("# {n}\n"));
+        }
+        out.push_str(&format!(
+            "[disk_{inst}]\ntype=disk\ndevices_udev_regex={regex}\n"
+        ));
+        let mut sysfs = Vec::new();
+        for (k, v) in &knobs {
+            match k.as_str() {
+                "scheduler" => out.push_str(&format!("elevator={v}\n")),
+                "read_ahead_kb" => out.push_str(&format!("readahead={v}\n")),
+                _ => sysfs.push((k, v)),
+            }
+        }
+        if !sysfs.is_empty() {
+            let (base, note) = sysfs_base(root, &present, d);
+            if let Some(n) = note {
+                out.push_str(&format!("# {n}\n"));
+            }
+            out.push_str(&format!("\n[sysfs_{inst}]\ntype=sysfs\n"));
+            for (k, v) in sysfs {
+                out.push_str(&format!("{base}/{}={v}\n", attr_path(k)));
+            }
+        }
+    }
+    if let Some(h) = &profile.host {
+        out.push_str("\n[sysctl]\n");
+        for (k, v) in &h.knobs {
+            out.push_str(&format!("{}={v}\n", super::sysctl::key(k)));
+        }
+    }
+    out
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// `regex::escape`'s set, for the few values put into a TuneD regex.
+fn escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The `devices_udev_regex` of a match, and a note when it is not exact.
+fn udev_regex(m: &Match, name: &str) -> (String, Option<String>) {
+    let by_name = |why: &str| {
+        (
+            format!("^DEVNAME=/dev/{}$", escape(name)),
+            Some(format!(
+                "{why}: matched by its name when tuned ({name}), which may change"
+            )),
+        )
+    };
+    if let Some(w) = &m.wwid {
+        return match w.split_once('.') {
+            Some(("naa", hex)) => (
+                format!(
+                    "^ID_WWN(_WITH_EXTENSION)?=0x{}$",
+                    escape(&hex.to_lowercase())
+                ),
+                None,
+            ),
+            Some(("eui" | "nvme", _)) => (format!("^ID_WWN={}$", escape(w)), None),
+            _ => by_name(&format!("udev has no property for wwid {w}")),
+        };
+    }
+    if let Some(s) = &m.serial {
+        return (format!("^ID_SERIAL_SHORT={}$", escape(s)), None);
+    }
+    if let Some(md) = &m.model {
+        let udev_model = md.trim().replace(' ', "_");
+        return (
+            format!("^ID_MODEL={}$", escape(&udev_model)),
+            m.firmware
+                .as_ref()
+                .map(|f| format!("firmware {f} is not part of TuneD's match (one regex)")),
+        );
+    }
+    if let Some(p) = &m.by_path {
+        return (
+            format!("^DEVPATH=/devices/{}/block/[^/]+$", escape(p)),
+            None,
+        );
+    }
+    by_name("udev has no property for a loop device's backing file")
+}
+
+/// The `[sysfs]` base directory of an entry's disk, and a note when it is by name.
+fn sysfs_base(
+    root: &SysRoot,
+    present: &[device::Device],
+    d: &DeviceEntry,
+) -> (String, Option<String>) {
+    if let Some(p) = &d.matches.by_path {
+        return (format!("/sys/devices/{p}/block/*"), None);
+    }
+    let found = present
+        .iter()
+        .find(|p| Match::from_identity(&p.identity).is_some_and(|m| m == d.matches));
+    if let Some(dev) = found
+        && let Ok(path) = std::fs::canonicalize(root.block_dev(&dev.name))
+        && let Ok(rel) = path.strip_prefix(&root.sys)
+        && !rel.starts_with("devices/virtual")
+    {
+        let parent = rel
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        return (format!("/sys/{parent}/*"), None);
+    }
+    (
+        format!("/sys/block/{}", d.name),
+        Some(format!(
+            "TuneD's [sysfs] takes paths: {} by its name when tuned, which may change",
+            d.name
+        )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regex_of_an_naa_wwid_is_udevs_id_wwn() {
+        let m = Match::from_identity("wwid:naa.5000C500AAAA000A").unwrap_or_default();
+        let (r, note) = udev_regex(&m, "sda");
+        assert_eq!(r, "^ID_WWN(_WITH_EXTENSION)?=0x5000c500aaaa000a$");
+        assert!(note.is_none());
+        let m = Match::from_identity("loop:/tmp/x.img").unwrap_or_default();
+        let (r, note) = udev_regex(&m, "loop0");
+        assert_eq!(r, "^DEVNAME=/dev/loop0$");
+        assert!(note.is_some_and(|n| n.contains("backing file")));
+    }
+}

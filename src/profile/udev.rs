@@ -1,0 +1,144 @@
+//! udev rules: one rule per device entry, on `ACTION=="add|change"`, `SUBSYSTEM=="block"`,
+//! `ENV{DEVTYPE}=="disk"`, matching the entry's identity and assigning its knobs in the
+//! kernel's order in the same rule (udev applies a rule's assignments left to right), so the
+//! scheduler is set before the iosched attributes it creates. They need no sweetspot binary at
+//! boot. Install as `/etc/udev/rules.d/99-sweetspot.rules` (after udev's own
+//! 60-persistent-storage.rules, which set the `ID_*` properties used here).
+//!
+//! Matches (udev(7): `ATTR`/`ATTRS` compare sysfs attributes, trailing whitespace ignored;
+//! `ATTRS` walks up to the parents, all on one device):
+//! - `wwid`: `ATTRS{wwid}`, the sysfs value sweetspot keyed on. udev's `ID_WWN` spells it
+//!   differently for SCSI/ATA (`0x5000c500…` for `naa.5000C500…`), so it is not used.
+//! - `serial` + `model`: `ENV{ID_SERIAL_SHORT}` (set from `device/serial` or `serial` by
+//!   udev's ata_id/scsi_id/virtio rules) and `ATTRS{model}`.
+//! - `by_path`: `DEVPATH=="/devices/<by_path>/block/*"`.
+//! - `backing_file` (loop): `ATTR{loop/backing_file}`; losetup emits a `change` event when it
+//!   attaches a file, so the rule fires then.
+//! - a model class (`--match model`): `ATTRS{model}`, and `ATTRS{rev}` for the firmware.
+
+use super::model::{DeviceEntry, Match, Profile};
+use crate::knob::catalogue;
+use crate::types::{ApplyOrder, Setting};
+use crate::{Error, Result};
+
+/// The rules file for `profile`. Errors: a match value with a `"` or a line break, which a
+/// udev rule cannot quote.
+pub fn render(profile: &Profile) -> Result<String> {
+    let mut out = String::from(
+        "# sweetspot sweet spots as udev rules (`sweetspot profile export --format udev`).\n\
+         # Install as /etc/udev/rules.d/99-sweetspot.rules, then:\n\
+         #   udevadm control --reload && udevadm trigger --subsystem-match=block --action=change\n",
+    );
+    for d in &profile.devices {
+        out.push_str(&format!("\n# {}\n", describe(d)));
+        if d.knobs.is_empty() {
+            out.push_str("# keep the default: no significant improvement, so no rule\n");
+            continue;
+        }
+        let mut keys = vec![
+            r#"ACTION=="add|change""#.to_string(),
+            r#"SUBSYSTEM=="block""#.to_string(),
+            r#"ENV{DEVTYPE}=="disk""#.to_string(),
+        ];
+        keys.extend(match_keys(&d.matches)?);
+        for (k, v) in in_apply_order(&d.knobs) {
+            keys.push(format!(r#"ATTR{{{}}}="{v}""#, attr_path(&k)));
+        }
+        out.push_str(&keys.join(", "));
+        out.push('\n');
+    }
+    if let Some(h) = &profile.host {
+        out.push_str(&format!(
+            "\n# host-wide knobs ({}) are not udev's: export them with --format sysctl\n",
+            h.knobs.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// One comment line on where an entry comes from.
+pub fn describe(d: &DeviceEntry) -> String {
+    let what = d.improvement.as_ref().map_or_else(
+        || "kept the default".to_string(),
+        |i| {
+            format!(
+                "{} {:.2}× better (95% CI {:.2}–{:.2}, {} runs)",
+                i.objective, i.ratio, i.ci95[0], i.ci95[1], i.runs
+            )
+        },
+    );
+    format!(
+        "{} when tuned: kernel {}, policy {}, {}: {what}",
+        d.name, d.kernel, d.policy, d.tuned_at
+    )
+}
+
+/// The knobs in the kernel's apply order (scheduler → nr_requests → iosched/* → queue/*),
+/// names within one order alphabetically.
+pub fn in_apply_order(knobs: &Setting) -> Vec<(String, String)> {
+    let mut v: Vec<(ApplyOrder, String, String)> = knobs
+        .iter()
+        .map(|(k, val)| {
+            let order = catalogue::order_of(k).unwrap_or(ApplyOrder::Iosched);
+            (order, k.clone(), val.to_string())
+        })
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, k, val)| (k, val)).collect()
+}
+
+/// The knob's file under the disk's sysfs directory: `queue/scheduler`, `queue/nr_requests`,
+/// `queue/iosched/<name>` or `queue/<name>`.
+pub fn attr_path(knob: &str) -> String {
+    match catalogue::order_of(knob) {
+        Some(ApplyOrder::Scheduler) => "queue/scheduler".into(),
+        Some(ApplyOrder::Queue | ApplyOrder::NrRequests) => format!("queue/{knob}"),
+        _ => format!("queue/iosched/{knob}"),
+    }
+}
+
+fn quoted(field: &str, v: &str) -> Result<String> {
+    if v.contains('"') || v.contains('\n') {
+        return Err(Error::BadInput(format!(
+            "match.{field} '{v}': a udev rule cannot quote '\"' or a line break"
+        )));
+    }
+    Ok(v.to_string())
+}
+
+fn match_keys(m: &Match) -> Result<Vec<String>> {
+    let mut keys = Vec::new();
+    if let Some(w) = &m.wwid {
+        keys.push(format!(r#"ATTRS{{wwid}}=="{}""#, quoted("wwid", w)?));
+    }
+    if let Some(s) = &m.serial {
+        keys.push(format!(
+            r#"ENV{{ID_SERIAL_SHORT}}=="{}""#,
+            quoted("serial", s)?
+        ));
+    }
+    if let Some(md) = &m.model {
+        keys.push(format!(r#"ATTRS{{model}}=="{}""#, quoted("model", md)?));
+        if let Some(fw) = &m.firmware {
+            keys.push(format!(r#"ATTRS{{rev}}=="{}""#, quoted("firmware", fw)?));
+        }
+    }
+    if let Some(p) = &m.by_path {
+        keys.push(format!(
+            r#"DEVPATH=="/devices/{}/block/*""#,
+            quoted("by_path", p)?
+        ));
+    }
+    if let Some(f) = &m.backing_file {
+        keys.push(format!(
+            r#"ATTR{{loop/backing_file}}=="{}""#,
+            quoted("backing_file", f)?
+        ));
+    }
+    if keys.is_empty() {
+        return Err(Error::BadInput(
+            "a device entry has an empty match: nothing to find its disk by".into(),
+        ));
+    }
+    Ok(keys)
+}
