@@ -77,8 +77,10 @@ pub enum Command {
     Tune(tune::Args),
     /// Show stored trials and sweet spots.
     History(history::Args),
-    /// Export sweet spots as profiles for boot (TOML, udev rules, sysctl.d, TuneD).
+    /// Export sweet spots as profiles for boot (TOML, udev, sysctl.d, TuneD), or apply one.
     Profile(profile::Args),
+    /// Compare a profile (default: the latest sweet spots) with the disks now; exit 1 on drift.
+    Verify(profile::VerifyArgs),
     /// Internal: the reference job and the loads run as this (hidden).
     #[command(name = "__worker", hide = true)]
     Worker(crate::bench::worker::Args),
@@ -179,6 +181,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tune(a) => tune::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
         Command::Profile(a) => profile::run(&ctx, a),
+        Command::Verify(a) => profile::verify(&ctx, a),
         Command::Worker(a) => crate::bench::worker::run(a),
     }
 }

@@ -1,10 +1,13 @@
 //! `sweetspot profile export [--format toml|udev|sysctl|tuned] [--device D] [--policy P]
 //! [--match identity|model] [--out FILE]`: the sweet spots in the database as a profile for
-//! boot.
+//! boot. `sweetspot profile apply [FILE] [--device D] [--dry-run]`: a profile (default: the
+//! database's latest sweet spots) applied to the disks present, journaled.
+//! `sweetspot verify [FILE] [--json]`: expected against actual, exit 1 on drift.
 
 use super::Ctx;
+use crate::profile::apply::Status;
 use crate::profile::build::{self, MatchBy, Select};
-use crate::profile::{sysctl, tuned, udev};
+use crate::profile::{Profile, sysctl, tuned, udev};
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,6 +25,34 @@ pub enum Command {
     /// Export the latest sweet spot per (device identity, kernel, policy) for boot: as
     /// sweetspot's TOML, udev rules, a sysctl.d file or a TuneD profile.
     Export(ExportArgs),
+    /// Apply a profile (default: the latest sweet spots in the database) to the disks present
+    /// now, matched by identity, journaled so `restore` undoes it. Exit 1 when a knob was not
+    /// applied.
+    Apply(ApplyArgs),
+}
+
+/// Arguments of `sweetspot profile apply`.
+#[derive(Debug, clap::Args)]
+pub struct ApplyArgs {
+    /// A profile (sweetspot's TOML, from `profile export`); default: the database's latest
+    /// sweet spots.
+    pub file: Option<PathBuf>,
+    /// Only this present disk (kernel name).
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
+    /// Print what would be written, as shell commands, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Arguments of `sweetspot verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// A profile (sweetspot's TOML); default: the database's latest sweet spots.
+    pub file: Option<PathBuf>,
+    /// Print JSON (with a `version` field).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Output formats of `profile export`.
@@ -63,7 +94,115 @@ pub struct ExportArgs {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     match &args.command {
         Command::Export(a) => export(ctx, a),
+        Command::Apply(a) => apply(ctx, a),
     }
+}
+
+/// The profile in `file`, or the database's latest sweet spots.
+fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Profile> {
+    match file {
+        Some(f) => crate::profile::file::load(f),
+        None => {
+            if !ctx.db.exists() {
+                return Err(Error::BadInput(format!(
+                    "no profile given and {} does not exist (nothing tuned with this --db)",
+                    ctx.db.display()
+                )));
+            }
+            let sel = Select {
+                device: None,
+                policy: None,
+                by: MatchBy::Identity,
+            };
+            build::build(&ctx.store()?, &ctx.root, &sel)
+        }
+    }
+}
+
+fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
+    let profile = source(ctx, args.file.as_deref())?;
+    if let Some(d) = &args.device {
+        crate::device::find(&ctx.root, d)?;
+    }
+    let mut store = ctx.store()?;
+    let outcomes = crate::profile::apply::apply(
+        &mut store,
+        &ctx.root,
+        &profile,
+        args.device.as_deref(),
+        args.dry_run,
+    )?;
+    let mut text = String::new();
+    let mut failed = 0;
+    for o in &outcomes {
+        let who = match &o.device {
+            Some(d) if *d != o.entry => format!("{d} (tuned as {})", o.entry),
+            Some(d) => d.clone(),
+            None => o.entry.clone(),
+        };
+        if let Some(w) = &o.kernel_warning {
+            tracing::warn!("{who}: {w}");
+        }
+        match &o.status {
+            Status::Applied { changes } if changes.is_empty() => {
+                text.push_str(&format!("{who}: already at its sweet spot\n"));
+            }
+            Status::Applied { changes } => {
+                for (k, from, to) in changes {
+                    text.push_str(&format!("{who}: {k} {from} → {to}\n"));
+                }
+            }
+            Status::DryRun { commands } => {
+                text.push_str(&format!("# {who}\n"));
+                for c in commands {
+                    text.push_str(&format!("{c}\n"));
+                }
+            }
+            Status::Nothing => {
+                text.push_str(&format!("{who}: keep the default (nothing to apply)\n"));
+            }
+            Status::Absent => {
+                text.push_str(&format!("{who}: not present; skipped\n"));
+            }
+            Status::Failed { error } => {
+                failed += 1;
+                text.push_str(&format!("{who}: NOT APPLIED: {error}\n"));
+            }
+        }
+    }
+    if outcomes
+        .iter()
+        .any(|o| matches!(o.status, Status::Applied { .. }))
+    {
+        text.push_str("undo with `sweetspot restore`\n");
+    }
+    super::print_out(&text)?;
+    if failed > 0 {
+        return Err(Error::Failed(format!(
+            "{failed} profile entries were not applied"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `sweetspot verify`.
+pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
+    let profile = source(ctx, args.file.as_deref())?;
+    let v = crate::profile::verify::verify(&ctx.root, &profile)?;
+    if args.json {
+        super::print_json(&v)?;
+    } else {
+        super::print_out(&crate::profile::verify::table(&v))?;
+    }
+    if !v.clean {
+        let n = v
+            .rows
+            .iter()
+            .filter(|r| r.status == "drift" || r.status == "missing")
+            .count();
+        return Err(Error::Failed(format!("{n} knobs differ from the profile")));
+    }
+    Ok(())
 }
 
 fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {

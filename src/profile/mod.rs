@@ -10,11 +10,14 @@
 //!   [`sysctl`] (`sysctl.d`, the host knobs only), [`tuned`] (a TuneD profile directory).
 //!   The TOML is [`model::Profile::to_toml`].
 
+pub mod apply;
 pub mod build;
+pub mod file;
 pub mod model;
 pub mod sysctl;
 pub mod tuned;
 pub mod udev;
+pub mod verify;
 
 pub use model::{DeviceEntry, Match, Profile};
 

@@ -274,3 +274,185 @@ fn a_device_with_no_sweet_spot_is_bad_input() {
         "{e}"
     );
 }
+
+/// A fresh boot: the profile exported from the database applies to a new tree, by identity.
+#[test]
+fn round_trip_export_apply_verify_and_drift() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+    store_spot(
+        &store,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        &[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "8"),
+            ("read_ahead_kb", "256"),
+        ],
+        &[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "16"),
+            ("read_ahead_kb", "128"),
+        ],
+        true,
+    );
+    let text = build(&store, &t.root, &all(MatchBy::Identity))
+        .unwrap()
+        .to_toml()
+        .unwrap();
+    let profile = super::file::parse(&text, std::path::Path::new("p.toml")).unwrap();
+    assert!(
+        !super::verify::verify(&t.root, &profile).unwrap().clean,
+        "not applied yet"
+    );
+    let out = super::apply::apply(&mut store, &t.root, &profile, None, false).unwrap();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!(
+        matches!(&out[0].status, super::apply::Status::Applied { changes } if changes.len() == 2),
+        "{out:?}"
+    );
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+    let v = super::verify::verify(&t.root, &profile).unwrap();
+    assert!(v.clean, "{v:?}");
+    assert_eq!(v.rows.len(), 2);
+    // A change behind sweetspot's back is drift.
+    t.set("sda", "queue/read_ahead_kb", "4096");
+    let v = super::verify::verify(&t.root, &profile).unwrap();
+    assert!(!v.clean);
+    let r = v.rows.iter().find(|r| r.knob == "read_ahead_kb").unwrap();
+    assert_eq!((r.actual.as_deref(), r.status), (Some("4096"), "drift"));
+    // restore undoes the profile: its writes are journaled under the owner `profile`.
+    crate::knob::apply::restore(&mut store, &t.root, Some("sda"), None).unwrap();
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+}
+
+/// Names swapped between boots: each disk still gets its own values, and a different disk
+/// under a tuned disk's old name gets nothing.
+#[test]
+fn apply_follows_identity_not_the_name() {
+    let t = FakeTree::new();
+    // This boot: the WWID disk is sdb, the model+serial disk is sda.
+    t.disk("sdb", "8:16", "none [mq-deadline] kyber bfq", 64)
+        .set("sdb", "device/wwid", "naa.5000c500a1b2c3d4");
+    t.disk("sda", "8:0", "none [mq-deadline] kyber bfq", 64)
+        .set("sda", "device/model", "WDC WD10EZEX")
+        .set("sda", "device/serial", "WD-1");
+    t.disk("sdc", "8:32", "none [mq-deadline] kyber bfq", 64)
+        .set("sdc", "device/wwid", "naa.5000c500ffffffff");
+    let text = r#"
+version = 1
+[[device]]
+name = "sda"
+match = { wwid = "naa.5000c500a1b2c3d4" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { fifo_batch = 8 }
+[[device]]
+name = "sdb"
+match = { model = "WDC WD10EZEX", serial = "WD-1" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { fifo_batch = 4 }
+[[device]]
+name = "sdc"
+match = { wwid = "naa.5000c500eeeeeeee" }
+kernel = "6.1.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { fifo_batch = 2 }
+"#;
+    let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+    let out = super::apply::apply(&mut store, &t.root, &profile, None, false).unwrap();
+    assert_eq!(
+        t.get("sdb", "queue/iosched/fifo_batch"),
+        "8",
+        "the WWID disk, now sdb"
+    );
+    assert_eq!(
+        t.get("sda", "queue/iosched/fifo_batch"),
+        "4",
+        "the serial disk, now sda"
+    );
+    assert_eq!(
+        t.get("sdc", "queue/iosched/fifo_batch"),
+        "16",
+        "another disk named sdc: untouched"
+    );
+    let sdc = out.iter().find(|o| o.entry == "sdc").unwrap();
+    assert_eq!(sdc.status, super::apply::Status::Absent);
+}
+
+#[test]
+fn a_model_entry_applies_to_every_disk_of_that_model_only_and_warns_on_another_kernel() {
+    let t = FakeTree::new();
+    for (n, dev, m) in [
+        ("sda", "8:0", "SDCARD-X"),
+        ("sdb", "8:16", "SDCARD-X"),
+        ("sdc", "8:32", "OTHER"),
+    ] {
+        t.disk(n, dev, "none [mq-deadline] kyber bfq", 64)
+            .set(n, "device/model", m);
+    }
+    let text = r#"
+version = 1
+[[device]]
+name = "sda"
+match = { model = "SDCARD-X" }
+kernel = "2.6.0-old"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { fifo_batch = 8 }
+[[device]]
+name = "sdc"
+match = { model = "OTHER" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+"#;
+    let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+    let out = super::apply::apply(&mut store, &t.root, &profile, None, false).unwrap();
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
+    assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "8");
+    assert_eq!(
+        t.get("sdc", "queue/iosched/fifo_batch"),
+        "16",
+        "keep the default writes nothing"
+    );
+    let w = out
+        .iter()
+        .find(|o| o.device.as_deref() == Some("sda"))
+        .unwrap();
+    assert!(
+        w.kernel_warning
+            .as_deref()
+            .unwrap()
+            .contains("tuned on 2.6.0-old"),
+        "{w:?}"
+    );
+    let sdc = out
+        .iter()
+        .find(|o| o.device.as_deref() == Some("sdc"))
+        .unwrap();
+    assert_eq!(sdc.status, super::apply::Status::Nothing);
+    // --dry-run writes nothing and prints the commands.
+    t.set("sda", "queue/iosched/fifo_batch", "16");
+    let out = super::apply::apply(&mut store, &t.root, &profile, Some("sda"), true).unwrap();
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+    let super::apply::Status::DryRun { commands } = &out[0].status else {
+        panic!("{out:?}")
+    };
+    assert!(
+        commands[0].starts_with("echo 8 > ")
+            && commands[0].ends_with("sda/queue/iosched/fifo_batch"),
+        "{commands:?}"
+    );
+}

@@ -1,0 +1,194 @@
+//! Applying a profile to the disks present now: each device entry finds its disks by
+//! identity (or model, for a fleet entry), never by name, and its knobs go through the
+//! journaled write path ([`crate::knob::apply`]) under the owner `profile`, so `restore`
+//! undoes a profile like any other change. Host-wide knobs are applied once.
+
+use super::model::{DeviceEntry, Match, Profile};
+use super::udev::{attr_path, in_apply_order};
+use crate::Result;
+use crate::device::{self, Device};
+use crate::knob::apply::apply_with;
+use crate::knob::io::RealIo;
+use crate::store::Store;
+use crate::sysroot::SysRoot;
+use crate::types::Setting;
+
+/// Journal owner of profile writes.
+pub const OWNER: &str = "profile";
+
+/// What happened to one device entry on one disk.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum Status {
+    /// Written and read back: `knob from → to` per knob (knobs already at their value are
+    /// not listed).
+    Applied {
+        /// `(knob, from, to)`.
+        changes: Vec<(String, String, String)>,
+    },
+    /// `--dry-run`: the shell commands that would do it.
+    DryRun {
+        /// One `echo VALUE > FILE` per knob, in apply order.
+        commands: Vec<String>,
+    },
+    /// A "keep the default" entry: nothing to write.
+    Nothing,
+    /// No present disk matches the entry's identity: skipped.
+    Absent,
+    /// The kernel refused or did not honour a write (the message names knob, value, errno).
+    Failed {
+        /// The error.
+        error: String,
+    },
+}
+
+/// One line of the apply report.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Outcome {
+    /// The entry's name when tuned, or `host` for the host-wide knobs.
+    pub entry: String,
+    /// The present disk it matched (`None` when absent or for the host).
+    pub device: Option<String>,
+    /// Set when the running kernel differs from the one it was tuned on.
+    pub kernel_warning: Option<String>,
+    /// What happened.
+    #[serde(flatten)]
+    pub status: Status,
+}
+
+/// True when `dev` is the disk (or, for a model entry, one of the disks) `m` names: every
+/// field `m` sets equals the device's (model and firmware read from `device/model` and
+/// `device/rev`).
+pub fn matches(root: &SysRoot, dev: &Device, m: &Match) -> bool {
+    let id = Match::from_identity(&dev.identity).unwrap_or_default();
+    let attr = |rel: &str| {
+        device::read_attr(&root.block_dev(&dev.name).join(rel)).filter(|s| !s.is_empty())
+    };
+    let same = |want: &Option<String>, have: Option<String>| want.is_none() || *want == have;
+    same(&m.wwid, id.wwid)
+        && same(&m.serial, id.serial)
+        && same(&m.by_path, id.by_path)
+        && same(&m.backing_file, id.backing_file)
+        && same(&m.model, id.model.or_else(|| attr("device/model")))
+        && same(
+            &m.firmware,
+            attr("device/rev").or_else(|| attr("device/firmware_rev")),
+        )
+}
+
+/// The present disks an entry applies to.
+pub fn disks_of<'a>(root: &SysRoot, present: &'a [Device], d: &DeviceEntry) -> Vec<&'a Device> {
+    present
+        .iter()
+        .filter(|p| matches(root, p, &d.matches))
+        .collect()
+}
+
+/// Applies `profile` (only the entries matching `only`, a present kernel name, when given)
+/// to `root`; `dry_run` writes nothing. Per-entry failures are outcomes, not errors; errors
+/// are the store's.
+pub fn apply(
+    store: &mut Store,
+    root: &SysRoot,
+    profile: &Profile,
+    only: Option<&str>,
+    dry_run: bool,
+) -> Result<Vec<Outcome>> {
+    let present = device::list(root)?;
+    let kernel = device::kernel_release();
+    let mut out = Vec::new();
+    for d in &profile.devices {
+        let disks: Vec<&Device> = disks_of(root, &present, d)
+            .into_iter()
+            .filter(|p| only.is_none_or(|o| o == p.name))
+            .collect();
+        if disks.is_empty() {
+            if only.is_none() {
+                out.push(Outcome {
+                    entry: d.name.clone(),
+                    device: None,
+                    kernel_warning: None,
+                    status: Status::Absent,
+                });
+            }
+            continue;
+        }
+        let kernel_warning = (d.kernel != kernel).then(|| {
+            format!(
+                "tuned on {}, running {kernel}: applied; a retune is advised",
+                d.kernel
+            )
+        });
+        for dev in disks {
+            let status = if d.knobs.is_empty() {
+                Status::Nothing
+            } else if dry_run {
+                Status::DryRun {
+                    commands: commands(root, &dev.name, &d.knobs),
+                }
+            } else {
+                write(store, root, dev, &d.knobs)
+            };
+            out.push(Outcome {
+                entry: d.name.clone(),
+                device: Some(dev.name.clone()),
+                kernel_warning: kernel_warning.clone(),
+                status,
+            });
+        }
+    }
+    if let Some(h) = &profile.host
+        && only.is_none()
+        && !h.knobs.is_empty()
+    {
+        // The journaled path takes a device to carry host knobs (their files are under
+        // /proc/sys/vm whichever disk carries them).
+        let status = match present.first() {
+            _ if dry_run => Status::DryRun {
+                commands: h
+                    .knobs
+                    .iter()
+                    .map(|(k, v)| format!("echo {v} > {}", root.vm().join(k).display()))
+                    .collect(),
+            },
+            Some(dev) => write(store, root, dev, &h.knobs),
+            None => Status::Failed {
+                error: "no disk present to apply the host knobs through".into(),
+            },
+        };
+        out.push(Outcome {
+            entry: "host".into(),
+            device: None,
+            kernel_warning: None,
+            status,
+        });
+    }
+    Ok(out)
+}
+
+fn write(store: &mut Store, root: &SysRoot, dev: &Device, knobs: &Setting) -> Status {
+    match apply_with(&RealIo, store, root, dev, knobs, OWNER) {
+        Ok(changes) => Status::Applied {
+            changes: changes
+                .into_iter()
+                .map(|c| (c.knob, c.from, c.to))
+                .collect(),
+        },
+        Err(e) => Status::Failed {
+            error: e.to_string(),
+        },
+    }
+}
+
+/// `echo VALUE > FILE` per knob, in the kernel's apply order.
+fn commands(root: &SysRoot, name: &str, knobs: &Setting) -> Vec<String> {
+    in_apply_order(knobs)
+        .into_iter()
+        .map(|(k, v)| {
+            format!(
+                "echo {v} > {}",
+                root.block_dev(name).join(attr_path(&k)).display()
+            )
+        })
+        .collect()
+}

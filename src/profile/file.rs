@@ -1,0 +1,184 @@
+//! Reading a profile file: its ownership and mode, its TOML, and what it asks for, each
+//! refused with the file, line and field (exit 2) before anything is applied.
+//!
+//! - A profile is applied as root at boot: one that is world-writable, or (when run as root)
+//!   not owned by root, would let anyone choose what root writes to sysfs, so it is refused.
+//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match`; every knob must be
+//!   one sweetspot knows (the catalogue, `src/knob/catalogue.rs`), with an integer value within
+//!   the catalogue's safe bounds (a `scheduler` is a name); `[host]` takes host-wide knobs only.
+
+use super::model::{Profile, VERSION};
+use crate::knob::catalogue;
+use crate::tune::toml_error::{field_of_error, plain_message};
+use crate::types::{ApplyOrder, KnobValue, Setting};
+use crate::{Error, Result};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use toml::de::{DeTable, DeValue};
+
+/// Reads and validates the profile at `path`.
+pub fn load(path: &Path) -> Result<Profile> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::BadInput(format!("profile {}: {e}", path.display())))?;
+    let bad = |msg: String| Error::BadInput(format!("profile {}: {msg}", path.display()));
+    if meta.mode() & 0o002 != 0 {
+        return Err(bad(format!(
+            "world-writable (mode {:o}): anyone could choose what it writes as root; \
+             chmod o-w it",
+            meta.mode() & 0o7777
+        )));
+    }
+    if nix::unistd::geteuid().is_root() && meta.uid() != 0 {
+        return Err(bad(format!(
+            "owned by uid {}, not root, and this runs as root: chown root it",
+            meta.uid()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    parse(&text, path)
+}
+
+/// Parses and validates a profile text; `path` names it in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Profile> {
+    let line_of = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
+    let err = |at: Option<usize>, field: String, msg: String| Error::BadFile {
+        path: path.to_path_buf(),
+        line: at.map(line_of),
+        field,
+        msg,
+    };
+    let p: Profile = toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim().to_string();
+        let field = field_of_error(text, e.span(), &msg);
+        err(e.span().map(|s| s.start), field, plain_message(&msg))
+    })?;
+    let doc = DeTable::parse(text).ok();
+    let span =
+        |keys: &[&str], idx: Option<usize>| doc.as_ref().and_then(|d| find(d.get_ref(), keys, idx));
+    if p.version != VERSION {
+        return Err(err(
+            span(&["version"], None),
+            "version".into(),
+            format!(
+                "unknown version {} (this sweetspot reads version {VERSION})",
+                p.version
+            ),
+        ));
+    }
+    for (i, d) in p.devices.iter().enumerate() {
+        let m = &d.matches;
+        let any = [&m.wwid, &m.serial, &m.model, &m.by_path, &m.backing_file]
+            .iter()
+            .any(|f| f.is_some());
+        if !any {
+            return Err(err(
+                span(&["device"], Some(i)),
+                format!("device[{i}].match"),
+                "missing: give wwid, serial+model, by_path, backing_file, or model".into(),
+            ));
+        }
+        if m.serial.is_some() && m.model.is_none() {
+            return Err(err(
+                span(&["device", "match", "serial"], Some(i)),
+                format!("device[{i}].match.serial"),
+                "a serial needs its model".into(),
+            ));
+        }
+        check_knobs(&d.knobs, false).map_err(|(k, msg)| {
+            err(
+                span(&["device", "knobs", &k], Some(i)),
+                format!("device[{i}].knobs.{k}"),
+                msg,
+            )
+        })?;
+    }
+    if let Some(h) = &p.host {
+        check_knobs(&h.knobs, true).map_err(|(k, msg)| {
+            err(
+                span(&["host", "knobs", &k], None),
+                format!("host.knobs.{k}"),
+                msg,
+            )
+        })?;
+    }
+    Ok(p)
+}
+
+/// The first knob of `knobs` that is unknown, misplaced or out of its safe bounds, with why.
+fn check_knobs(knobs: &Setting, host: bool) -> std::result::Result<(), (String, String)> {
+    for (k, v) in knobs {
+        let Some(order) = catalogue::order_of(k) else {
+            return Err((k.clone(), "not a knob sweetspot knows".into()));
+        };
+        if host != (order == ApplyOrder::Vm) {
+            let place = if host {
+                "a device knob: put it in its [[device]]"
+            } else {
+                "host-wide: put it under [host]"
+            };
+            return Err((k.clone(), place.into()));
+        }
+        match (k.as_str(), v) {
+            ("scheduler", KnobValue::Name(n)) if is_name(n) => {}
+            ("scheduler", _) => {
+                return Err((k.clone(), format!("'{v}': expected a scheduler name")));
+            }
+            (_, KnobValue::Int(x)) => {
+                let fact = catalogue::lookup(None, k).or_else(|| {
+                    catalogue::schedulers_with(k)
+                        .first()
+                        .and_then(|s| catalogue::lookup(Some(s), k))
+                });
+                if let Some(f) = fact
+                    && !(f.min..=f.max).contains(x)
+                {
+                    return Err((
+                        k.clone(),
+                        format!(
+                            "'{x}' is outside its safe bounds {}–{} {}",
+                            f.min, f.max, f.unit
+                        )
+                        .trim_end()
+                        .to_string(),
+                    ));
+                }
+            }
+            (_, KnobValue::Name(_)) => {
+                return Err((k.clone(), format!("'{v}': expected an integer")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The byte offset of `keys` (the first one an array of tables when `idx` is given).
+fn find(t: &DeTable<'_>, keys: &[&str], idx: Option<usize>) -> Option<usize> {
+    let (first, rest) = keys.split_first()?;
+    let mut v = t.get(*first)?;
+    if let Some(i) = idx {
+        let DeValue::Array(a) = v.get_ref() else {
+            return None;
+        };
+        v = a.get(i)?;
+    }
+    let mut at = v.span().start;
+    for k in rest {
+        let DeValue::Table(inner) = v.get_ref() else {
+            break;
+        };
+        match inner.get(*k) {
+            Some(next) => {
+                at = next.span().start;
+                v = next;
+            }
+            None => break,
+        }
+    }
+    Some(at)
+}

@@ -1,0 +1,125 @@
+//! `verify`: the profile's expected values against what the present disks and host have now,
+//! per device and knob (as saptune's `verify` does). Drift is any knob whose value differs or
+//! that does not exist now (its scheduler is not active); an entry whose disk is absent is
+//! reported, not counted as drift.
+
+use super::apply::disks_of;
+use super::model::Profile;
+use crate::Result;
+use crate::device;
+use crate::knob::{Knob, discover};
+use crate::sysroot::SysRoot;
+use serde::Serialize;
+
+/// The `verify --json` format's version.
+pub const JSON_VERSION: u32 = 1;
+
+/// One row: device / knob / expected / actual / status.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The present disk (kernel name), `host`, or the entry's name when absent.
+    pub device: String,
+    /// Knob name (`-` for an absent disk).
+    pub knob: String,
+    /// The profile's value.
+    pub expected: String,
+    /// The value now (`None`: the knob or disk does not exist now).
+    pub actual: Option<String>,
+    /// `ok`, `drift`, `missing` (the knob does not exist now) or `absent` (no disk matches).
+    pub status: &'static str,
+}
+
+/// The whole verification, as `verify --json` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verification {
+    /// [`JSON_VERSION`].
+    pub version: u32,
+    /// True when no row is `drift` or `missing`.
+    pub clean: bool,
+    /// Every row.
+    pub rows: Vec<Row>,
+}
+
+/// Compares `profile` with `root` now.
+pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
+    let present = device::list(root)?;
+    let mut rows = Vec::new();
+    let row = |device: &str, knob: &str, expected: String, found: Option<&Knob>| {
+        let actual = found.map(|k| k.current.to_string());
+        let status = match &actual {
+            None => "missing",
+            Some(a) if *a == expected => "ok",
+            Some(_) => "drift",
+        };
+        Row {
+            device: device.to_string(),
+            knob: knob.to_string(),
+            expected,
+            actual,
+            status,
+        }
+    };
+    for d in &profile.devices {
+        if d.knobs.is_empty() {
+            continue;
+        }
+        let disks = disks_of(root, &present, d);
+        if disks.is_empty() {
+            rows.push(Row {
+                device: d.name.clone(),
+                knob: "-".into(),
+                expected: "-".into(),
+                actual: None,
+                status: "absent",
+            });
+        }
+        for dev in disks {
+            let knobs = discover::knobs(root, dev)?;
+            for (k, v) in &d.knobs {
+                rows.push(row(
+                    &dev.name,
+                    k,
+                    v.to_string(),
+                    knobs.iter().find(|x| &x.name == k),
+                ));
+            }
+        }
+    }
+    if let Some(h) = &profile.host {
+        let vm = discover::vm_knobs(root);
+        for (k, v) in &h.knobs {
+            rows.push(row(
+                "host",
+                k,
+                v.to_string(),
+                vm.iter().find(|x| &x.name == k),
+            ));
+        }
+    }
+    Ok(Verification {
+        version: JSON_VERSION,
+        clean: rows
+            .iter()
+            .all(|r| r.status == "ok" || r.status == "absent"),
+        rows,
+    })
+}
+
+/// The table: `device  knob  expected  actual  status`.
+pub fn table(v: &Verification) -> String {
+    let mut out = format!(
+        "{:<12} {:<24} {:>12} {:>12}  status\n",
+        "device", "knob", "expected", "actual"
+    );
+    for r in &v.rows {
+        out.push_str(&format!(
+            "{:<12} {:<24} {:>12} {:>12}  {}\n",
+            r.device,
+            r.knob,
+            r.expected,
+            r.actual.as_deref().unwrap_or("-"),
+            r.status
+        ));
+    }
+    out
+}
