@@ -1,0 +1,269 @@
+//! The boot integration: what `profile export` writes for udev and TuneD parses as those
+//! tools read it, and the shipped examples pass their tools' own checks (`systemd-analyze
+//! verify`, `ansible-playbook --syntax-check`), which `.ci/run` installs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use sweetspot::store::Store;
+use sweetspot::types::{Setting, TargetInfo};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("sweetspot")
+}
+
+/// A database with one significant sweet spot of a WWID disk that changed the scheduler,
+/// fifo_batch, read_ahead_kb and dirty_ratio.
+fn db_with_sweet_spot(dir: &Path) -> PathBuf {
+    let db = dir.join("b.db");
+    let store = Store::open(&db).unwrap();
+    let target = TargetInfo {
+        label: "sda".into(),
+        identity: "wwid:naa.5000c500a1b2c3d4".into(),
+        kernel: "6.18.0".into(),
+    };
+    let s = |pairs: &[(&str, &str)]| -> Setting {
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    v.parse::<i64>().map_or_else(|_| (*v).into(), Into::into),
+                )
+            })
+            .collect()
+    };
+    let best = s(&[
+        ("scheduler", "mq-deadline"),
+        ("fifo_batch", "8"),
+        ("read_ahead_kb", "256"),
+        ("dirty_ratio", "10"),
+    ]);
+    let default = s(&[
+        ("scheduler", "none"),
+        ("read_ahead_kb", "128"),
+        ("dirty_ratio", "20"),
+    ]);
+    let ev = serde_json::json!({"target": {"label": "sda"}, "runs": 24,
+        "objective": {"name": "io_load Ratio", "improvement": {"ratio": 2.2, "ci95": [2.05, 2.37]}}});
+    let tune = store.insert_tune(&target, Some("sda"), "quick").unwrap();
+    store
+        .insert_sweet_spot(&target, "quick", Some(tune), &best, &default, true, &ev)
+        .unwrap();
+    store.finish_tune(tune, "done").unwrap();
+    db
+}
+
+fn export(db: &Path, format: &str) -> String {
+    let out = Command::new(bin())
+        .arg("--db")
+        .arg(db)
+        .args(["profile", "export", "--format", format])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// One udev rule key: `KEY` or `KEY{attr}`, its operator and its value (udev(7) syntax:
+/// comma-separated `KEY OP "value"`, operators `==`, `!=`, `=`, `+=`, `-=`, `:=`).
+#[derive(Debug, PartialEq)]
+struct UdevKey {
+    key: String,
+    op: String,
+    value: String,
+}
+
+fn parse_udev_line(line: &str) -> Vec<UdevKey> {
+    let mut keys = Vec::new();
+    let mut rest = line.trim();
+    while !rest.is_empty() {
+        let op_at = rest.find(['=', '!', '+', '-', ':']).expect("an operator");
+        let key = rest[..op_at].trim().to_string();
+        assert!(
+            key.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_{}/".contains(c)),
+            "bad key '{key}' in {line}"
+        );
+        let after = &rest[op_at..];
+        let op = ["==", "!=", "+=", "-=", ":=", "="]
+            .into_iter()
+            .find(|o| after.starts_with(o))
+            .unwrap_or_else(|| panic!("bad operator at '{after}' in {line}"));
+        let after = after[op.len()..].trim_start();
+        assert!(
+            after.starts_with('"'),
+            "unquoted value at '{after}' in {line}"
+        );
+        let end = after[1..].find('"').expect("closing quote") + 1;
+        keys.push(UdevKey {
+            key,
+            op: op.to_string(),
+            value: after[1..end].to_string(),
+        });
+        rest = after[end + 1..].trim_start();
+        if let Some(r) = rest.strip_prefix(',') {
+            rest = r.trim_start();
+        } else {
+            assert!(rest.is_empty(), "junk after a key: '{rest}' in {line}");
+        }
+    }
+    keys
+}
+
+#[test]
+fn udev_rules_parse_match_first_and_set_the_scheduler_before_iosched() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = export(&db_with_sweet_spot(dir.path()), "udev");
+    let lines: Vec<&str> = rules
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    assert_eq!(lines.len(), 1, "{rules}");
+    let keys = parse_udev_line(lines[0]);
+    let first_assign = keys.iter().position(|k| k.op == "=").unwrap();
+    assert!(
+        keys[..first_assign].iter().all(|k| k.op == "=="),
+        "matches come first: {keys:?}"
+    );
+    assert!(
+        keys.iter()
+            .any(|k| k.key == "ATTRS{wwid}" && k.value == "naa.5000c500a1b2c3d4")
+    );
+    let assigned: Vec<(&str, &str)> = keys[first_assign..]
+        .iter()
+        .map(|k| (k.key.as_str(), k.value.as_str()))
+        .collect();
+    assert_eq!(
+        assigned,
+        vec![
+            ("ATTR{queue/scheduler}", "mq-deadline"),
+            ("ATTR{queue/iosched/fifo_batch}", "8"),
+            ("ATTR{queue/read_ahead_kb}", "256"),
+        ]
+    );
+    // The shipped re-apply rule parses too.
+    let example =
+        std::fs::read_to_string(root().join("examples/udev/99-sweetspot-reapply.rules")).unwrap();
+    for l in example
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let keys = parse_udev_line(l);
+        assert!(
+            keys.iter()
+                .any(|k| k.key == "RUN" && k.op == "+=" && k.value.contains("profile apply"))
+        );
+    }
+}
+
+/// tuned.conf parsed as INI (`[section]`, `key=value`, `#` comments).
+#[test]
+fn tuned_conf_parses_as_ini_with_the_expected_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_with_sweet_spot(dir.path());
+    let out = dir.path().join("tuned-profile");
+    let st = Command::new(bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["profile", "export", "--format", "tuned", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let text = std::fs::read_to_string(out.join("tuned.conf")).unwrap();
+    let mut sections: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for l in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        if let Some(name) = l.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            sections.push((name.to_string(), Vec::new()));
+        } else {
+            let (k, v) = l
+                .split_once('=')
+                .unwrap_or_else(|| panic!("not key=value: {l}"));
+            sections
+                .last_mut()
+                .expect("a key before any section")
+                .1
+                .push((k.into(), v.into()));
+        }
+    }
+    let get = |s: &str, k: &str| {
+        sections
+            .iter()
+            .find(|(n, _)| n == s)
+            .and_then(|(_, kv)| kv.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone()))
+    };
+    let names: Vec<&str> = sections.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        vec!["main", "disk_sda", "sysfs_sda", "sysctl"],
+        "{text}"
+    );
+    assert!(
+        get("main", "summary")
+            .unwrap()
+            .starts_with("sweetspot sweet spots")
+    );
+    assert_eq!(get("disk_sda", "type").as_deref(), Some("disk"));
+    assert_eq!(get("disk_sda", "elevator").as_deref(), Some("mq-deadline"));
+    assert_eq!(get("disk_sda", "readahead").as_deref(), Some("256"));
+    assert_eq!(get("sysfs_sda", "type").as_deref(), Some("sysfs"));
+    assert_eq!(get("sysctl", "vm.dirty_ratio").as_deref(), Some("10"));
+}
+
+#[test]
+fn the_systemd_unit_passes_systemd_analyze_verify() {
+    if Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("systemd-analyze is missing: .ci/run installs systemd");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let unit =
+        std::fs::read_to_string(root().join("examples/systemd/sweetspot-apply.service")).unwrap();
+    assert!(unit.contains("Type=oneshot") && unit.contains("RemainAfterExit=yes"));
+    assert!(unit.contains("After=local-fs.target systemd-sysctl.service"));
+    // verify checks that ExecStart exists: point it at the binary under test.
+    let unit = unit.replace("/usr/local/bin/sweetspot", &bin().display().to_string());
+    let path = dir.path().join("sweetspot-apply.service");
+    std::fs::write(&path, unit).unwrap();
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_ansible_playbook_passes_its_syntax_check() {
+    let out = Command::new("ansible-playbook")
+        .args(["--syntax-check", "-i", "localhost,"])
+        .arg(root().join("examples/ansible/sweetspot-profile.yml"))
+        .output()
+        .expect("ansible-playbook (Debian's ansible-core; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
