@@ -40,7 +40,7 @@ fn bad_profiles_name_file_line_and_field() {
         ("unknown-version.toml", ":1: version: unknown version 2"),
         (
             "unknown-knob.toml",
-            ":8: device[0].knobs.fifo_btach: not a knob sweetspot knows",
+            ":8: device[0].knobs.fifo_btach: not a knob sweetspot knows (did you mean 'fifo_batch'?)",
         ),
         (
             "value-outside-domain.toml",

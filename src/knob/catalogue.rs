@@ -209,6 +209,17 @@ pub fn known_names() -> Vec<&'static str> {
     v
 }
 
+/// The known knob name closest to a misspelt `name` (Damerau–Levenshtein distance ≤ 2), for
+/// "did you mean" hints.
+pub fn closest(name: &str) -> Option<&'static str> {
+    known_names()
+        .into_iter()
+        .map(|n| (strsim::damerau_levenshtein(name, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
+}
+
 /// The other member of an exclusive vm pair: writing one zeroes the other
 /// (`dirty_ratio`↔`dirty_bytes`, `dirty_background_ratio`↔`dirty_background_bytes`;
 /// mm/page-writeback.c `dirty_ratio_handler`/`dirty_bytes_handler`).

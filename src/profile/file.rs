@@ -108,7 +108,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
 fn check_knobs(knobs: &Setting, host: bool) -> std::result::Result<(), (String, String)> {
     for (k, v) in knobs {
         let Some(order) = catalogue::order_of(k) else {
-            return Err((k.clone(), "not a knob sweetspot knows".into()));
+            let hint = catalogue::closest(k)
+                .map(|n| format!(" (did you mean '{n}'?)"))
+                .unwrap_or_default();
+            return Err((k.clone(), format!("not a knob sweetspot knows{hint}")));
         };
         if host != (order == ApplyOrder::Vm) {
             let place = if host {
