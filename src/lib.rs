@@ -26,10 +26,12 @@
 //! - [`profile`]: sweet spots exported for boot (sweetspot's TOML, udev rules, sysctl.d, TuneD).
 //! - [`report`]: the contest table, JSON and CSV behind one trait.
 //! - [`types`]: the plain values every stage shares (`Setting`, `KnobValue`, `Load`, `Run`, …).
+//! - [`daemon`]: `sweetspot daemon`, keeping devices at their sweet spot (tokio, one thread).
 //! - [`cli`]: the clap command line; `main.rs` only calls [`cli::main`].
 
 pub mod bench;
 pub mod cli;
+pub mod daemon;
 pub mod device;
 pub mod error;
 pub mod knob;

@@ -224,6 +224,33 @@ fn tuned_conf_parses_as_ini_with_the_expected_sections() {
 }
 
 #[test]
+fn the_daemon_unit_passes_systemd_analyze_verify_and_the_example_config_parses() {
+    let dir = tempfile::tempdir().unwrap();
+    let unit = std::fs::read_to_string(root().join("examples/systemd/sweetspot.service")).unwrap();
+    assert!(unit.contains("NoNewPrivileges=yes") && unit.contains("ProtectHome=yes"));
+    let unit = unit.replace("/usr/local/bin/sweetspot", &bin().display().to_string());
+    let path = dir.path().join("sweetspot.service");
+    std::fs::write(&path, unit).unwrap();
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = root().join("examples/daemon.toml");
+    let cfg = sweetspot::daemon::config::parse(&std::fs::read_to_string(&p).unwrap(), &p).unwrap();
+    assert_eq!(
+        cfg,
+        sweetspot::daemon::config::Config::default(),
+        "the example shows the defaults"
+    );
+}
+
+#[test]
 fn the_systemd_unit_passes_systemd_analyze_verify() {
     if Command::new("systemd-analyze")
         .arg("--version")

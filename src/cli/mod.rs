@@ -3,6 +3,7 @@
 //! Exit codes follow docs/DESIGN.md: 0 success, 1 the job failed, 2 bad usage or input.
 
 mod bench;
+mod daemon;
 mod devices;
 mod history;
 mod knobs;
@@ -81,6 +82,10 @@ pub enum Command {
     Profile(profile::Args),
     /// Compare a profile (default: the latest sweet spots) with the disks now; exit 1 on drift.
     Verify(profile::VerifyArgs),
+    /// Keep devices at their sweet spot: apply profiles to disks as they appear, watch drift.
+    Daemon(daemon::Args),
+    /// Show per enrolled device the last tune, the sweet spot, and what the daemon does.
+    Status(daemon::StatusArgs),
     /// Internal: the reference job and the loads run as this (hidden).
     #[command(name = "__worker", hide = true)]
     Worker(crate::bench::worker::Args),
@@ -182,6 +187,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::History(a) => history::run(&ctx, a),
         Command::Profile(a) => profile::run(&ctx, a),
         Command::Verify(a) => profile::verify(&ctx, a),
+        Command::Daemon(a) => daemon::run(&ctx, a),
+        Command::Status(a) => daemon::status(&ctx, a),
         Command::Worker(a) => crate::bench::worker::run(a),
     }
 }

@@ -1,0 +1,193 @@
+//! The daemon's configuration: TOML, by default `/etc/sweetspot/daemon.toml`, built-in
+//! defaults when the file is absent. Every option is in `examples/daemon.toml`, commented.
+//! Errors name the file, line and field (exit 2).
+
+use crate::tune::toml_error::{field_of_error, plain_message};
+use crate::{Error, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Where the daemon looks for its config when `--config` is not given.
+pub const DEFAULT_PATH: &str = "/etc/sweetspot/daemon.toml";
+
+/// Which devices the daemon manages.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Enroll {
+    /// `"tuned"`: every device tuned once by hand (it has a sweet spot in the database).
+    Tuned(String),
+    /// These identities only (as `sweetspot history` and `devices` show them).
+    Identities(Vec<String>),
+}
+
+/// Idle criteria: all below their threshold for `for_s` seconds.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Idle {
+    /// 1-minute load average at most this.
+    pub load_avg_max: f64,
+    /// CPU busy % (all CPUs, over the last poll) at most this.
+    pub cpu_busy_pct_max: f64,
+    /// The device's own I/O (`/sys/block/*/stat` sectors read + written) at most this, KiB/s.
+    pub device_kib_per_s_max: f64,
+    /// For this long, s.
+    pub for_s: u64,
+}
+
+impl Default for Idle {
+    fn default() -> Self {
+        Idle {
+            load_avg_max: 0.5,
+            cpu_busy_pct_max: 10.0,
+            device_kib_per_s_max: 64.0,
+            for_s: 600,
+        }
+    }
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Which devices are managed; default `"tuned"`.
+    pub enroll: Enroll,
+    /// Policy for a device class (`rotational`, `ssd`, `nvme`, `mmc`) or an identity; the
+    /// fallback is `default_policy`.
+    pub policy: std::collections::BTreeMap<String, String>,
+    /// The policy where `policy` names none; default `quick`.
+    pub default_policy: String,
+    /// Retune after this many days; default 7.
+    pub retune_interval_days: f64,
+    /// Idle criteria for a retune.
+    pub idle: Idle,
+    /// No retune inside this local-time window, `"HH:MM-HH:MM"` (may wrap midnight).
+    pub quiet_hours: Option<String>,
+    /// The database (default: the CLI's `--db` default).
+    pub db: Option<PathBuf>,
+    /// How often devices are listed and managed values checked for drift, s; default 5.
+    pub poll_s: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            enroll: Enroll::Tuned("tuned".into()),
+            policy: Default::default(),
+            default_policy: "quick".into(),
+            retune_interval_days: 7.0,
+            idle: Idle::default(),
+            quiet_hours: None,
+            db: None,
+            poll_s: 5,
+        }
+    }
+}
+
+/// Reads `path`; an absent file at the default path gives the defaults, an absent file named
+/// by `--config` is an error.
+pub fn load(path: &Path, explicit: bool) -> Result<Config> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(&text, path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Ok(Config::default()),
+        Err(e) => Err(Error::BadInput(format!(
+            "daemon config {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// Parses and checks a config text (`path` names it in errors).
+pub fn parse(text: &str, path: &Path) -> Result<Config> {
+    let line_of = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
+    let bad = |at: Option<usize>, field: &str, msg: String| Error::BadFile {
+        path: path.to_path_buf(),
+        line: at.map(line_of),
+        field: field.to_string(),
+        msg,
+    };
+    let c: Config = toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim().to_string();
+        bad(
+            e.span().map(|s| s.start),
+            &field_of_error(text, e.span(), &msg),
+            plain_message(&msg),
+        )
+    })?;
+    let at = |key: &str| text.find(key);
+    if let Enroll::Tuned(s) = &c.enroll
+        && s != "tuned"
+    {
+        return Err(bad(
+            at("enroll"),
+            "enroll",
+            format!("'{s}': give \"tuned\" or a list of identities"),
+        ));
+    }
+    if !(c.retune_interval_days.is_finite() && c.retune_interval_days > 0.0) {
+        return Err(bad(
+            at("retune_interval_days"),
+            "retune_interval_days",
+            "must be > 0".into(),
+        ));
+    }
+    if !(1..=3600).contains(&c.poll_s) {
+        return Err(bad(
+            at("poll_s"),
+            "poll_s",
+            format!("'{}': must be 1–3600 s", c.poll_s),
+        ));
+    }
+    if let Some(q) = &c.quiet_hours
+        && quiet_window(q).is_none()
+    {
+        return Err(bad(
+            at("quiet_hours"),
+            "quiet_hours",
+            format!("'{q}': expected HH:MM-HH:MM"),
+        ));
+    }
+    Ok(c)
+}
+
+/// `"HH:MM-HH:MM"` as minutes after midnight `(start, end)`.
+pub fn quiet_window(s: &str) -> Option<(u32, u32)> {
+    let minutes = |t: &str| -> Option<u32> {
+        let (h, m) = t.trim().split_once(':')?;
+        let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+        (h < 24 && m < 60).then_some(h * 60 + m)
+    };
+    let (a, b) = s.split_once('-')?;
+    Some((minutes(a)?, minutes(b)?))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn defaults_and_errors_with_line_and_field() {
+        let p = Path::new("d.toml");
+        assert_eq!(parse("", p).unwrap(), Config::default());
+        let c = parse(
+            "enroll = [\"wwid:naa.1\"]\nquiet_hours = \"22:30-06:00\"\n",
+            p,
+        )
+        .unwrap();
+        assert_eq!(c.enroll, Enroll::Identities(vec!["wwid:naa.1".into()]));
+        assert_eq!(
+            quiet_window(c.quiet_hours.as_deref().unwrap()),
+            Some((1350, 360))
+        );
+        let e = parse("poll_s = 5\nquiet_hours = \"25:00-01:00\"\n", p).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.toml:2: quiet_hours: '25:00-01:00': expected HH:MM-HH:MM"
+        );
+        let e = parse("\n[idle]\nfor_s = \"long\"\n", p).unwrap_err();
+        assert!(e.to_string().starts_with("d.toml:3: idle.for_s: "), "{e}");
+        let e = parse("polls = 3\n", p).unwrap_err();
+        assert!(e.to_string().contains("polls"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+    }
+}

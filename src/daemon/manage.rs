@@ -1,0 +1,285 @@
+//! Keeping devices at their sweet spot, one poll at a time (no async here, so it is tested
+//! on fake sysfs trees):
+//!
+//! - a disk seen for the first time (at start, or attached later: a cheap listing of
+//!   `/sys/block` every poll) gets its profile entries, through the journaled path;
+//! - a managed value that changed behind the daemon's back is "contested by another writer":
+//!   logged with the knob and both values, re-applied once, and after a second change left
+//!   alone for good (as bpftune backs off), so the daemon never fights in a loop.
+
+use crate::Result;
+use crate::device;
+use crate::knob::apply::apply_with;
+use crate::knob::discover;
+use crate::knob::io::RealIo;
+use crate::profile::Profile;
+use crate::profile::apply::{Status, apply, disks_of};
+use crate::store::Store;
+use crate::sysroot::SysRoot;
+use crate::types::Setting;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One managed knob of one disk.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Managed {
+    /// The disk's kernel name now.
+    pub device: String,
+    /// The profile's value.
+    pub expected: String,
+    /// True once re-applied after a first change behind our back.
+    pub reapplied: bool,
+    /// The value another writer keeps setting: the knob is no longer managed.
+    pub contested: Option<String>,
+}
+
+/// What a poll did, for the log.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A disk (new to the daemon) got its profile: `(device, knob, from, to)` per change.
+    Applied(String, Vec<(String, String, String)>),
+    /// Applying to a disk failed (the error names knob, value, errno).
+    Failed(String, String),
+    /// A managed value changed: `(device, knob, expected, found, backed_off)`.
+    Contested(String, String, String, String, bool),
+}
+
+/// The manager's state between polls.
+#[derive(Debug, Default, Serialize)]
+pub struct Manager {
+    /// Disks already handled, by identity.
+    seen: BTreeSet<String>,
+    /// Managed knobs by (identity, knob).
+    pub managed: BTreeMap<(String, String), Managed>,
+}
+
+impl Manager {
+    /// One poll: profile entries for disks not seen before, then drift of managed knobs.
+    pub fn poll(
+        &mut self,
+        store: &mut Store,
+        root: &SysRoot,
+        profile: &Profile,
+    ) -> Result<Vec<Event>> {
+        let present = device::list(root)?;
+        let mut events = Vec::new();
+        for dev in &present {
+            if !self.seen.insert(dev.identity.clone()) {
+                continue;
+            }
+            for o in apply(store, root, profile, Some(&dev.name), false)? {
+                match o.status {
+                    Status::Applied { changes } => {
+                        events.push(Event::Applied(dev.name.clone(), changes))
+                    }
+                    Status::Failed { error } => events.push(Event::Failed(dev.name.clone(), error)),
+                    _ => {}
+                }
+            }
+            for entry in &profile.devices {
+                if disks_of(root, std::slice::from_ref(dev), entry).is_empty() {
+                    continue;
+                }
+                for (k, v) in &entry.knobs {
+                    self.managed.insert(
+                        (dev.identity.clone(), k.clone()),
+                        Managed {
+                            device: dev.name.clone(),
+                            expected: v.to_string(),
+                            reapplied: false,
+                            contested: None,
+                        },
+                    );
+                }
+            }
+        }
+        // A disk that went away is handled afresh when it comes back.
+        let ids: BTreeSet<&String> = present.iter().map(|d| &d.identity).collect();
+        self.seen.retain(|i| ids.contains(i));
+        self.managed.retain(|(i, _), _| ids.contains(i));
+        for dev in &present {
+            let mine: Vec<String> = self
+                .managed
+                .iter()
+                .filter(|((i, _), m)| *i == dev.identity && m.contested.is_none())
+                .map(|((_, k), _)| k.clone())
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let knobs = discover::knobs(root, dev)?;
+            for k in mine {
+                let key = (dev.identity.clone(), k.clone());
+                let Some(m) = self.managed.get_mut(&key) else {
+                    continue;
+                };
+                let found = knobs
+                    .iter()
+                    .find(|x| x.name == k)
+                    .map_or_else(|| "absent".to_string(), |x| x.current.to_string());
+                if found == m.expected {
+                    continue;
+                }
+                if m.reapplied {
+                    m.contested = Some(found.clone());
+                    events.push(Event::Contested(
+                        dev.name.clone(),
+                        k,
+                        m.expected.clone(),
+                        found,
+                        true,
+                    ));
+                    continue;
+                }
+                m.reapplied = true;
+                let value = profile_value(profile, root, dev, &k);
+                if let Some(v) = value {
+                    let mut s = Setting::new();
+                    s.insert(k.clone(), v);
+                    if let Err(e) =
+                        apply_with(&RealIo, store, root, dev, &s, crate::profile::apply::OWNER)
+                    {
+                        events.push(Event::Failed(dev.name.clone(), e.to_string()));
+                    }
+                }
+                events.push(Event::Contested(
+                    dev.name.clone(),
+                    k,
+                    m.expected.clone(),
+                    found,
+                    false,
+                ));
+            }
+        }
+        Ok(events)
+    }
+}
+
+/// The profile's value of `knob` for `dev`.
+fn profile_value(
+    profile: &Profile,
+    root: &SysRoot,
+    dev: &device::Device,
+    knob: &str,
+) -> Option<crate::types::KnobValue> {
+    profile
+        .devices
+        .iter()
+        .filter(|e| !disks_of(root, std::slice::from_ref(dev), e).is_empty())
+        .find_map(|e| e.knobs.get(knob).cloned())
+}
+
+/// The log line of an event (journald-friendly: one line, no colour).
+pub fn describe(e: &Event) -> String {
+    match e {
+        Event::Applied(d, changes) if changes.is_empty() => {
+            format!("{d}: already at its sweet spot")
+        }
+        Event::Applied(d, changes) => {
+            let c: Vec<String> = changes
+                .iter()
+                .map(|(k, f, t)| format!("{k} {f} → {t}"))
+                .collect();
+            format!("{d}: applied its profile: {}", c.join(", "))
+        }
+        Event::Failed(d, e) => format!("{d}: not applied: {e}"),
+        Event::Contested(d, k, want, found, false) => format!(
+            "{d}: {k} contested by another writer: profile {want}, found {found}; re-applied once"
+        ),
+        Event::Contested(d, k, want, found, true) => format!(
+            "{d}: {k} contested by another writer again: profile {want}, found {found}; \
+             backing off (no longer managed until the daemon restarts)"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::testkit::tree::FakeTree;
+
+    fn profile() -> Profile {
+        crate::profile::file::parse(
+            r#"
+version = 1
+[[device]]
+name = "sda"
+match = { wwid = "naa.5000c500a1b2c3d4" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { read_ahead_kb = 256 }
+[[device]]
+name = "sdx"
+match = { wwid = "naa.5000c500eeeeeeee" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { fifo_batch = 4 }
+"#,
+            std::path::Path::new("p.toml"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn applies_to_disks_as_they_appear_and_backs_off_a_contested_knob() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("d.db")).unwrap();
+        let p = profile();
+        let mut m = Manager::default();
+        let ev = m.poll(&mut store, &t.root, &p).unwrap();
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+        assert!(
+            matches!(&ev[..], [Event::Applied(d, c)] if d == "sda" && c.len() == 1),
+            "{ev:?}"
+        );
+        assert!(
+            m.poll(&mut store, &t.root, &p).unwrap().is_empty(),
+            "nothing to do"
+        );
+
+        // A disk attached after the start gets its values at the next poll.
+        t.disk("sdq", "65:0", "none [mq-deadline] kyber bfq", 64)
+            .set("sdq", "device/wwid", "naa.5000c500eeeeeeee");
+        let ev = m.poll(&mut store, &t.root, &p).unwrap();
+        assert_eq!(t.get("sdq", "queue/iosched/fifo_batch"), "4", "{ev:?}");
+
+        // Another writer changes a managed value: re-applied once ...
+        t.set("sda", "queue/read_ahead_kb", "4096");
+        let ev = m.poll(&mut store, &t.root, &p).unwrap();
+        assert_eq!(
+            ev,
+            vec![Event::Contested(
+                "sda".into(),
+                "read_ahead_kb".into(),
+                "256".into(),
+                "4096".into(),
+                false
+            )]
+        );
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+        assert!(describe(&ev[0]).contains("contested by another writer"));
+        // ... and when it changes it again, left alone: no fight in a loop.
+        t.set("sda", "queue/read_ahead_kb", "4096");
+        let ev = m.poll(&mut store, &t.root, &p).unwrap();
+        assert!(
+            matches!(&ev[..], [Event::Contested(_, _, _, _, true)]),
+            "{ev:?}"
+        );
+        assert!(m.poll(&mut store, &t.root, &p).unwrap().is_empty());
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "4096");
+        let key = (
+            "wwid:naa.5000c500a1b2c3d4".to_string(),
+            "read_ahead_kb".to_string(),
+        );
+        assert_eq!(m.managed[&key].contested.as_deref(), Some("4096"));
+        // Everything the daemon wrote is journaled: restore puts the originals back.
+        crate::knob::apply::restore(&mut store, &t.root, None, None).unwrap();
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
+        assert_eq!(t.get("sdq", "queue/iosched/fifo_batch"), "16");
+    }
+}
