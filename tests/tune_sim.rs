@@ -401,6 +401,17 @@ fn invalid_policies_name_file_line_and_field() {
              device: quantum, slice_idle (it offers: fifo_batch)",
         ),
         ("syntax_error.toml", "syntax_error.toml:"),
+        // Bounds and values outside the surface's min/max (1–256) are errors, not clamped.
+        (
+            "bounds_outside_domain.toml",
+            "bounds_outside_domain.toml:8: knobs.fifo_batch.min: 0 is outside the safe \
+             domain of fifo_batch here, 1–256",
+        ),
+        (
+            "value_outside_domain.toml",
+            "value_outside_domain.toml:7: knobs.fifo_batch.values: 5000 is outside the safe \
+             domain of fifo_batch here, 1–256",
+        ),
     ];
     let tmp = tempfile::tempdir().unwrap();
     for (file, want) in cases {
