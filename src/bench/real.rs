@@ -201,10 +201,15 @@ impl Testbed for RealDevice {
     }
 
     /// The device's knobs: `scheduler` (the offered ones), the known integer `queue/` knobs
-    /// (current value as default), and the known `iosched/` knobs of every offered scheduler
-    /// (see [`space_of`]). Host-wide vm knobs are left to policies.
+    /// (current value as default), the known `iosched/` knobs of every offered scheduler, and
+    /// the host-wide vm knobs (see [`space_of`]).
     fn space(&self) -> Vec<SpaceKnob> {
         space_of(&self.root, &self.device)
+    }
+
+    /// The unused member of an exclusive vm pair ([`unused_vm_knobs`]).
+    fn unusable(&self) -> Vec<(String, String)> {
+        unused_vm_knobs(&discover::vm_knobs(&self.root))
     }
 
     /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`.
@@ -242,13 +247,25 @@ impl Testbed for RealDevice {
             .unwrap_or(serde_json::Value::Null)
     }
 
+    /// Restores this owner's entries of the device, then its host-wide vm entries (they have
+    /// no device, so the device's restore leaves them: a tune of `dirty_ratio` left it set).
     fn restore(&mut self) -> Result<()> {
-        crate::knob::apply::restore(
+        let dev = crate::knob::apply::restore(
             &mut self.store,
             &self.root,
             Some(&self.device.name),
             Some(&self.owner),
-        )?;
+        );
+        let host = crate::knob::apply::restore_except(
+            &crate::knob::io::RealIo,
+            &mut self.store,
+            &self.root,
+            None,
+            Some(&self.owner),
+            &|e| e.device.is_some(),
+        );
+        dev?;
+        host?;
         self.applied = false;
         Ok(())
     }
@@ -285,7 +302,9 @@ impl Drop for RealDevice {
 /// `iosched/` knobs of the active scheduler default to their current values; those of the
 /// other offered schedulers to the kernel default the catalogue gives ("default N" in its note,
 /// which is what a switch to that scheduler sets); catalogue knobs without one are left out.
-/// Knobs discovery does not know (no catalogue entry) are left out: no safe bounds.
+/// Knobs discovery does not know (no catalogue entry) are left out: no safe bounds. The
+/// host-wide vm knobs follow (current value as default), except the unused member of an
+/// exclusive pair ([`unused_vm_knobs`]).
 pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
     let knobs = match discover::device_knobs(root, &device.name) {
         Ok(k) => k,
@@ -337,7 +356,48 @@ pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
             }
         }
     }
+    let vm = discover::vm_knobs(root);
+    let unused = unused_vm_knobs(&vm);
+    for k in vm
+        .iter()
+        .filter(|k| k.known && !unused.iter().any(|(n, _)| *n == k.name))
+    {
+        v.push(SpaceKnob {
+            name: k.name.clone(),
+            domain: k.domain.clone(),
+            default: k.current.clone(),
+            schedulers: None,
+        });
+    }
     v
+}
+
+/// The members of exclusive vm pairs that read 0 because the other member rules
+/// (`dirty_bytes` 0 while `dirty_ratio` is set, or the reverse), each with the reason. Their
+/// 0 means "unused", not a value: a tune could not measure or restore its default through
+/// them (writing one zeroes the other), so they are not tunable until the pair is switched.
+pub fn unused_vm_knobs(vm: &[crate::knob::Knob]) -> Vec<(String, String)> {
+    let value = |n: &str| {
+        vm.iter()
+            .find(|k| k.name == n)
+            .and_then(|k| k.current.as_int())
+    };
+    vm.iter()
+        .filter_map(|k| {
+            let partner = catalogue::exclusive_partner(&k.name)?;
+            let p = value(partner)?;
+            (k.current.as_int() == Some(0) && p != 0).then(|| {
+                (
+                    k.name.clone(),
+                    format!(
+                        "host-wide {} is 0, unused while {partner} = {p} rules; tune \
+                         {partner} instead",
+                        k.name
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The leading "default N" of a catalogue note, e.g. `default 16; kernel clamps below 0`.
@@ -389,6 +449,39 @@ mod tests {
             scratch_identity(&t.root, f.path()),
             "scratch:ext4-on:wwid:naa.5000c500a1b2c3d4"
         );
+    }
+
+    #[test]
+    fn host_wide_vm_knobs_join_the_space_but_not_an_unused_pair_member() {
+        let t = crate::testkit::tree::FakeTree::new();
+        t.mq_deadline_disk();
+        let dev = device::find(&t.root, "sda").unwrap();
+        let names = |v: &[SpaceKnob]| v.iter().map(|k| k.name.clone()).collect::<Vec<_>>();
+        let sp = space_of(&t.root, &dev);
+        let dr = sp.iter().find(|k| k.name == "dirty_ratio").unwrap();
+        assert_eq!(dr.default, KnobValue::Int(20));
+        assert_eq!(dr.domain, Domain::Int { min: 0, max: 100 });
+        assert_eq!(dr.schedulers, None);
+        assert!(names(&sp).contains(&"swappiness".to_string()));
+        // dirty_bytes reads 0: unused while dirty_ratio rules, so not tunable (its 0 is no
+        // value a tune could measure or put back).
+        assert!(!names(&sp).contains(&"dirty_bytes".to_string()));
+        let unused = unused_vm_knobs(&discover::vm_knobs(&t.root));
+        assert_eq!(
+            unused[0],
+            (
+                "dirty_bytes".to_string(),
+                "host-wide dirty_bytes is 0, unused while dirty_ratio = 20 rules; tune \
+                 dirty_ratio instead"
+                    .to_string()
+            )
+        );
+        // The admin switched to dirty_bytes: now dirty_ratio is the unused one.
+        std::fs::write(t.root.vm().join("dirty_ratio"), "0\n").unwrap();
+        std::fs::write(t.root.vm().join("dirty_bytes"), "268435456\n").unwrap();
+        let sp = space_of(&t.root, &dev);
+        assert!(!names(&sp).contains(&"dirty_ratio".to_string()));
+        assert!(names(&sp).contains(&"dirty_bytes".to_string()));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::bench::{Load, TargetInfo};
 use crate::knob::{KnobValue, Setting, setting_label};
 use crate::stats;
 use crate::tune::Outcome;
-use crate::tune::evaluator::{Trial, trial_metrics};
+use crate::tune::evaluator::{Trial, broken, mean_metrics, trial_metrics};
 use crate::tune::policy::Policy;
 use crate::tune::space::Space;
 use serde::Serialize;
@@ -65,6 +65,36 @@ pub struct ObjectiveReport {
     pub improvement: Option<Improvement>,
 }
 
+/// A setting the kernel refused: marked infeasible, and the search went on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Refused {
+    /// The setting.
+    pub setting: Setting,
+    /// The kernel's answer, with the errno, e.g. `nr_requests: writing '2048' to
+    /// /sys/block/loop0/queue/nr_requests failed: EINVAL (Invalid argument)`.
+    pub error: String,
+}
+
+/// A measured setting that a guard rail excluded (on the means of all its trials).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Excluded {
+    /// The setting.
+    pub setting: Setting,
+    /// Its objective (geometric mean over its trials).
+    pub objective: Option<f64>,
+    /// Each guard rail it breaks, with the figures: `io_load loads 3 < 0.5 × default 12 (= 6)`.
+    pub guards: Vec<String>,
+}
+
+/// A policy knob that the tune dropped, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Dropped {
+    /// The knob.
+    pub knob: String,
+    /// Why, e.g. `not on loop0`.
+    pub reason: String,
+}
+
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
@@ -100,6 +130,17 @@ pub struct Report {
     pub loads: BTreeMap<String, [LoadMeans; 2]>,
     /// True when the sweet spot was left applied (`--apply`).
     pub applied: bool,
+    /// Tuned knobs that are host-wide (`/proc/sys/vm`): they act on every device.
+    pub host_wide: Vec<String>,
+    /// Policy knobs the tune dropped, with the reason.
+    pub dropped: Vec<Dropped>,
+    /// Settings the kernel refused (EINVAL, a missing file): infeasible.
+    pub refused: Vec<Refused>,
+    /// Measured settings a guard rail excluded.
+    pub excluded: Vec<Excluded>,
+    /// What the figures need said to be read right, e.g. that a Ratio improved only because
+    /// no_load got slower.
+    pub notes: Vec<String>,
 }
 
 fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
@@ -135,6 +176,28 @@ pub fn build(
     out: &Outcome,
     tune_id: Option<i64>,
     applied: bool,
+) -> Report {
+    let dropped = space
+        .skipped
+        .iter()
+        .map(|k| Dropped {
+            knob: k.clone(),
+            reason: format!("not on {}", target.label),
+        })
+        .collect();
+    build_with(target, policy, space, out, tune_id, applied, dropped)
+}
+
+/// [`build`] with the dropped policy knobs and their reasons given.
+#[allow(clippy::too_many_arguments)]
+pub fn build_with(
+    target: &TargetInfo,
+    policy: &Policy,
+    space: &Space,
+    out: &Outcome,
+    tune_id: Option<i64>,
+    applied: bool,
+    dropped: Vec<Dropped>,
 ) -> Report {
     let v = out.verdict.clone();
     let cand = v.as_ref().map_or(out.incumbent, |v| v.best);
@@ -203,6 +266,78 @@ pub fn build(
     let mut distinct: Vec<usize> = out.trials.iter().map(|t| t.point).collect();
     distinct.sort_unstable();
     distinct.dedup();
+    let objective_of = |p: usize| mean_val(&of(p, false));
+    let mut refused = Vec::new();
+    let mut excluded = Vec::new();
+    let def_means = mean_metrics(&out.trials, space.default);
+    for &p in &distinct {
+        if let Some(t) = out
+            .trials
+            .iter()
+            .find(|t| t.point == p && t.refused.is_some())
+        {
+            refused.push(Refused {
+                setting: space.points[p].clone(),
+                error: t.refused.clone().unwrap_or_default(),
+            });
+            continue;
+        }
+        if p == space.default {
+            continue;
+        }
+        let guards = broken(policy, &mean_metrics(&out.trials, p), &def_means);
+        if !guards.is_empty() {
+            excluded.push(Excluded {
+                setting: space.points[p].clone(),
+                objective: objective_of(p),
+                guards,
+            });
+        }
+    }
+    let mut notes = Vec::new();
+    // A setting that looked better than the default but a guard rail excluded: say so, or
+    // "nothing beat the default" reads as if nothing did.
+    let better = |x: f64, than: f64| {
+        if policy.objective.minimize() {
+            x < than
+        } else {
+            x > than
+        }
+    };
+    let d_all = objective_of(space.default);
+    for e in &excluded {
+        if let (Some(x), Some(d)) = (e.objective, d_all)
+            && better(x, d)
+        {
+            notes.push(format!(
+                "{} measured {} {x:.2} against the default's {d:.2}, but a guard rail \
+                 excludes it: {}",
+                setting_label(&e.setting),
+                policy.objective.label(),
+                e.guards.join("; ")
+            ));
+        }
+    }
+    // Is no_load slower at the candidate, beyond noise? (Welch, on every no_load run of the
+    // two settings: no_load does not depend on the pairing.)
+    let no_load_times = |p: usize| -> Vec<f64> {
+        of(p, false)
+            .iter()
+            .flat_map(|t| t.runs.iter())
+            .filter(|r| r.load == Load::NoLoad && r.failed.is_none())
+            .map(|r| r.time_s)
+            .collect()
+    };
+    let slower = cand != space.default
+        && stats::welch_less(&no_load_times(space.default), &no_load_times(cand))
+            .is_some_and(|t| t.p_value < policy.alpha);
+    notes.extend(no_load_notes(&loads, policy, slower));
+    let host_wide = space
+        .knobs
+        .iter()
+        .filter(|k| is_host_wide(k))
+        .cloned()
+        .collect();
     Report {
         tune_id,
         target: target.clone(),
@@ -227,7 +362,67 @@ pub fn build(
         changes,
         loads,
         applied,
+        host_wide,
+        dropped,
+        refused,
+        excluded,
+        notes,
     }
+}
+
+/// True for a host-wide knob (`/proc/sys/vm`), by the catalogue.
+pub fn is_host_wide(knob: &str) -> bool {
+    crate::knob::catalogue::lookup(None, knob)
+        .is_some_and(|f| f.order == crate::knob::ApplyOrder::Vm)
+}
+
+/// Notes when the best setting's no_load Time moved: a Ratio is Time ÷ no_load Time, so a
+/// slower no_load makes it look better without the loaded job getting any faster (seen on
+/// `--scratch`: io_load Time 21.4 → 22.6 s, Ratio "1.29× better" because no_load went
+/// 8.8 → 10.8 s). `loads` are the report's per-load means (default, best); `slower` says
+/// that no_load is slower at the best setting beyond noise (a one-sided test at alpha); it
+/// must also be slower by the policy's minimum effect.
+fn no_load_notes(
+    loads: &BTreeMap<String, [LoadMeans; 2]>,
+    policy: &Policy,
+    slower: bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let Some([d0, b0]) = loads.get(Load::NoLoad.name()) else {
+        return notes;
+    };
+    let (Some(n_d), Some(n_b)) = (d0.time_s, b0.time_s) else {
+        return notes;
+    };
+    if !slower || n_b <= n_d * (1.0 + policy.min_effect) {
+        return notes;
+    }
+    let slower = format!(
+        "no_load got slower ({n_d:.1} → {n_b:.1} s, +{:.0}%)",
+        100.0 * (n_b / n_d - 1.0)
+    );
+    let mut any = false;
+    for (name, [d, b]) in loads {
+        if name == Load::NoLoad.name() {
+            continue;
+        }
+        if let (Some(rd), Some(rb), Some(td), Some(tb)) = (d.ratio, b.ratio, d.time_s, b.time_s)
+            && rb < rd
+            && tb >= td
+        {
+            any = true;
+            notes.push(format!(
+                "{name} Ratio {rd:.2} → {rb:.2} only because {slower}: {name}'s own Time went \
+                 {td:.1} → {tb:.1} s, no better"
+            ));
+        }
+    }
+    if !any {
+        notes.push(format!(
+            "at the best setting {slower}: part of the Ratio's gain is that, not a faster job"
+        ));
+    }
+    notes
 }
 
 /// `2.20× better, 95% CI 2.05–2.37`; a ratio below 1 is inverted and called worse
@@ -277,6 +472,9 @@ pub fn text(r: &Report) -> String {
         )),
     }
     s.push_str(&format!("  {}\n", r.reason));
+    for n in &r.notes {
+        s.push_str(&format!("  note: {n}\n"));
+    }
     let cell = |m: &LoadMeans| {
         let mut c = format!("Time {} s", opt(m.time_s, 1));
         if m.ratio.is_some() {
@@ -313,11 +511,46 @@ pub fn text(r: &Report) -> String {
         for c in &r.changes {
             let f = |v: &Option<KnobValue>| v.as_ref().map_or("-".into(), |v| v.to_string());
             s.push_str(&format!(
-                "    {:<16} {} → {}\n",
+                "    {:<16} {} → {}{}\n",
                 c.knob,
                 f(&c.from),
-                f(&c.to)
+                f(&c.to),
+                if is_host_wide(&c.knob) {
+                    "   (host-wide: every device)"
+                } else {
+                    ""
+                }
             ));
+        }
+    }
+    if !r.host_wide.is_empty() {
+        s.push_str(&format!(
+            "\n  host-wide knobs tuned (they act on every device): {}\n",
+            r.host_wide.join(", ")
+        ));
+    }
+    if !r.excluded.is_empty() {
+        s.push_str("\n  excluded by a guard rail:\n");
+        for e in &r.excluded {
+            s.push_str(&format!(
+                "    {}  {} {}: {}\n",
+                setting_label(&e.setting),
+                r.objective.name,
+                opt(e.objective, 2),
+                e.guards.join("; ")
+            ));
+        }
+    }
+    if !r.refused.is_empty() {
+        s.push_str("\n  refused by the kernel (infeasible, not measured):\n");
+        for e in &r.refused {
+            s.push_str(&format!("    {}  {}\n", setting_label(&e.setting), e.error));
+        }
+    }
+    if !r.dropped.is_empty() {
+        s.push_str("\n  policy knobs dropped:\n");
+        for d in &r.dropped {
+            s.push_str(&format!("    {:<16} {}\n", d.knob, d.reason));
         }
     }
     s.push_str(&format!(
