@@ -211,3 +211,43 @@ fn a_dropped_policy_knob_is_a_warning_the_user_sees_and_in_the_report() {
     );
     assert_eq!(v["host_wide"], serde_json::json!([]));
 }
+
+#[test]
+fn history_shows_each_trials_measured_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let surface = path("tests/surfaces/cfq-quantum-axboe-2003.toml");
+    let pol = path("tests/policies/quantum-guarded.toml");
+    tune(&db, &["--sim", &surface, "--policy", &pol, "--seed", "1"]);
+    let history = |json: bool| {
+        let mut c = assert_cmd::Command::cargo_bin("sweetspot").unwrap();
+        c.arg("--db").arg(&db).arg("history");
+        if json {
+            c.arg("--json");
+        }
+        String::from_utf8(common::ok_stdout(c.output().unwrap())).unwrap()
+    };
+    let h: Value = serde_json::from_str(&history(true)).unwrap();
+    let t = &h["trials"][1];
+    assert_eq!(t["setting"]["quantum"], 4);
+    let f = t["figures"].as_array().unwrap();
+    assert_eq!(f[0]["load"], "no_load");
+    assert_eq!(f[1]["load"], "io_load");
+    let ratio = f[1]["ratio"].as_f64().unwrap();
+    assert!((2.8..3.3).contains(&ratio), "{t}");
+    assert_eq!(f[1]["loads"], 3.0);
+    assert!(f[1]["time_s"].as_f64().unwrap() > 150.0, "{t}");
+    let text = history(false);
+    let line = text
+        .lines()
+        .skip_while(|l| !l.ends_with("quantum=4"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        line.trim_start().starts_with("no_load ")
+            && line.contains("; io_load ")
+            && line.contains(" Ratio 3.")
+            && line.ends_with(" Loads 3"),
+        "{text}"
+    );
+}
