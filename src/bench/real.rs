@@ -207,9 +207,9 @@ impl Testbed for RealDevice {
         space_of(&self.root, &self.device)
     }
 
-    /// The unused member of an exclusive vm pair ([`unused_vm_knobs`]).
+    /// The unused member of an exclusive vm pair ([`discover::unused_pair_members`]).
     fn unusable(&self) -> Vec<(String, String)> {
-        unused_vm_knobs(&discover::vm_knobs(&self.root))
+        discover::unused_pair_members(&discover::vm_knobs(&self.root))
     }
 
     /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`.
@@ -304,7 +304,7 @@ impl Drop for RealDevice {
 /// which is what a switch to that scheduler sets); catalogue knobs without one are left out.
 /// Knobs discovery does not know (no catalogue entry) are left out: no safe bounds. The
 /// host-wide vm knobs follow (current value as default), except the unused member of an
-/// exclusive pair ([`unused_vm_knobs`]).
+/// exclusive pair ([`discover::unused_pair_members`]).
 pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
     let knobs = match discover::device_knobs(root, &device.name) {
         Ok(k) => k,
@@ -357,7 +357,7 @@ pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
         }
     }
     let vm = discover::vm_knobs(root);
-    let unused = unused_vm_knobs(&vm);
+    let unused = discover::unused_pair_members(&vm);
     for k in vm
         .iter()
         .filter(|k| k.known && !unused.iter().any(|(n, _)| *n == k.name))
@@ -370,34 +370,6 @@ pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
         });
     }
     v
-}
-
-/// The members of exclusive vm pairs that read 0 because the other member rules
-/// (`dirty_bytes` 0 while `dirty_ratio` is set, or the reverse), each with the reason. Their
-/// 0 means "unused", not a value: a tune could not measure or restore its default through
-/// them (writing one zeroes the other), so they are not tunable until the pair is switched.
-pub fn unused_vm_knobs(vm: &[crate::knob::Knob]) -> Vec<(String, String)> {
-    let value = |n: &str| {
-        vm.iter()
-            .find(|k| k.name == n)
-            .and_then(|k| k.current.as_int())
-    };
-    vm.iter()
-        .filter_map(|k| {
-            let partner = catalogue::exclusive_partner(&k.name)?;
-            let p = value(partner)?;
-            (k.current.as_int() == Some(0) && p != 0).then(|| {
-                (
-                    k.name.clone(),
-                    format!(
-                        "host-wide {} is 0, unused while {partner} = {p} rules; tune \
-                         {partner} instead",
-                        k.name
-                    ),
-                )
-            })
-        })
-        .collect()
 }
 
 /// The leading "default N" of a catalogue note, e.g. `default 16; kernel clamps below 0`.
@@ -466,7 +438,7 @@ mod tests {
         // dirty_bytes reads 0: unused while dirty_ratio rules, so not tunable (its 0 is no
         // value a tune could measure or put back).
         assert!(!names(&sp).contains(&"dirty_bytes".to_string()));
-        let unused = unused_vm_knobs(&discover::vm_knobs(&t.root));
+        let unused = discover::unused_pair_members(&discover::vm_knobs(&t.root));
         assert_eq!(
             unused[0],
             (

@@ -340,7 +340,7 @@ fn bad_input_changes_nothing_and_journals_nothing() {
     let cases: Vec<(Setting, &str)> = vec![
         (
             setting(&[("read_ahead_kb", 512.into()), ("fifo_batch", 0.into())]),
-            "1..=1024",
+            "1–1024",
         ),
         (
             setting(&[("fifo_batch", "eight".into())]),
@@ -358,7 +358,7 @@ fn bad_input_changes_nothing_and_journals_nothing() {
         (setting(&[("../../x", 1.into())]), "bad knob name"),
         (
             setting(&[("scheduler", "bfq".into()), ("slice_idle", 5000.into())]),
-            "0..=4294",
+            "0–4294",
         ),
         (
             setting(&[("scheduler", "bfq".into()), ("fifo_batch", 8.into())]),

@@ -76,11 +76,6 @@ pub fn log2_grid(min: i64, max: i64, default: Option<i64>) -> Vec<i64> {
     v
 }
 
-/// `1–1024`: a domain as people write it.
-pub fn domain_text(min: i64, max: i64) -> String {
-    format!("{min}–{max}")
-}
-
 /// A policy value or bound outside the knob's safe domain here: the catalogue's for a real
 /// device, the surface's `min`/`max` for a simulated one. Names the file, the line and the
 /// field (`knobs.fifo_batch.max`).
@@ -102,7 +97,7 @@ fn outside(
         msg: format!(
             "{what} is outside the safe domain of {} here, {}",
             k.name,
-            domain_text(min, max)
+            catalogue::domain_text(min, max)
         ),
     }
 }
