@@ -540,3 +540,33 @@ fn entries_of_a_vanished_device_are_closed_not_written() {
     assert!(k.log.borrow().is_empty());
     assert!(s.journal_open(None, None).unwrap().is_empty());
 }
+
+#[test]
+fn an_iosched_file_this_kernel_lacks_is_enoent_and_the_switch_is_undone() {
+    // A 2.6 kernel's cfq without `group_idle` (added in 2.6.37): the catalogue knows it, the
+    // kernel has no file for it after the switch.
+    let t = FakeTree::new();
+    t.disk("hda", "3:0", "noop anticipatory [deadline] cfq", 128);
+    let d = find(&t.root, "hda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let set = setting(&[("scheduler", "cfq".into()), ("group_idle", 4.into())]);
+    let e = apply_with(&k, &mut s, &t.root, &d, &set, "tune:1").unwrap_err();
+    match &e {
+        Error::KnobWrite { knob, source, .. } => {
+            assert_eq!(knob, "group_idle");
+            assert_eq!(source.raw_os_error(), Some(libc::ENOENT));
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        e.to_string()
+            .ends_with("ENOENT (No such file or directory)"),
+        "{e}"
+    );
+    // The switch went through and is journaled, so restore puts deadline back.
+    assert!(t.get("hda", "queue/scheduler").contains("[cfq]"));
+    restore_with(&k, &mut s, &t.root, None, Some("tune:1")).unwrap();
+    assert!(t.get("hda", "queue/scheduler").contains("[deadline]"));
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+}

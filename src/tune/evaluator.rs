@@ -396,3 +396,37 @@ fn penalty(inner: &Inner, m: &BTreeMap<(Load, &'static str), f64>) -> f64 {
     }
     p
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_the_errors_of_one_setting_only() {
+        let write = |errno| Error::KnobWrite {
+            knob: "nr_requests".into(),
+            value: "2048".into(),
+            path: "/sys/block/loop0/queue/nr_requests".into(),
+            source: std::io::Error::from_raw_os_error(errno),
+        };
+        let r = refusal(&write(libc::EINVAL)).unwrap();
+        assert_eq!(
+            r,
+            "nr_requests: writing '2048' to /sys/block/loop0/queue/nr_requests failed: EINVAL \
+             (Invalid argument)"
+        );
+        assert!(refusal(&write(libc::ENOENT)).is_some());
+        assert!(refusal(&write(libc::ERANGE)).is_some());
+        let nh = Error::NotHonoured {
+            knob: "nr_requests".into(),
+            wrote: "2".into(),
+            read: "4".into(),
+        };
+        assert!(refusal(&nh).is_some());
+        // These would hit every setting: the tune ends.
+        assert!(refusal(&write(libc::EACCES)).is_none());
+        assert!(refusal(&write(libc::EROFS)).is_none());
+        assert!(refusal(&Error::BadInput("x".into())).is_none());
+        assert!(refusal(&Error::Interrupted).is_none());
+    }
+}
