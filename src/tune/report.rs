@@ -370,6 +370,7 @@ pub fn build_with(
         }
     }
     notes.extend(no_load_notes(&loads, policy, slower));
+    notes.extend(space.dropped_values.iter().cloned());
     let host_wide = space
         .knobs
         .iter()

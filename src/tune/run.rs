@@ -314,6 +314,9 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
             d.reason
         );
     }
+    for v in &space.dropped_values {
+        tracing::warn!("policy '{}': {v}", req.policy.name);
+    }
     let _lock = lock_device(db, &target)?;
     store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
     let tune_id = store.insert_tune(&target, testbed.device_name().as_deref(), &req.policy.name)?;

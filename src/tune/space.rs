@@ -46,6 +46,9 @@ pub struct Space {
     pub knobs: Vec<String>,
     /// Knobs of the policy that the device does not have (reported, not fatal).
     pub skipped: Vec<String>,
+    /// Policy values left out, each with why (a scheduler this device does not offer, or
+    /// one a host-managed zoned disk cannot use): reported, not fatal.
+    pub dropped_values: Vec<String>,
     /// Number of continuous (integer-knob) dimensions.
     pub int_dims: usize,
 }
@@ -225,6 +228,7 @@ impl Space {
     /// more than [`MAX_POINTS`] settings ([`Error::BadInput`]).
     pub fn build(knobs: &[SpaceKnob], policy: &Policy, zoned: Option<&str>) -> Result<Space> {
         let mut skipped = Vec::new();
+        let mut dropped_values = Vec::new();
         let mut axes = Vec::new();
         let mut sched: Option<(&SpaceKnob, Vec<String>)> = None;
         for (name, choice) in &policy.knobs {
@@ -240,14 +244,38 @@ impl Space {
                     return Err(Error::BadInput("scheduler knob without choices".into()));
                 };
                 let mut names: Vec<String> = match &choice.values {
-                    Some(v) => offered
-                        .iter()
-                        .filter(|o| v.iter().any(|x| x.as_name() == Some(o.as_str())))
-                        .cloned()
-                        .collect(),
+                    Some(v) => {
+                        for x in v {
+                            if !offered.iter().any(|o| Some(o.as_str()) == x.as_name()) {
+                                dropped_values.push(format!(
+                                    "scheduler value '{x}' dropped: not offered here (offered: \
+                                     {})",
+                                    offered.join(", ")
+                                ));
+                            }
+                        }
+                        offered
+                            .iter()
+                            .filter(|o| v.iter().any(|x| x.as_name() == Some(o.as_str())))
+                            .cloned()
+                            .collect()
+                    }
                     None => offered.clone(),
                 };
                 if zoned == Some("host-managed") {
+                    let gone: Vec<String> = names
+                        .iter()
+                        .filter(|n| *n != "mq-deadline")
+                        .cloned()
+                        .collect();
+                    if !gone.is_empty() && choice.values.is_some() {
+                        dropped_values.push(format!(
+                            "scheduler value{} {} dropped: a host-managed zoned disk needs \
+                             mq-deadline",
+                            if gone.len() == 1 { "" } else { "s" },
+                            gone.join(", ")
+                        ));
+                    }
                     names.retain(|n| n == "mq-deadline");
                 }
                 if let Some(d) = k.default.as_name()
@@ -388,6 +416,7 @@ impl Space {
             default,
             knobs: names,
             skipped,
+            dropped_values,
             int_dims: axes.len(),
         })
     }
@@ -484,6 +513,26 @@ mod tests {
                 .iter()
                 .all(|c| c.iter().all(|x| (0.0..=1.0).contains(x)))
         );
+    }
+
+    #[test]
+    fn a_scheduler_value_the_device_lacks_is_dropped_and_said() {
+        let p = parsed("[knobs.scheduler]\nvalues = [\"cfq\", \"bfq\"]\n[knobs.fifo_batch]\n");
+        let knobs = vec![
+            sched("none", &["none", "mq-deadline", "bfq"]),
+            knob("fifo_batch", 1, 256, 16, Some(&["mq-deadline"])),
+        ];
+        let s = Space::build(&knobs, &p, None).unwrap();
+        assert_eq!(
+            s.dropped_values,
+            vec![
+                "scheduler value 'cfq' dropped: not offered here (offered: none, mq-deadline, \
+                 bfq)"
+                    .to_string()
+            ]
+        );
+        // none (the default) and bfq.
+        assert_eq!(s.len(), 2);
     }
 
     #[test]
