@@ -203,7 +203,8 @@ impl<'a> Evaluator<'a> {
                     let Some(why) = refusal(&e) else {
                         return Err(e);
                     };
-                    tracing::warn!(
+                    // The trial log names it (a second line of its own); -vv repeats it here.
+                    tracing::debug!(
                         "setting {} refused, marked infeasible: {why}",
                         crate::knob::setting_label(&setting)
                     );
