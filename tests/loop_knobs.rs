@@ -37,7 +37,7 @@ fn bad_input_leaves_the_device_untouched_with_exit_2() {
     let l = LoopDev::new(32);
     let before = (l.read("queue/scheduler"), l.read("queue/read_ahead_kb"));
     let cases: &[(&[&str], &str)] = &[
-        (&["scheduler=mq-deadline", "fifo_batch=0"], "1..=1024"),
+        (&["scheduler=mq-deadline", "fifo_batch=0"], "1–1024"),
         (
             &["read_ahead_kb=512", "fifo_batch=lots"],
             "not a (decimal) number",

@@ -201,10 +201,15 @@ impl Testbed for RealDevice {
     }
 
     /// The device's knobs: `scheduler` (the offered ones), the known integer `queue/` knobs
-    /// (current value as default), and the known `iosched/` knobs of every offered scheduler
-    /// (see [`space_of`]). Host-wide vm knobs are left to policies.
+    /// (current value as default), the known `iosched/` knobs of every offered scheduler, and
+    /// the host-wide vm knobs (see [`space_of`]).
     fn space(&self) -> Vec<SpaceKnob> {
         space_of(&self.root, &self.device)
+    }
+
+    /// The unused member of an exclusive vm pair ([`discover::unused_pair_members`]).
+    fn unusable(&self) -> Vec<(String, String)> {
+        discover::unused_pair_members(&discover::vm_knobs(&self.root))
     }
 
     /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`.
@@ -242,13 +247,25 @@ impl Testbed for RealDevice {
             .unwrap_or(serde_json::Value::Null)
     }
 
+    /// Restores this owner's entries of the device, then its host-wide vm entries (they have
+    /// no device, so the device's restore leaves them: a tune of `dirty_ratio` left it set).
     fn restore(&mut self) -> Result<()> {
-        crate::knob::apply::restore(
+        let dev = crate::knob::apply::restore(
             &mut self.store,
             &self.root,
             Some(&self.device.name),
             Some(&self.owner),
-        )?;
+        );
+        let host = crate::knob::apply::restore_except(
+            &crate::knob::io::RealIo,
+            &mut self.store,
+            &self.root,
+            None,
+            Some(&self.owner),
+            &|e| e.device.is_some(),
+        );
+        dev?;
+        host?;
         self.applied = false;
         Ok(())
     }
@@ -285,7 +302,9 @@ impl Drop for RealDevice {
 /// `iosched/` knobs of the active scheduler default to their current values; those of the
 /// other offered schedulers to the kernel default the catalogue gives ("default N" in its note,
 /// which is what a switch to that scheduler sets); catalogue knobs without one are left out.
-/// Knobs discovery does not know (no catalogue entry) are left out: no safe bounds.
+/// Knobs discovery does not know (no catalogue entry) are left out: no safe bounds. The
+/// host-wide vm knobs follow (current value as default), except the unused member of an
+/// exclusive pair ([`discover::unused_pair_members`]).
 pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
     let knobs = match discover::device_knobs(root, &device.name) {
         Ok(k) => k,
@@ -336,6 +355,19 @@ pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
                 }),
             }
         }
+    }
+    let vm = discover::vm_knobs(root);
+    let unused = discover::unused_pair_members(&vm);
+    for k in vm
+        .iter()
+        .filter(|k| k.known && !unused.iter().any(|(n, _)| *n == k.name))
+    {
+        v.push(SpaceKnob {
+            name: k.name.clone(),
+            domain: k.domain.clone(),
+            default: k.current.clone(),
+            schedulers: None,
+        });
     }
     v
 }
@@ -389,6 +421,39 @@ mod tests {
             scratch_identity(&t.root, f.path()),
             "scratch:ext4-on:wwid:naa.5000c500a1b2c3d4"
         );
+    }
+
+    #[test]
+    fn host_wide_vm_knobs_join_the_space_but_not_an_unused_pair_member() {
+        let t = crate::testkit::tree::FakeTree::new();
+        t.mq_deadline_disk();
+        let dev = device::find(&t.root, "sda").unwrap();
+        let names = |v: &[SpaceKnob]| v.iter().map(|k| k.name.clone()).collect::<Vec<_>>();
+        let sp = space_of(&t.root, &dev);
+        let dr = sp.iter().find(|k| k.name == "dirty_ratio").unwrap();
+        assert_eq!(dr.default, KnobValue::Int(20));
+        assert_eq!(dr.domain, Domain::Int { min: 0, max: 100 });
+        assert_eq!(dr.schedulers, None);
+        assert!(names(&sp).contains(&"swappiness".to_string()));
+        // dirty_bytes reads 0: unused while dirty_ratio rules, so not tunable (its 0 is no
+        // value a tune could measure or put back).
+        assert!(!names(&sp).contains(&"dirty_bytes".to_string()));
+        let unused = discover::unused_pair_members(&discover::vm_knobs(&t.root));
+        assert_eq!(
+            unused[0],
+            (
+                "dirty_bytes".to_string(),
+                "host-wide dirty_bytes is 0, unused while dirty_ratio = 20 rules; tune \
+                 dirty_ratio instead"
+                    .to_string()
+            )
+        );
+        // The admin switched to dirty_bytes: now dirty_ratio is the unused one.
+        std::fs::write(t.root.vm().join("dirty_ratio"), "0\n").unwrap();
+        std::fs::write(t.root.vm().join("dirty_bytes"), "268435456\n").unwrap();
+        let sp = space_of(&t.root, &dev);
+        assert!(!names(&sp).contains(&"dirty_ratio".to_string()));
+        assert!(names(&sp).contains(&"dirty_bytes".to_string()));
     }
 
     #[test]

@@ -27,6 +27,13 @@ pub trait Testbed {
     /// The knobs that can be tuned here, with domains and defaults.
     fn space(&self) -> Vec<SpaceKnob>;
 
+    /// Knobs this testbed has but that cannot be tuned now, each with the reason (a
+    /// `dirty_ratio` that reads 0 because `dirty_bytes` rules: its default is not a value of
+    /// it). They are not in [`Testbed::space`]; a policy naming one is told why.
+    fn unusable(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Why runs of `load` here can never report `metric` (a column of [`Run`]: `time_s`,
     /// `cpu_pct`, `loads`, `lcpu_pct`), or `None` when they can; a tune checks what its policy
     /// needs with this before the first trial. The default is a real device's: every load

@@ -18,8 +18,72 @@ pub struct Args {
 #[derive(Serialize)]
 struct History {
     tunes: Vec<crate::store::tunes::TuneRow>,
-    trials: Vec<crate::store::trials::TrialRow>,
+    trials: Vec<TrialOut>,
     sweet_spots: Vec<crate::store::tunes::SweetSpotRow>,
+}
+
+/// A stored trial with what it measured.
+#[derive(Serialize)]
+struct TrialOut {
+    #[serde(flatten)]
+    row: crate::store::trials::TrialRow,
+    /// Per load (no_load first): its runs' mean Time, Ratio (÷ the trial's mean no_load Time)
+    /// and Loads, as the tune computed them.
+    figures: Vec<Figures>,
+}
+
+/// One load's means in one trial.
+#[derive(Serialize)]
+struct Figures {
+    load: crate::types::Load,
+    runs: usize,
+    time_s: Option<f64>,
+    ratio: Option<f64>,
+    loads: Option<f64>,
+}
+
+/// The figures of trial `id` from its stored runs (failed runs left out).
+fn figures(store: &crate::store::Store, id: i64) -> Result<Vec<Figures>> {
+    let runs: Vec<crate::types::Run> = store
+        .runs(id)?
+        .into_iter()
+        .map(|r| r.run)
+        .filter(|r| r.failed.is_none())
+        .collect();
+    let m = crate::tune::evaluator::trial_metrics(&runs);
+    let mut loads: Vec<crate::types::Load> = runs.iter().map(|r| r.load).collect();
+    loads.sort_by_key(|l| (*l != crate::types::Load::NoLoad, *l));
+    loads.dedup();
+    Ok(loads
+        .into_iter()
+        .map(|l| Figures {
+            load: l,
+            runs: runs.iter().filter(|r| r.load == l).count(),
+            time_s: m.get(&(l, "time_s")).copied(),
+            ratio: m.get(&(l, "ratio")).copied(),
+            loads: m.get(&(l, "loads")).copied(),
+        })
+        .collect())
+}
+
+/// `no_load 67.7 s; io_load 109.1 s Ratio 1.61 Loads 12`.
+fn figures_text(f: &[Figures]) -> String {
+    f.iter()
+        .map(|x| {
+            let mut s = format!("{}", x.load);
+            if let Some(t) = x.time_s {
+                s.push_str(&format!(" {t:.1} s"));
+            }
+            if let Some(r) = x.ratio {
+                s.push_str(&format!(" Ratio {r:.2}"));
+            }
+            if let Some(l) = x.loads {
+                s.push_str(&format!(" Loads {l:.0}"));
+            }
+            s
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Runs `sweetspot history`.
@@ -56,7 +120,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .trials(None)?
             .into_iter()
             .filter(|t| want(&t.identity, &t.target))
-            .collect(),
+            .map(|row| {
+                Ok(TrialOut {
+                    figures: figures(&store, row.id)?,
+                    row,
+                })
+            })
+            .collect::<Result<_>>()?,
         sweet_spots: store
             .sweet_spots(None)?
             .into_iter()
@@ -131,9 +201,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         let of: Vec<_> = h
             .trials
             .iter()
-            .filter(|x| x.tune_id == Some(t.id))
+            .filter(|x| x.row.tune_id == Some(t.id))
             .collect();
-        let n = of.iter().filter(|x| x.finished_at.is_some()).count();
+        let n = of.iter().filter(|x| x.row.finished_at.is_some()).count();
         let cut = of.len() - n;
         s.push_str(&format!(
             "  #{:<4} {:<40} policy {:<10} {:<11} {n} trial{}{}\n",
@@ -154,6 +224,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         s.push_str("  (none)\n");
     }
     for t in &h.trials {
+        let f = figures_text(&t.figures);
+        let t = &t.row;
         s.push_str(&format!(
             "  #{:<5} tune {:<5} {:<40} {}{}\n",
             t.id,
@@ -166,6 +238,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 ""
             }
         ));
+        if !f.is_empty() {
+            s.push_str(&format!("         {f}\n"));
+        }
     }
     super::print_out(&s)
 }

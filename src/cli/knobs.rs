@@ -4,7 +4,7 @@
 use super::{Ctx, print_json, print_out};
 use crate::Result;
 use crate::device::{self, Device};
-use crate::knob::{Domain, Knob, discover};
+use crate::knob::{ApplyOrder, Domain, Knob, discover};
 use serde::Serialize;
 
 /// Arguments of `sweetspot knobs`.
@@ -22,8 +22,11 @@ pub struct Args {
 pub struct Listing {
     /// The device.
     pub device: Device,
-    /// Its knobs then the host vm knobs, in apply order.
+    /// Its knobs then the host vm knobs (`order` = `vm`: host-wide), in apply order.
     pub knobs: Vec<Knob>,
+    /// Knobs whose 0 means "unused", not a value (`dirty_bytes` while `dirty_ratio` rules),
+    /// with the reason.
+    pub unused: std::collections::BTreeMap<String, String>,
 }
 
 /// Runs `sweetspot knobs`.
@@ -31,16 +34,24 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let dev = device::find(&ctx.root, &args.device)?;
     ctx.record_devices(std::slice::from_ref(&dev), &device::kernel_release());
     let knobs = discover::knobs(&ctx.root, &dev)?;
+    let unused: std::collections::BTreeMap<String, String> =
+        discover::unused_pair_members(&discover::vm_knobs(&ctx.root))
+            .into_iter()
+            .collect();
     if args.json {
-        return print_json(&Listing { device: dev, knobs });
+        return print_json(&Listing {
+            device: dev,
+            knobs,
+            unused,
+        });
     }
     let mut out = format!(
         "{} ({}), scheduler {}\n{:<26} {:>12} {:<30} {:<9} {:<12} source\n",
-        dev.name, dev.identity, dev.scheduler, "knob", "value", "domain", "unit", "scheduler"
+        dev.name, dev.identity, dev.scheduler, "knob", "value", "domain", "unit", "applies to"
     );
     for k in &knobs {
         let domain = match &k.domain {
-            Domain::Int { min, max } => format!("{min}..={max}"),
+            Domain::Int { min, max } => crate::knob::catalogue::domain_text(*min, *max),
             Domain::Choice(c) => c.join(" "),
         };
         let source = match (&k.source, k.known) {
@@ -48,14 +59,19 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             (None, false) => "unknown to the catalogue".into(),
             (None, true) => String::new(),
         };
+        // A 0 that means "unused" is shown as such, not as a value.
+        let value = match unused.get(&k.name) {
+            Some(_) => format!("{} (unused)", k.current),
+            None => k.current.to_string(),
+        };
+        let applies = match (&k.scheduler, k.order) {
+            (Some(s), _) => s.as_str(),
+            (None, ApplyOrder::Vm) => "host-wide",
+            (None, _) => "device",
+        };
         out += &format!(
             "{:<26} {:>12} {:<30} {:<9} {:<12} {}\n",
-            k.name,
-            k.current.to_string(),
-            domain,
-            k.unit,
-            k.scheduler.as_deref().unwrap_or("-"),
-            source
+            k.name, value, domain, k.unit, applies, source
         );
     }
     print_out(&out)

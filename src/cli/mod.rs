@@ -139,7 +139,8 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         // The reader of our output has gone (`| head -1`): end quietly, as ripgrep does. A
         // tune has already been recorded as interrupted and its device restored.
-        Err(_) if crate::signals::output_closed() => 0,
+        // Only the interruption the closed pipe caused: any other failure keeps its code.
+        Err(Error::Interrupted) if crate::signals::output_closed() => 0,
         Err(e) => {
             crate::signals::eprint_line(&format!("sweetspot: error: {e}"));
             e.exit_code()
@@ -158,12 +159,33 @@ fn init_tracing(verbose: u8, quiet: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| LogWriter)
         // No colour escapes in a log file or a pipe (`2>log`, `2>&1 | less`).
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
         .try_init();
+}
+
+/// stderr for the log: a closed pipe (`2>&1 | head -1`) stops the work like a closed stdout
+/// does ([`crate::signals::close_output`]) instead of tracing-subscriber's `eprintln!` of the
+/// write error, which panics on that same closed pipe.
+struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::io::stderr().write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                crate::signals::close_output();
+                Ok(buf.len())
+            }
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// Runs a parsed command line.

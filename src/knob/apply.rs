@@ -66,13 +66,21 @@ pub fn apply_with(
     let mut changes = Vec::new();
     for w in &plan.writes {
         if w.order == ApplyOrder::Iosched && !w.path.exists() {
-            return Err(Error::Failed(format!(
+            // This kernel's scheduler lacks the file (a knob of another version): ENOENT, as
+            // the write would give, so a tune marks the setting infeasible and goes on.
+            tracing::debug!(
                 "{}: scheduler {} has no iosched/{} on {}",
                 w.name,
                 w.scheduler.as_deref().unwrap_or("?"),
                 w.name,
                 device.name
-            )));
+            );
+            return Err(Error::KnobWrite {
+                knob: w.name.clone(),
+                value: w.value.to_string(),
+                path: w.path.clone(),
+                source: std::io::Error::from_raw_os_error(libc::ENOENT),
+            });
         }
         let from = current(io, &w.path, w.order)?;
         if same(&w.value, &from) {

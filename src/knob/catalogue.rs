@@ -177,6 +177,11 @@ pub const VM_KNOBS: &[&str] = &[
     "vfs_cache_pressure",
 ];
 
+/// An integer domain as people write it: `1–1024` (not Rust's `1..=1024`).
+pub fn domain_text(min: i64, max: i64) -> String {
+    format!("{min}–{max}")
+}
+
 /// The fact for `name` under `scheduler` (iosched knobs), or for a queue/vm knob when
 /// `scheduler` is `None`.
 pub fn lookup(scheduler: Option<&str>, name: &str) -> Option<&'static Fact> {

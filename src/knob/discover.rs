@@ -96,6 +96,34 @@ pub fn vm_knobs(root: &SysRoot) -> Vec<Knob> {
         .collect()
 }
 
+/// The members of exclusive vm pairs that read 0 because the other member rules
+/// (`dirty_bytes` 0 while `dirty_ratio` is set, or the reverse), each with the reason. Their
+/// 0 means "unused", not a value: a tune could not measure or restore its default through
+/// them (writing one zeroes the other), so they are not tunable until the pair is switched.
+pub fn unused_pair_members(vm: &[Knob]) -> Vec<(String, String)> {
+    let value = |n: &str| {
+        vm.iter()
+            .find(|k| k.name == n)
+            .and_then(|k| k.current.as_int())
+    };
+    vm.iter()
+        .filter_map(|k| {
+            let partner = catalogue::exclusive_partner(&k.name)?;
+            let p = value(partner)?;
+            (k.current.as_int() == Some(0) && p != 0).then(|| {
+                (
+                    k.name.clone(),
+                    format!(
+                        "host-wide {} is 0, unused while {partner} = {p} rules; tune \
+                         {partner} instead",
+                        k.name
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
 /// An integer knob read from `path`; `None` when missing or not an integer.
 fn int_knob(path: &Path, scheduler: Option<&str>) -> Option<Knob> {
     let name = path.file_name()?.to_string_lossy().into_owned();

@@ -152,7 +152,11 @@ pub(crate) fn check_domain(k: &Knob, v: &KnobValue) -> Result<()> {
         return Ok(());
     }
     let shown = match &k.domain {
-        Domain::Int { min, max } => format!("an integer in {min}..={max} {}", k.unit),
+        Domain::Int { min, max } => format!(
+            "an integer in {} {}",
+            catalogue::domain_text(*min, *max),
+            k.unit
+        ),
         Domain::Choice(c) => format!("one of {}", c.join(", ")),
     };
     Err(Error::BadInput(format!(

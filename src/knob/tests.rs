@@ -340,7 +340,7 @@ fn bad_input_changes_nothing_and_journals_nothing() {
     let cases: Vec<(Setting, &str)> = vec![
         (
             setting(&[("read_ahead_kb", 512.into()), ("fifo_batch", 0.into())]),
-            "1..=1024",
+            "1–1024",
         ),
         (
             setting(&[("fifo_batch", "eight".into())]),
@@ -358,7 +358,7 @@ fn bad_input_changes_nothing_and_journals_nothing() {
         (setting(&[("../../x", 1.into())]), "bad knob name"),
         (
             setting(&[("scheduler", "bfq".into()), ("slice_idle", 5000.into())]),
-            "0..=4294",
+            "0–4294",
         ),
         (
             setting(&[("scheduler", "bfq".into()), ("fifo_batch", 8.into())]),
@@ -538,5 +538,35 @@ fn entries_of_a_vanished_device_are_closed_not_written() {
     k.log.borrow_mut().clear();
     assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
     assert!(k.log.borrow().is_empty());
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+}
+
+#[test]
+fn an_iosched_file_this_kernel_lacks_is_enoent_and_the_switch_is_undone() {
+    // A 2.6 kernel's cfq without `group_idle` (added in 2.6.37): the catalogue knows it, the
+    // kernel has no file for it after the switch.
+    let t = FakeTree::new();
+    t.disk("hda", "3:0", "noop anticipatory [deadline] cfq", 128);
+    let d = find(&t.root, "hda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let set = setting(&[("scheduler", "cfq".into()), ("group_idle", 4.into())]);
+    let e = apply_with(&k, &mut s, &t.root, &d, &set, "tune:1").unwrap_err();
+    match &e {
+        Error::KnobWrite { knob, source, .. } => {
+            assert_eq!(knob, "group_idle");
+            assert_eq!(source.raw_os_error(), Some(libc::ENOENT));
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        e.to_string()
+            .ends_with("ENOENT (No such file or directory)"),
+        "{e}"
+    );
+    // The switch went through and is journaled, so restore puts deadline back.
+    assert!(t.get("hda", "queue/scheduler").contains("[cfq]"));
+    restore_with(&k, &mut s, &t.root, None, Some("tune:1")).unwrap();
+    assert!(t.get("hda", "queue/scheduler").contains("[deadline]"));
     assert!(s.journal_open(None, None).unwrap().is_empty());
 }

@@ -67,6 +67,28 @@ pub struct Trial {
     pub cost: f64,
     /// Why the trial failed, if it did.
     pub failed: Option<String>,
+    /// The kernel refused the setting (the error, with its errno): nothing was measured.
+    pub refused: Option<String>,
+    /// The guard rails this trial broke, with the figures, e.g. `io_load loads 3 < 0.5 ×
+    /// default 12 (= 6)`; empty when it kept them (or is the default).
+    pub guards_broken: Vec<String>,
+}
+
+/// The error of an apply that the kernel refused for this setting only (it is marked
+/// infeasible and the search goes on): a write refused with EINVAL, ERANGE, EOPNOTSUPP or
+/// ENOENT (an `iosched/` file this kernel lacks), or a value not honoured. `None` for errors
+/// that would hit every setting (EACCES, EROFS, a store error, bad input): those end the tune.
+pub fn refusal(e: &Error) -> Option<String> {
+    match e {
+        Error::KnobWrite { source, .. } => {
+            let raw = source.raw_os_error()?;
+            [libc::EINVAL, libc::ERANGE, libc::EOPNOTSUPP, libc::ENOENT]
+                .contains(&raw)
+                .then(|| e.to_string())
+        }
+        Error::NotHonoured { .. } => Some(e.to_string()),
+        _ => None,
+    }
 }
 
 /// Per-(load, metric) means of one trial; Ratio included for loads other than no_load.
@@ -175,8 +197,32 @@ impl<'a> Evaluator<'a> {
         }
         if inner.applied != Some(point) {
             inner.applied = None;
-            inner.testbed.apply(&setting)?;
-            inner.applied = Some(point);
+            match inner.testbed.apply(&setting) {
+                Ok(()) => inner.applied = Some(point),
+                Err(e) if point != inner.space.default => {
+                    let Some(why) = refusal(&e) else {
+                        return Err(e);
+                    };
+                    // The trial log names it (a second line of its own); -vv repeats it here.
+                    tracing::debug!(
+                        "setting {} refused, marked infeasible: {why}",
+                        crate::knob::setting_label(&setting)
+                    );
+                    let t = Trial {
+                        id: 0,
+                        point,
+                        runs: Vec::new(),
+                        value: f64::NAN,
+                        cost: f64::INFINITY,
+                        failed: Some(format!("refused: {why}")),
+                        refused: Some(why),
+                        guards_broken: Vec::new(),
+                    };
+                    inner.trials.push(t.clone());
+                    return Ok(t);
+                }
+                Err(e) => return Err(e),
+            }
         }
         let id = inner.recorder.trial_started(&setting)?;
         let mut runs = Vec::new();
@@ -199,6 +245,7 @@ impl<'a> Evaluator<'a> {
             .find_map(|r| r.failed.as_ref().map(|f| format!("{}: {f}", r.load)));
         let m = trial_metrics(&runs);
         let value = objective_value(&inner.policy.objective, &m);
+        let mut guards_broken = Vec::new();
         let (value, cost, failed) = match (failed, value) {
             (Some(f), _) => (f64::NAN, f64::INFINITY, Some(f)),
             (None, None) => (
@@ -210,6 +257,11 @@ impl<'a> Evaluator<'a> {
                 let mut c = cost_of(&inner.policy.objective, v);
                 if point != inner.space.default {
                     c += penalty(inner, &m);
+                    guards_broken = broken(
+                        inner.policy,
+                        &m,
+                        &mean_metrics(&inner.trials, inner.space.default),
+                    );
                 }
                 (v, c, None)
             }
@@ -221,6 +273,8 @@ impl<'a> Evaluator<'a> {
             value,
             cost,
             failed,
+            refused: None,
+            guards_broken,
         };
         inner.trials.push(t.clone());
         Ok(t)
@@ -281,6 +335,47 @@ pub fn mean_metrics(trials: &[Trial], point: usize) -> BTreeMap<(Load, &'static 
     acc.into_iter().map(|(k, v)| (k, stats::mean(&v))).collect()
 }
 
+/// The guard rails that means `m` break against the default's means `def`, each with its
+/// figures: `io_load loads 3 < 0.5 × default 12 (= 6)`.
+pub fn broken(
+    policy: &Policy,
+    m: &BTreeMap<(Load, &'static str), f64>,
+    def: &BTreeMap<(Load, &'static str), f64>,
+) -> Vec<String> {
+    policy
+        .guards
+        .iter()
+        .filter_map(|g| {
+            let key = (g.load, g.metric.name());
+            let (&x, &d) = (m.get(&key)?, def.get(&key)?);
+            if g.holds(x, d) {
+                return None;
+            }
+            let op = if g.at_least { "<" } else { ">" };
+            Some(format!(
+                "{} {} {} {op} {} × default {} (= {})",
+                g.load,
+                g.metric.name(),
+                figure(x),
+                g.factor,
+                figure(d),
+                figure(g.factor * d)
+            ))
+        })
+        .collect()
+}
+
+/// A metric as people read it: 3 significant digits, whole numbers above 100.
+pub fn figure(x: f64) -> String {
+    if (x.fract() == 0.0 && x.abs() < 1e15) || x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
 fn penalty(inner: &Inner, m: &BTreeMap<(Load, &'static str), f64>) -> f64 {
     let def = mean_metrics(&inner.trials, inner.space.default);
     let mut p = 0.0;
@@ -301,4 +396,38 @@ fn penalty(inner: &Inner, m: &BTreeMap<(Load, &'static str), f64>) -> f64 {
         p += GUARD_PENALTY + 4.0 * v.max(0.0);
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_the_errors_of_one_setting_only() {
+        let write = |errno| Error::KnobWrite {
+            knob: "nr_requests".into(),
+            value: "2048".into(),
+            path: "/sys/block/loop0/queue/nr_requests".into(),
+            source: std::io::Error::from_raw_os_error(errno),
+        };
+        let r = refusal(&write(libc::EINVAL)).unwrap();
+        assert_eq!(
+            r,
+            "nr_requests: writing '2048' to /sys/block/loop0/queue/nr_requests failed: EINVAL \
+             (Invalid argument)"
+        );
+        assert!(refusal(&write(libc::ENOENT)).is_some());
+        assert!(refusal(&write(libc::ERANGE)).is_some());
+        let nh = Error::NotHonoured {
+            knob: "nr_requests".into(),
+            wrote: "2".into(),
+            read: "4".into(),
+        };
+        assert!(refusal(&nh).is_some());
+        // These would hit every setting: the tune ends.
+        assert!(refusal(&write(libc::EACCES)).is_none());
+        assert!(refusal(&write(libc::EROFS)).is_none());
+        assert!(refusal(&Error::BadInput("x".into())).is_none());
+        assert!(refusal(&Error::Interrupted).is_none());
+    }
 }

@@ -16,7 +16,8 @@
 //!   final check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
-//! - [`report`]: the final report and JSON.
+//! - [`report`]: the final report and JSON; its `explain` submodule what the report must
+//!   say to be read right (refused and excluded settings, notes).
 
 pub mod evaluator;
 pub mod gp;

@@ -24,6 +24,11 @@ pub struct TrialLog {
     quiet: bool,
     bar: Option<ProgressBar>,
     values: BTreeMap<usize, Vec<f64>>,
+    minimize: bool,
+    /// The incumbent of the previous line.
+    last_inc: Option<usize>,
+    /// Settings with a trial that broke a guard rail, or failed.
+    broke: BTreeMap<usize, String>,
 }
 
 impl TrialLog {
@@ -46,7 +51,49 @@ impl TrialLog {
             quiet,
             bar,
             values: BTreeMap::new(),
+            minimize: true,
+            last_inc: None,
+            broke: BTreeMap::new(),
         }
+    }
+
+    /// Whether a smaller objective is better (Ratio; the default) or a larger one (Loads):
+    /// says when the incumbent column moves to a worse-looking setting.
+    pub fn minimize(mut self, minimize: bool) -> Self {
+        self.minimize = minimize;
+        self
+    }
+
+    fn geomean_of(&self, p: usize) -> f64 {
+        self.values
+            .get(&p)
+            .map(|v| crate::stats::geomean(v))
+            .unwrap_or(f64::NAN)
+    }
+
+    /// Why the incumbent moved from `prev` to `inc` although `inc` looks worse by the
+    /// geometric mean of its trials (the column shows that mean), or `None` when it does not.
+    fn jump_reason(&self, prev: usize, inc: usize, point: usize) -> Option<String> {
+        let (a, b) = (self.geomean_of(prev), self.geomean_of(inc));
+        let worse = if self.minimize { b > a } else { b < a };
+        let looks_worse = a.is_finite() && b.is_finite() && worse;
+        if !looks_worse && !self.broke.contains_key(&prev) {
+            return None;
+        }
+        let was = self.labels.get(prev).cloned().unwrap_or_default();
+        let n = |p: usize| self.values.get(&p).map_or(0, Vec::len);
+        let reason = match self.broke.get(&prev) {
+            Some(why) => why.clone(),
+            None if point == prev => format!("re-measured, now {a:.3} over {} trials", n(prev)),
+            None => format!(
+                "ranked lower by the score (its mean over {} trial{} shrunk toward the \
+                 model's prediction, plus 1.5 sd; {} trials here)",
+                n(prev),
+                if n(prev) == 1 { "" } else { "s" },
+                n(inc)
+            ),
+        };
+        Some(format!("; was {was} ({a:.3}): {reason}"))
     }
 
     fn line(&self, s: String) {
@@ -79,23 +126,45 @@ impl Observe<TuneState> for TrialLog {
             .and_then(|v| v.get_string())
             .unwrap_or_default();
         let n = get_u(kv, "trials").unwrap_or(0);
-        if value.is_finite() {
+        let text = |k: &str| kv.get(k).and_then(|v| v.get_string()).unwrap_or_default();
+        let (failed, guards) = (text("failed"), text("guards"));
+        if value.is_finite() && failed.is_empty() {
             self.values.entry(point).or_default().push(value);
         }
         let label = self.labels.get(point).cloned().unwrap_or_default();
+        if !failed.is_empty() {
+            self.broke.insert(point, format!("failed: {failed}"));
+        } else if !guards.is_empty() {
+            self.broke
+                .insert(point, format!("broke a guard rail: {guards}"));
+        }
         let best = self.labels.get(inc).cloned().unwrap_or_default();
         // The incumbent (a new best only after a paired race), with the geometric mean of
         // its trials, as the report averages.
-        let best_v = self
-            .values
-            .get(&inc)
-            .map(|v| crate::stats::geomean(v))
-            .unwrap_or(f64::NAN);
-        self.line(format!(
-            "trial {n:>2}  {label:<w$}  {} {value:>8.3}   incumbent {best} ({best_v:.3})   why: {why}",
+        let best_v = self.geomean_of(inc);
+        let jump = match self.last_inc {
+            Some(prev) if prev != inc => self.jump_reason(prev, inc, point).unwrap_or_default(),
+            _ => String::new(),
+        };
+        self.last_inc = Some(inc);
+        let shown = if failed.is_empty() {
+            format!("{value:>8.3}")
+        } else {
+            format!("{:>8}", "failed")
+        };
+        let mut line = format!(
+            "trial {n:>2}  {label:<w$}  {} {shown}   incumbent {best} ({best_v:.3}{jump})   why: {why}",
             self.objective,
             w = self.width,
-        ));
+        );
+        if !failed.is_empty() {
+            line.push_str(&format!("\n          {failed}"));
+        } else if !guards.is_empty() {
+            line.push_str(&format!(
+                "\n          excluded: it breaks the guard rail {guards}"
+            ));
+        }
+        self.line(line);
         if let Some(b) = &self.bar {
             b.set_position(n);
             b.set_message(format!("incumbent {best} ({best_v:.3})"));

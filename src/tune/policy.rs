@@ -22,8 +22,8 @@
 //!                                  # catalogue) is an error
 //! values = ["mq-deadline", "none"] # optional value list
 //! [knobs.fifo_batch]
-//! min = 1                          # optional range (log2 grid between the bounds)
-//! max = 256
+//! min = 1                          # optional range (log2 grid between the bounds);
+//! max = 256                        # outside the knob's safe domain it is an error
 //!
 //! [[guard]]                        # a setting is acceptable only when
 //! load = "io_load"                 # io_load's mean Loads is
@@ -171,6 +171,20 @@ pub struct KnobChoice {
     /// 1-based line of the knob's table (`[knobs.fifo_batch]`) in the policy file, for errors.
     #[serde(skip)]
     pub line: Option<usize>,
+    /// 1-based lines of its `values`, `min` and `max` fields, for errors about them.
+    #[serde(skip)]
+    pub field_lines: FieldLines,
+}
+
+/// Where a knob's fields are in the policy file (1-based lines), for errors naming them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FieldLines {
+    /// Line of `values = [...]`.
+    pub values: Option<usize>,
+    /// Line of `min = ...`.
+    pub min: Option<usize>,
+    /// Line of `max = ...`.
+    pub max: Option<usize>,
 }
 
 /// A parsed, validated policy.
@@ -360,6 +374,11 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
                 min: k.min.as_ref().map(|v| *v.get_ref()),
                 max: k.max.as_ref().map(|v| *v.get_ref()),
                 line: Some(cx.line(&name.span())),
+                field_lines: FieldLines {
+                    values: k.values.as_ref().map(|v| cx.line(&v.span())),
+                    min: k.min.as_ref().map(|v| cx.line(&v.span())),
+                    max: k.max.as_ref().map(|v| cx.line(&v.span())),
+                },
             },
         );
     }

@@ -12,6 +12,9 @@ use crate::tune::space::Space;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod explain;
+pub use explain::{Dropped, Excluded, Refused, is_host_wide};
+
 /// One knob's change from the default to the sweet spot.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Change {
@@ -100,6 +103,17 @@ pub struct Report {
     pub loads: BTreeMap<String, [LoadMeans; 2]>,
     /// True when the sweet spot was left applied (`--apply`).
     pub applied: bool,
+    /// Tuned knobs that are host-wide (`/proc/sys/vm`): they act on every device.
+    pub host_wide: Vec<String>,
+    /// Policy knobs the tune dropped, with the reason.
+    pub dropped: Vec<Dropped>,
+    /// Settings the kernel refused (EINVAL, a missing file): infeasible.
+    pub refused: Vec<Refused>,
+    /// Measured settings a guard rail excluded.
+    pub excluded: Vec<Excluded>,
+    /// What the figures need said to be read right, e.g. that a Ratio improved only because
+    /// no_load got slower.
+    pub notes: Vec<String>,
 }
 
 fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
@@ -136,6 +150,28 @@ pub fn build(
     tune_id: Option<i64>,
     applied: bool,
 ) -> Report {
+    let dropped = space
+        .skipped
+        .iter()
+        .map(|k| Dropped {
+            knob: k.clone(),
+            reason: format!("not on {}", target.label),
+        })
+        .collect();
+    build_with(target, policy, space, out, tune_id, applied, dropped)
+}
+
+/// [`build`] with the dropped policy knobs and their reasons given.
+#[allow(clippy::too_many_arguments)]
+pub fn build_with(
+    target: &TargetInfo,
+    policy: &Policy,
+    space: &Space,
+    out: &Outcome,
+    tune_id: Option<i64>,
+    applied: bool,
+    dropped: Vec<Dropped>,
+) -> Report {
     let v = out.verdict.clone();
     let cand = v.as_ref().map_or(out.incumbent, |v| v.best);
     let significant = v.as_ref().is_some_and(|v| v.significant);
@@ -166,14 +202,7 @@ pub fn build(
     let bt = of(cand, ran_check);
     // Geometric means, as the improvement is a ratio of geometric means over the same check
     // pairs: "3.54 → 1.61 (2.20× better)" then divides as it reads.
-    let mean_val = |ts: &[&Trial]| -> Option<f64> {
-        let x: Vec<f64> = ts
-            .iter()
-            .map(|t| t.value)
-            .filter(|x| x.is_finite() && *x > 0.0)
-            .collect();
-        (!x.is_empty()).then(|| stats::geomean(&x))
-    };
+    let mean_val = explain::geomean_value;
     let improvement = v
         .as_ref()
         .and_then(|v| v.improvement)
@@ -203,6 +232,24 @@ pub fn build(
     let mut distinct: Vec<usize> = out.trials.iter().map(|t| t.point).collect();
     distinct.sort_unstable();
     distinct.dedup();
+    let explain::Explained {
+        refused,
+        excluded,
+        notes,
+    } = explain::explain(&explain::Inputs {
+        policy,
+        space,
+        out,
+        cand,
+        concluded: v.is_some(),
+        loads: &loads,
+    });
+    let host_wide = space
+        .knobs
+        .iter()
+        .filter(|k| is_host_wide(k))
+        .cloned()
+        .collect();
     Report {
         tune_id,
         target: target.clone(),
@@ -227,6 +274,11 @@ pub fn build(
         changes,
         loads,
         applied,
+        host_wide,
+        dropped,
+        refused,
+        excluded,
+        notes,
     }
 }
 
@@ -277,6 +329,9 @@ pub fn text(r: &Report) -> String {
         )),
     }
     s.push_str(&format!("  {}\n", r.reason));
+    for n in &r.notes {
+        s.push_str(&format!("  note: {n}\n"));
+    }
     let cell = |m: &LoadMeans| {
         let mut c = format!("Time {} s", opt(m.time_s, 1));
         if m.ratio.is_some() {
@@ -313,11 +368,46 @@ pub fn text(r: &Report) -> String {
         for c in &r.changes {
             let f = |v: &Option<KnobValue>| v.as_ref().map_or("-".into(), |v| v.to_string());
             s.push_str(&format!(
-                "    {:<16} {} → {}\n",
+                "    {:<16} {} → {}{}\n",
                 c.knob,
                 f(&c.from),
-                f(&c.to)
+                f(&c.to),
+                if is_host_wide(&c.knob) {
+                    "   (host-wide: every device)"
+                } else {
+                    ""
+                }
             ));
+        }
+    }
+    if !r.host_wide.is_empty() {
+        s.push_str(&format!(
+            "\n  host-wide knobs tuned (they act on every device): {}\n",
+            r.host_wide.join(", ")
+        ));
+    }
+    if !r.excluded.is_empty() {
+        s.push_str("\n  excluded by a guard rail:\n");
+        for e in &r.excluded {
+            s.push_str(&format!(
+                "    {}  {} {}: {}\n",
+                setting_label(&e.setting),
+                r.objective.name,
+                opt(e.objective, 2),
+                e.guards.join("; ")
+            ));
+        }
+    }
+    if !r.refused.is_empty() {
+        s.push_str("\n  refused by the kernel (infeasible, not measured):\n");
+        for e in &r.refused {
+            s.push_str(&format!("    {}  {}\n", setting_label(&e.setting), e.error));
+        }
+    }
+    if !r.dropped.is_empty() {
+        s.push_str("\n  policy knobs dropped:\n");
+        for d in &r.dropped {
+            s.push_str(&format!("    {:<16} {}\n", d.knob, d.reason));
         }
     }
     s.push_str(&format!(
@@ -337,6 +427,107 @@ pub fn text(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::Run;
+    use crate::tune::solver::Verdict;
+
+    fn trial(point: usize, io: f64, loads: f64) -> Trial {
+        let run = |load, time_s, loads| Run {
+            load,
+            time_s,
+            cpu_pct: 50.0,
+            loads,
+            lcpu_pct: None,
+            failed: None,
+        };
+        let runs = vec![
+            run(Load::NoLoad, 10.0, None),
+            run(Load::IoLoad, io, Some(loads)),
+        ];
+        Trial {
+            id: 0,
+            point,
+            value: io / 10.0,
+            cost: (io / 10.0).ln(),
+            runs,
+            failed: None,
+            refused: None,
+            guards_broken: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_kept_default_says_what_measured_better_and_what_a_guard_excluded() {
+        let text = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\n[objective]\n\
+                    minimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.fifo_batch]\n\
+                    values = [4, 8]\n[[guard]]\nload = \"io_load\"\nmetric = \"loads\"\n\
+                    min_vs_default = 0.5\n";
+        let pol =
+            crate::tune::policy::parse(text, std::path::Path::new("p.toml"), "p", "p").unwrap();
+        let knob = crate::bench::SpaceKnob {
+            name: "fifo_batch".into(),
+            domain: crate::knob::Domain::Int { min: 1, max: 256 },
+            default: KnobValue::Int(32),
+            schedulers: None,
+        };
+        let space = Space::build(&[knob], &pol, None).unwrap();
+        let at = |v: i64| {
+            space
+                .points
+                .iter()
+                .position(|p| p["fifo_batch"] == KnobValue::Int(v))
+                .unwrap()
+        };
+        // 32 (default): Ratio 1.54; 8: 1.12 with enough Loads; 4: 0.9 but starving io_load.
+        let out = Outcome {
+            trials: vec![
+                trial(at(32), 15.4, 100.0),
+                trial(at(8), 11.2, 90.0),
+                trial(at(4), 9.0, 3.0),
+            ],
+            verdict: Some(Verdict {
+                best: space.default,
+                significant: false,
+                improvement: None,
+                p_value: None,
+                pairs: None,
+                reason: "keep the default: no significant improvement (search budget spent; \
+                         nothing beat the default)"
+                    .into(),
+            }),
+            runs: 6,
+            incumbent: space.default,
+        };
+        let target = TargetInfo {
+            label: "sim:x".into(),
+            identity: "sim:x".into(),
+            kernel: "sim".into(),
+        };
+        let r = build(&target, &pol, &space, &out, None, false);
+        assert_eq!(r.excluded.len(), 1);
+        assert_eq!(
+            r.excluded[0].guards,
+            vec!["io_load loads 3 < 0.5 × default 100 (= 50)".to_string()]
+        );
+        assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
+        assert!(
+            r.notes[0].starts_with(
+                "fifo_batch=4 measured io_load Ratio 0.90 against the \
+                                         default's 1.54, but a guard rail excludes it"
+            ),
+            "{}",
+            r.notes[0]
+        );
+        assert!(
+            r.notes[1].starts_with(
+                "1 setting measured better than the default but was not chosen (best: \
+                 fifo_batch=8 at 1.12 over 1 trial, the default 1.54 over 1)"
+            ),
+            "{}",
+            r.notes[1]
+        );
+        let t = super::text(&r);
+        assert!(t.contains("\n  excluded by a guard rail:\n    fifo_batch=4  io_load Ratio 0.90: io_load loads 3 < 0.5 × default 100 (= 50)\n"), "{t}");
+    }
 
     #[test]
     fn improvement_below_one_reads_as_worse_with_the_inverted_ci() {

@@ -251,6 +251,26 @@ impl Recorder for StoreRecorder<'_> {
     }
 }
 
+/// The policy knobs that `space` dropped, with the reason: the testbed's own when it has the
+/// knob but cannot tune it now (`unusable`), else that the device does not have it.
+pub fn dropped_knobs(
+    space: &Space,
+    unusable: &[(String, String)],
+    target: &TargetInfo,
+) -> Vec<report::Dropped> {
+    space
+        .skipped
+        .iter()
+        .map(|k| report::Dropped {
+            knob: k.clone(),
+            reason: unusable
+                .iter()
+                .find(|(n, _)| n == k)
+                .map_or_else(|| format!("not on {}", target.label), |(_, r)| r.clone()),
+        })
+        .collect()
+}
+
 /// A tune request.
 pub struct Request<'a> {
     /// The policy.
@@ -272,11 +292,18 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
     crate::tune::config(req.policy, req.budget, req.seed)?;
     crate::tune::needs::check(&*testbed, req.policy)?;
-    for k in &space.skipped {
-        tracing::info!(
-            "policy knob {k} does not exist on {}; skipped",
-            target.label
+    let dropped = dropped_knobs(&space, &testbed.unusable(), &target);
+    // A warning the user sees (not behind -v): the policy asked for these knobs.
+    for d in &dropped {
+        tracing::warn!(
+            "policy '{}': knob {} dropped: {}",
+            req.policy.name,
+            d.knob,
+            d.reason
         );
+    }
+    for v in &space.dropped_values {
+        tracing::warn!("policy '{}': {v}", req.policy.name);
     }
     let _lock = lock_device(db, &target)?;
     store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
@@ -294,7 +321,8 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         .map(crate::knob::setting_label)
         .collect();
     let budget = u64::from(req.budget.unwrap_or(req.policy.budget));
-    let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet);
+    let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet)
+        .minimize(req.policy.objective.minimize());
     let res = optimise(
         &mut *testbed,
         &space,
@@ -322,7 +350,15 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     };
     let significant = out.verdict.as_ref().is_some_and(|v| v.significant);
     let applied = req.apply && significant;
-    let rep = report::build(&target, req.policy, &space, &out, Some(tune_id), applied);
+    let rep = report::build_with(
+        &target,
+        req.policy,
+        &space,
+        &out,
+        Some(tune_id),
+        applied,
+        dropped,
+    );
     let fin = if applied {
         testbed.apply(&rep.best)
     } else {

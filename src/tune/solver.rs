@@ -389,12 +389,7 @@ impl BayesOpt {
         }
         self.queue.push_back(Step {
             point: p,
-            why: format!(
-                "expected improvement {:.1}% (model {:+.1}% vs best, noise {:.1}%)",
-                100.0 * ei[p].exp_m1(),
-                100.0 * (pred.mean[p] - best).exp_m1(),
-                100.0 * pred.noise
-            ),
+            why: ei_why(ei[p], pred.mean[p], pred.sd[p], best),
             check: false,
         });
     }
@@ -568,6 +563,31 @@ impl BayesOpt {
     }
 }
 
+/// The `why` of a setting picked by expected improvement `ei` (ln units), from the model's
+/// mean and sd of its cost and the incumbent's predicted cost `best`, in figures people can
+/// read: the predicted gain when the model expects it to be better, else the chance that it
+/// is (exploration). (It printed "model +4118% vs best": the cost of a setting near a guard
+/// breaker, penalty included, as a percentage.)
+fn ei_why(ei: f64, mean: f64, sd: f64, best: f64) -> String {
+    let gain = 100.0 * ei.exp_m1();
+    if mean < best {
+        return format!(
+            "expected improvement {gain:.1}%: the model predicts {:.1}% better than the best",
+            100.0 * -(mean - best).exp_m1()
+        );
+    }
+    let chance = statrs::distribution::Normal::new(0.0, 1.0)
+        .ok()
+        .filter(|_| sd > 1e-12)
+        .map_or(0.0, |n| {
+            statrs::distribution::ContinuousCDF::cdf(&n, (best - mean) / sd)
+        });
+    format!(
+        "expected improvement {gain:.1}%: exploring, a {:.0}% chance to beat the best",
+        100.0 * chance
+    )
+}
+
 fn dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
@@ -674,6 +694,8 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             "incumbent" => self.incumbent as u64;
             "trials" => self.trials as u64;
             "check" => step.check;
+            "failed" => t.failed.clone().unwrap_or_default();
+            "guards" => t.guards_broken.join("; ");
         );
         Ok((state.param(step.point).cost(t.cost), Some(kv)))
     }
@@ -706,6 +728,22 @@ mod tests {
         let mut s = BayesOpt::new(cfg, coords, 5);
         s.obs = obs.to_vec();
         s
+    }
+
+    #[test]
+    fn the_why_of_an_expected_improvement_pick_reads_as_figures() {
+        // The model expects 10% less cost: a predicted gain.
+        let w = ei_why(0.11, 0.9_f64.ln(), 0.1, 0.0);
+        assert_eq!(
+            w,
+            "expected improvement 11.6%: the model predicts 10.0% better than the best"
+        );
+        // Far worse but uncertain (a guard breaker's neighbour): a chance, not "+4118%".
+        let w = ei_why(0.01, 3.74, 2.0, 0.0);
+        assert_eq!(
+            w,
+            "expected improvement 1.0%: exploring, a 3% chance to beat the best"
+        );
     }
 
     #[test]

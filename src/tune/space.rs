@@ -46,6 +46,9 @@ pub struct Space {
     pub knobs: Vec<String>,
     /// Knobs of the policy that the device does not have (reported, not fatal).
     pub skipped: Vec<String>,
+    /// Policy values left out, each with why (a scheduler this device does not offer, or
+    /// one a host-managed zoned disk cannot use): reported, not fatal.
+    pub dropped_values: Vec<String>,
     /// Number of continuous (integer-knob) dimensions.
     pub int_dims: usize,
 }
@@ -76,7 +79,33 @@ pub fn log2_grid(min: i64, max: i64, default: Option<i64>) -> Vec<i64> {
     v
 }
 
-fn int_axis(k: &SpaceKnob, choice: &KnobChoice) -> Result<IntAxis> {
+/// A policy value or bound outside the knob's safe domain here: the catalogue's for a real
+/// device, the surface's `min`/`max` for a simulated one. Names the file, the line and the
+/// field (`knobs.fifo_batch.max`).
+fn outside(
+    policy: &Policy,
+    k: &SpaceKnob,
+    line: Option<usize>,
+    field: &str,
+    what: String,
+) -> Error {
+    let (min, max) = match k.domain {
+        Domain::Int { min, max } => (min, max),
+        Domain::Choice(_) => (0, 0),
+    };
+    Error::BadFile {
+        path: policy.path.clone(),
+        line,
+        field: format!("knobs.{}.{field}", k.name),
+        msg: format!(
+            "{what} is outside the safe domain of {} here, {}",
+            k.name,
+            catalogue::domain_text(min, max)
+        ),
+    }
+}
+
+fn int_axis(k: &SpaceKnob, choice: &KnobChoice, policy: &Policy) -> Result<IntAxis> {
     let Domain::Int { min, max } = k.domain else {
         return Err(Error::BadInput(format!(
             "knob {} is not an integer knob",
@@ -84,16 +113,22 @@ fn int_axis(k: &SpaceKnob, choice: &KnobChoice) -> Result<IntAxis> {
         )));
     };
     let default = k.default.as_int();
+    let lines = choice.field_lines;
     let values = if let Some(vals) = &choice.values {
         let mut out = Vec::new();
         for v in vals {
             match v.as_int() {
                 Some(x) if (min..=max).contains(&x) => out.push(x),
-                _ => {
-                    return Err(Error::BadInput(format!(
-                        "policy value '{v}' for {} is outside its domain {min}..={max}",
-                        k.name
-                    )));
+                Some(x) => {
+                    return Err(outside(policy, k, lines.values, "values", x.to_string()));
+                }
+                None => {
+                    return Err(Error::BadFile {
+                        path: policy.path.clone(),
+                        line: lines.values.or(choice.line),
+                        field: format!("knobs.{}.values", k.name),
+                        msg: format!("'{v}' is not an integer ({} is an integer knob)", k.name),
+                    });
                 }
             }
         }
@@ -104,15 +139,24 @@ fn int_axis(k: &SpaceKnob, choice: &KnobChoice) -> Result<IntAxis> {
         out.dedup();
         out
     } else {
-        let lo = choice.min.unwrap_or(min).max(min);
-        let hi = choice.max.unwrap_or(max).min(max);
-        if lo > hi {
-            return Err(Error::BadInput(format!(
-                "policy range for {} ({lo}..={hi}) misses its domain {min}..={max}",
-                k.name
-            )));
+        // Bounds outside the safe domain are an error, never clamped silently: a policy
+        // saying `max = 99999999` would otherwise run as if it said 1024.
+        if let Some(lo) = choice.min.filter(|v| !(min..=max).contains(v)) {
+            return Err(outside(policy, k, lines.min, "min", lo.to_string()));
         }
-        log2_grid(lo, hi, default)
+        if let Some(hi) = choice.max.filter(|v| !(min..=max).contains(v)) {
+            return Err(outside(policy, k, lines.max, "max", hi.to_string()));
+        }
+        let lo = choice.min.unwrap_or(min);
+        let hi = choice.max.unwrap_or(max);
+        let mut v = log2_grid(lo, hi, default);
+        // The default is the reference of guards and of the final check: on the grid even
+        // when the policy's range leaves it out (read_ahead_kb 8 under `min = 16`).
+        if let Some(d) = default.filter(|d| !v.contains(d)) {
+            v.push(d);
+            v.sort_unstable();
+        }
+        v
     };
     let lo = values
         .iter()
@@ -179,10 +223,12 @@ impl Space {
     ///
     /// Errors (exit 2): an unknown knob name ([`Error::BadFile`] with the policy's file, the
     /// line of `[knobs.<name>]` and the field), no policy knob exists on the device
-    /// ([`Error::BadFile`], field `knobs`), a policy value outside a knob's domain, or more
-    /// than [`MAX_POINTS`] settings ([`Error::BadInput`]).
+    /// ([`Error::BadFile`], field `knobs`), a policy value or bound outside a knob's safe
+    /// domain ([`Error::BadFile`] naming the line and field, e.g. `knobs.fifo_batch.max`), or
+    /// more than [`MAX_POINTS`] settings ([`Error::BadInput`]).
     pub fn build(knobs: &[SpaceKnob], policy: &Policy, zoned: Option<&str>) -> Result<Space> {
         let mut skipped = Vec::new();
+        let mut dropped_values = Vec::new();
         let mut axes = Vec::new();
         let mut sched: Option<(&SpaceKnob, Vec<String>)> = None;
         for (name, choice) in &policy.knobs {
@@ -198,14 +244,38 @@ impl Space {
                     return Err(Error::BadInput("scheduler knob without choices".into()));
                 };
                 let mut names: Vec<String> = match &choice.values {
-                    Some(v) => offered
-                        .iter()
-                        .filter(|o| v.iter().any(|x| x.as_name() == Some(o.as_str())))
-                        .cloned()
-                        .collect(),
+                    Some(v) => {
+                        for x in v {
+                            if !offered.iter().any(|o| Some(o.as_str()) == x.as_name()) {
+                                dropped_values.push(format!(
+                                    "scheduler value '{x}' dropped: not offered here (offered: \
+                                     {})",
+                                    offered.join(", ")
+                                ));
+                            }
+                        }
+                        offered
+                            .iter()
+                            .filter(|o| v.iter().any(|x| x.as_name() == Some(o.as_str())))
+                            .cloned()
+                            .collect()
+                    }
                     None => offered.clone(),
                 };
                 if zoned == Some("host-managed") {
+                    let gone: Vec<String> = names
+                        .iter()
+                        .filter(|n| *n != "mq-deadline")
+                        .cloned()
+                        .collect();
+                    if !gone.is_empty() && choice.values.is_some() {
+                        dropped_values.push(format!(
+                            "scheduler value{} {} dropped: a host-managed zoned disk needs \
+                             mq-deadline",
+                            if gone.len() == 1 { "" } else { "s" },
+                            gone.join(", ")
+                        ));
+                    }
                     names.retain(|n| n == "mq-deadline");
                 }
                 if let Some(d) = k.default.as_name()
@@ -215,7 +285,7 @@ impl Space {
                 }
                 sched = Some((k, names));
             } else {
-                axes.push(int_axis(k, choice)?);
+                axes.push(int_axis(k, choice, policy)?);
             }
         }
         if sched.is_none() && axes.is_empty() {
@@ -346,6 +416,7 @@ impl Space {
             default,
             knobs: names,
             skipped,
+            dropped_values,
             int_dims: axes.len(),
         })
     }
@@ -445,6 +516,26 @@ mod tests {
     }
 
     #[test]
+    fn a_scheduler_value_the_device_lacks_is_dropped_and_said() {
+        let p = parsed("[knobs.scheduler]\nvalues = [\"cfq\", \"bfq\"]\n[knobs.fifo_batch]\n");
+        let knobs = vec![
+            sched("none", &["none", "mq-deadline", "bfq"]),
+            knob("fifo_batch", 1, 256, 16, Some(&["mq-deadline"])),
+        ];
+        let s = Space::build(&knobs, &p, None).unwrap();
+        assert_eq!(
+            s.dropped_values,
+            vec![
+                "scheduler value 'cfq' dropped: not offered here (offered: none, mq-deadline, \
+                 bfq)"
+                    .to_string()
+            ]
+        );
+        // none (the default) and bfq.
+        assert_eq!(s.len(), 2);
+    }
+
+    #[test]
     fn host_managed_zoned_gets_only_mq_deadline() {
         let q = policy::builtin("quick").unwrap().unwrap();
         let knobs = vec![
@@ -498,6 +589,38 @@ mod tests {
             e.starts_with("dir/p.toml:7: knobs.zzz: unknown knob 'zzz': "),
             "{e}"
         );
+    }
+
+    #[test]
+    fn policy_bounds_outside_the_safe_domain_name_file_line_and_field() {
+        // The catalogue's fifo_batch domain (a real device), as space_of gives it.
+        let fb = [knob("fifo_batch", 1, 1024, 16, None)];
+        let p = parsed("[knobs.fifo_batch]\nmin = 1\nmax = 99999999\n");
+        let e = Space::build(&fb, &p, None).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.to_string(),
+            "dir/p.toml:8: knobs.fifo_batch.max: 99999999 is outside the safe domain of \
+             fifo_batch here, 1–1024"
+        );
+        let p = parsed("[knobs.fifo_batch]\nmin = 0\n");
+        let e = Space::build(&fb, &p, None).unwrap_err().to_string();
+        assert!(
+            e.starts_with("dir/p.toml:7: knobs.fifo_batch.min: 0 is outside"),
+            "{e}"
+        );
+        let p = parsed("[knobs.fifo_batch]\nvalues = [4, \"bfq\"]\n");
+        let e = Space::build(&fb, &p, None).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "dir/p.toml:7: knobs.fifo_batch.values: 'bfq' is not an integer (fifo_batch is an \
+             integer knob)"
+        );
+        // Inside the domain: fine, and the default joins the grid even outside the range.
+        let p = parsed("[knobs.fifo_batch]\nmin = 32\nmax = 1024\n");
+        let s = Space::build(&fb, &p, None).unwrap();
+        assert_eq!(s.points[s.default]["fifo_batch"], KnobValue::Int(16));
+        assert_eq!(s.len(), 7);
     }
 
     #[test]
