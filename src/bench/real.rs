@@ -242,6 +242,11 @@ impl Testbed for RealDevice {
             .unwrap_or(serde_json::Value::Null)
     }
 
+    /// The knobs stay on the device after drop, journaled (see [`Testbed::keep`]).
+    fn keep(&mut self) {
+        self.applied = false;
+    }
+
     fn restore(&mut self) -> Result<()> {
         crate::knob::apply::restore(
             &mut self.store,
@@ -268,8 +273,9 @@ impl Testbed for RealDevice {
 }
 
 impl Drop for RealDevice {
-    /// Restores knobs this testbed changed (a scratch device must not leave open journal entries
-    /// for a loop device that is about to vanish), then lets the work directory and scratch go.
+    /// Restores knobs this testbed changed unless [`Testbed::keep`] was called after the last
+    /// apply (a scratch device must not leave open journal entries for a loop device that is
+    /// about to vanish), then lets the work directory and scratch go.
     fn drop(&mut self) {
         if self.applied
             && let Err(e) = self.restore()

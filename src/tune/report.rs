@@ -100,6 +100,9 @@ pub struct Report {
     pub loads: BTreeMap<String, [LoadMeans; 2]>,
     /// True when the sweet spot was left applied (`--apply`).
     pub applied: bool,
+    /// The command that undoes an applied sweet spot, e.g. `sweetspot restore loop0`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undo: Option<String>,
 }
 
 fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
@@ -227,6 +230,7 @@ pub fn build(
         changes,
         loads,
         applied,
+        undo: None,
     }
 }
 
@@ -325,10 +329,10 @@ pub fn text(r: &Report) -> String {
         r.evaluations,
         r.settings,
         r.runs,
-        if r.applied {
-            "; the sweet spot is applied (restore undoes it)"
-        } else {
-            "; the device is back as it was"
+        match (&r.applied, &r.undo) {
+            (true, Some(u)) => format!("; the sweet spot stays applied (`{u}` undoes it)"),
+            (true, None) => "; the sweet spot stays applied (restore undoes it)".to_string(),
+            (false, _) => "; the device is back as it was".to_string(),
         }
     ));
     s

@@ -242,6 +242,19 @@ pub fn checkpoint_path(db: &Path, tune_id: i64) -> PathBuf {
         .join(format!("checkpoints/{name}-tune-{tune_id}.json"))
 }
 
+/// `sweetspot restore <device>`, with `--db` when `db` is not the default database.
+fn undo_command(db: &Path, device: Option<&str>) -> String {
+    let mut c = "sweetspot".to_string();
+    if db != Store::default_path() {
+        c += &format!(" --db {}", db.display());
+    }
+    c += " restore";
+    if let Some(d) = device {
+        c += &format!(" {d}");
+    }
+    c
+}
+
 /// Writes trials and runs to the store as they finish.
 pub struct StoreRecorder<'a> {
     store: &'a Store,
@@ -345,12 +358,17 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     };
     let significant = out.verdict.as_ref().is_some_and(|v| v.significant);
     let applied = req.apply && significant;
-    let rep = report::build(&target, req.policy, &space, &out, Some(tune_id), applied);
+    let mut rep = report::build(&target, req.policy, &space, &out, Some(tune_id), applied);
     let fin = if applied {
-        testbed.apply(&rep.best)
+        // The sweet spot stays on the device after the testbed is gone, journaled under this
+        // tune, so `restore` still undoes it.
+        testbed.apply(&rep.best).map(|()| testbed.keep())
     } else {
         testbed.restore()
     };
+    if applied {
+        rep.undo = Some(undo_command(db, testbed.device_name().as_deref()));
+    }
     if let Err(e) = fin {
         let _ = testbed.restore();
         store.finish_tune(tune_id, "failed")?;
