@@ -11,7 +11,8 @@
 //! ```
 //!
 //! Imports point down only, with no cycles: `cli` (imported by nothing) → `tune`, `report` →
-//! `bench` → `knob` → `store` → `device` → `types`, `sysroot`, `stats`, `signals`, `error`.
+//! `bench` → `knob` → `store`, `lock` → `device` → `types`, `sysroot`, `stats`, `signals`,
+//! `error`.
 //! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
 //! `tune`; the values they share are in [`types`].
 //!
@@ -23,6 +24,8 @@
 //! - [`stats`]: mean, sd, 95% CI, median, MAD outliers, paired tests; used by bench and tune.
 //! - [`tune`]: policies, the search space and the Bayesian optimiser.
 //! - [`store`]: the rusqlite database with versioned migrations.
+//! - [`lock`]: one writer per device: the per-device lock every command that writes knobs
+//!   takes, naming its holder to a second writer.
 //! - [`report`]: the contest table, JSON and CSV behind one trait.
 //! - [`types`]: the plain values every stage shares (`Setting`, `KnobValue`, `Load`, `Run`, …).
 //! - [`cli`]: the clap command line; `main.rs` only calls [`cli::main`].
@@ -32,6 +35,7 @@ pub mod cli;
 pub mod device;
 pub mod error;
 pub mod knob;
+pub mod lock;
 pub mod report;
 pub mod signals;
 pub mod stats;

@@ -264,12 +264,19 @@ fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
         rng: 7,
     };
     let store = sweetspot::store::Store::open(&db).unwrap();
+    let lock = sweetspot::lock::DeviceLock::acquire(
+        &sweetspot::lock::path(&db, &root, &tb.target().identity),
+        &dev,
+        sweetspot::lock::Holder::me("tune"),
+    )
+    .unwrap();
     let req = sweetspot::tune::run::Request {
         policy: &policy,
         budget: None,
         seed: 3,
         apply: true,
         quiet: true,
+        lock: &lock,
     };
     let rep = sweetspot::tune::run::tune(&store, &db, &mut tb, &req).unwrap();
     assert!(rep.significant && rep.applied, "{rep:?}");
@@ -291,6 +298,7 @@ fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
     assert!(tb.target().identity.starts_with("loop:"));
     drop(tb);
     drop(store);
+    drop(lock);
     assert_eq!(ra.now(), best, "the sweet spot stays on the device");
     // Its journal entry is still open: `restore` undoes it from a new process.
     let out = common::ok_stdout(

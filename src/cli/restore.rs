@@ -63,10 +63,23 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             t.pid
         ));
     }
+    for (d, h) in r
+        .held
+        .iter()
+        .filter(|(d, _)| !r.busy.iter().any(|t| t.device.as_deref() == Some(d)))
+    {
+        out.push_str(&format!(
+            "left alone: {d} and the host-wide vm knobs, while {} writes it; `restore` again \
+             once it is done\n",
+            h.as_ref()
+                .map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
+        ));
+    }
     if ctx.root == SysRoot::default() && nix::unistd::geteuid().is_root() {
         for what in stale::sweep(&std::env::temp_dir()) {
             out.push_str(&format!("leftover of a killed run: {what}\n"));
         }
+        crate::lock::sweep(std::path::Path::new(crate::lock::RUN_DIR));
     }
     if !ctx.quiet {
         print_out(&out)?;
