@@ -18,10 +18,11 @@ fn set_reads_back_from_sysfs_and_restore_brings_none_back() {
         .stdout(contains("fifo_batch: 16 -> 8"));
     assert_eq!(l.read("queue/scheduler"), "none [mq-deadline] kyber bfq");
     assert_eq!(l.read("queue/iosched/fifo_batch"), "8");
+    // It names what it put back: device, knob, value.
     env.cmd(&["restore", &l.name])
         .assert()
         .success()
-        .stdout(contains("restored"));
+        .stdout(contains("restored").and(contains(format!("\n  {} scheduler = none\n", l.name))));
     assert_eq!(l.read("queue/scheduler"), "[none] mq-deadline kyber bfq");
     assert!(!l.sys("queue/iosched").exists());
     // A second restore has nothing left to do.

@@ -53,6 +53,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             ),
         }
     );
+    for p in &r.put {
+        out.push_str(&format!(
+            "  {} {} = {}\n",
+            p.device.as_deref().unwrap_or("host-wide"),
+            p.knob,
+            p.value
+        ));
+    }
     // A simulated tune (no device) changes no knobs.
     for t in r.busy.iter().filter(|t| t.device.is_some()) {
         out.push_str(&format!(

@@ -108,6 +108,8 @@ pub struct Restored {
     pub recovered: usize,
     /// Tunes still running, whose devices and knobs were left alone.
     pub busy: Vec<crate::store::tunes::TuneRow>,
+    /// The knobs put back besides those of killed tunes: device, knob, value.
+    pub put: Vec<crate::knob::apply::PutBack>,
     /// Devices left alone because another writer holds their lock, with the holder when its
     /// lock file names it.
     pub held: Vec<(String, Option<Holder>)>,
@@ -188,11 +190,12 @@ pub fn restore_idle(
             || paths.contains(&e.path)
             || (e.device.is_none() && host_busy)
     };
-    let n = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
+    let put = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
     Ok(Restored {
-        knobs: rec.knobs + n,
+        knobs: rec.knobs + put.len(),
         recovered: rec.tunes,
         busy,
+        put,
         held,
     })
 }
