@@ -180,41 +180,15 @@ impl DeviceLock {
                 .write(true)
                 .open(path)
                 .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-            match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
-                Ok(file) => {
-                    let fd = file
-                        .metadata()
-                        .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-                    let id = (fd.dev(), fd.ino());
-                    // Still the file at `path`? A holder that let go unlinked it.
-                    let now = std::fs::symlink_metadata(path).ok();
-                    if now.is_none_or(|m| (m.dev(), m.ino()) != id) {
-                        continue;
-                    }
-                    let l = DeviceLock {
-                        file,
-                        path: path.to_path_buf(),
-                        id,
-                        holder: std::cell::RefCell::new(holder),
-                    };
-                    l.write_holder()?;
-                    return Ok(Taken::Ours(l));
+            match attempt(path, f, &holder)? {
+                Attempt::Ours(l) => return Ok(Taken::Ours(l)),
+                Attempt::Unlinked => {}
+                Attempt::Busy(h) if h.as_ref().is_some_and(Holder::alive) => {
+                    return Ok(Taken::Held(h));
                 }
-                Err((f, nix::errno::Errno::EWOULDBLOCK)) => {
-                    let mut text = String::new();
-                    let _ = std::io::Read::read_to_string(&mut &f, &mut text);
-                    let h = Holder::parse(&text);
-                    if h.as_ref().is_some_and(Holder::alive) {
-                        return Ok(Taken::Held(h));
-                    }
+                Attempt::Busy(h) => {
                     last = Some(h);
                     std::thread::sleep(Duration::from_millis(10));
-                }
-                Err((_, e)) => {
-                    return Err(Error::io(
-                        format!("locking {}", path.display()),
-                        std::io::Error::from(e),
-                    ));
                 }
             }
         }
@@ -244,6 +218,47 @@ impl DeviceLock {
             .set_len(0)
             .and_then(|()| self.file.write_all_at(text.as_bytes(), 0))
             .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))
+    }
+}
+
+/// One try of [`DeviceLock::try_acquire`] with `f`, the file opened at `path`.
+enum Attempt {
+    Ours(DeviceLock),
+    /// Locked, but `path` no longer names `f`: its holder unlinked it when it let go.
+    Unlinked,
+    /// Held, by the holder its contents name if any.
+    Busy(Option<Holder>),
+}
+
+fn attempt(path: &Path, f: File, holder: &Holder) -> Result<Attempt> {
+    match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
+        Ok(file) => {
+            let fd = file
+                .metadata()
+                .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            let id = (fd.dev(), fd.ino());
+            let now = std::fs::symlink_metadata(path).ok();
+            if now.is_none_or(|m| (m.dev(), m.ino()) != id) {
+                return Ok(Attempt::Unlinked);
+            }
+            let l = DeviceLock {
+                file,
+                path: path.to_path_buf(),
+                id,
+                holder: std::cell::RefCell::new(holder.clone()),
+            };
+            l.write_holder()?;
+            Ok(Attempt::Ours(l))
+        }
+        Err((f, nix::errno::Errno::EWOULDBLOCK)) => {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut &f, &mut text);
+            Ok(Attempt::Busy(Holder::parse(&text)))
+        }
+        Err((_, e)) => Err(Error::io(
+            format!("locking {}", path.display()),
+            std::io::Error::from(e),
+        )),
     }
 }
 
@@ -369,18 +384,26 @@ mod tests {
     #[test]
     fn a_handle_on_an_unlinked_lock_file_does_not_count() {
         // A writer opened the file just before its holder dropped the guard (and unlinked it):
-        // its flock on the old file must not let it in beside a new holder of the new file.
+        // the flock it then gets is on a file nobody else will ever lock, so it must not count.
         let d = tempfile::tempdir().unwrap();
         let p = lock_at(&d);
         let first = DeviceLock::acquire(&p, "loop9", Holder::me("set")).unwrap();
-        let old = File::open(&p).unwrap();
+        let old = File::options().read(true).write(true).open(&p).unwrap();
+        assert!(matches!(
+            attempt(&p, old.try_clone().unwrap(), &Holder::me("x")).unwrap(),
+            Attempt::Busy(Some(_))
+        ));
         drop(first);
+        assert!(matches!(
+            attempt(&p, old, &Holder::me("tune")).unwrap(),
+            Attempt::Unlinked
+        ));
+        // A new holder gets a new file at the path; a second writer is refused.
         let second = DeviceLock::acquire(&p, "loop9", Holder::me("tune")).unwrap();
-        // The old file is unlinked and free; the path names the new, held one.
-        let stale = Flock::lock(old, FlockArg::LockExclusiveNonblock);
-        assert!(stale.is_ok(), "the old file is nobody's");
-        assert!(held(&p), "the new holder's file");
+        assert!(held(&p));
         assert_eq!(holder(&p).unwrap().command, "tune");
+        assert!(DeviceLock::acquire(&p, "loop9", Holder::me("set")).is_err());
         drop(second);
+        assert!(!p.exists());
     }
 }

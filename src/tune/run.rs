@@ -3,8 +3,9 @@
 //! 1. [`recover`]: an unfinished tune (a `tunes` row still `running` whose process is gone,
 //!    e.g. after SIGKILL) has its device restored from its own journal entries
 //!    (owner `tune:<id>`) before anything else. `restore` and `daemon` call it too.
-//! 2. One tune per device: an exclusive `flock` on a lock file per device identity
-//!    (`/run/sweetspot/locks/` as root, else next to the database). A second tune is refused.
+//! 2. One writer per device: the caller takes the target's [`crate::lock::DeviceLock`] before
+//!    it builds the testbed ([`Request::lock`]); the tune writes its id into it. `restore`
+//!    locks each device it writes and leaves held ones alone.
 //! 3. A `tunes` row (running → done / interrupted / failed), trials and runs stored as they
 //!    finish, the sweet spot stored with its evidence, the device restored unless `--apply`
 //!    and significant. Ctrl-C/SIGTERM stop after the current run, restore, keep the trials.
