@@ -55,8 +55,9 @@ pub struct Recovered {
 }
 
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
-/// their devices from their own journal entries (owner `tune:<id>`) first; marks them
-/// `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
+/// their devices from their own journal entries (owner `tune:<id>`) first, each under its
+/// device lock ([`crate::lock`]; one held by another writer is left for a later call); marks
+/// them `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
 /// is alive is left alone.
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
@@ -78,6 +79,29 @@ pub fn recover_with(
         if alive(&db, root, &t) {
             continue;
         }
+        // One writer per device: the killed tune's device is written only under its lock. When
+        // another writer holds it now, the tune stays `running` and the next call retries.
+        let _lock = match t.device.as_deref().map(|d| crate::device::find(root, d)) {
+            Some(Ok(d)) => match DeviceLock::try_acquire(
+                &lock::path(&db, root, &d.identity),
+                Holder::me("restore"),
+            )? {
+                Taken::Ours(l) => Some(l),
+                Taken::Held(h) => {
+                    tracing::warn!(
+                        "tune {} on {} was killed (pid {}); its device {} is in use by {}, so \
+                         it is restored later",
+                        t.id,
+                        t.target,
+                        t.pid,
+                        d.name,
+                        h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
+                    );
+                    continue;
+                }
+            },
+            _ => None,
+        };
         let owner = format!("tune:{}", t.id);
         let k = crate::knob::apply::restore_with(io, store, root, None, Some(&owner))?;
         n.knobs += k;
@@ -482,5 +506,44 @@ mod tests {
         assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
         let dir = lock::dir(s.path(), &t.root, &sdb.identity);
         assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_killed_tunes_device_is_recovered_only_under_its_lock() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: "sim:fake-sda".into(),
+            kernel: "6.18".into(),
+        };
+        // A tune killed on sda: its pid cannot be alive (above pid_max).
+        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
+        s.conn()
+            .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
+            .unwrap();
+        let sda = find(&t.root, "sda").unwrap();
+        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
+            .into_iter()
+            .collect();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo, &format!("tune:{id}")).unwrap();
+        // Another writer holds sda now: the killed tune waits.
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sda.identity),
+            "sda",
+            Holder::me("set"),
+        )
+        .unwrap();
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!(r, Recovered::default());
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "4");
+        assert_eq!(s.running_tunes().unwrap().len(), 1);
+        drop(held);
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!(r.tunes, 1);
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert!(s.running_tunes().unwrap().is_empty());
     }
 }
