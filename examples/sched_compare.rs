@@ -29,6 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Store::open(&db.path().join("s.db"))?,
         &SysRoot::default(),
         opts,
+        "bench",
     )?;
     let s = |pairs: &[(&str, KnobValue)]| -> Setting {
         pairs

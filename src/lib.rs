@@ -11,7 +11,8 @@
 //! ```
 //!
 //! Imports point down only, with no cycles: `cli` (imported by nothing) → `tune`, `report` →
-//! `bench` → `knob` → `store` → `device` → `types`, `sysroot`, `stats`, `signals`, `error`.
+//! `bench` → `knob` → `store`, `lock` → `device` → `types`, `sysroot`, `stats`, `signals`,
+//! `error`.
 //! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
 //! `tune`; the values they share are in [`types`].
 //!
@@ -24,6 +25,8 @@
 //! - [`tune`]: policies, the search space and the Bayesian optimiser.
 //! - [`store`]: the rusqlite database with versioned migrations.
 //! - [`profile`]: sweet spots exported for boot (sweetspot's TOML, udev rules, sysctl.d, TuneD).
+//! - [`lock`]: one writer per device: the per-device lock every command that writes knobs
+//!   takes, naming its holder to a second writer.
 //! - [`report`]: the contest table, JSON and CSV behind one trait.
 //! - [`types`]: the plain values every stage shares (`Setting`, `KnobValue`, `Load`, `Run`, …).
 //! - [`daemon`]: `sweetspot daemon`, keeping devices at their sweet spot (tokio, one thread).
@@ -35,6 +38,7 @@ pub mod daemon;
 pub mod device;
 pub mod error;
 pub mod knob;
+pub mod lock;
 pub mod profile;
 pub mod report;
 pub mod signals;

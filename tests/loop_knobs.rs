@@ -18,10 +18,11 @@ fn set_reads_back_from_sysfs_and_restore_brings_none_back() {
         .stdout(contains("fifo_batch: 16 -> 8"));
     assert_eq!(l.read("queue/scheduler"), "none [mq-deadline] kyber bfq");
     assert_eq!(l.read("queue/iosched/fifo_batch"), "8");
+    // It names what it put back: device, knob, value.
     env.cmd(&["restore", &l.name])
         .assert()
         .success()
-        .stdout(contains("restored"));
+        .stdout(contains("restored").and(contains(format!("\n  {} scheduler = none\n", l.name))));
     assert_eq!(l.read("queue/scheduler"), "[none] mq-deadline kyber bfq");
     assert!(!l.sys("queue/iosched").exists());
     // A second restore has nothing left to do.
@@ -204,4 +205,188 @@ fn a_read_only_sysfs_is_refused_up_front_with_erofs() {
         .assert()
         .success()
         .stdout(contains("restored 0 knobs"));
+}
+
+/// Stops a child process on drop (a test that fails must not leave it holding a lock).
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn one_writer_per_device_a_second_is_refused_naming_the_holder() {
+    let env = Env::new();
+    let l = LoopDev::new(32);
+    let ra = l.read("queue/read_ahead_kb");
+    // A `set` that holds the device: it pauses after its write (a testing aid).
+    let child = Child(
+        std::process::Command::new(assert_cmd::cargo::cargo_bin!("sweetspot"))
+            .arg("--db")
+            .arg(env.db())
+            .arg("--procfs-root")
+            .arg(env.dir.path().join("proc"))
+            .args(["set", &l.name, "read_ahead_kb=4096"])
+            .env(sweetspot::knob::apply::HOLD_ENV, "60000")
+            .spawn()
+            .expect("spawn set"),
+    );
+    let t0 = std::time::Instant::now();
+    while l.read("queue/read_ahead_kb") != "4096" {
+        assert!(t0.elapsed().as_secs() < 60, "set never wrote");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let holder = format!("is in use by `sweetspot set` (pid {}", child.0.id());
+    // Every writer is refused with exit 2, naming the holder, and changes nothing.
+    for args in [
+        vec!["set", l.name.as_str(), "read_ahead_kb=64"],
+        vec!["bench", "--device", l.name.as_str(), "--runs", "1"],
+        vec!["tune", "--device", l.name.as_str(), "--budget", "2"],
+        vec!["restore", l.name.as_str()],
+    ] {
+        env.cmd(&args)
+            .assert()
+            .code(2)
+            .stderr(contains(format!("{} {holder}", l.name)));
+        assert_eq!(l.read("queue/read_ahead_kb"), "4096", "{args:?} wrote");
+    }
+    // `restore` of everything leaves the held device alone and says so.
+    env.cmd(&["restore"])
+        .assert()
+        .success()
+        .stdout(contains(format!("left alone: {}", l.name)).and(contains("`sweetspot set`")));
+    assert_eq!(l.read("queue/read_ahead_kb"), "4096");
+    drop(child);
+    env.cmd(&["restore", &l.name])
+        .assert()
+        .success()
+        .stdout(contains("restored 1 knob"));
+    assert_eq!(l.read("queue/read_ahead_kb"), ra);
+}
+
+#[test]
+fn a_second_scratch_tune_is_refused_before_it_builds_anything() {
+    let env = Env::new();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = sweetspot::sysroot::SysRoot::default();
+    let id = sweetspot::bench::real::scratch_identity(&root, tmp.path());
+    // The scratch lock is host-wide: another scratch tune on this machine may hold it
+    // already, which refuses ours just the same.
+    let taken = sweetspot::lock::DeviceLock::try_acquire(
+        &sweetspot::lock::path(&env.db(), &root, &id),
+        sweetspot::lock::Holder::me("tune"),
+    )
+    .expect("the scratch lock");
+    let want = match &taken {
+        sweetspot::lock::Taken::Ours(l) => {
+            l.set_tune(7).expect("tune id");
+            format!(
+                "--scratch is in use by `sweetspot tune` (pid {}, tune 7, for ",
+                std::process::id()
+            )
+        }
+        sweetspot::lock::Taken::Held(_) => "--scratch is in use by ".to_string(),
+    };
+    // `-v` logs `scratch: /dev/loopN on ...` once a scratch device is made (its guard would
+    // remove it again on the refusal, so the directory alone does not tell).
+    env.cmd(&["-v", "tune", "--scratch", "--budget", "2"])
+        .env("TMPDIR", tmp.path())
+        .assert()
+        .code(2)
+        .stderr(contains(want).and(contains("scratch: /dev/loop").not()));
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).expect("tmp").count(),
+        0,
+        "a scratch directory (backing file, loop device, filesystem) was made"
+    );
+    drop(taken);
+}
+
+#[test]
+fn a_scratch_device_is_locked_while_measured_and_its_lock_file_goes_with_it() {
+    let env = Env::new();
+    let root = sweetspot::sysroot::SysRoot::default();
+    let store = sweetspot::store::Store::open(&env.db()).expect("store");
+    let mut opts = sweetspot::bench::realrun::BenchOptions::new().expect("options");
+    opts.sizes = opts.sizes.with_mib(16);
+    let dev = sweetspot::bench::real::RealDevice::scratch(store, &root, opts, "tune")
+        .expect("scratch device");
+    let name = dev.device_info().name.clone();
+    let path = sweetspot::lock::path(&env.db(), &root, &dev.device_info().identity);
+    assert!(
+        path.starts_with(sweetspot::lock::RUN_DIR),
+        "{}",
+        path.display()
+    );
+    env.cmd(&["set", &name, "read_ahead_kb=64"])
+        .assert()
+        .code(2)
+        .stderr(contains(format!("{name} is in use by `sweetspot tune`")));
+    drop(dev);
+    assert!(!path.exists(), "lock file {} left behind", path.display());
+}
+
+#[test]
+fn a_scratch_queue_starts_from_a_fresh_loop_devices_and_gets_the_old_one_back() {
+    use sweetspot::bench::Testbed;
+    let env = Env::new();
+    let mut l = LoopDev::new(512);
+    let knobs = [
+        "scheduler",
+        "nr_requests",
+        "max_sectors_kb",
+        "nomerges",
+        "rq_affinity",
+        "wbt_lat_usec",
+    ];
+    let _backup = common::QueueBackup::save(&l.name, &knobs);
+    l.mount_ext4();
+    // What the last user of this loop number left (it survives `losetup -d`).
+    l.write("queue/scheduler", "mq-deadline");
+    l.write("queue/iosched/fifo_batch", "32");
+    l.write("queue/nr_requests", "64");
+    l.write("queue/max_sectors_kb", "512");
+    l.write("queue/nomerges", "1");
+    l.write("queue/rq_affinity", "2");
+    l.write("queue/wbt_lat_usec", "75000");
+    let stale: Vec<String> = knobs
+        .iter()
+        .map(|k| l.read(&format!("queue/{k}")))
+        .collect();
+    let root = sweetspot::sysroot::SysRoot::default();
+    let mut dev = sweetspot::bench::real::RealDevice::device(
+        sweetspot::store::Store::open(&env.db()).expect("store"),
+        &root,
+        &l.name,
+        None,
+        sweetspot::bench::realrun::BenchOptions::new().expect("options"),
+    )
+    .expect("device");
+    // The same step `--scratch` takes before its first trial.
+    dev.to_loop_baseline().expect("baseline");
+    assert_eq!(l.read("queue/scheduler"), "[none] mq-deadline kyber bfq");
+    assert!(!l.sys("queue/iosched").exists());
+    assert_eq!(l.read("queue/nr_requests"), "128");
+    assert_eq!(l.read("queue/max_sectors_kb"), "1280");
+    assert_eq!(l.read("queue/nomerges"), "0");
+    assert_eq!(l.read("queue/rq_affinity"), "1");
+    assert_eq!(l.read("queue/wbt_lat_usec"), "2000");
+    // The search starts from the baseline: the default setting is `none`.
+    let space = dev.space();
+    let sched = space
+        .iter()
+        .find(|k| k.name == "scheduler")
+        .expect("scheduler knob");
+    assert_eq!(sched.default.to_string(), "none");
+    // Journaled like any write: put back when the testbed goes (as a tune's would be).
+    drop(dev);
+    let now: Vec<String> = knobs
+        .iter()
+        .map(|k| l.read(&format!("queue/{k}")))
+        .collect();
+    assert_eq!(now, stale);
+    assert_eq!(l.read("queue/iosched/fifo_batch"), "32");
 }

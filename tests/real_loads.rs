@@ -215,7 +215,7 @@ fn real_device_on_scratch_applies_and_restores_through_the_journal() {
     let db = tempfile::tempdir().unwrap();
     let store = Store::open(&db.path().join("s.db")).unwrap();
     let root = SysRoot::default();
-    let mut dev = RealDevice::scratch(store, &root, small_opts()).unwrap();
+    let mut dev = RealDevice::scratch(store, &root, small_opts(), "bench").unwrap();
     let name = dev.device_info().name.clone();
     assert!(name.starts_with("loop"), "{name}");
     let t = dev.target();

@@ -141,3 +141,175 @@ fn sigkill_mid_tune_then_restore_brings_the_knobs_back() {
     let store = sweetspot::store::Store::open(&db).unwrap();
     assert_eq!(store.tunes(None).unwrap()[0].status, "recovered");
 }
+
+/// Puts a queue attribute of a loop device back on drop (a loop queue outlives `losetup -d`).
+struct QueueValue {
+    path: std::path::PathBuf,
+    value: String,
+}
+
+impl QueueValue {
+    fn save(dev: &str, knob: &str) -> QueueValue {
+        let path = Path::new("/sys/block").join(dev).join("queue").join(knob);
+        let value = std::fs::read_to_string(&path).unwrap().trim().to_string();
+        QueueValue { path, value }
+    }
+    fn now(&self) -> String {
+        std::fs::read_to_string(&self.path)
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+}
+
+impl Drop for QueueValue {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.path, format!("{}\n", self.value));
+    }
+}
+
+/// A real device whose knobs are real (journaled writes to a loop device's sysfs, the same
+/// `RealDevice` a `tune --device` uses) but whose runs are synthetic: the job's time under
+/// io_load depends on the device's real `read_ahead_kb` (best at 512 KiB), with 1% noise. On a
+/// fast loop device no knob makes a significant difference, so this is how a tune can honestly
+/// reach "significant" and take the `--apply` path.
+struct ReadAheadMatters {
+    real: sweetspot::bench::real::RealDevice,
+    ra: std::path::PathBuf,
+    rng: u64,
+}
+
+impl sweetspot::bench::Testbed for ReadAheadMatters {
+    fn target(&self) -> sweetspot::bench::TargetInfo {
+        self.real.target()
+    }
+    fn space(&self) -> Vec<sweetspot::bench::SpaceKnob> {
+        self.real.space()
+    }
+    fn apply(&mut self, s: &sweetspot::knob::Setting) -> sweetspot::Result<()> {
+        self.real.apply(s)
+    }
+    fn run(&mut self, load: sweetspot::bench::Load) -> sweetspot::Result<sweetspot::bench::Run> {
+        let ra: f64 = std::fs::read_to_string(&self.ra)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        self.rng = self
+            .rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let noise = 1.0 + ((self.rng >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 0.02;
+        let io = load == sweetspot::bench::Load::IoLoad;
+        let time_s = if io {
+            10.0 * (1.0 + 0.5 * (ra / 512.0).log2().abs())
+        } else {
+            5.0
+        } * noise;
+        Ok(sweetspot::bench::Run {
+            load,
+            time_s,
+            cpu_pct: 90.0,
+            loads: io.then_some(10.0),
+            lcpu_pct: io.then_some(20.0),
+            failed: None,
+        })
+    }
+    fn restore(&mut self) -> sweetspot::Result<()> {
+        self.real.restore()
+    }
+    fn keep(&mut self) {
+        self.real.keep();
+    }
+    fn set_owner(&mut self, owner: &str) {
+        self.real.set_owner(owner);
+    }
+    fn device_name(&self) -> Option<String> {
+        self.real.device_name()
+    }
+    fn zoned(&self) -> Option<String> {
+        self.real.zoned()
+    }
+}
+
+#[test]
+fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
+    use sweetspot::bench::Testbed;
+    let scratch = Scratch::create(512).unwrap();
+    let dev = scratch.device_name();
+    let ra = QueueValue::save(&dev, "read_ahead_kb");
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let pol = tmp.path().join("ra.toml");
+    std::fs::write(
+        &pol,
+        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 12\ncheck_pairs = 2\n\
+         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+         [knobs.read_ahead_kb]\nmin = 16\nmax = 4096\n",
+    )
+    .unwrap();
+    let policy = sweetspot::tune::policy::load_file(&pol).unwrap();
+    let root = sweetspot::sysroot::SysRoot::default();
+    let real = sweetspot::bench::real::RealDevice::device(
+        sweetspot::store::Store::open(&db).unwrap(),
+        &root,
+        &dev,
+        None,
+        sweetspot::bench::realrun::BenchOptions::new().unwrap(),
+    )
+    .unwrap();
+    let mut tb = ReadAheadMatters {
+        real,
+        ra: ra.path.clone(),
+        rng: 7,
+    };
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    let lock = sweetspot::lock::DeviceLock::acquire(
+        &sweetspot::lock::path(&db, &root, &tb.target().identity),
+        &dev,
+        sweetspot::lock::Holder::me("tune"),
+    )
+    .unwrap();
+    let req = sweetspot::tune::run::Request {
+        policy: &policy,
+        budget: None,
+        seed: 3,
+        apply: true,
+        quiet: true,
+        lock: &lock,
+    };
+    let rep = sweetspot::tune::run::tune(&store, &db, &mut tb, &req).unwrap();
+    assert!(rep.significant && rep.applied, "{rep:?}");
+    let best = rep.best["read_ahead_kb"].to_string();
+    assert_ne!(best, ra.value, "the sweet spot differs from the default");
+    assert!(
+        rep.undo
+            .as_deref()
+            .unwrap()
+            .ends_with(&format!("restore {dev}")),
+        "{:?}",
+        rep.undo
+    );
+    assert!(
+        sweetspot::tune::report::text(&rep).contains(&format!("restore {dev}` undoes it")),
+        "{}",
+        sweetspot::tune::report::text(&rep)
+    );
+    assert!(tb.target().identity.starts_with("loop:"));
+    drop(tb);
+    drop(store);
+    drop(lock);
+    assert_eq!(ra.now(), best, "the sweet spot stays on the device");
+    // Its journal entry is still open: `restore` undoes it from a new process.
+    let out = common::ok_stdout(
+        assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["restore", &dev])
+            .output()
+            .unwrap(),
+    );
+    assert!(String::from_utf8_lossy(&out).contains("restored 1 knob"));
+    assert_eq!(ra.now(), ra.value, "restore puts the original back");
+}

@@ -301,7 +301,13 @@ fn a_second_tune_on_the_same_device_is_refused() {
         identity: "sim:seed-2.5.39-mm1-fifo_batch".into(),
         kernel: "sim".into(),
     };
-    let _held = sweetspot::tune::run::lock_device(&db, &target).unwrap();
+    let root = sweetspot::sysroot::SysRoot::default();
+    let _held = sweetspot::lock::DeviceLock::acquire(
+        &sweetspot::lock::path(&db, &root, &target.identity),
+        &target.label,
+        sweetspot::lock::Holder::me("tune"),
+    )
+    .unwrap();
     let out = assert_cmd::Command::cargo_bin("sweetspot")
         .unwrap()
         .arg("--db")
@@ -311,7 +317,13 @@ fn a_second_tune_on_the_same_device_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("another tune is already running"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "sim:seed-2.5.39-mm1-fifo_batch is in use by `sweetspot tune` (pid {}",
+            std::process::id()
+        )),
+        "{err}"
+    );
 }
 
 /// A database holding one tune of a dead process, still marked running.

@@ -12,6 +12,7 @@ use crate::bench::scratch::{SCRATCH_MIB, Scratch};
 use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed, fsutil, loads};
 use crate::device::{self, Device};
 use crate::knob::{ApplyOrder, Domain, KnobValue, Setting, catalogue, discover};
+use crate::lock::{DeviceLock, Holder};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
@@ -28,18 +29,30 @@ pub struct RealDevice {
     root: SysRoot,
     store: Store,
     owner: String,
+    /// Every owner this testbed journaled under, in order (a scratch device's baseline is
+    /// journaled before a tune sets its own): restore undoes them newest first.
+    owners: Vec<String>,
     label: String,
     /// The store key: the device's identity, or [`scratch_identity`] for `--scratch`.
     identity: String,
     applied: bool,
     bench: Option<Bencher>,
     scratch: Option<Scratch>,
+    /// A scratch loop device's own lock ([`crate::lock`]), so no other writer (`set loopN`)
+    /// changes its knobs while it is measured; released after the device is detached.
+    lock: Option<DeviceLock>,
 }
 
 impl RealDevice {
     /// `--scratch`: a loop device big enough for the job and the loads (at least
-    /// [`SCRATCH_MIB`]), measured, then removed on drop.
-    pub fn scratch(store: Store, root: &SysRoot, opts: BenchOptions) -> Result<RealDevice> {
+    /// [`SCRATCH_MIB`]), measured, then removed on drop. The loop device is locked for
+    /// `command` ([`crate::lock`]) as soon as it exists.
+    pub fn scratch(
+        store: Store,
+        root: &SysRoot,
+        opts: BenchOptions,
+        command: &str,
+    ) -> Result<RealDevice> {
         let need: u64 = Load::ALL
             .iter()
             .map(|&l| loads::bytes_needed(l, &opts.sizes))
@@ -48,18 +61,40 @@ impl RealDevice {
         let scratch = Scratch::create(SCRATCH_MIB.max(need * 3 / 2 + 128))?;
         let name = scratch.device_name();
         let device = device::find(root, &name)?;
+        let lock = DeviceLock::acquire(
+            &crate::lock::path(store.path(), root, &device.identity),
+            &name,
+            Holder::me(command),
+        )?;
         let bench = Bencher::new(scratch.mount_point(), opts)?;
-        Ok(RealDevice {
+        let mut dev = RealDevice {
             label: format!("{name} (scratch)"),
             identity: scratch_identity(root, scratch.backing_file()),
             device,
             root: root.clone(),
             store,
             owner: OWNER.to_string(),
+            owners: Vec::new(),
             applied: false,
             bench: Some(bench),
             scratch: Some(scratch),
-        })
+            lock: Some(lock),
+        };
+        dev.to_loop_baseline()?;
+        Ok(dev)
+    }
+
+    /// Puts the queue into the state a never-used loop device has ([`loop_baseline`]),
+    /// journaled like any write, so the search starts from the kernel's defaults (and restore
+    /// puts the old values back). A loop device's queue outlives `losetup -d`: the last user of
+    /// the loop number may have left another scheduler or `fifo_batch` on it. `--scratch` does
+    /// this before the first trial. Errors: those of [`Testbed::apply`].
+    pub fn to_loop_baseline(&mut self) -> Result<()> {
+        let base = loop_baseline(&self.root, &self.device);
+        let before = crate::knob::setting_label(&base);
+        self.apply(&base)?;
+        tracing::info!("{}: loop baseline {before}", self.device.name);
+        Ok(())
     }
 
     /// `--device D [--dir DIR]`: DIR must be on D (or one of its partitions); without it, the
@@ -98,9 +133,11 @@ impl RealDevice {
             root: root.clone(),
             store,
             owner: OWNER.to_string(),
+            owners: Vec::new(),
             applied: false,
             bench: Some(bench),
             scratch: None,
+            lock: None,
         })
     }
 
@@ -212,9 +249,17 @@ impl Testbed for RealDevice {
         discover::unused_pair_members(&discover::vm_knobs(&self.root))
     }
 
-    /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`.
+    /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`, whose id then goes into
+    /// a scratch device's lock file too.
     fn set_owner(&mut self, owner: &str) {
         self.owner = owner.to_string();
+        if let (Some(l), Some(id)) = (
+            &self.lock,
+            owner.strip_prefix("tune:").and_then(|i| i.parse().ok()),
+        ) && let Err(e) = l.set_tune(id)
+        {
+            tracing::warn!("{e}");
+        }
     }
 
     fn device_name(&self) -> Option<String> {
@@ -227,6 +272,9 @@ impl Testbed for RealDevice {
 
     fn apply(&mut self, setting: &Setting) -> Result<()> {
         self.applied = true;
+        if !self.owners.contains(&self.owner) {
+            self.owners.push(self.owner.clone());
+        }
         crate::knob::apply::apply(
             &mut self.store,
             &self.root,
@@ -247,25 +295,40 @@ impl Testbed for RealDevice {
             .unwrap_or(serde_json::Value::Null)
     }
 
-    /// Restores this owner's entries of the device, then its host-wide vm entries (they have
-    /// no device, so the device's restore leaves them: a tune of `dirty_ratio` left it set).
+    /// The knobs stay on the device after drop, journaled (see [`Testbed::keep`]).
+    fn keep(&mut self) {
+        self.applied = false;
+    }
+
+    /// Restores the entries of every owner this testbed journaled under, newest owner first
+    /// (each owner's oldest entry of a file is its original), so the oldest original ends up
+    /// on the device; per owner the device's entries, then its host-wide vm entries (they
+    /// have no device, so the device's restore leaves them: a tune of `dirty_ratio` left it
+    /// set).
     fn restore(&mut self) -> Result<()> {
-        let dev = crate::knob::apply::restore(
-            &mut self.store,
-            &self.root,
-            Some(&self.device.name),
-            Some(&self.owner),
-        );
-        let host = crate::knob::apply::restore_except(
-            &crate::knob::io::RealIo,
-            &mut self.store,
-            &self.root,
-            None,
-            Some(&self.owner),
-            &|e| e.device.is_some(),
-        );
-        dev?;
-        host?;
+        let owners: Vec<String> = if self.owners.is_empty() {
+            vec![self.owner.clone()]
+        } else {
+            self.owners.iter().rev().cloned().collect()
+        };
+        for owner in &owners {
+            let dev = crate::knob::apply::restore(
+                &mut self.store,
+                &self.root,
+                Some(&self.device.name),
+                Some(owner),
+            );
+            let host = crate::knob::apply::restore_except(
+                &crate::knob::io::RealIo,
+                &mut self.store,
+                &self.root,
+                None,
+                Some(owner),
+                &|e| e.device.is_some(),
+            );
+            dev?;
+            host?;
+        }
         self.applied = false;
         Ok(())
     }
@@ -285,8 +348,9 @@ impl Testbed for RealDevice {
 }
 
 impl Drop for RealDevice {
-    /// Restores knobs this testbed changed (a scratch device must not leave open journal entries
-    /// for a loop device that is about to vanish), then lets the work directory and scratch go.
+    /// Restores knobs this testbed changed unless [`Testbed::keep`] was called after the last
+    /// apply (a scratch device must not leave open journal entries for a loop device that is
+    /// about to vanish), then lets the work directory and scratch go.
     fn drop(&mut self) {
         if self.applied
             && let Err(e) = self.restore()
@@ -295,7 +359,58 @@ impl Drop for RealDevice {
         }
         self.bench = None;
         self.scratch = None;
+        self.lock = None;
     }
+}
+
+/// The most a fresh queue's `max_sectors_kb` is: `BLK_DEF_MAX_SECTORS_CAP` (2560 sectors) in
+/// block/blk-settings.c, below `max_hw_sectors_kb`.
+const DEF_MAX_SECTORS_KB: i64 = 1280;
+
+/// The queue knobs of a never-used loop device on this kernel (6.x), those of them `device`
+/// has: what `--scratch` starts from ([`RealDevice::to_loop_baseline`]).
+///
+/// - `scheduler = none`: drivers/block/loop.c gives its tag set `BLK_MQ_F_NO_SCHED_BY_DEFAULT`
+///   (since 5.16), so block/elevator.c attaches no scheduler to a new loop queue, although it
+///   has a single hardware queue (which would get mq-deadline).
+/// - `nr_requests` = the tag depth: loop's `hw_queue_depth` module parameter (default 128),
+///   what a queue without a scheduler has.
+/// - `max_sectors_kb = min(max_hw_sectors_kb, 1280)` (see [`DEF_MAX_SECTORS_KB`]).
+/// - `nomerges = 0`, `rq_affinity = 1`: the defaults of a blk-mq queue (block/blk-sysfs.c,
+///   `QUEUE_FLAG_SAME_COMP` set at allocation).
+/// - `wbt_lat_usec = 2000`: block/blk-wbt.c's default for a non-rotational queue; a loop disk
+///   is created non-rotational and writeback throttling is set up then (attaching a file on a
+///   rotational disk later sets `rotational` but leaves wbt at 2000).
+///
+/// `read_ahead_kb` is left out: the kernel recomputes it from the limits when a file is
+/// attached and when `max_sectors_kb` is written.
+///
+/// Measured on 6.18 with a loop number made with `LOOP_CTL_ADD` and never used: `[none]`,
+/// nr_requests 128, max_sectors_kb 1280, nomerges 0, rq_affinity 1, wbt_lat_usec 2000; after
+/// attaching a file on vda, read_ahead_kb 2560. Each of these knobs (and `fifo_batch` under a
+/// scheduler) survived `losetup -d` and a new `losetup` of that number.
+pub fn loop_baseline(root: &SysRoot, device: &Device) -> Setting {
+    let q = root.block_dev(&device.name).join("queue");
+    let int = |p: &Path| device::read_attr(p).and_then(|s| crate::knob::io::parse_int(&s));
+    let depth = int(&root.sys.join("module/loop/parameters/hw_queue_depth")).unwrap_or(128);
+    let max_sectors = int(&q.join("max_hw_sectors_kb"))
+        .map_or(DEF_MAX_SECTORS_KB, |hw| hw.min(DEF_MAX_SECTORS_KB));
+    let mut s = Setting::new();
+    if device.schedulers.iter().any(|x| x == "none") {
+        s.insert("scheduler".into(), KnobValue::Name("none".into()));
+    }
+    for (knob, v) in [
+        ("nr_requests", depth),
+        ("max_sectors_kb", max_sectors),
+        ("nomerges", 0),
+        ("rq_affinity", 1),
+        ("wbt_lat_usec", 2000),
+    ] {
+        if q.join(knob).exists() {
+            s.insert(knob.into(), KnobValue::Int(v));
+        }
+    }
+    s
 }
 
 /// The search space of `device` as discovered now (see [`Testbed::space`] of [`RealDevice`]).

@@ -79,6 +79,12 @@ pub trait Testbed {
     /// Puts every knob back as it was before the first [`Testbed::apply`].
     fn restore(&mut self) -> Result<()>;
 
+    /// Leaves what is applied now in place when the testbed is dropped (`tune --apply`): a
+    /// real device's journal entries stay open, so `sweetspot restore` can still undo it. A
+    /// later [`Testbed::apply`] makes the testbed restore on drop again. A simulation keeps
+    /// nothing and ignores it.
+    fn keep(&mut self) {}
+
     /// `runs` runs of each load, run-major (`no_load io_load no_load io_load ...`), so drift
     /// hits every load alike.
     fn measure(&mut self, loads: &[Load], runs: u32) -> Result<Vec<Run>> {

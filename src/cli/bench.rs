@@ -88,7 +88,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             loads.push(l);
         }
     }
-    let mut tb = target::open(ctx, &args.target, target::seed(ctx, &args.target))?;
+    // One writer per device: `--device D` is locked before anything is built. A scratch loop
+    // device is locked by the testbed as soon as it exists; a simulation writes nothing.
+    let _lock = match &args.target.device {
+        Some(_) => Some(target::lock_real(ctx, &args.target, "bench")?),
+        None => None,
+    };
+    let seed = target::seed(ctx, &args.target);
+    let mut tb = target::open(ctx, &args.target, seed, "bench")?;
     let result = measure(ctx, args, &loads, tb.as_mut());
     let restored = tb.restore();
     let report = match (result, restored) {

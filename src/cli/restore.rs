@@ -53,6 +53,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             ),
         }
     );
+    for p in &r.put {
+        out.push_str(&format!(
+            "  {} {} = {}\n",
+            p.device.as_deref().unwrap_or("host-wide"),
+            p.knob,
+            p.value
+        ));
+    }
     // A simulated tune (no device) changes no knobs.
     for t in r.busy.iter().filter(|t| t.device.is_some()) {
         out.push_str(&format!(
@@ -63,10 +71,23 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             t.pid
         ));
     }
+    for (d, h) in r
+        .held
+        .iter()
+        .filter(|(d, _)| !r.busy.iter().any(|t| t.device.as_deref() == Some(d)))
+    {
+        out.push_str(&format!(
+            "left alone: {d} and the host-wide vm knobs, while {} writes it; `restore` again \
+             once it is done\n",
+            h.as_ref()
+                .map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
+        ));
+    }
     if ctx.root == SysRoot::default() && nix::unistd::geteuid().is_root() {
         for what in stale::sweep(&std::env::temp_dir()) {
             out.push_str(&format!("leftover of a killed run: {what}\n"));
         }
+        crate::lock::sweep(std::path::Path::new(crate::lock::RUN_DIR));
     }
     if !ctx.quiet {
         print_out(&out)?;

@@ -45,6 +45,8 @@ pub fn parse_pairs(pairs: &[String]) -> Result<Setting> {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let setting = parse_pairs(&args.pairs)?;
     let dev = device::find(&ctx.root, &args.device)?;
+    // One writer per device: refused while a tune, bench or another set writes it.
+    let _lock = super::target::lock(ctx, &dev.identity, &dev.name, "set")?;
     let mut store = ctx.store()?;
     store.record_device(&dev, &device::kernel_release())?;
     let changes = apply_with(&RealIo, &mut store, &ctx.root, &dev, &setting, "set")?;

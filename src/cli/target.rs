@@ -2,9 +2,10 @@
 //! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
 use super::Ctx;
-use crate::bench::real::RealDevice;
+use crate::bench::real::{RealDevice, scratch_identity};
 use crate::bench::realrun::BenchOptions;
 use crate::bench::{SimDevice, Testbed};
+use crate::lock::{DeviceLock, Holder};
 use crate::{Error, Result};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -77,21 +78,49 @@ pub fn seed(ctx: &Ctx, args: &TargetArgs) -> u64 {
     seed
 }
 
-/// Opens the testbed the arguments name; `seed` (from [`seed`]) drives a simulation's noise.
+/// Opens the testbed the arguments name for `command` (`bench`, `tune`: the holder named in a
+/// scratch device's lock); `seed` (from [`seed`]) drives a simulation's noise.
 /// Errors are bad input (exit 2) when the target does not exist or is unusable.
-pub fn open(ctx: &Ctx, args: &TargetArgs, seed: u64) -> Result<Box<dyn Testbed>> {
+pub fn open(ctx: &Ctx, args: &TargetArgs, seed: u64, command: &str) -> Result<Box<dyn Testbed>> {
     if let Some(path) = &args.sim {
         return Ok(Box::new(SimDevice::open(path, seed)?));
     }
-    open_real(ctx, args)
+    open_real(ctx, args, command)
+}
+
+/// Takes the device lock ([`crate::lock`]) of `identity` for `command` without waiting.
+/// Errors: bad input (exit 2) naming `label` and the holder when another writer has it.
+pub fn lock(ctx: &Ctx, identity: &str, label: &str, command: &str) -> Result<DeviceLock> {
+    DeviceLock::acquire(
+        &crate::lock::path(&ctx.db, &ctx.root, identity),
+        label,
+        Holder::me(command),
+    )
+}
+
+/// Takes the lock of the real target `args` name (`--device D`: D's identity; `--scratch`: the
+/// identity a scratch tune is stored under, [`scratch_identity`] of `$TMPDIR`, where its
+/// backing file goes) before anything is built: a second writer is refused before a loop
+/// device or a filesystem is made. Errors: those of [`lock`]; an unknown device.
+pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLock> {
+    if args.scratch {
+        let id = scratch_identity(&ctx.root, &std::env::temp_dir());
+        return lock(ctx, &id, "--scratch", command);
+    }
+    let name = args
+        .device
+        .as_deref()
+        .ok_or_else(|| Error::BadInput("give --device, --scratch or --sim".into()))?;
+    let d = crate::device::find(&ctx.root, name)?;
+    lock(ctx, &d.identity, &d.name, command)
 }
 
 /// Opens the real target that `args` name (`--device` or `--scratch`).
-fn open_real(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
+fn open_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<Box<dyn Testbed>> {
     crate::signals::install();
     let opts = options(ctx, args)?;
     let dev = if args.scratch {
-        RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
+        RealDevice::scratch(ctx.store()?, &ctx.root, opts, command)?
     } else if let Some(d) = &args.device {
         RealDevice::device(ctx.store()?, &ctx.root, d, args.dir.as_deref(), opts)?
     } else {

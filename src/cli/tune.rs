@@ -2,7 +2,7 @@
 //! [--seed N] [--apply] [--json]`: find the device's sweet spot for a policy and store it.
 
 use super::Ctx;
-use super::target::TargetArgs;
+use super::target::{self, TargetArgs};
 use crate::Result;
 use crate::tune::policy;
 use crate::tune::report;
@@ -55,7 +55,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR))?;
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
-    let seed = super::target::seed(ctx, &args.target);
+    let seed = target::seed(ctx, &args.target);
+    // One writer per device: the lock comes before anything is built (a scratch loop device
+    // and its filesystem); a simulation is only read, so it is opened first for its identity.
+    let (lock, mut testbed) = if args.target.sim.is_some() {
+        let tb = target::open(ctx, &args.target, seed, "tune")?;
+        let t = tb.target();
+        (target::lock(ctx, &t.identity, &t.label, "tune")?, tb)
+    } else {
+        let lock = target::lock_real(ctx, &args.target, "tune")?;
+        (lock, target::open(ctx, &args.target, seed, "tune")?)
+    };
     let req = Request {
         policy: &pol,
         budget: args.budget,
@@ -63,8 +73,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         apply: args.apply,
         // --json keeps stdout for the JSON; the progress bar and trial lines stay on stderr.
         quiet: ctx.quiet,
+        lock: &lock,
     };
-    let mut testbed = super::target::open(ctx, &args.target, seed)?;
     let rep = run::tune(&store, &ctx.db, testbed.as_mut(), &req)?;
     if args.json {
         super::print_json(&rep)

@@ -187,11 +187,23 @@ pub fn restore_with(
     device: Option<&str>,
     owner: Option<&str>,
 ) -> Result<usize> {
-    restore_except(io, store, root, device, owner, &|_| false)
+    restore_except(io, store, root, device, owner, &|_| false).map(|p| p.len())
+}
+
+/// One knob [`restore_except`] put back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PutBack {
+    /// The device's kernel name; `None` for a host-wide vm knob.
+    pub device: Option<String>,
+    /// Knob name.
+    pub knob: String,
+    /// The original value written back.
+    pub value: String,
 }
 
 /// [`restore_with`], leaving alone (open, unwritten) every entry for which `skip` is true:
-/// `sweetspot restore` skips what a tune that is still running owns.
+/// `sweetspot restore` skips what a tune that is still running owns. Returns the knobs put
+/// back.
 pub fn restore_except(
     io: &dyn KnobIo,
     store: &mut Store,
@@ -199,7 +211,7 @@ pub fn restore_except(
     device: Option<&str>,
     owner: Option<&str>,
     skip: &dyn Fn(&Entry) -> bool,
-) -> Result<usize> {
+) -> Result<Vec<PutBack>> {
     warn_stale(&store.journal_close_stale(&root.boot())?);
     let entries: Vec<Entry> = store
         .journal_open(device, owner)?
@@ -217,7 +229,7 @@ pub fn restore_except(
     let mut r = Restorer {
         io,
         store,
-        written: 0,
+        put: Vec::new(),
         first_err: None,
     };
     for ((_, dev), group) in groups {
@@ -228,7 +240,7 @@ pub fn restore_except(
     }
     match r.first_err {
         Some(e) => Err(e),
-        None => Ok(r.written),
+        None => Ok(r.put),
     }
 }
 
@@ -252,7 +264,7 @@ fn warn_stale(stale: &[Entry]) {
 struct Restorer<'a> {
     io: &'a dyn KnobIo,
     store: &'a mut Store,
-    written: usize,
+    put: Vec<PutBack>,
     first_err: Option<Error>,
 }
 
@@ -384,7 +396,11 @@ impl Restorer<'_> {
         })();
         match res {
             Ok(()) => {
-                self.written += 1;
+                self.put.push(PutBack {
+                    device: e.device.clone(),
+                    knob: e.knob.clone(),
+                    value: e.original.trim().to_string(),
+                });
                 true
             }
             Err(err) => {

@@ -114,6 +114,9 @@ pub struct Report {
     /// What the figures need said to be read right, e.g. that a Ratio improved only because
     /// no_load got slower.
     pub notes: Vec<String>,
+    /// The command that undoes an applied sweet spot, e.g. `sweetspot restore loop0`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undo: Option<String>,
 }
 
 fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
@@ -279,6 +282,7 @@ pub fn build_with(
         refused,
         excluded,
         notes,
+        undo: None,
     }
 }
 
@@ -415,10 +419,10 @@ pub fn text(r: &Report) -> String {
         r.evaluations,
         r.settings,
         r.runs,
-        if r.applied {
-            "; the sweet spot is applied (restore undoes it)"
-        } else {
-            "; the device is back as it was"
+        match (&r.applied, &r.undo) {
+            (true, Some(u)) => format!("; the sweet spot stays applied (`{u}` undoes it)"),
+            (true, None) => "; the sweet spot stays applied (restore undoes it)".to_string(),
+            (false, _) => "; the device is back as it was".to_string(),
         }
     ));
     s

@@ -3,14 +3,16 @@
 //! 1. [`recover`]: an unfinished tune (a `tunes` row still `running` whose process is gone,
 //!    e.g. after SIGKILL) has its device restored from its own journal entries
 //!    (owner `tune:<id>`) before anything else. `restore` and `daemon` call it too.
-//! 2. One tune per device: an exclusive `flock` on a lock file per device identity
-//!    (`/run/sweetspot/locks/` as root, else next to the database). A second tune is refused.
+//! 2. One writer per device: the caller takes the target's [`crate::lock::DeviceLock`] before
+//!    it builds the testbed ([`Request::lock`]); the tune writes its id into it. `restore`
+//!    locks each device it writes and leaves held ones alone.
 //! 3. A `tunes` row (running → done / interrupted / failed), trials and runs stored as they
 //!    finish, the sweet spot stored with its evidence, the device restored unless `--apply`
 //!    and significant. Ctrl-C/SIGTERM stop after the current run, restore, keep the trials.
 
 use crate::bench::{Run, TargetInfo, Testbed};
 use crate::knob::Setting;
+use crate::lock::{self, DeviceLock, Holder, Taken};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::tune::evaluator::Recorder;
@@ -19,99 +21,27 @@ use crate::tune::report::{self, Report};
 use crate::tune::space::Space;
 use crate::tune::{Options, observe, optimise};
 use crate::{Error, Result};
-use nix::fcntl::{Flock, FlockArg};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-/// Where per-device lock files live: `/run/sweetspot/locks` for a real device as root, else
-/// `<db dir>/locks` (a simulated device is private to its database).
-pub fn lock_dir(db: &Path, identity: &str) -> PathBuf {
-    if nix::unistd::geteuid().is_root() && !identity.starts_with("sim:") {
-        PathBuf::from("/run/sweetspot/locks")
-    } else {
-        db.parent().unwrap_or_else(|| Path::new(".")).join("locks")
-    }
-}
-
-fn lock_path(db: &Path, identity: &str) -> PathBuf {
-    let safe: String = identity
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    lock_dir(db, identity).join(format!("{safe}.lock"))
-}
-
-/// An exclusive per-device lock, held while the value lives.
-pub struct DeviceLock {
-    _lock: Flock<File>,
-    /// The lock file.
-    pub path: PathBuf,
-}
-
-/// Takes the device's tune lock without waiting. Errors: bad input (exit 2) naming the device
-/// when another tune holds it.
-pub fn lock_device(db: &Path, target: &TargetInfo) -> Result<DeviceLock> {
-    let path = lock_path(db, &target.identity);
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d)
-            .map_err(|e| Error::io(format!("creating {}", d.display()), e))?;
-    }
-    let f = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-    match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
-        Ok(l) => Ok(DeviceLock { _lock: l, path }),
-        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(Error::BadInput(format!(
-            "another tune is already running on {} (lock {} is held); wait for it to finish \
-             or stop it with Ctrl-C",
-            target.label,
-            path.display()
-        ))),
-        Err((_, e)) => Err(Error::io(
-            format!("locking {}", path.display()),
-            std::io::Error::from(e),
-        )),
-    }
-}
-
 /// True when tune `t` of database `db` is still running: a process with its pid exists (not
-/// this one) and its device lock is held. The lock matters: after a power loss the pid may
-/// belong to another process, but nobody holds the lock (it lives in `/run`, or is free).
-fn alive(db: &Path, t: &crate::store::tunes::TuneRow) -> bool {
+/// this one) and its device lock ([`crate::lock`]) is held. The lock matters: after a power
+/// loss the pid may belong to another process, but nobody holds the lock (it lives in `/run`,
+/// or is free).
+fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
     let pid_exists = t.pid > 0
         && t.pid as u32 != std::process::id()
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid as i32), None).is_ok();
-    pid_exists && lock_held(&lock_path(db, &t.identity))
-}
-
-/// True unless the lock file at `path` is missing or can be locked now (it is released again
-/// at once). An unexpected error counts as held, so nothing is restored under a live tune.
-fn lock_held(path: &Path) -> bool {
-    let f = match File::options().write(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
-        Err(_) => return true,
-    };
-    Flock::lock(f, FlockArg::LockExclusiveNonblock).is_err()
+    pid_exists && lock::held(&lock::path(db, root, &t.identity))
 }
 
 /// Tunes marked `running` that are alive (see `alive`): their devices are theirs until they
 /// end, and they restore their own changes then.
-fn live_tunes(store: &Store) -> Result<Vec<crate::store::tunes::TuneRow>> {
+fn live_tunes(store: &Store, root: &SysRoot) -> Result<Vec<crate::store::tunes::TuneRow>> {
     let db = store.path().to_path_buf();
     Ok(store
         .running_tunes()?
         .into_iter()
-        .filter(|t| alive(&db, t))
+        .filter(|t| alive(&db, root, t))
         .collect())
 }
 
@@ -125,8 +55,9 @@ pub struct Recovered {
 }
 
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
-/// their devices from their own journal entries (owner `tune:<id>`) first; marks them
-/// `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
+/// their devices from their own journal entries (owner `tune:<id>`) first, each under its
+/// device lock ([`crate::lock`]; one held by another writer is left for a later call); marks
+/// them `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
 /// is alive is left alone.
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
@@ -145,9 +76,32 @@ pub fn recover_with(
     let mut n = Recovered::default();
     let db = store.path().to_path_buf();
     for t in store.running_tunes()? {
-        if alive(&db, &t) {
+        if alive(&db, root, &t) {
             continue;
         }
+        // One writer per device: the killed tune's device is written only under its lock. When
+        // another writer holds it now, the tune stays `running` and the next call retries.
+        let _lock = match t.device.as_deref().map(|d| crate::device::find(root, d)) {
+            Some(Ok(d)) => match DeviceLock::try_acquire(
+                &lock::path(&db, root, &d.identity),
+                Holder::me("restore"),
+            )? {
+                Taken::Ours(l) => Some(l),
+                Taken::Held(h) => {
+                    tracing::warn!(
+                        "tune {} on {} was killed (pid {}); its device {} is in use by {}, so \
+                         it is restored later",
+                        t.id,
+                        t.target,
+                        t.pid,
+                        d.name,
+                        h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
+                    );
+                    continue;
+                }
+            },
+            _ => None,
+        };
         let owner = format!("tune:{}", t.id);
         let k = crate::knob::apply::restore_with(io, store, root, None, Some(&owner))?;
         n.knobs += k;
@@ -171,7 +125,7 @@ pub fn recover_with(
 }
 
 /// What [`restore_idle`] did.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Restored {
     /// Knobs written back: those of killed tunes ([`recover`]) and the rest.
     pub knobs: usize,
@@ -179,6 +133,11 @@ pub struct Restored {
     pub recovered: usize,
     /// Tunes still running, whose devices and knobs were left alone.
     pub busy: Vec<crate::store::tunes::TuneRow>,
+    /// The knobs put back besides those of killed tunes: device, knob, value.
+    pub put: Vec<crate::knob::apply::PutBack>,
+    /// Devices left alone because another writer holds their lock, with the holder when its
+    /// lock file names it.
+    pub held: Vec<(String, Option<Holder>)>,
 }
 
 /// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
@@ -188,7 +147,12 @@ pub struct Restored {
 /// measurement. The tune restores its own changes when it ends (Ctrl-C or SIGTERM stop it);
 /// other owners' entries there wait for the next `restore`.
 ///
-/// Errors: [`Error::BadInput`] when `device` itself is being tuned; those of the restore.
+/// One writer per device: every device restored is locked ([`crate::lock`]) while it is
+/// written. A device whose lock another writer holds (a `set`, `bench --device`, or a tune)
+/// is left alone, and so are the host-wide vm knobs then.
+///
+/// Errors: [`Error::BadInput`] when `device` itself is being tuned or its lock is held; those
+/// of the restore.
 pub fn restore_idle(
     io: &dyn crate::knob::io::KnobIo,
     store: &mut Store,
@@ -196,7 +160,7 @@ pub fn restore_idle(
     device: Option<&str>,
 ) -> Result<Restored> {
     let rec = recover_with(io, store, root)?;
-    let busy = live_tunes(store)?;
+    let busy = live_tunes(store, root)?;
     if let Some(t) = device.and_then(|d| busy.iter().find(|t| t.device.as_deref() == Some(d))) {
         return Err(Error::BadInput(format!(
             "{} is being tuned (tune {}, pid {}); stop that tune with Ctrl-C or SIGTERM and it \
@@ -206,6 +170,31 @@ pub fn restore_idle(
             t.pid
         )));
     }
+    let db = store.path().to_path_buf();
+    let mut names: Vec<String> = store
+        .journal_open(device, None)?
+        .into_iter()
+        .filter_map(|e| e.device)
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut _locks: Vec<DeviceLock> = Vec::new();
+    let mut held: Vec<(String, Option<Holder>)> = Vec::new();
+    for name in names {
+        // A device that is gone has nothing to write (its entries are only marked).
+        let Ok(d) = crate::device::find(root, &name) else {
+            continue;
+        };
+        let path = lock::path(&db, root, &d.identity);
+        if device.is_some() {
+            _locks.push(DeviceLock::acquire(&path, &name, Holder::me("restore"))?);
+            continue;
+        }
+        match DeviceLock::try_acquire(&path, Holder::me("restore"))? {
+            Taken::Ours(l) => _locks.push(l),
+            Taken::Held(h) => held.push((name, h)),
+        }
+    }
     let owners: Vec<String> = busy.iter().map(|t| format!("tune:{}", t.id)).collect();
     let paths: Vec<PathBuf> = store
         .journal_open(None, None)?
@@ -213,21 +202,40 @@ pub fn restore_idle(
         .filter(|e| owners.contains(&e.owner))
         .map(|e| e.path)
         .collect();
-    let devices: Vec<&str> = busy.iter().filter_map(|t| t.device.as_deref()).collect();
+    let devices: Vec<&str> = busy
+        .iter()
+        .filter_map(|t| t.device.as_deref())
+        .chain(held.iter().map(|(d, _)| d.as_str()))
+        .collect();
     // Host-wide vm knobs act on every device, the busy ones too: left alone while a real
-    // device is being tuned.
+    // device is being tuned or written.
     let host_busy = !devices.is_empty();
     let skip = |e: &crate::store::journal::Entry| {
         e.device.as_deref().is_some_and(|d| devices.contains(&d))
             || paths.contains(&e.path)
             || (e.device.is_none() && host_busy)
     };
-    let n = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
+    let put = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
     Ok(Restored {
-        knobs: rec.knobs + n,
+        knobs: rec.knobs + put.len(),
         recovered: rec.tunes,
         busy,
+        put,
+        held,
     })
+}
+
+/// `sweetspot restore <device>`, with `--db` when `db` is not the default database.
+fn undo_command(db: &Path, device: Option<&str>) -> String {
+    let mut c = "sweetspot".to_string();
+    if db != Store::default_path() {
+        c += &format!(" --db {}", db.display());
+    }
+    c += " restore";
+    if let Some(d) = device {
+        c += &format!(" {d}");
+    }
+    c
 }
 
 /// Writes trials and runs to the store as they finish.
@@ -283,6 +291,9 @@ pub struct Request<'a> {
     pub apply: bool,
     /// No log lines or progress bar.
     pub quiet: bool,
+    /// The target's device lock ([`crate::lock::path`] of its identity), taken by the caller
+    /// before the testbed was built; the tune's id is written into it.
+    pub lock: &'a DeviceLock,
 }
 
 /// Runs a whole tune on `testbed` and stores it. On any error, and on Ctrl-C/SIGTERM, the
@@ -305,9 +316,9 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     for v in &space.dropped_values {
         tracing::warn!("policy '{}': {v}", req.policy.name);
     }
-    let _lock = lock_device(db, &target)?;
     store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
     let tune_id = store.insert_tune(&target, testbed.device_name().as_deref(), &req.policy.name)?;
+    req.lock.set_tune(tune_id)?;
     testbed.set_owner(&format!("tune:{tune_id}"));
     let mut rec = StoreRecorder {
         store,
@@ -350,7 +361,7 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     };
     let significant = out.verdict.as_ref().is_some_and(|v| v.significant);
     let applied = req.apply && significant;
-    let rep = report::build_with(
+    let mut rep = report::build_with(
         &target,
         req.policy,
         &space,
@@ -360,10 +371,15 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         dropped,
     );
     let fin = if applied {
-        testbed.apply(&rep.best)
+        // The sweet spot stays on the device after the testbed is gone, journaled under this
+        // tune, so `restore` still undoes it.
+        testbed.apply(&rep.best).map(|()| testbed.keep())
     } else {
         testbed.restore()
     };
+    if applied {
+        rep.undo = Some(undo_command(db, testbed.device_name().as_deref()));
+    }
     if let Err(e) = fin {
         let _ = testbed.restore();
         store.finish_tune(tune_id, "failed")?;
@@ -406,7 +422,12 @@ mod tests {
         };
         // A tune on sda whose process is alive (a child that sleeps) and holds the device
         // lock (held here for it), and a plain `set` on sdb.
-        let lock = lock_device(s.path(), &target).unwrap();
+        let lock = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &target.identity),
+            "sda",
+            Holder::me("tune"),
+        )
+        .unwrap();
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -448,5 +469,93 @@ mod tests {
         child.wait().unwrap();
         assert_eq!((r.knobs, r.recovered, r.busy.len()), (1, 1, 0));
         assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+    }
+
+    #[test]
+    fn restore_leaves_a_device_whose_lock_another_writer_holds_alone() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk()
+            .disk("sdb", "8:16", "none [mq-deadline]", 64);
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let fifo = |v: i64| -> Setting {
+            [("fifo_batch".to_string(), KnobValue::Int(v))]
+                .into_iter()
+                .collect()
+        };
+        let sda = find(&t.root, "sda").unwrap();
+        let sdb = find(&t.root, "sdb").unwrap();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo(4), "set").unwrap();
+        apply_with(&k, &mut s, &t.root, &sdb, &fifo(8), "set").unwrap();
+        // A `set` (or `bench --device`) on sdb is in progress: it holds sdb's lock.
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sdb.identity),
+            "sdb",
+            Holder::me("set"),
+        )
+        .unwrap();
+        let e = restore_idle(&k, &mut s, &t.root, Some("sdb")).unwrap_err();
+        assert!(matches!(e, Error::BadInput(_)), "{e:?}");
+        assert!(
+            e.to_string().contains("sdb is in use by `sweetspot set`"),
+            "{e}"
+        );
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!(r.knobs, 1);
+        assert_eq!(r.held.len(), 1);
+        assert_eq!(r.held[0].0, "sdb");
+        assert_eq!(r.held[0].1.as_ref().unwrap().command, "set");
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(
+            t.get("sdb", "queue/iosched/fifo_batch"),
+            "8",
+            "a writer disturbed"
+        );
+        // Once it is done, sdb is restored, and no lock file is left behind.
+        drop(held);
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.held.len()), (1, 0));
+        assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
+        let dir = lock::dir(s.path(), &t.root, &sdb.identity);
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_killed_tunes_device_is_recovered_only_under_its_lock() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: "sim:fake-sda".into(),
+            kernel: "6.18".into(),
+        };
+        // A tune killed on sda: its pid cannot be alive (above pid_max).
+        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
+        s.conn()
+            .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
+            .unwrap();
+        let sda = find(&t.root, "sda").unwrap();
+        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
+            .into_iter()
+            .collect();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo, &format!("tune:{id}")).unwrap();
+        // Another writer holds sda now: the killed tune waits.
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sda.identity),
+            "sda",
+            Holder::me("set"),
+        )
+        .unwrap();
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!(r, Recovered::default());
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "4");
+        assert_eq!(s.running_tunes().unwrap().len(), 1);
+        drop(held);
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!(r.tunes, 1);
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert!(s.running_tunes().unwrap().is_empty());
     }
 }

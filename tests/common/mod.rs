@@ -61,6 +61,29 @@ impl LoopDev {
         }
     }
 
+    /// Makes ext4 on the device and mounts it on a directory next to the backing file; it is
+    /// unmounted on drop.
+    pub fn mount_ext4(&mut self) -> PathBuf {
+        let ok = Command::new("mkfs.ext4")
+            .arg("-q")
+            .arg(&self.dev)
+            .status()
+            .expect("mkfs.ext4")
+            .success();
+        assert!(ok, "mkfs.ext4 failed");
+        let mnt = self._dir.path().join("mnt");
+        std::fs::create_dir_all(&mnt).expect("mkdir mnt");
+        let ok = Command::new("mount")
+            .arg(&self.dev)
+            .arg(&mnt)
+            .status()
+            .expect("mount")
+            .success();
+        assert!(ok, "mount failed");
+        self.mounted = Some(mnt.clone());
+        mnt
+    }
+
     /// `/sys/block/<name>/<rel>`.
     pub fn sys(&self, rel: &str) -> PathBuf {
         Path::new("/sys/block").join(&self.name).join(rel)
@@ -86,6 +109,47 @@ impl Drop for LoopDev {
             let _ = Command::new("umount").arg(&m).status();
         }
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// Queue attributes of a loop device as they were, written back on drop (a loop queue
+/// outlives `losetup -d`); the scheduler first, as the kernel's order needs.
+pub struct QueueBackup {
+    dev: String,
+    saved: Vec<(String, String)>,
+}
+
+impl QueueBackup {
+    /// Saves `knobs` (names under `queue/`; `scheduler` saves the active one).
+    pub fn save(dev: &str, knobs: &[&str]) -> QueueBackup {
+        let q = Path::new("/sys/block").join(dev).join("queue");
+        let mut saved = Vec::new();
+        for k in knobs {
+            let v = std::fs::read_to_string(q.join(k)).expect("read queue knob");
+            let v = if *k == "scheduler" {
+                v.split_whitespace()
+                    .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+                    .expect("active scheduler")
+                    .to_string()
+            } else {
+                v.trim().to_string()
+            };
+            saved.push((k.to_string(), v));
+        }
+        saved.sort_by_key(|(k, _)| k != "scheduler");
+        QueueBackup {
+            dev: dev.to_string(),
+            saved,
+        }
+    }
+}
+
+impl Drop for QueueBackup {
+    fn drop(&mut self) {
+        let q = Path::new("/sys/block").join(&self.dev).join("queue");
+        for (k, v) in &self.saved {
+            let _ = std::fs::write(q.join(k), format!("{v}\n"));
+        }
     }
 }
 
