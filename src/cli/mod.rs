@@ -194,7 +194,11 @@ pub fn run(cli: Cli) -> Result<()> {
         root: SysRoot::new(cli.sysfs_root, cli.procfs_root),
         db: cli
             .db
-            .or_else(|| std::env::var_os("SWEETSPOT_DB").map(PathBuf::from))
+            .or_else(|| {
+                std::env::var_os("SWEETSPOT_DB")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
             .unwrap_or_else(Store::default_path),
         verbose: cli.verbose,
         quiet: cli.quiet,

@@ -128,9 +128,11 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     let outcomes = crate::profile::apply::apply(
         &mut store,
         &ctx.root,
+        &ctx.db,
         &profile,
         args.device.as_deref(),
         args.dry_run,
+        "profile apply",
     )?;
     let mut text = String::new();
     let mut failed = 0;

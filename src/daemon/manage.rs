@@ -12,6 +12,7 @@ use crate::device;
 use crate::knob::apply::apply_with;
 use crate::knob::discover;
 use crate::knob::io::RealIo;
+use crate::lock::{DeviceLock, Holder, Taken};
 use crate::profile::Profile;
 use crate::profile::apply::{Status, apply, disks_of};
 use crate::store::Store;
@@ -19,6 +20,7 @@ use crate::sysroot::SysRoot;
 use crate::types::Setting;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// One managed knob of one disk.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -42,6 +44,8 @@ pub enum Event {
     Failed(String, String),
     /// A managed value changed: `(device, knob, expected, found, backed_off)`.
     Contested(String, String, String, String, bool),
+    /// Another writer holds the disk (a tune, `set`): left for a later poll.
+    Busy(String, String),
 }
 
 /// The manager's state between polls.
@@ -59,15 +63,25 @@ impl Manager {
         &mut self,
         store: &mut Store,
         root: &SysRoot,
+        db: &Path,
         profile: &Profile,
     ) -> Result<Vec<Event>> {
         let present = device::list(root)?;
         let mut events = Vec::new();
         for dev in &present {
-            if !self.seen.insert(dev.identity.clone()) {
+            if self.seen.contains(&dev.identity) {
                 continue;
             }
-            for o in apply(store, root, profile, Some(&dev.name), false)? {
+            let outcomes = match apply(store, root, db, profile, Some(&dev.name), false, "daemon") {
+                Ok(o) => o,
+                // Held by another writer, or refused as a whole: said, and tried again later.
+                Err(e) => {
+                    events.push(Event::Busy(dev.name.clone(), e.to_string()));
+                    continue;
+                }
+            };
+            self.seen.insert(dev.identity.clone());
+            for o in outcomes {
                 match o.status {
                     Status::Applied { changes } => {
                         events.push(Event::Applied(dev.name.clone(), changes))
@@ -131,6 +145,14 @@ impl Manager {
                     ));
                     continue;
                 }
+                let lock = match DeviceLock::try_acquire(
+                    &crate::lock::path(db, root, &dev.identity),
+                    Holder::me("daemon"),
+                )? {
+                    Taken::Ours(l) => l,
+                    // A tune or `set` is writing it now: that is no drift to fight.
+                    Taken::Held(_) => continue,
+                };
                 m.reapplied = true;
                 let value = profile_value(profile, root, dev, &k);
                 if let Some(v) = value {
@@ -142,6 +164,7 @@ impl Manager {
                         events.push(Event::Failed(dev.name.clone(), e.to_string()));
                     }
                 }
+                drop(lock);
                 events.push(Event::Contested(
                     dev.name.clone(),
                     k,
@@ -183,6 +206,7 @@ pub fn describe(e: &Event) -> String {
             format!("{d}: applied its profile: {}", c.join(", "))
         }
         Event::Failed(d, e) => format!("{d}: not applied: {e}"),
+        Event::Busy(d, e) => format!("{d}: not applied now, trying again at the next poll: {e}"),
         Event::Contested(d, k, want, found, false) => format!(
             "{d}: {k} contested by another writer: profile {want}, found {found}; re-applied once"
         ),
@@ -228,29 +252,30 @@ knobs = { fifo_batch = 4 }
         let t = FakeTree::new();
         t.mq_deadline_disk();
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("d.db")).unwrap();
+        let db = dir.path().join("d.db");
+        let mut store = Store::open(&db).unwrap();
         let p = profile();
         let mut m = Manager::default();
-        let ev = m.poll(&mut store, &t.root, &p).unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
         assert!(
             matches!(&ev[..], [Event::Applied(d, c)] if d == "sda" && c.len() == 1),
             "{ev:?}"
         );
         assert!(
-            m.poll(&mut store, &t.root, &p).unwrap().is_empty(),
+            m.poll(&mut store, &t.root, &db, &p).unwrap().is_empty(),
             "nothing to do"
         );
 
         // A disk attached after the start gets its values at the next poll.
         t.disk("sdq", "65:0", "none [mq-deadline] kyber bfq", 64)
             .set("sdq", "device/wwid", "naa.5000c500eeeeeeee");
-        let ev = m.poll(&mut store, &t.root, &p).unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
         assert_eq!(t.get("sdq", "queue/iosched/fifo_batch"), "4", "{ev:?}");
 
         // Another writer changes a managed value: re-applied once ...
         t.set("sda", "queue/read_ahead_kb", "4096");
-        let ev = m.poll(&mut store, &t.root, &p).unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
         assert_eq!(
             ev,
             vec![Event::Contested(
@@ -265,12 +290,12 @@ knobs = { fifo_batch = 4 }
         assert!(describe(&ev[0]).contains("contested by another writer"));
         // ... and when it changes it again, left alone: no fight in a loop.
         t.set("sda", "queue/read_ahead_kb", "4096");
-        let ev = m.poll(&mut store, &t.root, &p).unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
         assert!(
             matches!(&ev[..], [Event::Contested(_, _, _, _, true)]),
             "{ev:?}"
         );
-        assert!(m.poll(&mut store, &t.root, &p).unwrap().is_empty());
+        assert!(m.poll(&mut store, &t.root, &db, &p).unwrap().is_empty());
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "4096");
         let key = (
             "wwid:naa.5000c500a1b2c3d4".to_string(),

@@ -81,9 +81,11 @@ pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Res
         );
         loop {
             let profile = profile(&store, root, &cfg)?;
-            for e in manager.poll(&mut store, root, &profile)? {
+            for e in manager.poll(&mut store, root, &db, &profile)? {
                 match e {
-                    manage::Event::Contested(..) | manage::Event::Failed(..) => {
+                    manage::Event::Contested(..)
+                    | manage::Event::Failed(..)
+                    | manage::Event::Busy(..) => {
                         tracing::warn!("{}", manage::describe(&e));
                     }
                     manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),

@@ -42,6 +42,13 @@ pub fn apply(
     apply_with(&RealIo, store, root, device, setting, owner).map(|_| ())
 }
 
+/// Validates `setting` for `device` as [`apply`] would, writing and journaling nothing: the
+/// same errors [`apply`] gives before its first write (bad input, exit 2; an unwritable
+/// file, exit 1). `profile apply` checks every entry with it before it writes any.
+pub fn check(root: &SysRoot, device: &Device, setting: &Setting) -> Result<()> {
+    plan(&RealIo, root, device, setting).map(|_| ())
+}
+
 /// [`apply`] through `io`, returning what changed (knobs already at their value are skipped).
 ///
 /// Errors: [`Error::BadInput`] before anything is written; [`Error::KnobWrite`] when the kernel
@@ -124,13 +131,19 @@ fn same(v: &KnobValue, read: &str) -> bool {
     }
 }
 
-/// True when `read` (a value as the kernel prints it) is what `w` asked for: equal, or within
-/// [`catalogue::JIFFY_TOLERANCE_MS`] for an `ms` knob kept in jiffies.
+/// True when `read` (a value as the kernel prints it) is what `w` asked for ([`holds`]).
 fn honoured(w: &Write, read: &str) -> bool {
-    match &w.value {
+    holds(&w.value, &w.unit, read)
+}
+
+/// True when a knob in `unit` that reads `read` holds `v`: equal, or within
+/// [`catalogue::JIFFY_TOLERANCE_MS`] for an `ms` knob kept in jiffies (what a write of `v` is
+/// read back as, so `verify` judges drift as the write path judges "honoured").
+pub fn holds(v: &KnobValue, unit: &str, read: &str) -> bool {
+    match v {
         KnobValue::Name(n) => read == n,
         KnobValue::Int(v) => parse_int(read).is_some_and(|r| {
-            r == *v || (w.unit == "ms" && (r - v).abs() <= catalogue::JIFFY_TOLERANCE_MS)
+            r == *v || (unit == "ms" && (r - v).abs() <= catalogue::JIFFY_TOLERANCE_MS)
         }),
     }
 }

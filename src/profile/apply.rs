@@ -4,14 +4,16 @@
 //! undoes a profile like any other change. Host-wide knobs are applied once.
 
 use super::model::{DeviceEntry, Match, Profile};
-use super::udev::{attr_path, in_apply_order};
-use crate::Result;
+use super::{attr_path, in_apply_order};
 use crate::device::{self, Device};
 use crate::knob::apply::apply_with;
 use crate::knob::io::RealIo;
+use crate::lock::{DeviceLock, Holder};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::types::Setting;
+use crate::{Error, Result};
+use std::path::Path;
 
 /// Journal owner of profile writes.
 pub const OWNER: &str = "profile";
@@ -85,65 +87,100 @@ pub fn disks_of<'a>(root: &SysRoot, present: &'a [Device], d: &DeviceEntry) -> V
 }
 
 /// Applies `profile` (only the entries matching `only`, a present kernel name, when given)
-/// to `root`; `dry_run` writes nothing. Per-entry failures are outcomes, not errors; errors
-/// are the store's.
+/// to `root`, each disk under its device lock ([`crate::lock`], held by `command`); `dry_run`
+/// writes nothing and takes no lock.
+///
+/// All or nothing up front: every entry and the host knobs are checked against the disks as
+/// they are now ([`crate::knob::apply::check`]: a knob the scheduler lacks, both members of a
+/// dirty pair, a value the kernel's domain refuses) and every lock is taken before the first
+/// write, so a bad profile or a busy disk changes nothing. Errors: those (bad input, exit 2,
+/// naming the entry and disk; a held lock names its holder) and the store's. A write the
+/// kernel then refuses or does not honour is an outcome ([`Status::Failed`]), not an error.
 pub fn apply(
     store: &mut Store,
     root: &SysRoot,
+    db: &Path,
     profile: &Profile,
     only: Option<&str>,
     dry_run: bool,
+    command: &str,
 ) -> Result<Vec<Outcome>> {
     let present = device::list(root)?;
     let kernel = device::kernel_release();
     let mut out = Vec::new();
+    let mut targets: Vec<(&DeviceEntry, &Device)> = Vec::new();
     for d in &profile.devices {
         let disks: Vec<&Device> = disks_of(root, &present, d)
             .into_iter()
             .filter(|p| only.is_none_or(|o| o == p.name))
             .collect();
-        if disks.is_empty() {
-            if only.is_none() {
-                out.push(Outcome {
-                    entry: d.name.clone(),
-                    device: None,
-                    kernel_warning: None,
-                    status: Status::Absent,
-                });
-            }
-            continue;
+        if disks.is_empty() && only.is_none() {
+            out.push(Outcome {
+                entry: d.name.clone(),
+                device: None,
+                kernel_warning: None,
+                status: Status::Absent,
+            });
         }
+        targets.extend(disks.into_iter().map(|dev| (d, dev)));
+    }
+    let host = profile
+        .host
+        .as_ref()
+        .filter(|h| only.is_none() && !h.knobs.is_empty());
+    // The journaled path takes a device to carry host knobs (their files are under
+    // /proc/sys/vm whichever disk carries them).
+    let carrier = present.first();
+    for (d, dev) in &targets {
+        if !d.knobs.is_empty() {
+            crate::knob::apply::check(root, dev, &d.knobs)
+                .map_err(|e| context(e, &d.name, &dev.name))?;
+        }
+    }
+    if let (Some(h), Some(dev)) = (host, carrier) {
+        crate::knob::apply::check(root, dev, &h.knobs).map_err(|e| context(e, "host", "[host]"))?;
+    }
+    let mut locks = Vec::new();
+    if !dry_run {
+        let mut ids: Vec<&Device> = targets
+            .iter()
+            .filter(|(d, _)| !d.knobs.is_empty())
+            .map(|(_, dev)| *dev)
+            .collect();
+        ids.dedup_by(|a, b| a.identity == b.identity);
+        for dev in ids {
+            locks.push(DeviceLock::acquire(
+                &crate::lock::path(db, root, &dev.identity),
+                &dev.name,
+                Holder::me(command),
+            )?);
+        }
+    }
+    for (d, dev) in targets {
         let kernel_warning = (d.kernel != kernel).then(|| {
             format!(
                 "tuned on {}, running {kernel}: applied; a retune is advised",
                 d.kernel
             )
         });
-        for dev in disks {
-            let status = if d.knobs.is_empty() {
-                Status::Nothing
-            } else if dry_run {
-                Status::DryRun {
-                    commands: commands(root, &dev.name, &d.knobs),
-                }
-            } else {
-                write(store, root, dev, &d.knobs)
-            };
-            out.push(Outcome {
-                entry: d.name.clone(),
-                device: Some(dev.name.clone()),
-                kernel_warning: kernel_warning.clone(),
-                status,
-            });
-        }
+        let status = if d.knobs.is_empty() {
+            Status::Nothing
+        } else if dry_run {
+            Status::DryRun {
+                commands: commands(root, &dev.name, &d.knobs),
+            }
+        } else {
+            write(store, root, dev, &d.knobs)
+        };
+        out.push(Outcome {
+            entry: d.name.clone(),
+            device: Some(dev.name.clone()),
+            kernel_warning,
+            status,
+        });
     }
-    if let Some(h) = &profile.host
-        && only.is_none()
-        && !h.knobs.is_empty()
-    {
-        // The journaled path takes a device to carry host knobs (their files are under
-        // /proc/sys/vm whichever disk carries them).
-        let status = match present.first() {
+    if let Some(h) = host {
+        let status = match carrier {
             _ if dry_run => Status::DryRun {
                 commands: h
                     .knobs
@@ -163,7 +200,18 @@ pub fn apply(
             status,
         });
     }
+    drop(locks);
     Ok(out)
+}
+
+/// An error of checking entry `entry` on disk `disk`, with both named; the exit code stays.
+fn context(e: Error, entry: &str, disk: &str) -> Error {
+    match e {
+        Error::BadInput(m) => Error::BadInput(format!(
+            "profile entry {entry} on {disk}: {m}; nothing was applied"
+        )),
+        other => other,
+    }
 }
 
 fn write(store: &mut Store, root: &SysRoot, dev: &Device, knobs: &Setting) -> Status {

@@ -54,13 +54,31 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
             .find(|p| p.name == d)
             .map_or_else(|| d.to_string(), |p| p.identity.clone())
     });
-    // Rows come oldest first: the last one per key is the one in force.
-    let mut latest: BTreeMap<(String, String, String), SweetSpotRow> = BTreeMap::new();
+    // One sweet spot per disk, or a disk would get two and the last written would win: the
+    // running kernel's if there is one, else the newest; among those the newest (rows come
+    // oldest first). Others are named at -v.
+    let kernel = device::kernel_release();
+    let mut latest: BTreeMap<String, SweetSpotRow> = BTreeMap::new();
     for s in store.sweet_spots(wanted_identity.as_deref())? {
         if sel.policy.is_some_and(|p| p != s.policy) {
             continue;
         }
-        latest.insert((s.identity.clone(), s.kernel.clone(), s.policy.clone()), s);
+        let better = latest
+            .get(&s.identity)
+            .is_none_or(|old| (s.kernel == kernel) >= (old.kernel == kernel));
+        if better {
+            if let Some(old) = latest.get(&s.identity) {
+                tracing::info!(
+                    "{}: exporting the sweet spot of policy {} on {} over policy {} on {}",
+                    s.identity,
+                    s.policy,
+                    s.kernel,
+                    old.policy,
+                    old.kernel
+                );
+            }
+            latest.insert(s.identity.clone(), s);
+        }
     }
     if let Some(d) = sel.device
         && latest.is_empty()
@@ -84,7 +102,7 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
             MatchBy::Model => model_match(root, &present, &spot.identity)?,
         };
         let mut knobs = Setting::new();
-        for (k, v) in changed(&spot) {
+        for (k, v) in without_zero_pair_member(changed(&spot)) {
             if catalogue::order_of(&k) == Some(ApplyOrder::Vm) {
                 host.insert(k, v);
             } else {
@@ -113,6 +131,22 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
         devices,
         host: (!host.is_empty()).then_some(Host { knobs: host }),
     })
+}
+
+/// `knobs` without the zero member of an exclusive pair whose other member is set: writing
+/// `dirty_bytes` already zeroes `dirty_ratio` (mm/page-writeback.c), and a 0 written after it
+/// would undo it (0 is EINVAL for the `*_bytes` member). Every format then writes the
+/// non-zero member only.
+fn without_zero_pair_member(knobs: Setting) -> Setting {
+    let keep: Setting = knobs
+        .iter()
+        .filter(|(k, v)| {
+            **v != crate::types::KnobValue::Int(0)
+                || catalogue::exclusive_partner(k).is_none_or(|p| !knobs.contains_key(p))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    keep
 }
 
 /// The kernel name the device had when tuned: the report's target label up to the first
@@ -165,7 +199,9 @@ fn model_match(root: &SysRoot, present: &[Device], identity: &str) -> Result<Mat
     })?;
     Ok(Match {
         model: Some(model),
-        firmware: attr("device/rev").or_else(|| attr("device/firmware_rev")),
+        // `device/rev` (SCSI/ATA) only: NVMe keeps its firmware on the controller
+        // (`firmware_rev`), which the udev rule's ATTRS{rev} would not see.
+        firmware: attr("device/rev"),
         ..Match::default()
     })
 }

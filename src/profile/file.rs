@@ -18,9 +18,11 @@ use toml::de::{DeTable, DeValue};
 
 /// Reads and validates the profile at `path`.
 pub fn load(path: &Path) -> Result<Profile> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| Error::BadInput(format!("profile {}: {e}", path.display())))?;
+    use std::io::Read;
     let bad = |msg: String| Error::BadInput(format!("profile {}: {msg}", path.display()));
+    // One open: the mode and owner checked are those of the file read (no swap between).
+    let mut f = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let meta = f.metadata().map_err(|e| bad(e.to_string()))?;
     if meta.mode() & 0o002 != 0 {
         return Err(bad(format!(
             "world-writable (mode {:o}): anyone could choose what it writes as root; \
@@ -34,7 +36,9 @@ pub fn load(path: &Path) -> Result<Profile> {
             meta.uid()
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let mut text = String::new();
+    f.read_to_string(&mut text)
+        .map_err(|e| bad(e.to_string()))?;
     parse(&text, path)
 }
 
@@ -104,9 +108,33 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
     Ok(p)
 }
 
-/// The first knob of `knobs` that is unknown, misplaced or out of its safe bounds, with why.
+/// The first knob of `knobs` that is unknown, misplaced, out of its safe bounds, not under
+/// the scheduler the same entry sets, or the second member of an exclusive pair, with why.
 fn check_knobs(knobs: &Setting, host: bool) -> std::result::Result<(), (String, String)> {
+    let scheduler = knobs.get("scheduler").and_then(|v| v.as_name());
     for (k, v) in knobs {
+        if let Some(p) = catalogue::exclusive_partner(k)
+            && knobs.contains_key(p)
+            && k.as_str() > p
+        {
+            return Err((
+                k.clone(),
+                format!("{p} is set too: writing one zeroes the other (give only one)"),
+            ));
+        }
+        let under = catalogue::schedulers_with(k);
+        if let Some(s) = scheduler
+            && !under.is_empty()
+            && !under.contains(&s)
+        {
+            return Err((
+                k.clone(),
+                format!(
+                    "an iosched knob of {}, not of scheduler {s}",
+                    under.join(", ")
+                ),
+            ));
+        }
         let Some(order) = catalogue::order_of(k) else {
             let hint = catalogue::closest(k)
                 .map(|n| format!(" (did you mean '{n}'?)"))

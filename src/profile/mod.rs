@@ -21,5 +21,49 @@ pub mod verify;
 
 pub use model::{DeviceEntry, Match, Profile};
 
+use crate::knob::catalogue;
+use crate::types::{ApplyOrder, Setting};
+
+/// One comment line on where an entry comes from.
+pub fn describe(d: &DeviceEntry) -> String {
+    let what = d.improvement.as_ref().map_or_else(
+        || "kept the default".to_string(),
+        |i| {
+            format!(
+                "{} {:.2}× better (95% CI {:.2}–{:.2}, {} runs)",
+                i.objective, i.ratio, i.ci95[0], i.ci95[1], i.runs
+            )
+        },
+    );
+    format!(
+        "{} when tuned: kernel {}, policy {}, {}: {what}",
+        d.name, d.kernel, d.policy, d.tuned_at
+    )
+}
+
+/// The knobs in the kernel's apply order (scheduler → nr_requests → iosched/* → queue/*),
+/// names within one order alphabetically.
+pub fn in_apply_order(knobs: &Setting) -> Vec<(String, String)> {
+    let mut v: Vec<(ApplyOrder, String, String)> = knobs
+        .iter()
+        .map(|(k, val)| {
+            let order = catalogue::order_of(k).unwrap_or(ApplyOrder::Iosched);
+            (order, k.clone(), val.to_string())
+        })
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, k, val)| (k, val)).collect()
+}
+
+/// The knob's file under the disk's sysfs directory: `queue/scheduler`, `queue/nr_requests`,
+/// `queue/iosched/<name>` or `queue/<name>`.
+pub fn attr_path(knob: &str) -> String {
+    match catalogue::order_of(knob) {
+        Some(ApplyOrder::Scheduler) => "queue/scheduler".into(),
+        Some(ApplyOrder::Queue | ApplyOrder::NrRequests) => format!("queue/{knob}"),
+        _ => format!("queue/iosched/{knob}"),
+    }
+}
+
 #[cfg(test)]
 mod tests;

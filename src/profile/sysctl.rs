@@ -1,20 +1,37 @@
 //! A `sysctl.d` file (`/etc/sysctl.d/99-sweetspot.conf`) with the profile's host-wide knobs,
 //! read by systemd-sysctl at boot (sysctl.d(5): `key = value`, `/` or `.` separated).
 //!
-//! - Only keys that exist under this host's `/proc/sys` are written; the others are named in a
-//!   comment and a warning (a missing key makes `sysctl --system` complain at every boot).
-//! - Of an exclusive pair (`dirty_ratio`↔`dirty_bytes`, writing one zeroes the other:
-//!   mm/page-writeback.c) only the non-zero member is written: writing the zero member after
-//!   the other would undo it, and 0 is EINVAL for the `*_bytes` member.
+//! Only keys that exist under this host's `/proc/sys` are written ([`present`], also used for
+//! TuneD's `[sysctl]`); the others are named in a comment and a warning (a missing key makes
+//! `sysctl --system` complain at every boot). Of an exclusive pair only the non-zero member is
+//! in a profile at all ([`super::build`], and [`super::file`] refuses both).
 
 use super::model::Profile;
-use crate::knob::catalogue;
 use crate::sysroot::SysRoot;
-use crate::types::KnobValue;
 
 /// The `sysctl.d` key of a host-wide knob: `vm.<name>` for `/proc/sys/vm/<name>`.
 pub fn key(knob: &str) -> String {
     format!("vm.{knob}")
+}
+
+/// The profile's host knobs as `(key, value)` where `root` has them, and a note for each it
+/// lacks.
+pub fn present(profile: &Profile, root: &SysRoot) -> (Vec<(String, String)>, Vec<String>) {
+    let (mut have, mut notes) = (Vec::new(), Vec::new());
+    for (k, v) in profile.host.iter().flat_map(|h| &h.knobs) {
+        let file = root.vm().join(k);
+        if file.exists() {
+            have.push((key(k), v.to_string()));
+        } else {
+            tracing::warn!("sysctl: {} does not exist on this host; left out", key(k));
+            notes.push(format!(
+                "{} = {v} left out: {} does not exist on this host",
+                key(k),
+                file.display()
+            ));
+        }
+    }
+    (have, notes)
 }
 
 /// The file for `profile`, checking keys against `root`'s `/proc/sys`.
@@ -23,32 +40,15 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
         "# sweetspot host-wide sweet spots (`sweetspot profile export --format sysctl`).\n\
          # Install as /etc/sysctl.d/99-sweetspot.conf; `sysctl --system` applies it now.\n",
     );
-    let Some(host) = &profile.host else {
+    let (have, notes) = present(profile, root);
+    if have.is_empty() && notes.is_empty() {
         out.push_str("# no host-wide knob in these sweet spots\n");
-        return out;
-    };
-    for (k, v) in &host.knobs {
-        if v == &KnobValue::Int(0)
-            && catalogue::exclusive_partner(k).is_some_and(|p| host.knobs.contains_key(p))
-        {
-            out.push_str(&format!(
-                "# {} = 0 left out: writing {} already zeroes it\n",
-                key(k),
-                catalogue::exclusive_partner(k).unwrap_or_default()
-            ));
-            continue;
-        }
-        let file = root.proc.join("sys/vm").join(k);
-        if !file.exists() {
-            tracing::warn!("sysctl: {} does not exist on this host; left out", key(k));
-            out.push_str(&format!(
-                "# {} = {v} left out: {} does not exist on this host\n",
-                key(k),
-                file.display()
-            ));
-            continue;
-        }
-        out.push_str(&format!("{} = {v}\n", key(k)));
+    }
+    for n in notes {
+        out.push_str(&format!("# {n}\n"));
+    }
+    for (k, v) in have {
+        out.push_str(&format!("{k} = {v}\n"));
     }
     out
 }

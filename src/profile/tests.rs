@@ -157,7 +157,13 @@ fn exports_only_changed_knobs_host_knobs_apart_and_keep_default_empty() {
         tc.contains("devices_udev_regex=^ID_WWN(_WITH_EXTENSION)?=0x5000c500a1b2c3d4$"),
         "{tc}"
     );
-    assert!(tc.contains("queue/iosched/fifo_batch=8"), "{tc}");
+    // The fake tree has no /sys/devices bus path: by the name when tuned, and said so (never a
+    // glob over every disk).
+    assert!(
+        tc.contains("\n/sys/block/sda/queue/iosched/fifo_batch=8\n"),
+        "{tc}"
+    );
+    assert!(tc.contains("by its name when tuned"), "{tc}");
     assert!(tc.contains("[sysctl]\nvm.dirty_ratio=10"), "{tc}");
 }
 
@@ -193,7 +199,7 @@ fn udev_sets_the_scheduler_before_its_iosched_knobs() {
     assert!(pos("queue/nr_requests") < pos("queue/iosched/fifo_batch"));
     assert!(pos("queue/iosched/fifo_batch") < pos("queue/read_ahead_kb"));
     assert!(rule.contains(
-        r#"DEVPATH=="/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/*""#
+        r#"DEVPATH=="/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/*""#
     ));
 }
 
@@ -281,7 +287,8 @@ fn round_trip_export_apply_verify_and_drift() {
     let t = FakeTree::new();
     t.mq_deadline_disk();
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+    let db = dir.path().join("p.db");
+    let mut store = Store::open(&db).unwrap();
     store_spot(
         &store,
         "wwid:naa.5000c500a1b2c3d4",
@@ -307,7 +314,7 @@ fn round_trip_export_apply_verify_and_drift() {
         !super::verify::verify(&t.root, &profile).unwrap().clean,
         "not applied yet"
     );
-    let out = super::apply::apply(&mut store, &t.root, &profile, None, false).unwrap();
+    let out = super::apply::apply(&mut store, &t.root, &db, &profile, None, false, "test").unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
     assert!(
         matches!(&out[0].status, super::apply::Status::Applied { changes } if changes.len() == 2),
@@ -368,8 +375,9 @@ knobs = { fifo_batch = 2 }
 "#;
     let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("p.db")).unwrap();
-    let out = super::apply::apply(&mut store, &t.root, &profile, None, false).unwrap();
+    let db = dir.path().join("p.db");
+    let mut store = Store::open(&db).unwrap();
+    let out = super::apply::apply(&mut store, &t.root, &db, &profile, None, false, "test").unwrap();
     assert_eq!(
         t.get("sdb", "queue/iosched/fifo_batch"),
         "8",
@@ -418,8 +426,9 @@ tuned_at = "2026-12-01T08:00:00Z"
 "#;
     let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("p.db")).unwrap();
-    let out = super::apply::apply(&mut store, &t.root, &profile, None, false).unwrap();
+    let db = dir.path().join("p.db");
+    let mut store = Store::open(&db).unwrap();
+    let out = super::apply::apply(&mut store, &t.root, &db, &profile, None, false, "test").unwrap();
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
     assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "8");
     assert_eq!(
@@ -445,7 +454,16 @@ tuned_at = "2026-12-01T08:00:00Z"
     assert_eq!(sdc.status, super::apply::Status::Nothing);
     // --dry-run writes nothing and prints the commands.
     t.set("sda", "queue/iosched/fifo_batch", "16");
-    let out = super::apply::apply(&mut store, &t.root, &profile, Some("sda"), true).unwrap();
+    let out = super::apply::apply(
+        &mut store,
+        &t.root,
+        &db,
+        &profile,
+        Some("sda"),
+        true,
+        "test",
+    )
+    .unwrap();
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
     let super::apply::Status::DryRun { commands } = &out[0].status else {
         panic!("{out:?}")
@@ -455,4 +473,121 @@ tuned_at = "2026-12-01T08:00:00Z"
             && commands[0].ends_with("sda/queue/iosched/fifo_batch"),
         "{commands:?}"
     );
+}
+
+/// A profile the kernel's rules refuse on one disk changes no disk (exit 2), and a held lock
+/// refuses the whole apply naming its holder.
+#[test]
+fn apply_is_all_or_nothing_up_front() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk().bfq_disk();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let mut store = Store::open(&db).unwrap();
+    // sdb is on bfq: fifo_batch does not exist there (no scheduler switch asked).
+    let text = r#"
+version = 1
+[[device]]
+name = "sda"
+match = { wwid = "naa.5000c500a1b2c3d4" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { read_ahead_kb = 4096 }
+[[device]]
+name = "sdb"
+match = { model = "WDC WD10EZEX", serial = "WD-WCC6Y1234567" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { fifo_batch = 8 }
+"#;
+    let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
+    let e =
+        super::apply::apply(&mut store, &t.root, &db, &profile, None, false, "test").unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+    assert!(
+        e.to_string().contains("profile entry sdb on sdb")
+            && e.to_string().contains("nothing was applied"),
+        "{e}"
+    );
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128", "sda untouched");
+    // --dry-run plans the same way.
+    assert!(super::apply::apply(&mut store, &t.root, &db, &profile, None, true, "test").is_err());
+
+    let ok = super::file::parse(
+        &text.replace("knobs = { fifo_batch = 8 }", ""),
+        std::path::Path::new("p.toml"),
+    )
+    .unwrap();
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let _held = crate::lock::DeviceLock::acquire(
+        &crate::lock::path(&db, &t.root, id),
+        "sda",
+        crate::lock::Holder::me("set"),
+    )
+    .unwrap();
+    let e = super::apply::apply(&mut store, &t.root, &db, &ok, None, false, "test").unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("sda is in use by"), "{e}");
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
+}
+
+/// Two sweet spots of one disk (another kernel, another policy): one is exported, the running
+/// kernel's, so a disk never gets two values for a knob.
+#[test]
+fn one_sweet_spot_per_disk_the_running_kernels() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let running = crate::device::kernel_release();
+    for (kernel, fb) in [(running.as_str(), "8"), ("2.6.0-old", "32")] {
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: id.into(),
+            kernel: kernel.into(),
+        };
+        let tune = store.insert_tune(&target, Some("sda"), "quick").unwrap();
+        store
+            .insert_sweet_spot(
+                &target,
+                "quick",
+                Some(tune),
+                &setting(&[("fifo_batch", fb)]),
+                &setting(&[("fifo_batch", "16")]),
+                true,
+                &serde_json::json!({}),
+            )
+            .unwrap();
+    }
+    let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+    assert_eq!(p.devices.len(), 1, "{p:?}");
+    assert_eq!(p.devices[0].knobs, setting(&[("fifo_batch", "8")]));
+    assert_eq!(p.devices[0].kernel, running);
+}
+
+/// An ms knob reads back rounded to a jiffy (HZ=250: 10 → 12): that is the profile's value,
+/// as the write path's "honoured" says, not drift.
+#[test]
+fn verify_allows_a_jiffy_on_ms_knobs() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk()
+        .set("sda", "queue/iosched/read_expire", "12");
+    let text = r#"
+version = 1
+[[device]]
+name = "sda"
+match = { wwid = "naa.5000c500a1b2c3d4" }
+kernel = "6.18.0"
+policy = "quick"
+tuned_at = "2026-12-01T08:00:00Z"
+knobs = { read_expire = 10 }
+"#;
+    let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
+    let v = super::verify::verify(&t.root, &profile).unwrap();
+    assert!(v.clean, "{v:?}");
+    t.set("sda", "queue/iosched/read_expire", "40");
+    assert!(!super::verify::verify(&t.root, &profile).unwrap().clean);
 }

@@ -12,7 +12,7 @@
 //!   property, and neither has a loop device's backing file: those are matched by name.
 
 use super::model::{DeviceEntry, Match, Profile};
-use super::udev::{attr_path, describe, in_apply_order};
+use super::{attr_path, describe, in_apply_order};
 use crate::device;
 use crate::sysroot::SysRoot;
 
@@ -69,13 +69,27 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
             }
         }
     }
-    if let Some(h) = &profile.host {
+    let (have, notes) = super::sysctl::present(profile, root);
+    if !have.is_empty() || !notes.is_empty() {
         out.push_str("\n[sysctl]\n");
-        for (k, v) in &h.knobs {
-            out.push_str(&format!("{}={v}\n", super::sysctl::key(k)));
+        for n in notes {
+            out.push_str(&format!("# {n}\n"));
+        }
+        for (k, v) in have {
+            out.push_str(&format!("{k}={v}\n"));
         }
     }
     out
+}
+
+/// Where a disk's directory sits under its bus path: `block/<name>` for SCSI/ATA/virtio, the
+/// namespace itself for NVMe (`…/nvme/nvme0/nvme0n1`).
+fn block_dir(by_path: &str) -> &'static str {
+    if by_path.contains("/nvme/") {
+        ""
+    } else {
+        "block/"
+    }
 }
 
 fn sanitize(name: &str) -> String {
@@ -123,9 +137,12 @@ fn udev_regex(m: &Match, name: &str) -> (String, Option<String>) {
         return (format!("^ID_SERIAL_SHORT={}$", escape(s)), None);
     }
     if let Some(md) = &m.model {
-        let udev_model = md.trim().replace(' ', "_");
+        // udev's ID_MODEL keeps spaces (NVMe) or has them as '_' (ata_id), and ata_id's full
+        // IDENTIFY model can be longer than sysfs's 16-byte SCSI one: spaces either way, and a
+        // prefix match.
+        let words: Vec<String> = md.split_whitespace().map(escape).collect();
         return (
-            format!("^ID_MODEL={}$", escape(&udev_model)),
+            format!("^ID_MODEL={}", words.join("[ _]")),
             m.firmware
                 .as_ref()
                 .map(|f| format!("firmware {f} is not part of TuneD's match (one regex)")),
@@ -147,7 +164,7 @@ fn sysfs_base(
     d: &DeviceEntry,
 ) -> (String, Option<String>) {
     if let Some(p) = &d.matches.by_path {
-        return (format!("/sys/devices/{p}/block/*"), None);
+        return (format!("/sys/devices/{p}/{}*", block_dir(p)), None);
     }
     let found = present
         .iter()
@@ -155,6 +172,7 @@ fn sysfs_base(
     if let Some(dev) = found
         && let Ok(path) = std::fs::canonicalize(root.block_dev(&dev.name))
         && let Ok(rel) = path.strip_prefix(&root.sys)
+        && rel.starts_with("devices")
         && !rel.starts_with("devices/virtual")
     {
         let parent = rel

@@ -11,14 +11,16 @@
 //!   differently for SCSI/ATA (`0x5000c500…` for `naa.5000C500…`), so it is not used.
 //! - `serial` + `model`: `ENV{ID_SERIAL_SHORT}` (set from `device/serial` or `serial` by
 //!   udev's ata_id/scsi_id/virtio rules) and `ATTRS{model}`.
-//! - `by_path`: `DEVPATH=="/devices/<by_path>/block/*"`.
+//! - `by_path`: `DEVPATH=="/devices/<by_path>/*"` (udev globs match `/` too; the disk is
+//!   `…/block/sda` for SCSI/ATA, the namespace `…/nvme0n1` for NVMe; DEVTYPE keeps partitions
+//!   out).
 //! - `backing_file` (loop): `ATTR{loop/backing_file}`; losetup emits a `change` event when it
 //!   attaches a file, so the rule fires then.
-//! - a model class (`--match model`): `ATTRS{model}`, and `ATTRS{rev}` for the firmware.
+//! - a model class (`--match model`): `ATTRS{model}`, and `ATTRS{rev}` for the firmware
+//!   (SCSI/ATA `device/rev`; NVMe firmware is not part of a model match).
 
-use super::model::{DeviceEntry, Match, Profile};
-use crate::knob::catalogue;
-use crate::types::{ApplyOrder, Setting};
+use super::model::{Match, Profile};
+use super::{attr_path, describe, in_apply_order};
 use crate::{Error, Result};
 
 /// The rules file for `profile`. Errors: a match value with a `"` or a line break, which a
@@ -56,47 +58,6 @@ pub fn render(profile: &Profile) -> Result<String> {
     Ok(out)
 }
 
-/// One comment line on where an entry comes from.
-pub fn describe(d: &DeviceEntry) -> String {
-    let what = d.improvement.as_ref().map_or_else(
-        || "kept the default".to_string(),
-        |i| {
-            format!(
-                "{} {:.2}× better (95% CI {:.2}–{:.2}, {} runs)",
-                i.objective, i.ratio, i.ci95[0], i.ci95[1], i.runs
-            )
-        },
-    );
-    format!(
-        "{} when tuned: kernel {}, policy {}, {}: {what}",
-        d.name, d.kernel, d.policy, d.tuned_at
-    )
-}
-
-/// The knobs in the kernel's apply order (scheduler → nr_requests → iosched/* → queue/*),
-/// names within one order alphabetically.
-pub fn in_apply_order(knobs: &Setting) -> Vec<(String, String)> {
-    let mut v: Vec<(ApplyOrder, String, String)> = knobs
-        .iter()
-        .map(|(k, val)| {
-            let order = catalogue::order_of(k).unwrap_or(ApplyOrder::Iosched);
-            (order, k.clone(), val.to_string())
-        })
-        .collect();
-    v.sort();
-    v.into_iter().map(|(_, k, val)| (k, val)).collect()
-}
-
-/// The knob's file under the disk's sysfs directory: `queue/scheduler`, `queue/nr_requests`,
-/// `queue/iosched/<name>` or `queue/<name>`.
-pub fn attr_path(knob: &str) -> String {
-    match catalogue::order_of(knob) {
-        Some(ApplyOrder::Scheduler) => "queue/scheduler".into(),
-        Some(ApplyOrder::Queue | ApplyOrder::NrRequests) => format!("queue/{knob}"),
-        _ => format!("queue/iosched/{knob}"),
-    }
-}
-
 fn quoted(field: &str, v: &str) -> Result<String> {
     if v.contains('"') || v.contains('\n') {
         return Err(Error::BadInput(format!(
@@ -125,7 +86,7 @@ fn match_keys(m: &Match) -> Result<Vec<String>> {
     }
     if let Some(p) = &m.by_path {
         keys.push(format!(
-            r#"DEVPATH=="/devices/{}/block/*""#,
+            r#"DEVPATH=="/devices/{}/*""#,
             quoted("by_path", p)?
         ));
     }

@@ -7,8 +7,10 @@ use super::apply::disks_of;
 use super::model::Profile;
 use crate::Result;
 use crate::device;
+use crate::knob::apply::holds;
 use crate::knob::{Knob, discover};
 use crate::sysroot::SysRoot;
+use crate::types::KnobValue;
 use serde::Serialize;
 
 /// The `verify --json` format's version.
@@ -44,11 +46,13 @@ pub struct Verification {
 pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
     let present = device::list(root)?;
     let mut rows = Vec::new();
-    let row = |device: &str, knob: &str, expected: String, found: Option<&Knob>| {
+    // Judged as the write path judges "honoured" (an ms knob within a jiffy).
+    let row = |device: &str, knob: &str, want: &KnobValue, found: Option<&Knob>| {
+        let expected = want.to_string();
         let actual = found.map(|k| k.current.to_string());
         let status = match &actual {
             None => "missing",
-            Some(a) if *a == expected => "ok",
+            Some(_) if found.is_some_and(|k| holds(want, &k.unit, &k.current.to_string())) => "ok",
             Some(_) => "drift",
         };
         Row {
@@ -76,24 +80,14 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
         for dev in disks {
             let knobs = discover::knobs(root, dev)?;
             for (k, v) in &d.knobs {
-                rows.push(row(
-                    &dev.name,
-                    k,
-                    v.to_string(),
-                    knobs.iter().find(|x| &x.name == k),
-                ));
+                rows.push(row(&dev.name, k, v, knobs.iter().find(|x| &x.name == k)));
             }
         }
     }
     if let Some(h) = &profile.host {
         let vm = discover::vm_knobs(root);
         for (k, v) in &h.knobs {
-            rows.push(row(
-                "host",
-                k,
-                v.to_string(),
-                vm.iter().find(|x| &x.name == k),
-            ));
+            rows.push(row("host", k, v, vm.iter().find(|x| &x.name == k)));
         }
     }
     Ok(Verification {
