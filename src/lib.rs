@@ -4,15 +4,15 @@
 //! optimiser pick the next setting until it converges. The data flow through the modules:
 //!
 //! ```text
-//! device ─► knob ─► bench ─► tune ─► store
-//!  (what    (typed,  (contest  (argmin   (SQLite: journal,
-//!  disks)   journaled loads,   Solver)   trials, runs,
-//!           writes)  Testbed)            sweet spots)
+//! device ─► knob ─► bench ─► tune ─► store ─────────► profile ──► daemon
+//!  (what    (typed,  (contest  (argmin   (SQLite:         (export,    (keeps disks
+//!  disks)   journaled loads,   Solver)   journal, trials, apply,     at their
+//!           writes)  Testbed)            sweet spots)     verify)     sweet spot)
 //! ```
 //!
-//! Imports point down only, with no cycles: `cli` (imported by nothing) → `tune`, `report` →
-//! `bench` → `knob` → `store`, `lock` → `device` → `types`, `sysroot`, `stats`, `signals`,
-//! `error`.
+//! Imports point down only, with no cycles: `cli` (imported by nothing) → `daemon` →
+//! `profile` → `tune`, `report` → `bench` → `knob` → `store`, `lock` → `device` → `types`,
+//! `sysroot`, `stats`, `signals`, `error`.
 //! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
 //! `tune`; the values they share are in [`types`].
 //!
