@@ -99,7 +99,8 @@ pub fn optimise(
 ) -> Result<Outcome> {
     let cfg = config(policy, opts.budget, opts.seed)?;
     let max_iters = cfg.budget as u64 + 2;
-    let solver = BayesOpt::new(cfg, space.coords.clone(), space.default);
+    let solver = BayesOpt::new(cfg, space.coords.clone(), space.default)
+        .with_groups(space.scheduler_groups());
     let eval = Evaluator::new(testbed, space, policy, recorder);
     let mut exec = Executor::new(eval, solver)
         .configure(|s: TuneState| s.max_iters(max_iters))

@@ -119,6 +119,10 @@ pub struct Config {
 pub struct BayesOpt {
     cfg: Config,
     coords: Vec<Vec<f64>>,
+    /// Per point, its scheduler's index (all 0 when the scheduler is not tuned): a setting's
+    /// prior in [`BayesOpt::score`] comes only from settings of its own scheduler.
+    #[serde(default)]
+    groups: Vec<usize>,
     default: usize,
     /// (point, cost) of every non-failed trial.
     obs: Vec<(usize, f64)>,
@@ -148,6 +152,7 @@ impl BayesOpt {
         BayesOpt {
             cfg,
             coords,
+            groups: Vec::new(),
             default,
             obs: Vec::new(),
             check_obs: Vec::new(),
@@ -162,6 +167,16 @@ impl BayesOpt {
             posteriors: RefCell::default(),
             posteriors_at: Cell::new(usize::MAX),
         }
+    }
+
+    /// Sets each point's scheduler group ([`crate::tune::space::Space::scheduler_groups`]).
+    pub fn with_groups(mut self, groups: Vec<usize>) -> Self {
+        self.groups = groups;
+        self
+    }
+
+    fn group(&self, p: usize) -> usize {
+        self.groups.get(p).copied().unwrap_or(0)
     }
 
     /// The verdict, once the solver is done.
@@ -301,7 +316,7 @@ impl BayesOpt {
             .max((self.cfg.budget as f64 * CHECK_SHARE / 2.0) as usize);
         if self.trials >= self.search_budget() || self.trials + reserve >= self.cfg.budget {
             self.pick_incumbent(feasible);
-            self.start_check("search budget spent");
+            self.start_check("search budget spent", feasible);
             return;
         }
         let measured = self.measured();
@@ -360,7 +375,7 @@ impl BayesOpt {
                     why: "no model yet: the farthest unmeasured setting".into(),
                     check: false,
                 }),
-                None => self.start_check("every setting measured"),
+                None => self.start_check("every setting measured", feasible),
             }
             return;
         };
@@ -376,7 +391,7 @@ impl BayesOpt {
             })
             .collect();
         let Some(p) = (0..self.coords.len()).max_by(|&a, &b| ei[a].total_cmp(&ei[b])) else {
-            self.start_check("nothing to measure");
+            self.start_check("nothing to measure", feasible);
             return;
         };
         let tol = (1.0 + self.cfg.min_effect).ln() / TOL_DIV;
@@ -384,7 +399,7 @@ impl BayesOpt {
             if self.separate_top_two(feasible) {
                 return;
             }
-            self.start_check("converged: no setting is expected to improve");
+            self.start_check("converged: no setting is expected to improve", feasible);
             return;
         }
         self.queue.push_back(Step {
@@ -509,19 +524,42 @@ impl BayesOpt {
         let own_mean = stats::mean(&c);
         // The model's prediction from every other setting (leave this one out), as a prior
         // for this setting's mean, combined with its own trials by precision.
-        let prior = self.model_ready().then(|| {
+        // Only other settings of p's own scheduler, and at least two of them: different
+        // schedulers are different code, and "the mean of the other schedulers" is no
+        // prediction of one of them (with four schedulers measured once each, shrinking
+        // toward it made the worst of the four score best).
+        let mut kin: Vec<usize> = self
+            .obs
+            .iter()
+            .map(|o| o.0)
+            .filter(|&q| q != p && self.group(q) == self.group(p))
+            .collect();
+        kin.sort_unstable();
+        kin.dedup();
+        let prior = (self.model_ready() && kin.len() >= 2).then(|| {
             let (x, y): (Vec<Vec<f64>>, Vec<f64>) = self
                 .obs
                 .iter()
-                .filter(|o| o.0 != p)
+                .filter(|o| o.0 != p && self.group(o.0) == self.group(p))
                 .map(|(q, c)| (self.coords[*q].clone(), *c))
                 .unzip();
-            gp::fit_predict(&x, &y, std::slice::from_ref(&self.coords[p]))
+            gp::fit_predict_weights(&x, &y, std::slice::from_ref(&self.coords[p]))
         });
         let prior = prior.flatten();
         match prior {
             Some(m) => {
-                let tau2 = (m.sd[0] * m.sd[0]).max(1e-12);
+                // The prior's variance: the model's own sd, plus the noise the other settings'
+                // trials carry into it at the pooled level (the prediction is a weighted sum of
+                // them, weights summing to 1). The model's sd alone is in its own standardised
+                // units: with a few settings of similar cost it could be far below one trial's
+                // noise, and then the prior outweighed a setting's own trials so much that the
+                // worst of four single trials scored best (its prior, the others' mean, was
+                // the best of the four priors).
+                let carried: f64 = m
+                    .weights
+                    .first()
+                    .map_or(0.0, |w| w.iter().map(|a| a * a).sum());
+                let tau2 = (m.sd[0] * m.sd[0] + pool * pool * carried).max(1e-12);
                 let post = 1.0 / (n / v + 1.0 / tau2);
                 (post * (n * own_mean / v + m.mean[0] / tau2), post)
             }
@@ -734,5 +772,60 @@ mod tests {
         assert!((s.score(3) - (0.5 + PENALTY * pool)).abs() < 1e-12);
         // Unmeasured settings never win.
         assert_eq!(s.score(7), f64::INFINITY);
+    }
+
+    #[test]
+    fn the_worst_of_four_schedulers_never_scores_best() {
+        // The Hardening issue's tune: one trial each of none, mq-deadline, bfq (the default)
+        // and kyber, io_load Loads 9216, 9382, 8135, 10056 (cost −ln Loads), one-hot coords.
+        let cfg = Config {
+            budget: 8,
+            check_pairs: 2,
+            alpha: 0.05,
+            min_effect: 0.03,
+            seed: 1,
+            minimize: false,
+        };
+        let coords: Vec<Vec<f64>> = (0..4)
+            .map(|i| (0..4).map(|j| f64::from(u8::from(i == j))).collect())
+            .collect();
+        let mut s = BayesOpt::new(cfg, coords, 2).with_groups(vec![0, 1, 2, 3]);
+        s.obs = [(2, 8135.0), (0, 9216.0), (1, 9382.0), (3, 10056.0)]
+            .iter()
+            .map(|&(p, l): &(usize, f64)| (p, -l.ln()))
+            .collect();
+        let scores: Vec<f64> = (0..4).map(|p| s.score(p)).collect();
+        // The ranking of the measurements, kyber first and bfq last (it was bfq first).
+        for (a, b) in [(3, 1), (1, 0), (0, 2)] {
+            assert!(scores[a] < scores[b], "{a} vs {b}: {scores:?}");
+        }
+        assert_eq!(s.pick_incumbent(&|_| true), 3);
+    }
+
+    #[test]
+    fn a_setting_that_measured_better_than_a_best_scoring_default_gets_the_check() {
+        // The default replicated four times around 1.0; setting 3 once at 0.99: its penalty
+        // (one trial) lets the default score best, yet it measured better, so it is checked.
+        let mut s = solver(&[(5, 1.02), (5, 0.98), (5, 1.01), (5, 0.99), (3, 0.99)]);
+        assert_eq!(s.pick_incumbent(&|_| true), 5);
+        s.start_check("search budget spent", &|_| true);
+        assert_eq!((s.phase, s.incumbent), (Phase::Check, 3));
+        let why = &s.queue.front().unwrap().why;
+        assert!(
+            why.contains("the default scored best, but this setting measured better"),
+            "{why}"
+        );
+        // Nothing measured better: keep the default, and say exactly that.
+        let mut s = solver(&[(5, 1.0), (5, 0.98), (3, 1.1)]);
+        s.pick_incumbent(&|_| true);
+        s.start_check("search budget spent", &|_| true);
+        let v = s.verdict().unwrap();
+        assert_eq!(v.best, 5);
+        assert!(
+            v.reason
+                .ends_with("no setting measured better than the default)"),
+            "{}",
+            v.reason
+        );
     }
 }

@@ -42,18 +42,41 @@ impl Verdict {
 }
 
 impl BayesOpt {
-    pub(super) fn start_check(&mut self, why: &str) {
-        // The best feasible-looking setting: the incumbent.
-        let best = self.incumbent;
-        if best == self.default {
-            self.finish(Verdict::keep_default(
-                self.default,
-                format!(
-                    "keep the default: no significant improvement ({why}; nothing beat the default)"
-                ),
-            ));
-            return;
+    /// Queues the check of the incumbent against the default. When the default itself
+    /// scores best but another feasible setting measured better on its own trials (a lower
+    /// mean cost), that setting (the best-scoring such) is checked instead: the score's
+    /// shrinkage and penalty are a ranking, not a test, and only the check may say "keep the
+    /// default" then. "No setting measured better" is said only when none did.
+    pub(super) fn start_check(&mut self, why: &str, feasible: &dyn Fn(usize) -> bool) {
+        let mut why = why.to_string();
+        if self.incumbent == self.default {
+            let own = self.mean_cost(self.default).unwrap_or(f64::INFINITY);
+            let better = self
+                .measured()
+                .into_iter()
+                .filter(|&p| p != self.default && !self.failed.contains(&p) && feasible(p))
+                .filter(|&p| self.mean_cost(p).is_some_and(|c| c < own))
+                .map(|p| (self.score(p), p))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, p)| p);
+            match better {
+                Some(p) => {
+                    self.incumbent = p;
+                    why.push_str("; the default scored best, but this setting measured better");
+                }
+                None => {
+                    self.finish(Verdict::keep_default(
+                        self.default,
+                        format!(
+                            "keep the default: no significant improvement ({why}; no setting \
+                             measured better than the default)"
+                        ),
+                    ));
+                    return;
+                }
+            }
         }
+        let best = self.incumbent;
         let left = self.cfg.budget.saturating_sub(self.trials) / 2;
         // The trials left go to the check (power is what separates a real sweet spot from
         // noise, and the search has converged or spent its share), up to what 90% power
