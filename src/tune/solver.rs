@@ -19,15 +19,13 @@
 //!    mean is within 2 sds of the incumbent's and that sd still exceeds the minimum effect,
 //!    until the search's share is spent or both have [`SEPARATE_CAP`] trials.
 //! 3. **Final check.** The incumbent is compared with the default on fresh interleaved pairs
-//!    (default, best, default, best, …), never on the trials that selected it (no winner's
-//!    curse). The trials the search left go to the check (at least `check_pairs` pairs, at
-//!    most what 90% power needs or [`CHECK_CAP`] × `check_pairs`, so a large budget is
-//!    a bound, not a target);
-//!    the number of pairs is fixed before the first of them runs. A one-sided t-test on the
-//!    pairs' ln-cost differences at `alpha`, and an improvement of at least `min_effect`, make
-//!    the result significant; otherwise the answer is "keep the default: no significant
-//!    improvement". The test's variance comes from the pairs and from every trial of the two
-//!    settings ([`stats::paired_variance`]), never from other settings, whose noise may differ.
+//!    (default, best, default, best, …). The trials the search left go to the check (at
+//!    least `check_pairs` pairs, at most what 90% power needs or [`CHECK_CAP`] ×
+//!    `check_pairs`, so a large budget is a bound, not a target); the number of pairs is
+//!    fixed before the first of them runs. The test's mean comes from the fresh pairs only;
+//!    its variance from the pairs and every trial of the two settings, the search's
+//!    included; H0 is "at most `min_effect` better" (exactly: [`check`]). If it is not
+//!    rejected at `alpha`, the answer is "keep the default: no significant improvement".
 
 use crate::stats;
 use crate::tune::evaluator::{Evaluator, Trial};
