@@ -4,13 +4,23 @@
 //! piecewise-linearly between the listed points of each knob, in log2 space of the knob value
 //! when every listed value of that knob is > 0 and linearly otherwise; several knobs combine
 //! multilinearly over the grid. Outside the listed range the edge value is held. The noise
-//! level (`relative_sigma`) is interpolated the same way.
+//! level (`relative_sigma`) is interpolated the same way. With a `scheduler` knob, each
+//! scheduler has its own grid ([`crate::bench::surface::Grid`]) and its child knobs are
+//! interpolated only within it; switching the scheduler resets the child knobs to their
+//! defaults, as the kernel's fresh `iosched/` does (DESIGN.md, kernel facts).
 //!
 //! **Noise**: each metric of a run is multiplied by `1 + σ·z`, z ~ N(0, 1) drawn from a
-//! `rand::rngs::StdRng` (ChaCha12) seeded with `--seed`; the factor is clamped at 0.01 so a
+//! `rand::rngs::ChaCha12Rng` seeded with `--seed` (named rather than `StdRng`, whose algorithm a
+//! `rand` upgrade may change; today's `StdRng` is this generator, so the streams are the
+//! same as before); the factor is clamped at 0.01 so a
 //! metric stays positive. Every run draws exactly four normals (time, CPU%, Loads, LCPU%),
 //! used or not, so the stream, and thus the output for a seed, does not depend on which
 //! metrics a surface lists. The same seed and the same sequence of calls give identical runs.
+//!
+//! **Drift** (`[noise] drift_sigma`, `drift_rho`; [`crate::bench::surface::Drift`]): an AR(1)
+//! walk, one step per run after the four normals, so a surface without drift draws exactly
+//! what it did before. A loaded run's Time is multiplied by `e^walk` and its Loads divided by
+//! it; no_load is steady.
 //!
 //! **Metrics a surface does not list**:
 //! - `cpu_pct`: the job is modelled as doing the same CPU work under every load (a compile
@@ -26,16 +36,18 @@
 //! of a load and of no_load at the same setting (see `bench::summary`).
 //!
 //! **Rejected writes**: [`Testbed::apply`] refuses a value outside `[min, max]` (or a name
-//! for an integer knob) the way the kernel refuses it, with [`Error::KnobWrite`] carrying
-//! EINVAL (exit 1), and changes nothing. A knob the surface does not declare is bad input
+//! for an integer knob, or a scheduler the surface does not offer) the way the kernel refuses
+//! it, with [`Error::KnobWrite`] carrying EINVAL (exit 1), and a child knob that does not
+//! exist under the scheduler being set with ENOENT (no such `iosched/` file); it changes
+//! nothing. A knob the surface does not declare is bad input
 //! ([`Error::BadInput`], exit 2).
 
-use crate::bench::surface::{Axis, Point, Surface};
+use crate::bench::surface::{Axis, Grid, Point, Surface};
 use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed};
 use crate::knob::{Domain, KnobValue, Setting};
 use crate::{Error, Result};
 use rand::SeedableRng;
-use rand::rngs::StdRng;
+use rand::rngs::ChaCha12Rng;
 use rand_distr::{Distribution, StandardNormal};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -57,8 +69,13 @@ pub struct Metrics {
 #[derive(Debug)]
 pub struct SimDevice {
     surface: Surface,
+    /// The scheduler in force (`None` without a scheduler knob).
+    sched: Option<String>,
+    /// Every integer knob's value (those absent under `sched` keep theirs, unused).
     current: BTreeMap<String, i64>,
-    rng: StdRng,
+    rng: ChaCha12Rng,
+    /// The drift walk's current value, ln units (0 without drift).
+    walk: f64,
     seed: u64,
 }
 
@@ -71,15 +88,27 @@ impl SimDevice {
 
     /// A device from an already parsed surface.
     pub fn new(surface: Surface, seed: u64) -> SimDevice {
+        let mut d = SimDevice::at_rest(surface, seed);
+        // A drifting device starts anywhere on its walk (stationary), not at the listed values.
+        if let Some(dr) = d.surface.drift {
+            let z: f64 = StandardNormal.sample(&mut d.rng);
+            d.walk = dr.sigma * z;
+        }
+        d
+    }
+
+    fn at_rest(surface: Surface, seed: u64) -> SimDevice {
         let current = surface
             .knobs
             .iter()
             .map(|k| (k.name.clone(), k.default))
             .collect();
         SimDevice {
+            sched: surface.choice.as_ref().map(|c| c.default.clone()),
             surface,
             current,
-            rng: StdRng::seed_from_u64(seed),
+            rng: ChaCha12Rng::seed_from_u64(seed),
+            walk: 0.0,
             seed,
         }
     }
@@ -94,28 +123,42 @@ impl SimDevice {
         self.seed
     }
 
-    /// The setting in force now (every knob).
+    /// The setting in force now: the scheduler (if any) and every knob that exists under it.
     pub fn current(&self) -> Setting {
-        self.current
+        let mut s: Setting = self
+            .surface
+            .knobs
             .iter()
-            .map(|(k, &v)| (k.clone(), KnobValue::Int(v)))
-            .collect()
+            .filter(|k| k.exists_under(self.sched.as_deref()))
+            .map(|k| (k.name.clone(), KnobValue::Int(self.current[&k.name])))
+            .collect();
+        if let Some(name) = &self.sched {
+            s.insert("scheduler".into(), KnobValue::Name(name.clone()));
+        }
+        s
     }
 
     /// The true (noise-free) metrics of `load` at `setting`; knobs the setting omits take the
     /// surface's defaults. Does not touch the RNG or the current setting. `None` when the
     /// surface has no such load, or the setting names an undeclared knob or a non-integer
-    /// value. Values outside `[min, max]` are evaluated (edge values held), not rejected.
+    /// value, or a scheduler the surface does not offer. Values outside `[min, max]` are
+    /// evaluated (edge values held), not rejected; knobs that do not exist under the
+    /// setting's scheduler are ignored.
     pub fn expected(&self, setting: &Setting, load: Load) -> Option<Metrics> {
         let mut x = BTreeMap::new();
         for k in &self.surface.knobs {
             x.insert(k.name.clone(), k.default);
         }
+        let mut sched = self.surface.choice.as_ref().map(|c| c.default.clone());
         for (k, v) in setting {
+            if k == "scheduler" && sched.is_some() {
+                sched = Some(v.as_name()?.to_string());
+                continue;
+            }
             let slot = x.get_mut(k)?;
             *slot = v.as_int()?;
         }
-        self.metrics_at(&x, load)
+        self.metrics_at(sched.as_deref(), &x, load)
     }
 
     /// The true (noise-free) Ratio of `load` at `setting`: its Time ÷ no_load's Time.
@@ -126,20 +169,26 @@ impl SimDevice {
         Some(t / t0)
     }
 
-    fn metrics_at(&self, x: &BTreeMap<String, i64>, load: Load) -> Option<Metrics> {
+    fn metrics_at(
+        &self,
+        sched: Option<&str>,
+        x: &BTreeMap<String, i64>,
+        load: Load,
+    ) -> Option<Metrics> {
         let s = &self.surface;
         if !s.points.first()?.loads.contains_key(&load) {
             return None;
         }
-        let xs: Vec<f64> = s.axes.iter().map(|a| x[&a.name] as f64).collect();
+        let g = s.grid(sched)?;
+        let xs: Vec<f64> = g.axes.iter().map(|a| x[&a.name] as f64).collect();
         let metric = |l: Load, f: &dyn Fn(&crate::bench::surface::PointMetrics) -> Option<f64>| {
             let has = s.points[0].loads.get(&l).and_then(f).is_some();
-            has.then(|| interpolate(s, &xs, |p| p.loads.get(&l).and_then(f).unwrap_or(0.0)))
+            has.then(|| interpolate(s, g, &xs, |p| p.loads.get(&l).and_then(f).unwrap_or(0.0)))
         };
         let time_s = metric(load, &|m| Some(m.time_s))?;
         let cpu_pct = match metric(load, &|m| m.cpu_pct) {
             Some(c) => c,
-            None => 100.0 * self.job_cpu_s(&xs).unwrap_or(time_s) / time_s,
+            None => 100.0 * self.job_cpu_s(g, &xs).unwrap_or(time_s) / time_s,
         };
         Some(Metrics {
             time_s,
@@ -151,26 +200,32 @@ impl SimDevice {
 
     /// The job's CPU seconds at grid coordinates `xs`: no_load Time × no_load CPU% (100 when
     /// unlisted). `None` without no_load.
-    fn job_cpu_s(&self, xs: &[f64]) -> Option<f64> {
+    fn job_cpu_s(&self, g: &Grid, xs: &[f64]) -> Option<f64> {
         let s = &self.surface;
         let nl = s.points[0].loads.get(&Load::NoLoad)?;
-        let t0 = interpolate(s, xs, |p| p.loads[&Load::NoLoad].time_s);
+        let t0 = interpolate(s, g, xs, |p| p.loads[&Load::NoLoad].time_s);
         let c0 = if nl.cpu_pct.is_some() {
-            interpolate(s, xs, |p| p.loads[&Load::NoLoad].cpu_pct.unwrap_or(100.0))
+            interpolate(s, g, xs, |p| {
+                p.loads[&Load::NoLoad].cpu_pct.unwrap_or(100.0)
+            })
         } else {
             100.0
         };
         Some(t0 * c0 / 100.0)
     }
 
-    fn sigma_at(&self, x: &BTreeMap<String, i64>) -> f64 {
-        let xs: Vec<f64> = self
-            .surface
+    /// The noise level at the current setting (0 if the scheduler has no grid, which the
+    /// parser rules out).
+    fn sigma_at(&self) -> f64 {
+        let Some(g) = self.surface.grid(self.sched.as_deref()) else {
+            return 0.0;
+        };
+        let xs: Vec<f64> = g
             .axes
             .iter()
-            .map(|a| x[&a.name] as f64)
+            .map(|a| self.current[&a.name] as f64)
             .collect();
-        interpolate(&self.surface, &xs, |p| p.relative_sigma)
+        interpolate(&self.surface, g, &xs, |p| p.relative_sigma)
     }
 
     fn factor(&mut self, sigma: f64) -> f64 {
@@ -195,14 +250,15 @@ fn bracket(a: &Axis, v: f64) -> (usize, usize, f64) {
     (i, i + 1, (tr(v) - lo) / (hi - lo))
 }
 
-/// Multilinear interpolation of `f` over the surface's grid at coordinates `xs` (one per axis).
-fn interpolate(s: &Surface, xs: &[f64], f: impl Fn(&Point) -> f64) -> f64 {
-    let br: Vec<(usize, usize, f64)> = s.axes.iter().zip(xs).map(|(a, &v)| bracket(a, v)).collect();
-    let d = s.axes.len();
+/// Multilinear interpolation of `f` over grid `g` of surface `s` at coordinates `xs` (one
+/// per axis of `g`).
+fn interpolate(s: &Surface, g: &Grid, xs: &[f64], f: impl Fn(&Point) -> f64) -> f64 {
+    let br: Vec<(usize, usize, f64)> = g.axes.iter().zip(xs).map(|(a, &v)| bracket(a, v)).collect();
+    let d = g.axes.len();
     let mut total = 0.0;
     for corner in 0..(1usize << d) {
         let (mut weight, mut flat) = (1.0, 0);
-        for (k, a) in s.axes.iter().enumerate() {
+        for (k, a) in g.axes.iter().enumerate() {
             let (lo, hi, w) = br[k];
             let (idx, wk) = if corner >> k & 1 == 1 {
                 (hi, w)
@@ -213,7 +269,7 @@ fn interpolate(s: &Surface, xs: &[f64], f: impl Fn(&Point) -> f64) -> f64 {
             flat = flat * a.values.len() + idx;
         }
         if weight != 0.0 {
-            total += weight * f(&s.points[s.vertex[flat]]);
+            total += weight * f(&s.points[g.vertex[flat]]);
         }
     }
     total
@@ -229,20 +285,30 @@ impl Testbed for SimDevice {
         }
     }
 
+    /// Like a real device: the scheduler (if declared) as a [`Domain::Choice`], then the
+    /// integer knobs, a child knob with the schedulers it exists under.
     fn space(&self) -> Vec<SpaceKnob> {
-        self.surface
-            .knobs
+        let mut out: Vec<SpaceKnob> = self
+            .surface
+            .choice
             .iter()
-            .map(|k| SpaceKnob {
-                name: k.name.clone(),
-                domain: Domain::Int {
-                    min: k.min,
-                    max: k.max,
-                },
-                default: KnobValue::Int(k.default),
+            .map(|c| SpaceKnob {
+                name: "scheduler".into(),
+                domain: Domain::Choice(c.values.clone()),
+                default: KnobValue::Name(c.default.clone()),
                 schedulers: None,
             })
-            .collect()
+            .collect();
+        out.extend(self.surface.knobs.iter().map(|k| SpaceKnob {
+            name: k.name.clone(),
+            domain: Domain::Int {
+                min: k.min,
+                max: k.max,
+            },
+            default: KnobValue::Int(k.default),
+            schedulers: k.schedulers.clone(),
+        }));
+        out
     }
 
     /// A load the surface does not list gives nothing; of a listed load, `time_s` and
@@ -265,45 +331,73 @@ impl Testbed for SimDevice {
         (!listed).then(|| format!("{path}: no point gives {load} `{metric}`"))
     }
 
+    /// The scheduler first (a switch resets the child knobs to their defaults, as a fresh
+    /// `iosched/` does), then the integer knobs; all or nothing.
     fn apply(&mut self, setting: &Setting) -> Result<()> {
         let mut next = self.current.clone();
+        let mut sched = self.sched.clone();
+        let einval = |name: &str, value: &KnobValue, errno: i32| Error::KnobWrite {
+            knob: name.to_string(),
+            value: value.to_string(),
+            path: self.surface.path.clone(),
+            source: std::io::Error::from_raw_os_error(errno),
+        };
+        if let (Some(c), Some(value)) = (&self.surface.choice, setting.get("scheduler")) {
+            match value.as_name() {
+                Some(n) if c.values.iter().any(|x| x == n) => {
+                    if sched.as_deref() != Some(n) {
+                        for k in self.surface.knobs.iter().filter(|k| k.schedulers.is_some()) {
+                            next.insert(k.name.clone(), k.default);
+                        }
+                    }
+                    sched = Some(n.to_string());
+                }
+                _ => return Err(einval("scheduler", value, libc::EINVAL)),
+            }
+        }
         for (name, value) in setting {
+            if name == "scheduler" && self.surface.choice.is_some() {
+                continue;
+            }
             let Some(k) = self.surface.knobs.iter().find(|k| &k.name == name) else {
-                let names: Vec<_> = self.surface.knobs.iter().map(|k| k.name.as_str()).collect();
+                let mut names: Vec<_> =
+                    self.surface.knobs.iter().map(|k| k.name.as_str()).collect();
+                if self.surface.choice.is_some() {
+                    names.insert(0, "scheduler");
+                }
                 return Err(Error::BadInput(format!(
                     "{}: no knob '{name}' (knobs: {})",
                     self.target().label,
                     names.join(", ")
                 )));
             };
+            if !k.exists_under(sched.as_deref()) {
+                return Err(einval(name, value, libc::ENOENT));
+            }
             match value.as_int() {
                 Some(v) if (k.min..=k.max).contains(&v) => {
                     next.insert(name.clone(), v);
                 }
-                _ => {
-                    return Err(Error::KnobWrite {
-                        knob: name.clone(),
-                        value: value.to_string(),
-                        path: self.surface.path.clone(),
-                        source: std::io::Error::from_raw_os_error(libc::EINVAL),
-                    });
-                }
+                _ => return Err(einval(name, value, libc::EINVAL)),
             }
         }
         self.current = next;
+        self.sched = sched;
         Ok(())
     }
 
     fn run(&mut self, load: Load) -> Result<Run> {
-        let m = self.metrics_at(&self.current, load).ok_or_else(|| {
-            let have: Vec<_> = self.surface.loads().iter().map(|l| l.name()).collect();
-            Error::BadInput(format!(
-                "{}: the surface has no {load} (it has: {})",
-                self.surface.path.display(),
-                have.join(", ")
-            ))
-        })?;
-        let sigma = self.sigma_at(&self.current);
+        let m = self
+            .metrics_at(self.sched.as_deref(), &self.current, load)
+            .ok_or_else(|| {
+                let have: Vec<_> = self.surface.loads().iter().map(|l| l.name()).collect();
+                Error::BadInput(format!(
+                    "{}: the surface has no {load} (it has: {})",
+                    self.surface.path.display(),
+                    have.join(", ")
+                ))
+            })?;
+        let sigma = self.sigma_at();
         let listed_cpu = self.surface.points[0].loads[&load].cpu_pct.is_some();
         let (ft, fc, fl, flc) = (
             self.factor(sigma),
@@ -311,7 +405,16 @@ impl Testbed for SimDevice {
             self.factor(sigma),
             self.factor(sigma),
         );
-        let time_s = m.time_s * ft;
+        // The drift: one step per run, whichever load; only loaded runs feel it.
+        let mut slow = 1.0;
+        if let Some(dr) = self.surface.drift {
+            let z: f64 = StandardNormal.sample(&mut self.rng);
+            self.walk = dr.rho * self.walk + (1.0 - dr.rho * dr.rho).sqrt() * dr.sigma * z;
+            if load != Load::NoLoad {
+                slow = self.walk.exp();
+            }
+        }
+        let time_s = m.time_s * ft * slow;
         // Unlisted CPU%: the same CPU seconds over this run's (noisy) wall time.
         let cpu_pct = if listed_cpu {
             m.cpu_pct * fc
@@ -322,7 +425,7 @@ impl Testbed for SimDevice {
             load,
             time_s,
             cpu_pct,
-            loads: m.loads.map(|l| (l * fl).round()),
+            loads: m.loads.map(|l| (l * fl / slow).round()),
             lcpu_pct: m.lcpu_pct.map(|c| c * flc),
             failed: None,
         })
@@ -339,6 +442,7 @@ impl Testbed for SimDevice {
         for k in &self.surface.knobs {
             self.current.insert(k.name.clone(), k.default);
         }
+        self.sched = self.surface.choice.as_ref().map(|c| c.default.clone());
         Ok(())
     }
 }
@@ -472,5 +576,43 @@ mod tests {
             ("sim:seed-2.5.39-mm1-fifo_batch", "sim")
         );
         assert_eq!(d.run(Load::MemLoad).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn drift_is_a_slow_walk_that_moves_loaded_runs_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = dir.path().join("v.toml");
+        let base = std::fs::canonicalize(SEED).unwrap();
+        let src = format!(
+            "extends = {:?}\n[noise]\ndrift_sigma = 0.2\ndrift_rho = 0.9\n",
+            base.display().to_string()
+        );
+        std::fs::write(&v, src).unwrap();
+        let mut d = SimDevice::open(&v, 5).unwrap();
+        d.apply(&fb(16)).unwrap();
+        let (mut io, mut nl) = (Vec::new(), Vec::new());
+        for _ in 0..4000 {
+            nl.push(d.run(Load::NoLoad).unwrap().time_s.ln());
+            io.push(d.run(Load::IoLoad).unwrap().time_s.ln());
+        }
+        // no_load keeps its 4% noise; io_load adds the walk: sd² ≈ 0.04² + 0.2².
+        let sd = |x: &[f64]| stats::variance(x).sqrt();
+        assert!((sd(&nl) - 0.04).abs() < 0.006, "{}", sd(&nl));
+        assert!(
+            (sd(&io) - (0.04f64.powi(2) + 0.04).sqrt()).abs() < 0.03,
+            "{}",
+            sd(&io)
+        );
+        // Consecutive io_load runs are two walk steps apart: correlation ≈ 0.9² × 0.04/0.0416.
+        let m = stats::mean(&io);
+        let c: f64 = io.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum::<f64>()
+            / (io.len() - 1) as f64
+            / stats::variance(&io);
+        assert!((c - 0.81 * 0.04 / 0.0416).abs() < 0.06, "{c}");
+        // Without drift the stream is what StdRng gave before ChaCha12Rng was named: seed 7's
+        // first io_load run (`bench --sim <seed surface> --loads io_load --runs 1 --seed 7`
+        // printed this time_s with the StdRng build).
+        let mut a = SimDevice::open(Path::new(SEED), 7).unwrap();
+        assert_eq!(a.run(Load::IoLoad).unwrap().time_s, 229.50253591592676);
     }
 }

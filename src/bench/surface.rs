@@ -10,12 +10,18 @@
 //! default = 32
 //! min = 1                      # values outside [min, max] are rejected like EINVAL
 //! max = 256
+//! schedulers = ["mq-deadline"] # optional: the knob exists only under these schedulers
+//!
+//! [knobs.scheduler]            # optional, the one named-value (categorical) knob
+//! default = "bfq"
+//! values = ["none", "mq-deadline", "bfq", "kyber"]
 //!
 //! [noise]
 //! relative_sigma = 0.04        # per-run multiplicative gaussian noise (default 0: none)
 //!
 //! [[point]]                    # measured points; several knobs = a full grid
-//! knobs = { fifo_batch = 32 }  # a value for every declared knob, within [min, max]
+//! knobs = { fifo_batch = 32 }  # a value for every knob that exists under the point's
+//!                              # scheduler (`scheduler = "kyber"` when there is one)
 //! relative_sigma = 0.12        # optional per-point override
 //! no_load = { time_s = 67.7 }  # per load: time_s (s) required; cpu_pct (%), loads (work
 //! io_load = { time_s = 239.5, cpu_pct = 32 }   # units), lcpu_pct (%) optional
@@ -28,6 +34,12 @@
 //! declared; points that do not form a full grid (every combination of the listed values of
 //! every knob exactly once); every point listing the same loads, and each optional metric of a
 //! load given at every point or at none (so each metric can be interpolated everywhere).
+//!
+//! With a `[knobs.scheduler]`, each of its values is its own grid ([`Grid`], built in
+//! [`grid`]): every point names a scheduler, gives exactly the knobs that exist under it
+//! (those without `schedulers`, and those whose `schedulers` list it), and the points of one
+//! scheduler form a full grid over those knobs. A child knob is interpolated only within its
+//! scheduler's grid, as the kernel keeps `iosched/` per scheduler.
 
 use crate::bench::Load;
 use crate::{Error, Result};
@@ -36,6 +48,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
+
+mod grid;
+mod noise;
+pub use grid::Grid;
+pub use noise::Drift;
 
 /// One knob of a surface: integer values in `[min, max]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +65,27 @@ pub struct SurfaceKnob {
     pub min: i64,
     /// Largest accepted value.
     pub max: i64,
+    /// The schedulers under which the knob exists (`schedulers = [...]`); `None`: under all.
+    pub schedulers: Option<Vec<String>>,
+}
+
+impl SurfaceKnob {
+    /// True when the knob exists under `scheduler` (`None`: the surface has no scheduler knob).
+    pub fn exists_under(&self, scheduler: Option<&str>) -> bool {
+        match (&self.schedulers, scheduler) {
+            (Some(list), Some(s)) => list.iter().any(|x| x == s),
+            _ => true,
+        }
+    }
+}
+
+/// The categorical `[knobs.scheduler]` of a surface.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedulerKnob {
+    /// The scheduler before tuning.
+    pub default: String,
+    /// Every scheduler the device offers, in file order.
+    pub values: Vec<String>,
 }
 
 /// The metrics of one load at one point, as listed in the file.
@@ -68,7 +106,9 @@ pub struct PointMetrics {
 pub struct Point {
     /// 1-based line of the point in the file.
     pub line: usize,
-    /// A value for every knob of the surface.
+    /// The point's scheduler, when the surface has a scheduler knob.
+    pub scheduler: Option<String>,
+    /// A value for every integer knob that exists under the point's scheduler.
     pub knobs: BTreeMap<String, i64>,
     /// The point's noise: its own `relative_sigma`, else `[noise] relative_sigma`.
     pub relative_sigma: f64,
@@ -96,15 +136,17 @@ pub struct Surface {
     pub name: String,
     /// `[device] scheduler`, informational.
     pub scheduler: Option<String>,
-    /// Declared knobs, by name.
+    /// The categorical scheduler knob, if declared.
+    pub choice: Option<SchedulerKnob>,
+    /// Declared integer knobs, by name.
     pub knobs: Vec<SurfaceKnob>,
     /// The points, in file order.
     pub points: Vec<Point>,
-    /// The grid axes, one per knob, in knob-name order.
-    pub axes: Vec<Axis>,
-    /// Grid vertex (row-major over [`Surface::axes`], last axis fastest) → index into
-    /// [`Surface::points`].
-    pub vertex: Vec<usize>,
+    /// One grid per scheduler value (in [`SchedulerKnob::values`] order), or a single grid
+    /// with `scheduler: None` when the surface has no scheduler knob.
+    pub grids: Vec<Grid>,
+    /// `[noise]` drift, if any ([`noise`]).
+    pub drift: Option<Drift>,
 }
 
 impl Surface {
@@ -122,6 +164,13 @@ impl Surface {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "surface".into())
+    }
+
+    /// The grid of `scheduler` (`None` for a surface without a scheduler knob).
+    pub fn grid(&self, scheduler: Option<&str>) -> Option<&Grid> {
+        self.grids
+            .iter()
+            .find(|g| g.scheduler.as_deref() == scheduler)
     }
 
     /// Reads and validates a surface file. Errors: [`Error::BadInput`] (exit 2) when it cannot be read,
@@ -251,7 +300,9 @@ impl Parser<'_> {
             )
         })?;
         let doc = doc.get_ref();
-        self.only(doc, &["device", "knobs", "noise", "point"], "")?;
+        if !doc.contains_key("extends") {
+            self.only(doc, &["device", "knobs", "noise", "point"], "")?;
+        }
         let whole = 0..0;
 
         let (mut name, mut scheduler) = (self.stem(), None);
@@ -272,18 +323,11 @@ impl Parser<'_> {
             }
         }
 
-        let knobs = self.knobs(doc)?;
-        let sigma = match doc.get("noise") {
-            None => 0.0,
-            Some(n) => {
-                let t = self.table(n, "noise")?;
-                self.only(t, &["relative_sigma"], "noise.")?;
-                match t.get("relative_sigma") {
-                    Some(v) => self.num(v, "noise.relative_sigma")?,
-                    None => 0.0,
-                }
-            }
-        };
+        if let Some(base) = doc.get("extends") {
+            return self.variant(doc, base, name);
+        }
+        let (knobs, choice) = self.knobs(doc)?;
+        let (sigma, drift) = self.noise(doc, false)?;
 
         let pts = match doc.get("point") {
             Some(v) => match v.get_ref() {
@@ -298,18 +342,19 @@ impl Parser<'_> {
         let points = pts
             .iter()
             .enumerate()
-            .map(|(i, p)| self.point(i + 1, p, &knobs, sigma))
+            .map(|(i, p)| self.point(i + 1, p, &knobs, choice.as_ref(), sigma))
             .collect::<Result<Vec<_>>>()?;
         self.check_loads(&pts, &points)?;
-        let (axes, vertex) = self.grid(&pts, &points, &knobs)?;
+        let grids = self.grids(&pts, &points, &knobs, choice.as_ref())?;
         Ok(Surface {
             path: self.path.to_path_buf(),
             name,
             scheduler,
+            choice,
             knobs,
             points,
-            axes,
-            vertex,
+            grids,
+            drift,
         })
     }
 
@@ -320,17 +365,77 @@ impl Parser<'_> {
             .unwrap_or_else(|| "surface".into())
     }
 
-    fn knobs(&self, doc: &DeTable<'_>) -> Result<Vec<SurfaceKnob>> {
+    /// A list of strings (`values`, `schedulers`).
+    fn names(&self, v: &Val<'_>, field: &str) -> Result<Vec<String>> {
+        let DeValue::Array(a) = v.get_ref() else {
+            return Err(self.err(v.span(), field, "expected a list of names"));
+        };
+        let mut out: Vec<String> = Vec::new();
+        for x in a.iter() {
+            let name = x
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| self.err(x.span(), field, "expected a name (a string)"))?;
+            if out.iter().any(|o| o == name) {
+                return Err(self.err(x.span(), field, format!("'{name}' is listed twice")));
+            }
+            out.push(name.to_string());
+        }
+        if out.is_empty() {
+            return Err(self.err(v.span(), field, "must list at least one name"));
+        }
+        Ok(out)
+    }
+
+    /// `[knobs.scheduler]`: `default` (a name) and `values` (the names offered).
+    fn scheduler_knob(&self, v: &Val<'_>, t: &DeTable<'_>) -> Result<SchedulerKnob> {
+        self.only(t, &["default", "values"], "knobs.scheduler.")?;
+        let values = match t.get("values") {
+            Some(x) => self.names(x, "knobs.scheduler.values")?,
+            None => return Err(self.err(v.span(), "knobs.scheduler.values", "missing (required)")),
+        };
+        let Some(d) = t.get("default") else {
+            return Err(self.err(v.span(), "knobs.scheduler.default", "missing (required)"));
+        };
+        let default = d
+            .get_ref()
+            .as_str()
+            .ok_or_else(|| self.err(d.span(), "knobs.scheduler.default", "expected a name"))?;
+        if !values.iter().any(|x| x == default) {
+            return Err(self.err(
+                d.span(),
+                "knobs.scheduler.default",
+                format!("'{default}' is not one of values ({})", values.join(", ")),
+            ));
+        }
+        Ok(SchedulerKnob {
+            default: default.to_string(),
+            values,
+        })
+    }
+
+    fn knobs(&self, doc: &DeTable<'_>) -> Result<(Vec<SurfaceKnob>, Option<SchedulerKnob>)> {
         let Some(ks) = doc.get("knobs") else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         };
         let ks = self.table(ks, "knobs")?;
         let mut out = Vec::new();
+        let mut choice = None;
+        // (field, span) of each `schedulers` list, checked once the scheduler knob is known.
+        let mut lists = Vec::new();
         for (k, v) in ks.iter() {
             let name = k.get_ref().to_string();
             let f = format!("knobs.{name}");
             let t = self.table(v, &f)?;
-            self.only(t, &["default", "min", "max"], &format!("{f}."))?;
+            if name == "scheduler" {
+                choice = Some(self.scheduler_knob(v, t)?);
+                continue;
+            }
+            self.only(
+                t,
+                &["default", "min", "max", "schedulers"],
+                &format!("{f}."),
+            )?;
             let get = |key: &str| -> Result<i64> {
                 let field = format!("{f}.{key}");
                 let v = t
@@ -350,22 +455,59 @@ impl Parser<'_> {
                     format!("{default} is outside [{min}, {max}]"),
                 ));
             }
+            let schedulers = match t.get("schedulers") {
+                Some(x) => {
+                    let field = format!("{f}.schedulers");
+                    let names = self.names(x, &field)?;
+                    lists.push((field, x.span(), names.clone()));
+                    Some(names)
+                }
+                None => None,
+            };
             out.push(SurfaceKnob {
                 name,
                 default,
                 min,
                 max,
+                schedulers,
             });
         }
+        for (field, span, names) in lists {
+            let Some(c) = &choice else {
+                return Err(self.err(
+                    span,
+                    field,
+                    "needs a [knobs.scheduler] table (default, values) to refer to",
+                ));
+            };
+            if let Some(bad) = names.iter().find(|n| !c.values.contains(n)) {
+                return Err(self.err(
+                    span,
+                    field,
+                    format!(
+                        "'{bad}' is not one of knobs.scheduler.values ({})",
+                        c.values.join(", ")
+                    ),
+                ));
+            }
+        }
         out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(out)
+        Ok((out, choice))
     }
 
-    fn point(&self, idx: usize, p: &Val<'_>, knobs: &[SurfaceKnob], sigma: f64) -> Result<Point> {
+    fn point(
+        &self,
+        idx: usize,
+        p: &Val<'_>,
+        knobs: &[SurfaceKnob],
+        choice: Option<&SchedulerKnob>,
+        sigma: f64,
+    ) -> Result<Point> {
         let pf = format!("point[{idx}]");
         let t = self.table(p, &pf)?;
         let mut point = Point {
             line: self.line(&p.span()),
+            scheduler: None,
             knobs: BTreeMap::new(),
             relative_sigma: sigma,
             loads: BTreeMap::new(),
@@ -374,45 +516,7 @@ impl Parser<'_> {
             let key = k.get_ref().as_ref();
             let field = format!("{pf}.{key}");
             match key {
-                "knobs" => {
-                    for (kk, kv) in self.table(v, &field)?.iter() {
-                        let kf = format!("{field}.{}", kk.get_ref());
-                        let Some(spec) = knobs.iter().find(|s| s.name == kk.get_ref().as_ref())
-                        else {
-                            let declared: Vec<_> = knobs.iter().map(|s| s.name.as_str()).collect();
-                            return Err(self.err(
-                                kk.span(),
-                                kf,
-                                format!(
-                                    "knob '{}' is not declared (declared: {}); add a [knobs.{}] table",
-                                    kk.get_ref(),
-                                    if declared.is_empty() { "none".into() } else { declared.join(", ") },
-                                    kk.get_ref()
-                                ),
-                            ));
-                        };
-                        let x = self.int(kv, &kf)?;
-                        if !(spec.min..=spec.max).contains(&x) {
-                            return Err(self.err(
-                                kv.span(),
-                                kf,
-                                format!("{x} is outside [{}, {}]", spec.min, spec.max),
-                            ));
-                        }
-                        point.knobs.insert(spec.name.clone(), x);
-                    }
-                    if let Some(missing) = knobs.iter().find(|s| !point.knobs.contains_key(&s.name))
-                    {
-                        return Err(self.err(
-                            v.span(),
-                            field,
-                            format!(
-                                "no value for knob '{}' (every point needs every knob)",
-                                missing.name
-                            ),
-                        ));
-                    }
-                }
+                "knobs" => self.point_knobs(&mut point, v, &field, knobs, choice)?,
                 "relative_sigma" => point.relative_sigma = self.num(v, &field)?,
                 _ => {
                     let load: Load = key
@@ -422,7 +526,7 @@ impl Parser<'_> {
                 }
             }
         }
-        if !t.contains_key("knobs") && !knobs.is_empty() {
+        if !t.contains_key("knobs") && (!knobs.is_empty() || choice.is_some()) {
             return Err(self.err(p.span(), format!("{pf}.knobs"), "missing (required)"));
         }
         if point.loads.is_empty() {
@@ -433,6 +537,105 @@ impl Parser<'_> {
             ));
         }
         Ok(point)
+    }
+
+    /// A point's `knobs = { ... }`: the scheduler (when declared) and every integer knob that
+    /// exists under it, each within its bounds.
+    fn point_knobs(
+        &self,
+        point: &mut Point,
+        v: &Val<'_>,
+        field: &str,
+        knobs: &[SurfaceKnob],
+        choice: Option<&SchedulerKnob>,
+    ) -> Result<()> {
+        let table = self.table(v, field)?;
+        let mut declared: Vec<&str> = knobs.iter().map(|s| s.name.as_str()).collect();
+        if choice.is_some() {
+            declared.insert(0, "scheduler");
+        }
+        for (kk, kv) in table.iter() {
+            let kf = format!("{field}.{}", kk.get_ref());
+            if let (Some(c), "scheduler") = (choice, kk.get_ref().as_ref()) {
+                let name = kv
+                    .get_ref()
+                    .as_str()
+                    .ok_or_else(|| self.err(kv.span(), &kf, "expected a scheduler name"))?;
+                if !c.values.iter().any(|x| x == name) {
+                    return Err(self.err(
+                        kv.span(),
+                        kf,
+                        format!(
+                            "'{name}' is not one of knobs.scheduler.values ({})",
+                            c.values.join(", ")
+                        ),
+                    ));
+                }
+                point.scheduler = Some(name.to_string());
+                continue;
+            }
+            let Some(spec) = knobs.iter().find(|s| s.name == kk.get_ref().as_ref()) else {
+                return Err(self.err(
+                    kk.span(),
+                    kf,
+                    format!(
+                        "knob '{}' is not declared (declared: {}); add a [knobs.{}] table",
+                        kk.get_ref(),
+                        if declared.is_empty() {
+                            "none".into()
+                        } else {
+                            declared.join(", ")
+                        },
+                        kk.get_ref()
+                    ),
+                ));
+            };
+            let x = self.int(kv, &kf)?;
+            if !(spec.min..=spec.max).contains(&x) {
+                return Err(self.err(
+                    kv.span(),
+                    kf,
+                    format!("{x} is outside [{}, {}]", spec.min, spec.max),
+                ));
+            }
+            point.knobs.insert(spec.name.clone(), x);
+        }
+        if choice.is_some() && point.scheduler.is_none() {
+            return Err(self.err(
+                v.span(),
+                field,
+                "no value for knob 'scheduler' (every point needs one)",
+            ));
+        }
+        let sched = point.scheduler.as_deref();
+        for k in knobs {
+            let here = k.exists_under(sched);
+            let given = point.knobs.contains_key(&k.name);
+            if here && !given {
+                let under = sched.map(|s| format!(" under {s}")).unwrap_or_default();
+                return Err(self.err(
+                    v.span(),
+                    field,
+                    format!(
+                        "no value for knob '{}' (every point needs every knob that exists{under})",
+                        k.name
+                    ),
+                ));
+            }
+            if !here && given {
+                return Err(self.err(
+                    v.span(),
+                    format!("{field}.{}", k.name),
+                    format!(
+                        "knob '{}' does not exist under scheduler '{}' (schedulers = [{}])",
+                        k.name,
+                        sched.unwrap_or_default(),
+                        k.schedulers.as_deref().unwrap_or_default().join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn metrics(&self, v: &Val<'_>, field: &str) -> Result<PointMetrics> {
@@ -496,74 +699,6 @@ impl Parser<'_> {
         }
         Ok(())
     }
-
-    /// Builds the grid and checks it is full: every combination exactly once.
-    fn grid(
-        &self,
-        pts: &[&Val<'_>],
-        points: &[Point],
-        knobs: &[SurfaceKnob],
-    ) -> Result<(Vec<Axis>, Vec<usize>)> {
-        let axes: Vec<Axis> = knobs
-            .iter()
-            .map(|k| {
-                let values: BTreeSet<i64> = points.iter().map(|p| p.knobs[&k.name]).collect();
-                let values: Vec<i64> = values.into_iter().collect();
-                Axis {
-                    name: k.name.clone(),
-                    log2: values.iter().all(|&v| v > 0),
-                    values,
-                }
-            })
-            .collect();
-        let cells: usize = axes.iter().map(|a| a.values.len()).product();
-        let mut vertex = vec![usize::MAX; cells];
-        for (i, p) in points.iter().enumerate() {
-            let mut flat = 0;
-            for a in &axes {
-                let pos = a
-                    .values
-                    .iter()
-                    .position(|&v| v == p.knobs[&a.name])
-                    .unwrap_or(0);
-                flat = flat * a.values.len() + pos;
-            }
-            if vertex[flat] != usize::MAX {
-                return Err(self.err(
-                    pts[i].span(),
-                    format!("point[{}].knobs", i + 1),
-                    format!(
-                        "duplicate point: the same knob values as point[{}] (line {})",
-                        vertex[flat] + 1,
-                        points[vertex[flat]].line
-                    ),
-                ));
-            }
-            vertex[flat] = i;
-        }
-        if let Some(gap) = vertex.iter().position(|&v| v == usize::MAX) {
-            let mut rest = gap;
-            let mut combo = Vec::new();
-            for a in axes.iter().rev() {
-                combo.push(format!("{}={}", a.name, a.values[rest % a.values.len()]));
-                rest /= a.values.len();
-            }
-            combo.reverse();
-            let shape: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
-            return Err(self.err(
-                pts[0].span(),
-                "point",
-                format!(
-                    "points do not form a full grid: no point for {} ({} points given, a {} grid needs {})",
-                    combo.join(" "),
-                    points.len(),
-                    shape.join("×"),
-                    cells
-                ),
-            ));
-        }
-        Ok((axes, vertex))
-    }
 }
 
 #[cfg(test)]
@@ -593,15 +728,15 @@ mod tests {
             (s.knobs[0].default, s.knobs[0].min, s.knobs[0].max),
             (32, 1, 256)
         );
-        assert_eq!(s.axes[0].values, vec![1, 2, 4, 8, 16, 32]);
-        assert!(s.axes[0].log2);
+        assert_eq!(s.grids[0].axes[0].values, vec![1, 2, 4, 8, 16, 32]);
+        assert!(s.grids[0].axes[0].log2);
         assert_eq!(s.loads(), vec![Load::NoLoad, Load::IoLoad]);
-        let p8 = &s.points[s.vertex[3]];
+        let p8 = &s.points[s.grids[0].vertex[3]];
         assert_eq!(p8.knobs["fifo_batch"], 8);
         assert_eq!(p8.loads[&Load::IoLoad].time_s, 109.1);
         assert_eq!(p8.loads[&Load::IoLoad].cpu_pct, Some(68.0));
         assert_eq!(p8.relative_sigma, 0.04);
-        assert_eq!(s.points[s.vertex[0]].relative_sigma, 0.12);
+        assert_eq!(s.points[s.grids[0].vertex[0]].relative_sigma, 0.12);
     }
 
     #[test]
@@ -629,10 +764,10 @@ mod tests {
     #[test]
     fn parses_the_2d_grid() {
         let s = Surface::load(Path::new("data/surfaces/synthetic-2d-deadline.toml")).unwrap();
-        assert_eq!(s.axes.len(), 2);
-        assert_eq!(s.vertex.len(), 9 * 11);
+        assert_eq!(s.grids[0].axes.len(), 2);
+        assert_eq!(s.grids[0].vertex.len(), 9 * 11);
         // Row-major, last axis (read_ahead_kb) fastest: vertex 1 is fb=1, ra=32.
-        let p = &s.points[s.vertex[1]];
+        let p = &s.points[s.grids[0].vertex[1]];
         assert_eq!((p.knobs["fifo_batch"], p.knobs["read_ahead_kb"]), (1, 32));
     }
 
@@ -704,7 +839,7 @@ mod tests {
         let (l, f, m) = bad(&src);
         assert_eq!((l, f.as_str()), (18, "point[4].knobs"), "{m}");
         let src = format!("{two}{}{}{}{}", pt(1, 1), pt(1, 2), pt(2, 1), pt(2, 2));
-        assert_eq!(parse(&src).unwrap().vertex, vec![0, 1, 2, 3]);
+        assert_eq!(parse(&src).unwrap().grids[0].vertex, vec![0, 1, 2, 3]);
     }
 
     #[test]

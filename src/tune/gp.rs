@@ -38,6 +38,10 @@ pub struct Prediction {
     pub sd: Vec<f64>,
     /// The noise sd of one trial's cost (weighted mean over the models).
     pub noise: f64,
+    /// Per grid point, the weight of each observation in [`Prediction::mean`] (the mean is
+    /// linear in the observations: `Σ_q weights[p][q]·y[q]`, weights summing to 1); empty
+    /// unless asked for ([`fit_predict_weights`]).
+    pub weights: Vec<Vec<f64>>,
     /// (weight, mean, sd) per model with weight ≥ [`MIN_WEIGHT`].
     models: Vec<(f64, Vec<f64>, Vec<f64>)>,
 }
@@ -58,6 +62,48 @@ impl Prediction {
 /// Fits the GP to observations `(x[i], y[i])` and predicts at every row of `grid`.
 /// `None` with fewer than two distinct outputs or when the fit does not give finite numbers.
 pub fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Prediction> {
+    fit(x, y, grid, false)
+}
+
+/// [`fit_predict`], with [`Prediction::weights`] filled in: how much each observation
+/// contributes to each prediction, so a caller can tell how much of the observations' own
+/// noise a prediction carries (`σ²·Σ_q w_q²` for i.i.d. noise σ², at least `σ²/n`).
+pub fn fit_predict_weights(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Prediction> {
+    fit(x, y, grid, true)
+}
+
+/// The observation weights of one model's prediction at every row of `grid`: the
+/// standardised mean is `k*ᵀ(K + r²I)⁻¹ y_std` with `y_std = (y − ȳ)/s`, so in cost units
+/// the weight of observation q is `b_q + (1 − Σb)/n` with `b = (K + r²I)⁻¹k*`. `None` if
+/// the matrix is not positive definite.
+fn model_weights(
+    kernel: &Matern2,
+    r: f64,
+    x: &[Vec<f64>],
+    grid: &[Vec<f64>],
+) -> Option<Vec<Vec<f64>>> {
+    let n = x.len();
+    let dims = x.first().map_or(0, Vec::len);
+    let xm = DMatrix::from_fn(n, dims, |i, j| x[i][j]);
+    let gm = DMatrix::from_fn(grid.len(), dims, |i, j| grid[i][j]);
+    let k = DMatrix::from_fn(n, n, |i, j| {
+        kernel.kernel(&xm.row(i), &xm.row(j)) + if i == j { r * r + 1e-9 } else { 0.0 }
+    });
+    let chol = Cholesky::new(k)?;
+    let ks = DMatrix::from_fn(n, grid.len(), |i, p| kernel.kernel(&xm.row(i), &gm.row(p)));
+    let b = chol.solve(&ks);
+    Some(
+        (0..grid.len())
+            .map(|p| {
+                let col = b.column(p);
+                let rest = (1.0 - col.sum()) / n as f64;
+                col.iter().map(|v| v + rest).collect()
+            })
+            .collect(),
+    )
+}
+
+fn fit(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>], want_weights: bool) -> Option<Prediction> {
     if x.len() < 2 || x.len() != y.len() {
         return None;
     }
@@ -79,6 +125,7 @@ pub fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Predi
     let top = fits.iter().map(|f| f.0).fold(f64::NEG_INFINITY, f64::max);
     let total: f64 = fits.iter().map(|f| (f.0 - top).exp()).sum();
     let mut models = Vec::new();
+    let mut weights: Vec<Vec<f64>> = Vec::new();
     let mut noise = 0.0;
     let mut wsum = 0.0;
     for (l, ls, r) in fits {
@@ -100,6 +147,19 @@ pub fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Predi
         if mean.iter().chain(sd.iter()).any(|v| !v.is_finite()) {
             continue;
         }
+        if want_weights {
+            let Some(mw) = model_weights(&Matern2::new(ls, 1.0), r, x, grid) else {
+                continue;
+            };
+            if weights.is_empty() {
+                weights = vec![vec![0.0; x.len()]; grid.len()];
+            }
+            for (acc, row) in weights.iter_mut().zip(&mw) {
+                for (a, v) in acc.iter_mut().zip(row) {
+                    *a += w * v;
+                }
+            }
+        }
         noise += w * s * r;
         wsum += w;
         models.push((w, mean, sd));
@@ -109,6 +169,9 @@ pub fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Predi
     }
     for mdl in &mut models {
         mdl.0 /= wsum;
+    }
+    for a in weights.iter_mut().flatten() {
+        *a /= wsum;
     }
     noise /= wsum;
     let n = grid.len();
@@ -128,6 +191,7 @@ pub fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Predi
         mean,
         sd,
         noise,
+        weights,
         models,
     })
 }
@@ -263,5 +327,20 @@ mod tests {
             .unwrap();
         assert!((grid[argmin][0] - 0.4).abs() <= 0.07, "{argmin}");
         assert!(p.noise > 0.001 && p.noise < 0.1, "noise {}", p.noise);
+    }
+
+    #[test]
+    fn the_weights_reproduce_the_mean_and_sum_to_one() {
+        let x: Vec<Vec<f64>> = (0..5).map(|i| vec![i as f64 / 4.0]).collect();
+        let y = [0.3, 0.1, 0.0, 0.2, 0.5];
+        let grid = [vec![0.1], vec![0.6], vec![1.0]];
+        let p = fit_predict_weights(&x, &y, &grid).unwrap();
+        assert!(fit_predict(&x, &y, &grid).unwrap().weights.is_empty());
+        for (i, w) in p.weights.iter().enumerate() {
+            let sum: f64 = w.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-9, "{sum}");
+            let lin: f64 = w.iter().zip(&y).map(|(a, b)| a * b).sum();
+            assert!((lin - p.mean[i]).abs() < 1e-6, "{lin} vs {}", p.mean[i]);
+        }
     }
 }

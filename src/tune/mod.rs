@@ -12,8 +12,8 @@
 //! - [`space`]: the grid of settings (scheduler as an outer choice, log2 integer grids).
 //! - [`evaluator`]: one trial → its cost, guard rails, failed runs.
 //! - [`gp`]: the Gaussian-process surrogate and expected improvement.
-//! - [`solver`]: [`solver::BayesOpt`], search + intensification; its `check` submodule the
-//!   final check and [`solver::Verdict`].
+//! - [`solver`]: [`solver::BayesOpt`], search + intensification; its `score` submodule the
+//!   incumbent's score, its `check` submodule the final check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
 //! - [`report`]: the final report and JSON; its `explain` submodule what the report must
@@ -98,7 +98,8 @@ pub fn optimise(
 ) -> Result<Outcome> {
     let cfg = config(policy, opts.budget, opts.seed)?;
     let max_iters = cfg.budget as u64 + 2;
-    let solver = BayesOpt::new(cfg, space.coords.clone(), space.default);
+    let solver = BayesOpt::new(cfg, space.coords.clone(), space.default)
+        .with_groups(space.scheduler_groups());
     let eval = Evaluator::new(testbed, space, policy, recorder);
     let mut exec = Executor::new(eval, solver)
         .configure(|s: TuneState| s.max_iters(max_iters))

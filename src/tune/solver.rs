@@ -19,15 +19,13 @@
 //!    mean is within 2 sds of the incumbent's and that sd still exceeds the minimum effect,
 //!    until the search's share is spent or both have [`SEPARATE_CAP`] trials.
 //! 3. **Final check.** The incumbent is compared with the default on fresh interleaved pairs
-//!    (default, best, default, best, …), never on the trials that selected it (no winner's
-//!    curse). The trials the search left go to the check (at least `check_pairs` pairs, at
-//!    most what 90% power needs or [`CHECK_CAP`] × `check_pairs`, so a large budget is
-//!    a bound, not a target);
-//!    the number of pairs is fixed before the first of them runs. A one-sided t-test on the
-//!    pairs' ln-cost differences at `alpha`, and an improvement of at least `min_effect`, make
-//!    the result significant; otherwise the answer is "keep the default: no significant
-//!    improvement". The test's variance comes from the pairs and from every trial of the two
-//!    settings ([`stats::paired_variance`]), never from other settings, whose noise may differ.
+//!    (default, best, default, best, …). The trials the search left go to the check (at
+//!    least `check_pairs` pairs, at most what 90% power needs or [`CHECK_CAP`] ×
+//!    `check_pairs`, so a large budget is a bound, not a target); the number of pairs is
+//!    fixed before the first of them runs. The test's mean comes from the fresh pairs only;
+//!    its variance from the pairs and every trial of the two settings, the search's
+//!    included; H0 is "at most `min_effect` better" (exactly: [`check`]). If it is not
+//!    rejected at `alpha`, the answer is "keep the default: no significant improvement".
 
 use crate::stats;
 use crate::tune::evaluator::{Evaluator, Trial};
@@ -41,6 +39,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 
 mod check;
+mod score;
 pub use check::{CHECK_CAP, Verdict};
 
 /// Search stops when the largest expected improvement is below ln(1 + min_effect) / this.
@@ -119,6 +118,10 @@ pub struct Config {
 pub struct BayesOpt {
     cfg: Config,
     coords: Vec<Vec<f64>>,
+    /// Per point, its scheduler's index (all 0 when the scheduler is not tuned): a setting's
+    /// prior in [`BayesOpt::score`] comes only from settings of its own scheduler.
+    #[serde(default)]
+    groups: Vec<usize>,
     default: usize,
     /// (point, cost) of every non-failed trial.
     obs: Vec<(usize, f64)>,
@@ -148,6 +151,7 @@ impl BayesOpt {
         BayesOpt {
             cfg,
             coords,
+            groups: Vec::new(),
             default,
             obs: Vec::new(),
             check_obs: Vec::new(),
@@ -162,6 +166,16 @@ impl BayesOpt {
             posteriors: RefCell::default(),
             posteriors_at: Cell::new(usize::MAX),
         }
+    }
+
+    /// Sets each point's scheduler group ([`crate::tune::space::Space::scheduler_groups`]).
+    pub fn with_groups(mut self, groups: Vec<usize>) -> Self {
+        self.groups = groups;
+        self
+    }
+
+    fn group(&self, p: usize) -> usize {
+        self.groups.get(p).copied().unwrap_or(0)
     }
 
     /// The verdict, once the solver is done.
@@ -301,7 +315,7 @@ impl BayesOpt {
             .max((self.cfg.budget as f64 * CHECK_SHARE / 2.0) as usize);
         if self.trials >= self.search_budget() || self.trials + reserve >= self.cfg.budget {
             self.pick_incumbent(feasible);
-            self.start_check("search budget spent");
+            self.start_check("search budget spent", feasible);
             return;
         }
         let measured = self.measured();
@@ -360,7 +374,7 @@ impl BayesOpt {
                     why: "no model yet: the farthest unmeasured setting".into(),
                     check: false,
                 }),
-                None => self.start_check("every setting measured"),
+                None => self.start_check("every setting measured", feasible),
             }
             return;
         };
@@ -376,7 +390,7 @@ impl BayesOpt {
             })
             .collect();
         let Some(p) = (0..self.coords.len()).max_by(|&a, &b| ei[a].total_cmp(&ei[b])) else {
-            self.start_check("nothing to measure");
+            self.start_check("nothing to measure", feasible);
             return;
         };
         let tol = (1.0 + self.cfg.min_effect).ln() / TOL_DIV;
@@ -384,7 +398,7 @@ impl BayesOpt {
             if self.separate_top_two(feasible) {
                 return;
             }
-            self.start_check("converged: no setting is expected to improve");
+            self.start_check("converged: no setting is expected to improve", feasible);
             return;
         }
         self.queue.push_back(Step {
@@ -448,80 +462,6 @@ impl BayesOpt {
             .map(|(_, p)| p);
         self.incumbent = best.unwrap_or(self.default);
         self.incumbent
-    }
-
-    /// Conservative score of a measured setting `p` (ln cost, smaller is better): the
-    /// posterior of its mean when the model's leave-one-out prediction from every other
-    /// setting, N(μ, τ²), is the prior and its own `n` trials the data, with their variance
-    /// `v` moderated toward the pooled one by [`PRIOR_DF`] prior df (Smyth 2004); score =
-    /// posterior mean + [`PENALTY`] posterior sd. Precision weighting makes the noise
-    /// per-setting, which the GP's single noise term cannot: a noisy setting measured once
-    /// leans on its neighbours, a quiet one measured often on its own trials. Without a model
-    /// (too few settings measured), its own mean + [`PENALTY`] standard errors. `∞` if unmeasured.
-    pub fn score(&self, p: usize) -> f64 {
-        let (m, v) = self.posterior(p);
-        m + PENALTY * v.sqrt()
-    }
-
-    /// The posterior (mean, variance) of setting `p`'s mean ln cost behind [`BayesOpt::score`];
-    /// `(∞, 0)` if unmeasured.
-    fn posterior(&self, p: usize) -> (f64, f64) {
-        let key = self.obs.len();
-        if let Some(&hit) = self
-            .posteriors
-            .borrow()
-            .get(&p)
-            .filter(|_| self.posteriors_at.get() == key)
-        {
-            return hit;
-        }
-        let post = self.compute_posterior(p);
-        if self.posteriors_at.replace(key) != key {
-            self.posteriors.borrow_mut().clear();
-        }
-        self.posteriors.borrow_mut().insert(p, post);
-        post
-    }
-
-    fn compute_posterior(&self, p: usize) -> (f64, f64) {
-        let c = self.costs(p);
-        if c.is_empty() {
-            return (f64::INFINITY, 0.0);
-        }
-        let pool = self
-            .pooled_sd()
-            .filter(|(_, df)| *df >= 2.0)
-            .map_or(ASSUMED_NOISE, |(s, _)| s);
-        let own_df = (c.len() - 1) as f64;
-        let own = if c.len() >= 2 {
-            stats::variance(&c)
-        } else {
-            0.0
-        };
-        // Floored: identical trials everywhere (whole-number Loads) must not give 0/0 below.
-        let v = ((PRIOR_DF * pool * pool + own_df * own) / (PRIOR_DF + own_df)).max(1e-12);
-        let n = c.len() as f64;
-        let own_mean = stats::mean(&c);
-        // The model's prediction from every other setting (leave this one out), as a prior
-        // for this setting's mean, combined with its own trials by precision.
-        let prior = self.model_ready().then(|| {
-            let (x, y): (Vec<Vec<f64>>, Vec<f64>) = self
-                .obs
-                .iter()
-                .filter(|o| o.0 != p)
-                .map(|(q, c)| (self.coords[*q].clone(), *c))
-                .unzip();
-            gp::fit_predict(&x, &y, std::slice::from_ref(&self.coords[p]))
-        });
-        let prior = prior.flatten();
-        match prior {
-            Some(m) => {
-                let tau2 = (m.sd[0] * m.sd[0]).max(1e-12);
-                let post = 1.0 / (n / v + 1.0 / tau2);
-                (post * (n * own_mean / v + m.mean[0] / tau2), post)
-            }
-            None => (own_mean, v / n),
-        }
     }
 
     fn finish(&mut self, v: Verdict) {
@@ -712,10 +652,11 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn solver(obs: &[(usize, f64)]) -> BayesOpt {
+    /// A solver over 9 one-dimensional settings, default 5, with these search trials.
+    pub(in crate::tune::solver) fn solver(obs: &[(usize, f64)]) -> BayesOpt {
         let cfg = Config {
             budget: 20,
             check_pairs: 2,
@@ -747,30 +688,29 @@ mod tests {
     }
 
     #[test]
-    fn a_single_lucky_trial_is_shrunk_toward_its_neighbours() {
-        // Every setting once at ln cost 1.0 ± 0.05, and setting 6 replicated; setting 3 once at
-        // 0.5, far below its neighbours.
-        let mut obs: Vec<(usize, f64)> = (0..9)
-            .filter(|&p| p != 3)
-            .map(|p| (p, 1.0 + if p % 2 == 0 { 0.05 } else { -0.05 }))
-            .collect();
-        obs.push((3, 0.5));
-        obs.extend([(6, 0.97), (6, 1.03), (6, 1.0)]);
-        let s = solver(&obs);
-        assert!(s.model_ready());
-        let lucky = s.score(3);
-        // Pulled up from 0.5 by the neighbours, and penalised for resting on one trial.
-        assert!(lucky > 0.6, "{lucky}");
-        // A well-replicated setting keeps its own mean (4 trials, mean 0.9875 + a small sd).
-        let quiet = s.score(6);
-        assert!((quiet - 1.0).abs() < 0.1, "{quiet}");
-        // Without a model (two settings measured): own mean + PENALTY standard errors, the
-        // sd pooled from the only replicated setting (6; df 3) since setting 3 has no df.
-        let s = solver(&[(3, 0.5), (6, 1.05), (6, 0.97), (6, 1.03), (6, 1.0)]);
-        assert!(!s.model_ready());
-        let pool = stats::variance(&[1.05, 0.97, 1.03, 1.0]).sqrt();
-        assert!((s.score(3) - (0.5 + PENALTY * pool)).abs() < 1e-12);
-        // Unmeasured settings never win.
-        assert_eq!(s.score(7), f64::INFINITY);
+    fn a_setting_that_measured_better_than_a_best_scoring_default_gets_the_check() {
+        // The default replicated four times around 1.0; setting 3 once at 0.99: its penalty
+        // (one trial) lets the default score best, yet it measured better, so it is checked.
+        let mut s = solver(&[(5, 1.02), (5, 0.98), (5, 1.01), (5, 0.99), (3, 0.99)]);
+        assert_eq!(s.pick_incumbent(&|_| true), 5);
+        s.start_check("search budget spent", &|_| true);
+        assert_eq!((s.phase, s.incumbent), (Phase::Check, 3));
+        let why = &s.queue.front().unwrap().why;
+        assert!(
+            why.contains("the default scored best, but this setting measured better"),
+            "{why}"
+        );
+        // Nothing measured better: keep the default, and say exactly that.
+        let mut s = solver(&[(5, 1.0), (5, 0.98), (3, 1.1)]);
+        s.pick_incumbent(&|_| true);
+        s.start_check("search budget spent", &|_| true);
+        let v = s.verdict().unwrap();
+        assert_eq!(v.best, 5);
+        assert!(
+            v.reason
+                .ends_with("no setting measured better than the default)"),
+            "{}",
+            v.reason
+        );
     }
 }

@@ -436,6 +436,24 @@ impl Space {
         self.points.iter().position(|p| p == setting)
     }
 
+    /// Per point, the index of its scheduler among the tuned ones (in the order they appear),
+    /// all 0 when the scheduler is not tuned.
+    pub fn scheduler_groups(&self) -> Vec<usize> {
+        let mut names: Vec<&str> = Vec::new();
+        self.points
+            .iter()
+            .map(|p| {
+                let Some(s) = p.get("scheduler").and_then(KnobValue::as_name) else {
+                    return 0;
+                };
+                names.iter().position(|n| *n == s).unwrap_or_else(|| {
+                    names.push(s);
+                    names.len() - 1
+                })
+            })
+            .collect()
+    }
+
     /// Per integer knob: its grid values (for the relaxed-space baselines).
     pub fn int_grids(&self) -> BTreeMap<String, Vec<i64>> {
         let mut m: BTreeMap<String, Vec<i64>> = BTreeMap::new();
@@ -505,6 +523,9 @@ mod tests {
             assert_eq!(p.contains_key("fifo_batch"), sch == "mq-deadline", "{p:?}");
             assert_eq!(p.contains_key("slice_idle"), sch == "bfq", "{p:?}");
         }
+        // One group per scheduler, in grid order: none, mq-deadline ×9, bfq ×slice, kyber.
+        let g = s.scheduler_groups();
+        assert_eq!((g[0], g[1], g[9], g[10], g[s.len() - 1]), (0, 1, 1, 2, 3));
         let d = &s.points[s.default];
         assert_eq!(d["scheduler"], KnobValue::from("mq-deadline"));
         assert_eq!(d["fifo_batch"], KnobValue::Int(16));

@@ -1,0 +1,186 @@
+//! `[noise]`: per-run noise, and the optional drift, a slow walk shared by every setting; and
+//! `extends`, which makes a variant of another surface with other noise.
+//!
+//! ```toml
+//! extends = "seed-2.5.39-mm1-fifo_batch.toml"   # optional: the knobs and points of that file
+//! [noise]
+//! relative_sigma = 0.04   # per-run multiplicative gaussian noise (not in a variant)
+//! drift_sigma = 0.10      # the drift's stationary sd, ln units (default: no drift)
+//! drift_rho = 0.95        # its correlation from one run to the next, in [0, 1)
+//! ```
+//!
+//! The drift is an AR(1) walk over the device's runs in the order they run, whatever the
+//! setting: `d₀ ~ N(0, σ²)`, `dₜ = ρ·dₜ₋₁ + √(1 − ρ²)·σ·zₜ`. A run of a load other than
+//! no_load takes `e^dₜ` times as long and does `e^−dₜ` times the work (Loads); no_load is
+//! steady. Why only the loaded runs: on real machines here it is the Ratio that drifts (one
+//! scratch tune measured the same default at io_load Ratio 5.31, 3.94 and 1.93, issue #13),
+//! and a drift common to no_load would cancel in the Ratio, the easy case. With ρ = 0.95 a
+//! walk forgets its past over about 20 runs, so a 24-run tune sees about one swing, and a
+//! check's adjacent trials share most of it.
+
+use super::{Parser, Surface, Val};
+use crate::{Error, Result};
+use toml::de::DeTable;
+
+/// A surface's drift (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Drift {
+    /// Stationary sd of the walk, ln units (> 0).
+    pub sigma: f64,
+    /// Correlation from one run to the next, in [0, 1).
+    pub rho: f64,
+}
+
+impl Parser<'_> {
+    /// `[noise]`: (relative_sigma, drift). `variant`: in a file with `extends`, where
+    /// `relative_sigma` (resolved into the base's points) may not change.
+    pub(super) fn noise(&self, doc: &DeTable<'_>, variant: bool) -> Result<(f64, Option<Drift>)> {
+        let Some(n) = doc.get("noise") else {
+            return Ok((0.0, None));
+        };
+        let t = self.table(n, "noise")?;
+        let keys: &[&str] = if variant {
+            &["drift_sigma", "drift_rho"]
+        } else {
+            &["relative_sigma", "drift_sigma", "drift_rho"]
+        };
+        self.only(t, keys, "noise.")?;
+        let sigma = match t.get("relative_sigma") {
+            Some(v) => self.num(v, "noise.relative_sigma")?,
+            None => 0.0,
+        };
+        let drift = match (t.get("drift_sigma"), t.get("drift_rho")) {
+            (None, None) => None,
+            (Some(s), r) => {
+                let sigma = self.positive(s, "noise.drift_sigma")?;
+                let rho = match r {
+                    Some(r) => self.num(r, "noise.drift_rho")?,
+                    None => {
+                        return Err(self.err(
+                            n.span(),
+                            "noise.drift_rho",
+                            "missing (required with drift_sigma)",
+                        ));
+                    }
+                };
+                if rho >= 1.0 {
+                    let span = t.get("drift_rho").map_or(n.span(), |r| r.span());
+                    return Err(self.err(
+                        span,
+                        "noise.drift_rho",
+                        format!("must be in [0, 1), not {rho}"),
+                    ));
+                }
+                Some(Drift { sigma, rho })
+            }
+            (None, Some(_)) => {
+                return Err(self.err(
+                    n.span(),
+                    "noise.drift_sigma",
+                    "missing (required with drift_rho)",
+                ));
+            }
+        };
+        Ok((sigma, drift))
+    }
+
+    /// A file with `extends = "base.toml"` (relative to this file): the base's knobs and
+    /// points, this file's `[device] name` (else its stem) and drift. The base may not
+    /// extend another file.
+    pub(super) fn variant(
+        &self,
+        doc: &DeTable<'_>,
+        base: &Val<'_>,
+        name: String,
+    ) -> Result<Surface> {
+        self.only(doc, &["extends", "device", "noise"], "")?;
+        let rel = base
+            .get_ref()
+            .as_str()
+            .ok_or_else(|| self.err(base.span(), "extends", "expected a file name"))?;
+        let path = self
+            .path
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join(rel);
+        let src = std::fs::read_to_string(&path).map_err(|e| {
+            self.err(
+                base.span(),
+                "extends",
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })?;
+        if DeTable::parse(&src).is_ok_and(|d| d.get_ref().contains_key("extends")) {
+            return Err(self.err(
+                base.span(),
+                "extends",
+                format!("{} extends another file itself", path.display()),
+            ));
+        }
+        let mut s = Surface::parse(&path, &src).map_err(|e| match e {
+            Error::BadFile { .. } => e,
+            other => self.err(base.span(), "extends", other.to_string()),
+        })?;
+        let (_, drift) = self.noise(doc, true)?;
+        s.path = self.path.to_path_buf();
+        s.name = name;
+        s.drift = drift;
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn drift_keys_are_checked_and_a_variant_keeps_its_base_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = "[knobs.a]\ndefault = 2\nmin = 1\nmax = 8\n[noise]\nrelative_sigma = 0.1\n\
+                    [[point]]\nknobs = { a = 2 }\nio_load = { time_s = 3 }\n";
+        std::fs::write(dir.path().join("b.toml"), base).unwrap();
+        let v = dir.path().join("v.toml");
+        let src = "extends = \"b.toml\"\n[noise]\ndrift_sigma = 0.1\ndrift_rho = 0.9\n";
+        let s = Surface::parse(&v, src).unwrap();
+        assert_eq!(
+            s.drift,
+            Some(Drift {
+                sigma: 0.1,
+                rho: 0.9
+            })
+        );
+        assert_eq!((s.points.len(), s.points[0].relative_sigma), (1, 0.1));
+        assert_eq!((s.stem().as_str(), s.path.as_path()), ("v", v.as_path()));
+        let bad = |src: &str| match Surface::parse(&v, src) {
+            Err(Error::BadFile { field, msg, .. }) => (field, msg),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            bad("extends = \"b.toml\"\n[noise]\nrelative_sigma = 0.2\n").0,
+            "noise.relative_sigma"
+        );
+        assert_eq!(
+            bad("extends = \"b.toml\"\n[noise]\ndrift_sigma = 0.1\n").0,
+            "noise.drift_rho"
+        );
+        assert_eq!(
+            bad("extends = \"b.toml\"\n[noise]\ndrift_sigma = 0.1\ndrift_rho = 1\n").0,
+            "noise.drift_rho"
+        );
+        assert_eq!(bad("extends = \"b.toml\"\n[[point]]\n").0, "point");
+        assert!(bad("extends = \"nope.toml\"\n").1.contains("cannot read"));
+        std::fs::write(dir.path().join("w.toml"), src).unwrap();
+        assert!(
+            bad("extends = \"w.toml\"\n")
+                .1
+                .contains("extends another file itself")
+        );
+        // Without extends, drift comes with its own points.
+        let s = Surface::parse(
+            Path::new("t.toml"),
+            &format!("{base}drift_sigma = 0.2\ndrift_rho = 0\n"),
+        );
+        assert!(s.is_err(), "keys after [[point]] belong to the point");
+    }
+}
