@@ -1,4 +1,4 @@
-//! The surrogate model: a Gaussian process (friedrich) over the grid's coordinates, with a
+//! The surrogate model: a Gaussian process (nalgebra's Cholesky) over the grid's coordinates, with a
 //! fitted noise term, and expected improvement.
 //!
 //! - Kernel: Matérn 5/2 (Rasmussen & Williams 2006, eq. 4.17), the usual choice for Bayesian
@@ -13,11 +13,70 @@
 //!   noise term is what the model learns from replicates.
 //! - Outputs are standardised (mean 0, sd 1) before fitting, and predictions scaled back.
 
-use friedrich::gaussian_process::GaussianProcess;
-use friedrich::kernel::{Kernel, Matern2};
-use friedrich::prior::ConstantPrior;
-use nalgebra::{Cholesky, DMatrix, DVector};
+use nalgebra::storage::Storage;
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn, Matrix, U1};
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
+
+/// The Matérn 5/2 kernel (Rasmussen & Williams 2006, eq. 4.17) with length scale `ls` and
+/// amplitude `ampl`: `ampl · (1 + √5 d/ℓ + 5d²/3ℓ²) · exp(−√5 d/ℓ)` for distance `d`. (The
+/// same formula as friedrich 0.6's `Matern2`, which sweetspot used before it did its own
+/// algebra here: friedrich's fit panics when its Cholesky fails, and three of its items were
+/// all sweetspot used.)
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Matern2 {
+    ls: f64,
+    ampl: f64,
+}
+
+impl Matern2 {
+    /// A kernel with length scale `ls` and amplitude `ampl`.
+    pub fn new(ls: f64, ampl: f64) -> Matern2 {
+        Matern2 { ls, ampl }
+    }
+
+    /// The covariance of two input rows.
+    pub fn kernel<S1: Storage<f64, U1, Dyn>, S2: Storage<f64, U1, Dyn>>(
+        &self,
+        x1: &Matrix<f64, U1, Dyn, S1>,
+        x2: &Matrix<f64, U1, Dyn, S2>,
+    ) -> f64 {
+        let (ampl, l) = (self.ampl.abs(), self.ls.abs());
+        let d = (x1 - x2).norm();
+        let x = 5f64.sqrt() * d / l;
+        ampl * (1.0 + x + (5.0 * d * d) / (3.0 * l * l)) * (-x).exp()
+    }
+}
+
+/// The posterior mean and variance (noise excluded) at every row of `grid` of a zero-mean GP
+/// with `kernel` and noise sd `r` fitted to `(x, y)` (Rasmussen & Williams 2006, alg. 2.1):
+/// `μ = k*ᵀ K⁻¹ y`, `σ² = k(x*, x*) − k*ᵀ K⁻¹ k*` (as friedrich 0.6 computed them, so the
+/// tuner's choices did not move when it was replaced). A pivot of the Cholesky factor that is not
+/// positive is replaced by 1e-9 (as friedrich did); `None` when the factor still fails (a
+/// NaN), never a panic.
+fn predict(
+    kernel: &Matern2,
+    r: f64,
+    x: &[Vec<f64>],
+    y: &[f64],
+    grid: &[Vec<f64>],
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    let n = x.len();
+    let dims = x.first().map_or(0, Vec::len);
+    let xm = DMatrix::from_fn(n, dims, |i, j| x[i][j]);
+    let gm = DMatrix::from_fn(grid.len(), dims, |i, j| grid[i][j]);
+    let k = DMatrix::from_fn(n, n, |i, j| {
+        kernel.kernel(&xm.row(i), &xm.row(j)) + if i == j { r * r } else { 0.0 }
+    });
+    let chol = Cholesky::new_with_substitute(k, 1e-9)?;
+    let ks = DMatrix::from_fn(n, grid.len(), |i, p| kernel.kernel(&xm.row(i), &gm.row(p)));
+    let w = chol.solve(&ks);
+    let yv = DVector::from_column_slice(y);
+    let mean = (w.transpose() * yv).iter().copied().collect();
+    let var = (0..grid.len())
+        .map(|p| kernel.kernel(&gm.row(p), &gm.row(p)) - ks.column(p).dot(&w.column(p)))
+        .collect();
+    Some((mean, var))
+}
 
 /// Length scales tried (coordinates span [0, 1]).
 pub const LENGTH_SCALES: [f64; 6] = [0.08, 0.15, 0.25, 0.4, 0.7, 1.2];
@@ -133,15 +192,9 @@ fn fit(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>], want_weights: bool) -> Opti
         if w < MIN_WEIGHT {
             continue;
         }
-        let gp = GaussianProcess::new(
-            ConstantPrior::new(0.0),
-            Matern2::new(ls, 1.0),
-            r,
-            Some(1e-9),
-            x.to_vec(),
-            yn.clone(),
-        );
-        let (mu, var) = gp.predict_mean_variance(&grid.to_vec());
+        let Some((mu, var)) = predict(&Matern2::new(ls, 1.0), r, x, &yn, grid) else {
+            continue;
+        };
         let mean: Vec<f64> = mu.iter().map(|v| m + s * v).collect();
         let sd: Vec<f64> = var.iter().map(|v| s * v.max(0.0).sqrt()).collect();
         if mean.iter().chain(sd.iter()).any(|v| !v.is_finite()) {
