@@ -7,6 +7,7 @@
 //! Ctrl-C/SIGTERM. After SIGKILL it remains (and, for `--scratch`, so do the loop device and its
 //! mount; see [`crate::bench::scratch`]).
 
+use crate::bench::emulate::Spec;
 use crate::bench::realrun::{BenchOptions, Bencher};
 use crate::bench::scratch::{SCRATCH_MIB, Scratch};
 use crate::bench::target::TargetArgs;
@@ -43,14 +44,20 @@ pub struct RealDevice {
 pub fn open(ctx: &Ctx, args: &TargetArgs) -> Result<Box<dyn Testbed>> {
     crate::signals::install();
     let opts = options(ctx, args)?;
+    let emulate = emulation(args)?;
     let dev = if args.scratch {
-        RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
+        RealDevice::scratch_emulated(ctx.store()?, &ctx.root, opts, emulate.as_ref())?
     } else if let Some(d) = &args.device {
         RealDevice::device(ctx.store()?, &ctx.root, d, args.dir.as_deref(), opts)?
     } else {
         return Err(Error::BadInput("give --device, --scratch or --sim".into()));
     };
     Ok(Box::new(dev))
+}
+
+/// `--emulate`'s spec, parsed (bad input, exit 2, naming the field and value).
+pub fn emulation(args: &TargetArgs) -> Result<Option<Spec>> {
+    args.emulate.as_deref().map(Spec::parse).transpose()
 }
 
 /// [`BenchOptions`] from the command line.
@@ -79,18 +86,40 @@ impl RealDevice {
     /// `--scratch`: a loop device big enough for the job and the loads (at least
     /// [`SCRATCH_MIB`]), measured, then removed on drop.
     pub fn scratch(store: Store, root: &SysRoot, opts: BenchOptions) -> Result<RealDevice> {
+        RealDevice::scratch_emulated(store, root, opts, None)
+    }
+
+    /// [`RealDevice::scratch`], on an emulated slow device when `emulate` is given
+    /// ([`Scratch::create_emulated`]). Its identity is `scratch:emulate:<canonical spec>`:
+    /// what its measurements depend on is the model, not the host disk.
+    pub fn scratch_emulated(
+        store: Store,
+        root: &SysRoot,
+        opts: BenchOptions,
+        emulate: Option<&Spec>,
+    ) -> Result<RealDevice> {
         let need: u64 = Load::ALL
             .iter()
             .map(|&l| loads::bytes_needed(l, &opts.sizes))
             .sum::<u64>()
             >> 20;
-        let scratch = Scratch::create(SCRATCH_MIB.max(need * 3 / 2 + 128))?;
+        let scratch = Scratch::create_emulated(SCRATCH_MIB.max(need * 3 / 2 + 128), emulate)?;
         let name = scratch.device_name();
         let device = device::find(root, &name)?;
         let bench = Bencher::new(scratch.mount_point(), opts)?;
+        let (label, identity) = match emulate {
+            Some(spec) => (
+                format!("{name} (emulated {})", spec.name()),
+                format!("scratch:emulate:{}", spec.canonical()),
+            ),
+            None => (
+                format!("{name} (scratch)"),
+                scratch_identity(root, scratch.backing_file()),
+            ),
+        };
         Ok(RealDevice {
-            label: format!("{name} (scratch)"),
-            identity: scratch_identity(root, scratch.backing_file()),
+            label,
+            identity,
             device,
             root: root.clone(),
             store,
@@ -262,8 +291,23 @@ impl Testbed for RealDevice {
         )
     }
 
+    /// One run; on an emulated device with what the device counted during it.
     fn run(&mut self, load: Load) -> Result<Run> {
-        self.bench()?.run(load)
+        let em = self.scratch.as_ref().and_then(|s| s.emulator());
+        let before = em.map(|e| {
+            e.reset_max_depth();
+            e.counters()
+        });
+        let bench = self
+            .bench
+            .as_mut()
+            .ok_or_else(|| Error::Failed("the testbed is closed".into()))?;
+        let mut run = bench.run(load)?;
+        let em = self.scratch.as_ref().and_then(|s| s.emulator());
+        if let (Some(e), Some(b)) = (em, before) {
+            run.io = Some(e.counters().since(&b));
+        }
+        Ok(run)
     }
 
     fn sizes(&self) -> serde_json::Value {

@@ -325,6 +325,7 @@ impl Testbed for SimDevice {
             loads: m.loads.map(|l| (l * fl).round()),
             lcpu_pct: m.lcpu_pct.map(|c| c * flc),
             failed: None,
+            io: None,
         })
     }
 

@@ -25,6 +25,12 @@ pub struct TargetArgs {
     #[arg(long)]
     pub scratch: bool,
 
+    /// Make the scratch device slow: serve it over FUSE through a device model, e.g.
+    /// `hdd-5400`, `hdd-7200`, `sdcard`, `emmc`, or
+    /// `latency=500us,bandwidth=200MB/s,channels=4[,seek=hdd,rpm=5400,...]`.
+    #[arg(long, value_name = "PRESET|SPEC", requires = "scratch")]
+    pub emulate: Option<String>,
+
     /// A simulated device: a surface file (see data/surfaces/).
     #[arg(long, value_name = "FILE")]
     pub sim: Option<PathBuf>,

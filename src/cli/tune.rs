@@ -73,7 +73,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     } else {
         let opts = real::options(ctx, t)?;
         let mut dev = if t.scratch {
-            RealDevice::scratch(ctx.store()?, &ctx.root, opts)?
+            let emulate = real::emulation(t)?;
+            RealDevice::scratch_emulated(ctx.store()?, &ctx.root, opts, emulate.as_ref())?
         } else if let Some(d) = &t.device {
             RealDevice::device(ctx.store()?, &ctx.root, d, t.dir.as_deref(), opts)?
         } else {
