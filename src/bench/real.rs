@@ -103,7 +103,8 @@ impl RealDevice {
             .map(|&l| loads::bytes_needed(l, &opts.sizes))
             .sum::<u64>()
             >> 20;
-        let scratch = Scratch::create_emulated(SCRATCH_MIB.max(need * 3 / 2 + 128), emulate)?;
+        let scratch =
+            Scratch::create_emulated(SCRATCH_MIB.max(need * 3 / 2 + 128), emulate, &opts.exe)?;
         let name = scratch.device_name();
         let device = device::find(root, &name)?;
         let bench = Bencher::new(scratch.mount_point(), opts)?;
@@ -294,10 +295,13 @@ impl Testbed for RealDevice {
     /// One run; on an emulated device with what the device counted during it.
     fn run(&mut self, load: Load) -> Result<Run> {
         let em = self.scratch.as_ref().and_then(|s| s.emulator());
-        let before = em.map(|e| {
-            e.reset_max_depth();
-            e.counters()
-        });
+        let before = match em {
+            Some(e) => {
+                e.reset_max_depth()?;
+                Some(e.counters()?)
+            }
+            None => None,
+        };
         let bench = self
             .bench
             .as_mut()
@@ -305,7 +309,7 @@ impl Testbed for RealDevice {
         let mut run = bench.run(load)?;
         let em = self.scratch.as_ref().and_then(|s| s.emulator());
         if let (Some(e), Some(b)) = (em, before) {
-            run.io = Some(e.counters().since(&b));
+            run.io = Some(e.counters()?.since(&b));
         }
         Ok(run)
     }

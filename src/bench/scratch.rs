@@ -10,10 +10,11 @@
 //! ([`crate::bench::stale`]; a scratch holds a lock that tells a leftover from a live run).
 //!
 //! With `--emulate` ([`Scratch::create_emulated`]) the loop device is attached, with direct
-//! I/O, to a FUSE file at `<dir>/fuse/disk.img` that an in-process [`Emulator`] serves from
-//! the backing file; cleanup stops it after the loop device is detached.
+//! I/O, to a FUSE file at `<dir>/fuse/disk.img` that a [`Server`] (sweetspot's emulator in a
+//! child process) serves from the backing file; cleanup stops it after the loop device is
+//! detached.
 
-use crate::bench::emulate::{Emulator, Spec};
+use crate::bench::emulate::{Server, Spec};
 use crate::bench::stale;
 use crate::{Error, Result};
 use nix::fcntl::Flock;
@@ -33,7 +34,7 @@ pub struct Scratch {
     loop_dev: Option<PathBuf>,
     mounted: bool,
     /// The `--emulate` server, stopped after the loop device is detached.
-    emulator: Option<Emulator>,
+    emulator: Option<Server>,
     /// The owner lock (see [`stale`]); declared last, so it is released after cleanup.
     _owner: Flock<std::fs::File>,
 }
@@ -46,14 +47,15 @@ impl Scratch {
     /// Whatever was made before an error is removed again. Leftovers of SIGKILLed runs are
     /// removed first ([`stale::sweep`]).
     pub fn create(size_mib: u64) -> Result<Scratch> {
-        Scratch::create_emulated(size_mib, None)
+        Scratch::create_emulated(size_mib, None, Path::new(""))
     }
 
     /// [`Scratch::create`], or with `emulate` a slow device: ext4 is made on the backing file
-    /// directly (at host speed), an [`Emulator`] serves it as `<dir>/fuse/disk.img`, and the
-    /// loop device goes over that with `--direct-io=on`, so each request the loop driver
-    /// issues reaches the emulator's model. Errors as for `create`, and no `/dev/fuse`.
-    pub fn create_emulated(size_mib: u64, emulate: Option<&Spec>) -> Result<Scratch> {
+    /// directly (at host speed), a [`Server`] (`exe __worker emulate`, `exe` being sweetspot's
+    /// binary) serves it as `<dir>/fuse/disk.img`, and the loop device goes over that with
+    /// `--direct-io=on`, so each request the loop driver issues reaches the emulator's model.
+    /// Errors as for `create`, and no `/dev/fuse`.
+    pub fn create_emulated(size_mib: u64, emulate: Option<&Spec>, exe: &Path) -> Result<Scratch> {
         if !nix::unistd::geteuid().is_root() {
             return Err(Error::BadInput(
                 "--scratch needs root (losetup, mkfs.ext4, mount)".into(),
@@ -105,7 +107,7 @@ impl Scratch {
             let fuse_dir = s.dir_path().join(stale::FUSE_DIR);
             std::fs::create_dir(&fuse_dir)
                 .map_err(|e| Error::io(format!("creating {}", fuse_dir.display()), e))?;
-            let em = Emulator::start(spec, &s.backing, &fuse_dir)?;
+            let em = Server::start(spec, &s.backing, &fuse_dir, exe)?;
             let file = em.file();
             s.emulator = Some(em);
             let out = tool(
@@ -169,7 +171,7 @@ impl Scratch {
     }
 
     /// The `--emulate` server, if this scratch has one.
-    pub fn emulator(&self) -> Option<&Emulator> {
+    pub fn emulator(&self) -> Option<&Server> {
         self.emulator.as_ref()
     }
 

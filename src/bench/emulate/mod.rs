@@ -5,7 +5,7 @@
 //!  job, loads ─► ext4 ─► loopN (its queue: scheduler, fifo_batch, wbt_lat_usec, ...)
 //!                          │ losetup --direct-io=on
 //!                          ▼
-//!              <scratch>/fuse/disk.img   (FUSE, served in-process by [`Emulator`])
+//!              <scratch>/fuse/disk.img   (FUSE, served by [`Emulator`] in a [`Server`] process)
 //!                          │ each request delayed as [`model::Model`] says
 //!                          ▼
 //!              <scratch>/backing.img     (sparse file on the host's disk)
@@ -17,13 +17,21 @@
 //! it completes. The loop driver holds up to its `hw_queue_depth` (128) requests below the
 //! scheduler, so the scheduler orders only what overflows that.
 //!
-//! Lifecycle: the server runs on threads of this process, so it cannot outlive the run. The
-//! [`crate::bench::scratch::Scratch`] that owns it unmounts ext4, detaches the loop device and
-//! then unmounts the FUSE file system (on exit, error, and after Ctrl-C/SIGTERM). After a
-//! SIGKILL the kernel aborts the FUSE connection (its `/dev/fuse` descriptor is closed with the
-//! process, and is close-on-exec, so no load inherits it): I/O on the leftovers fails at once
-//! instead of hanging, and the next `--scratch` run or `sweetspot restore` sweeps the mount
-//! like the other scratch leftovers ([`crate::bench::stale`]).
+//! Lifecycle. The server is sweetspot's own code ([`Emulator`], the fuser file system) but runs
+//! in a child process, `sweetspot __worker emulate` ([`Server`]), not on threads of the run:
+//! a process that serves a FUSE mount must never wait in the kernel for I/O through that same
+//! mount. After a SIGKILL its other threads are gone at once, while a thread inside `fsync` or
+//! `syncfs` on ext4 waits for writeback that only those threads could complete: the process
+//! can then never exit (the kernel closes `/dev/fuse`, which would abort the connection, only
+//! when the last thread exits). The SIGKILL test found exactly that. As a child it gets
+//! `PR_SET_PDEATHSIG(SIGKILL)`, its own process group (a terminal's Ctrl-C reaches only the
+//! run, which then tears down in order), and stops when its stdin (a pipe from the run)
+//! closes: it never outlives the run. The [`crate::bench::scratch::Scratch`] that owns it
+//! unmounts ext4, detaches the loop device, then stops the server (on exit, error, and after
+//! Ctrl-C/SIGTERM). After a SIGKILL of the run the server dies with it, the kernel aborts the
+//! connection (the descriptor is close-on-exec, so no load inherits it), I/O on the leftovers
+//! fails at once instead of hanging, and the next `--scratch` run or `sweetspot restore`
+//! sweeps the mount like the other scratch leftovers ([`crate::bench::stale`]).
 //!
 //! - [`spec`]: the SPEC grammar and the presets with the figures they come from;
 //! - [`model`]: the pure service-time models;
@@ -37,10 +45,13 @@ pub use spec::Spec;
 
 use crate::bench::IoCounters;
 use crate::{Error, Result};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The FUSE file system type name shown in `/proc/mounts` (`fuse.<this>` is not used: fuser
 /// sets the source). Leftovers are found by their place in a scratch directory, not by it.
@@ -206,4 +217,216 @@ pub(crate) fn unmount(mnt: &Path) -> Result<bool> {
     umount2(mnt, MntFlags::MNT_DETACH)
         .map(|()| false)
         .map_err(|e| Error::io(format!("unmounting {}", mnt.display()), e.into()))
+}
+
+/// What `sweetspot __worker emulate` is given (JSON).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct ServeSpec {
+    /// The SPEC, canonical ([`Spec::canonical`]).
+    pub spec: String,
+    /// The sparse backing file.
+    pub backing: PathBuf,
+    /// The FUSE mount point (an existing empty directory).
+    pub mnt: PathBuf,
+}
+
+/// The body of `sweetspot __worker emulate`: mounts, says `ready` on stdout, then answers
+/// one line per request on stdin (`c`: the counters as JSON; `r`: reset the maximum queue
+/// depth, answered `ok`) until stdin closes, then unmounts and exits.
+///
+/// The process runs under `SCHED_FIFO` priority 1 (its threads inherit it), when the kernel
+/// allows: the device's timing must not depend on how busy the CPUs are. A worker that
+/// sleeps 500 us and then waits 300 us for a CPU on a loaded 2-core machine is a slower
+/// device than its spec (measured here with load average 13: 810 us for a 520 us read before
+/// this). The threads mostly sleep; each request costs them one copy of its data.
+pub fn serve(s: &ServeSpec) -> Result<()> {
+    let spec = Spec::parse(&s.spec)?;
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: sched_setscheduler on this process with a valid sched_param.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        tracing::debug!(
+            "emulate: SCHED_FIFO refused ({}); timing may suffer under CPU load",
+            std::io::Error::last_os_error()
+        );
+    }
+    let mut em = Emulator::start(&spec, &s.backing, &s.mnt)?;
+    let mut out = std::io::stdout().lock();
+    let say = |out: &mut std::io::StdoutLock<'_>, line: &str| {
+        writeln!(out, "{line}").and_then(|()| out.flush())
+    };
+    let io = |e| Error::io("emulate: answering the run", e);
+    say(&mut out, "ready").map_err(io)?;
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        match line.trim() {
+            "c" => {
+                let json = serde_json::to_string(&em.counters())
+                    .map_err(|e| Error::Failed(format!("emulate: {e}")))?;
+                say(&mut out, &json).map_err(io)?;
+            }
+            "r" => {
+                em.reset_max_depth();
+                say(&mut out, "ok").map_err(io)?;
+            }
+            _ => {}
+        }
+    }
+    em.stop()
+}
+
+/// An emulated device served by a child process (see the module docs): the run's handle.
+pub struct Server {
+    child: Option<Child>,
+    pipes: Mutex<Option<(ChildStdin, BufReader<ChildStdout>)>>,
+    spec: Spec,
+    mnt: PathBuf,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("spec", &self.spec.name())
+            .field("mnt", &self.mnt)
+            .finish()
+    }
+}
+
+impl Server {
+    /// Starts `exe __worker emulate` serving `backing` on `mnt` and waits until it has mounted.
+    /// Errors: it could not be started, or it failed to mount (its message is on stderr).
+    pub fn start(spec: &Spec, backing: &Path, mnt: &Path, exe: &Path) -> Result<Server> {
+        let arg = serde_json::to_string(&ServeSpec {
+            spec: spec.canonical(),
+            backing: backing.to_path_buf(),
+            mnt: mnt.to_path_buf(),
+        })
+        .map_err(|e| Error::Failed(format!("emulate: {e}")))?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["__worker", "emulate"])
+            .arg(arg)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        // SAFETY: only async-signal-safe calls (prctl, setpgid) between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+                    || libc::setpgid(0, 0) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| Error::io(format!("starting {} __worker emulate", exe.display()), e))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Error::Failed("emulate: no pipes to the server".into()));
+        };
+        let mut server = Server {
+            child: Some(child),
+            pipes: Mutex::new(Some((stdin, BufReader::new(stdout)))),
+            spec: spec.clone(),
+            mnt: mnt.to_path_buf(),
+        };
+        match server.read_line() {
+            Ok(l) if l == "ready" => Ok(server),
+            _ => {
+                let _ = server.stop();
+                Err(Error::Failed(format!(
+                    "emulate: the server did not mount {} (its error is above)",
+                    mnt.display()
+                )))
+            }
+        }
+    }
+
+    fn read_line(&self) -> Result<String> {
+        let mut g = self.pipes.lock().unwrap_or_else(|p| p.into_inner());
+        let (_, out) = g
+            .as_mut()
+            .ok_or_else(|| Error::Failed("emulate: the server is stopped".into()))?;
+        let mut line = String::new();
+        match out.read_line(&mut line) {
+            Ok(0) => Err(Error::Failed("emulate: the server exited".into())),
+            Ok(_) => Ok(line.trim().to_string()),
+            Err(e) => Err(Error::io("emulate: reading from the server", e)),
+        }
+    }
+
+    fn ask(&self, what: &str) -> Result<String> {
+        {
+            let mut g = self.pipes.lock().unwrap_or_else(|p| p.into_inner());
+            let (input, _) = g
+                .as_mut()
+                .ok_or_else(|| Error::Failed("emulate: the server is stopped".into()))?;
+            writeln!(input, "{what}")
+                .and_then(|()| input.flush())
+                .map_err(|e| Error::io("emulate: writing to the server", e))?;
+        }
+        self.read_line()
+    }
+
+    /// The emulated device's file (what the loop device is attached to).
+    pub fn file(&self) -> PathBuf {
+        self.mnt.join(fuse::FILE_NAME)
+    }
+
+    /// The spec served.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// The counters since the server started.
+    pub fn counters(&self) -> Result<IoCounters> {
+        let line = self.ask("c")?;
+        serde_json::from_str(&line)
+            .map_err(|e| Error::Failed(format!("emulate: counters '{line}': {e}")))
+    }
+
+    /// Starts a new maximum of the queue depth (before a run).
+    pub fn reset_max_depth(&self) -> Result<()> {
+        self.ask("r").map(|_| ())
+    }
+
+    /// Closes the server's stdin, so it unmounts and exits; waits up to 10 s, then kills it.
+    /// Call it after the loop device is detached.
+    pub fn stop(&mut self) -> Result<()> {
+        drop(self.pipes.lock().unwrap_or_else(|p| p.into_inner()).take());
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        let t = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(st)) if st.success() => return Ok(()),
+                Ok(Some(st)) => {
+                    return Err(Error::Failed(format!(
+                        "emulate: the server exited with {st}"
+                    )));
+                }
+                Ok(None) if t.elapsed() < Duration::from_secs(10) => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                _ => break,
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        // Killed: the kernel aborted the connection; take the dead mount away.
+        unmount(&self.mnt)?;
+        Err(Error::Failed(
+            "emulate: the server did not stop within 10 s; killed".into(),
+        ))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            tracing::error!("{e}");
+        }
+    }
 }
