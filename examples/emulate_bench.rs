@@ -28,6 +28,10 @@ use sweetspot::stats;
 use sweetspot::store::Store;
 use sweetspot::sysroot::SysRoot;
 
+/// What the device counted in one io_load run: seek GB, requests, max depth, mean depth
+/// (`None` when read back from a log, which does not print it).
+type Dev = (f64, f64, u64, Option<f64>);
+
 /// One setting's runs, per round (`None`: the run failed or is missing).
 struct Row {
     label: String,
@@ -36,7 +40,7 @@ struct Row {
     io: Vec<Option<f64>>,
     loads: Vec<Option<f64>>,
     /// (seek GB, requests, max depth, mean depth) of the io_load run.
-    dev: Vec<Option<(f64, f64, u64, Option<f64>)>>,
+    dev: Vec<Option<Dev>>,
     wbt_seen: Option<String>,
 }
 
