@@ -203,4 +203,46 @@ mod tests {
             lines[io + 4]
         );
     }
+
+    #[test]
+    fn an_emulated_device_s_counters_close_a_load_s_rows() {
+        let io = |seek_gb: u64| crate::bench::IoCounters {
+            reads: 100,
+            writes: 900,
+            read_bytes: 50_000_000,
+            write_bytes: 450_000_000,
+            seeks: 170,
+            seek_bytes: seek_gb * 1_000_000_000,
+            position_us: 2_000_000,
+            busy_us: 9_000_000,
+            max_depth: 170 + seek_gb,
+            depth_sum: 40_000,
+        };
+        let mk = |load, t, c: Option<crate::bench::IoCounters>| Run {
+            load,
+            time_s: t,
+            cpu_pct: 50.0,
+            loads: (load == Load::IoLoad).then_some(256.0),
+            lcpu_pct: None,
+            failed: None,
+            io: c,
+        };
+        let runs = vec![
+            mk(Load::NoLoad, 5.0, None),
+            mk(Load::IoLoad, 12.0, Some(io(40))),
+            mk(Load::NoLoad, 5.0, None),
+            mk(Load::IoLoad, 13.0, Some(io(60))),
+        ];
+        let s = summarize_trial(&Setting::new(), &runs);
+        let text = contest_blocks(&[&s]);
+        assert!(
+            text.contains(
+                "  device: 1000 requests, 500 MB, 170 seeks over 50.0 GB (2.00 s positioning), \
+                 queue depth mean 40.0 max 230"
+            ),
+            "{text}"
+        );
+        // No counters (a real disk, a simulation): no line.
+        assert_eq!(text.matches("device:").count(), 1);
+    }
 }
