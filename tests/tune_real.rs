@@ -213,6 +213,7 @@ impl sweetspot::bench::Testbed for ReadAheadMatters {
             loads: io.then_some(10.0),
             lcpu_pct: io.then_some(20.0),
             failed: None,
+            io: None,
         })
     }
     fn restore(&mut self) -> sweetspot::Result<()> {

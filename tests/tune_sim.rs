@@ -570,5 +570,8 @@ fn unknown_policy_name_lists_the_built_in_ones() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown policy 'fastest'") && err.contains("desktop, quick, throughput"));
+    assert!(
+        err.contains("unknown policy 'fastest'")
+            && err.contains("desktop, quick, slowdisk, throughput")
+    );
 }

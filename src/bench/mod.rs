@@ -4,10 +4,11 @@
 //! Real measurement: [`job`] (the built-in reference job), [`loads`] (one file per load),
 //! [`group`] (process groups: spawn, time, kill, reap with rusage), [`realrun`] (one real run),
 //! [`scratch`] (`--scratch`), [`stale`] (leftovers of SIGKILLed `--scratch` runs), [`real`]
-//! (`RealDevice`, the real [`Testbed`]), [`worker`] (the hidden `__worker` subcommand the job
+//! (`RealDevice`, the real [`Testbed`]), [`emulate`] (`--emulate`: a slow device served over FUSE), [`worker`] (the hidden `__worker` subcommand the job
 //! and loads run as). Simulation: [`surface`], [`sim`].
 //! Measuring trials and summarising them: [`runner`], [`summary`].
 
+pub mod emulate;
 pub mod fsutil;
 pub mod group;
 pub mod job;
@@ -23,6 +24,6 @@ pub mod surface;
 pub mod testbed;
 pub mod worker;
 
-pub use crate::types::{Load, Run, TargetInfo};
+pub use crate::types::{IoCounters, Load, Run, TargetInfo};
 pub use sim::SimDevice;
 pub use testbed::{SpaceKnob, Testbed};

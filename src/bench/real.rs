@@ -7,6 +7,7 @@
 //! Ctrl-C/SIGTERM. After SIGKILL it remains (and, for `--scratch`, so do the loop device and its
 //! mount; see [`crate::bench::scratch`]).
 
+use crate::bench::emulate::Spec;
 use crate::bench::realrun::{BenchOptions, Bencher};
 use crate::bench::scratch::{SCRATCH_MIB, Scratch};
 use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed, fsutil, loads};
@@ -53,12 +54,26 @@ impl RealDevice {
         opts: BenchOptions,
         command: &str,
     ) -> Result<RealDevice> {
+        RealDevice::scratch_emulated(store, root, opts, command, None)
+    }
+
+    /// [`RealDevice::scratch`], on an emulated slow device when `emulate` is given
+    /// ([`Scratch::create_emulated`]). Its identity is `scratch:emulate:<canonical spec>`:
+    /// what its measurements depend on is the model, not the host disk.
+    pub fn scratch_emulated(
+        store: Store,
+        root: &SysRoot,
+        opts: BenchOptions,
+        command: &str,
+        emulate: Option<&Spec>,
+    ) -> Result<RealDevice> {
         let need: u64 = Load::ALL
             .iter()
             .map(|&l| loads::bytes_needed(l, &opts.sizes))
             .sum::<u64>()
             >> 20;
-        let scratch = Scratch::create(SCRATCH_MIB.max(need * 3 / 2 + 128))?;
+        let scratch =
+            Scratch::create_emulated(SCRATCH_MIB.max(need * 3 / 2 + 128), emulate, &opts.exe)?;
         let name = scratch.device_name();
         let device = device::find(root, &name)?;
         let lock = DeviceLock::acquire(
@@ -67,9 +82,19 @@ impl RealDevice {
             Holder::me(command),
         )?;
         let bench = Bencher::new(scratch.mount_point(), opts)?;
+        let (label, identity) = match emulate {
+            Some(spec) => (
+                format!("{name} (emulated {})", spec.name()),
+                format!("scratch:emulate:{}", spec.canonical()),
+            ),
+            None => (
+                format!("{name} (scratch)"),
+                scratch_identity(root, scratch.backing_file()),
+            ),
+        };
         let mut dev = RealDevice {
-            label: format!("{name} (scratch)"),
-            identity: scratch_identity(root, scratch.backing_file()),
+            label,
+            identity,
             device,
             root: root.clone(),
             store,
@@ -284,8 +309,26 @@ impl Testbed for RealDevice {
         )
     }
 
+    /// One run; on an emulated device with what the device counted during it.
     fn run(&mut self, load: Load) -> Result<Run> {
-        self.bench()?.run(load)
+        let em = self.scratch.as_ref().and_then(|s| s.emulator());
+        let before = match em {
+            Some(e) => {
+                e.reset_max_depth()?;
+                Some(e.counters()?)
+            }
+            None => None,
+        };
+        let bench = self
+            .bench
+            .as_mut()
+            .ok_or_else(|| Error::Failed("the testbed is closed".into()))?;
+        let mut run = bench.run(load)?;
+        let em = self.scratch.as_ref().and_then(|s| s.emulator());
+        if let (Some(e), Some(b)) = (em, before) {
+            run.io = Some(e.counters()?.since(&b));
+        }
+        Ok(run)
     }
 
     fn sizes(&self) -> serde_json::Value {

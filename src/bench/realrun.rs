@@ -275,6 +275,7 @@ impl Bencher {
             loads: loads_done,
             lcpu_pct: lcpu,
             failed,
+            io: None,
         })
     }
 

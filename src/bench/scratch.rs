@@ -8,7 +8,13 @@
 //! sweetspot the loop device, the mount and the backing file under `$TMPDIR/sweetspot-scratch-*`
 //! remain until the next `--scratch` run or `sweetspot restore` removes them
 //! ([`crate::bench::stale`]; a scratch holds a lock that tells a leftover from a live run).
+//!
+//! With `--emulate` ([`Scratch::create_emulated`]) the loop device is attached, with direct
+//! I/O, to a FUSE file at `<dir>/fuse/disk.img` that a [`Server`] (sweetspot's emulator in a
+//! child process) serves from the backing file; cleanup stops it after the loop device is
+//! detached.
 
+use crate::bench::emulate::{Server, Spec};
 use crate::bench::stale;
 use crate::{Error, Result};
 use nix::fcntl::Flock;
@@ -27,6 +33,8 @@ pub struct Scratch {
     mnt: PathBuf,
     loop_dev: Option<PathBuf>,
     mounted: bool,
+    /// The `--emulate` server, stopped after the loop device is detached.
+    emulator: Option<Server>,
     /// The owner lock (see [`stale`]); declared last, so it is released after cleanup.
     _owner: Flock<std::fs::File>,
 }
@@ -39,6 +47,15 @@ impl Scratch {
     /// Whatever was made before an error is removed again. Leftovers of SIGKILLed runs are
     /// removed first ([`stale::sweep`]).
     pub fn create(size_mib: u64) -> Result<Scratch> {
+        Scratch::create_emulated(size_mib, None, Path::new(""))
+    }
+
+    /// [`Scratch::create`], or with `emulate` a slow device: ext4 is made on the backing file
+    /// directly (at host speed), a [`Server`] (`exe __worker emulate`, `exe` being sweetspot's
+    /// binary) serves it as `<dir>/fuse/disk.img`, and the loop device goes over that with
+    /// `--direct-io=on`, so each request the loop driver issues reaches the emulator's model.
+    /// Errors as for `create`, and no `/dev/fuse`.
+    pub fn create_emulated(size_mib: u64, emulate: Option<&Spec>, exe: &Path) -> Result<Scratch> {
         if !nix::unistd::geteuid().is_root() {
             return Err(Error::BadInput(
                 "--scratch needs root (losetup, mkfs.ext4, mount)".into(),
@@ -63,6 +80,7 @@ impl Scratch {
             mnt,
             loop_dev: None,
             mounted: false,
+            emulator: None,
             _owner: owner,
         };
         std::fs::create_dir(&s.mnt)
@@ -72,21 +90,45 @@ impl Scratch {
         f.set_len(size_mib << 20)
             .map_err(|e| Error::io(format!("sizing {}", s.backing.display()), e))?;
         drop(f);
-        let out = tool(
-            "losetup",
-            &["-f".as_ref(), "--show".as_ref(), s.backing.as_os_str()],
-        )?;
-        s.loop_dev = Some(PathBuf::from(out.trim()));
+        let mkfs = |target: &Path| {
+            tool(
+                "mkfs.ext4",
+                &[
+                    "-q".as_ref(),
+                    "-F".as_ref(),
+                    "-E".as_ref(),
+                    "lazy_itable_init=0,lazy_journal_init=0,nodiscard".as_ref(),
+                    target.as_os_str(),
+                ],
+            )
+        };
+        if let Some(spec) = emulate {
+            mkfs(&s.backing)?;
+            let fuse_dir = s.dir_path().join(stale::FUSE_DIR);
+            std::fs::create_dir(&fuse_dir)
+                .map_err(|e| Error::io(format!("creating {}", fuse_dir.display()), e))?;
+            let em = Server::start(spec, &s.backing, &fuse_dir, exe)?;
+            let file = em.file();
+            s.emulator = Some(em);
+            let out = tool(
+                "losetup",
+                &[
+                    "-f".as_ref(),
+                    "--show".as_ref(),
+                    "--direct-io=on".as_ref(),
+                    file.as_os_str(),
+                ],
+            )?;
+            s.loop_dev = Some(PathBuf::from(out.trim()));
+        } else {
+            let out = tool(
+                "losetup",
+                &["-f".as_ref(), "--show".as_ref(), s.backing.as_os_str()],
+            )?;
+            s.loop_dev = Some(PathBuf::from(out.trim()));
+            mkfs(s.loop_dev.as_deref().unwrap_or(Path::new("")))?;
+        }
         let dev = s.loop_dev.clone().unwrap_or_default();
-        tool(
-            "mkfs.ext4",
-            &[
-                "-q".as_ref(),
-                "-E".as_ref(),
-                "lazy_itable_init=0,lazy_journal_init=0".as_ref(),
-                dev.as_os_str(),
-            ],
-        )?;
         nix::mount::mount(
             Some(&dev),
             &s.mnt,
@@ -128,6 +170,18 @@ impl Scratch {
         &self.backing
     }
 
+    /// The `--emulate` server, if this scratch has one.
+    pub fn emulator(&self) -> Option<&Server> {
+        self.emulator.as_ref()
+    }
+
+    fn dir_path(&self) -> PathBuf {
+        self.dir
+            .as_ref()
+            .map(|d| d.path().to_path_buf())
+            .unwrap_or_default()
+    }
+
     /// Kills strays, unmounts, detaches and removes; each step is attempted even when an earlier
     /// one failed. Returns the first failure.
     pub fn cleanup(&mut self) -> Result<()> {
@@ -141,6 +195,12 @@ impl Scratch {
         }
         if let Some(dev) = self.loop_dev.take()
             && let Err(e) = tool("losetup", &["-d".as_ref(), dev.as_os_str()])
+        {
+            first = first.or(Some(e));
+        }
+        // After the loop device: it holds the FUSE file open until it is detached.
+        if let Some(mut em) = self.emulator.take()
+            && let Err(e) = em.stop()
         {
             first = first.or(Some(e));
         }

@@ -428,6 +428,7 @@ impl Testbed for SimDevice {
             loads: m.loads.map(|l| (l * fl / slow).round()),
             lcpu_pct: m.lcpu_pct.map(|c| c * flc),
             failed: None,
+            io: None,
         })
     }
 

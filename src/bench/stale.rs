@@ -1,5 +1,6 @@
 //! Leftovers of runs that were killed with SIGKILL: a `--scratch` run's mount, loop device and
-//! `$TMPDIR/sweetspot-scratch-*` directory with its backing file, and any run's
+//! `$TMPDIR/sweetspot-scratch-*` directory with its backing file (and, for `--emulate`, the
+//! FUSE mount on its `fuse/`, whose server died with the run), and any run's
 //! `$TMPDIR/sweetspot-run-*` directory (load counter and stderr logs).
 //!
 //! Each live [`crate::bench::scratch::Scratch`] and [`crate::bench::realrun::Bencher`] holds an exclusive `flock(2)` on
@@ -21,6 +22,8 @@ pub const DIR_PREFIX: &str = "sweetspot-scratch-";
 pub const RUN_PREFIX: &str = "sweetspot-run-";
 /// The owner's lock file inside a scratch or run directory.
 pub const LOCK_FILE: &str = "owner.lock";
+/// The `--emulate` FUSE mount point inside a scratch directory.
+pub const FUSE_DIR: &str = "fuse";
 
 /// Takes the owner lock of a new scratch directory `dir`: the file is created and locked under
 /// a temporary name, then renamed into place, so [`sweep`] never sees an unlocked lock file of
@@ -76,11 +79,22 @@ fn clean(dir: &Path) -> Result<String, String> {
         unmount(&mnt).map_err(|e| e.to_string())?;
         what.push(format!("unmounted {}", mnt.display()));
     }
-    for dev in loops_backed_by(&backing) {
+    let fuse = dir.join(FUSE_DIR);
+    let emulated = fuse.join(crate::bench::emulate::fuse::FILE_NAME);
+    for dev in loops_backed_by(&backing)
+        .into_iter()
+        .chain(loops_backed_by(&emulated))
+    {
         tool("losetup", &["-d".as_ref(), dev.as_os_str()]).map_err(|e| e.to_string())?;
         what.push(format!("detached {}", dev.display()));
     }
-    if mounted(&mnt) {
+    // The FUSE server died with its run, so the kernel has aborted the connection: nothing
+    // under it is read (no stat, no readdir) before it is gone.
+    if mounted(&fuse) {
+        crate::bench::emulate::unmount(&fuse).map_err(|e| e.to_string())?;
+        what.push(format!("unmounted {}", fuse.display()));
+    }
+    if mounted(&mnt) || mounted(&fuse) {
         return Err("still mounted; left in place".into());
     }
     std::fs::remove_dir_all(dir).map_err(|e| format!("removing it: {e}"))?;

@@ -167,6 +167,7 @@ mod tests {
             loads: (load != Load::NoLoad).then_some(10.0),
             lcpu_pct: None,
             failed: None,
+            io: None,
         }
     }
 

@@ -30,6 +30,12 @@ pub enum What {
     },
     /// A process_load relay: copies stdin to stdout.
     Relay,
+    /// The `--emulate` FUSE server; `spec` is a JSON [`crate::bench::emulate::ServeSpec`].
+    /// Serves until stdin closes.
+    Emulate {
+        /// JSON serve spec.
+        spec: String,
+    },
 }
 
 /// Runs the worker. Errors go to stderr (captured by sweetspot) and exit 1.
@@ -49,5 +55,10 @@ pub fn run(args: &Args) -> Result<()> {
             loads::body(&spec)
         }
         What::Relay => loads::relay(),
+        What::Emulate { spec } => {
+            let spec: crate::bench::emulate::ServeSpec =
+                serde_json::from_str(spec).map_err(|e| parse("emulate", &e.to_string()))?;
+            crate::bench::emulate::serve(&spec)
+        }
     }
 }

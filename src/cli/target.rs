@@ -29,6 +29,12 @@ pub struct TargetArgs {
     #[arg(long)]
     pub scratch: bool,
 
+    /// Make the scratch device slow: serve it over FUSE through a device model, e.g.
+    /// `hdd-5400`, `hdd-7200`, `sdcard`, `emmc`, or
+    /// `latency=500us,bandwidth=200MB/s,channels=4[,seek=hdd,rpm=5400,...]`.
+    #[arg(long, value_name = "PRESET|SPEC", requires = "scratch")]
+    pub emulate: Option<String>,
+
     /// A simulated device: a surface file (see data/surfaces/).
     #[arg(long, value_name = "FILE")]
     pub sim: Option<PathBuf>,
@@ -119,14 +125,23 @@ pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLo
 fn open_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<Box<dyn Testbed>> {
     crate::signals::install();
     let opts = options(ctx, args)?;
+    let emulate = emulation(args)?;
     let dev = if args.scratch {
-        RealDevice::scratch(ctx.store()?, &ctx.root, opts, command)?
+        RealDevice::scratch_emulated(ctx.store()?, &ctx.root, opts, command, emulate.as_ref())?
     } else if let Some(d) = &args.device {
         RealDevice::device(ctx.store()?, &ctx.root, d, args.dir.as_deref(), opts)?
     } else {
         return Err(Error::BadInput("give --device, --scratch or --sim".into()));
     };
     Ok(Box::new(dev))
+}
+
+/// `--emulate`'s spec, parsed (bad input, exit 2, naming the field and value).
+pub fn emulation(args: &TargetArgs) -> Result<Option<crate::bench::emulate::Spec>> {
+    args.emulate
+        .as_deref()
+        .map(crate::bench::emulate::Spec::parse)
+        .transpose()
 }
 
 /// [`BenchOptions`] from the command line.

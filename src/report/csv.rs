@@ -80,6 +80,7 @@ mod tests {
             loads: (load == Load::IoLoad).then_some(4.0),
             lcpu_pct: None,
             failed: failed.map(str::to_string),
+            io: None,
         };
         let runs = vec![
             mk(Load::NoLoad, 60.0, None),

@@ -117,6 +117,9 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
                         JOIN trials t2 ON r2.trial_id = t2.id
                         WHERE t2.tune_id = trials.tune_id GROUP BY r2.trial_id));",
         ),
+        // What an emulated device (`--emulate`) counted during the run: JSON of
+        // `bench::IoCounters` (requests, bytes, seek distance, queue depth); NULL elsewhere.
+        M::up("ALTER TABLE runs ADD COLUMN io TEXT;"),
     ])
 }
 

@@ -118,8 +118,8 @@ impl Store {
     pub fn insert_run(&self, trial_id: i64, run_index: usize, run: &Run) -> Result<i64> {
         self.conn().execute(
             "INSERT INTO runs (trial_id, load, run_index, time_s, cpu_pct, loads, lcpu_pct,
-                               failed, finished_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                               failed, finished_at, io)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 trial_id,
                 run.load.name(),
@@ -129,7 +129,11 @@ impl Store {
                 run.loads,
                 run.lcpu_pct,
                 run.failed,
-                now()
+                now(),
+                run.io
+                    .map(|c| serde_json::to_string(&c))
+                    .transpose()
+                    .map_err(json_err)?,
             ],
         )?;
         Ok(self.conn().last_insert_rowid())
@@ -186,7 +190,7 @@ impl Store {
     pub fn runs(&self, trial_id: i64) -> Result<Vec<RunRow>> {
         let mut st = self.conn().prepare(
             "SELECT id, trial_id, run_index, load, time_s, cpu_pct, loads, lcpu_pct, failed,
-                    finished_at
+                    finished_at, io
              FROM runs WHERE trial_id = ?1 ORDER BY run_index, id",
         )?;
         let rows = st.query_map([trial_id], |r| {
@@ -202,13 +206,19 @@ impl Store {
                     loads: r.get(6)?,
                     lcpu_pct: r.get(7)?,
                     failed: r.get(8)?,
+                    io: None,
                 },
                 r.get::<_, i64>(9)?,
+                r.get::<_, Option<String>>(10)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, trial_id, run_index, load, mut run, finished_at) = row?;
+            let (id, trial_id, run_index, load, mut run, finished_at, io) = row?;
+            run.io = io
+                .map(|t| serde_json::from_str(&t))
+                .transpose()
+                .map_err(json_err)?;
             run.load = load
                 .parse()
                 .map_err(|e: String| crate::Error::Failed(format!("database: runs.load: {e}")))?;
@@ -266,11 +276,18 @@ mod tests {
             loads: Some(12.0),
             lcpu_pct: None,
             failed: None,
+            io: Some(crate::bench::IoCounters {
+                reads: 3,
+                seek_bytes: 1 << 20,
+                max_depth: 2,
+                ..Default::default()
+            }),
         };
         let b = Run {
             load: Load::NoLoad,
             failed: Some("the load completed no work".into()),
             loads: None,
+            io: None,
             ..a.clone()
         };
         s.insert_run(t, 0, &b).unwrap();

@@ -47,9 +47,10 @@ use toml::Spanned;
 pub const SYSTEM_DIR: &str = "/etc/sweetspot/policies";
 
 /// The built-in policies: (name, TOML text).
-pub const BUILTIN: [(&str, &str); 3] = [
+pub const BUILTIN: [(&str, &str); 4] = [
     ("desktop", include_str!("../../policies/desktop.toml")),
     ("quick", include_str!("../../policies/quick.toml")),
+    ("slowdisk", include_str!("../../policies/slowdisk.toml")),
     ("throughput", include_str!("../../policies/throughput.toml")),
 ];
 
@@ -753,7 +754,11 @@ mod tests {
             "builtin:desktop"
         );
         let e = resolve("nosuch", dir.path()).unwrap_err();
-        assert!(e.to_string().contains("desktop, quick, throughput"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("desktop, quick, slowdisk, throughput"),
+            "{e}"
+        );
     }
 
     fn builtin_text(n: &str) -> String {

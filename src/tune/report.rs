@@ -442,6 +442,7 @@ mod tests {
             loads,
             lcpu_pct: None,
             failed: None,
+            io: None,
         };
         let runs = vec![
             run(Load::NoLoad, 10.0, None),

@@ -11,5 +11,5 @@ pub mod run;
 pub mod setting;
 
 pub use load::Load;
-pub use run::{Run, TargetInfo};
+pub use run::{IoCounters, Run, TargetInfo};
 pub use setting::{ApplyOrder, Domain, KnobValue, Setting, setting_label};

@@ -1,0 +1,490 @@
+//! `--emulate PRESET|SPEC`: what an emulated device is, parsed from the command line.
+//!
+//! A SPEC is a comma-separated list of `field=value` items, optionally led by a preset name
+//! whose fields the items then override: `hdd-5400`, `hdd-5400,channels=4`,
+//! `latency=500us,bandwidth=200MB/s,channels=4`. Fields:
+//!
+//! | field | value | meaning |
+//! |---|---|---|
+//! | `latency` | duration (`500us`, `8ms`) | per-request access time of a read (flash) or the command overhead (hdd) |
+//! | `write-latency` | duration | the same for writes (default: `latency`) |
+//! | `bandwidth` | rate (`200MB/s`, `30MiB/s`) | transfer rate of reads and writes |
+//! | `read-bandwidth`, `write-bandwidth` | rate | one direction only |
+//! | `channels` | 1–256 | requests served at once (flash), or the NCQ depth the disk reorders (hdd; 1 = no NCQ) |
+//! | `seek` | `none` or `hdd` | the positioning model: none (flash-like), or a disk arm and platter |
+//! | `rpm` | 1000–20000 | hdd: spindle speed (rotational latency: half a revolution on average) |
+//! | `track-seek`, `full-seek` | duration | hdd: track-to-track and full-stroke seek times |
+//! | `stroke` | size (`1GiB`, `40GB`) | hdd: the byte span of a full stroke (default: the device size) |
+//!
+//! `_` may stand for `-` in field names. Units: durations in `ns`, `us` (or `µs`), `ms`, `s`;
+//! rates in `B/s`, `kB/s`, `MB/s`, `GB/s` (powers of 1000) or `KiB/s`, `MiB/s`, `GiB/s`; sizes
+//! the same without `/s`. A bad SPEC names the field and the value ([`Error::BadInput`], exit 2).
+//!
+//! The presets and the public figures they come from are in [`PRESETS`]; the service-time
+//! models that use these fields are in [`super::model`].
+
+use crate::{Error, Result};
+use std::fmt;
+
+/// The positioning model of an emulated device.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Seek {
+    /// No positioning cost: every request costs access latency + transfer (flash-like).
+    None,
+    /// A disk: a request away from where the previous one ended pays a seek (growing with the
+    /// square root of the distance, from `track_s` to `full_s`) plus half a revolution.
+    Hdd {
+        /// Spindle speed, revolutions per minute.
+        rpm: f64,
+        /// Track-to-track (single-track) seek time, s.
+        track_s: f64,
+        /// Full-stroke seek time, s.
+        full_s: f64,
+        /// Bytes a full stroke spans; `None`: the emulated device's size.
+        stroke: Option<u64>,
+    },
+}
+
+/// An emulated device (see the module docs for the fields).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// The preset it started from, if any.
+    pub preset: Option<&'static str>,
+    /// Read access latency (flash) or command overhead (hdd), s.
+    pub read_latency_s: f64,
+    /// Write access latency or command overhead, s.
+    pub write_latency_s: f64,
+    /// Read transfer rate, bytes/s (`f64::INFINITY`: no transfer cost).
+    pub read_bw: f64,
+    /// Write transfer rate, bytes/s.
+    pub write_bw: f64,
+    /// Parallel channels (flash) or NCQ depth (hdd).
+    pub channels: u32,
+    /// The positioning model.
+    pub seek: Seek,
+}
+
+/// A preset: its name, its SPEC, and where its figures come from.
+pub struct Preset {
+    /// `hdd-5400`, ...
+    pub name: &'static str,
+    /// The SPEC it stands for.
+    pub spec: &'static str,
+    /// The public figures behind it (shown by `--emulate help`-style errors and the docs).
+    pub source: &'static str,
+}
+
+/// The presets. Seek figures are datasheet "typical" values; with the square-root seek curve
+/// of [`super::model`] the mean seek over uniformly random pairs is
+/// `track + 8/15 (full - track)`, which for `hdd-5400` gives 11.1 ms against the datasheet's
+/// 11 ms average.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "hdd-5400",
+        spec: "seek=hdd,rpm=5400,track-seek=1ms,full-seek=20ms,latency=100us,bandwidth=30MB/s,channels=1",
+        source: "a 5400 rpm ATA-100 disk without NCQ: Hitachi Travelstar 5K160 (PATA) \
+                 specification, typical single-track seek 1.0 ms, full stroke 20 ms, average \
+                 11 ms, 5.5 ms average latency at 5400 rpm; the 30 MB/s media rate and the \
+                 100 us command overhead are assumptions for a disk of that class (the \
+                 datasheet's rate table was not consulted)",
+    },
+    Preset {
+        name: "hdd-7200",
+        spec: "seek=hdd,rpm=7200,track-seek=1ms,full-seek=15ms,latency=100us,bandwidth=60MB/s,channels=32",
+        source: "a 7200 rpm SATA disk with NCQ (32 commands): Hitachi single-track seek 1.0 ms \
+                 (Travelstar 7K320), average read seek 8.5 ms (Deskstar 7K1000.C, 2 disks; the \
+                 15 ms full stroke is chosen to give that average with this seek curve), \
+                 4.2 ms average latency at 7200 rpm, sustained media rate between the Deskstar \
+                 7K500's 64.8 MB/s (zone 0) and 31.0 MB/s (zone 29), taken near the outer zone",
+    },
+    Preset {
+        name: "sdcard",
+        spec: "latency=450us,write-latency=1.6ms,read-bandwidth=20MB/s,write-bandwidth=10MB/s,channels=1",
+        source: "a class-10, A1 SD card on a 25 MB/s high-speed bus: speed class 10 = at least \
+                 10 MB/s sequential writes; application class A1 = at least 1500 random 4 KiB \
+                 reads/s and 500 writes/s, i.e. 667 us and 2 ms per 4 KiB request, less the \
+                 4 KiB transfer; reads at 20 MB/s (bus-limited); one command at a time",
+    },
+    Preset {
+        name: "emmc",
+        spec: "latency=100us,write-latency=150us,read-bandwidth=250MB/s,write-bandwidth=100MB/s,channels=4",
+        source: "an eMMC 5.1 (HS400) part of the common class: about 250 MB/s sequential read \
+                 and 100 MB/s write, random 4 KiB reads in about 100 us; 4 channels for its \
+                 internal parallelism (the command queue holds 32)",
+    },
+];
+
+/// Fields a SPEC may set (for error messages).
+const FIELDS: &str = "latency, write-latency, bandwidth, read-bandwidth, write-bandwidth, \
+                      channels, seek, rpm, track-seek, full-seek, stroke";
+
+fn bad(field: &str, value: &str, why: &str) -> Error {
+    Error::BadInput(format!("--emulate: {field} '{value}': {why}"))
+}
+
+impl Spec {
+    /// Parses `--emulate`'s argument (see the module docs). Errors name the field and value.
+    pub fn parse(text: &str) -> Result<Spec> {
+        let mut items = text.split(',').map(str::trim).peekable();
+        let mut spec = Spec {
+            preset: None,
+            read_latency_s: 0.0,
+            write_latency_s: 0.0,
+            read_bw: f64::INFINITY,
+            write_bw: f64::INFINITY,
+            channels: 1,
+            seek: Seek::None,
+        };
+        let mut write_latency_set = false;
+        if let Some(first) = items.peek().copied()
+            && !first.contains('=')
+        {
+            items.next();
+            let p = PRESETS.iter().find(|p| p.name == first).ok_or_else(|| {
+                let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
+                bad(
+                    "preset",
+                    first,
+                    &format!(
+                        "unknown (presets: {}; or field=value items: {FIELDS})",
+                        names.join(", ")
+                    ),
+                )
+            })?;
+            spec = Spec::parse(p.spec)?;
+            spec.preset = Some(p.name);
+            write_latency_set = true;
+        }
+        for item in items {
+            let Some((k, v)) = item.split_once('=') else {
+                return Err(bad(
+                    "item",
+                    item,
+                    &format!("expected field=value (fields: {FIELDS})"),
+                ));
+            };
+            let (k, v) = (k.trim().replace('_', "-"), v.trim());
+            match k.as_str() {
+                "latency" => {
+                    spec.read_latency_s = duration(&k, v)?;
+                    if !write_latency_set {
+                        spec.write_latency_s = spec.read_latency_s;
+                    }
+                }
+                "write-latency" => {
+                    spec.write_latency_s = duration(&k, v)?;
+                    write_latency_set = true;
+                }
+                "bandwidth" => {
+                    spec.read_bw = rate(&k, v)?;
+                    spec.write_bw = spec.read_bw;
+                }
+                "read-bandwidth" => spec.read_bw = rate(&k, v)?,
+                "write-bandwidth" => spec.write_bw = rate(&k, v)?,
+                "channels" => {
+                    spec.channels = v
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|c| (1..=256).contains(c))
+                        .ok_or_else(|| bad(&k, v, "expected a whole number 1–256"))?;
+                }
+                "seek" => match v {
+                    "none" => spec.seek = Seek::None,
+                    "hdd" => {
+                        if spec.seek == Seek::None {
+                            spec.seek = Seek::Hdd {
+                                rpm: 5400.0,
+                                track_s: 1e-3,
+                                full_s: 20e-3,
+                                stroke: None,
+                            };
+                        }
+                    }
+                    _ => return Err(bad(&k, v, "expected none or hdd")),
+                },
+                "rpm" | "track-seek" | "full-seek" | "stroke" => {
+                    let Seek::Hdd {
+                        rpm,
+                        track_s,
+                        full_s,
+                        stroke,
+                    } = &mut spec.seek
+                    else {
+                        return Err(bad(&k, v, "only with seek=hdd (give seek=hdd before it)"));
+                    };
+                    match k.as_str() {
+                        "rpm" => {
+                            *rpm = v
+                                .parse::<f64>()
+                                .ok()
+                                .filter(|r| (1000.0..=20000.0).contains(r))
+                                .ok_or_else(|| bad(&k, v, "expected a number 1000–20000"))?;
+                        }
+                        "track-seek" => *track_s = duration(&k, v)?,
+                        "full-seek" => *full_s = duration(&k, v)?,
+                        _ => *stroke = Some(size(&k, v)?),
+                    }
+                }
+                _ => return Err(bad("field", &k, &format!("unknown (fields: {FIELDS})"))),
+            }
+        }
+        if let Seek::Hdd {
+            track_s, full_s, ..
+        } = spec.seek
+            && track_s > full_s
+        {
+            return Err(bad(
+                "track-seek",
+                &fmt_duration(track_s),
+                &format!("longer than full-seek {}", fmt_duration(full_s)),
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// Every field written out, e.g. `latency=500us,write-latency=500us,...`: the same for
+    /// every way of writing one device (used in its store identity).
+    pub fn canonical(&self) -> String {
+        let mut s = format!(
+            "latency={},write-latency={},read-bandwidth={},write-bandwidth={},channels={}",
+            fmt_duration(self.read_latency_s),
+            fmt_duration(self.write_latency_s),
+            fmt_rate(self.read_bw),
+            fmt_rate(self.write_bw),
+            self.channels
+        );
+        if let Seek::Hdd {
+            rpm,
+            track_s,
+            full_s,
+            stroke,
+        } = &self.seek
+        {
+            s.push_str(&format!(
+                ",seek=hdd,rpm={rpm},track-seek={},full-seek={}",
+                fmt_duration(*track_s),
+                fmt_duration(*full_s)
+            ));
+            if let Some(b) = stroke {
+                s.push_str(&format!(",stroke={b}B"));
+            }
+        }
+        s
+    }
+
+    /// The preset name when the spec is exactly a preset, else [`Spec::canonical`].
+    pub fn name(&self) -> String {
+        match self
+            .preset
+            .and_then(|p| PRESETS.iter().find(|x| x.name == p))
+        {
+            Some(p) if Spec::parse(p.name).is_ok_and(|s| s == *self) => p.name.to_string(),
+            _ => self.canonical(),
+        }
+    }
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// Splits `500us` into (500.0, "us"). `None` when there is no leading number.
+fn number_unit(v: &str) -> Option<(f64, &str)> {
+    let end = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let n: f64 = v[..end].parse().ok()?;
+    n.is_finite().then_some((n, v[end..].trim()))
+}
+
+/// A duration in seconds; at most 10 s.
+fn duration(field: &str, v: &str) -> Result<f64> {
+    let why = "expected a duration such as 500us, 1.5ms or 0 (units ns, us, ms, s), at most 10 s";
+    let (n, unit) = number_unit(v).ok_or_else(|| bad(field, v, why))?;
+    let scale = match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "" if n == 0.0 => 0.0,
+        _ => return Err(bad(field, v, why)),
+    };
+    let s = n * scale;
+    if s > 10.0 {
+        return Err(bad(field, v, why));
+    }
+    Ok(s)
+}
+
+/// A size in bytes: `B`, `kB`/`KB`, `MB`, `GB` (10^3 steps), `KiB`, `MiB`, `GiB`.
+fn size_of(v: &str) -> Option<f64> {
+    let (n, unit) = number_unit(v)?;
+    let scale = match unit {
+        "B" | "" => 1.0,
+        "kB" | "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some(n * scale)
+}
+
+/// A rate in bytes/s, at least 1 kB/s.
+fn rate(field: &str, v: &str) -> Result<f64> {
+    let why = "expected a rate such as 200MB/s or 30MiB/s (at least 1kB/s), or unlimited";
+    if v == "unlimited" {
+        return Ok(f64::INFINITY);
+    }
+    let bytes = v
+        .strip_suffix("/s")
+        .and_then(size_of)
+        .filter(|b| *b >= 1e3)
+        .ok_or_else(|| bad(field, v, why))?;
+    Ok(bytes)
+}
+
+/// A size in bytes, at least 1 MiB.
+fn size(field: &str, v: &str) -> Result<u64> {
+    let why = "expected a size such as 40GB or 1GiB, at least 1MiB";
+    size_of(v)
+        .filter(|b| *b >= 1048576.0 && *b < 1e18)
+        .map(|b| b as u64)
+        .ok_or_else(|| bad(field, v, why))
+}
+
+/// `0.0005` → `500us`.
+pub fn fmt_duration(s: f64) -> String {
+    if s == 0.0 {
+        "0".into()
+    } else if s >= 1.0 {
+        format!("{}s", round(s))
+    } else if s >= 1e-3 {
+        format!("{}ms", round(s * 1e3))
+    } else if s >= 1e-6 {
+        format!("{}us", round(s * 1e6))
+    } else {
+        format!("{}ns", round(s * 1e9))
+    }
+}
+
+/// `2e8` → `200MB/s`.
+pub fn fmt_rate(b: f64) -> String {
+    if b.is_infinite() {
+        "unlimited".into()
+    } else if b >= 1e9 {
+        format!("{}GB/s", round(b / 1e9))
+    } else if b >= 1e6 {
+        format!("{}MB/s", round(b / 1e6))
+    } else {
+        format!("{}kB/s", round(b / 1e3))
+    }
+}
+
+/// Rounds to 6 significant-ish decimals so that `1.6ms` prints as `1.6`, not `1.6000000000000003`.
+fn round(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        match Spec::parse(text) {
+            Err(Error::BadInput(m)) => m,
+            other => panic!("{text}: expected bad input, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn presets_parse_and_name_themselves() {
+        for p in PRESETS {
+            let s = Spec::parse(p.name).unwrap();
+            assert_eq!(s.name(), p.name);
+            assert_eq!(
+                Spec::parse(&s.canonical()).unwrap().canonical(),
+                s.canonical()
+            );
+        }
+        let h = Spec::parse("hdd-5400").unwrap();
+        assert_eq!(h.channels, 1);
+        assert_eq!(
+            h.seek,
+            Seek::Hdd {
+                rpm: 5400.0,
+                track_s: 1e-3,
+                full_s: 20e-3,
+                stroke: None
+            }
+        );
+        assert_eq!(h.read_bw, 30e6);
+    }
+
+    #[test]
+    fn items_override_a_preset() {
+        let s = Spec::parse("hdd-5400,channels=4").unwrap();
+        assert_eq!(s.channels, 4);
+        assert_eq!(s.name(), s.canonical());
+        assert!(s.canonical().contains("channels=4"));
+        // The issue's example.
+        let s = Spec::parse("latency=500us,bandwidth=200MB/s,channels=4,seek=hdd").unwrap();
+        assert_eq!(s.read_latency_s, 500e-6);
+        assert_eq!(s.write_latency_s, 500e-6);
+        assert_eq!(s.write_bw, 200e6);
+        assert!(matches!(s.seek, Seek::Hdd { .. }));
+        let s = Spec::parse("latency=1ms,write_latency=2ms,bandwidth=1MiB/s").unwrap();
+        assert_eq!((s.read_latency_s, s.write_latency_s), (1e-3, 2e-3));
+        assert_eq!(s.read_bw, 1048576.0);
+        assert_eq!(s.seek, Seek::None);
+        let s = Spec::parse("seek=hdd,stroke=40GB,rpm=7200").unwrap();
+        assert!(
+            matches!(s.seek, Seek::Hdd { stroke: Some(40_000_000_000), rpm, .. } if rpm == 7200.0)
+        );
+    }
+
+    #[test]
+    fn bad_specs_name_field_and_value() {
+        assert_eq!(
+            err("latency=5xx"),
+            "--emulate: latency '5xx': expected a duration such as 500us, 1.5ms or 0 (units ns, us, ms, s), at most 10 s"
+        );
+        assert!(err("hdd-5401").starts_with(
+            "--emulate: preset 'hdd-5401': unknown (presets: hdd-5400, hdd-7200, sdcard, emmc"
+        ));
+        assert!(
+            err("channels=0").starts_with("--emulate: channels '0': expected a whole number 1–256")
+        );
+        assert!(err("bandwidth=fast").starts_with("--emulate: bandwidth 'fast': expected a rate"));
+        assert!(err("bandwidth=200MB").starts_with("--emulate: bandwidth '200MB':"));
+        assert!(
+            err("latency=500us,colour=red")
+                .starts_with("--emulate: field 'colour': unknown (fields: latency,")
+        );
+        assert!(err("rpm=5400").starts_with("--emulate: rpm '5400': only with seek=hdd"));
+        assert!(err("seek=ssd").starts_with("--emulate: seek 'ssd': expected none or hdd"));
+        assert!(
+            err("hdd-5400,track-seek=30ms")
+                .starts_with("--emulate: track-seek '30ms': longer than full-seek 20ms")
+        );
+        assert!(err("hdd-5400,rpm=99").starts_with("--emulate: rpm '99':"));
+        assert!(
+            err("latency=500us,,channels=2")
+                .starts_with("--emulate: item '': expected field=value")
+        );
+    }
+
+    #[test]
+    fn durations_and_rates_print_back() {
+        assert_eq!(fmt_duration(500e-6), "500us");
+        assert_eq!(fmt_duration(1.6e-3), "1.6ms");
+        assert_eq!(fmt_rate(200e6), "200MB/s");
+        assert_eq!(fmt_rate(f64::INFINITY), "unlimited");
+        assert_eq!(duration("x", "0").unwrap(), 0.0);
+        assert_eq!(duration("x", "1.5ms").unwrap(), 1.5e-3);
+    }
+}
