@@ -276,7 +276,7 @@ mod tests {
             loads: Some(12.0),
             lcpu_pct: None,
             failed: None,
-            io: Some(crate::bench::IoCounters {
+            io: Some(crate::types::IoCounters {
                 reads: 3,
                 seek_bytes: 1 << 20,
                 max_depth: 2,
