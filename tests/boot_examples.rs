@@ -3,10 +3,10 @@
 //! verify`, `ansible-playbook --syntax-check`), which `.ci/run` installs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use sweetspot::store::Store;
-use sweetspot::types::{Setting, TargetInfo};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -20,41 +20,24 @@ fn bin() -> PathBuf {
 /// fifo_batch, read_ahead_kb and dirty_ratio.
 fn db_with_sweet_spot(dir: &Path) -> PathBuf {
     let db = dir.join("b.db");
-    let store = Store::open(&db).unwrap();
-    let target = TargetInfo {
-        label: "sda".into(),
-        identity: "wwid:naa.5000c500a1b2c3d4".into(),
-        kernel: "6.18.0".into(),
-    };
-    let s = |pairs: &[(&str, &str)]| -> Setting {
-        pairs
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.to_string(),
-                    v.parse::<i64>().map_or_else(|_| (*v).into(), Into::into),
-                )
-            })
-            .collect()
-    };
-    let best = s(&[
-        ("scheduler", "mq-deadline"),
-        ("fifo_batch", "8"),
-        ("read_ahead_kb", "256"),
-        ("dirty_ratio", "10"),
-    ]);
-    let default = s(&[
-        ("scheduler", "none"),
-        ("read_ahead_kb", "128"),
-        ("dirty_ratio", "20"),
-    ]);
-    let ev = serde_json::json!({"target": {"label": "sda"}, "runs": 24,
-        "objective": {"name": "io_load Ratio", "improvement": {"ratio": 2.2, "ci95": [2.05, 2.37]}}});
-    let tune = store.insert_tune(&target, Some("sda"), "quick").unwrap();
-    store
-        .insert_sweet_spot(&target, "quick", Some(tune), &best, &default, true, &ev)
-        .unwrap();
-    store.finish_tune(tune, "done").unwrap();
+    common::store_sweet_spot(
+        &db,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        "6.18.0",
+        &[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "8"),
+            ("read_ahead_kb", "256"),
+            ("dirty_ratio", "10"),
+        ],
+        &[
+            ("scheduler", "none"),
+            ("read_ahead_kb", "128"),
+            ("dirty_ratio", "20"),
+        ],
+        2.2,
+    );
     db
 }
 
@@ -223,24 +206,35 @@ fn tuned_conf_parses_as_ini_with_the_expected_sections() {
     assert_eq!(get("sysctl", "vm.dirty_ratio").as_deref(), Some("10"));
 }
 
-#[test]
-fn the_daemon_unit_passes_systemd_analyze_verify_and_the_example_config_parses() {
+/// The unit `examples/systemd/<name>` as `systemd-analyze verify` sees it (with ExecStart
+/// pointed at the binary under test, since verify checks that it exists): its text, after
+/// asserting that verify passed without a word.
+fn verified_unit(name: &str) -> String {
+    let unit = std::fs::read_to_string(root().join("examples/systemd").join(name)).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let unit = std::fs::read_to_string(root().join("examples/systemd/sweetspot.service")).unwrap();
-    assert!(unit.contains("NoNewPrivileges=yes") && unit.contains("ProtectHome=yes"));
-    let unit = unit.replace("/usr/local/bin/sweetspot", &bin().display().to_string());
-    let path = dir.path().join("sweetspot.service");
-    std::fs::write(&path, unit).unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(
+        &path,
+        unit.replace("/usr/local/bin/sweetspot", &bin().display().to_string()),
+    )
+    .unwrap();
     let out = Command::new("systemd-analyze")
         .arg("verify")
         .arg(&path)
         .output()
-        .unwrap();
+        .expect("systemd-analyze (Debian's systemd; .ci/run installs it)");
     assert!(
         out.status.success() && out.stderr.is_empty(),
-        "{}",
+        "{name}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    unit
+}
+
+#[test]
+fn the_daemon_unit_passes_systemd_analyze_verify_and_the_example_config_parses() {
+    let unit = verified_unit("sweetspot.service");
+    assert!(unit.contains("NoNewPrivileges=yes") && unit.contains("ProtectHome=yes"));
     let p = root().join("examples/daemon.toml");
     let cfg = sweetspot::daemon::config::parse(&std::fs::read_to_string(&p).unwrap(), &p).unwrap();
     assert_eq!(
@@ -251,33 +245,10 @@ fn the_daemon_unit_passes_systemd_analyze_verify_and_the_example_config_parses()
 }
 
 #[test]
-fn the_systemd_unit_passes_systemd_analyze_verify() {
-    if Command::new("systemd-analyze")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        panic!("systemd-analyze is missing: .ci/run installs systemd");
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let unit =
-        std::fs::read_to_string(root().join("examples/systemd/sweetspot-apply.service")).unwrap();
+fn the_apply_unit_passes_systemd_analyze_verify() {
+    let unit = verified_unit("sweetspot-apply.service");
     assert!(unit.contains("Type=oneshot") && unit.contains("RemainAfterExit=yes"));
     assert!(unit.contains("After=local-fs.target systemd-sysctl.service"));
-    // verify checks that ExecStart exists: point it at the binary under test.
-    let unit = unit.replace("/usr/local/bin/sweetspot", &bin().display().to_string());
-    let path = dir.path().join("sweetspot-apply.service");
-    std::fs::write(&path, unit).unwrap();
-    let out = Command::new("systemd-analyze")
-        .arg("verify")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]

@@ -3,11 +3,11 @@
 //! 0 on SIGTERM; `status` shows the device managed while it runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use sweetspot::store::Store;
-use sweetspot::types::{Setting, TargetInfo};
 
 fn put(p: &Path, v: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -60,31 +60,20 @@ fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
     put(&proc_.join("sys/vm/dirty_ratio"), "20");
     disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
     let db = dir.path().join("d.db");
-    {
-        let store = Store::open(&db).unwrap();
-        for (label, wwid, knob, v) in [
-            ("sda", "naa.5000c500a1b2c3d4", "read_ahead_kb", 256),
-            ("sdb", "naa.5000c500eeeeeeee", "fifo_batch", 4),
-        ] {
-            let target = TargetInfo {
-                label: label.into(),
-                identity: format!("wwid:{wwid}"),
-                kernel: "6.18.0".into(),
-            };
-            let best: Setting = [(knob.to_string(), v.into())].into();
-            let default: Setting = [(
-                knob.to_string(),
-                (if knob == "fifo_batch" { 16 } else { 128 }).into(),
-            )]
-            .into();
-            let ev = serde_json::json!({"target": {"label": label}, "runs": 24,
-                "objective": {"name": "io_load Ratio", "improvement": {"ratio": 1.5, "ci95": [1.2, 1.8]}}});
-            let tune = store.insert_tune(&target, Some(label), "quick").unwrap();
-            store
-                .insert_sweet_spot(&target, "quick", Some(tune), &best, &default, true, &ev)
-                .unwrap();
-            store.finish_tune(tune, "done").unwrap();
-        }
+    for (label, wwid, knob, best, default) in [
+        ("sda", "naa.5000c500a1b2c3d4", "read_ahead_kb", "256", "128"),
+        ("sdb", "naa.5000c500eeeeeeee", "fifo_batch", "4", "16"),
+    ] {
+        let id = format!("wwid:{wwid}");
+        common::store_sweet_spot(
+            &db,
+            &id,
+            label,
+            "6.18.0",
+            &[(knob, best)],
+            &[(knob, default)],
+            1.5,
+        );
     }
     let cfg = dir.path().join("daemon.toml");
     std::fs::write(&cfg, "poll_s = 1\n").unwrap();

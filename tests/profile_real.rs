@@ -4,10 +4,10 @@
 //! change (exit 1), and undone by `restore`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use sweetspot::store::Store;
-use sweetspot::types::{Setting, TargetInfo};
 
 /// A loop device over an existing file, detached on drop with its queue put back as it was
 /// attached (a loop queue outlives `losetup -d`).
@@ -99,39 +99,19 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
     let first = Attached::new(&file);
     let backing = first.read("loop/backing_file");
     let default_ra = first.read("queue/read_ahead_kb");
-    {
-        let store = Store::open(&db).unwrap();
-        let target = TargetInfo {
-            label: first.name.clone(),
-            identity: format!("loop:{backing}"),
-            kernel: sweetspot::device::kernel_release(),
-        };
-        let s = |p: &[(&str, &str)]| -> Setting {
-            p.iter()
-                .map(|(k, v)| {
-                    (
-                        k.to_string(),
-                        v.parse::<i64>().map_or_else(|_| (*v).into(), Into::into),
-                    )
-                })
-                .collect()
-        };
-        let best = s(&[
+    common::store_sweet_spot(
+        &db,
+        &format!("loop:{backing}"),
+        &first.name,
+        &sweetspot::device::kernel_release(),
+        &[
             ("scheduler", "mq-deadline"),
             ("fifo_batch", "8"),
             ("read_ahead_kb", "256"),
-        ]);
-        let default = s(&[("scheduler", "none"), ("read_ahead_kb", &default_ra)]);
-        let ev = serde_json::json!({"target": {"label": first.name}, "runs": 24,
-            "objective": {"name": "io_load Ratio", "improvement": {"ratio": 1.3, "ci95": [1.1, 1.5]}}});
-        let tune = store
-            .insert_tune(&target, Some(&first.name), "quick")
-            .unwrap();
-        store
-            .insert_sweet_spot(&target, "quick", Some(tune), &best, &default, true, &ev)
-            .unwrap();
-        store.finish_tune(tune, "done").unwrap();
-    }
+        ],
+        &[("scheduler", "none"), ("read_ahead_kb", &default_ra)],
+        1.3,
+    );
     for format in ["toml", "udev", "sysctl", "tuned"] {
         let out = sweetspot(&db, &["profile", "export", "--format", format]);
         assert!(

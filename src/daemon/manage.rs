@@ -224,27 +224,20 @@ mod tests {
     use crate::testkit::tree::FakeTree;
 
     fn profile() -> Profile {
-        crate::profile::file::parse(
-            r#"
-version = 1
-[[device]]
-name = "sda"
-match = { wwid = "naa.5000c500a1b2c3d4" }
-kernel = "6.18.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { read_ahead_kb = 256 }
-[[device]]
-name = "sdx"
-match = { wwid = "naa.5000c500eeeeeeee" }
-kernel = "6.18.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { fifo_batch = 4 }
-"#,
-            std::path::Path::new("p.toml"),
-        )
-        .unwrap()
+        crate::testkit::profile::profile(&[
+            (
+                "sda",
+                r#"wwid = "naa.5000c500a1b2c3d4""#,
+                "6.18.0",
+                "read_ahead_kb = 256",
+            ),
+            (
+                "sdx",
+                r#"wwid = "naa.5000c500eeeeeeee""#,
+                "6.18.0",
+                "fifo_batch = 4",
+            ),
+        ])
     }
 
     #[test]

@@ -349,31 +349,26 @@ fn apply_follows_identity_not_the_name() {
         .set("sda", "device/serial", "WD-1");
     t.disk("sdc", "8:32", "none [mq-deadline] kyber bfq", 64)
         .set("sdc", "device/wwid", "naa.5000c500ffffffff");
-    let text = r#"
-version = 1
-[[device]]
-name = "sda"
-match = { wwid = "naa.5000c500a1b2c3d4" }
-kernel = "6.18.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { fifo_batch = 8 }
-[[device]]
-name = "sdb"
-match = { model = "WDC WD10EZEX", serial = "WD-1" }
-kernel = "6.18.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { fifo_batch = 4 }
-[[device]]
-name = "sdc"
-match = { wwid = "naa.5000c500eeeeeeee" }
-kernel = "6.1.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { fifo_batch = 2 }
-"#;
-    let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
+    let profile = crate::testkit::profile::profile(&[
+        (
+            "sda",
+            r#"wwid = "naa.5000c500a1b2c3d4""#,
+            "6.18.0",
+            "fifo_batch = 8",
+        ),
+        (
+            "sdb",
+            r#"model = "WDC WD10EZEX", serial = "WD-1""#,
+            "6.18.0",
+            "fifo_batch = 4",
+        ),
+        (
+            "sdc",
+            r#"wwid = "naa.5000c500eeeeeeee""#,
+            "6.1.0",
+            "fifo_batch = 2",
+        ),
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db");
     let mut store = Store::open(&db).unwrap();
@@ -408,23 +403,15 @@ fn a_model_entry_applies_to_every_disk_of_that_model_only_and_warns_on_another_k
         t.disk(n, dev, "none [mq-deadline] kyber bfq", 64)
             .set(n, "device/model", m);
     }
-    let text = r#"
-version = 1
-[[device]]
-name = "sda"
-match = { model = "SDCARD-X" }
-kernel = "2.6.0-old"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { fifo_batch = 8 }
-[[device]]
-name = "sdc"
-match = { model = "OTHER" }
-kernel = "6.18.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-"#;
-    let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
+    let profile = crate::testkit::profile::profile(&[
+        (
+            "sda",
+            r#"model = "SDCARD-X""#,
+            "2.6.0-old",
+            "fifo_batch = 8",
+        ),
+        ("sdc", r#"model = "OTHER""#, "6.18.0", ""),
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db");
     let mut store = Store::open(&db).unwrap();
@@ -485,24 +472,20 @@ fn apply_is_all_or_nothing_up_front() {
     let db = dir.path().join("p.db");
     let mut store = Store::open(&db).unwrap();
     // sdb is on bfq: fifo_batch does not exist there (no scheduler switch asked).
-    let text = r#"
-version = 1
-[[device]]
-name = "sda"
-match = { wwid = "naa.5000c500a1b2c3d4" }
-kernel = "6.18.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { read_ahead_kb = 4096 }
-[[device]]
-name = "sdb"
-match = { model = "WDC WD10EZEX", serial = "WD-WCC6Y1234567" }
-kernel = "6.18.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { fifo_batch = 8 }
-"#;
-    let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
+    let profile = crate::testkit::profile::profile(&[
+        (
+            "sda",
+            r#"wwid = "naa.5000c500a1b2c3d4""#,
+            "6.18.0",
+            "read_ahead_kb = 4096",
+        ),
+        (
+            "sdb",
+            r#"model = "WDC WD10EZEX", serial = "WD-WCC6Y1234567""#,
+            "6.18.0",
+            "fifo_batch = 8",
+        ),
+    ]);
     let e =
         super::apply::apply(&mut store, &t.root, &db, &profile, None, false, "test").unwrap_err();
     assert_eq!(e.exit_code(), 2, "{e}");
@@ -515,11 +498,12 @@ knobs = { fifo_batch = 8 }
     // --dry-run plans the same way.
     assert!(super::apply::apply(&mut store, &t.root, &db, &profile, None, true, "test").is_err());
 
-    let ok = super::file::parse(
-        &text.replace("knobs = { fifo_batch = 8 }", ""),
-        std::path::Path::new("p.toml"),
-    )
-    .unwrap();
+    let ok = crate::testkit::profile::profile(&[(
+        "sda",
+        r#"wwid = "naa.5000c500a1b2c3d4""#,
+        "6.18.0",
+        "read_ahead_kb = 4096",
+    )]);
     let id = "wwid:naa.5000c500a1b2c3d4";
     let _held = crate::lock::DeviceLock::acquire(
         &crate::lock::path(&db, &t.root, id),
@@ -575,17 +559,12 @@ fn verify_allows_a_jiffy_on_ms_knobs() {
     let t = FakeTree::new();
     t.mq_deadline_disk()
         .set("sda", "queue/iosched/read_expire", "12");
-    let text = r#"
-version = 1
-[[device]]
-name = "sda"
-match = { wwid = "naa.5000c500a1b2c3d4" }
-kernel = "6.18.0"
-policy = "quick"
-tuned_at = "2026-12-01T08:00:00Z"
-knobs = { read_expire = 10 }
-"#;
-    let profile = super::file::parse(text, std::path::Path::new("p.toml")).unwrap();
+    let profile = crate::testkit::profile::profile(&[(
+        "sda",
+        r#"wwid = "naa.5000c500a1b2c3d4""#,
+        "6.18.0",
+        "read_expire = 10",
+    )]);
     let v = super::verify::verify(&t.root, &profile).unwrap();
     assert!(v.clean, "{v:?}");
     t.set("sda", "queue/iosched/read_expire", "40");

@@ -3,4 +3,5 @@
 //! [`crate::knob::io::KnobIo`].
 
 pub mod kernel;
+pub mod profile;
 pub mod tree;

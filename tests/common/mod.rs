@@ -313,3 +313,54 @@ impl sweetspot::bench::Testbed for CtrlC {
         self.sim.restore()
     }
 }
+
+/// Stores in `db` a significant sweet spot of `identity` (kernel name `label` when tuned,
+/// `kernel`, policy quick) as a finished tune would: `best` against `default`, as
+/// `(knob, value)` pairs (a value that parses as an integer is one), with an io_load Ratio
+/// improvement of `ratio` in its evidence.
+pub fn store_sweet_spot(
+    db: &Path,
+    identity: &str,
+    label: &str,
+    kernel: &str,
+    best: &[(&str, &str)],
+    default: &[(&str, &str)],
+    ratio: f64,
+) {
+    use sweetspot::types::{Setting, TargetInfo};
+    let s = |pairs: &[(&str, &str)]| -> Setting {
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    v.parse::<i64>().map_or_else(|_| (*v).into(), Into::into),
+                )
+            })
+            .collect()
+    };
+    let store = sweetspot::store::Store::open(db).expect("open the database");
+    let target = TargetInfo {
+        label: label.into(),
+        identity: identity.into(),
+        kernel: kernel.into(),
+    };
+    let ev = serde_json::json!({"target": {"label": label}, "runs": 24,
+        "objective": {"name": "io_load Ratio",
+                      "improvement": {"ratio": ratio, "ci95": [ratio * 0.9, ratio * 1.1]}}});
+    let tune = store
+        .insert_tune(&target, Some(label), "quick")
+        .expect("tune row");
+    store
+        .insert_sweet_spot(
+            &target,
+            "quick",
+            Some(tune),
+            &s(best),
+            &s(default),
+            true,
+            &ev,
+        )
+        .expect("sweet spot row");
+    store.finish_tune(tune, "done").expect("finish");
+}
