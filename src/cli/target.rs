@@ -107,8 +107,10 @@ pub fn lock(ctx: &Ctx, identity: &str, label: &str, command: &str) -> Result<Dev
 /// Takes the lock of the real target `args` name (`--device D`: D's identity; `--scratch`: the
 /// identity a scratch tune is stored under, [`scratch_identity`] of `$TMPDIR`, where its
 /// backing file goes) before anything is built: a second writer is refused before a loop
-/// device or a filesystem is made. Errors: those of [`lock`]; an unknown device.
+/// device or a filesystem is made, and bad input (a bad `--emulate` SPEC) is refused before
+/// the lock is even asked for. Errors: a bad SPEC; those of [`lock`]; an unknown device.
 pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLock> {
+    emulation(args)?;
     if args.scratch {
         let id = scratch_identity(&ctx.root, &std::env::temp_dir());
         return lock(ctx, &id, "--scratch", command);

@@ -364,3 +364,121 @@ pub fn store_sweet_spot(
         .expect("sweet spot row");
     store.finish_tune(tune, "done").expect("finish");
 }
+
+/// A loop device over an existing file, detached on drop with its queue put back as it was
+/// attached (a loop queue outlives `losetup -d`).
+pub struct Attached {
+    /// Kernel name, e.g. `loop3`.
+    pub name: String,
+    /// `/dev/loop3`.
+    pub dev: PathBuf,
+    saved: Vec<(&'static str, String)>,
+}
+
+impl Attached {
+    /// Attaches `file` (`losetup -f --show`), with `--direct-io=on` if `direct_io`.
+    pub fn new(file: &Path, direct_io: bool) -> Attached {
+        let mut cmd = Command::new("losetup");
+        if direct_io {
+            cmd.arg("--direct-io=on");
+        }
+        let out = cmd
+            .args(["-f", "--show"])
+            .arg(file)
+            .output()
+            .expect("run losetup");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let name = dev
+            .file_name()
+            .expect("device name")
+            .to_string_lossy()
+            .into_owned();
+        // A reused loop number starts from the kernel's defaults, not a leftover.
+        let _ = std::fs::write(
+            Path::new("/sys/block").join(&name).join("queue/scheduler"),
+            "none\n",
+        );
+        let mut a = Attached {
+            name,
+            dev,
+            saved: Vec::new(),
+        };
+        a.saved = ["queue/read_ahead_kb", "queue/wbt_lat_usec"]
+            .into_iter()
+            .map(|rel| (rel, a.read(rel)))
+            .collect();
+        a
+    }
+
+    /// Reads `/sys/block/<name>/<rel>`, trimmed.
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(Path::new("/sys/block").join(&self.name).join(rel))
+            .unwrap_or_else(|e| panic!("{rel}: {e}"))
+            .trim()
+            .to_string()
+    }
+
+    /// Writes `/sys/block/<name>/<rel>` by hand (as an admin would).
+    pub fn write(&self, rel: &str, v: &str) {
+        std::fs::write(
+            Path::new("/sys/block").join(&self.name).join(rel),
+            format!("{v}\n"),
+        )
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    }
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        let q = Path::new("/sys/block").join(&self.name);
+        let _ = std::fs::write(q.join("queue/scheduler"), "none\n");
+        for (rel, v) in &self.saved {
+            let _ = std::fs::write(q.join(rel), format!("{v}\n"));
+        }
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// ext4 on a device, mounted on a directory; unmounted on drop.
+pub struct Ext4Mount {
+    /// Mount point.
+    pub target: PathBuf,
+}
+
+impl Ext4Mount {
+    /// Mounts the ext4 on `dev` at `target` (created if missing), after `mkfs.ext4 -q` if
+    /// `mkfs`.
+    pub fn new(dev: &Path, target: &Path, mkfs: bool) -> Ext4Mount {
+        if mkfs {
+            let ok = Command::new("mkfs.ext4")
+                .arg("-q")
+                .arg(dev)
+                .status()
+                .expect("mkfs.ext4")
+                .success();
+            assert!(ok, "mkfs.ext4 {} failed", dev.display());
+        }
+        std::fs::create_dir_all(target).expect("mkdir mount point");
+        let ok = Command::new("mount")
+            .arg(dev)
+            .arg(target)
+            .status()
+            .expect("mount")
+            .success();
+        assert!(ok, "mount {} failed", dev.display());
+        Ext4Mount {
+            target: target.to_path_buf(),
+        }
+    }
+}
+
+impl Drop for Ext4Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.target).status();
+    }
+}
