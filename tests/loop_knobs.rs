@@ -390,3 +390,27 @@ fn a_scratch_queue_starts_from_a_fresh_loop_devices_and_gets_the_old_one_back() 
     assert_eq!(now, stale);
     assert_eq!(l.read("queue/iosched/fifo_batch"), "32");
 }
+
+/// Writing max_sectors_kb makes the kernel recompute read_ahead_kb: `set` journals both, and
+/// `restore` puts an admin's read_ahead_kb back too (written after max_sectors_kb).
+#[test]
+fn max_sectors_kb_recomputes_read_ahead_and_restore_puts_it_back() {
+    let env = Env::new();
+    let l = LoopDev::new(32);
+    let _queue = common::QueueBackup::save(&l.name, &["read_ahead_kb", "max_sectors_kb"]);
+    l.write("queue/read_ahead_kb", "384");
+    env.cmd(&["set", &l.name, "max_sectors_kb=256"])
+        .assert()
+        .success();
+    assert_eq!(l.read("queue/max_sectors_kb"), "256");
+    let after = l.read("queue/read_ahead_kb");
+    env.cmd(&["restore", &l.name])
+        .assert()
+        .success()
+        .stdout(contains(format!("{} read_ahead_kb = 384", l.name)));
+    assert_eq!(
+        l.read("queue/read_ahead_kb"),
+        "384",
+        "it was {after} after the set"
+    );
+}

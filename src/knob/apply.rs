@@ -6,7 +6,7 @@
 //! restored. Both go through [`KnobIo`] so unit tests can simulate the kernel on fake trees.
 
 use super::io::{KnobIo, RealIo, parse_int, read_knob};
-use super::plan::{Write, plan};
+use super::plan::{Write, plan, rank};
 use super::{ApplyOrder, KnobValue, Setting, catalogue};
 use crate::device::{Device, identity::identity, parse_scheduler};
 use crate::store::Store;
@@ -300,7 +300,13 @@ fn by_path(entries: Vec<Entry>) -> Vec<PathGroup> {
             None => out.push(PathGroup { entries: vec![e] }),
         }
     }
-    out.sort_by_key(|g| (g.entries[0].order, g.entries[0].id));
+    out.sort_by_key(|g| {
+        (
+            g.entries[0].order,
+            rank(&g.entries[0].knob),
+            g.entries[0].id,
+        )
+    });
     out
 }
 

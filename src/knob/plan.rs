@@ -6,7 +6,9 @@
 //!   and (bfq) may turn off writeback throttling (`wbt_lat_usec`);
 //! - writing `nr_requests` resets mq-deadline's `async_depth` (measured here: 64 → 64, 32 → 32),
 //!   so the active scheduler's `iosched/` values are journaled too;
-//! - `dirty_bytes` zeroes `dirty_ratio` and the reverse (likewise the background pair).
+//! - `dirty_bytes` zeroes `dirty_ratio` and the reverse (likewise the background pair);
+//! - writing `max_sectors_kb` recomputes `read_ahead_kb` ([`resets`]), so it is journaled too
+//!   and written (and restored) before `read_ahead_kb`.
 
 use super::io::{KnobIo, read_knob};
 use super::{ApplyOrder, Domain, Knob, KnobValue, Setting, catalogue, discover};
@@ -84,10 +86,25 @@ pub(crate) fn plan(
             )));
         }
     }
-    writes.sort_by_key(|w| w.order);
+    writes.sort_by_key(|w| (w.order, rank(&w.name)));
     check_writable(&writes)?;
     let journal = journal_set(io, device, &knobs, &writes, switching)?;
     Ok(Plan { writes, journal })
+}
+
+/// The queue knob whose value a write of `name` recomputes, if any. Writing `max_sectors_kb`
+/// commits new queue limits (block/blk-sysfs.c `queue_max_sectors_store`), and committing
+/// limits recomputes the read-ahead window (block/blk-settings.c `blk_apply_bdi_limits`).
+/// Measured on a loop device here (6.18): `read_ahead_kb` 512 became 2560 when
+/// `max_sectors_kb` 1280 was written.
+pub(crate) fn resets(name: &str) -> Option<&'static str> {
+    (name == "max_sectors_kb").then_some("read_ahead_kb")
+}
+
+/// Order among knobs of one [`ApplyOrder`]: a knob that [`resets`] another goes first, so the
+/// other's own value (written or restored after it) is the one that stays.
+pub(crate) fn rank(name: &str) -> u8 {
+    if resets(name).is_some() { 0 } else { 1 }
 }
 
 fn write_for(k: &Knob, v: &KnobValue) -> Write {
@@ -217,6 +234,9 @@ fn journal_set<'k>(
                 .for_each(&mut add);
         }
         if let Some(p) = catalogue::exclusive_partner(&w.name).and_then(by_name) {
+            add(p);
+        }
+        if let Some(p) = resets(&w.name).and_then(by_name) {
             add(p);
         }
     }

@@ -570,3 +570,68 @@ fn an_iosched_file_this_kernel_lacks_is_enoent_and_the_switch_is_undone() {
     assert!(t.get("hda", "queue/scheduler").contains("[deadline]"));
     assert!(s.journal_open(None, None).unwrap().is_empty());
 }
+
+#[test]
+fn max_sectors_kb_journals_the_read_ahead_it_recomputes_and_restore_puts_both_back() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    // Alone: the kernel recomputes read_ahead_kb (2 × 512), which is journaled first.
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("max_sectors_kb", 512.into())]),
+        "a",
+    )
+    .unwrap();
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "1024");
+    let journaled: Vec<String> = s
+        .journal_open(None, None)
+        .unwrap()
+        .iter()
+        .map(|e| format!("{}={}", e.knob, e.original))
+        .collect();
+    assert_eq!(journaled, ["max_sectors_kb=1280", "read_ahead_kb=128"]);
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(t.get("sda", "queue/max_sectors_kb"), "1280");
+    assert_eq!(
+        t.get("sda", "queue/read_ahead_kb"),
+        "128",
+        "written after max_sectors_kb"
+    );
+
+    // Together: read_ahead_kb is written after max_sectors_kb, so its own value stays.
+    let both = setting(&[("read_ahead_kb", 64.into()), ("max_sectors_kb", 256.into())]);
+    apply_with(&k, &mut s, &t.root, &d, &both, "b").unwrap();
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "64");
+    assert_eq!(t.get("sda", "queue/max_sectors_kb"), "256");
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+
+    // Journaled read_ahead_kb first (older id), max_sectors_kb later: restore still writes
+    // max_sectors_kb first.
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("read_ahead_kb", 64.into())]),
+        "c",
+    )
+    .unwrap();
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("max_sectors_kb", 256.into())]),
+        "d",
+    )
+    .unwrap();
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(t.get("sda", "queue/max_sectors_kb"), "1280");
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
+}

@@ -78,6 +78,13 @@ impl KnobIo for FakeKernel {
                 }
                 Ok(())
             }
+            // Committing new limits recomputes read-ahead: 2 × max_sectors_kb, as measured
+            // on a loop device (knob::plan::resets).
+            "max_sectors_kb" => {
+                put(path, &v)?;
+                let n: i64 = v.parse().map_err(|_| Self::einval())?;
+                put(&dir.join("read_ahead_kb"), &(2 * n).to_string())
+            }
             "read_expire" | "write_expire" | "prio_aging_expire" => {
                 let ms: i64 = v.parse().map_err(|_| Self::einval())?;
                 put(path, &((ms + 3) / 4 * 4).to_string())
