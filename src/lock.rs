@@ -2,6 +2,8 @@
 //! every command that writes a device's knobs (`set`, `bench --device`, `tune`, `restore`) for
 //! as long as it may write them. A second writer is refused (exit 2) with the holder named:
 //! the holder writes its command, pid, tune id (once it has one) and start time into the file.
+//! The host-wide knobs have one lock of their own ([`HOST`]), taken besides the device's by a
+//! command whose setting or policy has one.
 //!
 //! Lock files live in `/run/sweetspot/locks/` for a real device as root (so every database on
 //! the host shares them, and a reboot empties them), else in `<db dir>/locks/` (a simulated
@@ -22,6 +24,17 @@ use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The identity of the host-wide knobs (vm, kernel: files under `/proc/sys`): they have one
+/// writer at a time too, whichever device it measures, since two tunes that both write
+/// `dirty_ratio` would each journal the other's value as the original.
+pub const HOST: &str = "host";
+
+/// How a refusal names the host lock: `the host (dirty_ratio, swappiness)`, `knobs` being the
+/// host-wide knobs the refused command wanted to write.
+pub fn host_label(knobs: &[&str]) -> String {
+    format!("the host ({})", knobs.join(", "))
+}
 
 /// Where lock files of real devices live as root.
 pub const RUN_DIR: &str = "/run/sweetspot/locks";

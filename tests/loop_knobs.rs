@@ -414,3 +414,43 @@ fn max_sectors_kb_recomputes_read_ahead_and_restore_puts_it_back() {
         "it was {after} after the set"
     );
 }
+
+/// Host-wide knobs have one writer too: while a `set` writes dirty_ratio for one device, a
+/// `set` of a host knob for another device is refused naming the holder, and a device knob of
+/// that other device is not.
+#[test]
+fn host_wide_knobs_have_one_writer_whichever_device() {
+    let env = Env::new();
+    let (a, b) = (LoopDev::new(32), LoopDev::new(32));
+    let child = Child(
+        std::process::Command::new(assert_cmd::cargo::cargo_bin!("sweetspot"))
+            .arg("--db")
+            .arg(env.db())
+            .arg("--procfs-root")
+            .arg(env.dir.path().join("proc"))
+            .args(["set", &a.name, "dirty_ratio=10"])
+            .env(sweetspot::knob::apply::HOLD_ENV, "60000")
+            .spawn()
+            .expect("spawn set"),
+    );
+    let t0 = std::time::Instant::now();
+    while env.vm("dirty_ratio") != "10" {
+        assert!(t0.elapsed().as_secs() < 60, "set never wrote");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    env.cmd(&["set", &b.name, "dirty_ratio=30"])
+        .assert()
+        .code(2)
+        .stderr(contains(format!(
+            "the host (dirty_ratio) is in use by `sweetspot set` (pid {}",
+            child.0.id()
+        )));
+    assert_eq!(env.vm("dirty_ratio"), "10");
+    let _queue = common::QueueBackup::save(&b.name, &["read_ahead_kb"]);
+    env.cmd(&["set", &b.name, "read_ahead_kb=256"])
+        .assert()
+        .success();
+    drop(child);
+    env.cmd(&["restore"]).assert().success();
+    assert_eq!(env.vm("dirty_ratio"), "20");
+}

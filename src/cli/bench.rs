@@ -94,6 +94,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         Some(_) => Some(target::lock_real(ctx, &args.target, "bench")?),
         None => None,
     };
+    let set_names = args
+        .set
+        .iter()
+        .map(|kv| kv.split_once('=').map_or(kv.as_str(), |(k, _)| k));
+    let _host = match args.target.sim {
+        None => target::lock_host(ctx, set_names, "bench")?,
+        Some(_) => None,
+    };
     let seed = target::seed(ctx, &args.target);
     let mut tb = target::open(ctx, &args.target, seed, "bench")?;
     let result = measure(ctx, args, &loads, tb.as_mut());

@@ -47,6 +47,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let dev = device::find(&ctx.root, &args.device)?;
     // One writer per device: refused while a tune, bench or another set writes it.
     let _lock = super::target::lock(ctx, &dev.identity, &dev.name, "set")?;
+    let _host = super::target::lock_host(ctx, setting.keys().map(String::as_str), "set")?;
     let mut store = ctx.store()?;
     store.record_device(&dev, &device::kernel_release())?;
     let changes = apply_with(&RealIo, &mut store, &ctx.root, &dev, &setting, "set")?;

@@ -104,6 +104,30 @@ pub fn lock(ctx: &Ctx, identity: &str, label: &str, command: &str) -> Result<Dev
     )
 }
 
+/// Takes the host-wide knobs' lock ([`crate::lock::HOST`]) for `command` when one of `knobs`
+/// is host-wide (a vm knob under `/proc/sys`); `None` when none is. Errors: bad input (exit 2)
+/// naming the holder when another writer has it.
+pub fn lock_host<'a>(
+    ctx: &Ctx,
+    knobs: impl IntoIterator<Item = &'a str>,
+    command: &str,
+) -> Result<Option<DeviceLock>> {
+    let host: Vec<&str> = knobs
+        .into_iter()
+        .filter(|k| crate::knob::catalogue::order_of(k) == Some(crate::knob::ApplyOrder::Vm))
+        .collect();
+    if host.is_empty() {
+        return Ok(None);
+    }
+    lock(
+        ctx,
+        crate::lock::HOST,
+        &crate::lock::host_label(&host),
+        command,
+    )
+    .map(Some)
+}
+
 /// Takes the lock of the real target `args` name (`--device D`: D's identity; `--scratch`: the
 /// identity a scratch tune is stored under, [`scratch_identity`] of `$TMPDIR`, where its
 /// backing file goes) before anything is built: a second writer is refused before a loop

@@ -66,6 +66,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         let lock = target::lock_real(ctx, &args.target, "tune")?;
         (lock, target::open(ctx, &args.target, seed, "tune")?)
     };
+    // Host-wide knobs in the policy: one writer for them too (a simulation writes nothing).
+    let _host = match args.target.sim {
+        None => target::lock_host(ctx, pol.knobs.keys().map(String::as_str), "tune")?,
+        Some(_) => None,
+    };
     let req = Request {
         policy: &pol,
         budget: args.budget,

@@ -155,6 +155,14 @@ pub fn apply(
                 Holder::me(command),
             )?);
         }
+        if let Some(h) = host.filter(|h| !h.knobs.is_empty() && carrier.is_some()) {
+            let names: Vec<&str> = h.knobs.keys().map(String::as_str).collect();
+            locks.push(DeviceLock::acquire(
+                &crate::lock::path(db, root, crate::lock::HOST),
+                &crate::lock::host_label(&names),
+                Holder::me(command),
+            )?);
+        }
     }
     for (d, dev) in targets {
         let kernel_warning = (d.kernel != kernel).then(|| {
