@@ -15,6 +15,7 @@
 
 use super::{BayesOpt, Phase, Step};
 use crate::stats;
+use crate::tune::evaluator::Part;
 use serde::{Deserialize, Serialize};
 
 /// The check takes at most this many times `check_pairs` pairs, unless 90% power needs more
@@ -101,6 +102,13 @@ impl BayesOpt {
             ));
             return;
         }
+        self.queue_pairs(best, n, &why);
+    }
+
+    /// Queues `n` fresh interleaved (default, `best`) pairs of full trials and enters the
+    /// check phase.
+    pub(super) fn queue_pairs(&mut self, best: usize, n: usize, why: &str) {
+        self.incumbent = best;
         self.phase = Phase::Check;
         for i in 0..n {
             self.queue.push_back(Step {
@@ -111,11 +119,13 @@ impl BayesOpt {
                     format!("final check: default, pair {} of {n}", i + 1)
                 },
                 check: true,
+                part: Part::Full,
             });
             self.queue.push_back(Step {
                 point: best,
                 why: format!("final check: best, pair {} of {n}", i + 1),
                 check: true,
+                part: Part::Full,
             });
         }
     }
@@ -166,8 +176,13 @@ impl BayesOpt {
             v.extend(self.check_obs.iter().filter(|o| o.0 == p).map(|o| o.1));
             v
         };
-        let sd_df = stats::paired_variance(&d, &all(best), &all(self.default))
-            .map(|(v, df)| (v.sqrt(), df));
+        let sd_df = match self.screen_arms(best) {
+            // The screen's trials of the two settings are mostly parts: their arms come from
+            // the parts' variances (screen::BayesOpt::screen_arms).
+            Some(arms) => stats::paired_variance_arms(&d, arms),
+            None => stats::paired_variance(&d, &all(best), &all(self.default)),
+        }
+        .map(|(v, df)| (v.sqrt(), df));
         // H0: improvement ≤ min_effect. Shifting d by ln(1 + min_effect) puts that boundary
         // at 0 for the one-sided test.
         let shift = (1.0 + self.cfg.min_effect).ln();

@@ -1,0 +1,415 @@
+//! The screen (the search of [`BayesOpt`] on a grid small enough to measure whole; issue #13's
+//! design): global, noise-aware, and testing its one shortcut.
+//!
+//! 1. **Screen.** The default gets one full trial (the guards' and the check's reference);
+//!    every other setting one [`Part::Loaded`] trial (its loaded runs only), in a seeded
+//!    random order (a drift then favours no region of the grid).
+//! 2. **Race** (LUCB, Kalyanakrishnan et al. 2012) on the loaded cost: the leader is the
+//!    setting with the lowest mean + [`PICK_K`] standard errors; its challenger the other
+//!    setting with the lowest mean − [`RACE_Z`] standard errors; whichever of the two has the
+//!    larger standard error gets one more loaded trial, until the challenger's lower bound
+//!    clears the leader's upper bound or the search's runs are spent. A setting's standard
+//!    error uses its own variance shrunk toward a prior ([`ASSUMED_NOISE`] with [`PRIOR_DF`]
+//!    df), not one pooled across settings: noise differs between settings (on the seed
+//!    surface 12% per run at fifo_batch 1, 2 and 4, 4% elsewhere), and a pooled sd lets a
+//!    lucky draw of a noisy setting win.
+//! 3. **no_load flatness test** (a Ratio objective only): the loaded cost ranks settings as
+//!    their Ratio does only if no_load does not depend on the setting. The two finalists (the
+//!    best two by the leader's rule) get a [`Part::NoLoad`] trial, and each one's mean ln
+//!    no_load Time is compared with the default's (two-sided z at [`FLAT_Z`], shrunk
+//!    per-setting variances). Flat: no_load is pooled and the loaded cost decides. Not flat:
+//!    each finalist and the default is ranked by its own Ratio (mean ln loaded Time − its own
+//!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
+//!    the verdict's reason says which.
+//! 4. **Final check**: as on any grid ([`super::check`]), on fresh pairs of full trials, so
+//!    the tested Ratio divides by each trial's own no_load whatever step 3 found.
+//!
+//! Budgets are in load runs: the policy's budget × runs per full trial; the check keeps
+//! `check_pairs` pairs of full trials, and runs the search leaves become more pairs (at most
+//! [`CHECK_CAP`] × `check_pairs`).
+
+use super::{ASSUMED_NOISE, BayesOpt, CHECK_CAP, PRIOR_DF, Step, Verdict};
+use crate::bench::Load;
+use crate::stats;
+use crate::tune::evaluator::{Part, Trial};
+use serde::{Deserialize, Serialize};
+
+/// Standard errors added to a setting's mean loaded cost when picking the leader (and the
+/// answer): a setting measured once must beat a replicated one by more than its noise.
+/// (Developed on seeds 1..400 of the 9-setting surfaces.)
+pub const PICK_K: f64 = 1.0;
+
+/// Standard errors of the race's confidence bounds (LUCB).
+pub const RACE_Z: f64 = 1.5;
+
+/// The no_load flatness test rejects "flat" when a finalist's mean ln no_load Time differs
+/// from the default's by more than this many standard errors (two-sided; 1.645 is a 10%
+/// false alarm on a flat surface, whose only cost is a noisier, fair comparison).
+pub const FLAT_Z: f64 = 1.645;
+
+/// The screen is used when the screen itself (one full trial of the default, one loaded trial
+/// of every other setting) takes at most this share of the budget's runs.
+pub const SCREEN_SHARE: f64 = 0.5;
+
+/// The screen's state.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Screen {
+    /// Settings still to screen, in order.
+    todo: Vec<usize>,
+    /// (point, cost of the loaded part) of every search trial: ln loaded Time (+ guard
+    /// penalties) for a Ratio objective, the cost itself for Loads.
+    loaded: Vec<(usize, f64)>,
+    /// (point, ln mean no_load Time) of every search trial that ran no_load.
+    no_load: Vec<(usize, f64)>,
+    /// The same two of the final check's trials: (point, cost) of their loaded parts, and
+    /// (point, ln no_load Time).
+    #[serde(default)]
+    check_loaded: Vec<(usize, f64)>,
+    #[serde(default)]
+    check_no_load: Vec<(usize, f64)>,
+    /// The finalists of the flatness test, once chosen.
+    finalists: Vec<usize>,
+    /// The flatness test's outcome: `Some(true)` flat (pooled), `Some(false)` not.
+    flat: Option<bool>,
+    /// What the report says about no_load.
+    pub note: Option<String>,
+}
+
+/// (mean, standard error) of costs `c` with their variance shrunk toward
+/// [`ASSUMED_NOISE`]² by [`PRIOR_DF`] prior df.
+fn estimate(c: &[f64]) -> Option<(f64, f64)> {
+    if c.is_empty() {
+        return None;
+    }
+    let n = c.len() as f64;
+    let own = if c.len() >= 2 {
+        stats::variance(c)
+    } else {
+        0.0
+    };
+    let v = (PRIOR_DF * ASSUMED_NOISE * ASSUMED_NOISE + (n - 1.0) * own) / (PRIOR_DF + n - 1.0);
+    Some((stats::mean(c), (v / n).sqrt()))
+}
+
+impl BayesOpt {
+    /// Turns the screen on when the objective may be measured in parts and the screen fits
+    /// ([`SCREEN_SHARE`]).
+    pub(super) fn with_screen_if_it_fits(mut self) -> Self {
+        let n = self.coords.len();
+        let full = self.runs_full();
+        let cost = full + n.saturating_sub(1) * self.cfg.runs_loaded;
+        if self.cfg.runs_loaded == 0 || n < 2 {
+            return self;
+        }
+        if cost as f64 > SCREEN_SHARE * (self.cfg.budget * full) as f64 {
+            return self;
+        }
+        let mut todo: Vec<usize> = (0..n).filter(|&p| p != self.default).collect();
+        for i in (1..todo.len()).rev() {
+            let j = ((self.uniform() * (i + 1) as f64) as usize).min(i);
+            todo.swap(i, j);
+        }
+        self.screen = Some(Screen {
+            todo,
+            ..Screen::default()
+        });
+        self
+    }
+
+    fn runs_full(&self) -> usize {
+        if self.cfg.runs_full == 0 {
+            2
+        } else {
+            self.cfg.runs_full
+        }
+    }
+
+    /// True when the objective is a Ratio whose no_load the screen may pool (after testing).
+    fn pools_no_load(&self) -> bool {
+        self.cfg.runs_no_load > 0
+    }
+
+    /// Takes in the parts of a search trial.
+    pub(super) fn observe_parts(&mut self, part: Part, t: &Trial, check: bool) {
+        let pools = self.pools_no_load();
+        let Some(s) = self.screen.as_mut() else {
+            return;
+        };
+        let times: Vec<f64> = t
+            .runs
+            .iter()
+            .filter(|r| r.load == Load::NoLoad)
+            .map(|r| r.time_s)
+            .collect();
+        let ln_t0 = (!times.is_empty()).then(|| stats::mean(&times).ln());
+        let (loaded, no_load) = if check {
+            (&mut s.check_loaded, &mut s.check_no_load)
+        } else {
+            (&mut s.loaded, &mut s.no_load)
+        };
+        match part {
+            Part::NoLoad => {
+                if let Some(c) = ln_t0 {
+                    no_load.push((t.point, c));
+                }
+            }
+            Part::Loaded => loaded.push((t.point, t.cost)),
+            Part::Full => {
+                // cost = mean ln loaded Time − ln no_load Time (+ penalties) for a Ratio.
+                match (pools, ln_t0) {
+                    (true, Some(c0)) => {
+                        loaded.push((t.point, t.cost + c0));
+                        no_load.push((t.point, c0));
+                    }
+                    _ => loaded.push((t.point, t.cost)),
+                }
+            }
+        }
+    }
+
+    /// For the final check: the arms' estimate of the variance of one pair's difference,
+    /// `Some(None)` when it has too few trials, `None` when the screen is off. Every trial of
+    /// the default and `best`, search and check: for a Ratio, the variances of ln loaded Time
+    /// and ln no_load Time of each setting, added (a trial's ln Ratio is their difference;
+    /// the two are independent in the simulator, and a positive correlation on a real machine
+    /// only makes this larger than the truth), df by Welch–Satterthwaite over the four; for
+    /// Loads, the two settings' costs.
+    pub(super) fn screen_arms(&self, best: usize) -> Option<Option<(f64, f64)>> {
+        let s = self.screen.as_ref()?;
+        let of = |v: &[(usize, f64)], w: &[(usize, f64)], p: usize| -> Option<(f64, f64)> {
+            let c: Vec<f64> = v
+                .iter()
+                .chain(w)
+                .filter(|o| o.0 == p)
+                .map(|o| o.1)
+                .collect();
+            (c.len() >= 2).then(|| (stats::variance(&c), (c.len() - 1) as f64))
+        };
+        let mut parts = Vec::new();
+        for p in [best, self.default] {
+            parts.push(of(&s.loaded, &s.check_loaded, p));
+            if self.pools_no_load() {
+                parts.push(of(&s.no_load, &s.check_no_load, p));
+            }
+        }
+        let parts: Option<Vec<(f64, f64)>> = parts.into_iter().collect();
+        Some(parts.and_then(|p| stats::welch_sum(&p)))
+    }
+
+    fn screen_costs(&self, p: usize, no_load: bool) -> Vec<f64> {
+        let Some(s) = &self.screen else {
+            return Vec::new();
+        };
+        let v = if no_load { &s.no_load } else { &s.loaded };
+        v.iter().filter(|o| o.0 == p).map(|o| o.1).collect()
+    }
+
+    /// (mean, standard error) of `p`'s cost as the screen ranks it: its loaded cost, or,
+    /// when no_load was found to depend on the setting, its own Ratio.
+    fn screen_estimate(&self, p: usize) -> Option<(f64, f64)> {
+        let (m, se) = estimate(&self.screen_costs(p, false))?;
+        if self.screen.as_ref().and_then(|s| s.flat) == Some(false) {
+            let (m0, se0) = estimate(&self.screen_costs(p, true))?;
+            return Some((m - m0, (se * se + se0 * se0).sqrt()));
+        }
+        Some((m, se))
+    }
+
+    /// The candidates of the screen: measured, not failed, feasible (the default always).
+    fn screen_candidates(&self, feasible: &dyn Fn(usize) -> bool) -> Vec<(usize, f64, f64)> {
+        let mut pts: Vec<usize> = self
+            .screen
+            .as_ref()
+            .map(|s| s.loaded.iter().map(|o| o.0).collect())
+            .unwrap_or_default();
+        pts.sort_unstable();
+        pts.dedup();
+        pts.into_iter()
+            .filter(|&p| !self.failed.contains(&p) && (p == self.default || feasible(p)))
+            .filter_map(|p| self.screen_estimate(p).map(|(m, se)| (p, m, se)))
+            .collect()
+    }
+
+    /// The candidates ranked by the leader's rule (mean + [`PICK_K`] se), best first.
+    fn screen_ranked(&self, feasible: &dyn Fn(usize) -> bool) -> Vec<(usize, f64, f64)> {
+        let mut c = self.screen_candidates(feasible);
+        c.sort_by(|a, b| (a.1 + PICK_K * a.2).total_cmp(&(b.1 + PICK_K * b.2)));
+        c
+    }
+
+    /// The race's next setting (LUCB), or `None` when the leader is separated.
+    fn race_pick(&self, feasible: &dyn Fn(usize) -> bool) -> Option<usize> {
+        let ranked = self.screen_ranked(feasible);
+        let (lead, rest) = ranked.split_first()?;
+        let ch = rest
+            .iter()
+            .min_by(|a, b| (a.1 - RACE_Z * a.2).total_cmp(&(b.1 - RACE_Z * b.2)))?;
+        if ch.1 - RACE_Z * ch.2 >= lead.1 + RACE_Z * lead.2 {
+            return None;
+        }
+        Some(if ch.2 > lead.2 { ch.0 } else { lead.0 })
+    }
+
+    fn push(&mut self, point: usize, part: Part, why: impl Into<String>) {
+        self.queue.push_back(Step {
+            point,
+            why: why.into(),
+            check: false,
+            part,
+        });
+    }
+
+    /// Decides the screen's next trial, or starts the check.
+    pub(super) fn plan_screen(&mut self, feasible: &dyn Fn(usize) -> bool) {
+        let full = self.runs_full();
+        let (loaded, no_load) = (self.cfg.runs_loaded, self.cfg.runs_no_load);
+        let total = self.cfg.budget * full;
+        let search = total.saturating_sub(2 * self.cfg.check_pairs * full);
+        let pools = self.pools_no_load();
+        let flat_decided = self.screen.as_ref().is_some_and(|s| s.flat.is_some());
+        // Runs kept for the flatness test: a no_load trial of each of two finalists.
+        let keep = if pools && !flat_decided {
+            2 * no_load
+        } else {
+            0
+        };
+        let fits = |runs: usize, cost: usize| runs + cost + keep <= search;
+        // 1. The screen.
+        if self.screen_costs(self.default, false).is_empty() && fits(self.runs, 0) {
+            let d = self.default;
+            self.push(
+                d,
+                Part::Full,
+                "screen: the default, a full trial (the reference)",
+            );
+            return;
+        }
+        while let Some(p) = self.screen.as_ref().and_then(|s| s.todo.first().copied()) {
+            if let Some(s) = self.screen.as_mut() {
+                s.todo.remove(0);
+            }
+            if self.failed.contains(&p) || !fits(self.runs, loaded) {
+                continue;
+            }
+            self.push(
+                p,
+                Part::Loaded,
+                "screen: every setting once (its loaded runs)",
+            );
+            return;
+        }
+        // 2. The race.
+        if !flat_decided && fits(self.runs, loaded) {
+            if let Some(p) = self.race_pick(feasible) {
+                self.push(
+                    p,
+                    Part::Loaded,
+                    "race: the leader and its closest challenger, the less certain re-measured",
+                );
+                return;
+            }
+        }
+        // 3. The no_load flatness test (Ratio only).
+        if pools && !flat_decided {
+            let finalists: Vec<usize> = self
+                .screen_ranked(feasible)
+                .iter()
+                .take(2)
+                .map(|c| c.0)
+                .filter(|&p| p != self.default)
+                .collect();
+            if let Some(&p) = finalists
+                .iter()
+                .find(|&&p| self.screen_costs(p, true).is_empty())
+                && self.runs + no_load <= search
+            {
+                self.push(
+                    p,
+                    Part::NoLoad,
+                    "no_load flatness test: a finalist's no_load against the default's",
+                );
+                return;
+            }
+            self.decide_flat(finalists);
+        }
+        // Not flat: the runs left go to full trials of the finalists, the less certain first.
+        if self.screen.as_ref().and_then(|s| s.flat) == Some(false) && self.runs + full <= search {
+            let fin = self
+                .screen
+                .as_ref()
+                .map(|s| s.finalists.clone())
+                .unwrap_or_default();
+            let p = fin
+                .iter()
+                .filter_map(|&p| self.screen_estimate(p).map(|e| (p, e.1)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|x| x.0);
+            if let Some(p) = p {
+                self.push(
+                    p,
+                    Part::Full,
+                    "no_load depends on the setting: a full trial of a finalist",
+                );
+                return;
+            }
+        }
+        // 4. The answer and the check.
+        self.screen_check(feasible);
+    }
+
+    /// The flatness test on the finalists' no_load (see the module docs).
+    fn decide_flat(&mut self, finalists: Vec<usize>) {
+        let d = estimate(&self.screen_costs(self.default, true));
+        let mut differ = Vec::new();
+        for &p in &finalists {
+            if let (Some((m, se)), Some((m0, se0))) = (estimate(&self.screen_costs(p, true)), d) {
+                let z = (m - m0) / (se * se + se0 * se0).sqrt();
+                if z.abs() > FLAT_Z {
+                    differ.push(format!("{} {:+.0}%", p, 100.0 * (m - m0).exp_m1()));
+                }
+            }
+        }
+        let flat = differ.is_empty();
+        let note = if flat {
+            "no_load flat at the default and the finalists: pooled".to_string()
+        } else {
+            format!(
+                "no_load depends on the setting (finalist {} vs the default): each setting \
+                 ranked by its own Ratio, not a pooled no_load",
+                differ.join(", ")
+            )
+        };
+        if let Some(s) = self.screen.as_mut() {
+            s.flat = Some(flat);
+            s.finalists = finalists;
+            s.note = Some(note);
+        }
+    }
+
+    /// Picks the answer and queues the check (or keeps the default).
+    fn screen_check(&mut self, feasible: &dyn Fn(usize) -> bool) {
+        let ranked = self.screen_ranked(feasible);
+        // After a failed flatness test only the default and the finalists have Ratios.
+        let best = ranked.first().map_or(self.default, |c| c.0);
+        if best == self.default {
+            self.finish(Verdict::keep_default(
+                self.default,
+                "keep the default: no significant improvement (the default ranked best in the \
+                 screen)",
+            ));
+            return;
+        }
+        let pair = 2 * self.runs_full();
+        let left =
+            self.cfg.budget * self.runs_full() - self.runs.min(self.cfg.budget * self.runs_full());
+        let n = (left / pair).min(CHECK_CAP * self.cfg.check_pairs);
+        if n < self.cfg.check_pairs.max(1) {
+            self.finish(Verdict::keep_default(
+                best,
+                "keep the default: no budget left for the final check",
+            ));
+            return;
+        }
+        self.queue_pairs(best, n, "the screen's best");
+    }
+}
