@@ -102,12 +102,12 @@ impl BayesOpt {
             ));
             return;
         }
-        self.queue_pairs(best, n, &why);
+        self.queue_pairs(best, n, &why, Part::Full);
     }
 
-    /// Queues `n` fresh interleaved (default, `best`) pairs of full trials and enters the
+    /// Queues `n` fresh interleaved (default, `best`) pairs of `part` trials and enters the
     /// check phase.
-    pub(super) fn queue_pairs(&mut self, best: usize, n: usize, why: &str) {
+    pub(super) fn queue_pairs(&mut self, best: usize, n: usize, why: &str, part: Part) {
         self.incumbent = best;
         self.phase = Phase::Check;
         for i in 0..n {
@@ -119,13 +119,13 @@ impl BayesOpt {
                     format!("final check: default, pair {} of {n}", i + 1)
                 },
                 check: true,
-                part: Part::Full,
+                part,
             });
             self.queue.push_back(Step {
                 point: best,
                 why: format!("final check: best, pair {} of {n}", i + 1),
                 check: true,
-                part: Part::Full,
+                part,
             });
         }
     }
