@@ -571,6 +571,14 @@ fn ei_why(ei: f64, mean: f64, sd: f64, best: f64) -> String {
     )
 }
 
+/// The mean Time of a trial's runs, s (the trial log's figure for a part; NaN without runs).
+fn mean_time(runs: &[crate::bench::Run]) -> f64 {
+    if runs.is_empty() {
+        return f64::NAN;
+    }
+    runs.iter().map(|r| r.time_s).sum::<f64>() / runs.len() as f64
+}
+
 /// The trial log's name of a part.
 fn part_name(p: Part) -> &'static str {
     match p {
@@ -706,6 +714,7 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             "trials" => self.trials as u64;
             "check" => step.check;
             "part" => part_name(step.part);
+            "time" => mean_time(&t.runs);
             "failed" => t.failed.clone().unwrap_or_default();
             "guards" => t.guards_broken.join("; ");
         );

@@ -3,7 +3,11 @@
 //!
 //! 1. **Screen.** The default gets one full trial (the guards' and the check's reference);
 //!    every other setting one [`Part::Loaded`] trial (its loaded runs only), in a seeded
-//!    random order (a drift then favours no region of the grid).
+//!    random order (a drift then favours no region of the grid). On a grid too large for
+//!    that ([`SCREEN_SHARE`]), a Latin-hypercube design, then the setting with the largest
+//!    expected improvement under the GP ([`crate::tune::gp`]) fitted to the loaded costs,
+//!    while one is expected to improve by a tenth of the minimum effect and the race's share
+//!    ([`GUIDED_RACE_SHARE`]) is left.
 //! 2. **Race** (LUCB, Kalyanakrishnan et al. 2012) on the loaded cost: the leader is the
 //!    setting with the lowest mean + [`PICK_K`] standard errors; its challenger the other
 //!    setting with the lowest mean − [`RACE_Z`] standard errors; whichever of the two has the
@@ -32,6 +36,7 @@ use super::{ASSUMED_NOISE, BayesOpt, CHECK_CAP, PRIOR_DF, Step, Verdict};
 use crate::bench::Load;
 use crate::stats;
 use crate::tune::evaluator::{Part, Trial};
+use crate::tune::gp;
 use serde::{Deserialize, Serialize};
 
 /// Standard errors added to a setting's mean loaded cost when picking the leader (and the
@@ -53,8 +58,13 @@ pub const FLAT_Z: f64 = 1.28;
 
 /// The most of the budget's runs kept for the final check ([`BayesOpt::check_reserve`]).
 /// (Dev seeds 1..400: the scheduler surface 69% at 0.2, 74% at 0.34, 75% at 0.5, where the
-/// seed surface fell from 96% to 90%.)
+/// seed surface fell from 96% to 90%; the 2-D bowl at 80 runs, seeds 1..50: 88% at 0.34,
+/// 90% at 0.5.)
 pub const CHECK_MAX_SHARE: f64 = 0.34;
+
+/// On a grid too large to screen whole, the share of the search's runs kept for the race
+/// after the GP's picks. (2-D bowl, dev seeds 1..50 at 80 runs: 0.1 and 0.25 both 88%.)
+pub const GUIDED_RACE_SHARE: f64 = 0.25;
 
 /// The screen is used when the screen itself (one full trial of the default, one loaded trial
 /// of every other setting) takes at most this share of the budget's runs.
@@ -82,6 +92,10 @@ pub struct Screen {
     flat: Option<bool>,
     /// What the report says about no_load.
     pub note: Option<String>,
+    /// True on a grid too large to screen whole: after a Latin-hypercube design (`todo`),
+    /// the GP's expected improvement on the loaded cost picks the settings to screen.
+    #[serde(default)]
+    guided: bool,
 }
 
 /// (mean, standard error) of costs `c` with their variance shrunk toward
@@ -111,6 +125,14 @@ impl BayesOpt {
             return self;
         }
         if cost as f64 > SCREEN_SHARE * (self.cfg.budget * full) as f64 {
+            // Too large to screen whole: a design, then the GP's picks (see the module docs).
+            let dims = self.coords.first().map_or(1, Vec::len);
+            let todo = self.design((dims + 2).min(n).saturating_sub(1));
+            self.screen = Some(Screen {
+                todo,
+                guided: true,
+                ..Screen::default()
+            });
             return self;
         }
         let mut todo: Vec<usize> = (0..n).filter(|&p| p != self.default).collect();
@@ -246,6 +268,35 @@ impl BayesOpt {
         c
     }
 
+    /// On a large grid: the unmeasured setting with the largest expected improvement under
+    /// the GP fitted to every loaded cost, with the log's `why`; `None` when none is expected
+    /// to improve by a tenth of the minimum effect ([`super::TOL_DIV`]).
+    fn guided_pick(&self) -> Option<(usize, String)> {
+        let s = self.screen.as_ref()?;
+        let x: Vec<Vec<f64>> = s.loaded.iter().map(|o| self.coords[o.0].clone()).collect();
+        let y: Vec<f64> = s.loaded.iter().map(|o| o.1).collect();
+        let pred = gp::fit_predict(&x, &y, &self.coords)?;
+        let measured: Vec<usize> = s.loaded.iter().map(|o| o.0).collect();
+        let best = measured
+            .iter()
+            .map(|&p| pred.mean[p])
+            .fold(f64::INFINITY, f64::min);
+        let (p, ei) = (0..self.coords.len())
+            .filter(|p| !measured.contains(p) && !self.failed.contains(p))
+            .map(|p| (p, pred.expected_improvement(p, best)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let tol = (1.0 + self.cfg.min_effect).ln() / super::TOL_DIV;
+        (ei >= tol).then(|| {
+            (
+                p,
+                format!(
+                    "screen: the model's pick (expected improvement {:.1}% on the loaded runs)",
+                    100.0 * ei.exp_m1()
+                ),
+            )
+        })
+    }
+
     /// The race's next setting (LUCB), or `None` when the leader is separated.
     fn race_pick(&self, feasible: &dyn Fn(usize) -> bool) -> Option<usize> {
         let ranked = self.screen_ranked(feasible);
@@ -283,6 +334,10 @@ impl BayesOpt {
             0
         };
         let fits = |runs: usize, cost: usize| runs + cost + keep <= search;
+        // The incumbent is the screen's leader (what an interrupted tune reports).
+        if let Some(lead) = self.screen_ranked(feasible).first() {
+            self.incumbent = lead.0;
+        }
         // 1. The screen.
         if self.screen_costs(self.default, false).is_empty() && fits(self.runs, 0) {
             let d = self.default;
@@ -306,6 +361,17 @@ impl BayesOpt {
                 "screen: every setting once (its loaded runs)",
             );
             return;
+        }
+        // 1b. On a large grid, the GP's picks while they are expected to improve, keeping
+        // GUIDED_RACE_SHARE of the search's runs for the race.
+        if self.screen.as_ref().is_some_and(|s| s.guided) {
+            let race = (GUIDED_RACE_SHARE * search as f64) as usize;
+            if fits(self.runs + race, loaded)
+                && let Some((p, why)) = self.guided_pick()
+            {
+                self.push(p, Part::Loaded, why);
+                return;
+            }
         }
         // 2. The race.
         if !flat_decided && fits(self.runs, loaded) {
