@@ -1,6 +1,13 @@
 //! [`BayesOpt`]: our argmin [`Solver`]. Each `next_iter` measures exactly one trial through the
 //! problem ([`Evaluator`]), so argmin's observers see one line per trial and its checkpointing
-//! can save after each one. Three phases:
+//! can save after each one.
+//!
+//! When the objective may be measured in parts (a Ratio, whose no_load it tests before
+//! pooling, or Loads; [`Config::runs_loaded`] > 0) the search is the **screen**
+//! ([`screen`]): every setting's loaded runs once (or, on a grid too large, the settings the
+//! GP picks), a race, the no_load flatness test, then the final check below. Otherwise (an
+//! objective the screen does not know) the GP search of the three phases below runs, every
+//! trial a full one:
 //!
 //! 1. **Search.** The default first, then a seeded Latin-hypercube design, then the grid point
 //!    with the largest expected improvement under the GP ([`crate::tune::gp`]), integrated over

@@ -8,7 +8,14 @@
 //!   every trial of the two settings, the search's included (their variances summed, Welch df)
 //!   ([`stats::paired_variance`]); never from other settings. The df is the larger of the
 //!   two sources' (they share trials). So the search trials that selected the best inform the
-//!   variance, not the mean.
+//!   variance, not the mean. After the screen, whose search trials are mostly parts, (b) is
+//!   the sum of each setting's ln loaded Time variance and ln no_load Time variance over all
+//!   its trials, search and check (a Ratio's ln is their difference), df by
+//!   Welch–Satterthwaite over the four ([`stats::paired_variance_arms`]); for Loads, the two
+//!   settings' own costs.
+//! - **Pairs**: full trials (each Ratio divided by its own trial's no_load, whatever the
+//!   screen's flatness test found); for a Loads objective after the screen, the loaded runs
+//!   only (no_load is no part of Loads).
 //! - **Test**: one-sided t-test of H0 "the best is at most `min_effect` better", i.e.
 //!   mean d ≥ −ln(1 + min_effect), against H1 mean d < −ln(1 + min_effect), at `alpha`. The
 //!   minimum effect is inside the test, not a separate check of the point estimate.
