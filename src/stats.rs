@@ -573,6 +573,30 @@ mod pooled_tests {
     }
 
     #[test]
+    fn welch_sum_adds_variances_with_satterthwaite_df() {
+        // 1 (df 2) + 4 (df 1): variance 5, df 25 / (1/2 + 16/1) = 25 / 16.5.
+        let (v, df) = welch_sum(&[(1.0, 2.0), (4.0, 1.0)]).unwrap();
+        assert!(
+            (v - 5.0).abs() < 1e-12 && (df - 25.0 / 16.5).abs() < 1e-12,
+            "{v} {df}"
+        );
+        assert!(welch_sum(&[]).is_none());
+        assert!(welch_sum(&[(1.0, 0.0)]).is_none());
+        // With the differences' own variance (0.5, df 1) pooled by df as paired_variance does:
+        // (1·0.5 + 1.515·5) / 2.515, and the larger df.
+        let d = [0.0, 1.0];
+        let (v2, df2) = paired_variance_arms(&d, Some((v, df))).unwrap();
+        assert!((v2 - (0.5 + df * 5.0) / (1.0 + df)).abs() < 1e-12, "{v2}");
+        assert!((df2 - df).abs() < 1e-12);
+        // One pair and no arms: nothing to estimate from.
+        assert!(paired_variance_arms(&[0.3], None).is_none());
+        assert_eq!(
+            paired_variance_arms(&[0.3], Some((2.0, 3.0))),
+            Some((2.0, 3.0))
+        );
+    }
+
+    #[test]
     fn paired_variance_combines_pairs_and_arms_by_df() {
         // d: var 0.5 (df 1). Arms: var 1 (df 2) and var 4 (df 1): sum 5, Welch df
         // 25 / (1/2 + 16/1) = 1.5152. Combined: (1·0.5 + 1.5152·5) / 2.5152.

@@ -471,6 +471,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_part_of_a_trial_costs_what_it_measured() {
+        let m: BTreeMap<(Load, &'static str), f64> = [
+            ((Load::NoLoad, "time_s"), 60.0),
+            ((Load::IoLoad, "time_s"), 120.0),
+            ((Load::IoLoad, "loads"), 50.0),
+            ((Load::IoLoad, "ratio"), 2.0),
+        ]
+        .into_iter()
+        .collect();
+        let ratio = Objective::MinRatio {
+            loads: vec![Load::IoLoad],
+        };
+        let (v, c) = part_value(&ratio, Part::Full, &m).unwrap();
+        assert_eq!((v, c), (2.0, 2f64.ln()));
+        // The loaded runs alone: no Ratio (NaN), cost ln io_load Time.
+        let (v, c) = part_value(&ratio, Part::Loaded, &m).unwrap();
+        assert!(v.is_nan() && (c - 120f64.ln()).abs() < 1e-12);
+        let (v, c) = part_value(&ratio, Part::NoLoad, &m).unwrap();
+        assert!(v.is_nan() && (c - 60f64.ln()).abs() < 1e-12);
+        // Loads do not involve no_load: the loaded part is the objective itself.
+        let loads = Objective::MaxLoads { load: Load::IoLoad };
+        assert_eq!(
+            part_value(&loads, Part::Loaded, &m),
+            Some((50.0, -50f64.ln()))
+        );
+        // A loaded part without its Time measures nothing.
+        let none: BTreeMap<(Load, &'static str), f64> =
+            [((Load::NoLoad, "time_s"), 60.0)].into_iter().collect();
+        assert_eq!(part_value(&ratio, Part::Loaded, &none), None);
+    }
+
+    #[test]
     fn refusals_are_the_errors_of_one_setting_only() {
         let write = |errno| Error::KnobWrite {
             knob: "nr_requests".into(),

@@ -339,6 +339,13 @@ impl BayesOpt {
             self.incumbent = lead.0;
         }
         // 1. The screen.
+        if self.failed.contains(&self.default) {
+            self.finish(Verdict::keep_default(
+                self.default,
+                "keep the default: its reference trial failed, nothing to compare with",
+            ));
+            return;
+        }
         if self.screen_costs(self.default, false).is_empty() && fits(self.runs, 0) {
             let d = self.default;
             self.push(
