@@ -12,8 +12,10 @@
 //! - [`space`]: the grid of settings (scheduler as an outer choice, log2 integer grids).
 //! - [`evaluator`]: one trial → its cost, guard rails, failed runs.
 //! - [`gp`]: the Gaussian-process surrogate and expected improvement.
-//! - [`solver`]: [`solver::BayesOpt`], search + intensification; its `score` submodule the
-//!   incumbent's score, its `check` submodule the final check and [`solver::Verdict`].
+//! - [`solver`]: [`solver::BayesOpt`]; its `screen` submodule the search of objectives that
+//!   can be measured in parts (screen, race, no_load flatness test), the GP search with
+//!   intensification for the rest; its `score` submodule the GP search's incumbent score, its
+//!   `check` submodule the final check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
 //! - [`report`]: the final report and JSON; its `explain` submodule what the report must
