@@ -523,6 +523,40 @@ pub fn paired_variance(d: &[f64], a_all: &[f64], b_all: &[f64]) -> Option<(f64, 
     }
 }
 
+/// [`paired_variance`] with the arms' estimate given as `(variance, df)` (e.g. a sum of
+/// independent components' variances, df by Welch–Satterthwaite: [`welch_sum`]), combined
+/// with the differences' own `s_d²` the same way. `None` as [`paired_variance`].
+pub fn paired_variance_arms(d: &[f64], arms: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    if d.iter().any(|x| !x.is_finite())
+        || arms.is_some_and(|(v, df)| !v.is_finite() || !df.is_finite())
+    {
+        return None;
+    }
+    let own = (d.len() >= 2).then(|| (variance(d), (d.len() - 1) as f64));
+    match (own, arms) {
+        (Some((v1, d1)), Some((v2, d2))) => Some(((d1 * v1 + d2 * v2) / (d1 + d2), d1.max(d2))),
+        (Some(x), None) | (None, Some(x)) => Some(x),
+        (None, None) => None,
+    }
+}
+
+/// The variance of a sum of independent estimates, each `(variance, df)`, with its df by
+/// Welch–Satterthwaite (Welch 1947): `(Σv)² / Σ(v²/df)`. `None` when empty or a df is not
+/// positive.
+pub fn welch_sum(parts: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if parts.is_empty() || parts.iter().any(|(v, df)| *df <= 0.0 || !v.is_finite()) {
+        return None;
+    }
+    let v: f64 = parts.iter().map(|p| p.0).sum();
+    let den: f64 = parts.iter().map(|(vi, di)| vi * vi / di).sum();
+    let df = if den > 0.0 {
+        v * v / den
+    } else {
+        parts.iter().map(|p| p.1).sum()
+    };
+    Some((v, df))
+}
+
 #[cfg(test)]
 mod pooled_tests {
     use super::*;
@@ -536,6 +570,30 @@ mod pooled_tests {
         assert!((v - 2.0).abs() < 1e-12, "{v}");
         assert_eq!(df, 3.0);
         assert!(pooled_variance(&[vec![1.0]]).is_none());
+    }
+
+    #[test]
+    fn welch_sum_adds_variances_with_satterthwaite_df() {
+        // 1 (df 2) + 4 (df 1): variance 5, df 25 / (1/2 + 16/1) = 25 / 16.5.
+        let (v, df) = welch_sum(&[(1.0, 2.0), (4.0, 1.0)]).unwrap();
+        assert!(
+            (v - 5.0).abs() < 1e-12 && (df - 25.0 / 16.5).abs() < 1e-12,
+            "{v} {df}"
+        );
+        assert!(welch_sum(&[]).is_none());
+        assert!(welch_sum(&[(1.0, 0.0)]).is_none());
+        // With the differences' own variance (0.5, df 1) pooled by df as paired_variance does:
+        // (1·0.5 + 1.515·5) / 2.515, and the larger df.
+        let d = [0.0, 1.0];
+        let (v2, df2) = paired_variance_arms(&d, Some((v, df))).unwrap();
+        assert!((v2 - (0.5 + df * 5.0) / (1.0 + df)).abs() < 1e-12, "{v2}");
+        assert!((df2 - df).abs() < 1e-12);
+        // One pair and no arms: nothing to estimate from.
+        assert!(paired_variance_arms(&[0.3], None).is_none());
+        assert_eq!(
+            paired_variance_arms(&[0.3], Some((2.0, 3.0))),
+            Some((2.0, 3.0))
+        );
     }
 
     #[test]

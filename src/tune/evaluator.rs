@@ -28,6 +28,39 @@ use std::collections::BTreeMap;
 /// Cost added to a trial that breaks a guard rail (ln units: ×1.65), plus 4 × the violation.
 pub const GUARD_PENALTY: f64 = 0.5;
 
+/// Which of a policy's loads one trial runs (the screen of [`crate::tune::solver`] measures
+/// parts; every other trial is [`Part::Full`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// Every load of the policy: the objective itself (a Ratio divides by this trial's own
+    /// no_load).
+    #[default]
+    Full,
+    /// The policy's loads other than no_load. Cost: for a Ratio objective the mean over its
+    /// loads of ln(mean Time), guard penalties added (no Ratio: no no_load in the trial; its
+    /// `value` is NaN); for Loads the objective itself.
+    Loaded,
+    /// no_load alone. Cost ln(mean no_load Time); `value` NaN.
+    NoLoad,
+}
+
+impl Part {
+    /// The loads of `policy` that this part runs, in the policy's order.
+    pub fn loads(self, policy: &Policy) -> Vec<Load> {
+        policy
+            .loads
+            .iter()
+            .copied()
+            .filter(|&l| match self {
+                Part::Full => true,
+                Part::Loaded => l != Load::NoLoad,
+                Part::NoLoad => l == Load::NoLoad,
+            })
+            .collect()
+    }
+}
+
 /// Where finished trials and runs go (the store, or nowhere for the shoot-out).
 pub trait Recorder {
     /// A trial of `setting` starts; returns its id (0 if not stored).
@@ -134,6 +167,35 @@ pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>)
     }
 }
 
+/// (value, cost before guard penalties) of a part of a trial with means `m`; `None` when the
+/// part does not measure what it needs (or the objective has no such part).
+pub fn part_value(
+    obj: &Objective,
+    part: Part,
+    m: &BTreeMap<(Load, &'static str), f64>,
+) -> Option<(f64, f64)> {
+    let ln_time = |l: Load| {
+        m.get(&(l, "time_s"))
+            .copied()
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map(f64::ln)
+    };
+    match (part, obj) {
+        (Part::Full, _) => objective_value(obj, m).map(|v| (v, cost_of(obj, v))),
+        (Part::Loaded, Objective::MinRatio { loads }) => {
+            let c: Option<Vec<f64>> = loads.iter().map(|&l| ln_time(l)).collect();
+            let c = c?;
+            (!c.is_empty()).then(|| (f64::NAN, stats::mean(&c)))
+        }
+        (Part::Loaded, Objective::MaxLoads { .. }) => {
+            objective_value(obj, m).map(|v| (v, cost_of(obj, v)))
+        }
+        (Part::NoLoad, _) => ln_time(Load::NoLoad).map(|c| (f64::NAN, c)),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
 /// The cost (smaller is better, ln scale) of an objective value.
 pub fn cost_of(obj: &Objective, value: f64) -> f64 {
     if obj.minimize() {
@@ -184,6 +246,12 @@ impl<'a> Evaluator<'a> {
     /// load `runs` times, run-major. Errors: the testbed's (apply refused, run failed to
     /// start), the store's, or [`Error::Interrupted`] between runs.
     pub fn trial(&self, point: usize) -> Result<Trial> {
+        self.trial_part(point, Part::Full)
+    }
+
+    /// [`Evaluator::trial`] running only `part` of the policy's loads ([`Part`] says what its
+    /// value and cost are). Guard penalties apply to [`Part::Full`] and [`Part::Loaded`].
+    pub fn trial_part(&self, point: usize, part: Part) -> Result<Trial> {
         let mut g = self.inner.borrow_mut();
         let inner = &mut *g;
         let setting = inner
@@ -227,8 +295,9 @@ impl<'a> Evaluator<'a> {
         let id = inner.recorder.trial_started(&setting)?;
         let mut runs = Vec::new();
         let mut index = 0;
+        let loads = part.loads(inner.policy);
         for _ in 0..inner.policy.runs {
-            for &load in &inner.policy.loads {
+            for &load in &loads {
                 if crate::signals::interrupted() {
                     return Err(Error::Interrupted);
                 }
@@ -244,7 +313,7 @@ impl<'a> Evaluator<'a> {
             .iter()
             .find_map(|r| r.failed.as_ref().map(|f| format!("{}: {f}", r.load)));
         let m = trial_metrics(&runs);
-        let value = objective_value(&inner.policy.objective, &m);
+        let value = part_value(&inner.policy.objective, part, &m);
         let mut guards_broken = Vec::new();
         let (value, cost, failed) = match (failed, value) {
             (Some(f), _) => (f64::NAN, f64::INFINITY, Some(f)),
@@ -253,9 +322,8 @@ impl<'a> Evaluator<'a> {
                 f64::INFINITY,
                 Some(format!("no {} measured", inner.policy.objective.label())),
             ),
-            (None, Some(v)) => {
-                let mut c = cost_of(&inner.policy.objective, v);
-                if point != inner.space.default {
+            (None, Some((v, mut c))) => {
+                if point != inner.space.default && part != Part::NoLoad {
                     c += penalty(inner, &m);
                     guards_broken = broken(
                         inner.policy,
@@ -401,6 +469,38 @@ fn penalty(inner: &Inner, m: &BTreeMap<(Load, &'static str), f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_part_of_a_trial_costs_what_it_measured() {
+        let m: BTreeMap<(Load, &'static str), f64> = [
+            ((Load::NoLoad, "time_s"), 60.0),
+            ((Load::IoLoad, "time_s"), 120.0),
+            ((Load::IoLoad, "loads"), 50.0),
+            ((Load::IoLoad, "ratio"), 2.0),
+        ]
+        .into_iter()
+        .collect();
+        let ratio = Objective::MinRatio {
+            loads: vec![Load::IoLoad],
+        };
+        let (v, c) = part_value(&ratio, Part::Full, &m).unwrap();
+        assert_eq!((v, c), (2.0, 2f64.ln()));
+        // The loaded runs alone: no Ratio (NaN), cost ln io_load Time.
+        let (v, c) = part_value(&ratio, Part::Loaded, &m).unwrap();
+        assert!(v.is_nan() && (c - 120f64.ln()).abs() < 1e-12);
+        let (v, c) = part_value(&ratio, Part::NoLoad, &m).unwrap();
+        assert!(v.is_nan() && (c - 60f64.ln()).abs() < 1e-12);
+        // Loads do not involve no_load: the loaded part is the objective itself.
+        let loads = Objective::MaxLoads { load: Load::IoLoad };
+        assert_eq!(
+            part_value(&loads, Part::Loaded, &m),
+            Some((50.0, -50f64.ln()))
+        );
+        // A loaded part without its Time measures nothing.
+        let none: BTreeMap<(Load, &'static str), f64> =
+            [((Load::NoLoad, "time_s"), 60.0)].into_iter().collect();
+        assert_eq!(part_value(&ratio, Part::Loaded, &none), None);
+    }
 
     #[test]
     fn refusals_are_the_errors_of_one_setting_only() {

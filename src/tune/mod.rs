@@ -12,8 +12,10 @@
 //! - [`space`]: the grid of settings (scheduler as an outer choice, log2 integer grids).
 //! - [`evaluator`]: one trial → its cost, guard rails, failed runs.
 //! - [`gp`]: the Gaussian-process surrogate and expected improvement.
-//! - [`solver`]: [`solver::BayesOpt`], search + intensification; its `score` submodule the
-//!   incumbent's score, its `check` submodule the final check and [`solver::Verdict`].
+//! - [`solver`]: [`solver::BayesOpt`]; its `screen` submodule the search of objectives that
+//!   can be measured in parts (screen, race, no_load flatness test), the GP search with
+//!   intensification for the rest; its `score` submodule the GP search's incumbent score, its
+//!   `check` submodule the final check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
 //! - [`report`]: the final report and JSON; its `explain` submodule what the report must
@@ -32,11 +34,11 @@ pub mod toml_error;
 
 pub use run::recover;
 
-use crate::bench::Testbed;
+use crate::bench::{Load, Testbed};
 use crate::{Error, Result};
 use argmin::core::{Executor, State};
-use evaluator::{Evaluator, Recorder, Trial};
-use policy::Policy;
+use evaluator::{Evaluator, Part, Recorder, Trial};
+use policy::{Objective, Policy};
 use solver::{BayesOpt, Config, TuneState, Verdict};
 use space::Space;
 
@@ -76,6 +78,21 @@ pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config>
             2 * pairs
         )));
     }
+    let runs = policy.runs as usize;
+    let full = Part::Full.loads(policy).len() * runs;
+    let loaded = Part::Loaded.loads(policy).len() * runs;
+    let no_load = Part::NoLoad.loads(policy).len() * runs;
+    // The screen measures parts only where that is sound: a Ratio, whose no_load it tests
+    // before pooling, or Loads, which no_load does not enter (unless a guard reads no_load).
+    let (runs_loaded, runs_no_load) = match &policy.objective {
+        Objective::MinRatio { .. } if no_load > 0 && loaded > 0 => (loaded, no_load),
+        Objective::MaxLoads { .. }
+            if loaded > 0 && !policy.guards.iter().any(|g| g.load == Load::NoLoad) =>
+        {
+            (loaded, 0)
+        }
+        _ => (0, 0),
+    };
     Ok(Config {
         budget,
         check_pairs: pairs,
@@ -83,6 +100,9 @@ pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config>
         min_effect: policy.min_effect,
         seed,
         minimize: policy.objective.minimize(),
+        runs_full: full,
+        runs_loaded,
+        runs_no_load,
     })
 }
 
@@ -97,7 +117,8 @@ pub fn optimise(
     opts: Options,
 ) -> Result<Outcome> {
     let cfg = config(policy, opts.budget, opts.seed)?;
-    let max_iters = cfg.budget as u64 + 2;
+    // One iteration per trial; the screen's partial trials are one or more runs each.
+    let max_iters = (cfg.budget * cfg.runs_full.max(1)) as u64 + 2;
     let solver = BayesOpt::new(cfg, space.coords.clone(), space.default)
         .with_groups(space.scheduler_groups());
     let eval = Evaluator::new(testbed, space, policy, recorder);

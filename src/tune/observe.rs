@@ -147,13 +147,32 @@ impl Observe<TuneState> for TrialLog {
             _ => String::new(),
         };
         self.last_inc = Some(inc);
-        let shown = if failed.is_empty() {
-            format!("{value:>8.3}")
-        } else {
+        let part = text("part");
+        let time = kv.get("time").and_then(|v| v.get_float());
+        let shown = if !failed.is_empty() {
             format!("{:>8}", "failed")
+        } else if value.is_nan() && (part == "loaded" || part == "no_load") {
+            // A screen trial of some loads only: no Ratio of its own; its Time instead.
+            let what = if part == "loaded" {
+                "loaded"
+            } else {
+                "no_load"
+            };
+            format!(
+                "{:>8}   ({what} runs only: Time {} s)",
+                "–",
+                time.map_or("?".into(), crate::tune::evaluator::figure)
+            )
+        } else {
+            format!("{value:>8.3}")
+        };
+        let best_v = if best_v.is_finite() {
+            format!("{best_v:.3}")
+        } else {
+            "–".to_string()
         };
         let mut line = format!(
-            "trial {n:>2}  {label:<w$}  {} {shown}   incumbent {best} ({best_v:.3}{jump})   why: {why}",
+            "trial {n:>2}  {label:<w$}  {} {shown}   incumbent {best} ({best_v}{jump})   why: {why}",
             self.objective,
             w = self.width,
         );
@@ -167,7 +186,7 @@ impl Observe<TuneState> for TrialLog {
         self.line(line);
         if let Some(b) = &self.bar {
             b.set_position(n);
-            b.set_message(format!("incumbent {best} ({best_v:.3})"));
+            b.set_message(format!("incumbent {best} ({best_v})"));
         }
         Ok(())
     }

@@ -1,6 +1,13 @@
 //! [`BayesOpt`]: our argmin [`Solver`]. Each `next_iter` measures exactly one trial through the
 //! problem ([`Evaluator`]), so argmin's observers see one line per trial and its checkpointing
-//! can save after each one. Three phases:
+//! can save after each one.
+//!
+//! When the objective may be measured in parts (a Ratio, whose no_load it tests before
+//! pooling, or Loads; [`Config::runs_loaded`] > 0) the search is the **screen**
+//! ([`screen`]): every setting's loaded runs once (or, on a grid too large, the settings the
+//! GP picks), a race, the no_load flatness test, then the final check below. Otherwise (an
+//! objective the screen does not know) the GP search of the three phases below runs, every
+//! trial a full one:
 //!
 //! 1. **Search.** The default first, then a seeded Latin-hypercube design, then the grid point
 //!    with the largest expected improvement under the GP ([`crate::tune::gp`]), integrated over
@@ -28,7 +35,7 @@
 //!    rejected at `alpha`, the answer is "keep the default: no significant improvement".
 
 use crate::stats;
-use crate::tune::evaluator::{Evaluator, Trial};
+use crate::tune::evaluator::{Evaluator, Part, Trial};
 use crate::tune::gp;
 use argmin::core::{
     CostFunction, Error as ArgminError, IterState, KV, Problem, Solver, State, TerminationReason,
@@ -40,6 +47,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 mod check;
 mod score;
+pub mod screen;
 pub use check::{CHECK_CAP, Verdict};
 
 /// Search stops when the largest expected improvement is below ln(1 + min_effect) / this.
@@ -94,6 +102,9 @@ struct Step {
     point: usize,
     why: String,
     check: bool,
+    /// Which of the policy's loads it runs.
+    #[serde(default)]
+    part: Part,
 }
 
 /// Tuning constants of the solver (the policy sets most of them).
@@ -111,6 +122,18 @@ pub struct Config {
     pub seed: u64,
     /// True when the objective is minimised in its own unit (Ratio); false for Loads.
     pub minimize: bool,
+    /// Load runs in one full trial (the policy's loads × its runs per load); 0 (an old
+    /// checkpoint) is taken as 2, one no_load and one io_load run.
+    #[serde(default)]
+    pub runs_full: usize,
+    /// Load runs in a [`Part::Loaded`] trial; 0 when the objective may not be measured in
+    /// parts (then the search is the GP's, whatever the grid).
+    #[serde(default)]
+    pub runs_loaded: usize,
+    /// Load runs in a [`Part::NoLoad`] trial; non-zero only for a Ratio objective, the only
+    /// one whose no_load the screen may pool ([`screen`]'s flatness test).
+    #[serde(default)]
+    pub runs_no_load: usize,
 }
 
 /// The Bayesian-optimisation solver over a finite grid (see the module docs).
@@ -142,6 +165,12 @@ pub struct BayesOpt {
     posteriors: RefCell<BTreeMap<usize, (f64, f64)>>,
     #[serde(skip)]
     posteriors_at: Cell<usize>,
+    /// Load runs measured so far (the screen's budget is in runs).
+    #[serde(default)]
+    runs: usize,
+    /// The screen's state ([`screen`]); `None` when the GP searches (a large grid).
+    #[serde(default)]
+    screen: Option<screen::Screen>,
 }
 
 impl BayesOpt {
@@ -165,7 +194,10 @@ impl BayesOpt {
             rng,
             posteriors: RefCell::default(),
             posteriors_at: Cell::new(usize::MAX),
+            runs: 0,
+            screen: None,
         }
+        .with_screen_if_it_fits()
     }
 
     /// Sets each point's scheduler group ([`crate::tune::space::Space::scheduler_groups`]).
@@ -305,6 +337,10 @@ impl BayesOpt {
         if self.phase != Phase::Search {
             return;
         }
+        if self.screen.is_some() {
+            self.plan_screen(feasible);
+            return;
+        }
         // Keep enough budget for a final check with 90% power at the current estimate, capped
         // (RESERVE_DIV) and floored (CHECK_SHARE); every trial the search leaves goes to the
         // check.
@@ -343,12 +379,14 @@ impl BayesOpt {
                         point: prev,
                         why: "race: incumbent re-measured".into(),
                         check: false,
+                        part: Part::Full,
                     });
                 }
                 self.queue.push_back(Step {
                     point: cand,
                     why: "race: challenger re-measured".into(),
                     check: false,
+                    part: Part::Full,
                 });
                 self.challenger = Some(cand);
                 return;
@@ -373,6 +411,7 @@ impl BayesOpt {
                     point: p,
                     why: "no model yet: the farthest unmeasured setting".into(),
                     check: false,
+                    part: Part::Full,
                 }),
                 None => self.start_check("every setting measured", feasible),
             }
@@ -405,6 +444,7 @@ impl BayesOpt {
             point: p,
             why: ei_why(ei[p], pred.mean[p], pred.sd[p], best),
             check: false,
+            part: Part::Full,
         });
     }
 
@@ -445,6 +485,7 @@ impl BayesOpt {
                 point: p,
                 why: "intensify: the two best settings are within noise".into(),
                 check: false,
+                part: Part::Full,
             });
         }
         true
@@ -464,7 +505,10 @@ impl BayesOpt {
         self.incumbent
     }
 
-    fn finish(&mut self, v: Verdict) {
+    fn finish(&mut self, mut v: Verdict) {
+        if let Some(n) = self.screen.as_ref().and_then(|s| s.note.as_ref()) {
+            v.reason.push_str(&format!("; {n}"));
+        }
         self.verdict = Some(v);
         self.phase = Phase::Done;
         self.queue.clear();
@@ -473,6 +517,7 @@ impl BayesOpt {
     /// Takes in a trial's result (search or check).
     fn observe(&mut self, step: &Step, t: &Trial) {
         self.trials += 1;
+        self.runs += t.runs.len();
         if t.failed.is_some() {
             if !self.failed.contains(&t.point) {
                 self.failed.push(t.point);
@@ -495,11 +540,16 @@ impl BayesOpt {
             }
             return;
         }
+        if self.screen.is_some() {
+            self.observe_parts(step.part, t, step.check);
+        }
         if step.check {
             self.check_obs.push((t.point, t.cost, t.value));
             return;
         }
-        self.obs.push((t.point, t.cost));
+        if step.part == Part::Full {
+            self.obs.push((t.point, t.cost));
+        }
     }
 }
 
@@ -528,6 +578,23 @@ fn ei_why(ei: f64, mean: f64, sd: f64, best: f64) -> String {
     )
 }
 
+/// The mean Time of a trial's runs, s (the trial log's figure for a part; NaN without runs).
+fn mean_time(runs: &[crate::bench::Run]) -> f64 {
+    if runs.is_empty() {
+        return f64::NAN;
+    }
+    runs.iter().map(|r| r.time_s).sum::<f64>() / runs.len() as f64
+}
+
+/// The trial log's name of a part.
+fn part_name(p: Part) -> &'static str {
+    match p {
+        Part::Full => "full",
+        Part::Loaded => "loaded",
+        Part::NoLoad => "no_load",
+    }
+}
+
 fn dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
@@ -540,6 +607,15 @@ fn dist(a: &[f64], b: &[f64]) -> f64 {
 pub trait Measure {
     /// Measures one trial of grid point `point`.
     fn measure(&self, point: usize) -> crate::Result<Trial>;
+    /// Measures `part` of one trial of `point` ([`Part::Full`]: [`Measure::measure`]).
+    fn measure_part(&self, point: usize, part: Part) -> crate::Result<Trial> {
+        match part {
+            Part::Full => self.measure(point),
+            _ => Err(crate::Error::Failed(
+                "internal: this problem measures full trials only".into(),
+            )),
+        }
+    }
     /// True when `point` satisfies the guard rails on its mean metrics.
     fn feasible(&self, point: usize) -> bool;
 }
@@ -547,6 +623,9 @@ pub trait Measure {
 impl Measure for Evaluator<'_> {
     fn measure(&self, point: usize) -> crate::Result<Trial> {
         self.trial(point)
+    }
+    fn measure_part(&self, point: usize, part: Part) -> crate::Result<Trial> {
+        self.trial_part(point, part)
     }
     fn feasible(&self, point: usize) -> bool {
         Evaluator::feasible(self, point)
@@ -573,10 +652,15 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
         _problem: &mut Problem<O>,
         state: TuneState,
     ) -> Result<(TuneState, Option<KV>), ArgminError> {
+        if self.screen.is_some() {
+            // The screen plans every trial itself (the default first).
+            return Ok((state.param(self.default), None));
+        }
         self.queue.push_back(Step {
             point: self.default,
             why: "the default setting: reference for guards and the final check".into(),
             check: false,
+            part: Part::Full,
         });
         let dims = self.coords.first().map_or(1, Vec::len);
         let n = (dims + 2).min(self.coords.len()).saturating_sub(1);
@@ -586,6 +670,7 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
                 point: p,
                 why: "initial design (Latin hypercube)".into(),
                 check: false,
+                part: Part::Full,
             });
         }
         Ok((state.param(self.default), None))
@@ -620,7 +705,8 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             ));
         };
         let t = problem.problem("cost_count", |o| {
-            o.measure(step.point).map_err(ArgminError::new)
+            o.measure_part(step.point, step.part)
+                .map_err(ArgminError::new)
         })?;
         self.observe(&step, &t);
         if self.phase == Phase::Check && self.queue.is_empty() {
@@ -634,6 +720,8 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             "incumbent" => self.incumbent as u64;
             "trials" => self.trials as u64;
             "check" => step.check;
+            "part" => part_name(step.part);
+            "time" => mean_time(&t.runs);
             "failed" => t.failed.clone().unwrap_or_default();
             "guards" => t.guards_broken.join("; ");
         );
@@ -664,6 +752,9 @@ pub(super) mod tests {
             min_effect: 0.03,
             seed: 1,
             minimize: true,
+            runs_full: 2,
+            runs_loaded: 0,
+            runs_no_load: 0,
         };
         let coords = (0..9).map(|i| vec![i as f64 / 8.0]).collect();
         let mut s = BayesOpt::new(cfg, coords, 5);

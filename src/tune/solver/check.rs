@@ -8,13 +8,21 @@
 //!   every trial of the two settings, the search's included (their variances summed, Welch df)
 //!   ([`stats::paired_variance`]); never from other settings. The df is the larger of the
 //!   two sources' (they share trials). So the search trials that selected the best inform the
-//!   variance, not the mean.
+//!   variance, not the mean. After the screen, whose search trials are mostly parts, (b) is
+//!   the sum of each setting's ln loaded Time variance and ln no_load Time variance over all
+//!   its trials, search and check (a Ratio's ln is their difference), df by
+//!   Welch–Satterthwaite over the four ([`stats::paired_variance_arms`]); for Loads, the two
+//!   settings' own costs.
+//! - **Pairs**: full trials (each Ratio divided by its own trial's no_load, whatever the
+//!   screen's flatness test found); for a Loads objective after the screen, the loaded runs
+//!   only (no_load is no part of Loads).
 //! - **Test**: one-sided t-test of H0 "the best is at most `min_effect` better", i.e.
 //!   mean d ≥ −ln(1 + min_effect), against H1 mean d < −ln(1 + min_effect), at `alpha`. The
 //!   minimum effect is inside the test, not a separate check of the point estimate.
 
 use super::{BayesOpt, Phase, Step};
 use crate::stats;
+use crate::tune::evaluator::Part;
 use serde::{Deserialize, Serialize};
 
 /// The check takes at most this many times `check_pairs` pairs, unless 90% power needs more
@@ -101,6 +109,13 @@ impl BayesOpt {
             ));
             return;
         }
+        self.queue_pairs(best, n, &why, Part::Full);
+    }
+
+    /// Queues `n` fresh interleaved (default, `best`) pairs of `part` trials and enters the
+    /// check phase.
+    pub(super) fn queue_pairs(&mut self, best: usize, n: usize, why: &str, part: Part) {
+        self.incumbent = best;
         self.phase = Phase::Check;
         for i in 0..n {
             self.queue.push_back(Step {
@@ -111,11 +126,13 @@ impl BayesOpt {
                     format!("final check: default, pair {} of {n}", i + 1)
                 },
                 check: true,
+                part,
             });
             self.queue.push_back(Step {
                 point: best,
                 why: format!("final check: best, pair {} of {n}", i + 1),
                 check: true,
+                part,
             });
         }
     }
@@ -166,8 +183,13 @@ impl BayesOpt {
             v.extend(self.check_obs.iter().filter(|o| o.0 == p).map(|o| o.1));
             v
         };
-        let sd_df = stats::paired_variance(&d, &all(best), &all(self.default))
-            .map(|(v, df)| (v.sqrt(), df));
+        let sd_df = match self.screen_arms(best) {
+            // The screen's trials of the two settings are mostly parts: their arms come from
+            // the parts' variances (screen::BayesOpt::screen_arms).
+            Some(arms) => stats::paired_variance_arms(&d, arms),
+            None => stats::paired_variance(&d, &all(best), &all(self.default)),
+        }
+        .map(|(v, df)| (v.sqrt(), df));
         // H0: improvement ≤ min_effect. Shifting d by ln(1 + min_effect) puts that boundary
         // at 0 for the one-sided test.
         let shift = (1.0 + self.cfg.min_effect).ln();

@@ -149,6 +149,9 @@ mod tests {
             min_effect: 0.03,
             seed: 1,
             minimize: false,
+            runs_full: 2,
+            runs_loaded: 0,
+            runs_no_load: 0,
         };
         let coords: Vec<Vec<f64>> = (0..4)
             .map(|i| (0..4).map(|j| f64::from(u8::from(i == j))).collect())
