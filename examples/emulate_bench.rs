@@ -3,7 +3,7 @@
 //! settings alike:
 //!
 //! ```sh
-//! cargo run --release --example emulate_bench -- PRESET|SPEC [ROUNDS] [JOB_SCALE] [full|short]
+//! cargo run --release --example emulate_bench -- PRESET|SPEC [ROUNDS] [JOB_SCALE] [full|short] [LOAD_MIB]
 //! cargo run --release --example emulate_bench -- --from-log FILE   # the table again, from the runs printed
 //! ```
 //!
@@ -16,8 +16,10 @@
 //!
 //! The settings (`full`): the default (mq-deadline, fifo_batch 16, wbt at the device's
 //! default), none, mq-deadline with fifo_batch 1 and 256, bfq (as bfq sets itself up: it
-//! turns wbt off), kyber, and mq-deadline with wbt off (`wbt_lat_usec=0`). `short` keeps the
-//! default, none, bfq and wbt off.
+//! turns wbt off), kyber, and mq-deadline with wbt off (`wbt_lat_usec=0`); on a disk model,
+//! whose default is a rotational queue's 75000 us, also mq-deadline with wbt at a flash
+//! queue's 2000 us. `short` keeps the default, none, bfq and the wbt rows. `LOAD_MIB` is
+//! `--load-mib` (the size of io_load's files, MiB; default 256).
 
 use sweetspot::bench::emulate::Spec;
 use sweetspot::bench::real::RealDevice;
@@ -130,9 +132,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(6);
     let job_scale: f64 = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(0.3);
     let short = args.get(4).is_some_and(|s| s == "short");
+    let load_mib: Option<u64> = args.get(5).map(|s| s.parse()).transpose()?;
     let db = tempfile::tempdir()?;
     let mut opts = BenchOptions::new()?;
     opts.job_scale = job_scale;
+    if let Some(m) = load_mib {
+        opts.sizes = opts.sizes.with_mib(m);
+    }
     opts.exe = std::env::current_exe()?
         .parent()
         .and_then(|p| p.parent())
@@ -150,11 +156,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let read = |f: &str| std::fs::read_to_string(format!("{q}/{f}")).map(|s| s.trim().to_string());
     let wbt: i64 = read("wbt_lat_usec")?.parse()?;
     println!(
-        "# {} on {}: scheduler {}, wbt_lat_usec {wbt}, nr_requests {}, job scale {job_scale}",
+        "# {} on {}: scheduler {}, wbt_lat_usec {wbt}, nr_requests {}, rotational {}, job scale {job_scale}, load MiB {}",
         spec.name(),
         dev.device_info().name,
         read("scheduler")?,
-        read("nr_requests")?
+        read("nr_requests")?,
+        read("rotational")?,
+        load_mib.map_or("default".into(), |m| m.to_string())
     );
     let s = |pairs: &[(&str, KnobValue)]| -> Setting {
         pairs
@@ -193,9 +201,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         ("mq-deadline 16, wbt off", mqd(16, 0)),
     ];
+    if wbt != 2000 {
+        all.push(("mq-deadline 16, wbt 2000", mqd(16, 2000)));
+    }
     if short {
         all.retain(|(l, _)| {
-            l.starts_with("default") || *l == "none" || l.starts_with("bfq") || l.ends_with("off")
+            l.starts_with("default") || *l == "none" || l.starts_with("bfq") || l.contains("wbt")
         });
     }
     let mut rows: Vec<Row> = all
