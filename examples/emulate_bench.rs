@@ -43,7 +43,6 @@ struct Row {
     loads: Vec<Option<f64>>,
     /// (seek GB, requests, max depth, mean depth) of the io_load run.
     dev: Vec<Option<Dev>>,
-    wbt_seen: Option<String>,
 }
 
 impl Row {
@@ -55,7 +54,6 @@ impl Row {
             io: vec![],
             loads: vec![],
             dev: vec![],
-            wbt_seen: None,
         }
     }
 }
@@ -216,7 +214,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for round in 0..rounds {
         for row in rows.iter_mut() {
             dev.apply(&row.setting)?;
-            row.wbt_seen = read("wbt_lat_usec").ok();
+            if round == 0 {
+                let w = read("wbt_lat_usec").unwrap_or_default();
+                println!("# {}: wbt_lat_usec {w}", row.label);
+            }
             for r in dev.measure(&[Load::NoLoad, Load::IoLoad], 1)? {
                 let c = r.io.unwrap_or_default();
                 println!(
@@ -271,15 +272,54 @@ fn ratios(row: &Row) -> Vec<Option<f64>> {
     row.io.iter().map(|t| t.map(|t| t / m)).collect()
 }
 
+/// The paired two-sided p of each row's per-round Ratios against the first row's (rounds in
+/// which both succeeded; `None` for the first row and when fewer than 2 pairs).
+fn p_values(rows: &[Row]) -> Vec<Option<f64>> {
+    let base = rows.first().map(ratios).unwrap_or_default();
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            if i == 0 {
+                return None;
+            }
+            let (pa, pb): (Vec<f64>, Vec<f64>) = ratios(row)
+                .iter()
+                .zip(&base)
+                .filter_map(|(a, b)| Some(((*a)?, (*b)?)))
+                .unzip();
+            stats::paired_less(&pa, &pb).map(|t| (2.0 * t.p_value.min(1.0 - t.p_value)).min(1.0))
+        })
+        .collect()
+}
+
+/// Holm's step-down adjustment (Holm 1979) of the p-values present: the k-th smallest of m
+/// becomes max over j ≤ k of min(1, (m − j + 1) · p_(j)). A row is significant at family-wise
+/// level α when its adjusted p ≤ α.
+fn holm(p: &[Option<f64>]) -> Vec<Option<f64>> {
+    let mut idx: Vec<usize> = (0..p.len()).filter(|&i| p[i].is_some()).collect();
+    idx.sort_by(|&a, &b| p[a].unwrap_or(1.0).total_cmp(&p[b].unwrap_or(1.0)));
+    let m = idx.len();
+    let mut out = vec![None; p.len()];
+    let mut run = 0.0f64;
+    for (k, &i) in idx.iter().enumerate() {
+        run = run.max(((m - k) as f64 * p[i].unwrap_or(1.0)).min(1.0));
+        out[i] = Some(run);
+    }
+    out
+}
+
 /// The markdown table (see the module docs). Comparisons with the first row use the rounds in
-/// which both succeeded.
+/// which both succeeded; the p-values are two-sided paired t-tests, also Holm-adjusted over
+/// the table's comparisons.
 fn table(rows: &[Row]) {
     let Some(first) = rows.first() else {
         return;
     };
     let base = ratios(first);
+    let ps = p_values(rows);
+    let adj = holm(&ps);
     println!(
-        "| setting | runs | no_load s | io_load s | Ratio (95% CI) | vs first row (95% CI) | p (two-sided, paired) | io_load Loads | seek GB / run | requests / run | queue depth mean / max | wbt_lat_usec |"
+        "| setting | runs | no_load s | io_load s | Ratio (95% CI) | vs first row (95% CI) | p (two-sided, paired) | Holm p | io_load Loads | seek GB / run | requests / run | queue depth mean / max |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (i, row) in rows.iter().enumerate() {
@@ -293,16 +333,17 @@ fn table(rows: &[Row]) {
             .zip(&base)
             .filter_map(|(a, b)| Some(((*a)?, (*b)?)))
             .unzip();
-        let (vs, p) = if i == 0 {
-            ("—".to_string(), "—".to_string())
+        let fmt_p = |p: Option<f64>| p.map_or("-".into(), |p| format!("{p:.1e}"));
+        let (vs, p, h) = if i == 0 {
+            ("—".to_string(), "—".to_string(), "—".to_string())
         } else {
             let vs = stats::ratio_ci(&pb, &pa).map_or("-".into(), |(x, lo, hi)| {
                 format!("{x:.2}× ({lo:.2}–{hi:.2})")
             });
-            let p = stats::paired_less(&pa, &pb).map_or("-".into(), |t| {
-                format!("{:.1e}", (2.0 * t.p_value.min(1.0 - t.p_value)).min(1.0))
+            let h = adj[i].map_or("-".into(), |a| {
+                format!("{a:.1e}{}", if a <= 0.05 { " **yes**" } else { "" })
             });
-            (vs, p)
+            (vs, fmt_p(ps[i]), h)
         };
         let dev: Vec<_> = row.dev.iter().flatten().collect();
         let n = dev.len().max(1) as f64;
@@ -313,7 +354,7 @@ fn table(rows: &[Row]) {
             .map_or("?".into(), |v| format!("{:.0}", stats::mean(&v)));
         let flat = |v: &[Option<f64>]| -> Vec<f64> { v.iter().flatten().copied().collect() };
         println!(
-            "| {} | {} | {:.2} | {:.2} | {ratio} | {vs} | {p} | {:.0} | {:.1} | {:.0} | {depth} / {} | {} |",
+            "| {} | {} | {:.2} | {:.2} | {ratio} | {vs} | {p} | {h} | {:.0} | {:.1} | {:.0} | {depth} / {} |",
             row.label,
             ok.len(),
             stats::mean(&flat(&row.no)),
@@ -322,9 +363,12 @@ fn table(rows: &[Row]) {
             dev.iter().map(|d| d.0).sum::<f64>() / n,
             dev.iter().map(|d| d.1).sum::<f64>() / n,
             dev.iter().map(|d| d.2).max().unwrap_or(0),
-            row.wbt_seen.as_deref().unwrap_or("see header")
         );
     }
     println!();
-    println!("vs first row > 1: the setting's Ratio is smaller (better) than the first row's.");
+    println!(
+        "vs first row > 1: the setting's Ratio is smaller (better) than the first row's. Holm p: \
+         adjusted over the {} comparisons; **yes**: significant at 5% family-wise.",
+        ps.iter().flatten().count()
+    );
 }
