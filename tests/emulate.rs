@@ -350,6 +350,13 @@ fn sigkill_leaves_nothing_after_the_next_restore() {
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_secs(4));
+    let used = loops_under(tmp.path());
+    assert_eq!(used.len(), 1, "{used:?}");
+    assert_eq!(
+        rotational_and_wbt(&used[0]).0,
+        "1",
+        "hdd-5400 is a rotational queue"
+    );
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
     // The server died with the process: nothing that uses the leftovers may hang.
@@ -377,6 +384,12 @@ fn sigkill_leaves_nothing_after_the_next_restore() {
         .success();
     assert_eq!(mounts_under(tmp.path()), Vec::<String>::new());
     assert_eq!(loops_under(tmp.path()), Vec::<String>::new());
+    assert_eq!(
+        rotational_and_wbt(&used[0]).0,
+        "0",
+        "the sweep puts {}'s rotational back",
+        used[0]
+    );
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .expect("read tmp")
         .flatten()
