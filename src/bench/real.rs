@@ -59,7 +59,9 @@ impl RealDevice {
 
     /// [`RealDevice::scratch`], on an emulated slow device when `emulate` is given
     /// ([`Scratch::create_emulated`]). Its identity is `scratch:emulate:<canonical spec>`:
-    /// what its measurements depend on is the model, not the host disk.
+    /// what its measurements depend on is the model, not the host disk. It starts from
+    /// [`loop_baseline`], except that a disk model ([`Spec::rotational`]) starts from
+    /// [`WBT_ROTATIONAL_USEC`], as a real disk does.
     pub fn scratch_emulated(
         store: Store,
         root: &SysRoot,
@@ -109,7 +111,7 @@ impl RealDevice {
         if emulate.is_some_and(Spec::rotational) && base.contains_key("wbt_lat_usec") {
             base.insert("wbt_lat_usec".into(), KnobValue::Int(WBT_ROTATIONAL_USEC));
         }
-        dev.to_baseline(&base)?;
+        dev.apply_baseline(&base)?;
         Ok(dev)
     }
 
@@ -120,11 +122,11 @@ impl RealDevice {
     /// this before the first trial. Errors: those of [`Testbed::apply`].
     pub fn to_loop_baseline(&mut self) -> Result<()> {
         let base = loop_baseline(&self.root, &self.device);
-        self.to_baseline(&base)
+        self.apply_baseline(&base)
     }
 
     /// Applies `base` (journaled) as the state the search starts from.
-    fn to_baseline(&mut self, base: &Setting) -> Result<()> {
+    fn apply_baseline(&mut self, base: &Setting) -> Result<()> {
         let label = crate::knob::setting_label(base);
         self.apply(base)?;
         tracing::info!("{}: baseline {label}", self.device.name);
