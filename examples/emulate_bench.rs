@@ -4,6 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release --example emulate_bench -- PRESET|SPEC [ROUNDS] [JOB_SCALE] [full|short] [LOAD_MIB]
+//! cargo run --release --example emulate_bench -- PRESET|SPEC ROUNDS JOB_SCALE custom LOAD_MIB 'LABEL@knob=value,...' ...
 //! cargo run --release --example emulate_bench -- --from-log FILE   # the table again, from the runs printed
 //! ```
 //!
@@ -19,7 +20,9 @@
 //! turns wbt off), kyber, and mq-deadline with wbt off (`wbt_lat_usec=0`); on a disk model,
 //! whose default is a rotational queue's 75000 us, also mq-deadline with wbt at a flash
 //! queue's 2000 us. `short` keeps the default, none, bfq and the wbt rows. `LOAD_MIB` is
-//! `--load-mib` (the size of io_load's files, MiB; default 256).
+//! `--load-mib` (the size of io_load's files, MiB; default 256). `custom` measures the settings
+//! given instead (the first is the reference row); give every knob in every row, since a
+//! knob a row leaves out keeps the previous row's value.
 
 use sweetspot::bench::emulate::Spec;
 use sweetspot::bench::real::RealDevice;
@@ -114,6 +117,28 @@ fn from_log(text: &str) -> Vec<Row> {
     rows
 }
 
+/// A `custom` row from `LABEL@knob=value,knob=value` (a label of at most 28 characters, the
+/// log's column; an integer value is a number, anything else a name).
+fn custom_row(arg: &str) -> Result<Row, String> {
+    let (label, knobs) = arg
+        .split_once('@')
+        .ok_or_else(|| format!("'{arg}': expected LABEL@knob=value,..."))?;
+    if label.len() > 28 {
+        return Err(format!("'{label}': a label has at most 28 characters"));
+    }
+    let mut setting = Setting::new();
+    for kv in knobs.split(',') {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("'{kv}': expected knob=value"))?;
+        let v = v
+            .parse::<i64>()
+            .map_or_else(|_| KnobValue::Name(v.to_string()), KnobValue::Int);
+        setting.insert(k.to_string(), v);
+    }
+    Ok(Row::new(label, setting))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     sweetspot::signals::install();
     let args: Vec<String> = std::env::args().collect();
@@ -130,6 +155,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(6);
     let job_scale: f64 = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(0.3);
     let short = args.get(4).is_some_and(|s| s == "short");
+    let custom = args.get(4).is_some_and(|s| s == "custom");
     let load_mib: Option<u64> = args.get(5).map(|s| s.parse()).transpose()?;
     let db = tempfile::tempdir()?;
     let mut opts = BenchOptions::new()?;
@@ -207,10 +233,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             l.starts_with("default") || *l == "none" || l.starts_with("bfq") || l.contains("wbt")
         });
     }
-    let mut rows: Vec<Row> = all
-        .into_iter()
-        .map(|(label, setting)| Row::new(label, setting))
-        .collect();
+    let mut rows: Vec<Row> = if custom {
+        args[6..]
+            .iter()
+            .map(|a| custom_row(a))
+            .collect::<Result<_, _>>()?
+    } else {
+        all.into_iter()
+            .map(|(label, setting)| Row::new(label, setting))
+            .collect()
+    };
     for round in 0..rounds {
         for row in rows.iter_mut() {
             dev.apply(&row.setting)?;
