@@ -2,8 +2,9 @@
 # The figures of examples/emulate-results.md: the scheduler/fifo_batch/wbt table on every
 # preset (every setting, ROUNDS rounds; sdcard with 64 MiB io_load files, which its 10 MB/s
 # writes can complete while the job runs), and `tune --scratch --emulate hdd-5400 --policy
-# slowdisk` twice, then their sweet spots again on fresh runs (confirm). Three streams run at once (hdd-5400; the tunes, then hdd-7200; emmc, then
-# sdcard), which is how the published figures were made, on a machine shared with builds.
+# slowdisk` twice, then their sweet spots again on fresh runs (confirm). Three streams run at
+# once (hdd-5400; the tunes, then hdd-7200, then confirm; emmc, then sdcard), which is how the
+# published figures were made (confirm after the others), on a machine shared with builds.
 # Run as root from the repository: bash examples/emulate_bench.sh OUTDIR
 # (STAGES picks among "table tune presets confirm"; ROUNDS, JOB_SCALE.)
 set -euo pipefail
