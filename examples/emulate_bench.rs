@@ -3,7 +3,8 @@
 //! settings alike:
 //!
 //! ```sh
-//! cargo run --release --example emulate_bench -- PRESET|SPEC [ROUNDS] [JOB_SCALE] [full|short]
+//! cargo run --release --example emulate_bench -- PRESET|SPEC [ROUNDS] [JOB_SCALE] [full|short] [LOAD_MIB]
+//! cargo run --release --example emulate_bench -- PRESET|SPEC ROUNDS JOB_SCALE custom LOAD_MIB 'LABEL@knob=value,...' ...
 //! cargo run --release --example emulate_bench -- --from-log FILE   # the table again, from the runs printed
 //! ```
 //!
@@ -16,8 +17,12 @@
 //!
 //! The settings (`full`): the default (mq-deadline, fifo_batch 16, wbt at the device's
 //! default), none, mq-deadline with fifo_batch 1 and 256, bfq (as bfq sets itself up: it
-//! turns wbt off), kyber, and mq-deadline with wbt off (`wbt_lat_usec=0`). `short` keeps the
-//! default, none, bfq and wbt off.
+//! turns wbt off), kyber, and mq-deadline with wbt off (`wbt_lat_usec=0`); on a disk model,
+//! whose default is a rotational queue's 75000 us, also mq-deadline with wbt at a flash
+//! queue's 2000 us. `short` keeps the default, none, bfq and the wbt rows. `LOAD_MIB` is
+//! `--load-mib` (the size of io_load's files, MiB; default 256). `custom` measures the settings
+//! given instead (the first is the reference row); give every knob in every row, since a
+//! knob a row leaves out keeps the previous row's value.
 
 use sweetspot::bench::emulate::Spec;
 use sweetspot::bench::real::RealDevice;
@@ -41,7 +46,6 @@ struct Row {
     loads: Vec<Option<f64>>,
     /// (seek GB, requests, max depth, mean depth) of the io_load run.
     dev: Vec<Option<Dev>>,
-    wbt_seen: Option<String>,
 }
 
 impl Row {
@@ -53,7 +57,6 @@ impl Row {
             io: vec![],
             loads: vec![],
             dev: vec![],
-            wbt_seen: None,
         }
     }
 }
@@ -114,6 +117,28 @@ fn from_log(text: &str) -> Vec<Row> {
     rows
 }
 
+/// A `custom` row from `LABEL@knob=value,knob=value` (a label of at most 28 characters, the
+/// log's column; an integer value is a number, anything else a name).
+fn custom_row(arg: &str) -> Result<Row, String> {
+    let (label, knobs) = arg
+        .split_once('@')
+        .ok_or_else(|| format!("'{arg}': expected LABEL@knob=value,..."))?;
+    if label.len() > 28 {
+        return Err(format!("'{label}': a label has at most 28 characters"));
+    }
+    let mut setting = Setting::new();
+    for kv in knobs.split(',') {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("'{kv}': expected knob=value"))?;
+        let v = v
+            .parse::<i64>()
+            .map_or_else(|_| KnobValue::Name(v.to_string()), KnobValue::Int);
+        setting.insert(k.to_string(), v);
+    }
+    Ok(Row::new(label, setting))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     sweetspot::signals::install();
     let args: Vec<String> = std::env::args().collect();
@@ -130,9 +155,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(6);
     let job_scale: f64 = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(0.3);
     let short = args.get(4).is_some_and(|s| s == "short");
+    let custom = args.get(4).is_some_and(|s| s == "custom");
+    let load_mib: Option<u64> = args.get(5).map(|s| s.parse()).transpose()?;
     let db = tempfile::tempdir()?;
     let mut opts = BenchOptions::new()?;
     opts.job_scale = job_scale;
+    if let Some(m) = load_mib {
+        opts.sizes = opts.sizes.with_mib(m);
+    }
     opts.exe = std::env::current_exe()?
         .parent()
         .and_then(|p| p.parent())
@@ -150,11 +180,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let read = |f: &str| std::fs::read_to_string(format!("{q}/{f}")).map(|s| s.trim().to_string());
     let wbt: i64 = read("wbt_lat_usec")?.parse()?;
     println!(
-        "# {} on {}: scheduler {}, wbt_lat_usec {wbt}, nr_requests {}, job scale {job_scale}",
+        "# {} on {}: scheduler {}, wbt_lat_usec {wbt}, nr_requests {}, rotational {}, job scale {job_scale}, load MiB {}",
         spec.name(),
         dev.device_info().name,
         read("scheduler")?,
-        read("nr_requests")?
+        read("nr_requests")?,
+        read("rotational")?,
+        load_mib.map_or("default".into(), |m| m.to_string())
     );
     let s = |pairs: &[(&str, KnobValue)]| -> Setting {
         pairs
@@ -193,19 +225,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         ("mq-deadline 16, wbt off", mqd(16, 0)),
     ];
+    if wbt != 2000 {
+        all.push(("mq-deadline 16, wbt 2000", mqd(16, 2000)));
+    }
     if short {
         all.retain(|(l, _)| {
-            l.starts_with("default") || *l == "none" || l.starts_with("bfq") || l.ends_with("off")
+            l.starts_with("default") || *l == "none" || l.starts_with("bfq") || l.contains("wbt")
         });
     }
-    let mut rows: Vec<Row> = all
-        .into_iter()
-        .map(|(label, setting)| Row::new(label, setting))
-        .collect();
+    let mut rows: Vec<Row> = if custom {
+        args[6..]
+            .iter()
+            .map(|a| custom_row(a))
+            .collect::<Result<_, _>>()?
+    } else {
+        all.into_iter()
+            .map(|(label, setting)| Row::new(label, setting))
+            .collect()
+    };
     for round in 0..rounds {
         for row in rows.iter_mut() {
             dev.apply(&row.setting)?;
-            row.wbt_seen = read("wbt_lat_usec").ok();
+            if round == 0 {
+                let w = read("wbt_lat_usec").unwrap_or_default();
+                println!("# {}: wbt_lat_usec {w}", row.label);
+            }
             for r in dev.measure(&[Load::NoLoad, Load::IoLoad], 1)? {
                 let c = r.io.unwrap_or_default();
                 println!(
@@ -260,15 +304,54 @@ fn ratios(row: &Row) -> Vec<Option<f64>> {
     row.io.iter().map(|t| t.map(|t| t / m)).collect()
 }
 
+/// The paired two-sided p of each row's per-round Ratios against the first row's (rounds in
+/// which both succeeded; `None` for the first row and when fewer than 2 pairs).
+fn p_values(rows: &[Row]) -> Vec<Option<f64>> {
+    let base = rows.first().map(ratios).unwrap_or_default();
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            if i == 0 {
+                return None;
+            }
+            let (pa, pb): (Vec<f64>, Vec<f64>) = ratios(row)
+                .iter()
+                .zip(&base)
+                .filter_map(|(a, b)| Some(((*a)?, (*b)?)))
+                .unzip();
+            stats::paired_less(&pa, &pb).map(|t| (2.0 * t.p_value.min(1.0 - t.p_value)).min(1.0))
+        })
+        .collect()
+}
+
+/// Holm's step-down adjustment (Holm 1979) of the p-values present: the k-th smallest of m
+/// becomes max over j ≤ k of min(1, (m − j + 1) · p_(j)). A row is significant at family-wise
+/// level α when its adjusted p ≤ α.
+fn holm(p: &[Option<f64>]) -> Vec<Option<f64>> {
+    let mut idx: Vec<usize> = (0..p.len()).filter(|&i| p[i].is_some()).collect();
+    idx.sort_by(|&a, &b| p[a].unwrap_or(1.0).total_cmp(&p[b].unwrap_or(1.0)));
+    let m = idx.len();
+    let mut out = vec![None; p.len()];
+    let mut run = 0.0f64;
+    for (k, &i) in idx.iter().enumerate() {
+        run = run.max(((m - k) as f64 * p[i].unwrap_or(1.0)).min(1.0));
+        out[i] = Some(run);
+    }
+    out
+}
+
 /// The markdown table (see the module docs). Comparisons with the first row use the rounds in
-/// which both succeeded.
+/// which both succeeded; the p-values are two-sided paired t-tests, also Holm-adjusted over
+/// the table's comparisons.
 fn table(rows: &[Row]) {
     let Some(first) = rows.first() else {
         return;
     };
     let base = ratios(first);
+    let ps = p_values(rows);
+    let adj = holm(&ps);
     println!(
-        "| setting | runs | no_load s | io_load s | Ratio (95% CI) | vs first row (95% CI) | p (two-sided, paired) | io_load Loads | seek GB / run | requests / run | queue depth mean / max | wbt_lat_usec |"
+        "| setting | runs | no_load s | io_load s | Ratio (95% CI) | vs first row (95% CI) | p (two-sided, paired) | Holm p | io_load Loads | seek GB / run | requests / run | queue depth mean / max |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (i, row) in rows.iter().enumerate() {
@@ -282,16 +365,17 @@ fn table(rows: &[Row]) {
             .zip(&base)
             .filter_map(|(a, b)| Some(((*a)?, (*b)?)))
             .unzip();
-        let (vs, p) = if i == 0 {
-            ("—".to_string(), "—".to_string())
+        let fmt_p = |p: Option<f64>| p.map_or("-".into(), |p| format!("{p:.1e}"));
+        let (vs, p, h) = if i == 0 {
+            ("—".to_string(), "—".to_string(), "—".to_string())
         } else {
             let vs = stats::ratio_ci(&pb, &pa).map_or("-".into(), |(x, lo, hi)| {
                 format!("{x:.2}× ({lo:.2}–{hi:.2})")
             });
-            let p = stats::paired_less(&pa, &pb).map_or("-".into(), |t| {
-                format!("{:.1e}", (2.0 * t.p_value.min(1.0 - t.p_value)).min(1.0))
+            let h = adj[i].map_or("-".into(), |a| {
+                format!("{a:.1e}{}", if a <= 0.05 { " **yes**" } else { "" })
             });
-            (vs, p)
+            (vs, fmt_p(ps[i]), h)
         };
         let dev: Vec<_> = row.dev.iter().flatten().collect();
         let n = dev.len().max(1) as f64;
@@ -302,7 +386,7 @@ fn table(rows: &[Row]) {
             .map_or("?".into(), |v| format!("{:.0}", stats::mean(&v)));
         let flat = |v: &[Option<f64>]| -> Vec<f64> { v.iter().flatten().copied().collect() };
         println!(
-            "| {} | {} | {:.2} | {:.2} | {ratio} | {vs} | {p} | {:.0} | {:.1} | {:.0} | {depth} / {} | {} |",
+            "| {} | {} | {:.2} | {:.2} | {ratio} | {vs} | {p} | {h} | {:.0} | {:.1} | {:.0} | {depth} / {} |",
             row.label,
             ok.len(),
             stats::mean(&flat(&row.no)),
@@ -311,9 +395,12 @@ fn table(rows: &[Row]) {
             dev.iter().map(|d| d.0).sum::<f64>() / n,
             dev.iter().map(|d| d.1).sum::<f64>() / n,
             dev.iter().map(|d| d.2).max().unwrap_or(0),
-            row.wbt_seen.as_deref().unwrap_or("see header")
         );
     }
     println!();
-    println!("vs first row > 1: the setting's Ratio is smaller (better) than the first row's.");
+    println!(
+        "vs first row > 1: the setting's Ratio is smaller (better) than the first row's. Holm p: \
+         adjusted over the {} comparisons; **yes**: significant at 5% family-wise.",
+        ps.iter().flatten().count()
+    );
 }

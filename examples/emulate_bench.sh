@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The figures of examples/emulate-results.md: the scheduler/fifo_batch/wbt table on every
-# preset (hdd-5400 with every setting and 6 rounds first; the others with the short set and
-# fewer rounds), then `tune --scratch --emulate hdd-5400 --policy slowdisk` twice.
+# preset (every setting, ROUNDS rounds; sdcard with 64 MiB io_load files, which its 10 MB/s
+# writes can complete while the job runs), and `tune --scratch --emulate hdd-5400 --policy
+# slowdisk` twice, then their sweet spots again on fresh runs (confirm). Three streams run at
+# once (hdd-5400; the tunes, then hdd-7200, then confirm; emmc, then sdcard), which is how the
+# published figures were made (confirm after the others), on a machine shared with builds.
 # Run as root from the repository: bash examples/emulate_bench.sh OUTDIR
-# (STAGES="tune presets" skips the hdd-5400 table; ROUNDS, SHORT_ROUNDS, JOB_SCALE.)
+# (STAGES picks among "table tune presets confirm"; ROUNDS, JOB_SCALE.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/emulate-bench}
@@ -15,17 +18,31 @@ target=${CARGO_TARGET_DIR:-target}
 cp "$target/release/sweetspot" "$bin/"
 cp "$target/release/examples/emulate_bench" "$bin/examples/"
 scale=${JOB_SCALE:-0.3}
-stages=${STAGES:-table tune presets}
-if [[ $stages == *table* ]]; then
-  "$bin/examples/emulate_bench" hdd-5400 "${ROUNDS:-6}" "$scale" full >"$out/hdd-5400.txt" 2>"$out/hdd-5400.err"
-fi
-[[ $stages == *tune* ]] && for run in 1 2; do
-  start=$(date +%s)
-  "$bin/sweetspot" --db "$out/tune-$run.db" tune --scratch --emulate hdd-5400 --policy slowdisk \
-    --job-scale "$scale" --seed "$run" >"$out/tune-$run.txt" 2>"$out/tune-$run.err" || true
-  echo "tune run $run: $(( $(date +%s) - start )) s" >>"$out/tune-$run.txt"
-done
-[[ $stages == *presets* ]] && for p in hdd-7200 sdcard emmc; do
-  "$bin/examples/emulate_bench" "$p" "${SHORT_ROUNDS:-3}" "$scale" short >"$out/$p.txt" 2>"$out/$p.err"
-done
+rounds=${ROUNDS:-6}
+stages=${STAGES:-table tune presets confirm}
+table() { "$bin/examples/emulate_bench" "$1" "$rounds" "$scale" full ${2:-} >"$out/$1.txt" 2>"$out/$1.err"; }
+if [[ $stages == *table* ]]; then table hdd-5400; fi &
+(
+  if [[ $stages == *tune* ]]; then
+    for run in 1 2; do
+      start=$(date +%s)
+      "$bin/sweetspot" --db "$out/tune-$run.db" tune --scratch --emulate hdd-5400 \
+        --policy policies/slowdisk.toml --job-scale "$scale" --seed "$run" \
+        >"$out/tune-$run.txt" 2>"$out/tune-$run.err" || true
+      echo "tune run $run: $(( $(date +%s) - start )) s" >>"$out/tune-$run.txt"
+    done
+  fi
+  if [[ $stages == *presets* ]]; then table hdd-7200; fi
+  # The two tunes' sweet spots (as they came out here) and wbt alone, on fresh runs.
+  if [[ $stages == *confirm* ]]; then
+    "$bin/examples/emulate_bench" hdd-5400 "$rounds" "$scale" custom 256 \
+      "default (none, wbt 75000)@scheduler=none,wbt_lat_usec=75000,read_ahead_kb=2560" \
+      "tune 1 best (mq-dl 4, 256)@scheduler=mq-deadline,fifo_batch=4,wbt_lat_usec=256,read_ahead_kb=1024" \
+      "tune 2 best (kyber, 512)@scheduler=kyber,wbt_lat_usec=512,read_ahead_kb=1024" \
+      "none, wbt 512 only@scheduler=none,wbt_lat_usec=512,read_ahead_kb=2560" \
+      >"$out/confirm.txt" 2>"$out/confirm.err"
+  fi
+) &
+if [[ $stages == *presets* ]]; then table emmc; table sdcard 64; fi &
+wait
 echo done >"$out/DONE"

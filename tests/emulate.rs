@@ -52,6 +52,11 @@ fn aligned(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
 /// with the emulator's request count. The median, not the mean: on a shared 2-core machine
 /// a few reads wait milliseconds for a CPU, which says nothing about the device.
 fn time_reads(spec: &str, len: usize, n: u64, at: impl Fn(u64) -> u64) -> (f64, u64) {
+    time_io(spec, len, n, at, false)
+}
+
+/// [`time_reads`] with O_DIRECT writes (of zeros) instead when `write`.
+fn time_io(spec: &str, len: usize, n: u64, at: impl Fn(u64) -> u64, write: bool) -> (f64, u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let backing = dir.path().join("backing.img");
     std::fs::File::create(&backing)
@@ -64,17 +69,25 @@ fn time_reads(spec: &str, len: usize, n: u64, at: impl Fn(u64) -> u64) -> (f64, 
     let lo = Attached::new(&em.file());
     let f = std::fs::OpenOptions::new()
         .read(true)
+        .write(write)
         .custom_flags(libc::O_DIRECT)
         .open(&lo.dev)
         .expect("open loop");
     let mut store = Vec::new();
     let buf = aligned(&mut store, len);
-    f.read_exact_at(buf, at(0)).expect("warm-up read");
+    let io = |buf: &mut [u8], off: u64| {
+        if write {
+            f.write_all_at(buf, off)
+        } else {
+            f.read_exact_at(buf, off)
+        }
+    };
+    io(buf, at(0)).expect("warm-up I/O");
     let before = em.counters().expect("counters").requests();
     let mut times = Vec::with_capacity(n as usize);
     for i in 1..=n {
         let t = Instant::now();
-        f.read_exact_at(buf, at(i)).expect("read");
+        io(buf, at(i)).expect("I/O");
         times.push(t.elapsed().as_secs_f64());
     }
     times.sort_by(f64::total_cmp);
@@ -84,7 +97,8 @@ fn time_reads(spec: &str, len: usize, n: u64, at: impl Fn(u64) -> u64) -> (f64, 
         times[times.len() / 2]
     };
     eprintln!(
-        "{spec} {len} B: median {:.0} us, p10 {:.0}, p90 {:.0}",
+        "{spec} {len} B {}: median {:.0} us, p10 {:.0}, p90 {:.0}",
+        if write { "writes" } else { "reads" },
         per * 1e6,
         times[times.len() / 10] * 1e6,
         times[times.len() * 9 / 10] * 1e6
@@ -158,6 +172,37 @@ fn flash_spec_latency_and_throughput_within_20_percent() {
         check(
             within(rate, expect, 0.2),
             format!("{:.1} MB/s vs {:.1}", rate / 1e6, expect / 1e6),
+        )
+    });
+}
+
+#[test]
+fn sdcard_write_latency_and_throughput_within_20_percent() {
+    // The sdcard preset's writes differ from its reads: 1.6 ms access + 10 MB/s.
+    one_of_three("sdcard random write latency", || {
+        let base = time_io("latency=0", 4096, 100, random_offset, true).0;
+        let (per, reqs) = time_io("sdcard", 4096, 100, random_offset, true);
+        assert_eq!(reqs, 100);
+        let per = per - base;
+        let expect = 1.6e-3 + 4096.0 / 10e6;
+        check(
+            within(per, expect, 0.2),
+            format!(
+                "4 KiB write took {:.0} us more, spec {:.0}",
+                per * 1e6,
+                expect * 1e6
+            ),
+        )
+    });
+    one_of_three("sdcard sequential write throughput", || {
+        let seq = |i| i * 131072;
+        let base = time_io("latency=0", 131072, 50, seq, true).0;
+        let (per, _) = time_io("sdcard", 131072, 50, seq, true);
+        let rate = 131072.0 / (per - base);
+        let expect = 131072.0 / (1.6e-3 + 131072.0 / 10e6);
+        check(
+            within(rate, expect, 0.2),
+            format!("{:.2} MB/s vs {:.2}", rate / 1e6, expect / 1e6),
         )
     });
 }
@@ -305,6 +350,13 @@ fn sigkill_leaves_nothing_after_the_next_restore() {
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_secs(4));
+    let used = loops_under(tmp.path());
+    assert_eq!(used.len(), 1, "{used:?}");
+    assert_eq!(
+        rotational_and_wbt(&used[0]).0,
+        "1",
+        "hdd-5400 is a rotational queue"
+    );
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
     // The server died with the process: nothing that uses the leftovers may hang.
@@ -332,12 +384,61 @@ fn sigkill_leaves_nothing_after_the_next_restore() {
         .success();
     assert_eq!(mounts_under(tmp.path()), Vec::<String>::new());
     assert_eq!(loops_under(tmp.path()), Vec::<String>::new());
+    assert_eq!(
+        rotational_and_wbt(&used[0]).0,
+        "0",
+        "the sweep puts {}'s rotational back",
+        used[0]
+    );
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .expect("read tmp")
         .flatten()
         .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
+
+/// `queue/rotational` and `queue/wbt_lat_usec` of loop device `name`.
+fn rotational_and_wbt(name: &str) -> (String, String) {
+    let q = format!("/sys/block/{name}/queue");
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("{q}/{f}"))
+            .expect(f)
+            .trim()
+            .to_string()
+    };
+    (read("rotational"), read("wbt_lat_usec"))
+}
+
+#[test]
+fn a_disk_model_is_a_rotational_queue_with_its_wbt_default_and_both_are_put_back() {
+    use sweetspot::bench::real::RealDevice;
+    use sweetspot::bench::realrun::BenchOptions;
+    let env = Env::new();
+    for (preset, rotational, wbt) in [("hdd-5400", "1", "75000"), ("emmc", "0", "2000")] {
+        let mut opts = BenchOptions::new().expect("options");
+        opts.exe = assert_cmd::cargo::cargo_bin("sweetspot");
+        let dev = RealDevice::scratch_emulated(
+            sweetspot::store::Store::open(&env.db()).expect("store"),
+            &sweetspot::sysroot::SysRoot::default(),
+            opts,
+            "test",
+            Some(&Spec::parse(preset).expect("preset")),
+        )
+        .expect("scratch");
+        let name = dev.device_info().name.clone();
+        assert_eq!(
+            rotational_and_wbt(&name),
+            (rotational.to_string(), wbt.to_string()),
+            "{preset} on {name}"
+        );
+        drop(dev);
+        // Put back: a FUSE file makes loop compute rotational 0; the baseline's wbt is
+        // restored to what the loop number had before (2000 on a loop queue set up as flash).
+        let (rot, wbt_after) = rotational_and_wbt(&name);
+        assert_eq!(rot, "0", "{preset}: rotational left on {name}");
+        assert_ne!(wbt_after, "75000", "{preset}: wbt left on {name}");
+    }
 }
 
 #[test]

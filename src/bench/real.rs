@@ -59,7 +59,9 @@ impl RealDevice {
 
     /// [`RealDevice::scratch`], on an emulated slow device when `emulate` is given
     /// ([`Scratch::create_emulated`]). Its identity is `scratch:emulate:<canonical spec>`:
-    /// what its measurements depend on is the model, not the host disk.
+    /// what its measurements depend on is the model, not the host disk. It starts from
+    /// [`loop_baseline`], except that a disk model ([`Spec::rotational`]) starts from
+    /// [`WBT_ROTATIONAL_USEC`], as a real disk does.
     pub fn scratch_emulated(
         store: Store,
         root: &SysRoot,
@@ -105,7 +107,11 @@ impl RealDevice {
             scratch: Some(scratch),
             lock: Some(lock),
         };
-        dev.to_loop_baseline()?;
+        let mut base = loop_baseline(&dev.root, &dev.device);
+        if emulate.is_some_and(Spec::rotational) && base.contains_key("wbt_lat_usec") {
+            base.insert("wbt_lat_usec".into(), KnobValue::Int(WBT_ROTATIONAL_USEC));
+        }
+        dev.apply_baseline(&base)?;
         Ok(dev)
     }
 
@@ -116,9 +122,14 @@ impl RealDevice {
     /// this before the first trial. Errors: those of [`Testbed::apply`].
     pub fn to_loop_baseline(&mut self) -> Result<()> {
         let base = loop_baseline(&self.root, &self.device);
-        let before = crate::knob::setting_label(&base);
-        self.apply(&base)?;
-        tracing::info!("{}: loop baseline {before}", self.device.name);
+        self.apply_baseline(&base)
+    }
+
+    /// Applies `base` (journaled) as the state the search starts from.
+    fn apply_baseline(&mut self, base: &Setting) -> Result<()> {
+        let label = crate::knob::setting_label(base);
+        self.apply(base)?;
+        tracing::info!("{}: baseline {label}", self.device.name);
         Ok(())
     }
 
@@ -405,6 +416,12 @@ impl Drop for RealDevice {
         self.lock = None;
     }
 }
+
+/// `wbt_lat_usec` of a rotational queue when writeback throttling is set up:
+/// `wbt_default_latency_nsec` in block/blk-wbt.c (75 ms; 2 ms for a non-rotational queue).
+/// An emulated disk (`--emulate` with `seek=hdd`) starts from it, as a real disk does: its loop
+/// queue became rotational only after wbt was set up, so the kernel left it at 2000.
+pub const WBT_ROTATIONAL_USEC: i64 = 75_000;
 
 /// The most a fresh queue's `max_sectors_kb` is: `BLK_DEF_MAX_SECTORS_CAP` (2560 sectors) in
 /// block/blk-settings.c, below `max_hw_sectors_kb`.

@@ -13,6 +13,20 @@
 //! I/O, to a FUSE file at `<dir>/fuse/disk.img` that a [`Server`] (sweetspot's emulator in a
 //! child process) serves from the backing file; cleanup stops it after the loop device is
 //! detached.
+//!
+//! For a disk model ([`Spec::rotational`]) the loop queue is marked `queue/rotational = 1`
+//! after attaching, and put back before detaching. drivers/block/loop.c computes the flag at
+//! every attach (`loop_update_limits`: rotational only when the backing file's block device
+//! is), and a FUSE file has none, so without this the kernel treats the emulated disk as flash.
+//! What reads the flag: bfq (`idling_boosts_thr_without_issues`: idling for sequential,
+//! I/O-bound queues even with a deep device queue; `BFQ_RQ_SEEKY`: any far request is seeky;
+//! its first peak-rate guess `ref_rate[nonrot]`, taken when bfq is attached). Writeback
+//! throttling's default (`wbt_default_latency_nsec` in block/blk-wbt.c: 75 ms rotational,
+//! 2 ms not) is taken only when wbt is set up (queue registration) or when -1 is written,
+//! not when the flag changes; [`crate::bench::real::RealDevice::scratch_emulated`] therefore
+//! starts a disk model from 75000 us, what a real disk gets. After a SIGKILL the flag stays
+//! on the leftover loop device until it is detached by the sweep; the next attach of that
+//! loop number computes it afresh.
 
 use crate::bench::emulate::{Server, Spec};
 use crate::bench::stale;
@@ -35,6 +49,8 @@ pub struct Scratch {
     mounted: bool,
     /// The `--emulate` server, stopped after the loop device is detached.
     emulator: Option<Server>,
+    /// `queue/rotational` and the value it had before a disk model set it to 1.
+    rotational: Option<(PathBuf, String)>,
     /// The owner lock (see [`stale`]); declared last, so it is released after cleanup.
     _owner: Flock<std::fs::File>,
 }
@@ -81,6 +97,7 @@ impl Scratch {
             loop_dev: None,
             mounted: false,
             emulator: None,
+            rotational: None,
             _owner: owner,
         };
         std::fs::create_dir(&s.mnt)
@@ -120,6 +137,9 @@ impl Scratch {
                 ],
             )?;
             s.loop_dev = Some(PathBuf::from(out.trim()));
+            if spec.rotational() {
+                s.mark_rotational()?;
+            }
         } else {
             let out = tool(
                 "losetup",
@@ -149,6 +169,31 @@ impl Scratch {
             s.mnt.display()
         );
         Ok(s)
+    }
+
+    /// Sets the loop queue's `queue/rotational` to 1 (see the module docs), remembering the
+    /// value it had. Errors: the attribute cannot be read, written, or does not read back 1.
+    fn mark_rotational(&mut self) -> Result<()> {
+        let path = PathBuf::from(format!(
+            "/sys/block/{}/queue/rotational",
+            self.device_name()
+        ));
+        let read = |p: &Path| {
+            std::fs::read_to_string(p)
+                .map(|v| v.trim().to_string())
+                .map_err(|e| Error::io(format!("reading {}", p.display()), e))
+        };
+        let old = read(&path)?;
+        std::fs::write(&path, "1\n")
+            .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        self.rotational = Some((path.clone(), old));
+        match read(&path)?.as_str() {
+            "1" => Ok(()),
+            v => Err(Error::Failed(format!(
+                "{}: wrote 1, reads back {v}",
+                path.display()
+            ))),
+        }
     }
 
     /// Where the scratch filesystem is mounted.
@@ -192,6 +237,12 @@ impl Scratch {
                 Ok(()) => self.mounted = false,
                 Err(e) => first = first.or(Some(e)),
             }
+        }
+        // Before detaching: the queue outlives `losetup -d`.
+        if let Some((path, old)) = self.rotational.take()
+            && let Err(e) = std::fs::write(&path, format!("{old}\n"))
+        {
+            first = first.or(Some(Error::io(format!("restoring {}", path.display()), e)));
         }
         if let Some(dev) = self.loop_dev.take()
             && let Err(e) = tool("losetup", &["-d".as_ref(), dev.as_os_str()])

@@ -81,10 +81,18 @@ fn clean(dir: &Path) -> Result<String, String> {
     }
     let fuse = dir.join(FUSE_DIR);
     let emulated = fuse.join(crate::bench::emulate::fuse::FILE_NAME);
-    for dev in loops_backed_by(&backing)
-        .into_iter()
-        .chain(loops_backed_by(&emulated))
-    {
+    let disks = loops_backed_by(&emulated);
+    for dev in &disks {
+        // A disk model marked its queue rotational; a FUSE file gives 0 (loop sets it only
+        // for a backing file on a rotational block device), and the queue outlives the detach.
+        let name = dev.file_name().unwrap_or_default().to_string_lossy();
+        let attr = PathBuf::from(format!("/sys/block/{name}/queue/rotational"));
+        if std::fs::read_to_string(&attr).is_ok_and(|v| v.trim() == "1") {
+            std::fs::write(&attr, "0\n").map_err(|e| format!("{}: {e}", attr.display()))?;
+            what.push(format!("put back {} = 0", attr.display()));
+        }
+    }
+    for dev in loops_backed_by(&backing).into_iter().chain(disks) {
         tool("losetup", &["-d".as_ref(), dev.as_os_str()]).map_err(|e| e.to_string())?;
         what.push(format!("detached {}", dev.display()));
     }

@@ -272,6 +272,13 @@ impl Spec {
         s
     }
 
+    /// Whether the emulated device is a spinning disk (`seek=hdd`). Its loop queue is then
+    /// marked `queue/rotational = 1`, as a real disk's is, so the kernel treats it as one
+    /// ([`crate::bench::scratch::Scratch::create_emulated`]).
+    pub fn rotational(&self) -> bool {
+        matches!(self.seek, Seek::Hdd { .. })
+    }
+
     /// The preset name when the spec is exactly a preset, else [`Spec::canonical`].
     pub fn name(&self) -> String {
         match self
