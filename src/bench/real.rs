@@ -275,6 +275,14 @@ impl Testbed for RealDevice {
         discover::host_unusable(&self.root)
     }
 
+    /// Why the debugfs CPU-scheduler knobs are left out, if they are.
+    fn notes(&self) -> Vec<String> {
+        crate::knob::sched::debugfs(&self.root)
+            .why()
+            .into_iter()
+            .collect()
+    }
+
     /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`, whose id then goes into
     /// a scratch device's lock file too.
     fn set_owner(&mut self, owner: &str) {
