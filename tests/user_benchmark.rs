@@ -47,8 +47,14 @@ fn missing_figures_are_errors_not_zeros() {
     let ab = regex_job("ab", r"Requests per second:\s+([0-9.]+)");
     let e = ab.figure(&fixture("sysbench-cpu.txt")).unwrap_err();
     assert!(e.starts_with("no match for regex"), "{e}");
-    let p = UserJob::new("x", Extract::JsonPointer("/jobs/0/write/nope".into()), "x", "", true)
-        .unwrap();
+    let p = UserJob::new(
+        "x",
+        Extract::JsonPointer("/jobs/0/write/nope".into()),
+        "x",
+        "",
+        true,
+    )
+    .unwrap();
     let e = p.figure(&fixture("fio-randread.json")).unwrap_err();
     assert!(e.contains("finds nothing"), "{e}");
     let e = p.figure("not json at all").unwrap_err();
@@ -56,17 +62,33 @@ fn missing_figures_are_errors_not_zeros() {
     // A capture that is not a number.
     let w = regex_job("x", r"Server Software:\s+(\S+)");
     let e = w.figure(&fixture("ab-lighttpd.txt")).unwrap_err();
-    assert!(e.contains("captured 'lighttpd/1.4.69', not a number"), "{e}");
+    assert!(
+        e.contains("captured 'lighttpd/1.4.69', not a number"),
+        "{e}"
+    );
     // A regex must have exactly one capture group.
-    let e = UserJob::new("x", Extract::Regex("([0-9]+) ([0-9]+)".into()), "x", "", true)
-        .unwrap_err();
-    assert!(e.to_string().contains("exactly one capture group (the number), has 2"), "{e}");
+    let e = UserJob::new(
+        "x",
+        Extract::Regex("([0-9]+) ([0-9]+)".into()),
+        "x",
+        "",
+        true,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("exactly one capture group (the number), has 2"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_failing_command_and_a_missing_match_are_failed_runs_with_the_stderr_tail() {
     let dir = tempfile::tempdir().unwrap();
-    let job = regex_job("echo 'rate: 5'; echo 'disk full' >&2; exit 3", r"rate: (\d+)");
+    let job = regex_job(
+        "echo 'rate: 5'; echo 'disk full' >&2; exit 3",
+        r"rate: (\d+)",
+    );
     let r = job.run(dir.path()).unwrap();
     let f = r.failed.unwrap();
     assert!(f.contains("exit status 3"), "{f}");

@@ -376,6 +376,26 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
             return Err(e);
         }
     };
+    // A benchmark that fails at the default setting measured nothing to tune against: that
+    // is the job failing (exit 1), not "keep the default".
+    if let crate::tune::policy::Objective::Benchmark(job) = &req.policy.objective {
+        let at_default: Vec<&crate::tune::evaluator::Trial> = out
+            .trials
+            .iter()
+            .filter(|t| t.point == space.default)
+            .collect();
+        if !at_default.is_empty() && at_default.iter().all(|t| t.failed.is_some()) {
+            let why = at_default[0].failed.clone().unwrap_or_default();
+            let r = testbed.restore();
+            store.finish_tune(tune_id, "failed")?;
+            r?;
+            return Err(Error::Failed(format!(
+                "the benchmark `{}` failed at the default setting, so there is nothing to \
+                 tune against: {why}",
+                job.command
+            )));
+        }
+    }
     let significant = out.verdict.as_ref().is_some_and(|v| v.significant);
     let applied = req.apply && significant;
     let mut rep = report::build_with(
