@@ -19,12 +19,20 @@ fn a_simulated_tune_of_a_boolean_knob_turns_new_fair_sleepers_off() {
         .unwrap()
         .arg("--db")
         .arg(tmp.path().join("s.db"))
-        .args(["tune", "--sim", "tests/surfaces/new-fair-sleepers-2009.toml"])
+        .args([
+            "tune",
+            "--sim",
+            "tests/surfaces/new-fair-sleepers-2009.toml",
+        ])
         .args(["--policy", "tests/policies/new-fair-sleepers.toml"])
         .args(["--seed", "11", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["default"]["NEW_FAIR_SLEEPERS"], 1, "{v}");
     assert_eq!(v["best"]["NEW_FAIR_SLEEPERS"], 0, "{v}");
@@ -72,7 +80,11 @@ fn the_real_debugfs_is_either_readable_or_said_to_be_locked_down() {
     assert!(knobs.iter().any(|k| k.name == "sched_autogroup_enabled"));
     match &state {
         Debugfs::Available(_) => {
-            assert!(knobs.iter().any(|k| k.name == "base_slice_ns" || k.name == "PLACE_LAG"));
+            assert!(
+                knobs
+                    .iter()
+                    .any(|k| k.name == "base_slice_ns" || k.name == "PLACE_LAG")
+            );
         }
         Debugfs::Refused(path, err) => {
             assert!(path.ends_with("sched/features"), "{path:?}");

@@ -142,3 +142,16 @@ fn nice_and_cpu_affinity_reach_the_command_and_its_children() {
     job.cpus = Some(vec![4095]);
     assert!(job.check().unwrap_err().to_string().contains("'4095'"));
 }
+
+#[test]
+fn the_example_policies_parse_with_their_benchmarks() {
+    use sweetspot::tune::policy::{Objective, load_file};
+    for (file, label) in [
+        ("http-autogroup.toml", "Requests per second (req/s)"),
+        ("fio-readahead.toml", "sequential read bandwidth (KiB/s)"),
+    ] {
+        let p = load_file(&Path::new("examples/user-benchmark").join(file)).unwrap();
+        assert!(matches!(p.objective, Objective::Benchmark(_)), "{file}");
+        assert_eq!(p.objective.label(), label);
+    }
+}

@@ -146,18 +146,12 @@ pub fn debugfs(root: &SysRoot) -> Debugfs {
 
 /// `Operation not permitted (EPERM)`: the message and the errno's name.
 fn errno_text(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(n) => format!(
-            "{} ({})",
-            std::io::Error::from_raw_os_error(n)
-                .to_string()
-                .split(" (os error")
-                .next()
-                .unwrap_or_default(),
-            nix::errno::Errno::from_raw(n)
-        ),
-        None => e.to_string(),
-    }
+    let Some(n) = e.raw_os_error() else {
+        return e.to_string();
+    };
+    let text = std::io::Error::from_raw_os_error(n).to_string();
+    let msg = text.split(" (os error").next().unwrap_or_default();
+    format!("{msg} ({:?})", nix::errno::Errno::from_raw(n))
 }
 
 /// The feature flags listed in `sched/features` text: (flag, on).

@@ -198,7 +198,6 @@ fn host_apply_refuses_device_knobs_bad_values_and_locked_knobs_before_writing() 
     let e = bad(setting(&[("NEXT_BUDDY", 1)]));
     assert!(e.to_string().contains("locked down"), "{e}");
     assert!(k.log.borrow().is_empty(), "nothing written");
-    drop(bad);
     assert!(
         s.journal_open(None, None).unwrap().is_empty(),
         "nothing journaled"
