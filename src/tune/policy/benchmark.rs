@@ -159,7 +159,7 @@ mod tests {
                 .to_string()
         };
         let e = err("command = \"x\"\nregex = 'no group'\nmaximize = \"x\"\n");
-        assert!(e.contains("p.toml:5: benchmark.regex:"), "{e}");
+        assert!(e.contains("p.toml:6: benchmark.regex:"), "{e}");
         assert!(e.contains("exactly one capture group"), "{e}");
         let e = err("command = \"x\"\nmaximize = \"x\"\n");
         assert!(e.contains("exactly one of regex"), "{e}");
