@@ -150,7 +150,7 @@ fn a_fio_benchmark_is_tuned_on_a_loop_device_and_recorded_with_its_trials() {
         )
         .unwrap();
     assert!(
-        n >= 4 && n == with_figure,
+        n >= 2 && n == with_figure,
         "{n} runs, {with_figure} with a figure"
     );
     let sizes: String = store
