@@ -73,6 +73,17 @@ impl SysRoot {
         self.proc.join("sys/vm")
     }
 
+    /// `<proc>/sys/kernel` (the `sched_*` sysctls).
+    pub fn kernel_sysctl(&self) -> PathBuf {
+        self.proc.join("sys/kernel")
+    }
+
+    /// Where debugfs is mounted: `<sys>/kernel/debug` (its usual mount point; a fake tree puts
+    /// a fake debugfs there). Its `sched/` holds the CPU scheduler's debug knobs.
+    pub fn debugfs(&self) -> PathBuf {
+        self.sys.join("kernel/debug")
+    }
+
     /// True when this is the real `/sys` (so tests never touch the host's knobs by accident).
     pub fn is_real(&self) -> bool {
         self.sys == Path::new("/sys")

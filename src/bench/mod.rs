@@ -6,7 +6,9 @@
 //! [`scratch`] (`--scratch`), [`stale`] (leftovers of SIGKILLed `--scratch` runs), [`real`]
 //! (`RealDevice`, the real [`Testbed`]), [`emulate`] (`--emulate`: a slow device served over FUSE), [`worker`] (the hidden `__worker` subcommand the job
 //! and loads run as). Simulation: [`surface`], [`sim`].
-//! Measuring trials and summarising them: [`runner`], [`summary`].
+//! Measuring trials and summarising them: [`runner`], [`summary`]. The user's own benchmark
+//! instead of contest: [`user`] (a command and how to read its figure), [`userbed`] (its
+//! testbed, and the host alone for host-wide knobs).
 
 pub mod emulate;
 pub mod fsutil;
@@ -22,6 +24,8 @@ pub mod stale;
 pub mod summary;
 pub mod surface;
 pub mod testbed;
+pub mod user;
+pub mod userbed;
 pub mod worker;
 
 pub use crate::types::{IoCounters, Load, Run, TargetInfo};

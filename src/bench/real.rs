@@ -280,9 +280,18 @@ impl Testbed for RealDevice {
         space_of(&self.root, &self.device)
     }
 
-    /// The unused member of an exclusive vm pair ([`discover::unused_pair_members`]).
+    /// The unused member of an exclusive vm pair and the debugfs knobs debugfs does not let
+    /// be read ([`discover::host_unusable`]).
     fn unusable(&self) -> Vec<(String, String)> {
-        discover::unused_pair_members(&discover::vm_knobs(&self.root))
+        discover::host_unusable(&self.root)
+    }
+
+    /// Why the debugfs CPU-scheduler knobs are left out, if they are.
+    fn notes(&self) -> Vec<String> {
+        crate::knob::sched::debugfs(&self.root)
+            .why()
+            .into_iter()
+            .collect()
     }
 
     /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`, whose id then goes into
@@ -531,9 +540,18 @@ pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
             }
         }
     }
-    let vm = discover::vm_knobs(root);
-    let unused = discover::unused_pair_members(&vm);
-    for k in vm
+    v.extend(host_space(root));
+    v
+}
+
+/// The host-wide knobs as search-space knobs (current value as default): `/proc/sys/vm`
+/// except the unused member of an exclusive pair ([`discover::unused_pair_members`]), and
+/// the CPU scheduler's ([`crate::knob::sched`]). Knobs the catalogue does not know are left
+/// out.
+pub fn host_space(root: &SysRoot) -> Vec<SpaceKnob> {
+    let mut v = Vec::new();
+    let unused = discover::unused_pair_members(&discover::vm_knobs(root));
+    for k in discover::host_knobs(root)
         .iter()
         .filter(|k| k.known && !unused.iter().any(|(n, _)| *n == k.name))
     {

@@ -34,6 +34,13 @@ pub trait Testbed {
         Vec::new()
     }
 
+    /// Knobs this testbed cannot touch at all now, each group said once with the reason
+    /// (debugfs locked down: its CPU-scheduler knobs are left out). A tune prints them and
+    /// puts them in its report.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Why runs of `load` here can never report `metric` (a column of [`Run`]: `time_s`,
     /// `cpu_pct`, `loads`, `lcpu_pct`), or `None` when they can; a tune checks what its policy
     /// needs with this before the first trial. The default is a real device's: every load

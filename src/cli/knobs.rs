@@ -1,10 +1,11 @@
-//! `sweetspot knobs <DEVICE>`: the knobs a device offers now (and the host vm knobs), with
+//! `sweetspot knobs <DEVICE>`: the knobs a device offers now (and the host-wide vm and
+//! CPU-scheduler knobs), with
 //! domain, unit, current value and the kernel source of the facts.
 
 use super::{Ctx, print_json, print_out};
 use crate::Result;
 use crate::device::{self, Device};
-use crate::knob::{ApplyOrder, Domain, Knob, discover};
+use crate::knob::{Domain, Knob, discover};
 use serde::Serialize;
 
 /// Arguments of `sweetspot knobs`.
@@ -27,6 +28,8 @@ pub struct Listing {
     /// Knobs whose 0 means "unused", not a value (`dirty_bytes` while `dirty_ratio` rules),
     /// with the reason.
     pub unused: std::collections::BTreeMap<String, String>,
+    /// Why the debugfs CPU-scheduler knobs are missing (unmounted, locked down), if they are.
+    pub debugfs: Option<String>,
 }
 
 /// Runs `sweetspot knobs`.
@@ -38,11 +41,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         discover::unused_pair_members(&discover::vm_knobs(&ctx.root))
             .into_iter()
             .collect();
+    let debugfs = crate::knob::sched::debugfs(&ctx.root).why();
     if args.json {
         return print_json(&Listing {
             device: dev,
             knobs,
             unused,
+            debugfs,
         });
     }
     let mut out = format!(
@@ -66,13 +71,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         };
         let applies = match (&k.scheduler, k.order) {
             (Some(s), _) => s.as_str(),
-            (None, ApplyOrder::Vm) => "host-wide",
+            (None, o) if o.is_host() => "host-wide",
             (None, _) => "device",
         };
         out += &format!(
             "{:<26} {:>12} {:<30} {:<9} {:<12} {}\n",
             k.name, value, domain, k.unit, applies, source
         );
+    }
+    if let Some(why) = debugfs {
+        out += &format!("note: {why}\n");
     }
     print_out(&out)
 }

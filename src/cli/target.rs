@@ -1,5 +1,5 @@
-//! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, or `--sim FILE`, shared by
-//! `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
+//! Choosing what to measure: `--device D [--dir DIR]`, `--scratch`, `--sim FILE`, or `--host`
+//! (host-wide knobs and a user benchmark only), shared by `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
 use super::Ctx;
 use crate::bench::real::{RealDevice, scratch_identity};
@@ -7,13 +7,13 @@ use crate::bench::realrun::BenchOptions;
 use crate::bench::{SimDevice, Testbed};
 use crate::lock::{DeviceLock, Holder};
 use crate::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Target selection and real-load options, flattened into `bench` and `tune`.
 #[derive(Clone, Debug, Default, clap::Args)]
 #[group(skip)]
-#[command(group = clap::ArgGroup::new("target").required(true).multiple(false).args(["device", "scratch", "sim"]))]
+#[command(group = clap::ArgGroup::new("target").required(true).multiple(false).args(["device", "scratch", "sim", "host"]))]
 pub struct TargetArgs {
     /// Measure this device (kernel name, e.g. sda): uses a writable mounted filesystem of it,
     /// or --dir.
@@ -39,6 +39,11 @@ pub struct TargetArgs {
     #[arg(long, value_name = "FILE")]
     pub sim: Option<PathBuf>,
 
+    /// No device: tune only host-wide knobs (vm, CPU scheduler) against a user benchmark (a
+    /// policy's [benchmark], or `tune --job CMD --metric ...`), run in the current directory.
+    #[arg(long)]
+    pub host: bool,
+
     /// Seed of the simulator's noise and the optimiser's draws; the same seed repeats a
     /// --sim run exactly. Without it one is drawn and printed.
     #[arg(long, value_name = "N")]
@@ -53,7 +58,8 @@ pub struct TargetArgs {
     pub job_scale: f64,
 
     /// Replace the built-in job with this shell command, run with `sh -c` in the target
-    /// directory and timed as a process (its files there are evicted before cold runs).
+    /// directory and timed as a process (its files there are evicted before cold runs). With
+    /// `tune --metric`, it is the benchmark whose figure is tuned instead.
     #[arg(long, value_name = "COMMAND")]
     pub job: Option<String>,
 
@@ -105,7 +111,7 @@ pub fn lock(ctx: &Ctx, identity: &str, label: &str, command: &str) -> Result<Dev
 }
 
 /// Takes the host-wide knobs' lock ([`crate::lock::HOST`]) for `command` when one of `knobs`
-/// is host-wide (a vm knob under `/proc/sys`); `None` when none is. Errors: bad input (exit 2)
+/// is host-wide (vm or CPU-scheduler); `None` when none is. Errors: bad input (exit 2)
 /// naming the holder when another writer has it.
 pub fn lock_host<'a>(
     ctx: &Ctx,
@@ -114,7 +120,7 @@ pub fn lock_host<'a>(
 ) -> Result<Option<DeviceLock>> {
     let host: Vec<&str> = knobs
         .into_iter()
-        .filter(|k| crate::knob::catalogue::order_of(k) == Some(crate::knob::ApplyOrder::Vm))
+        .filter(|k| crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()))
         .collect();
     if host.is_empty() {
         return Ok(None);
@@ -135,6 +141,10 @@ pub fn lock_host<'a>(
 /// the lock is even asked for. Errors: a bad SPEC; those of [`lock`]; an unknown device.
 pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLock> {
     emulation(args)?;
+    if args.host {
+        // The host-wide knobs' own lock: a device tune that writes one waits for it too.
+        return lock(ctx, crate::lock::HOST, "the host", command);
+    }
     if args.scratch {
         let id = scratch_identity(&ctx.root, &std::env::temp_dir());
         return lock(ctx, &id, "--scratch", command);
@@ -147,8 +157,49 @@ pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLo
     lock(ctx, &d.identity, &d.name, command)
 }
 
+/// Opens the testbed for a user benchmark `job` ([`crate::bench::user`]): the host alone
+/// (`--host`: host-wide knobs, runs in the current directory), or a real device (its knobs
+/// and the host's, runs in its work directory on the device's filesystem). Errors: bad input
+/// for `--sim` (a surface has no command to run).
+pub fn open_benchmark(
+    ctx: &Ctx,
+    args: &TargetArgs,
+    command: &str,
+    job: crate::bench::user::UserJob,
+) -> Result<Box<dyn Testbed>> {
+    use crate::bench::userbed::{HostBed, UserBench};
+    if args.sim.is_some() {
+        return Err(Error::BadInput(
+            "a user benchmark runs a command: give --host, --device or --scratch, not --sim".into(),
+        ));
+    }
+    if args.host {
+        crate::signals::install();
+        let dir = std::env::current_dir().map_err(|e| Error::io("the current directory", e))?;
+        let host = HostBed::new(ctx.store()?, &ctx.root);
+        return Ok(Box::new(UserBench::new(Box::new(host), job, dir)));
+    }
+    let dev = real_device(ctx, args, command)?;
+    let dir = dev
+        .work_dir()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| Error::Failed("the device has no work directory".into()))?;
+    Ok(Box::new(UserBench::new(Box::new(dev), job, dir)))
+}
+
 /// Opens the real target that `args` name (`--device` or `--scratch`).
 fn open_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<Box<dyn Testbed>> {
+    Ok(Box::new(real_device(ctx, args, command)?))
+}
+
+fn real_device(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<RealDevice> {
+    if args.host {
+        return Err(Error::BadInput(
+            "--host runs only a user benchmark: `tune --host` with a policy's [benchmark], or \
+             with --job CMD --metric ..."
+                .into(),
+        ));
+    }
     crate::signals::install();
     let opts = options(ctx, args)?;
     let emulate = emulation(args)?;
@@ -159,7 +210,7 @@ fn open_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<Box<dyn Test
     } else {
         return Err(Error::BadInput("give --device, --scratch or --sim".into()));
     };
-    Ok(Box::new(dev))
+    Ok(dev)
 }
 
 /// `--emulate`'s spec, parsed (bad input, exit 2, naming the field and value).

@@ -1,10 +1,19 @@
-//! `sweetspot tune (--device D | --scratch | --sim FILE) [--policy NAME|FILE] [--budget N]
-//! [--seed N] [--apply] [--json]`: find the device's sweet spot for a policy and store it.
+//! `sweetspot tune (--device D | --scratch | --sim FILE | --host) [--policy NAME|FILE]
+//! [--budget N] [--seed N] [--apply] [--json] [--job CMD --metric regex:RE|json:/PTR
+//! (--maximize NAME | --minimize NAME) [--unit U] [--nice N] [--cpus LIST]]`: find the sweet
+//! spot for a policy and store it.
+//!
+//! The objective is contest's (the policy's loads and `[objective]`) or the user's own
+//! benchmark: a policy's `[benchmark]`, or `--job CMD --metric ...` (which replaces the
+//! policy's objective and loads; its knobs, budget and statistics stay). `--host` tunes only
+//! host-wide knobs (vm, CPU scheduler) with no device at all; it needs a benchmark.
 
 use super::Ctx;
 use super::target::{self, TargetArgs};
 use crate::Result;
-use crate::tune::policy;
+use crate::bench::Load;
+use crate::bench::user::{Extract, UserJob};
+use crate::tune::policy::{self, Objective};
 use crate::tune::report;
 use crate::tune::run::{self, Request};
 use std::path::Path;
@@ -32,6 +41,97 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Tune --job's own figure instead of contest's: `regex:RE` (the first match's one
+    /// capture group, e.g. `regex:Requests per second:\s+([0-9.]+)`) or `json:/POINTER` into
+    /// JSON output (e.g. `json:/jobs/0/read/iops` for fio).
+    #[arg(long, value_name = "regex:RE|json:/PTR", requires = "job")]
+    pub metric: Option<String>,
+
+    /// With --metric: a larger figure is better; NAME names it (e.g. "Requests per second").
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "metric",
+        conflicts_with = "minimize"
+    )]
+    pub maximize: Option<String>,
+
+    /// With --metric: a smaller figure is better; NAME names it (e.g. "latency").
+    #[arg(long, value_name = "NAME", requires = "metric")]
+    pub minimize: Option<String>,
+
+    /// With --metric: the figure's unit (e.g. req/s, IOPS, ms).
+    #[arg(long, value_name = "UNIT", requires = "metric")]
+    pub unit: Option<String>,
+
+    /// With --metric: the benchmark's nice level (-20..19).
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "metric",
+        allow_hyphen_values = true
+    )]
+    pub nice: Option<i32>,
+
+    /// With --metric: the CPUs the benchmark may run on, e.g. `1` or `0,2-3`
+    /// (sched_setaffinity).
+    #[arg(long, value_name = "LIST", requires = "metric")]
+    pub cpus: Option<String>,
+}
+
+/// The benchmark `--job --metric ...` names, if any. Errors: bad input naming the flag.
+fn cli_benchmark(args: &Args) -> Result<Option<UserJob>> {
+    let Some(metric) = &args.metric else {
+        return Ok(None);
+    };
+    let command = args.target.job.clone().unwrap_or_default();
+    let extract = if let Some(re) = metric.strip_prefix("regex:") {
+        Extract::Regex(re.to_string())
+    } else if let Some(p) = metric.strip_prefix("json:") {
+        Extract::JsonPointer(p.to_string())
+    } else {
+        return Err(crate::Error::BadInput(format!(
+            "--metric '{metric}': give regex:RE or json:/POINTER"
+        )));
+    };
+    let (name, maximize) = match (&args.maximize, &args.minimize) {
+        (Some(n), None) => (n.as_str(), true),
+        (None, Some(n)) => (n.as_str(), false),
+        _ => {
+            return Err(crate::Error::BadInput(
+                "--metric needs --maximize NAME or --minimize NAME".into(),
+            ));
+        }
+    };
+    let unit = args.unit.as_deref().unwrap_or("");
+    let mut job = UserJob::new(&command, extract, name, unit, maximize)?;
+    job.nice = args.nice;
+    job.cpus = args.cpus.as_deref().map(parse_cpus).transpose()?;
+    job.check()?;
+    Ok(Some(job))
+}
+
+/// `0,2-3` → [0, 2, 3]. Errors: bad input naming the list.
+fn parse_cpus(list: &str) -> Result<Vec<usize>> {
+    let bad = || crate::Error::BadInput(format!("--cpus '{list}': expected e.g. 1 or 0,2-3"));
+    let mut out = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (
+                    a.trim().parse().map_err(|_| bad())?,
+                    b.trim().parse().map_err(|_| bad())?,
+                );
+                if a > b {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.trim().parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(out)
 }
 
 /// Refuses `--apply` with `--sim` or `--scratch`, before anything is opened or created.
@@ -52,13 +152,36 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // Ctrl-C or SIGTERM: the run in progress finishes, then the tune stops and restores;
     // a second signal abandons the run.
     crate::signals::finish_current_run(true);
-    let pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR))?;
+    let mut pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR))?;
+    if let Some(job) = cli_benchmark(args)? {
+        // The benchmark replaces contest: it runs alone; guards on other loads go with them.
+        pol.objective = Objective::Benchmark(job);
+        pol.loads = vec![Load::NoLoad];
+        pol.guards.retain(|g| g.load == Load::NoLoad);
+    }
+    let benchmark = match &pol.objective {
+        Objective::Benchmark(job) => Some(job.clone()),
+        _ => None,
+    };
+    if args.target.host && benchmark.is_none() {
+        return Err(crate::Error::BadInput(format!(
+            "--host tunes host-wide knobs against a user benchmark, and policy '{}' has none: \
+             give it a [benchmark], or --job CMD --metric ...",
+            pol.name
+        )));
+    }
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
     let seed = target::seed(ctx, &args.target);
     // One writer per device: the lock comes before anything is built (a scratch loop device
     // and its filesystem); a simulation is only read, so it is opened first for its identity.
-    let (lock, mut testbed) = if args.target.sim.is_some() {
+    let (lock, mut testbed) = if let Some(job) = benchmark {
+        let lock = target::lock_real(ctx, &args.target, "tune")?;
+        (
+            lock,
+            target::open_benchmark(ctx, &args.target, "tune", job)?,
+        )
+    } else if args.target.sim.is_some() {
         let tb = target::open(ctx, &args.target, seed, "tune")?;
         let t = tb.target();
         (target::lock(ctx, &t.identity, &t.label, "tune")?, tb)
@@ -66,10 +189,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         let lock = target::lock_real(ctx, &args.target, "tune")?;
         (lock, target::open(ctx, &args.target, seed, "tune")?)
     };
-    // Host-wide knobs in the policy: one writer for them too (a simulation writes nothing).
-    let _host = match args.target.sim {
-        None => target::lock_host(ctx, pol.knobs.keys().map(String::as_str), "tune")?,
-        Some(_) => None,
+    // Host-wide knobs in the policy: one writer for them too (a simulation writes nothing;
+    // `--host` already holds the host's lock as its target's).
+    let _host = if args.target.sim.is_none() && !args.target.host {
+        target::lock_host(ctx, pol.knobs.keys().map(String::as_str), "tune")?
+    } else {
+        None
     };
     let req = Request {
         policy: &pol,

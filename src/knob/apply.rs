@@ -5,17 +5,16 @@
 //! value back. `restore` writes the originals back in the same order and marks the entries
 //! restored. Both go through [`KnobIo`] so unit tests can simulate the kernel on fake trees.
 
-use super::io::{KnobIo, RealIo, parse_int, read_knob};
-use super::plan::{Write, plan, rank};
+use super::io::{KnobIo, RealIo, parse_int, read_value, write_text};
+use super::plan::{Write, plan, plan_host, rank};
 use super::{ApplyOrder, KnobValue, Setting, catalogue};
-use crate::device::{Device, identity::identity, parse_scheduler};
+use crate::device::{Device, identity::identity};
 use crate::store::Store;
 use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// One knob written by [`apply_with`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -28,7 +27,7 @@ pub struct Change {
     pub to: String,
 }
 
-/// Applies `setting` to `device` (device knobs) and the host (vm knobs), journaling under
+/// Applies `setting` to `device` (device knobs) and the host (vm and CPU-scheduler knobs), journaling under
 /// `owner` (`"set"` or `"tune:<id>"`) every knob the writes can change before the first write.
 /// Order: scheduler → nr_requests → iosched → other queue → vm. Every value is validated first
 /// (exit 2, nothing changed); each write is read back (NotHonoured on mismatch).
@@ -49,6 +48,25 @@ pub fn check(root: &SysRoot, device: &Device, setting: &Setting) -> Result<()> {
     plan(&RealIo, root, device, setting).map(|_| ())
 }
 
+/// Applies a setting of host-wide knobs only (vm, CPU scheduler): `tune --host`, where no
+/// device is involved. The same journal, order and read-back as [`apply`]; a device knob in
+/// `setting` is bad input (exit 2, nothing changed).
+pub fn apply_host(store: &mut Store, root: &SysRoot, setting: &Setting, owner: &str) -> Result<()> {
+    apply_host_with(&RealIo, store, root, setting, owner).map(|_| ())
+}
+
+/// [`apply_host`] through `io`, returning what changed.
+pub fn apply_host_with(
+    io: &dyn KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    setting: &Setting,
+    owner: &str,
+) -> Result<Vec<Change>> {
+    let plan = plan_host(io, root, setting)?;
+    execute(io, store, root, plan, owner, "the host")
+}
+
 /// [`apply`] through `io`, returning what changed (knobs already at their value are skipped).
 ///
 /// Errors: [`Error::BadInput`] before anything is written; [`Error::KnobWrite`] when the kernel
@@ -62,7 +80,19 @@ pub fn apply_with(
     setting: &Setting,
     owner: &str,
 ) -> Result<Vec<Change>> {
-    let mut plan = plan(io, root, device, setting)?;
+    let plan = plan(io, root, device, setting)?;
+    execute(io, store, root, plan, owner, &device.name)
+}
+
+/// Journals `plan`'s originals durably, then writes it in order, reading each value back.
+fn execute(
+    io: &dyn KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    mut plan: super::plan::Plan,
+    owner: &str,
+    on: &str,
+) -> Result<Vec<Change>> {
     // Originals of an earlier boot are stale; those read now carry this boot's id.
     let boot = root.boot();
     warn_stale(&store.journal_close_stale(&boot)?);
@@ -80,7 +110,7 @@ pub fn apply_with(
                 w.name,
                 w.scheduler.as_deref().unwrap_or("?"),
                 w.name,
-                device.name
+                on
             );
             return Err(Error::KnobWrite {
                 knob: w.name.clone(),
@@ -89,7 +119,7 @@ pub fn apply_with(
                 source: std::io::Error::from_raw_os_error(libc::ENOENT),
             });
         }
-        let from = current(io, &w.path, w.order)?;
+        let from = read_value(io, &w.path, w.order, &w.name)?;
         if same(&w.value, &from) {
             continue;
         }
@@ -112,15 +142,6 @@ fn hold_for_crash_tests() {
     if let Some(ms) = std::env::var(HOLD_ENV).ok().and_then(|v| v.parse().ok()) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
-}
-
-/// The value of a knob file now; for `scheduler`, the active name.
-fn current(io: &dyn KnobIo, path: &Path, order: ApplyOrder) -> Result<String> {
-    let text = read_knob(io, path)?;
-    Ok(match order {
-        ApplyOrder::Scheduler => parse_scheduler(&text).1.unwrap_or(text),
-        _ => text,
-    })
 }
 
 /// True when the knob already holds exactly `v` (no write needed).
@@ -148,17 +169,21 @@ pub fn holds(v: &KnobValue, unit: &str, read: &str) -> bool {
     }
 }
 
-/// Writes `"{v}\n"`, reads it back, and fails unless the kernel honoured it.
+/// Writes `"{v}\n"` (`X`/`NO_X` for a feature flag), reads it back, and fails unless the
+/// kernel honoured it.
 fn write_checked(io: &dyn KnobIo, w: &Write) -> Result<()> {
     let value = w.value.to_string();
-    io.write(&w.path, &format!("{value}\n"))
-        .map_err(|source| Error::KnobWrite {
-            knob: w.name.clone(),
-            value: value.clone(),
-            path: w.path.clone(),
-            source,
-        })?;
-    let read = current(io, &w.path, w.order)?;
+    io.write(
+        &w.path,
+        &format!("{}\n", write_text(w.order, &w.name, &w.value)),
+    )
+    .map_err(|source| Error::KnobWrite {
+        knob: w.name.clone(),
+        value: value.clone(),
+        path: w.path.clone(),
+        source,
+    })?;
+    let read = read_value(io, &w.path, w.order, &w.name)?;
     if !honoured(w, &read) {
         return Err(Error::NotHonoured {
             knob: w.name.clone(),
@@ -336,7 +361,7 @@ impl Restorer<'_> {
                 if sched_failed {
                     continue;
                 }
-                let active = current(self.io, &sched_path, ApplyOrder::Scheduler)?;
+                let active = read_value(self.io, &sched_path, ApplyOrder::Scheduler, "scheduler")?;
                 match g
                     .entries
                     .iter()
@@ -390,6 +415,9 @@ impl Restorer<'_> {
     /// Writes `e.original` back (unless already there), verifies it, and marks `ids` restored.
     /// Returns false (and keeps the first error) when it failed.
     fn put_back(&mut self, e: &Entry, ids: &[i64]) -> bool {
+        if e.order == ApplyOrder::SchedFeature {
+            return self.put_back_features(e, ids);
+        }
         let res = (|| {
             let value = match e.order {
                 ApplyOrder::Scheduler => KnobValue::Name(e.original.clone()),
@@ -408,7 +436,7 @@ impl Restorer<'_> {
                 unit: unit_of(e),
                 scheduler: e.scheduler.clone(),
             };
-            if !same(&w.value, &current(self.io, &w.path, w.order)?) {
+            if !same(&w.value, &read_value(self.io, &w.path, w.order, &w.name)?) {
                 write_checked(self.io, &w)?;
             }
             self.store.journal_mark_restored(ids)
@@ -424,6 +452,57 @@ impl Restorer<'_> {
             }
             Err(err) => {
                 tracing::warn!("restoring {}: {err}", e.knob);
+                self.first_err.get_or_insert(err);
+                false
+            }
+        }
+    }
+}
+
+impl Restorer<'_> {
+    /// The features file's journal entry holds the whole file as it was (every flag): each
+    /// flag that differs now is written back (`X` or `NO_X`) and read back. A flag this
+    /// kernel no longer lists is skipped.
+    fn put_back_features(&mut self, e: &Entry, ids: &[i64]) -> bool {
+        let res = (|| {
+            let now = super::io::read_knob(self.io, &e.path)?;
+            let mut written = Vec::new();
+            for (flag, on) in super::sched::parse_features(&e.original) {
+                let Some(state) = super::sched::feature_state(&now, &flag) else {
+                    continue;
+                };
+                if (state == "1") == on {
+                    continue;
+                }
+                let w = Write {
+                    name: flag.clone(),
+                    path: e.path.clone(),
+                    value: KnobValue::Int(i64::from(on)),
+                    order: ApplyOrder::SchedFeature,
+                    unit: "bool".into(),
+                    scheduler: None,
+                };
+                write_checked(self.io, &w)?;
+                written.push(super::sched::feature_write(&flag, &w.value));
+            }
+            self.store.journal_mark_restored(ids)?;
+            Ok::<_, Error>(written)
+        })();
+        match res {
+            Ok(written) => {
+                self.put.push(PutBack {
+                    device: None,
+                    knob: e.knob.clone(),
+                    value: if written.is_empty() {
+                        "unchanged".into()
+                    } else {
+                        written.join(" ")
+                    },
+                });
+                true
+            }
+            Err(err) => {
+                tracing::warn!("restoring {}: {err}", e.path.display());
                 self.first_err.get_or_insert(err);
                 false
             }

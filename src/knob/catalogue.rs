@@ -65,7 +65,7 @@ const fn f(
     }
 }
 
-use ApplyOrder::{Iosched as I, NrRequests, Queue as Q, Vm as V};
+use ApplyOrder::{Iosched as I, NrRequests, Queue as Q, Sched as S, Vm as V};
 const MQD: Option<&str> = Some("mq-deadline");
 const DL: Option<&str> = Some("deadline");
 const BFQ: Option<&str> = Some("bfq");
@@ -81,6 +81,11 @@ const AS_C: &str = "block/as-iosched.c (removed in 2.6.33)";
 const SYSFS_C: &str = "block/blk-sysfs.c";
 const PWB_C: &str = "mm/page-writeback.c";
 const NS_MAX: i64 = 10_000_000_000;
+const FAIR_C: &str = "kernel/sched/fair.c";
+const OLD_SYSCTL: &str = "kernel/sched/fair.c (a sysctl before 5.13, kernel/sysctl.c)";
+const DEBUG_C: &str = "kernel/sched/debug.c (debugfs, 5.13+)";
+/// One second in ns: the legacy sysctls' upper bound (`max_sched_granularity_ns`, kernel/sysctl.c).
+const SEC_NS: i64 = 1_000_000_000;
 
 /// Every known knob.
 #[rustfmt::skip]
@@ -150,6 +155,56 @@ pub static FACTS: &[Fact] = &[
     f("dirty_writeback_centisecs", None, V, "cs", 0, 360_000, PWB_C, "default 500; 0 disables"),
     f("swappiness", None, V, "", 0, 200, "mm/vmscan.c", "default 60; max 200 since 5.8"),
     f("vfs_cache_pressure", None, V, "", 0, 1000, "fs/dcache.c", "default 100"),
+    // CPU scheduler (host-wide), /proc/sys/kernel/sched_* on current kernels.
+    f("sched_autogroup_enabled", None, S, "bool", 0, 1, "kernel/sched/autogroup.c",
+      "default 1 (CONFIG_SCHED_AUTOGROUP): one task group per session"),
+    f("sched_cfs_bandwidth_slice_us", None, S, "µs", 1, 1_000_000, FAIR_C,
+      "default 5000; at least 1 (proc_dointvec_minmax, SYSCTL_ONE)"),
+    f("sched_rr_timeslice_ms", None, S, "ms", 1, 10_000, "kernel/sched/rt.c",
+      "default 100 (RR_TIMESLICE); kept in jiffies; <= 0 resets to the default"),
+    // The same before 5.13 (moved to debugfs sched/ then, and the first three went in 6.6).
+    f("sched_latency_ns", None, S, "ns", 100_000, SEC_NS, OLD_SYSCTL,
+      "default 6000000 x (1 + ilog2(CPUs)); bounds min/max_sched_granularity_ns"),
+    f("sched_min_granularity_ns", None, S, "ns", 100_000, SEC_NS, OLD_SYSCTL,
+      "default 750000 x (1 + ilog2(CPUs))"),
+    f("sched_wakeup_granularity_ns", None, S, "ns", 0, SEC_NS, OLD_SYSCTL,
+      "default 1000000 x (1 + ilog2(CPUs))"),
+    f("sched_migration_cost_ns", None, S, "ns", 0, 100_000_000, OLD_SYSCTL, "default 500000"),
+    // debugfs sched/ (kernel/sched/debug.c creates them; u32 files).
+    f("base_slice_ns", None, S, "ns", 100_000, 100_000_000, "kernel/sched/fair.c, debug.c (6.6+, EEVDF)",
+      "default 750000 x (1 + ilog2(min(CPUs, 8))) with tunable_scaling 1"),
+    f("migration_cost_ns", None, S, "ns", 0, 100_000_000, DEBUG_C, "default 500000 (fair.c)"),
+    f("nr_migrate", None, S, "tasks", 1, 1024, "kernel/sched/core.c, debug.c (5.13+)",
+      "default 32 (8 with PREEMPT_RT)"),
+    f("latency_ns", None, S, "ns", 100_000, SEC_NS, "kernel/sched/fair.c, debug.c (5.13-6.5)",
+      "default 6000000 x (1 + ilog2(CPUs))"),
+    f("min_granularity_ns", None, S, "ns", 100_000, SEC_NS, "kernel/sched/fair.c, debug.c (5.13-6.5)",
+      "default 750000 x (1 + ilog2(CPUs))"),
+    f("wakeup_granularity_ns", None, S, "ns", 0, SEC_NS, "kernel/sched/fair.c, debug.c (5.13-6.5)",
+      "default 1000000 x (1 + ilog2(CPUs))"),
+];
+
+/// The host-wide CPU-scheduler sysctls discovered under `/proc/sys/kernel` (when the file
+/// exists): the current ones and those of kernels before 5.13.
+pub const SCHED_SYSCTL_KNOBS: &[&str] = &[
+    "sched_autogroup_enabled",
+    "sched_cfs_bandwidth_slice_us",
+    "sched_rr_timeslice_ms",
+    "sched_latency_ns",
+    "sched_min_granularity_ns",
+    "sched_wakeup_granularity_ns",
+    "sched_migration_cost_ns",
+];
+
+/// The CPU scheduler's integer knobs discovered under debugfs `sched/` (when readable); the
+/// feature flags of `sched/features` come from [`super::sched`].
+pub const SCHED_DEBUGFS_KNOBS: &[&str] = &[
+    "base_slice_ns",
+    "migration_cost_ns",
+    "nr_migrate",
+    "latency_ns",
+    "min_granularity_ns",
+    "wakeup_granularity_ns",
 ];
 
 /// Source of the `scheduler` knob's facts.
@@ -202,12 +257,13 @@ pub fn schedulers_with(name: &str) -> Vec<&'static str> {
 /// True when `name` is a knob sweetspot knows on some kernel and scheduler: `scheduler` or a
 /// name in [`FACTS`]. A policy naming anything else has a typo (no device can have it).
 pub fn is_known(name: &str) -> bool {
-    name == "scheduler" || FACTS.iter().any(|f| f.name == name)
+    name == "scheduler" || FACTS.iter().any(|f| f.name == name) || super::sched::is_feature(name)
 }
 
 /// Every distinct known knob name ([`is_known`]), for "did you mean" hints.
 pub fn known_names() -> Vec<&'static str> {
     let mut v: Vec<&str> = FACTS.iter().map(|f| f.name).collect();
+    v.extend(super::sched::FEATURES.iter().map(|f| f.name));
     v.push("scheduler");
     v.sort_unstable();
     v.dedup();
@@ -246,6 +302,9 @@ pub fn order_of(name: &str) -> Option<ApplyOrder> {
     }
     if let Some(f) = lookup(None, name) {
         return Some(f.order);
+    }
+    if super::sched::is_feature(name) {
+        return Some(ApplyOrder::SchedFeature);
     }
     FACTS.iter().find(|f| f.name == name).map(|f| f.order)
 }

@@ -4,7 +4,9 @@
 //! - every file in `queue/iosched/` of the active scheduler, listed, not hard-coded (a file the
 //!   [`catalogue`] does not know is an integer knob with its current value);
 //! - `queue/` knobs in [`catalogue::QUEUE_KNOBS`] that exist;
-//! - host-wide `/proc/sys/vm` knobs in [`catalogue::VM_KNOBS`] that exist.
+//! - host-wide `/proc/sys/vm` knobs in [`catalogue::VM_KNOBS`] that exist;
+//! - host-wide CPU-scheduler knobs ([`super::sched`]): the `sched_*` sysctls that exist, and
+//!   debugfs `sched/` when it can be read.
 //!
 //! [`find`] looks a knob up by name and explains bad names: an unknown knob lists the valid
 //! ones; a knob of another scheduler says which scheduler has it and which one is active.
@@ -15,12 +17,29 @@ use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::path::Path;
 
-/// Every knob of `device` plus the host-wide vm knobs, in apply order.
+/// Every knob of `device` plus the host-wide knobs ([`host_knobs`]), in apply order.
 /// Errors: [`Error::Io`] when the device's `queue/` directory cannot be read.
 pub fn knobs(root: &SysRoot, device: &Device) -> Result<Vec<Knob>> {
     let mut out = device_knobs(root, &device.name)?;
-    out.extend(vm_knobs(root));
+    out.extend(host_knobs(root));
     Ok(out)
+}
+
+/// The host-wide knobs under `root`, in apply order: `/proc/sys/vm`, then the CPU
+/// scheduler's ([`super::sched::knobs`]; debugfs ones only when it can be read).
+pub fn host_knobs(root: &SysRoot) -> Vec<Knob> {
+    let mut out = vm_knobs(root);
+    out.extend(super::sched::knobs(root).0);
+    out
+}
+
+/// The host-wide knobs that exist (or would) but cannot be tuned now, each with the reason:
+/// an unused member of an exclusive vm pair ([`unused_pair_members`]) and the debugfs knobs
+/// when debugfs is unmounted or locked down ([`super::sched::unavailable`]).
+pub fn host_unusable(root: &SysRoot) -> Vec<(String, String)> {
+    let mut out = unused_pair_members(&vm_knobs(root));
+    out.extend(super::sched::unavailable(&super::sched::debugfs(root)));
+    out
 }
 
 /// The knobs of the disk `name` (scheduler, iosched/*, queue/*), in apply order.

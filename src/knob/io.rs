@@ -2,6 +2,7 @@
 //! unit tests can put a small kernel simulation (scheduler switch recreates `iosched/`, resets
 //! `nr_requests`, ...) behind fake sysfs trees; production uses [`RealIo`].
 
+use crate::types::{ApplyOrder, KnobValue};
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::Path;
@@ -42,4 +43,33 @@ pub fn parse_int(text: &str) -> Option<i64> {
 pub fn read_knob(io: &dyn KnobIo, path: &Path) -> Result<String> {
     io.read(path)
         .map_err(|e| Error::io(format!("reading {}", path.display()), e))
+}
+
+/// The value of knob `name` at `path` as the journal and read-back compare it: the active
+/// scheduler's name for `scheduler`, `1`/`0` for a feature flag of `sched/features`
+/// ([`super::sched::feature_state`]; a flag the kernel does not list is ENOENT), else the
+/// file's text.
+pub fn read_value(io: &dyn KnobIo, path: &Path, order: ApplyOrder, name: &str) -> Result<String> {
+    let text = read_knob(io, path)?;
+    Ok(match order {
+        ApplyOrder::Scheduler => crate::device::parse_scheduler(&text).1.unwrap_or(text),
+        ApplyOrder::SchedFeature => super::sched::feature_state(&text, name)
+            .ok_or_else(|| {
+                Error::io(
+                    format!("reading flag {name} in {}", path.display()),
+                    std::io::Error::from_raw_os_error(libc::ENOENT),
+                )
+            })?
+            .to_string(),
+        _ => text,
+    })
+}
+
+/// What to write to knob `name`'s file for `value` (without the newline): the value, or for a
+/// feature flag `X` / `NO_X` ([`super::sched::feature_write`]).
+pub fn write_text(order: ApplyOrder, name: &str, value: &KnobValue) -> String {
+    match order {
+        ApplyOrder::SchedFeature => super::sched::feature_write(name, value),
+        _ => value.to_string(),
+    }
 }

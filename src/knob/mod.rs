@@ -3,6 +3,8 @@
 //!
 //! - [`catalogue`]: what the kernel sources say about known knobs (unit, safe bounds, caps).
 //! - [`discover`]: which knobs a device offers right now (iosched/ is listed, not hard-coded).
+//! - [`sched`]: the host-wide CPU-scheduler knobs (`/proc/sys/kernel/sched_*`, debugfs
+//!   `sched/` and its feature flags), and whether debugfs lets them be read.
 //! - [`apply`]: the journaled write path and `restore`. Every knob change in sweetspot goes
 //!   through it.
 //!
@@ -14,6 +16,7 @@ pub mod catalogue;
 pub mod discover;
 pub mod io;
 mod plan;
+pub mod sched;
 
 pub use crate::types::{ApplyOrder, Domain, KnobValue, Setting, setting_label};
 use serde::Serialize;
@@ -42,5 +45,7 @@ pub struct Knob {
     pub source: Option<String>,
 }
 
+#[cfg(test)]
+mod sched_tests;
 #[cfg(test)]
 mod tests;

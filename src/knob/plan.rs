@@ -8,11 +8,13 @@
 //!   so the active scheduler's `iosched/` values are journaled too;
 //! - `dirty_bytes` zeroes `dirty_ratio` and the reverse (likewise the background pair);
 //! - writing `max_sectors_kb` recomputes `read_ahead_kb` ([`resets`]), so it is journaled too
-//!   and written (and restored) before `read_ahead_kb`.
+//!   and written (and restored) before `read_ahead_kb`;
+//! - the CPU scheduler's feature flags share one file, `sched/features`: it is journaled once,
+//!   whole (every flag as it was), and restore writes back each flag that differs.
 
-use super::io::{KnobIo, read_knob};
+use super::io::{KnobIo, read_knob, read_value};
 use super::{ApplyOrder, Domain, Knob, KnobValue, Setting, catalogue, discover};
-use crate::device::{Device, parse_scheduler};
+use crate::device::Device;
 use crate::store::journal::NewEntry;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
@@ -76,6 +78,49 @@ pub(crate) fn plan(
         };
         writes.push(w);
     }
+    check_pairs(setting)?;
+    writes.sort_by_key(|w| (w.order, rank(&w.name)));
+    check_writable(&writes)?;
+    let journal = journal_set(io, Some(device), &knobs, &writes, switching)?;
+    Ok(Plan { writes, journal })
+}
+
+/// [`plan`] for a setting of host-wide knobs only ([`discover::host_knobs`]), with no device:
+/// a device knob, or a host knob this host lacks, is bad input naming the valid ones.
+pub(crate) fn plan_host(io: &dyn KnobIo, root: &SysRoot, setting: &Setting) -> Result<Plan> {
+    let knobs = discover::host_knobs(root);
+    let mut writes = Vec::new();
+    for (name, value) in setting {
+        discover::check_knob_name(name)?;
+        let Some(k) = knobs.iter().find(|k| &k.name == name) else {
+            let why = match catalogue::order_of(name) {
+                Some(o) if !o.is_host() => "a device knob (give --device or --scratch)".into(),
+                _ => {
+                    let valid: Vec<&str> = knobs.iter().map(|k| k.name.as_str()).collect();
+                    let unusable = discover::host_unusable(root);
+                    match unusable.iter().find(|(n, _)| n == name) {
+                        Some((_, why)) => why.clone(),
+                        None => format!(
+                            "not a host-wide knob here; host-wide knobs: {}",
+                            valid.join(", ")
+                        ),
+                    }
+                }
+            };
+            return Err(Error::BadInput(format!("knob '{name}': {why}")));
+        };
+        check_domain(k, value)?;
+        writes.push(write_for(k, value));
+    }
+    check_pairs(setting)?;
+    writes.sort_by_key(|w| w.order);
+    check_writable(&writes)?;
+    let journal = journal_set(io, None, &knobs, &writes, false)?;
+    Ok(Plan { writes, journal })
+}
+
+/// Refuses both members of an exclusive vm pair in one setting.
+fn check_pairs(setting: &Setting) -> Result<()> {
     for (a, b) in [
         ("dirty_ratio", "dirty_bytes"),
         ("dirty_background_ratio", "dirty_background_bytes"),
@@ -86,10 +131,7 @@ pub(crate) fn plan(
             )));
         }
     }
-    writes.sort_by_key(|w| (w.order, rank(&w.name)));
-    check_writable(&writes)?;
-    let journal = journal_set(io, device, &knobs, &writes, switching)?;
-    Ok(Plan { writes, journal })
+    Ok(())
 }
 
 /// The queue knob whose value a write of `name` recomputes, if any. Writing `max_sectors_kb`
@@ -200,10 +242,11 @@ fn check_writable(writes: &[Write]) -> Result<()> {
     Ok(())
 }
 
-/// The originals to journal: each written knob that exists now, plus side effects.
+/// The originals to journal: each written knob that exists now, plus side effects. Host-wide
+/// knobs are journaled without a device (`device` is `None` for a host-only plan).
 fn journal_set<'k>(
     io: &dyn KnobIo,
-    device: &Device,
+    device: Option<&Device>,
     knobs: &'k [Knob],
     writes: &[Write],
     switching: bool,
@@ -242,17 +285,19 @@ fn journal_set<'k>(
     }
     set.into_iter()
         .map(|k| {
-            let text = read_knob(io, &k.path)?;
-            let original = if k.order == ApplyOrder::Scheduler {
-                parse_scheduler(&text).1.unwrap_or(text)
+            // The feature flags share one file (and the journal keeps one open entry per
+            // path): its entry is the whole file, every flag as it was, under the file's name.
+            let (knob, original) = if k.order == ApplyOrder::SchedFeature {
+                let file = k.path.file_name().map(|f| f.to_string_lossy().into_owned());
+                (file.unwrap_or_default(), read_knob(io, &k.path)?)
             } else {
-                text
+                (k.name.clone(), read_value(io, &k.path, k.order, &k.name)?)
             };
-            let host = k.order == ApplyOrder::Vm;
+            let dev = device.filter(|_| !k.order.is_host());
             Ok(NewEntry {
-                device: (!host).then(|| device.name.clone()),
-                identity: (!host).then(|| device.identity.clone()),
-                knob: k.name.clone(),
+                device: dev.map(|d| d.name.clone()),
+                identity: dev.map(|d| d.identity.clone()),
+                knob,
                 path: k.path.clone(),
                 original,
                 order: k.order,

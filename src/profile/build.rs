@@ -103,7 +103,7 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
         };
         let mut knobs = Setting::new();
         for (k, v) in without_zero_pair_member(changed(&spot)) {
-            if catalogue::order_of(&k) == Some(ApplyOrder::Vm) {
+            if catalogue::order_of(&k).is_some_and(ApplyOrder::is_host) {
                 host.insert(k, v);
             } else {
                 knobs.insert(k, v);
@@ -112,7 +112,7 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
         let baseline = spot
             .default_setting
             .iter()
-            .filter(|(k, _)| catalogue::order_of(k) != Some(ApplyOrder::Vm))
+            .filter(|(k, _)| !catalogue::order_of(k).is_some_and(ApplyOrder::is_host))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         devices.push(DeviceEntry {

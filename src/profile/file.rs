@@ -10,7 +10,7 @@
 use super::model::{Profile, VERSION};
 use crate::knob::catalogue;
 use crate::tune::toml_error::{field_of_error, plain_message};
-use crate::types::{ApplyOrder, KnobValue, Setting};
+use crate::types::{KnobValue, Setting};
 use crate::{Error, Result};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -141,7 +141,7 @@ fn check_knobs(knobs: &Setting, host: bool) -> std::result::Result<(), (String, 
                 .unwrap_or_default();
             return Err((k.clone(), format!("not a knob sweetspot knows{hint}")));
         };
-        if host != (order == ApplyOrder::Vm) {
+        if host != order.is_host() {
             let place = if host {
                 "a device knob: put it in its [[device]]"
             } else {

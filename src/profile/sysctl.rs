@@ -9,9 +9,27 @@
 use super::model::Profile;
 use crate::sysroot::SysRoot;
 
-/// The `sysctl.d` key of a host-wide knob: `vm.<name>` for `/proc/sys/vm/<name>`.
+/// The `sysctl.d` key of a host-wide knob: `kernel.<name>` for a CPU-scheduler sysctl
+/// (`/proc/sys/kernel/sched_*`), `vm.<name>` for `/proc/sys/vm/<name>`.
 pub fn key(knob: &str) -> String {
-    format!("vm.{knob}")
+    if crate::knob::catalogue::SCHED_SYSCTL_KNOBS.contains(&knob) {
+        format!("kernel.{knob}")
+    } else {
+        format!("vm.{knob}")
+    }
+}
+
+/// The file under `root` that knob `knob`'s sysctl key names; `None` for a debugfs knob
+/// (`sched/*`, a feature flag), which is no sysctl.
+fn file_of(root: &SysRoot, knob: &str) -> Option<std::path::PathBuf> {
+    use crate::knob::{catalogue, sched};
+    if catalogue::SCHED_SYSCTL_KNOBS.contains(&knob) {
+        return Some(root.kernel_sysctl().join(knob));
+    }
+    if catalogue::SCHED_DEBUGFS_KNOBS.contains(&knob) || sched::is_feature(knob) {
+        return None;
+    }
+    Some(root.vm().join(knob))
 }
 
 /// The profile's host knobs as `(key, value)` where `root` has them, and a note for each it
@@ -19,7 +37,14 @@ pub fn key(knob: &str) -> String {
 pub fn present(profile: &Profile, root: &SysRoot) -> (Vec<(String, String)>, Vec<String>) {
     let (mut have, mut notes) = (Vec::new(), Vec::new());
     for (k, v) in profile.host.iter().flat_map(|h| &h.knobs) {
-        let file = root.vm().join(k);
+        let Some(file) = file_of(root, k) else {
+            tracing::warn!("sysctl: {k} is a debugfs knob, not a sysctl; left out");
+            notes.push(format!(
+                "{k} = {v} left out: a debugfs sched/ knob, not a sysctl (set it from a boot \
+                 script)"
+            ));
+            continue;
+        };
         if file.exists() {
             have.push((key(k), v.to_string()));
         } else {

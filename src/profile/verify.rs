@@ -85,7 +85,7 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
         }
     }
     if let Some(h) = &profile.host {
-        let vm = discover::vm_knobs(root);
+        let vm = discover::host_knobs(root);
         for (k, v) in &h.knobs {
             rows.push(row("host", k, v, vm.iter().find(|x| &x.name == k)));
         }

@@ -9,6 +9,8 @@
 //!   `async_depth`;
 //! - mq-deadline `*_expire` values round up to a jiffy (HZ=250, 4 ms);
 //! - `dirty_bytes` zeroes `dirty_ratio` and the reverse (and the background pair);
+//! - writing `X` or `NO_X` to debugfs `sched/features` turns that one flag on or off and
+//!   leaves the others; a flag the file does not list is EINVAL (`sched_feat_set`);
 //! - a path can be told to fail with an errno, or to read back something else (a clamp).
 
 use super::tree::iosched_defaults;
@@ -65,6 +67,23 @@ impl KnobIo for FakeKernel {
         let dir = path.parent().unwrap();
         match name.as_str() {
             "scheduler" => switch(dir, &RealIo.read(path)?, &v),
+            "features" | "sched_features" => {
+                let (flag, on) = match v.strip_prefix("NO_") {
+                    Some(f) => (f, false),
+                    None => (v.as_str(), true),
+                };
+                let mut flags = crate::knob::sched::parse_features(&RealIo.read(path)?);
+                let f = flags
+                    .iter_mut()
+                    .find(|(n, _)| n == flag)
+                    .ok_or_else(Self::einval)?;
+                f.1 = on;
+                let line: Vec<String> = flags
+                    .iter()
+                    .map(|(n, on)| if *on { n.clone() } else { format!("NO_{n}") })
+                    .collect();
+                put(path, &line.join(" "))
+            }
             "nr_requests" => {
                 let n: i64 = v.parse().map_err(|_| Self::einval())?;
                 if n > 2048 {

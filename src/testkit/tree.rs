@@ -1,5 +1,6 @@
 //! Fake sysfs/procfs trees: a current mq-deadline SATA disk, a bfq disk, a legacy 2.6-style cfq
-//! disk, an NVMe device offering only `none`, and a fake `/proc/sys/vm`.
+//! disk, an NVMe device offering only `none`, a fake `/proc/sys/vm`, and the CPU-scheduler
+//! knobs of a current kernel, a legacy one and a locked-down debugfs.
 
 use crate::sysroot::SysRoot;
 use std::path::Path;
@@ -65,6 +66,14 @@ pub fn iosched_defaults(sched: &str, nr: i64) -> Vec<(&'static str, i64)> {
     }
 }
 
+/// `sched/features` with the defaults of kernel/sched/features.h as of 6.12–6.18 (from the
+/// source: this machine's debugfs answers EPERM, so it was not read here).
+pub const CURRENT_FEATURES: &str = "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE \
+    RUN_TO_PARITY PREEMPT_SHORT NO_NEXT_BUDDY PICK_BUDDY CACHE_HOT_BUDDY DELAY_DEQUEUE DELAY_ZERO \
+    WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NONTASK_CAPACITY TTWU_QUEUE SIS_UTIL \
+    NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE \
+    WA_WEIGHT WA_BIAS UTIL_EST NO_LATENCY_WARN";
+
 impl FakeTree {
     /// An empty tree with a fake `/proc/sys/vm` (dirty_ratio 20, dirty_bytes 0, ...).
     pub fn new() -> FakeTree {
@@ -128,6 +137,79 @@ impl FakeTree {
             .unwrap()
             .trim()
             .to_string()
+    }
+
+    /// A current kernel's (6.18, 2 CPUs) CPU-scheduler knobs: the three `sched_*` sysctls,
+    /// and a readable debugfs `sched/` with base_slice_ns, migration_cost_ns, nr_migrate and
+    /// features ([`CURRENT_FEATURES`]).
+    pub fn sched_current(&self) -> &Self {
+        let k = self.root.kernel_sysctl();
+        put(&k.join("sched_autogroup_enabled"), "1");
+        put(&k.join("sched_cfs_bandwidth_slice_us"), "5000");
+        put(&k.join("sched_rr_timeslice_ms"), "100");
+        let d = self.root.debugfs().join("sched");
+        put(&d.join("base_slice_ns"), "1500000");
+        put(&d.join("migration_cost_ns"), "500000");
+        put(&d.join("nr_migrate"), "32");
+        put(&d.join("preempt"), "none voluntary (full) lazy");
+        put(&d.join("features"), CURRENT_FEATURES);
+        self
+    }
+
+    /// A legacy kernel's (5.4) CPU-scheduler knobs: the `sched_*` sysctls of before 5.13
+    /// (latency, granularities, migration cost) and the feature flags at the top of debugfs
+    /// (`sched_features`), with GENTLE_FAIR_SLEEPERS and START_DEBIT.
+    pub fn sched_legacy(&self) -> &Self {
+        let k = self.root.kernel_sysctl();
+        for (n, v) in [
+            ("sched_autogroup_enabled", "1"),
+            ("sched_cfs_bandwidth_slice_us", "5000"),
+            ("sched_rr_timeslice_ms", "100"),
+            ("sched_latency_ns", "12000000"),
+            ("sched_min_granularity_ns", "1500000"),
+            ("sched_wakeup_granularity_ns", "2000000"),
+            ("sched_migration_cost_ns", "500000"),
+        ] {
+            put(&k.join(n), v);
+        }
+        put(
+            &self.root.debugfs().join("sched_features"),
+            "GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY LAST_BUDDY CACHE_HOT_BUDDY \
+             WAKEUP_PREEMPTION NO_HRTICK NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE NO_SIS_AVG_CPU \
+             SIS_PROP NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD \
+             WA_IDLE WA_WEIGHT WA_BIAS UTIL_EST UTIL_EST_FASTUP",
+        );
+        self
+    }
+
+    /// A locked-down debugfs: `sched/` lists its files but they cannot be read. A fake tree
+    /// cannot make root's reads fail with EPERM (root passes permission checks), so here
+    /// `features` and the integer files are directories (EISDIR); the real EPERM is tested on
+    /// the real debugfs (tests/sched_knobs.rs).
+    pub fn sched_locked(&self) -> &Self {
+        let k = self.root.kernel_sysctl();
+        put(&k.join("sched_autogroup_enabled"), "1");
+        put(&k.join("sched_rr_timeslice_ms"), "100");
+        let d = self.root.debugfs().join("sched");
+        for f in [
+            "features",
+            "base_slice_ns",
+            "migration_cost_ns",
+            "nr_migrate",
+        ] {
+            std::fs::create_dir_all(d.join(f)).unwrap();
+        }
+        self
+    }
+
+    /// Reads a file under the fake `/proc/sys/kernel` or debugfs (`rel` to the tree's
+    /// `sys/kernel/debug` when it starts with `debug/`), trimmed.
+    pub fn host(&self, rel: &str) -> String {
+        let p = match rel.strip_prefix("debug/") {
+            Some(r) => self.root.debugfs().join(r),
+            None => self.root.kernel_sysctl().join(rel),
+        };
+        std::fs::read_to_string(p).unwrap().trim().to_string()
     }
 
     /// A current SATA disk `sda` (8:0) on mq-deadline, with a WWID, a partition `sda1` and

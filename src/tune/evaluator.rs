@@ -2,7 +2,8 @@
 //! policy, `runs` times each, run-major) and turning its runs into a cost.
 //!
 //! - Cost of a trial: `ln` of the policy's objective, oriented so smaller is better:
-//!   `ln(geomean Ratio)` for `minimize = "ratio"`, `−ln(Loads)` for `maximize = "loads"`.
+//!   `ln(geomean Ratio)` for `minimize = "ratio"`, `−ln(Loads)` for `maximize = "loads"`,
+//!   `∓ln(mean figure)` for a user benchmark (`[benchmark]`, no no_load pairing).
 //!   A trial's Ratio divides each load's mean Time by the same trial's mean no_load Time
 //!   (contest's definition, DESIGN.md), so trials are independent repeats.
 //! - Guard rails compare a setting's mean metric with the default setting's mean. A trial that
@@ -152,7 +153,8 @@ pub fn trial_metrics(runs: &[Run]) -> BTreeMap<(Load, &'static str), f64> {
     m
 }
 
-/// The objective of one trial in its own unit (geomean Ratio, or Loads).
+/// The objective of one trial in its own unit (geomean Ratio, Loads, or the user benchmark's
+/// mean figure).
 pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>) -> Option<f64> {
     match obj {
         Objective::MinRatio { loads } => {
@@ -164,6 +166,12 @@ pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>)
             Some(stats::geomean(&rs)).filter(|g| g.is_finite() && *g > 0.0)
         }
         Objective::MaxLoads { load } => m.get(&(*load, "loads")).copied().filter(|x| *x > 0.0),
+        // A user benchmark's figure rides in its no_load runs' `loads` (bench::user); the
+        // ln-scale cost needs it positive.
+        Objective::Benchmark(_) => m
+            .get(&(Load::NoLoad, "loads"))
+            .copied()
+            .filter(|x| x.is_finite() && *x > 0.0),
     }
 }
 

@@ -24,6 +24,11 @@ pub fn check(testbed: &dyn Testbed, policy: &Policy) -> Result<()> {
         let why = format!("maximises {}", policy.objective.label());
         needs.push((*load, Metric::Loads.name(), why));
     }
+    if let Objective::Benchmark(job) = &policy.objective {
+        // The figure rides in no_load's `loads` (crate::bench::user).
+        let why = format!("optimises the benchmark `{}`", job.command);
+        needs.push((Load::NoLoad, Metric::Loads.name(), why));
+    }
     for g in &policy.guards {
         if g.metric != Metric::Ratio {
             let why = format!("has the guard rail {}", g.label());

@@ -34,6 +34,7 @@
 //! Errors name the file, line and field ([`Error::BadFile`], exit 2).
 
 use crate::bench::Load;
+use crate::bench::user::UserJob;
 use crate::knob::KnobValue;
 use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::{Error, Result};
@@ -68,6 +69,9 @@ pub enum Objective {
         /// The load whose work counts.
         load: Load,
     },
+    /// The user's own benchmark: its figure, maximised or minimised (a policy's
+    /// `[benchmark]`, or `tune --job CMD --metric ...`). A trial is `runs` runs of it alone.
+    Benchmark(UserJob),
 }
 
 impl Objective {
@@ -80,12 +84,17 @@ impl Objective {
                 format!("geomean Ratio ({})", names.join(", "))
             }
             Objective::MaxLoads { load } => format!("{load} Loads"),
+            Objective::Benchmark(job) => job.label(),
         }
     }
 
     /// True when a smaller value is better.
     pub fn minimize(&self) -> bool {
-        matches!(self, Objective::MinRatio { .. })
+        match self {
+            Objective::MinRatio { .. } => true,
+            Objective::MaxLoads { .. } => false,
+            Objective::Benchmark(job) => !job.maximize,
+        }
     }
 }
 
@@ -224,13 +233,14 @@ pub struct Policy {
 #[serde(deny_unknown_fields)]
 struct RawPolicy {
     description: Option<String>,
-    loads: Spanned<Vec<Spanned<String>>>,
+    loads: Option<Spanned<Vec<Spanned<String>>>>,
     runs: Option<Spanned<i64>>,
     budget: Spanned<i64>,
     alpha: Option<Spanned<f64>>,
     min_effect: Option<Spanned<f64>>,
     check_pairs: Option<Spanned<i64>>,
-    objective: Spanned<RawObjective>,
+    objective: Option<Spanned<RawObjective>>,
+    benchmark: Option<Spanned<benchmark::RawBenchmark>>,
     #[serde(default)]
     knobs: BTreeMap<Spanned<String>, Spanned<RawKnob>>,
     #[serde(default)]
@@ -262,6 +272,8 @@ struct RawGuard {
     min_vs_default: Option<Spanned<f64>>,
     max_vs_default: Option<Spanned<f64>>,
 }
+
+mod benchmark;
 
 /// Builds [`Error::BadFile`]s for one policy text.
 struct Ctx<'a> {
@@ -309,8 +321,23 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
         }
     })?;
 
+    let missing = |field: &str| Error::BadFile {
+        path: path.to_path_buf(),
+        line: None,
+        field: field.to_string(),
+        msg: format!("missing field `{field}`"),
+    };
+    let raw_loads = match (&raw.loads, &raw.benchmark) {
+        (Some(l), _) => l.clone(),
+        // A user benchmark runs alone: its trial is `runs` runs of no_load.
+        (None, Some(b)) => Spanned::new(
+            b.span(),
+            vec![Spanned::new(b.span(), "no_load".to_string())],
+        ),
+        (None, None) => return Err(missing("loads")),
+    };
     let mut loads = Vec::new();
-    for (i, l) in raw.loads.get_ref().iter().enumerate() {
+    for (i, l) in raw_loads.get_ref().iter().enumerate() {
         let load = cx.load(l, &format!("loads[{i}]"))?;
         if loads.contains(&load) {
             return Err(cx.err(&l.span(), &format!("loads[{i}]"), "listed twice"));
@@ -318,7 +345,7 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
         loads.push(load);
     }
     if loads.is_empty() {
-        return Err(cx.err(&raw.loads.span(), "loads", "no loads listed"));
+        return Err(cx.err(&raw_loads.span(), "loads", "no loads listed"));
     }
     // no_load first: every other load's Ratio divides by it.
     loads.sort_by_key(|l| *l != Load::NoLoad);
@@ -353,7 +380,18 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
         ));
     }
 
-    let objective = parse_objective(&cx, &raw.objective, &loads)?;
+    let objective = match (&raw.objective, &raw.benchmark) {
+        (Some(o), None) => parse_objective(&cx, o, &loads)?,
+        (None, Some(b)) => benchmark::parse(&cx, b, &loads)?,
+        (Some(o), Some(_)) => {
+            return Err(cx.err(
+                &o.span(),
+                "objective",
+                "a policy with [benchmark] optimises the benchmark's figure: drop [objective]",
+            ));
+        }
+        (None, None) => return Err(missing("objective")),
+    };
     let mut knobs = BTreeMap::new();
     for (name, k) in &raw.knobs {
         let field = format!("knobs.{}", name.get_ref());

@@ -117,6 +117,13 @@ pub struct Report {
     /// The command that undoes an applied sweet spot, e.g. `sweetspot restore loop0`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undo: Option<String>,
+    /// The user benchmark the objective came from (command, figure, nice, CPUs), if any; its
+    /// figure is the `loads` of its no_load runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<crate::bench::user::UserJob>,
+    /// Knobs the tune could not touch at all, each group once with the reason (e.g. debugfs
+    /// locked down: its CPU-scheduler knobs were left out of the search).
+    pub not_touched: Vec<String>,
 }
 
 fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
@@ -283,6 +290,11 @@ pub fn build_with(
         excluded,
         notes,
         undo: None,
+        benchmark: match &policy.objective {
+            crate::tune::policy::Objective::Benchmark(job) => Some(job.clone()),
+            _ => None,
+        },
+        not_touched: Vec::new(),
     }
 }
 
@@ -317,6 +329,22 @@ pub fn text(r: &Report) -> String {
         "sweet spot of {} (kernel {}, policy {})\n",
         r.target.label, r.target.kernel, r.policy
     ));
+    if let Some(b) = &r.benchmark {
+        s.push_str(&format!(
+            "  benchmark `{}`{}{}; its figure (the Loads column): {}, {}\n",
+            b.command,
+            b.nice.map_or_else(String::new, |n| format!(", nice {n}")),
+            b.cpus.as_ref().map_or_else(String::new, |c| format!(
+                ", CPUs {}",
+                c.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )),
+            b.label(),
+            if b.maximize { "maximised" } else { "minimised" }
+        ));
+    }
     let o = &r.objective;
     match &o.improvement {
         Some(i) => s.push_str(&format!(
@@ -408,10 +436,21 @@ pub fn text(r: &Report) -> String {
             s.push_str(&format!("    {}  {}\n", setting_label(&e.setting), e.error));
         }
     }
+    if !r.not_touched.is_empty() {
+        s.push_str("\n  knobs not touched:\n");
+        for n in &r.not_touched {
+            s.push_str(&format!("    {n}\n"));
+        }
+    }
     if !r.dropped.is_empty() {
         s.push_str("\n  policy knobs dropped:\n");
         for d in &r.dropped {
-            s.push_str(&format!("    {:<16} {}\n", d.knob, d.reason));
+            let reason = if r.not_touched.contains(&d.reason) {
+                "(see knobs not touched)"
+            } else {
+                d.reason.as_str()
+            };
+            s.push_str(&format!("    {:<16} {reason}\n", d.knob));
         }
     }
     s.push_str(&format!(

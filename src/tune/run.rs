@@ -304,13 +304,30 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     crate::tune::config(req.policy, req.budget, req.seed)?;
     crate::tune::needs::check(&*testbed, req.policy)?;
     let dropped = dropped_knobs(&space, &testbed.unusable(), &target);
-    // A warning the user sees (not behind -v): the policy asked for these knobs.
-    for d in &dropped {
+    // Said once per group (not per knob): e.g. debugfs locked down.
+    let not_touched = testbed.notes();
+    for n in &not_touched {
+        tracing::warn!("{n}");
+    }
+    // A warning the user sees (not behind -v): the policy asked for these knobs. Those left
+    // out for a reason just said are named together.
+    let (grouped, own): (Vec<&report::Dropped>, Vec<&report::Dropped>) = dropped
+        .iter()
+        .partition(|d| not_touched.contains(&d.reason));
+    for d in own {
         tracing::warn!(
             "policy '{}': knob {} dropped: {}",
             req.policy.name,
             d.knob,
             d.reason
+        );
+    }
+    if !grouped.is_empty() {
+        let names: Vec<&str> = grouped.iter().map(|d| d.knob.as_str()).collect();
+        tracing::warn!(
+            "policy '{}': knobs {} dropped (see above)",
+            req.policy.name,
+            names.join(", ")
         );
     }
     for v in &space.dropped_values {
@@ -359,6 +376,26 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
             return Err(e);
         }
     };
+    // A benchmark that fails at the default setting measured nothing to tune against: that
+    // is the job failing (exit 1), not "keep the default".
+    if let crate::tune::policy::Objective::Benchmark(job) = &req.policy.objective {
+        let at_default: Vec<&crate::tune::evaluator::Trial> = out
+            .trials
+            .iter()
+            .filter(|t| t.point == space.default)
+            .collect();
+        if !at_default.is_empty() && at_default.iter().all(|t| t.failed.is_some()) {
+            let why = at_default[0].failed.clone().unwrap_or_default();
+            let r = testbed.restore();
+            store.finish_tune(tune_id, "failed")?;
+            r?;
+            return Err(Error::Failed(format!(
+                "the benchmark `{}` failed at the default setting, so there is nothing to \
+                 tune against: {why}",
+                job.command
+            )));
+        }
+    }
     let significant = out.verdict.as_ref().is_some_and(|v| v.significant);
     let applied = req.apply && significant;
     let mut rep = report::build_with(
@@ -370,6 +407,7 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         applied,
         dropped,
     );
+    rep.not_touched = not_touched;
     let fin = if applied {
         // The sweet spot stays on the device after the testbed is gone, journaled under this
         // tune, so `restore` still undoes it.

@@ -120,6 +120,11 @@ pub enum ApplyOrder {
     Queue = 3,
     /// Host-wide `/proc/sys/vm/*`.
     Vm = 4,
+    /// Host-wide CPU-scheduler integers: `/proc/sys/kernel/sched_*` and debugfs `sched/*`.
+    Sched = 5,
+    /// Host-wide CPU-scheduler feature flags: one boolean knob per name in debugfs
+    /// `sched/features` (1 = `X`, 0 = `NO_X`).
+    SchedFeature = 6,
 }
 
 impl ApplyOrder {
@@ -131,8 +136,19 @@ impl ApplyOrder {
             ApplyOrder::Iosched,
             ApplyOrder::Queue,
             ApplyOrder::Vm,
+            ApplyOrder::Sched,
+            ApplyOrder::SchedFeature,
         ]
         .into_iter()
         .find(|o| *o as i64 == i)
+    }
+
+    /// True for a host-wide knob (vm, CPU scheduler): it acts on every device and is
+    /// journaled without one.
+    pub fn is_host(self) -> bool {
+        matches!(
+            self,
+            ApplyOrder::Vm | ApplyOrder::Sched | ApplyOrder::SchedFeature
+        )
     }
 }

@@ -1,0 +1,295 @@
+//! Host-wide CPU-scheduler knobs: the `sched_*` sysctls under `/proc/sys/kernel`, the integer
+//! files of debugfs `sched/`, and the feature flags of debugfs `sched/features`, each flag a
+//! boolean knob of its own.
+//!
+//! - The sysctls are plain integer files (facts in [`super::catalogue`]).
+//! - debugfs may be unmounted, or mounted but locked down. On the machine this was written on
+//!   (6.18, a Firecracker guest) `mount -t debugfs none /sys/kernel/debug` works, `sched/`
+//!   lists its files, and every one of them answers EPERM ("Operation not permitted") to a
+//!   read, as root. [`debugfs`] finds which case holds, once per discovery, and [`Debugfs::why`]
+//!   says it in one sentence; the knobs are then left out of the search, and the tune goes on.
+//! - `sched/features` is one file: reading it gives every flag, as `X` when on and `NO_X` when
+//!   off (`sched_feat_show`, kernel/sched/debug.c); writing `NO_X` turns X off and `X` turns it
+//!   on (`sched_feat_write`). A feature knob is named by its flag (`NEXT_BUDDY`), has the
+//!   domain 0–1 and reads as 1 or 0 (see [`feature_state`]); the journal keeps that 1 or 0.
+
+use super::{ApplyOrder, Domain, Knob, KnobValue, catalogue, io::parse_int};
+use crate::device::read_attr;
+use crate::sysroot::SysRoot;
+use std::path::{Path, PathBuf};
+
+/// Source of the feature flags: their names and defaults.
+pub const FEATURES_SOURCE: &str = "kernel/sched/features.h";
+
+/// One scheduler feature flag the catalogue knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Feature {
+    /// The flag, e.g. `NEXT_BUDDY`.
+    pub name: &'static str,
+    /// Its default and the kernels that have it.
+    pub note: &'static str,
+}
+
+const fn ft(name: &'static str, note: &'static str) -> Feature {
+    Feature { name, note }
+}
+
+/// Feature flags of kernel/sched/features.h: those of current kernels (defaults as of 6.12–6.18)
+/// and the legacy ones of the 2009 CFS debate. A kernel's own list is read from
+/// `sched/features`; a flag not listed here is shown by `knobs` but not tuned.
+#[rustfmt::skip]
+pub static FEATURES: &[Feature] = &[
+    ft("PLACE_LAG", "default on (6.6+, EEVDF): keep a waking task's lag"),
+    ft("PLACE_DEADLINE_INITIAL", "default on (6.6+): a new task starts with half a slice"),
+    ft("PLACE_REL_DEADLINE", "default on (6.12+)"),
+    ft("RUN_TO_PARITY", "default on (6.6+): run the current task until it is eligible no more"),
+    ft("PREEMPT_SHORT", "default on (6.12+): a shorter slice may preempt"),
+    ft("NEXT_BUDDY", "default off: prefer the last woken task"),
+    ft("PICK_BUDDY", "default on (6.12+)"),
+    ft("CACHE_HOT_BUDDY", "default on: buddies count as cache hot for migration"),
+    ft("DELAY_DEQUEUE", "default on (6.12+)"),
+    ft("DELAY_ZERO", "default on (6.12+)"),
+    ft("WAKEUP_PREEMPTION", "default on: a waking task may preempt"),
+    ft("HRTICK", "default off: high-resolution tick for slices"),
+    ft("HRTICK_DL", "default off"),
+    ft("NONTASK_CAPACITY", "default on"),
+    ft("TTWU_QUEUE", "default on (off with PREEMPT_RT): queue remote wakeups"),
+    ft("SIS_UTIL", "default on: limit the idle-CPU scan by utilisation"),
+    ft("WARN_DOUBLE_CLOCK", "default off: a debugging check"),
+    ft("RT_PUSH_IPI", "default on"),
+    ft("RT_RUNTIME_SHARE", "default off"),
+    ft("LB_MIN", "default off"),
+    ft("ATTACH_AGE_LOAD", "default on"),
+    ft("WA_IDLE", "default on: wake-affine to an idle CPU"),
+    ft("WA_WEIGHT", "default on"),
+    ft("WA_BIAS", "default on"),
+    ft("UTIL_EST", "default on"),
+    ft("LATENCY_WARN", "default off: a debugging check"),
+    // Before EEVDF (6.6).
+    ft("GENTLE_FAIR_SLEEPERS", "default on, before 6.6: halve the sleeper credit"),
+    ft("START_DEBIT", "default on, before 6.6: a new task starts a slice late"),
+    ft("LAST_BUDDY", "default on, before 6.6"),
+    ft("SIS_PROP", "default off, before 6.6"),
+    // The 2009 debate (2.6.2x).
+    ft("NEW_FAIR_SLEEPERS", "default on, 2.6.24-2.6.31: credit a waking sleeper"),
+    ft("NORMALIZED_SLEEPER", "2.6.2x"),
+    ft("AFFINE_WAKEUPS", "default on, 2.6.2x"),
+    ft("SYNC_WAKEUPS", "default on, 2.6.2x"),
+];
+
+/// True when `name` is a feature flag the catalogue knows.
+pub fn is_feature(name: &str) -> bool {
+    FEATURES.iter().any(|f| f.name == name)
+}
+
+/// What debugfs `sched/` offers on this host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Debugfs {
+    /// The feature flags are readable at this path: `sched/features`, or `sched_features` at
+    /// the top of debugfs before 5.13 (where the 2009 debate's NEW_FAIR_SLEEPERS lived).
+    Available(PathBuf),
+    /// Nothing is mounted at the debugfs directory (it is missing or empty).
+    Unmounted(PathBuf),
+    /// debugfs is there, but has no `sched/` (a kernel without `CONFIG_SCHED_DEBUG`, or before
+    /// 5.13, when these were sysctls).
+    NoSched(PathBuf),
+    /// `sched/` exists but its files cannot be read: the path and the error (EPERM when the
+    /// kernel locks debugfs down).
+    Refused(PathBuf, String),
+}
+
+impl Debugfs {
+    /// Why its knobs are left out, in one sentence; `None` when [`Debugfs::Available`].
+    pub fn why(&self) -> Option<String> {
+        let names = "base_slice_ns, migration_cost_ns, nr_migrate and the sched/features flags";
+        match self {
+            Debugfs::Available(_) => None,
+            Debugfs::Unmounted(d) => Some(format!(
+                "debugfs is not mounted at {} (mount -t debugfs none {}), so {names} are left \
+                 out",
+                d.display(),
+                d.display()
+            )),
+            Debugfs::NoSched(d) => Some(format!(
+                "{} has no sched/ (kernel without CONFIG_SCHED_DEBUG, or before 5.13), so \
+                 {names} are left out",
+                d.display()
+            )),
+            Debugfs::Refused(p, e) => Some(format!(
+                "debugfs is locked down here: reading {} fails ({e}), so {names} are left out",
+                p.display()
+            )),
+        }
+    }
+}
+
+/// Finds what debugfs offers under `root` ([`SysRoot::debugfs`]) by reading its feature
+/// flags: `sched/features`, or `sched_features` before 5.13.
+pub fn debugfs(root: &SysRoot) -> Debugfs {
+    let d = root.debugfs();
+    let empty = std::fs::read_dir(&d).map_or(true, |mut rd| rd.next().is_none());
+    if empty {
+        return Debugfs::Unmounted(d);
+    }
+    let f = if d.join("sched").is_dir() {
+        d.join("sched/features")
+    } else if d.join("sched_features").exists() {
+        d.join("sched_features")
+    } else {
+        return Debugfs::NoSched(d);
+    };
+    match std::fs::read_to_string(&f) {
+        Ok(_) => Debugfs::Available(f),
+        Err(e) => Debugfs::Refused(f, errno_text(&e)),
+    }
+}
+
+/// `Operation not permitted (EPERM)`: the message and the errno's name.
+fn errno_text(e: &std::io::Error) -> String {
+    let Some(n) = e.raw_os_error() else {
+        return e.to_string();
+    };
+    let text = std::io::Error::from_raw_os_error(n).to_string();
+    let msg = text.split(" (os error").next().unwrap_or_default();
+    format!("{msg} ({:?})", nix::errno::Errno::from_raw(n))
+}
+
+/// The feature flags listed in `sched/features` text: (flag, on).
+pub fn parse_features(text: &str) -> Vec<(String, bool)> {
+    text.split_whitespace()
+        .map(|w| match w.strip_prefix("NO_") {
+            Some(x) => (x.to_string(), false),
+            None => (w.to_string(), true),
+        })
+        .collect()
+}
+
+/// `"1"` when flag `name` is on in `sched/features` text, `"0"` when off; `None` when the
+/// kernel does not list it.
+pub fn feature_state(text: &str, name: &str) -> Option<&'static str> {
+    parse_features(text)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, on)| if on { "1" } else { "0" })
+}
+
+/// What to write to `sched/features` for flag `name` at `value`: `X` (1) or `NO_X` (0).
+pub fn feature_write(name: &str, value: &KnobValue) -> String {
+    match value.as_int() {
+        Some(0) => format!("NO_{name}"),
+        _ => name.to_string(),
+    }
+}
+
+/// The host-wide CPU-scheduler knobs under `root` that exist and can be read, with what debugfs
+/// offers: the `sched_*` sysctls, then (when debugfs is [`Debugfs::Available`]) the integer
+/// files of `sched/` and one boolean knob per flag of the features file.
+pub fn knobs(root: &SysRoot) -> (Vec<Knob>, Debugfs) {
+    let mut out: Vec<Knob> = catalogue::SCHED_SYSCTL_KNOBS
+        .iter()
+        .filter_map(|n| int_knob(&root.kernel_sysctl().join(n)))
+        .collect();
+    let state = debugfs(root);
+    let Debugfs::Available(path) = &state else {
+        return (out, state);
+    };
+    let sched = root.debugfs().join("sched");
+    out.extend(
+        catalogue::SCHED_DEBUGFS_KNOBS
+            .iter()
+            .filter_map(|n| int_knob(&sched.join(n))),
+    );
+    if let Some(text) = read_attr(path) {
+        for (name, on) in parse_features(&text) {
+            let fact = FEATURES.iter().find(|f| f.name == name);
+            out.push(Knob {
+                path: path.to_path_buf(),
+                order: ApplyOrder::SchedFeature,
+                domain: Domain::Int { min: 0, max: 1 },
+                unit: "bool".into(),
+                scheduler: None,
+                current: KnobValue::Int(i64::from(on)),
+                known: fact.is_some(),
+                source: fact.map(|_| FEATURES_SOURCE.to_string()),
+                name,
+            });
+        }
+    }
+    (out, state)
+}
+
+/// A known scheduler integer knob read from `path`; `None` when missing or unreadable.
+fn int_knob(path: &Path) -> Option<Knob> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let current = parse_int(&read_attr(path)?)?;
+    let fact = catalogue::lookup(None, &name)?;
+    Some(Knob {
+        path: path.to_path_buf(),
+        order: ApplyOrder::Sched,
+        domain: Domain::Int {
+            min: fact.min,
+            max: fact.max,
+        },
+        unit: fact.unit.to_string(),
+        scheduler: None,
+        current: KnobValue::Int(current),
+        known: true,
+        source: Some(fact.source.to_string()),
+        name,
+    })
+}
+
+/// The knobs debugfs would offer but cannot now, each with [`Debugfs::why`]: the catalogue's
+/// `sched/` integers and feature flags. Empty when debugfs is available.
+pub fn unavailable(state: &Debugfs) -> Vec<(String, String)> {
+    let Some(why) = state.why() else {
+        return Vec::new();
+    };
+    catalogue::SCHED_DEBUGFS_KNOBS
+        .iter()
+        .copied()
+        .chain(FEATURES.iter().map(|f| f.name))
+        .map(|n| (n.to_string(), why.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_read_as_on_and_off_and_write_as_x_or_no_x() {
+        let text = "PLACE_LAG NO_NEXT_BUDDY WAKEUP_PREEMPTION NO_HRTICK";
+        assert_eq!(feature_state(text, "PLACE_LAG"), Some("1"));
+        assert_eq!(feature_state(text, "NEXT_BUDDY"), Some("0"));
+        assert_eq!(feature_state(text, "NO_NEXT_BUDDY"), None);
+        assert_eq!(feature_state(text, "START_DEBIT"), None);
+        assert_eq!(
+            feature_write("NEXT_BUDDY", &KnobValue::Int(0)),
+            "NO_NEXT_BUDDY"
+        );
+        assert_eq!(
+            feature_write("NEXT_BUDDY", &KnobValue::Int(1)),
+            "NEXT_BUDDY"
+        );
+        assert!(is_feature("NEW_FAIR_SLEEPERS") && !is_feature("NO_PLACE_LAG"));
+    }
+
+    #[test]
+    fn every_feature_is_known_to_the_catalogue_once() {
+        for f in FEATURES {
+            assert!(catalogue::is_known(f.name), "{}", f.name);
+            assert_eq!(catalogue::order_of(f.name), Some(ApplyOrder::SchedFeature));
+            assert_eq!(FEATURES.iter().filter(|g| g.name == f.name).count(), 1);
+            assert!(catalogue::lookup(None, f.name).is_none(), "{}", f.name);
+        }
+        for n in catalogue::SCHED_SYSCTL_KNOBS
+            .iter()
+            .chain(catalogue::SCHED_DEBUGFS_KNOBS)
+        {
+            let f = catalogue::lookup(None, n).unwrap();
+            assert_eq!(f.order, ApplyOrder::Sched, "{n}");
+            assert!(f.source.starts_with("kernel/sched/"), "{n}: {}", f.source);
+        }
+    }
+}
