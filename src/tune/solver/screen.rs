@@ -386,15 +386,16 @@ impl BayesOpt {
             }
         }
         // 2. The race.
-        if !flat_decided && fits(self.runs, loaded) {
-            if let Some(p) = self.race_pick(feasible) {
-                self.push(
-                    p,
-                    Part::Loaded,
-                    "race: the leader and its closest challenger, the less certain re-measured",
-                );
-                return;
-            }
+        if !flat_decided
+            && fits(self.runs, loaded)
+            && let Some(p) = self.race_pick(feasible)
+        {
+            self.push(
+                p,
+                Part::Loaded,
+                "race: the leader and its closest challenger, the less certain re-measured",
+            );
+            return;
         }
         // 3. The no_load flatness test (Ratio only).
         if pools && !flat_decided {
