@@ -84,7 +84,10 @@ pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config>
     let no_load = Part::NoLoad.loads(policy).len() * runs;
     // The screen measures parts only where that is sound: a Ratio, whose no_load it tests
     // before pooling, or Loads, which no_load does not enter (unless a guard reads no_load).
+    // Guard rails keep the GP search in full trials: their report explains an excluded
+    // setting with its own Ratio, which a screened setting (loaded runs only) does not have.
     let (runs_loaded, runs_no_load) = match &policy.objective {
+        _ if !policy.guards.is_empty() => (0, 0),
         Objective::MinRatio { .. } if no_load > 0 && loaded > 0 => (loaded, no_load),
         Objective::MaxLoads { .. }
             if loaded > 0 && !policy.guards.iter().any(|g| g.load == Load::NoLoad) =>

@@ -121,7 +121,12 @@ impl BayesOpt {
         let n = self.coords.len();
         let full = self.runs_full();
         let cost = full + n.saturating_sub(1) * self.cfg.runs_loaded;
-        if self.cfg.runs_loaded == 0 || n < 2 {
+        // Room for at least two screened settings beside the default's full trial, the
+        // smallest check and the flatness test; a smaller budget keeps the GP search.
+        let total = self.cfg.budget * full;
+        let check = 2 * self.cfg.check_pairs * full;
+        let room = total.saturating_sub(check + full + 2 * self.cfg.runs_no_load);
+        if self.cfg.runs_loaded == 0 || n < 2 || room < 2 * self.cfg.runs_loaded {
             return self;
         }
         if cost as f64 > SCREEN_SHARE * (self.cfg.budget * full) as f64 {
@@ -381,15 +386,16 @@ impl BayesOpt {
             }
         }
         // 2. The race.
-        if !flat_decided && fits(self.runs, loaded) {
-            if let Some(p) = self.race_pick(feasible) {
-                self.push(
-                    p,
-                    Part::Loaded,
-                    "race: the leader and its closest challenger, the less certain re-measured",
-                );
-                return;
-            }
+        if !flat_decided
+            && fits(self.runs, loaded)
+            && let Some(p) = self.race_pick(feasible)
+        {
+            self.push(
+                p,
+                Part::Loaded,
+                "race: the leader and its closest challenger, the less certain re-measured",
+            );
+            return;
         }
         // 3. The no_load flatness test (Ratio only).
         if pools && !flat_decided {
