@@ -9,6 +9,7 @@
 //! - [`retune`]: a retune in a thread of its own, stopped when the machine stops being idle.
 //! - [`status`]: what `sweetspot status` shows per enrolled device.
 //! - [`log`]: log lines for journald (`<N>` priority prefixes).
+//! - [`trim`]: the start-up code's pages leave the resident set after the first poll.
 //!
 //! It runs on tokio's current-thread runtime (one thread: small enough for an SD-card
 //! board): a timer every `poll_s` seconds, SIGTERM/SIGINT to stop (exit 0), SIGHUP to reload
@@ -27,6 +28,7 @@ pub mod manage;
 pub mod plan;
 pub mod retune;
 pub mod status;
+pub mod trim;
 
 use crate::profile::build::{self, MatchBy, Select};
 use crate::store::Store;
@@ -299,6 +301,12 @@ pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Res
             if !ready {
                 notify_ready();
                 ready = true;
+                // The start-up code is not needed again: its pages leave the RSS.
+                let n = trim::drop_code_pages();
+                tracing::debug!(
+                    "dropped the resident pages of {} KiB of code mappings",
+                    n >> 10
+                );
             }
             // While a retune runs, idleness is checked every 2 s (to stop it soon).
             let every = if st.job.is_some() {
