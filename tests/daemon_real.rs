@@ -344,11 +344,21 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
     );
     drop(hog);
 
-    wait_for("a retune with a finished trial", 300, || {
-        tunes(&e, &id)
-            .last()
-            .is_some_and(|t| t.status == "running" && trials_of(&e, t.id) >= 1)
-    });
+    // On a shared machine other processes may keep the CPUs above the threshold: the daemon's
+    // log says so (each stopped retune, each "not idle" wait).
+    let t0 = Instant::now();
+    while !tunes(&e, &id)
+        .last()
+        .is_some_and(|t| t.status == "running" && trials_of(&e, t.id) >= 1)
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "no retune got a trial done in 300 s (the machine was not idle?): {:?}\n{}",
+            d.wait_state(&id),
+            d.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let hog = Hog::start();
     // The log line comes once the retune's thread has ended (its testbed dropped).
     wait_for("the retune to stop", 60, || {
