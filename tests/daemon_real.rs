@@ -328,7 +328,7 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
     let e = env();
     let id = identity(&l);
     let before = knobs(&e, &l.name);
-    let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 90.0);
+    let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 75.0);
 
     let hog = Hog::start();
     std::thread::sleep(Duration::from_secs(2));
