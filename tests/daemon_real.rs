@@ -160,12 +160,13 @@ fn trials_of(env: &Env, tune: i64) -> i64 {
         .unwrap()
 }
 
-/// Busy loops on every CPU (2 per CPU), killed on drop.
+/// Busy loops, 8 per CPU (so that they win most of the CPU from a retune's job and loads,
+/// the scheduler sharing it per task), killed on drop.
 struct Hog(Vec<Child>);
 
 impl Hog {
     fn start() -> Hog {
-        let n = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
+        let n = 8 * std::thread::available_parallelism().map_or(2, |n| n.get());
         Hog((0..n)
             .map(|_| {
                 Command::new("sh")
