@@ -23,6 +23,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use sweetspot::store::Store;
 
+/// The tests take turns: one's retune is "other processes" to another's idle check (and
+/// their jobs share the CPUs with the hog).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A fake procfs (the vm knobs of [`Env`]) whose `stat`, `loadavg` and `self/mountinfo` are
 /// the real ones.
 fn env() -> Env {
@@ -190,6 +198,7 @@ impl Drop for Hog {
 
 #[test]
 fn retunes_at_a_2_second_interval_and_leaves_the_device_at_its_sweet_spot() {
+    let _turn = serial();
     let mut l = LoopDev::new(600);
     let mnt = l.mount_ext4();
     let e = env();
@@ -239,6 +248,7 @@ fn retunes_at_a_2_second_interval_and_leaves_the_device_at_its_sweet_spot() {
 
 #[test]
 fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
+    let _turn = serial();
     let mut l = LoopDev::new(600);
     l.mount_ext4();
     let e = env();
@@ -324,6 +334,7 @@ fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
 
 #[test]
 fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
+    let _turn = serial();
     let mut l = LoopDev::new(600);
     l.mount_ext4();
     let e = env();
@@ -387,6 +398,7 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
 
 #[test]
 fn a_loop_device_attached_later_gets_its_profile_and_a_drifted_knob_is_left_alone() {
+    let _turn = serial();
     let e = env();
     let cfg = config(&e, "", 100.0);
     // The daemon starts with nothing to manage.
