@@ -6,6 +6,8 @@
 //!   By default the first signal does that (`bench`). After [`finish_current_run`] (`tune`,
 //!   as its issue asks: "stops after the current run"), the first signal lets the run in
 //!   progress finish and only a second one abandons it.
+//! - [`request_stop`]: the same stop raised by code (the daemon: the machine stopped being
+//!   idle), taken back with [`clear_stop`].
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -17,6 +19,8 @@ static GRACEFUL: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 /// True once stdout or stderr turned out to be a closed pipe (`| head -1`).
 static CLOSED: AtomicBool = AtomicBool::new(false);
+/// True while [`request_stop`] asks the work in progress to stop (until [`clear_stop`]).
+static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Registers SIGINT and SIGTERM to count (idempotent). A graceful first signal also says on
 /// stderr what happens next.
@@ -47,14 +51,27 @@ pub fn finish_current_run(on: bool) {
 
 /// True once SIGINT or SIGTERM arrived after [`install`]: start no new run.
 pub fn interrupted() -> bool {
-    COUNT.load(Ordering::SeqCst) > 0
+    COUNT.load(Ordering::SeqCst) > 0 || STOP.load(Ordering::SeqCst)
 }
 
 /// True when the run in progress must be abandoned now: a second signal, or the first one
 /// unless [`finish_current_run`] is on.
 pub fn abort_run() -> bool {
     let n = COUNT.load(Ordering::SeqCst);
-    n >= 2 || (n == 1 && !GRACEFUL.load(Ordering::SeqCst))
+    n >= 2 || (n == 1 && !GRACEFUL.load(Ordering::SeqCst)) || STOP.load(Ordering::SeqCst)
+}
+
+/// Asks the work in progress to stop now, as a second Ctrl-C would: the run in progress is
+/// abandoned, the device restored, the finished trials kept ([`crate::Error::Interrupted`]).
+/// Unlike a signal it can be taken back ([`clear_stop`]): the daemon raises it when the
+/// machine stops being idle mid-retune, or on SIGTERM, from its own thread.
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Takes back [`request_stop`] (once the stopped work has ended), so the next work runs.
+pub fn clear_stop() {
+    STOP.store(false, Ordering::SeqCst);
 }
 
 /// Called when writing to stdout or stderr failed with `EPIPE` (the reader of `| head -1` has

@@ -155,3 +155,26 @@ fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
         "{err}"
     );
 }
+
+#[test]
+fn a_bad_config_names_file_line_and_field_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 5\n\n[retune]\nlead_s = 90\n").unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(dir.path().join("d.db"))
+        .args(["daemon", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:4: retune.lead_s: '90': must be 0–60 s",
+            cfg.display()
+        )),
+        "{err}"
+    );
+}

@@ -134,7 +134,11 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    init_tracing(cli.verbose, cli.quiet);
+    init_tracing(
+        cli.verbose,
+        cli.quiet,
+        matches!(cli.command, Command::Daemon(_)),
+    );
     match run(cli) {
         Ok(()) => 0,
         // The reader of our output has gone (`| head -1`): end quietly, as ripgrep does. A
@@ -148,15 +152,27 @@ pub fn main() -> i32 {
     }
 }
 
-fn init_tracing(verbose: u8, quiet: bool) {
+/// The log on stderr: warnings by default, `-v` info, `-vv` debug. The daemon logs info by
+/// default, in the journal's format ([`crate::daemon::log`]).
+fn init_tracing(verbose: u8, quiet: bool, daemon: bool) {
     let level = match (quiet, verbose) {
         (true, _) => "error",
+        (false, 0) if daemon => "info",
         (false, 0) => "warn",
         (false, 1) => "info",
         (false, _) => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SWEETSPOT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    if daemon {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(|| LogWriter)
+            .with_ansi(false)
+            .event_format(crate::daemon::log::Journald::detect())
+            .try_init();
+        return;
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| LogWriter)

@@ -45,6 +45,35 @@ impl Default for Idle {
     }
 }
 
+/// How a retune measures (the `tune` command's `--budget`, `--job-scale`, `--load-mib`,
+/// `--lead`); the defaults are the command's.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Retune {
+    /// Most trials; default the policy's budget.
+    pub budget: Option<u32>,
+    /// Scale of the built-in job (1.0: no_load ≈ 6 s on 2 cores).
+    pub job_scale: f64,
+    /// Size of the loads' files and buffer, MiB.
+    pub load_mib: u64,
+    /// Seconds a load runs before the job starts.
+    pub lead_s: f64,
+}
+
+impl Default for Retune {
+    fn default() -> Self {
+        Retune {
+            budget: None,
+            job_scale: 1.0,
+            load_mib: 256,
+            lead_s: crate::bench::realrun::LEAD_S,
+        }
+    }
+}
+
+/// The device classes `[policy]` may name besides identities.
+pub const CLASSES: [&str; 4] = ["rotational", "ssd", "nvme", "mmc"];
+
 /// The whole configuration.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -58,6 +87,10 @@ pub struct Config {
     pub default_policy: String,
     /// Retune after this many days; default 7.
     pub retune_interval_days: f64,
+    /// The interval in seconds instead (wins over `retune_interval_days`; for tests).
+    pub retune_interval_s: Option<f64>,
+    /// How a retune measures.
+    pub retune: Retune,
     /// Idle criteria for a retune.
     pub idle: Idle,
     /// No retune inside this local-time window, `"HH:MM-HH:MM"` (may wrap midnight).
@@ -75,11 +108,38 @@ impl Default for Config {
             policy: Default::default(),
             default_policy: "quick".into(),
             retune_interval_days: 7.0,
+            retune_interval_s: None,
+            retune: Retune::default(),
             idle: Idle::default(),
             quiet_hours: None,
             db: None,
             poll_s: 5,
         }
+    }
+}
+
+impl Config {
+    /// The retune interval, s.
+    pub fn interval_s(&self) -> f64 {
+        self.retune_interval_s
+            .unwrap_or(self.retune_interval_days * 86_400.0)
+    }
+
+    /// The interval as people read it: `7 days`, `2 s`.
+    pub fn interval_label(&self) -> String {
+        match self.retune_interval_s {
+            Some(s) => format!("{s} s"),
+            None => format!("{} days", self.retune_interval_days),
+        }
+    }
+
+    /// The policy name for a device of `class` ([`CLASSES`]) and `identity`: `[policy]`'s
+    /// entry for the identity, else for the class, else `default_policy`.
+    pub fn policy_for(&self, identity: &str, class: &str) -> &str {
+        self.policy
+            .get(identity)
+            .or_else(|| self.policy.get(class))
+            .unwrap_or(&self.default_policy)
     }
 }
 
@@ -129,6 +189,73 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
             "retune_interval_days",
             "must be > 0".into(),
         ));
+    }
+    if let Some(s) = c.retune_interval_s
+        && !(s.is_finite() && s > 0.0)
+    {
+        return Err(bad(
+            at("retune_interval_s"),
+            "retune_interval_s",
+            format!("'{s}': must be > 0"),
+        ));
+    }
+    let r = &c.retune;
+    if !(r.job_scale.is_finite() && r.job_scale > 0.0) {
+        return Err(bad(
+            at("job_scale"),
+            "retune.job_scale",
+            format!("'{}': must be > 0", r.job_scale),
+        ));
+    }
+    if r.load_mib == 0 {
+        return Err(bad(
+            at("load_mib"),
+            "retune.load_mib",
+            "'0': must be at least 1".into(),
+        ));
+    }
+    if !(r.lead_s.is_finite() && (0.0..=60.0).contains(&r.lead_s)) {
+        return Err(bad(
+            at("lead_s"),
+            "retune.lead_s",
+            format!("'{}': must be 0–60 s", r.lead_s),
+        ));
+    }
+    if r.budget == Some(0) {
+        return Err(bad(
+            at("budget"),
+            "retune.budget",
+            "'0': must be at least 1".into(),
+        ));
+    }
+    for key in c.policy.keys() {
+        if !CLASSES.contains(&key.as_str()) && crate::profile::Match::from_identity(key).is_none() {
+            return Err(bad(
+                at(key),
+                &format!("policy.{key}"),
+                format!(
+                    "'{key}': give a device class ({}) or an identity",
+                    CLASSES.join(", ")
+                ),
+            ));
+        }
+    }
+    let sys = Path::new(crate::tune::policy::SYSTEM_DIR);
+    for (field, name) in c
+        .policy
+        .iter()
+        .map(|(k, v)| (format!("policy.{k}"), v))
+        .chain(std::iter::once((
+            "default_policy".to_string(),
+            &c.default_policy,
+        )))
+    {
+        let key = field.rsplit('.').next().unwrap_or(&field).to_string();
+        let pol = crate::tune::policy::resolve(name, sys)
+            .map_err(|e| bad(at(&key), &field, format!("'{name}': {e}")))?;
+        if let Err(e) = crate::tune::config(&pol, r.budget, 0) {
+            return Err(bad(at("budget"), "retune.budget", e.to_string()));
+        }
     }
     if !(1..=3600).contains(&c.poll_s) {
         return Err(bad(

@@ -58,6 +58,26 @@ pub struct Manager {
 }
 
 impl Manager {
+    /// Forgets a disk (after a retune stored a new sweet spot): the next poll applies its
+    /// profile afresh and manages the new values.
+    pub fn forget(&mut self, identity: &str) {
+        self.seen.remove(identity);
+        self.managed.retain(|(i, _), _| i != identity);
+    }
+
+    /// The disk's contested knobs: `knob (another writer keeps value)`.
+    pub fn contested(&self, identity: &str) -> Vec<String> {
+        self.managed
+            .iter()
+            .filter(|((i, _), _)| i == identity)
+            .filter_map(|((_, k), m)| {
+                m.contested
+                    .as_ref()
+                    .map(|v| format!("{k} (another writer keeps {v})"))
+            })
+            .collect()
+    }
+
     /// One poll: profile entries for disks not seen before, then drift of managed knobs.
     pub fn poll(
         &mut self,

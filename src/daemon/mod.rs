@@ -4,19 +4,31 @@
 //! - [`manage`]: per poll, profiles for disks seen for the first time (also ones attached after
 //!   start) and drift of managed values ("contested by another writer": re-applied once, then
 //!   left alone).
+//! - [`plan`]: per poll, whether an enrolled device is due for a retune and what it waits
+//!   for (quiet hours, [`idle`]ness, a contested knob, another writer).
+//! - [`retune`]: a retune in a thread of its own, stopped when the machine stops being idle.
 //! - [`status`]: what `sweetspot status` shows per enrolled device.
+//! - [`log`]: log lines for journald (`<N>` priority prefixes).
+//! - [`trim`]: the start-up code's pages leave the resident set after the first poll.
 //!
 //! It runs on tokio's current-thread runtime (one thread: small enough for an SD-card
 //! board): a timer every `poll_s` seconds, SIGTERM/SIGINT to stop (exit 0), SIGHUP to reload
 //! the config (a bad one keeps the old and says why). At start it first finishes what an
 //! interrupted tune left in the journal ([`crate::tune::recover`]).
 //!
-//! Not in this version: retuning in idle windows. `status` says when a retune is due; run
-//! `sweetspot tune --device D` for it.
+//! A retune runs in a second thread (the tune is blocking work); the loop polls every
+//! `poll_s` seconds, every 2 s while a retune runs, and stops the retune
+//! ([`crate::signals::request_stop`]) when other processes' CPU use rises above the idle
+//! threshold or SIGTERM arrives.
 
 pub mod config;
+pub mod idle;
+pub mod log;
 pub mod manage;
+pub mod plan;
+pub mod retune;
 pub mod status;
+pub mod trim;
 
 use crate::profile::build::{self, MatchBy, Select};
 use crate::store::Store;
@@ -54,6 +66,209 @@ pub fn profile(
     Ok(p)
 }
 
+/// What the loop keeps between polls.
+#[derive(Default)]
+struct State {
+    manager: manage::Manager,
+    tracker: idle::Tracker,
+    job: Option<retune::Job>,
+    /// Per identity: no retune before this (Unix s) after a failure.
+    failed: std::collections::BTreeMap<String, i64>,
+    waits: std::collections::BTreeMap<String, plan::Wait>,
+    /// The profile and the enrolled devices' sweet spots, rebuilt only when a sweet spot was
+    /// stored (its newest row id changed) or the config was reloaded.
+    cache: Option<(i64, crate::profile::Profile, plan::Spots)>,
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Logs a finished retune and lets the manager apply the new sweet spot.
+fn finished(st: &mut State, job: retune::Job, cfg: &config::Config) {
+    let (id, dev, stopping) = (
+        job.identity.clone(),
+        job.device.clone(),
+        job.stopping.clone(),
+    );
+    match job.join() {
+        Ok(rep) => tracing::info!(
+            "{dev}: retuned (tune #{}, policy {}): {}",
+            rep.tune_id.unwrap_or_default(),
+            rep.policy,
+            if rep.significant {
+                format!("sweet spot {}", crate::types::setting_label(&rep.best))
+            } else {
+                "keep the default (no setting beat it significantly)".to_string()
+            }
+        ),
+        Err(Error::Interrupted) => tracing::warn!(
+            "{dev}: retune stopped ({}); the device is restored and the finished trials are \
+             kept",
+            stopping.as_deref().unwrap_or("interrupted")
+        ),
+        Err(e) => {
+            tracing::warn!("{dev}: retune failed: {e}");
+            let wait = plan::FAILED_BACKOFF_S.min(cfg.interval_s().ceil() as i64);
+            st.failed.insert(id.clone(), unix_now() + wait);
+        }
+    }
+    // The retune started from the kernel's values (the profile's were put back first): the
+    // next poll applies the device's (new) sweet spot again.
+    st.manager.forget(&id);
+    crate::signals::clear_stop();
+}
+
+/// The profile and sweet spots, from the cache when no sweet spot was stored since.
+fn cached(
+    st: &mut State,
+    store: &Store,
+    root: &SysRoot,
+    cfg: &config::Config,
+) -> Result<(crate::profile::Profile, plan::Spots)> {
+    let id = store.sweet_spot_max_id()?;
+    match &st.cache {
+        Some((at, p, s)) if *at == id => Ok((p.clone(), s.clone())),
+        _ => {
+            let p = profile(store, root, cfg)?;
+            let s = plan::latest_spots(store)?;
+            // A device whose sweet spot is new (a tune by hand, another daemon's) gets it at
+            // this poll, even if the manager has seen the device already.
+            if let Some((_, _, old)) = &st.cache {
+                for (identity, spot) in &s {
+                    if old.get(identity).is_none_or(|o| o.id != spot.id) {
+                        st.manager.forget(identity);
+                    }
+                }
+            }
+            st.cache = Some((id, p.clone(), s.clone()));
+            Ok((p, s))
+        }
+    }
+}
+
+/// One poll: profiles and drift, the end of a retune, idleness, and a retune to start.
+fn poll(
+    st: &mut State,
+    store: &mut Store,
+    root: &SysRoot,
+    db: &Path,
+    cfg: &config::Config,
+) -> Result<()> {
+    let (profile, _) = cached(st, store, root, cfg)?;
+    for e in st.manager.poll(store, root, db, &profile)? {
+        match e {
+            manage::Event::Contested(..) | manage::Event::Failed(..) | manage::Event::Busy(..) => {
+                tracing::warn!("{}", manage::describe(&e));
+            }
+            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
+        }
+    }
+    if st.job.as_ref().is_some_and(|j| j.is_finished())
+        && let Some(j) = st.job.take()
+    {
+        finished(st, j, cfg);
+        // The new sweet spot is applied now, not a poll later.
+        let (profile, _) = cached(st, store, root, cfg)?;
+        for e in st.manager.poll(store, root, db, &profile)? {
+            tracing::info!("{}", manage::describe(&e));
+        }
+    }
+    let (_, spots) = cached(st, store, root, cfg)?;
+    let devices = plan::enrolled(root, cfg, &spots)?;
+    let names: Vec<String> = devices.iter().map(|(d, _)| d.name.clone()).collect();
+    let sample = idle::sample(root, &names, st.job.is_some());
+    if let (Some(job), Some(prev)) = (st.job.as_mut(), st.tracker.last.as_ref())
+        && job.stopping.is_none()
+        && let Some(why) = sample.busy_mid_run(prev, &cfg.idle)
+    {
+        tracing::warn!(
+            "{}: the machine is not idle any more ({why}): stopping the retune",
+            job.device
+        );
+        crate::signals::request_stop();
+        job.stopping = Some(format!("not idle: {why}"));
+    }
+    st.tracker.update(sample, &cfg.idle);
+    let now = unix_now();
+    st.waits.clear();
+    for (dev, spot) in &devices {
+        if let Some(j) = st.job.as_ref().filter(|j| j.identity == dev.identity) {
+            st.waits.insert(
+                dev.identity.clone(),
+                plan::Wait {
+                    device: dev.name.clone(),
+                    kind: "tuning",
+                    detail: format!("retuning with policy {} ({})", j.policy, j.why),
+                    due_at: None,
+                },
+            );
+            continue;
+        }
+        let mut w = plan::wait_of(
+            dev,
+            spot.as_ref(),
+            cfg,
+            &st.tracker,
+            &st.manager.contested(&dev.identity),
+            st.failed.get(&dev.identity).copied(),
+            now,
+        );
+        if w.kind == "due" && st.job.is_some() {
+            w.kind = "busy";
+            w.detail = format!("{}; waiting for the retune in progress", w.detail);
+        }
+        if w.kind == "due" {
+            match retune::Job::start(store, db, root, dev, cfg, w.detail.clone()) {
+                Ok(j) => {
+                    tracing::info!(
+                        "{}: retuning with policy {} ({})",
+                        dev.name,
+                        j.policy,
+                        j.why
+                    );
+                    w.kind = "tuning";
+                    w.detail = format!("retuning with policy {} ({})", j.policy, j.why);
+                    st.job = Some(j);
+                }
+                Err(e) => {
+                    tracing::info!("{}: retune due, not started: {e}", dev.name);
+                    w.kind = "busy";
+                    w.detail = e.to_string();
+                }
+            }
+        }
+        st.waits.insert(dev.identity.clone(), w);
+    }
+    status::write_state(&state_path(db), &st.manager, &st.waits);
+    Ok(())
+}
+
+/// Tells systemd the daemon is ready (`READY=1` on `$NOTIFY_SOCKET`, sd_notify(3)'s
+/// protocol: one datagram); nothing when the variable is unset (not under `Type=notify`).
+fn notify_ready() {
+    let Some(path) = std::env::var_os("NOTIFY_SOCKET") else {
+        return;
+    };
+    let sock = match std::os::unix::net::UnixDatagram::unbound() {
+        Ok(s) => s,
+        Err(e) => return tracing::warn!("sd_notify: {e}"),
+    };
+    let bytes = path.as_encoded_bytes();
+    let r = if let Some(abstract_name) = bytes.strip_prefix(b"@") {
+        use std::os::linux::net::SocketAddrExt;
+        std::os::unix::net::SocketAddr::from_abstract_name(abstract_name)
+            .and_then(|a| sock.send_to_addr(b"READY=1", &a))
+    } else {
+        sock.send_to(b"READY=1", &path)
+    };
+    if let Err(e) = r {
+        tracing::warn!("sd_notify READY=1 to {}: {e}", path.to_string_lossy());
+    }
+}
+
 /// Runs the daemon until SIGTERM/SIGINT.
 pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Result<()> {
     let mut cfg = config::load(config_path, explicit)?;
@@ -73,26 +288,33 @@ pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Res
             sig(SignalKind::interrupt())?,
             sig(SignalKind::hangup())?,
         );
-        let mut manager = manage::Manager::default();
+        let mut st = State::default();
         tracing::info!(
-            "sweetspot daemon started (database {}, poll {} s)",
+            "sweetspot daemon started (database {}, poll {} s, retune every {})",
             db.display(),
-            cfg.poll_s
+            cfg.poll_s,
+            cfg.interval_label()
         );
+        let mut ready = false;
         loop {
-            let profile = profile(&store, root, &cfg)?;
-            for e in manager.poll(&mut store, root, &db, &profile)? {
-                match e {
-                    manage::Event::Contested(..)
-                    | manage::Event::Failed(..)
-                    | manage::Event::Busy(..) => {
-                        tracing::warn!("{}", manage::describe(&e));
-                    }
-                    manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
-                }
+            poll(&mut st, &mut store, root, &db, &cfg)?;
+            if !ready {
+                notify_ready();
+                ready = true;
+                // The start-up code is not needed again: its pages leave the RSS.
+                let n = trim::drop_code_pages();
+                tracing::debug!(
+                    "dropped the resident pages of {} KiB of code mappings",
+                    n >> 10
+                );
             }
-            status::write_state(&state_path(&db), &manager);
-            let tick = tokio::time::sleep(std::time::Duration::from_secs(cfg.poll_s));
+            // While a retune runs, idleness is checked every 2 s (to stop it soon).
+            let every = if st.job.is_some() {
+                cfg.poll_s.min(2)
+            } else {
+                cfg.poll_s
+            };
+            let tick = tokio::time::sleep(std::time::Duration::from_secs(every));
             tokio::select! {
                 _ = tick => {}
                 _ = term.recv() => break,
@@ -101,12 +323,18 @@ pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Res
                     Ok(c) => {
                         tracing::info!("config reloaded from {}", config_path.display());
                         cfg = c;
+                        st.cache = None;
                     }
                     Err(e) => tracing::warn!("config not reloaded, keeping the old one: {e}"),
                 },
             }
         }
         tracing::info!("sweetspot daemon stopping");
+        if let Some(mut j) = st.job.take() {
+            crate::signals::request_stop();
+            j.stopping = Some("the daemon is stopping".into());
+            finished(&mut st, j, &cfg);
+        }
         let _ = std::fs::remove_file(state_path(&db));
         Ok(())
     })

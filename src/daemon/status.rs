@@ -4,6 +4,7 @@
 
 use super::config::{Config, Enroll};
 use super::manage::Manager;
+use super::plan::Wait;
 use crate::Result;
 use crate::device;
 use crate::profile::Match;
@@ -18,7 +19,7 @@ use std::path::Path;
 pub const JSON_VERSION: u32 = 1;
 
 /// Writes the manager's state atomically (a temporary file and a rename); failures only warn.
-pub fn write_state(path: &Path, m: &Manager) {
+pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>) {
     let rows: Vec<serde_json::Value> = m
         .managed
         .iter()
@@ -27,7 +28,8 @@ pub fn write_state(path: &Path, m: &Manager) {
             "expected": v.expected, "contested": v.contested})
         })
         .collect();
-    let text = serde_json::json!({ "pid": std::process::id(), "managed": rows }).to_string();
+    let text = serde_json::json!({ "pid": std::process::id(), "managed": rows, "waits": waits })
+        .to_string();
     let tmp = path.with_extension("tmp");
     if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
         tracing::warn!("cannot write the daemon state {}: {e}", path.display());
@@ -49,6 +51,12 @@ pub struct DeviceStatus {
     pub state: String,
     /// When the next retune is due (RFC 3339), and why: interval, or a kernel change now.
     pub retune: String,
+    /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
+    /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`;
+    /// `None` when the daemon is not running.
+    pub waiting: Option<String>,
+    /// The same in words (the criterion over its threshold, the window, the holder).
+    pub waiting_detail: Option<String>,
 }
 
 /// The whole status.
@@ -85,7 +93,8 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
     if let Enroll::Identities(ids) = &cfg.enroll {
         latest.retain(|i, _| ids.contains(i));
     }
-    let interval_s = (cfg.retune_interval_days * 86_400.0) as i64;
+    let interval_s = cfg.interval_s().ceil() as i64;
+    let waits = st.as_ref().map(|v| v["waits"].clone());
     let mut devices = Vec::new();
     for (identity, spot) in latest {
         let dev = present
@@ -135,12 +144,19 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
             )
         } else {
             let due = spot.created_at + interval_s;
-            format!(
-                "due {} (every {} days)",
-                rfc3339(due),
-                cfg.retune_interval_days
-            )
+            format!("due {} (every {})", rfc3339(due), cfg.interval_label())
         };
+        let w = waits
+            .as_ref()
+            .filter(|_| running)
+            .map(|v| v[identity.as_str()].clone())
+            .filter(|v| v.is_object());
+        let waiting = w
+            .as_ref()
+            .and_then(|v| v["kind"].as_str().map(String::from));
+        let waiting_detail = w
+            .as_ref()
+            .and_then(|v| v["detail"].as_str().map(String::from));
         devices.push(DeviceStatus {
             identity,
             device: dev,
@@ -148,6 +164,8 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
             sweet_spot,
             state,
             retune,
+            waiting,
+            waiting_detail,
         });
     }
     Ok(Status {
@@ -172,15 +190,19 @@ pub fn text(s: &Status) -> String {
     }
     for d in &s.devices {
         out.push_str(&format!(
-            "{} ({})\n  sweet spot: {}\n  last tune:  {}\n  state:      {}\n  retune:     {} \
-             (retuning in idle windows is not in this version: run `sweetspot tune --device {}`)\n",
+            "{} ({})\n  sweet spot: {}\n  last tune:  {}\n  state:      {}\n  retune:     {}\n  \
+             waiting:    {}\n",
             d.device.as_deref().unwrap_or("-"),
             d.identity,
             d.sweet_spot,
             d.last_tune.as_deref().unwrap_or("-"),
             d.state,
             d.retune,
-            d.device.as_deref().unwrap_or("D"),
+            match (&d.waiting, &d.waiting_detail) {
+                (Some(k), Some(x)) => format!("{k}: {x}"),
+                (Some(k), None) => k.clone(),
+                _ => "- (the daemon is not running)".to_string(),
+            },
         ));
     }
     out

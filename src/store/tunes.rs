@@ -164,6 +164,16 @@ impl Store {
         Ok(self.conn().last_insert_rowid())
     }
 
+    /// The newest sweet spot's row id (0 when there is none): a cheap check whether any was
+    /// stored since the last look (the daemon rebuilds its profile only then).
+    pub fn sweet_spot_max_id(&self) -> Result<i64> {
+        Ok(self
+            .conn()
+            .query_row("SELECT COALESCE(MAX(id), 0) FROM sweet_spots", [], |r| {
+                r.get(0)
+            })?)
+    }
+
     /// Sweet spots, oldest first; only those of `identity` when given.
     pub fn sweet_spots(&self, identity: Option<&str>) -> Result<Vec<SweetSpotRow>> {
         let mut st = self.conn().prepare(

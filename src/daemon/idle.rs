@@ -1,0 +1,330 @@
+//! Is the machine idle? Samples of the 1-minute load average (`/proc/loadavg`), the CPU time
+//! of all CPUs (`/proc/stat`, first line) minus the daemon's own process tree, and each disk's
+//! own I/O (`/sys/block/<dev>/stat`, sectors read and written), compared with the config's
+//! thresholds ([`super::config::Idle`]). Cheap: three small reads per poll, and a walk of
+//! `/proc/<pid>/stat` for the daemon's children only while it retunes.
+//!
+//! While a retune runs, its own job and loads keep the load average, the CPUs and the device
+//! busy, so only the CPU time of other processes counts then ([`Sample::others_busy_pct`]).
+
+use super::config::Idle;
+use crate::sysroot::SysRoot;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+/// One reading.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// When it was taken.
+    pub at: Instant,
+    /// 1-minute load average.
+    pub load1: f64,
+    /// All CPUs' time, busy and total (`/proc/stat` first line; busy = total − idle − iowait),
+    /// in clock ticks (`USER_HZ`).
+    pub cpu_busy: u64,
+    /// See `cpu_busy`.
+    pub cpu_total: u64,
+    /// CPU time of this process and its descendants (live ones and those reaped), ticks.
+    pub own: u64,
+    /// Sectors (512 B, as `/sys/block/*/stat` counts them) read + written, per disk name.
+    pub sectors: BTreeMap<String, u64>,
+}
+
+/// Reads a sample: `root.proc` for loadavg and stat, `root.sys` for the disks in `disks`; the
+/// daemon's own processes always from the real `/proc` (its children live there). `own_tree`
+/// walks `/proc` for descendants (needed only while a retune runs). Unreadable files give
+/// zeros (a fake tree without them is idle).
+pub fn sample(root: &SysRoot, disks: &[String], own_tree: bool) -> Sample {
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let load1 = read(&root.proc.join("loadavg"))
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let (cpu_busy, cpu_total) = cpu_ticks(&read(&root.proc.join("stat")));
+    let sectors = disks
+        .iter()
+        .map(|d| {
+            let s = read(&root.sys.join("block").join(d).join("stat"));
+            (d.clone(), disk_sectors(&s))
+        })
+        .collect();
+    Sample {
+        at: Instant::now(),
+        load1,
+        cpu_busy,
+        cpu_total,
+        own: if own_tree {
+            own_ticks(Path::new("/proc"), std::process::id())
+        } else {
+            proc_ticks(&read(Path::new("/proc/self/stat"))).map_or(0, |(_, t)| t)
+        },
+        sectors,
+    }
+}
+
+/// `(busy, total)` ticks from `/proc/stat`'s `cpu` line (proc(5): user nice system idle
+/// iowait irq softirq steal; guest time is already in user).
+pub fn cpu_ticks(stat: &str) -> (u64, u64) {
+    let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+        return (0, 0);
+    };
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let total: u64 = v.iter().sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    (total.saturating_sub(idle), total)
+}
+
+/// Sectors read (field 3) + written (field 7) of a `/sys/block/<dev>/stat` line
+/// (Documentation/block/stat.rst).
+pub fn disk_sectors(stat: &str) -> u64 {
+    let f: Vec<u64> = stat
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    f.get(2).copied().unwrap_or(0) + f.get(6).copied().unwrap_or(0)
+}
+
+/// `(ppid, utime + stime + cutime + cstime)` of a `/proc/<pid>/stat` line (proc(5): fields 4
+/// and 14–17; the command in field 2 may hold spaces and parentheses, so fields are counted
+/// after its last `)`).
+pub fn proc_ticks(stat: &str) -> Option<(u32, u64)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state): field n is f[n - 3].
+    let ppid = f.get(1)?.parse().ok()?;
+    let t: u64 = (11..=14)
+        .filter_map(|i| f.get(i)?.parse::<u64>().ok())
+        .sum();
+    Some((ppid, t))
+}
+
+/// CPU ticks of process `me` and all its live descendants under `proc` (reaped ones are in
+/// their parents' `cutime`/`cstime`).
+pub fn own_ticks(proc: &Path, me: u32) -> u64 {
+    let mut all: Vec<(u32, u32, u64)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(proc) {
+        for e in rd.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if let Some((ppid, t)) = std::fs::read_to_string(e.path().join("stat"))
+                .ok()
+                .and_then(|s| proc_ticks(&s))
+            {
+                all.push((pid, ppid, t));
+            }
+        }
+    }
+    let mut mine = vec![me];
+    let mut sum = 0;
+    let mut i = 0;
+    while i < mine.len() {
+        let p = mine[i];
+        for &(pid, ppid, t) in &all {
+            if pid == p {
+                sum += t;
+            }
+            if ppid == p && !mine.contains(&pid) {
+                mine.push(pid);
+            }
+        }
+        i += 1;
+    }
+    sum
+}
+
+impl Sample {
+    /// CPU busy % of all CPUs between `prev` and `self`, without the daemon's own processes.
+    pub fn others_busy_pct(&self, prev: &Sample) -> f64 {
+        let total = self.cpu_total.saturating_sub(prev.cpu_total);
+        if total == 0 {
+            return 0.0;
+        }
+        let busy = self.cpu_busy.saturating_sub(prev.cpu_busy);
+        let own = self.own.saturating_sub(prev.own);
+        100.0 * busy.saturating_sub(own) as f64 / total as f64
+    }
+
+    /// The disk's own I/O between `prev` and `self`, KiB/s.
+    pub fn disk_kib_per_s(&self, prev: &Sample, disk: &str) -> f64 {
+        let dt = self.at.duration_since(prev.at).as_secs_f64();
+        let (Some(a), Some(b)) = (prev.sectors.get(disk), self.sectors.get(disk)) else {
+            return 0.0;
+        };
+        if dt <= 0.0 {
+            return 0.0;
+        }
+        b.saturating_sub(*a) as f64 * 0.5 / dt
+    }
+
+    /// Why the machine is not idle for a retune of `disk` (the first criterion over its
+    /// threshold), or `None` when it is.
+    pub fn not_idle(&self, prev: &Sample, disk: &str, c: &Idle) -> Option<String> {
+        if self.load1 > c.load_avg_max {
+            return Some(format!(
+                "load average {:.2} > {}",
+                self.load1, c.load_avg_max
+            ));
+        }
+        let cpu = self.others_busy_pct(prev);
+        if cpu > c.cpu_busy_pct_max {
+            return Some(format!("CPU busy {cpu:.0}% > {}%", c.cpu_busy_pct_max));
+        }
+        let io = self.disk_kib_per_s(prev, disk);
+        if io > c.device_kib_per_s_max {
+            return Some(format!(
+                "{disk} I/O {io:.0} KiB/s > {} KiB/s",
+                c.device_kib_per_s_max
+            ));
+        }
+        None
+    }
+
+    /// Why a retune in progress must stop (other processes' CPU over the threshold), or `None`.
+    pub fn busy_mid_run(&self, prev: &Sample, c: &Idle) -> Option<String> {
+        let cpu = self.others_busy_pct(prev);
+        (cpu > c.cpu_busy_pct_max).then(|| {
+            format!(
+                "other processes' CPU busy {cpu:.0}% > {}%",
+                c.cpu_busy_pct_max
+            )
+        })
+    }
+}
+
+/// How long each disk has been idle, from consecutive samples.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    /// The last sample.
+    pub last: Option<Sample>,
+    /// Per disk: idle since, or why not idle at the last sample.
+    pub state: BTreeMap<String, Result<Instant, String>>,
+}
+
+impl Tracker {
+    /// Takes a new sample and updates every disk's idle state.
+    pub fn update(&mut self, s: Sample, c: &Idle) {
+        if let Some(prev) = &self.last {
+            for d in s.sectors.keys() {
+                let st = match s.not_idle(prev, d, c) {
+                    Some(why) => Err(why),
+                    None => match self.state.get(d) {
+                        Some(Ok(since)) => Ok(*since),
+                        _ => Ok(prev.at),
+                    },
+                };
+                self.state.insert(d.clone(), st);
+            }
+            self.state.retain(|d, _| s.sectors.contains_key(d));
+        }
+        self.last = Some(s);
+    }
+
+    /// `Ok` when `disk` has been idle for `c.for_s`; else why not (with how long it has been
+    /// idle so far).
+    pub fn idle_for(&self, disk: &str, c: &Idle) -> Result<(), String> {
+        match self.state.get(disk) {
+            None => Err("measuring".into()),
+            Some(Err(why)) => Err(why.clone()),
+            Some(Ok(since)) => {
+                let s = since.elapsed().as_secs();
+                if s >= c.for_s {
+                    Ok(())
+                } else {
+                    Err(format!("idle for {s} s of {} s", c.for_s))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn parses_proc_and_sysfs_counters() {
+        let stat = "cpu  100 5 50 800 20 3 2 1 0 0\ncpu0 1 2 3 4\n";
+        assert_eq!(cpu_ticks(stat), (161, 981));
+        assert_eq!(
+            disk_sectors("  10 0 2048 5 3 0 4096 7 0 9 12 0 0 0 0 0 0\n"),
+            6144
+        );
+        let p = "42 (a (b) c) S 7 42 42 0 -1 4194560 1 0 0 0 11 12 13 14 20 0 1 0 5 6 7";
+        assert_eq!(proc_ticks(p), Some((7, 50)));
+        // A child that burns CPU is in this process's tree (a tick is 10 ms).
+        let before = own_ticks(Path::new("/proc"), std::process::id());
+        let mut child = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 5",
+            ])
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        let mut grown = false;
+        while !grown && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(100));
+            grown = own_ticks(Path::new("/proc"), std::process::id()) >= before + 5;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(grown, "the child's CPU time is not counted");
+    }
+
+    #[test]
+    fn idle_only_below_every_threshold_for_the_set_time() {
+        let c = Idle {
+            load_avg_max: 1.0,
+            cpu_busy_pct_max: 20.0,
+            device_kib_per_s_max: 100.0,
+            for_s: 0,
+        };
+        let t0 = Instant::now();
+        let s = |dt: u64, load1: f64, busy: u64, total: u64, own: u64, sect: u64| Sample {
+            at: t0 + Duration::from_secs(dt),
+            load1,
+            cpu_busy: busy,
+            cpu_total: total,
+            own,
+            sectors: [("sda".to_string(), sect)].into_iter().collect(),
+        };
+        let a = s(0, 0.1, 0, 0, 0, 0);
+        assert_eq!(a.not_idle(&a, "sda", &c), None);
+        // 50% busy, of which the daemon's own 40%: others 10%, idle.
+        let b = s(1, 0.1, 100, 200, 80, 0);
+        assert_eq!(b.others_busy_pct(&a), 10.0);
+        assert_eq!(b.not_idle(&a, "sda", &c), None);
+        let b = s(1, 0.1, 100, 200, 0, 0);
+        assert_eq!(b.not_idle(&a, "sda", &c).unwrap(), "CPU busy 50% > 20%");
+        assert!(b.busy_mid_run(&a, &c).is_some());
+        let b = s(1, 2.5, 0, 200, 0, 0);
+        assert_eq!(b.not_idle(&a, "sda", &c).unwrap(), "load average 2.50 > 1");
+        // 1000 sectors in 2 s: 250 KiB/s.
+        let b = s(2, 0.1, 0, 200, 0, 1000);
+        assert_eq!(b.disk_kib_per_s(&a, "sda"), 250.0);
+        assert_eq!(
+            b.not_idle(&a, "sda", &c).unwrap(),
+            "sda I/O 250 KiB/s > 100 KiB/s"
+        );
+
+        let mut t = Tracker::default();
+        assert_eq!(t.idle_for("sda", &c).unwrap_err(), "measuring");
+        t.update(s(0, 0.1, 0, 0, 0, 0), &c);
+        t.update(s(1, 0.1, 0, 100, 0, 0), &c);
+        assert!(t.idle_for("sda", &c).is_ok());
+        let long = Idle { for_s: 600, ..c };
+        assert!(t.idle_for("sda", &long).unwrap_err().ends_with("of 600 s"));
+        t.update(s(2, 0.1, 100, 200, 0, 0), &c);
+        assert_eq!(t.idle_for("sda", &c).unwrap_err(), "CPU busy 100% > 20%");
+    }
+}

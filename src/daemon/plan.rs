@@ -1,0 +1,144 @@
+//! Per poll, for each enrolled device present: is it due for a retune, and if so what it
+//! waits for (quiet hours, idleness, a contested knob, another writer, an earlier failure).
+//! `status` shows the answer ([`Wait`]).
+
+use super::config::{Config, Enroll, quiet_window};
+use super::idle::Tracker;
+use super::retune::{due, in_window, local_minutes};
+use crate::Result;
+use crate::device::{self, Device};
+use crate::store::Store;
+use crate::store::tunes::SweetSpotRow;
+use crate::sysroot::SysRoot;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What an enrolled device waits for, as `status` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Wait {
+    /// The disk's kernel name.
+    pub device: String,
+    /// `tuning`, `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`,
+    /// `no filesystem`, or `due` (it starts at this poll).
+    pub kind: &'static str,
+    /// In words: the criterion over its threshold, the window, the due time, the holder.
+    pub detail: String,
+    /// When the next retune is due (Unix s); `None` when due now.
+    pub due_at: Option<i64>,
+}
+
+/// Each device's latest sweet spot by identity (the running kernel's when there is one,
+/// else the newest).
+pub type Spots = BTreeMap<String, SweetSpotRow>;
+
+/// [`Spots`] from the database.
+pub fn latest_spots(store: &Store) -> Result<Spots> {
+    let kernel = device::kernel_release();
+    let mut latest = Spots::new();
+    for mut s in store.sweet_spots(None)? {
+        let better = latest
+            .get(&s.identity)
+            .is_none_or(|old| (s.kernel == kernel) >= (old.kernel == kernel));
+        if better {
+            // The evidence (a whole report) is not needed here.
+            s.evidence = serde_json::Value::Null;
+            latest.insert(s.identity.clone(), s);
+        }
+    }
+    Ok(latest)
+}
+
+/// The enrolled devices present now with their latest sweet spot: `enroll = "tuned"` takes
+/// every device with a sweet spot, a list of identities takes those (tuned or not).
+pub fn enrolled(
+    root: &SysRoot,
+    cfg: &Config,
+    spots: &Spots,
+) -> Result<Vec<(Device, Option<SweetSpotRow>)>> {
+    let mut out = Vec::new();
+    for d in device::list(root)? {
+        let spot = spots.get(&d.identity).cloned();
+        let on = match &cfg.enroll {
+            Enroll::Tuned(_) => spot.is_some(),
+            Enroll::Identities(ids) => ids.contains(&d.identity),
+        };
+        if on {
+            out.push((d, spot));
+        }
+    }
+    Ok(out)
+}
+
+/// A device whose retune failed waits this long (or the interval when shorter) before the
+/// next try, s.
+pub const FAILED_BACKOFF_S: i64 = 3600;
+
+/// What `dev` waits for at `now` (Unix s); `kind == "due"` when a retune may start now.
+/// `contested` are its contested knobs; `failed_until` an earlier failure's back-off.
+pub fn wait_of(
+    dev: &Device,
+    spot: Option<&SweetSpotRow>,
+    cfg: &Config,
+    idle: &Tracker,
+    contested: &[String],
+    failed_until: Option<i64>,
+    now: i64,
+) -> Wait {
+    let w = |kind, detail: String, due_at| Wait {
+        device: dev.name.clone(),
+        kind,
+        detail,
+        due_at,
+    };
+    if !contested.is_empty() {
+        return w(
+            "contested",
+            format!(
+                "another writer keeps {}: not retuned while it does",
+                contested.join(", ")
+            ),
+            None,
+        );
+    }
+    let why = match due(spot, &device::kernel_release(), now, cfg) {
+        Ok(why) => why,
+        Err(at) => {
+            return w(
+                "interval",
+                format!(
+                    "next retune due after {} (every {})",
+                    crate::profile::build::rfc3339(at),
+                    cfg.interval_label()
+                ),
+                Some(at),
+            );
+        }
+    };
+    if let Some(until) = failed_until.filter(|&u| u > now) {
+        return w(
+            "failed",
+            format!(
+                "the last retune failed; next try after {}",
+                crate::profile::build::rfc3339(until)
+            ),
+            Some(until),
+        );
+    }
+    if let Some(q) = cfg.quiet_hours.as_deref()
+        && let Some(win) = quiet_window(q)
+        && in_window(local_minutes(), win)
+    {
+        return w("quiet hours", format!("{why}; quiet hours {q}"), None);
+    }
+    if !dev.mounts.iter().any(|m| m.writable) {
+        return w(
+            "no filesystem",
+            format!("{why}, but it has no writable mounted filesystem for the loads"),
+            None,
+        );
+    }
+    if let Err(e) = idle.idle_for(&dev.name, &cfg.idle) {
+        return w("not idle", format!("{why}; not idle: {e}"), None);
+    }
+    w("due", why, None)
+}

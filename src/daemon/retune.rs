@@ -1,0 +1,242 @@
+//! Retuning in idle windows: when an enrolled device is due ([`due`]: never tuned, the kernel
+//! release changed, or the interval elapsed), and the machine has been idle long enough
+//! outside quiet hours, the daemon tunes it in a thread of its own ([`Job`]) with the real
+//! testbed ([`RealDevice::device`]: its work directory `.sweetspot-bench-XXXXXX` on the
+//! device's first writable mounted filesystem, removed after the run) under the device's lock
+//! held for `sweetspot daemon`. The main loop stops it through [`crate::signals::request_stop`]
+//! when the machine stops being idle or SIGTERM arrives: the tune abandons its run, restores
+//! the device and keeps the finished trials.
+
+use super::config::Config;
+use crate::bench::real::RealDevice;
+use crate::bench::realrun::BenchOptions;
+use crate::device::Device;
+use crate::lock::{DeviceLock, Holder};
+use crate::store::Store;
+use crate::store::tunes::SweetSpotRow;
+use crate::sysroot::SysRoot;
+use crate::tune::report::Report;
+use crate::tune::run::{self, Request};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The device class `[policy]` names: `nvme`, `mmc` (by kernel name), `rotational`, else
+/// `ssd`.
+pub fn class(dev: &Device) -> &'static str {
+    if dev.name.starts_with("nvme") {
+        "nvme"
+    } else if dev.name.starts_with("mmcblk") {
+        "mmc"
+    } else if dev.rotational {
+        "rotational"
+    } else {
+        "ssd"
+    }
+}
+
+/// Whether a device is due for a retune at `now` (Unix s): `Ok(why)` (never tuned, the kernel
+/// changed, the interval elapsed), or `Err(due_at)` (Unix s).
+pub fn due(
+    spot: Option<&SweetSpotRow>,
+    kernel: &str,
+    now: i64,
+    cfg: &Config,
+) -> std::result::Result<String, i64> {
+    let Some(s) = spot else {
+        return Ok("never tuned".into());
+    };
+    if s.kernel != kernel {
+        return Ok(format!(
+            "tuned on kernel {}, running {kernel} (the sweet spot is stale)",
+            s.kernel
+        ));
+    }
+    let at = s.created_at + cfg.interval_s().ceil() as i64;
+    if now >= at {
+        Ok(format!(
+            "the retune interval ({}) elapsed",
+            cfg.interval_label()
+        ))
+    } else {
+        Err(at)
+    }
+}
+
+/// Minutes after local midnight now (localtime_r(3), so `TZ` and /etc/localtime count).
+pub fn local_minutes() -> u32 {
+    // SAFETY: `time(NULL)` only reads the clock; `localtime_r` writes into the `tm` we own
+    // (zeroed, a valid `struct tm`) and is thread-safe.
+    unsafe {
+        let t = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&t, &mut tm).is_null() {
+            return 0;
+        }
+        (tm.tm_hour * 60 + tm.tm_min) as u32
+    }
+}
+
+/// True when `minute` (after midnight) is inside the window `(start, end)`, which may wrap
+/// midnight; start == end is an empty window.
+pub fn in_window(minute: u32, (start, end): (u32, u32)) -> bool {
+    if start <= end {
+        (start..end).contains(&minute)
+    } else {
+        minute >= start || minute < end
+    }
+}
+
+/// A retune running in its own thread.
+pub struct Job {
+    /// The device's identity.
+    pub identity: String,
+    /// Its kernel name.
+    pub device: String,
+    /// The policy.
+    pub policy: String,
+    /// Why it was due.
+    pub why: String,
+    /// Set once the main loop asked it to stop: why.
+    pub stopping: Option<String>,
+    handle: JoinHandle<Result<Report>>,
+}
+
+impl Job {
+    /// Takes `dev`'s lock for `sweetspot daemon` (refused, naming the holder, when a CLI
+    /// `tune`, `set`, ... has it) and starts the tune in a thread with its own database
+    /// connection. The profile's values on the device are put back to what they were before
+    /// it (the kernel's), so the tune measures against those. Errors: the lock is held; no
+    /// writable mounted filesystem; an unknown policy; those of the restore.
+    pub fn start(
+        store: &mut Store,
+        db: &Path,
+        root: &SysRoot,
+        dev: &Device,
+        cfg: &Config,
+        why: String,
+    ) -> Result<Job> {
+        if !dev.mounts.iter().any(|m| m.writable) {
+            return Err(Error::BadInput(format!(
+                "{}: no writable mounted filesystem (a retune writes its loads only there)",
+                dev.name
+            )));
+        }
+        let policy_name = cfg.policy_for(&dev.identity, class(dev)).to_string();
+        let policy =
+            crate::tune::policy::resolve(&policy_name, Path::new(crate::tune::policy::SYSTEM_DIR))?;
+        let lock = DeviceLock::acquire(
+            &crate::lock::path(db, root, &dev.identity),
+            &dev.name,
+            Holder::me("daemon"),
+        )?;
+        // The tune compares candidates with the device's values when it starts: the kernel's,
+        // not the old sweet spot, so the profile's values are put back first (journaled; the
+        // manager applies the new sweet spot when the tune ends).
+        crate::knob::apply::restore(
+            store,
+            root,
+            Some(&dev.name),
+            Some(crate::profile::apply::OWNER),
+        )?;
+        let mut opts = BenchOptions::new()?;
+        opts.job_scale = cfg.retune.job_scale;
+        opts.sizes = opts.sizes.with_mib(cfg.retune.load_mib);
+        opts.lead = Duration::from_secs_f64(cfg.retune.lead_s);
+        opts.proc_root = root.proc.clone();
+        let (db, root, name): (PathBuf, SysRoot, String) =
+            (db.to_path_buf(), root.clone(), dev.name.clone());
+        let budget = cfg.retune.budget;
+        let handle = std::thread::Builder::new()
+            .name("retune".into())
+            .spawn(move || -> Result<Report> {
+                let store = Store::open(&db)?;
+                let mut tb = RealDevice::device(Store::open(&db)?, &root, &name, None, opts)?;
+                let req = Request {
+                    policy: &policy,
+                    budget,
+                    seed: rand::random(),
+                    apply: false,
+                    quiet: true,
+                    lock: &lock,
+                };
+                run::tune(&store, &db, &mut tb, &req)
+            })
+            .map_err(|e| Error::io("starting the retune thread", e))?;
+        Ok(Job {
+            identity: dev.identity.clone(),
+            device: dev.name.clone(),
+            policy: policy_name,
+            why,
+            stopping: None,
+            handle,
+        })
+    }
+
+    /// True once the tune has ended (its device restored, its lock released).
+    pub fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+
+    /// Waits for the tune to end and gives its result.
+    pub fn join(self) -> Result<Report> {
+        self.handle
+            .join()
+            .unwrap_or_else(|_| Err(Error::Failed("the retune thread panicked".into())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn spot(kernel: &str, created_at: i64) -> SweetSpotRow {
+        SweetSpotRow {
+            id: 1,
+            identity: "wwid:x".into(),
+            kernel: kernel.into(),
+            policy: "quick".into(),
+            tune_id: None,
+            setting: Default::default(),
+            default_setting: Default::default(),
+            significant: false,
+            evidence: serde_json::Value::Null,
+            created_at,
+        }
+    }
+
+    #[test]
+    fn due_when_never_tuned_kernel_changed_or_interval_elapsed() {
+        let mut cfg = Config::default();
+        assert_eq!(due(None, "6.18", 0, &cfg).unwrap(), "never tuned");
+        assert!(
+            due(Some(&spot("6.1", 0)), "6.18", 0, &cfg)
+                .unwrap()
+                .contains("stale")
+        );
+        assert_eq!(
+            due(Some(&spot("6.18", 100)), "6.18", 200, &cfg),
+            Err(100 + 7 * 86_400)
+        );
+        cfg.retune_interval_s = Some(2.0);
+        assert_eq!(due(Some(&spot("6.18", 100)), "6.18", 101, &cfg), Err(102));
+        assert!(
+            due(Some(&spot("6.18", 100)), "6.18", 102, &cfg)
+                .unwrap()
+                .contains("(2 s) elapsed")
+        );
+    }
+
+    #[test]
+    fn quiet_windows_may_wrap_midnight() {
+        assert!(in_window(9 * 60, (8 * 60, 18 * 60)));
+        assert!(!in_window(18 * 60, (8 * 60, 18 * 60)));
+        assert!(in_window(23 * 60, (22 * 60, 6 * 60)));
+        assert!(in_window(60, (22 * 60, 6 * 60)));
+        assert!(!in_window(12 * 60, (22 * 60, 6 * 60)));
+        assert!(!in_window(5, (5, 5)));
+        assert!(local_minutes() < 24 * 60);
+    }
+}
