@@ -10,7 +10,9 @@
 //! knobs back (`sweetspot restore`) even when it fails.
 //!
 //! The machine may be shared: the idle thresholds here are loose (other processes' CPU busy
-//! up to 75% counts as idle) so that only a hog on every CPU makes it busy.
+//! up to 75% counts as idle) so that only a hog on every CPU makes it busy. The hog test uses
+//! 40%: its hog shares the CPUs per task with the retune's own job and loads (they are in one
+//! session, so one autogroup), so it may get only about 80% of them, near a 75% threshold.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -340,7 +342,7 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
     let e = env();
     let id = identity(&l);
     let before = knobs(&e, &l.name);
-    let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 75.0);
+    let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 40.0);
 
     let hog = Hog::start();
     std::thread::sleep(Duration::from_secs(2));
