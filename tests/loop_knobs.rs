@@ -210,6 +210,25 @@ fn a_read_only_sysfs_is_refused_up_front_with_erofs() {
 /// Stops a child process on drop (a test that fails must not leave it holding a lock).
 struct Child(std::process::Child);
 
+impl Child {
+    /// `sweetspot set <args>` on `env`, pausing after each write (a testing aid), so that it
+    /// holds its locks for up to a minute.
+    fn holding_set(env: &Env, args: &[&str]) -> Child {
+        Child(
+            std::process::Command::new(assert_cmd::cargo::cargo_bin!("sweetspot"))
+                .arg("--db")
+                .arg(env.db())
+                .arg("--procfs-root")
+                .arg(env.dir.path().join("proc"))
+                .arg("set")
+                .args(args)
+                .env(sweetspot::knob::apply::HOLD_ENV, "60000")
+                .spawn()
+                .expect("spawn set"),
+        )
+    }
+}
+
 impl Drop for Child {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -223,17 +242,7 @@ fn one_writer_per_device_a_second_is_refused_naming_the_holder() {
     let l = LoopDev::new(32);
     let ra = l.read("queue/read_ahead_kb");
     // A `set` that holds the device: it pauses after its write (a testing aid).
-    let child = Child(
-        std::process::Command::new(assert_cmd::cargo::cargo_bin!("sweetspot"))
-            .arg("--db")
-            .arg(env.db())
-            .arg("--procfs-root")
-            .arg(env.dir.path().join("proc"))
-            .args(["set", &l.name, "read_ahead_kb=4096"])
-            .env(sweetspot::knob::apply::HOLD_ENV, "60000")
-            .spawn()
-            .expect("spawn set"),
-    );
+    let child = Child::holding_set(&env, &[&l.name, "read_ahead_kb=4096"]);
     let t0 = std::time::Instant::now();
     while l.read("queue/read_ahead_kb") != "4096" {
         assert!(t0.elapsed().as_secs() < 60, "set never wrote");
@@ -422,17 +431,7 @@ fn max_sectors_kb_recomputes_read_ahead_and_restore_puts_it_back() {
 fn host_wide_knobs_have_one_writer_whichever_device() {
     let env = Env::new();
     let (a, b) = (LoopDev::new(32), LoopDev::new(32));
-    let child = Child(
-        std::process::Command::new(assert_cmd::cargo::cargo_bin!("sweetspot"))
-            .arg("--db")
-            .arg(env.db())
-            .arg("--procfs-root")
-            .arg(env.dir.path().join("proc"))
-            .args(["set", &a.name, "dirty_ratio=10"])
-            .env(sweetspot::knob::apply::HOLD_ENV, "60000")
-            .spawn()
-            .expect("spawn set"),
-    );
+    let child = Child::holding_set(&env, &[&a.name, "dirty_ratio=10"]);
     let t0 = std::time::Instant::now();
     while env.vm("dirty_ratio") != "10" {
         assert!(t0.elapsed().as_secs() < 60, "set never wrote");

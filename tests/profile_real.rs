@@ -23,6 +23,31 @@ fn sweetspot(db: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Attaches `file` again under a loop name other than `old`: first a filler over
+/// `filler_file` (which takes the lowest free number, `old` if nobody else did), then `file`.
+/// Other tests attach and detach loop devices meanwhile, so `file` may still land on `old`:
+/// then that device is kept as one more filler (over a new sparse file) and `file` is tried
+/// again. Returns the re-attached device and the fillers (the first over `filler_file`).
+fn reattach_elsewhere(
+    file: &Path,
+    direct_io: bool,
+    old: &str,
+    filler_file: &Path,
+) -> (Attached, Vec<Attached>) {
+    let mut fillers = vec![Attached::new(filler_file, false)];
+    for i in 1..=8 {
+        let again = Attached::new(file, direct_io);
+        if again.name != old {
+            return (again, fillers);
+        }
+        drop(again);
+        let extra = filler_file.with_extension(format!("{i}.img"));
+        sparse(&extra);
+        fillers.push(Attached::new(&extra, false));
+    }
+    panic!("{} kept coming back as {old}", file.display());
+}
+
 fn sparse(path: &Path) {
     std::fs::File::create(path)
         .unwrap()
@@ -83,9 +108,8 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
     drop(first);
 
     // The old number is taken by another disk; the tuned file comes back under a new name.
-    let filler = Attached::new(&filler_file, false);
-    let again = Attached::new(&file, false);
-    assert_ne!(again.name, filler.name);
+    let (again, fillers) = reattach_elsewhere(&file, false, &old_name, &filler_file);
+    let filler = &fillers[0];
     let p = profile.to_str().unwrap();
     let out = sweetspot(&db, &["profile", "apply", p]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -106,7 +130,7 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
         "{old_name} reused: untouched"
     );
     assert!(
-        stdout.contains(&format!("{} (tuned as {old_name})", again.name)) || again.name == old_name,
+        stdout.contains(&format!("{} (tuned as {old_name})", again.name)),
         "{stdout}"
     );
 
@@ -249,9 +273,8 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
 
     // The old number is taken by another disk; the emulated disk comes back under a new name,
     // again with throttling off.
-    let filler = Attached::new(&filler_file, false);
-    let again = Attached::new(&server.file(), true);
-    assert_ne!(again.name, tuned_as);
+    let (again, fillers) = reattach_elsewhere(&server.file(), true, &tuned_as, &filler_file);
+    let filler = &fillers[0];
     again.write("queue/wbt_lat_usec", "0");
     let filler_wbt = filler.read("queue/wbt_lat_usec");
     let out = sweetspot(&db, &["profile", "apply", p]);
@@ -288,6 +311,6 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
         "restore undid the profile"
     );
     drop(again);
-    drop(filler);
+    drop(fillers);
     drop(server);
 }

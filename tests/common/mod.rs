@@ -9,6 +9,39 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Attaches `file` to a free loop device (`losetup -f --show`, with `--direct-io=on` if
+/// `direct_io`) and returns its kernel name and `/dev` path. A loop device's request queue
+/// outlives `losetup -d`, settings included: one left with another scheduler (a test that died
+/// mid-way, a `tune --apply` on it) would start the next test elsewhere than the kernel's
+/// default, so the scheduler is set to `none` first.
+fn attach(file: &Path, direct_io: bool) -> (String, PathBuf) {
+    let mut cmd = Command::new("losetup");
+    if direct_io {
+        cmd.arg("--direct-io=on");
+    }
+    let out = cmd
+        .args(["-f", "--show"])
+        .arg(file)
+        .output()
+        .expect("run losetup");
+    assert!(
+        out.status.success(),
+        "losetup: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let name = dev
+        .file_name()
+        .expect("device name")
+        .to_string_lossy()
+        .into_owned();
+    let _ = std::fs::write(
+        Path::new("/sys/block").join(&name).join("queue/scheduler"),
+        "none\n",
+    );
+    (name, dev)
+}
+
 /// A file-backed loop device, detached on drop.
 pub struct LoopDev {
     /// Kernel name, e.g. `loop3`.
@@ -29,29 +62,7 @@ impl LoopDev {
         let f = std::fs::File::create(&file).expect("create backing file");
         f.set_len(mib << 20).expect("size backing file");
         drop(f);
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&file)
-            .output()
-            .expect("run losetup");
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        let name = dev
-            .file_name()
-            .expect("device name")
-            .to_string_lossy()
-            .into_owned();
-        // A loop device's request queue outlives `losetup -d`, settings included: one left
-        // with another scheduler (a test that died mid-way, a `tune --apply` on it) would
-        // start the next test elsewhere than the kernel's default, `none`.
-        let _ = std::fs::write(
-            Path::new("/sys/block").join(&name).join("queue/scheduler"),
-            "none\n",
-        );
+        let (name, dev) = attach(&file, false);
         LoopDev {
             name,
             dev,
@@ -378,31 +389,7 @@ pub struct Attached {
 impl Attached {
     /// Attaches `file` (`losetup -f --show`), with `--direct-io=on` if `direct_io`.
     pub fn new(file: &Path, direct_io: bool) -> Attached {
-        let mut cmd = Command::new("losetup");
-        if direct_io {
-            cmd.arg("--direct-io=on");
-        }
-        let out = cmd
-            .args(["-f", "--show"])
-            .arg(file)
-            .output()
-            .expect("run losetup");
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        let name = dev
-            .file_name()
-            .expect("device name")
-            .to_string_lossy()
-            .into_owned();
-        // A reused loop number starts from the kernel's defaults, not a leftover.
-        let _ = std::fs::write(
-            Path::new("/sys/block").join(&name).join("queue/scheduler"),
-            "none\n",
-        );
+        let (name, dev) = attach(file, direct_io);
         let mut a = Attached {
             name,
             dev,
