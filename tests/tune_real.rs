@@ -55,6 +55,8 @@ fn small_real_tune_stores_a_sweet_spot_and_restores_the_device() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert!(v["significant"].is_boolean());
+    // quick names no CPU-scheduler knob: nothing about debugfs, mounted or not.
+    assert_eq!(v["not_touched"], serde_json::json!([]), "{v}");
     assert!(v["runs"].as_u64().unwrap() >= 4, "{v}");
     assert!(v["evaluations"].as_u64().unwrap() <= 6, "{v}");
     assert_eq!(knobs(&dev), before, "the device is back as it was");

@@ -304,8 +304,13 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     crate::tune::config(req.policy, req.budget, req.seed)?;
     crate::tune::needs::check(&*testbed, req.policy)?;
     let dropped = dropped_knobs(&space, &testbed.unusable(), &target);
-    // Said once per group (not per knob): e.g. debugfs locked down.
-    let not_touched = testbed.notes();
+    // Said once per group (not per knob): e.g. debugfs locked down; only when the policy asked
+    // for a knob it keeps out (a block-only policy is not told about debugfs).
+    let not_touched: Vec<String> = testbed
+        .notes()
+        .into_iter()
+        .filter(|n| dropped.iter().any(|d| &d.reason == n))
+        .collect();
     for n in &not_touched {
         tracing::warn!("{n}");
     }
