@@ -48,6 +48,18 @@ fn reattach_elsewhere(
     panic!("{} kept coming back as {old}", file.display());
 }
 
+/// `profile apply <profile>`, which must succeed; its stdout.
+fn applied(db: &Path, profile: &str) -> String {
+    let out = sweetspot(db, &["profile", "apply", profile]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 fn sparse(path: &Path) {
     std::fs::File::create(path)
         .unwrap()
@@ -111,13 +123,7 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
     let (again, fillers) = reattach_elsewhere(&file, false, &old_name, &filler_file);
     let filler = &fillers[0];
     let p = profile.to_str().unwrap();
-    let out = sweetspot(&db, &["profile", "apply", p]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = applied(&db, p);
     assert_eq!(
         again.read("queue/scheduler"),
         "none [mq-deadline] kyber bfq"
@@ -277,13 +283,7 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
     let filler = &fillers[0];
     again.write("queue/wbt_lat_usec", "0");
     let filler_wbt = filler.read("queue/wbt_lat_usec");
-    let out = sweetspot(&db, &["profile", "apply", p]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = applied(&db, p);
     assert!(
         stdout.contains(&format!("(tuned as {tuned_as})")),
         "{stdout}"
