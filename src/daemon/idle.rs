@@ -1,8 +1,10 @@
-//! Is the machine idle? Samples of the 1-minute load average (`/proc/loadavg`), the CPU time
-//! of all CPUs (`/proc/stat`, first line) minus the daemon's own process tree, and each disk's
-//! own I/O (`/sys/block/<dev>/stat`, sectors read and written), compared with the config's
-//! thresholds ([`super::config::Idle`]). Cheap: three small reads per poll, and a walk of
-//! `/proc/<pid>/stat` for the daemon's children only while it retunes.
+//! Is the machine idle? Samples of the 1-minute load average and all CPUs' busy % (through
+//! sysinfo: `/proc/loadavg` and `/proc/stat`, always the live machine's, whatever
+//! `--procfs-root` says), the CPU time of the daemon's own process tree (`/proc/<pid>/stat`:
+//! sysinfo has no `cutime`/`cstime`, where the job's reaped processes are counted), and each
+//! disk's own I/O (`/sys/block/<dev>/stat`, sectors read and written, under `--sysfs-root`),
+//! compared with the config's thresholds ([`super::config::Idle`]). Cheap: three small reads
+//! per poll, and a walk of `/proc/<pid>/stat` for the daemon's children only while it retunes.
 //!
 //! While a retune runs, its own job and loads keep the load average, the CPUs and the device
 //! busy, so only the CPU time of other processes counts then ([`Sample::others_busy_pct`]).
@@ -12,6 +14,7 @@ use crate::sysroot::SysRoot;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
+use sysinfo::{CpuRefreshKind, RefreshKind, System};
 
 /// One reading.
 #[derive(Clone, Debug)]
@@ -20,65 +23,71 @@ pub struct Sample {
     pub at: Instant,
     /// 1-minute load average.
     pub load1: f64,
-    /// All CPUs' time, busy and total (`/proc/stat` first line; busy = total − idle − iowait),
-    /// in clock ticks (`USER_HZ`).
-    pub cpu_busy: u64,
-    /// See `cpu_busy`.
-    pub cpu_total: u64,
-    /// CPU time of this process and its descendants (live ones and those reaped), ticks.
+    /// All CPUs' busy % since the previous sample (sysinfo's global CPU usage: busy = total −
+    /// idle − iowait of `/proc/stat`'s `cpu` line), 0–100.
+    pub cpu_busy_pct: f64,
+    /// Online CPUs (sysinfo's CPU list), at least 1.
+    pub cpus: usize,
+    /// CPU time of this process and its descendants (live ones and those reaped), ticks
+    /// (`USER_HZ`).
     pub own: u64,
     /// Sectors (512 B, as `/sys/block/*/stat` counts them) read + written, per disk name.
     pub sectors: BTreeMap<String, u64>,
 }
 
-/// Reads a sample: `root.proc` for loadavg and stat, `root.sys` for the disks in `disks`; the
-/// daemon's own processes always from the real `/proc` (its children live there). `own_tree`
-/// walks `/proc` for descendants (needed only while a retune runs). Unreadable files give
-/// zeros (a fake tree without them is idle).
-pub fn sample(root: &SysRoot, disks: &[String], own_tree: bool) -> Sample {
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    let load1 = read(&root.proc.join("loadavg"))
-        .split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    let (cpu_busy, cpu_total) = cpu_ticks(&read(&root.proc.join("stat")));
-    let sectors = disks
-        .iter()
-        .map(|d| {
-            let s = read(&root.sys.join("block").join(d).join("stat"));
-            (d.clone(), disk_sectors(&s))
-        })
-        .collect();
-    Sample {
-        at: Instant::now(),
-        load1,
-        cpu_busy,
-        cpu_total,
-        own: if own_tree {
-            own_ticks(Path::new("/proc"), std::process::id())
-        } else {
-            proc_ticks(&read(Path::new("/proc/self/stat"))).map_or(0, |(_, t)| t)
-        },
-        sectors,
+/// The machine-wide readings' source, kept between samples (sysinfo computes CPU usage from
+/// the difference of two refreshes).
+pub struct Probe {
+    sys: System,
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Probe {
+            sys: System::new_with_specifics(
+                RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_cpu_usage()),
+            ),
+        }
     }
 }
 
-/// `(busy, total)` ticks from `/proc/stat`'s `cpu` line (proc(5): user nice system idle
-/// iowait irq softirq steal; guest time is already in user).
-pub fn cpu_ticks(stat: &str) -> (u64, u64) {
-    let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
-        return (0, 0);
-    };
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .take(8)
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    let total: u64 = v.iter().sum();
-    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
-    (total.saturating_sub(idle), total)
+impl Probe {
+    /// Reads a sample: the load average and CPU usage of the live machine, the disks in
+    /// `disks` under `root.sys`, the daemon's own processes from the real `/proc` (its
+    /// children live there). `own_tree` walks `/proc` for descendants (needed only while a
+    /// retune runs). An unreadable disk `stat` gives zero sectors (a fake tree without one is
+    /// idle).
+    pub fn sample(&mut self, root: &SysRoot, disks: &[String], own_tree: bool) -> Sample {
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        self.sys.refresh_cpu_usage();
+        let sectors = disks
+            .iter()
+            .map(|d| {
+                let s = read(&root.sys.join("block").join(d).join("stat"));
+                (d.clone(), disk_sectors(&s))
+            })
+            .collect();
+        Sample {
+            at: Instant::now(),
+            load1: System::load_average().one,
+            cpu_busy_pct: f64::from(self.sys.global_cpu_usage()),
+            cpus: self.sys.cpus().len().max(1),
+            own: if own_tree {
+                own_ticks(Path::new("/proc"), std::process::id())
+            } else {
+                proc_ticks(&read(Path::new("/proc/self/stat"))).map_or(0, |(_, t)| t)
+            },
+            sectors,
+        }
+    }
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat`'s times (`sysconf(_SC_CLK_TCK)`, 100 on
+/// Linux).
+fn ticks_per_s() -> f64 {
+    // SAFETY: sysconf only reads a constant of the C library.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { hz as f64 } else { 100.0 }
 }
 
 /// Sectors read (field 3) + written (field 7) of a `/sys/block/<dev>/stat` line
@@ -141,15 +150,17 @@ pub fn own_ticks(proc: &Path, me: u32) -> u64 {
 }
 
 impl Sample {
-    /// CPU busy % of all CPUs between `prev` and `self`, without the daemon's own processes.
+    /// CPU busy % of all CPUs between `prev` and `self`, without the daemon's own processes:
+    /// [`Sample::cpu_busy_pct`] less the own tree's ticks over the interval's CPU time
+    /// (seconds × [`ticks_per_s`] × CPUs), at least 0.
     pub fn others_busy_pct(&self, prev: &Sample) -> f64 {
-        let total = self.cpu_total.saturating_sub(prev.cpu_total);
-        if total == 0 {
+        let dt = self.at.duration_since(prev.at).as_secs_f64();
+        if dt <= 0.0 {
             return 0.0;
         }
-        let busy = self.cpu_busy.saturating_sub(prev.cpu_busy);
-        let own = self.own.saturating_sub(prev.own);
-        100.0 * busy.saturating_sub(own) as f64 / total as f64
+        let own = self.own.saturating_sub(prev.own) as f64;
+        let own_pct = 100.0 * own / (dt * ticks_per_s() * self.cpus as f64);
+        (self.cpu_busy_pct - own_pct).max(0.0)
     }
 
     /// The disk's own I/O between `prev` and `self`, KiB/s.
@@ -253,8 +264,20 @@ mod tests {
 
     #[test]
     fn parses_proc_and_sysfs_counters() {
-        let stat = "cpu  100 5 50 800 20 3 2 1 0 0\ncpu0 1 2 3 4\n";
-        assert_eq!(cpu_ticks(stat), (161, 981));
+        // The live machine through sysinfo: a CPU count and a busy % in range.
+        let mut probe = Probe::default();
+        let root = SysRoot::new("/sys", "/proc");
+        let a = probe.sample(&root, &[], false);
+        std::thread::sleep(sysinfo::MINIMUM_CPU_UPDATE_INTERVAL);
+        let b = probe.sample(&root, &[], false);
+        assert!(a.cpus >= 1 && b.cpus == a.cpus);
+        assert!(
+            (0.0..=100.0).contains(&b.cpu_busy_pct),
+            "{}",
+            b.cpu_busy_pct
+        );
+        assert!(b.load1 >= 0.0);
+        assert!(b.own >= a.own && b.own > 0, "this process's own ticks");
         assert_eq!(
             disk_sectors("  10 0 2048 5 3 0 4096 7 0 9 12 0 0 0 0 0 0\n"),
             6144
@@ -290,27 +313,29 @@ mod tests {
             for_s: 0,
         };
         let t0 = Instant::now();
-        let s = |dt: u64, load1: f64, busy: u64, total: u64, own: u64, sect: u64| Sample {
+        // Two CPUs; `own` in ticks: 1 s of both CPUs is 2 × ticks_per_s() ticks.
+        let hz = ticks_per_s();
+        let s = |dt: u64, load1: f64, busy_pct: f64, own_pct: f64, sect: u64| Sample {
             at: t0 + Duration::from_secs(dt),
             load1,
-            cpu_busy: busy,
-            cpu_total: total,
-            own,
+            cpu_busy_pct: busy_pct,
+            cpus: 2,
+            own: (own_pct / 100.0 * 2.0 * hz * dt as f64).round() as u64,
             sectors: [("sda".to_string(), sect)].into_iter().collect(),
         };
-        let a = s(0, 0.1, 0, 0, 0, 0);
+        let a = s(0, 0.1, 0.0, 0.0, 0);
         assert_eq!(a.not_idle(&a, "sda", &c), None);
         // 50% busy, of which the daemon's own 40%: others 10%, idle.
-        let b = s(1, 0.1, 100, 200, 80, 0);
+        let b = s(1, 0.1, 50.0, 40.0, 0);
         assert_eq!(b.others_busy_pct(&a), 10.0);
         assert_eq!(b.not_idle(&a, "sda", &c), None);
-        let b = s(1, 0.1, 100, 200, 0, 0);
+        let b = s(1, 0.1, 50.0, 0.0, 0);
         assert_eq!(b.not_idle(&a, "sda", &c).unwrap(), "CPU busy 50% > 20%");
         assert!(b.busy_mid_run(&a, &c).is_some());
-        let b = s(1, 2.5, 0, 200, 0, 0);
+        let b = s(1, 2.5, 0.0, 0.0, 0);
         assert_eq!(b.not_idle(&a, "sda", &c).unwrap(), "load average 2.50 > 1");
         // 1000 sectors in 2 s: 250 KiB/s.
-        let b = s(2, 0.1, 0, 200, 0, 1000);
+        let b = s(2, 0.1, 0.0, 0.0, 1000);
         assert_eq!(b.disk_kib_per_s(&a, "sda"), 250.0);
         assert_eq!(
             b.not_idle(&a, "sda", &c).unwrap(),
@@ -319,12 +344,12 @@ mod tests {
 
         let mut t = Tracker::default();
         assert_eq!(t.idle_for("sda", &c).unwrap_err(), "measuring");
-        t.update(s(0, 0.1, 0, 0, 0, 0), &c);
-        t.update(s(1, 0.1, 0, 100, 0, 0), &c);
+        t.update(s(0, 0.1, 0.0, 0.0, 0), &c);
+        t.update(s(1, 0.1, 0.0, 0.0, 0), &c);
         assert!(t.idle_for("sda", &c).is_ok());
         let long = Idle { for_s: 600, ..c };
         assert!(t.idle_for("sda", &long).unwrap_err().ends_with("of 600 s"));
-        t.update(s(2, 0.1, 100, 200, 0, 0), &c);
+        t.update(s(2, 0.1, 100.0, 0.0, 0), &c);
         assert_eq!(t.idle_for("sda", &c).unwrap_err(), "CPU busy 100% > 20%");
     }
 }

@@ -71,6 +71,7 @@ pub fn profile(
 struct State {
     manager: manage::Manager,
     tracker: idle::Tracker,
+    probe: idle::Probe,
     job: Option<retune::Job>,
     /// Per identity: no retune before this (Unix s) after a failure.
     failed: std::collections::BTreeMap<String, i64>,
@@ -179,7 +180,7 @@ fn poll(
     let (_, spots) = cached(st, store, root, cfg)?;
     let devices = plan::enrolled(root, cfg, &spots)?;
     let names: Vec<String> = devices.iter().map(|(d, _)| d.name.clone()).collect();
-    let sample = idle::sample(root, &names, st.job.is_some());
+    let sample = st.probe.sample(root, &names, st.job.is_some());
     if let (Some(job), Some(prev)) = (st.job.as_mut(), st.tracker.last.as_ref())
         && job.stopping.is_none()
         && let Some(why) = sample.busy_mid_run(prev, &cfg.idle)
@@ -301,10 +302,10 @@ pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Res
             if !ready {
                 notify_ready();
                 ready = true;
-                // The start-up code is not needed again: its pages leave the RSS.
-                let n = trim::drop_code_pages();
+                // The start-up code and data are not needed again: their pages leave the RSS.
+                let n = trim::drop_start_up_pages();
                 tracing::debug!(
-                    "dropped the resident pages of {} KiB of code mappings",
+                    "dropped the resident pages of {} KiB of read-only mappings",
                     n >> 10
                 );
             }
