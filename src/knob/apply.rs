@@ -55,6 +55,25 @@ pub fn apply_host(store: &mut Store, root: &SysRoot, setting: &Setting, owner: &
     apply_host_with(&RealIo, store, root, setting, owner).map(|_| ())
 }
 
+/// Validates a setting of host-wide knobs as [`apply_host`] would, writing and journaling
+/// nothing, and returns its writes as shell commands (`echo TEXT > FILE` in apply order; a
+/// feature flag as `X`/`NO_X` into `sched/features`): `profile apply --dry-run` prints them.
+/// Errors: those [`apply_host`] gives before its first write.
+pub fn check_host(root: &SysRoot, setting: &Setting) -> Result<Vec<String>> {
+    let plan = plan_host(&RealIo, root, setting)?;
+    Ok(plan
+        .writes
+        .iter()
+        .map(|w| {
+            format!(
+                "echo {} > {}",
+                write_text(w.order, &w.name, &w.value),
+                w.path.display()
+            )
+        })
+        .collect())
+}
+
 /// [`apply_host`] through `io`, returning what changed.
 pub fn apply_host_with(
     io: &dyn KnobIo,

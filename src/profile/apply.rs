@@ -128,18 +128,19 @@ pub fn apply(
         .host
         .as_ref()
         .filter(|h| only.is_none() && !h.knobs.is_empty());
-    // The journaled path takes a device to carry host knobs (their files are under
-    // /proc/sys/vm whichever disk carries them).
-    let carrier = present.first();
     for (d, dev) in &targets {
         if !d.knobs.is_empty() {
             crate::knob::apply::check(root, dev, &d.knobs)
                 .map_err(|e| context(e, &d.name, &dev.name))?;
         }
     }
-    if let (Some(h), Some(dev)) = (host, carrier) {
-        crate::knob::apply::check(root, dev, &h.knobs).map_err(|e| context(e, "host", "[host]"))?;
-    }
+    let host_commands = match host {
+        Some(h) => Some(
+            crate::knob::apply::check_host(root, &h.knobs)
+                .map_err(|e| context(e, "host", "[host]"))?,
+        ),
+        None => None,
+    };
     let mut locks = Vec::new();
     if !dry_run {
         let mut ids: Vec<&Device> = targets
@@ -155,7 +156,7 @@ pub fn apply(
                 Holder::me(command),
             )?);
         }
-        if let Some(h) = host.filter(|h| !h.knobs.is_empty() && carrier.is_some()) {
+        if let Some(h) = host {
             let names: Vec<&str> = h.knobs.keys().map(String::as_str).collect();
             locks.push(DeviceLock::acquire(
                 &crate::lock::path(db, root, crate::lock::HOST),
@@ -187,19 +188,16 @@ pub fn apply(
             status,
         });
     }
-    if let Some(h) = host {
-        let status = match carrier {
-            _ if dry_run => Status::DryRun {
-                commands: h
-                    .knobs
-                    .iter()
-                    .map(|(k, v)| format!("echo {v} > {}", root.vm().join(k).display()))
-                    .collect(),
-            },
-            Some(dev) => write(store, root, dev, &h.knobs),
-            None => Status::Failed {
-                error: "no disk present to apply the host knobs through".into(),
-            },
+    if let (Some(h), Some(commands)) = (host, host_commands) {
+        let status = if dry_run {
+            Status::DryRun { commands }
+        } else {
+            match crate::knob::apply::apply_host_with(&RealIo, store, root, &h.knobs, OWNER) {
+                Ok(changes) => applied(changes),
+                Err(e) => Status::Failed {
+                    error: e.to_string(),
+                },
+            }
         };
         out.push(Outcome {
             entry: "host".into(),
@@ -224,15 +222,19 @@ fn context(e: Error, entry: &str, disk: &str) -> Error {
 
 fn write(store: &mut Store, root: &SysRoot, dev: &Device, knobs: &Setting) -> Status {
     match apply_with(&RealIo, store, root, dev, knobs, OWNER) {
-        Ok(changes) => Status::Applied {
-            changes: changes
-                .into_iter()
-                .map(|c| (c.knob, c.from, c.to))
-                .collect(),
-        },
+        Ok(changes) => applied(changes),
         Err(e) => Status::Failed {
             error: e.to_string(),
         },
+    }
+}
+
+fn applied(changes: Vec<crate::knob::apply::Change>) -> Status {
+    Status::Applied {
+        changes: changes
+            .into_iter()
+            .map(|c| (c.knob, c.from, c.to))
+            .collect(),
     }
 }
 

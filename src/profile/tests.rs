@@ -570,3 +570,58 @@ fn verify_allows_a_jiffy_on_ms_knobs() {
     t.set("sda", "queue/iosched/read_expire", "40");
     assert!(!super::verify::verify(&t.root, &profile).unwrap().clean);
 }
+
+/// Host knobs go through the host's own write path: with no disk present at all, a vm knob, a
+/// `kernel.sched_*` sysctl and a debugfs feature flag are applied (the dry run names each one's
+/// own file, in apply order), journaled under `profile`, and `restore` puts them back.
+#[test]
+fn host_knobs_apply_without_any_disk_each_to_its_own_file() {
+    let t = FakeTree::new();
+    t.sched_current();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let mut store = Store::open(&db).unwrap();
+    let profile = super::model::Profile {
+        version: super::model::VERSION,
+        devices: vec![],
+        host: Some(super::model::Host {
+            knobs: setting(&[
+                ("dirty_ratio", "10"),
+                ("sched_autogroup_enabled", "0"),
+                ("nr_migrate", "16"),
+            ]),
+        }),
+    };
+    let dry = super::apply::apply(&mut store, &t.root, &db, &profile, None, true, "test").unwrap();
+    let super::apply::Status::DryRun { commands } = &dry[0].status else {
+        panic!("{dry:?}");
+    };
+    let vm = t.root.vm().join("dirty_ratio");
+    let sysctl = t.root.kernel_sysctl().join("sched_autogroup_enabled");
+    let migrate = t.root.debugfs().join("sched/nr_migrate");
+    assert_eq!(
+        commands,
+        &vec![
+            format!("echo 10 > {}", vm.display()),
+            format!("echo 16 > {}", migrate.display()),
+            format!("echo 0 > {}", sysctl.display()),
+        ],
+        "{commands:?}"
+    );
+    assert_eq!(t.vm("dirty_ratio"), "20", "a dry run writes nothing");
+
+    let out = super::apply::apply(&mut store, &t.root, &db, &profile, None, false, "test").unwrap();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].entry, "host");
+    assert!(
+        matches!(&out[0].status, super::apply::Status::Applied { changes } if changes.len() == 3),
+        "{out:?}"
+    );
+    assert_eq!(t.vm("dirty_ratio"), "10");
+    assert_eq!(t.host("sched_autogroup_enabled"), "0");
+    assert_eq!(t.host("debug/sched/nr_migrate"), "16");
+    crate::knob::apply::restore(&mut store, &t.root, None, None).unwrap();
+    assert_eq!(t.vm("dirty_ratio"), "20");
+    assert_eq!(t.host("sched_autogroup_enabled"), "1");
+    assert_eq!(t.host("debug/sched/nr_migrate"), "32");
+}
