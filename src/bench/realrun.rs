@@ -72,6 +72,9 @@ pub struct Bencher {
     /// The run directory's owner lock ([`stale::own`]).
     _owner: nix::fcntl::Flock<std::fs::File>,
     work: tempfile::TempDir,
+    /// The work directory's owner lock, so a later run's [`stale::sweep_work`] removes it
+    /// after a SIGKILL.
+    _work_owner: nix::fcntl::Flock<std::fs::File>,
 }
 
 impl Bencher {
@@ -93,8 +96,12 @@ impl Bencher {
                 d.display()
             )));
         }
+        // A killed run's work directory holds hundreds of MiB the space check would miss.
+        for what in stale::sweep_work(target) {
+            tracing::warn!("leftover of a killed run: {what}");
+        }
         let work = tempfile::Builder::new()
-            .prefix(".sweetspot-bench-")
+            .prefix(stale::WORK_PREFIX)
             .tempdir_in(target)
             .map_err(|e| {
                 Error::io(
@@ -102,6 +109,8 @@ impl Bencher {
                     e,
                 )
             })?;
+        let work_owner =
+            stale::own(work.path()).map_err(|e| Error::io("locking the work directory", e))?;
         let job = JobSpec::scaled(&work.path().join("job"), opts.job_scale)?;
         let largest = Load::ALL
             .iter()
@@ -132,6 +141,7 @@ impl Bencher {
             scratchpad,
             _owner: owner,
             work,
+            _work_owner: work_owner,
         })
     }
 

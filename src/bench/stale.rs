@@ -1,7 +1,9 @@
 //! Leftovers of runs that were killed with SIGKILL: a `--scratch` run's mount, loop device and
 //! `$TMPDIR/sweetspot-scratch-*` directory with its backing file (and, for `--emulate`, the
 //! FUSE mount on its `fuse/`, whose server died with the run), and any run's
-//! `$TMPDIR/sweetspot-run-*` directory (load counter and stderr logs).
+//! `$TMPDIR/sweetspot-run-*` directory (load counter and stderr logs), and a run's work
+//! directory `.sweetspot-bench-*` on the measured filesystem (the job's files and the loads'
+//! data, hundreds of MiB: [`sweep_work`]).
 //!
 //! Each live [`crate::bench::scratch::Scratch`] and [`crate::bench::realrun::Bencher`] holds an exclusive `flock(2)` on
 //! `<dir>/owner.lock` for its whole life; the kernel drops the lock when the process dies,
@@ -20,7 +22,9 @@ use std::path::{Path, PathBuf};
 pub const DIR_PREFIX: &str = "sweetspot-scratch-";
 /// Prefix of a run's small working directory (counter, logs) under `$TMPDIR`.
 pub const RUN_PREFIX: &str = "sweetspot-run-";
-/// The owner's lock file inside a scratch or run directory.
+/// Prefix of a run's work directory (job files, load data) on the measured filesystem.
+pub const WORK_PREFIX: &str = ".sweetspot-bench-";
+/// The owner's lock file inside a scratch, run or work directory.
 pub const LOCK_FILE: &str = "owner.lock";
 /// The `--emulate` FUSE mount point inside a scratch directory.
 pub const FUSE_DIR: &str = "fuse";
@@ -64,6 +68,35 @@ pub fn sweep(tmp: &Path) -> Vec<String> {
         match clean(&dir) {
             Ok(what) => done.push(what),
             Err(msg) => tracing::warn!("leftover scratch {}: {msg}", dir.display()),
+        }
+    }
+    done
+}
+
+/// Removes the work directories of dead runs (`.sweetspot-bench-*` with an owner lock nobody
+/// holds) directly under `target`, the measured filesystem's directory. Returns one line per
+/// directory removed. Like [`sweep`], a directory without a lock file, or whose owner is
+/// alive, is never touched.
+pub fn sweep_work(target: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(target) else {
+        return Vec::new();
+    };
+    let mut done = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(WORK_PREFIX) || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let dir = e.path();
+        let Ok(f) = File::open(dir.join(LOCK_FILE)) else {
+            continue;
+        };
+        let Ok(_lock) = Flock::lock(f, FlockArg::LockExclusiveNonblock) else {
+            continue;
+        };
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => done.push(format!("removed {}", dir.display())),
+            Err(e) => tracing::warn!("leftover work directory {}: {e}", dir.display()),
         }
     }
     done

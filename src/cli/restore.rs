@@ -84,7 +84,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         ));
     }
     if ctx.root == SysRoot::default() && nix::unistd::geteuid().is_root() {
-        for what in stale::sweep(&std::env::temp_dir()) {
+        let mut work: Vec<std::path::PathBuf> = crate::device::list(&ctx.root)
+            .unwrap_or_default()
+            .into_iter()
+            .flat_map(|d| d.mounts.into_iter().map(|m| m.target))
+            .collect();
+        work.sort();
+        work.dedup();
+        let swept = work.iter().flat_map(|t| stale::sweep_work(t));
+        for what in stale::sweep(&std::env::temp_dir()).into_iter().chain(swept) {
             out.push_str(&format!("leftover of a killed run: {what}\n"));
         }
         crate::lock::sweep(std::path::Path::new(crate::lock::RUN_DIR));
