@@ -7,24 +7,48 @@
 use clap::CommandFactory;
 use std::path::PathBuf;
 
-/// (file name, rendered page) for `sweetspot` and each visible subcommand (`sweetspot-tune.1`).
+/// What every page ends with: the exit codes (README "Safety", DESIGN.md's CLI contract).
+const EXIT_STATUS: &str = r#".SH "EXIT STATUS"
+.TP
+\fB0\fR
+Success (also when the reader of the output went away, as with \fB| head\fR).
+.TP
+\fB1\fR
+The work failed: a knob not honoured, a run that failed, drift found by \fBverify\fR.
+.TP
+\fB2\fR
+Bad usage or input (a policy, surface, profile or config file names its file, line and field;
+a knob its name and value), or a device held by another writer. Nothing was changed.
+.TP
+\fB130\fR
+Interrupted by Ctrl-C or SIGTERM; the device was restored.
+"#;
+
+/// (file name, rendered page) for `sweetspot` and each visible subcommand, nested ones
+/// included (`sweetspot-tune.1`, `sweetspot-profile-export.1`). The command is built first,
+/// as clap_mangen's own `generate_to` does, so every page lists the global options (`--db`,
+/// `-v`, `-q`) and its synopsis names the command as typed (`sweetspot profile export`).
 fn pages() -> Vec<(String, String)> {
-    let top = sweetspot::cli::Cli::command();
+    let mut top = sweetspot::cli::Cli::command().disable_help_subcommand(true);
+    top.build();
     let mut out = Vec::new();
-    let mut render = |name: String, cmd: clap::Command| {
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(cmd).render(&mut buf).unwrap();
-        out.push((format!("{name}.1"), String::from_utf8(buf).unwrap()));
-    };
-    render("sweetspot".into(), top.clone());
-    for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("sweetspot-{}", sub.get_name());
-        // clap names are &'static str without its `string` feature; a test may leak a few.
-        let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
-        let cmd = sub.clone().name(leaked);
-        render(name, cmd);
-    }
+    walk(&top, "sweetspot".into(), &mut out);
     out
+}
+
+fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
+    // clap names are &'static str without its `string` feature; a test may leak a few.
+    let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd.clone().name(leaked))
+        .render(&mut buf)
+        .unwrap();
+    let mut page = String::from_utf8(buf).unwrap();
+    page.push_str(EXIT_STATUS);
+    out.push((format!("{name}.1"), page));
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        walk(sub, format!("{name}-{}", sub.get_name()), out);
+    }
 }
 
 #[test]
@@ -33,6 +57,24 @@ fn man_pages_are_current() {
     let bless = std::env::var_os("SWEETSPOT_BLESS").is_some();
     let pages = pages();
     assert!(pages.len() >= 8, "sweetspot and its subcommands");
+    let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+    for n in ["sweetspot-profile-export.1", "sweetspot-profile-apply.1"] {
+        assert!(
+            names.contains(&n),
+            "nested subcommands have pages: {names:?}"
+        );
+    }
+    let tune = &pages
+        .iter()
+        .find(|(n, _)| n == "sweetspot-tune.1")
+        .unwrap()
+        .1;
+    assert!(tune.contains("\\-\\-db"), "global options on every page");
+    assert!(
+        tune.contains("sweetspot tune"),
+        "the synopsis names the command as typed"
+    );
+    assert!(tune.contains("EXIT STATUS"));
     assert!(
         !pages.iter().any(|(n, _)| n.contains("__worker")),
         "the hidden worker has no page"

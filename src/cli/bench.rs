@@ -102,8 +102,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         None => target::lock_host(ctx, set_names, "bench")?,
         Some(_) => None,
     };
-    let seed = target::seed(ctx, &args.target);
+    let seed = target::seed(&args.target);
     let mut tb = target::open(ctx, &args.target, seed, "bench")?;
+    target::announce_seed(ctx, &args.target, seed);
     let result = measure(ctx, args, &loads, tb.as_mut());
     let restored = tb.restore();
     let report = match (result, restored) {

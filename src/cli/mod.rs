@@ -73,6 +73,11 @@ pub enum Command {
     /// Put journaled knobs back to their original values (all devices, or one).
     Restore(restore::Args),
     /// Measure a device under contest's loads and print contest's table.
+    // `--host` is `tune`'s (a user benchmark over host knobs); `bench` has nothing to run there.
+    #[command(
+        mut_arg("host", |a| a.hide(true)),
+        override_usage = "sweetspot bench [OPTIONS] <--device <DEVICE>|--scratch|--sim <FILE>>"
+    )]
     Bench(bench::Args),
     /// Find a device's sweet spot for a policy and store it.
     Tune(tune::Args),

@@ -22,8 +22,9 @@ pub struct Args {
 /// The `profile` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Export the latest sweet spot per (device identity, kernel, policy) for boot: as
-    /// sweetspot's TOML, udev rules, a sysctl.d file or a TuneD profile.
+    /// Export one sweet spot per device identity for boot (the latest, the running kernel's
+    /// before another kernel's; --policy picks one policy's): as sweetspot's TOML, udev rules,
+    /// a sysctl.d file or a TuneD profile.
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
     /// now, matched by identity, journaled so `restore` undoes it. Exit 1 when a knob was not
@@ -163,8 +164,10 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
             Status::Nothing => {
                 text.push_str(&format!("{who}: keep the default (nothing to apply)\n"));
             }
-            Status::Absent => {
-                text.push_str(&format!("{who}: not present; skipped\n"));
+            Status::Absent { wanted } => {
+                text.push_str(&format!(
+                    "{who}: no disk with {wanted} is present; skipped\n"
+                ));
             }
             Status::Failed { error } => {
                 failed += 1;
@@ -202,7 +205,12 @@ pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
             .iter()
             .filter(|r| r.status == "drift" || r.status == "missing")
             .count();
-        return Err(Error::Failed(format!("{n} knobs differ from the profile")));
+        let knobs = if n == 1 {
+            "knob differs"
+        } else {
+            "knobs differ"
+        };
+        return Err(Error::Failed(format!("{n} {knobs} from the profile")));
     }
     Ok(())
 }

@@ -77,17 +77,18 @@ pub struct TargetArgs {
     pub load_mib: u64,
 }
 
-/// The run's seed: `--seed`, or a random one, which is printed on stderr (unless `-q`) so the
-/// run can be repeated with `--seed`.
-pub fn seed(ctx: &Ctx, args: &TargetArgs) -> u64 {
-    if let Some(seed) = args.seed {
-        return seed;
-    }
-    let seed = rand::random();
-    if !ctx.quiet {
+/// The run's seed: `--seed`, or a random one ([`announce_seed`] prints it once the target is
+/// open, so a run refused for bad input does not print one).
+pub fn seed(args: &TargetArgs) -> u64 {
+    args.seed.unwrap_or_else(rand::random)
+}
+
+/// Prints a drawn seed on stderr (unless `-q` or `--seed` gave it), so the run can be
+/// repeated with `--seed`.
+pub fn announce_seed(ctx: &Ctx, args: &TargetArgs, seed: u64) {
+    if args.seed.is_none() && !ctx.quiet {
         crate::signals::eprint_line(&format!("seed {seed} (repeat this run with --seed {seed})"));
     }
-    seed
 }
 
 /// Opens the testbed the arguments name for `command` (`bench`, `tune`: the holder named in a

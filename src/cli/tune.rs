@@ -24,12 +24,15 @@ pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Policy: a built-in name (quick, desktop, throughput), a name in
+    /// Policy: a built-in name (quick, desktop, throughput, slowdisk), a name in
     /// /etc/sweetspot/policies/, or a TOML file. Default: quick.
     #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
     pub policy: String,
 
-    /// Most trials (search and final check together); overrides the policy's budget.
+    /// The run budget, in full trials (search and final check together): a full trial runs
+    /// no_load and each loaded load once, so 12 with io_load is 24 load runs. The screen also
+    /// makes trials of the loaded runs only, so a tune may list more trials than this.
+    /// Overrides the policy's budget.
     #[arg(long, value_name = "N")]
     pub budget: Option<u32>,
 
@@ -172,7 +175,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
-    let seed = target::seed(ctx, &args.target);
+    let seed = target::seed(&args.target);
     // One writer per device: the lock comes before anything is built (a scratch loop device
     // and its filesystem); a simulation is only read, so it is opened first for its identity.
     let (lock, mut testbed) = if let Some(job) = benchmark {
@@ -205,6 +208,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         quiet: ctx.quiet,
         lock: &lock,
     };
+    target::announce_seed(ctx, &args.target, seed);
     let rep = run::tune(&store, &ctx.db, testbed.as_mut(), &req)?;
     if args.json {
         super::print_json(&rep)

@@ -36,7 +36,10 @@ pub enum Status {
     /// A "keep the default" entry: nothing to write.
     Nothing,
     /// No present disk matches the entry's identity: skipped.
-    Absent,
+    Absent {
+        /// What the entry looks for ([`Match::describe`]).
+        wanted: String,
+    },
     /// The kernel refused or did not honour a write (the message names knob, value, errno).
     Failed {
         /// The error.
@@ -119,7 +122,9 @@ pub fn apply(
                 entry: d.name.clone(),
                 device: None,
                 kernel_warning: None,
-                status: Status::Absent,
+                status: Status::Absent {
+                    wanted: d.matches.describe(),
+                },
             });
         }
         targets.extend(disks.into_iter().map(|dev| (d, dev)));

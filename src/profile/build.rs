@@ -90,6 +90,13 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
                 .unwrap_or_default()
         )));
     }
+    if let Some(p) = sel.policy
+        && latest.is_empty()
+    {
+        return Err(Error::BadInput(format!(
+            "profile export: no sweet spot stored with policy '{p}' (see `sweetspot history`)"
+        )));
+    }
     let mut devices = Vec::new();
     let mut host = Setting::new();
     for spot in latest.into_values() {

@@ -63,6 +63,25 @@ pub struct Match {
 }
 
 impl Match {
+    /// What the match looks for, for messages: `wwid naa.5000…`, `model X serial Y`,
+    /// `by_path …`, `backing_file /srv/disk.img`, `model X` (with `firmware F`).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (k, v) in [
+            ("wwid", &self.wwid),
+            ("model", &self.model),
+            ("serial", &self.serial),
+            ("firmware", &self.firmware),
+            ("by_path", &self.by_path),
+            ("backing_file", &self.backing_file),
+        ] {
+            if let Some(v) = v {
+                parts.push(format!("{k} {v}"));
+            }
+        }
+        parts.join(" ")
+    }
+
     /// The match for a stored identity (`wwid:…`, `model-serial:<model>:<serial>`,
     /// `by-path:…`, `loop:<file>`; [`crate::device::identity`]); `None` for a `virtual:` or
     /// `sim:`/`scratch:` identity, which names nothing that survives a reboot.

@@ -279,6 +279,19 @@ fn a_device_with_no_sweet_spot_is_bad_input() {
             .contains("no sweet spot stored for device 'sda'"),
         "{e}"
     );
+    // A policy nothing was tuned with (a typo) is bad input too, not an empty profile.
+    let sel = Select {
+        device: None,
+        policy: Some("quikc"),
+        by: MatchBy::Identity,
+    };
+    let e = build(&store, &t.root, &sel).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(
+        e.to_string()
+            .contains("no sweet spot stored with policy 'quikc'"),
+        "{e}"
+    );
 }
 
 /// A fresh boot: the profile exported from the database applies to a new tree, by identity.
@@ -389,7 +402,10 @@ fn apply_follows_identity_not_the_name() {
         "another disk named sdc: untouched"
     );
     let sdc = out.iter().find(|o| o.entry == "sdc").unwrap();
-    assert_eq!(sdc.status, super::apply::Status::Absent);
+    assert!(
+        matches!(&sdc.status, super::apply::Status::Absent { wanted } if wanted.starts_with("wwid ")),
+        "{sdc:?}"
+    );
 }
 
 #[test]
