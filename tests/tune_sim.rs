@@ -394,7 +394,10 @@ fn a_killed_tune_is_recovered_by_restore() {
         .arg(&db)
         .arg("restore")
         .assert()
-        .success();
+        .success()
+        .stdout(predicates::str::contains(
+            "restored 0 knobs (finished 1 killed tune first)",
+        ));
     let store = sweetspot::store::Store::open(&db).unwrap();
     assert_eq!(store.tunes(None).unwrap()[0].status, "recovered");
 }

@@ -47,10 +47,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         dev.map(|d| format!(" on {d}")).unwrap_or_default(),
         match r.recovered {
             0 => String::new(),
-            k => format!(
-                " (finished {k} killed tune{} first)",
-                if k == 1 { "" } else { "s" }
-            ),
+            k => {
+                let tunes = format!("{k} killed tune{}", if k == 1 { "" } else { "s" });
+                match n - r.put.len() {
+                    0 => format!(" (finished {tunes} first)"),
+                    m if r.put.is_empty() => format!(" (all {m} by finishing {tunes} first)"),
+                    m => format!(
+                        " ({m} by finishing {tunes} first, {} listed here)",
+                        r.put.len()
+                    ),
+                }
+            }
         }
     );
     for p in &r.put {
