@@ -13,9 +13,11 @@
 //!   its trials, search and check (a Ratio's ln is their difference), df by
 //!   Welch–Satterthwaite over the four ([`stats::paired_variance_arms`]); for Loads, the two
 //!   settings' own costs.
-//! - **Pairs**: full trials (each Ratio divided by its own trial's no_load, whatever the
-//!   screen's flatness test found); for a Loads objective after the screen, the loaded runs
-//!   only (no_load is no part of Loads).
+//! - **Pairs**: full trials (each Ratio divided by its own trial's no_load), except after
+//!   the screen: there, for a Ratio whose no_load its flatness test found flat, the loaded
+//!   runs only, d = ln loaded Time(best) − ln loaded Time(default) (no_load pooled: it
+//!   cancels; the screen falls back to full pairs when the test fails), the variance from
+//!   the two settings' loaded runs only; for Loads, the arms test below.
 //! - **Test**: one-sided t-test of H0 "the best is at most `min_effect` better", i.e.
 //!   mean d ≥ −ln(1 + min_effect), against H1 mean d < −ln(1 + min_effect), at `alpha`. The
 //!   minimum effect is inside the test, not a separate check of the point estimate.
@@ -57,6 +59,10 @@ pub struct Verdict {
     pub pairs: Option<usize>,
     /// Why, in one sentence.
     pub reason: String,
+    /// True when the test used every trial of the two settings (the arms test), not the
+    /// check pairs only: the report's figures then do too.
+    #[serde(default)]
+    pub every_trial: bool,
 }
 
 impl Verdict {
@@ -69,6 +75,7 @@ impl Verdict {
             p_value: None,
             pairs: None,
             reason: reason.into(),
+            every_trial: false,
         }
     }
 }
@@ -235,6 +242,9 @@ impl BayesOpt {
                 "over every trial of the two ({nb} of it, {nd} of the default; one-sided Welch \
                  t-test"
             ),
+            None if self.loaded_check() => format!(
+                "in {n} interleaved pairs of loaded runs, no_load pooled (one-sided paired t-test"
+            ),
             None => format!("in {n} interleaved pairs (one-sided"),
         };
         let reason = if sig_test {
@@ -251,19 +261,17 @@ impl BayesOpt {
                 self.cfg.alpha,
                 100.0 * (improvement.map_or(1.0, |r| r.0) - 1.0)
             )
-        } else if sig_test {
-            format!(
-                "significant: more than {me:.0}% better than the default in {n} interleaved pairs \
-                 (one-sided {} < {})",
-                p_text(p),
-                self.cfg.alpha
-            )
         } else {
             format!(
                 "keep the default: no significant improvement (more than {me:.0}% better: \
-                 one-sided {} ≥ {} over {n} pairs; measured {:+.1}%)",
+                 one-sided {} ≥ {} over {n} pairs{}; measured {:+.1}%)",
                 p_text(p),
                 self.cfg.alpha,
+                if self.loaded_check() {
+                    " of loaded runs, no_load pooled"
+                } else {
+                    ""
+                },
                 100.0 * (ratio.unwrap_or(1.0) - 1.0)
             )
         };
@@ -274,6 +282,7 @@ impl BayesOpt {
             p_value: p,
             pairs: Some(n),
             reason,
+            every_trial: arms.is_some(),
         });
     }
 }

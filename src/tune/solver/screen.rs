@@ -26,8 +26,11 @@
 //!    each finalist and the default is ranked by its own Ratio (mean ln loaded Time − its own
 //!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
 //!    the verdict's reason says which.
-//! 4. **Final check**: for a Ratio as on any grid ([`super::check`]), on fresh pairs of full
-//!    trials, so the tested Ratio divides by each trial's own no_load whatever step 3 found.
+//! 4. **Final check** ([`super::check`]) on fresh interleaved pairs. For a Ratio whose
+//!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
+//!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
+//!    the loaded Times; when step 3 found no_load not flat, full trials, each Ratio divided by
+//!    its own trial's no_load. The check is planned in full pairs until step 3 has spoken.
 //!    For Loads (no no_load, a trial is one run) it is the arms test instead: the race also
 //!    re-measures the default ([`DEFAULT_SHARE`]) and runs until the budget is spent, and
 //!    the test is Welch's on every trial of the best and the default ([`super::check`]).
@@ -239,12 +242,21 @@ impl BayesOpt {
         let mut parts = Vec::new();
         for p in [best, self.default] {
             parts.push(of(&s.loaded, &s.check_loaded, p));
-            if self.pools_no_load() {
+            if self.pools_no_load() && !self.loaded_check() {
                 parts.push(of(&s.no_load, &s.check_no_load, p));
             }
         }
         let parts: Option<Vec<(f64, f64)>> = parts.into_iter().collect();
         Some(parts.and_then(|p| stats::welch_sum(&p)))
+    }
+
+    /// True when the final check's pairs are loaded runs only: a Ratio whose no_load the
+    /// flatness test found flat, so no_load is pooled and cancels in a pair's difference
+    /// (the issue's "model no_load separately, test it on every tune, fall back to full
+    /// trials when it fails"). Until the test has said "flat" the check is planned in full
+    /// pairs, so a failed test still finds the runs its full pairs need.
+    pub(super) fn loaded_check(&self) -> bool {
+        self.pools_no_load() && self.screen.as_ref().is_some_and(|s| s.flat == Some(true))
     }
 
     /// True when the final check is the arms test ([`super::check`]): the screen on an
@@ -510,7 +522,7 @@ impl BayesOpt {
 
     /// Runs of one check pair.
     fn pair_runs(&self) -> usize {
-        if self.pools_no_load() {
+        if self.pools_no_load() && !self.loaded_check() {
             2 * self.runs_full()
         } else {
             2 * self.cfg.runs_loaded
@@ -539,7 +551,7 @@ impl BayesOpt {
                     estimate(&c).map_or(ASSUMED_NOISE, |(_, se)| se * (c.len() as f64).sqrt())
                 };
                 let mut v = sd_of(l.0).powi(2) + sd_of(self.default).powi(2);
-                if self.pools_no_load() {
+                if self.pools_no_load() && !self.loaded_check() {
                     // A full pair's Ratio carries both settings' no_load noise too.
                     v += 2.0 * ASSUMED_NOISE * ASSUMED_NOISE;
                 }
@@ -608,7 +620,7 @@ impl BayesOpt {
         }
         // Loads do not involve no_load: their pairs run the loaded part only. A Ratio's pairs
         // are full trials, each divided by its own no_load whatever the flatness test said.
-        let (part, per) = if self.pools_no_load() {
+        let (part, per) = if self.pools_no_load() && !self.loaded_check() {
             (Part::Full, self.runs_full())
         } else {
             (Part::Loaded, self.cfg.runs_loaded)
