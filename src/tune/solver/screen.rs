@@ -35,9 +35,11 @@
 //!    re-measures the default ([`DEFAULT_SHARE`]) and runs until the budget is spent, and
 //!    the test is Welch's on every trial of the best and the default ([`super::check`]).
 //!
-//! Budgets are in load runs: the policy's budget × runs per full trial; the check keeps
-//! `check_pairs` pairs of full trials, and runs the search leaves become more pairs (at most
-//! [`CHECK_CAP`] × `check_pairs`).
+//! Budgets are in load runs: the policy's budget × runs per full trial; for a Ratio the
+//! search keeps the runs of at least `check_pairs` full pairs for the check (planned so
+//! until the flatness test has said "flat"), and the runs it leaves become pairs, of loaded
+//! runs when no_load was found flat (at most [`CHECK_CAP`] × `check_pairs`); for Loads no
+//! reserve (the arms test).
 
 use super::{ASSUMED_NOISE, BayesOpt, CHECK_CAP, PRIOR_DF, Step, Verdict};
 use crate::bench::Load;
