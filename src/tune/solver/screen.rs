@@ -26,14 +26,14 @@
 //!    each finalist and the default is ranked by its own Ratio (mean ln loaded Time − its own
 //!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
 //!    the verdict's reason says which.
-//! 4. **Final check** ([`super::check`]) on fresh interleaved pairs. For a Ratio whose
+//! 4. **Final check** (`solver/check.rs`) on fresh interleaved pairs. For a Ratio whose
 //!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
 //!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
 //!    the loaded Times; when step 3 found no_load not flat, full trials, each Ratio divided by
 //!    its own trial's no_load. The check is planned in full pairs until step 3 has spoken.
 //!    For Loads (no no_load, a trial is one run) it is the arms test instead: the race also
 //!    re-measures the default ([`DEFAULT_SHARE`]) and runs until the budget is spent, and
-//!    the test is Welch's on every trial of the best and the default ([`super::check`]).
+//!    the test is Welch's on every trial of the best and the default (`solver/check.rs`).
 //!
 //! Budgets are in load runs: the policy's budget × runs per full trial; for a Ratio the
 //! search keeps the runs of at least `check_pairs` full pairs for the check (planned so
