@@ -42,7 +42,8 @@ fn loads_of(t: &tune::evaluator::Trial) -> Vec<Load> {
 }
 
 #[test]
-fn the_screen_measures_every_setting_once_in_loaded_runs_then_checks_on_full_pairs() {
+fn the_screen_measures_every_setting_once_in_loaded_runs_then_checks_on_loaded_pairs_if_no_load_is_flat()
+ {
     let (out, space) = tune("seed-2.5.39-mm1-fifo_batch.toml", RATIO, "fifo_batch", 3);
     assert_eq!(space.len(), 9);
     // The default first, a full trial; then the eight others, one io_load run each.
@@ -62,13 +63,21 @@ fn the_screen_measures_every_setting_once_in_loaded_runs_then_checks_on_full_pai
     let v = out.verdict.unwrap();
     let fb = space.points[v.best]["fifo_batch"].as_int();
     assert!(v.significant && matches!(fb, Some(8 | 2)), "{v:?}");
-    // The check: the last 2 × pairs trials alternate default, best, each a full trial.
+    // The check: the last 2 × pairs trials alternate default, best; no_load was found flat
+    // on this seed, so each is the loaded runs only (no_load pooled), and the verdict says so.
+    assert!(v.reason.contains("no_load flat"), "{}", v.reason);
+    assert!(
+        v.reason
+            .contains("interleaved pairs of loaded runs, no_load pooled"),
+        "{}",
+        v.reason
+    );
     let n = v.pairs.unwrap();
     let check = &out.trials[out.trials.len() - 2 * n..];
     for (i, t) in check.iter().enumerate() {
         let want = if i % 2 == 0 { space.default } else { v.best };
         assert_eq!(t.point, want);
-        assert_eq!(loads_of(t), [Load::NoLoad, Load::IoLoad]);
+        assert_eq!(loads_of(t), [Load::IoLoad]);
     }
     // The flatness test ran on no_load alone, and the reason says what it found.
     assert!(
@@ -95,6 +104,12 @@ fn when_no_load_depends_on_the_knob_the_test_says_so_and_ranks_by_each_settings_
                 "{}",
                 v.reason
             );
+            // The fallback: the check's pairs are full trials, each Ratio over its own no_load.
+            if let Some(n) = v.pairs {
+                for t in &out.trials[out.trials.len() - 2 * n..] {
+                    assert_eq!(loads_of(t), [Load::NoLoad, Load::IoLoad], "{}", v.reason);
+                }
+            }
             // The finalists' no_load was measured on its own (the test's evidence).
             assert!(
                 out.trials

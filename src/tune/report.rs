@@ -6,7 +6,7 @@ use crate::bench::{Load, TargetInfo};
 use crate::knob::{KnobValue, Setting, setting_label};
 use crate::stats;
 use crate::tune::Outcome;
-use crate::tune::evaluator::{Trial, trial_metrics};
+use crate::tune::evaluator::{Trial, objective_value, trial_metrics};
 use crate::tune::policy::Policy;
 use crate::tune::space::Space;
 use serde::Serialize;
@@ -151,6 +151,46 @@ fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
     }
 }
 
+/// The trials `ts`, each loaded-only trial of a Ratio objective (the screen's check pairs
+/// after its flatness test found no_load flat) read with the pooled no_load its test used: a
+/// run at the mean Time of every no_load run of the tune joins its runs, so its Ratio and
+/// value are its loaded Time / that pooled no_load Time. Other trials as they are.
+fn with_pooled_no_load(out: &Outcome, policy: &Policy, ts: Vec<&Trial>) -> Vec<Trial> {
+    let ratio = matches!(
+        policy.objective,
+        crate::tune::policy::Objective::MinRatio { .. }
+    );
+    let no_load: Vec<&crate::bench::Run> = out
+        .trials
+        .iter()
+        .filter(|t| t.failed.is_none())
+        .flat_map(|t| &t.runs)
+        .filter(|r| r.load == Load::NoLoad && r.failed.is_none())
+        .collect();
+    let pooled = (!no_load.is_empty()).then(|| crate::bench::Run {
+        load: Load::NoLoad,
+        time_s: stats::mean(&no_load.iter().map(|r| r.time_s).collect::<Vec<_>>()),
+        cpu_pct: stats::mean(&no_load.iter().map(|r| r.cpu_pct).collect::<Vec<_>>()),
+        loads: None,
+        lcpu_pct: None,
+        failed: None,
+        io: None,
+    });
+    ts.into_iter()
+        .map(|t| {
+            let mut t = t.clone();
+            let loaded_only = !t.runs.is_empty() && t.runs.iter().all(|r| r.load != Load::NoLoad);
+            if let (true, true, Some(p)) = (ratio, loaded_only, &pooled) {
+                t.runs.push(p.clone());
+                if let Some(v) = objective_value(&policy.objective, &trial_metrics(&t.runs)) {
+                    t.value = v;
+                }
+            }
+            t
+        })
+        .collect()
+}
+
 /// Builds the report of an outcome.
 pub fn build(
     target: &TargetInfo,
@@ -207,9 +247,13 @@ pub fn build_with(
         }
         all
     };
-    let ran_check = v.as_ref().is_some_and(|v| v.pairs.unwrap_or(0) >= 2);
-    let dt = of(space.default, ran_check);
-    let bt = of(cand, ran_check);
+    // The arms test (Loads after the screen) used every trial of the two: so do the figures.
+    let ran_check = v
+        .as_ref()
+        .is_some_and(|v| v.pairs.unwrap_or(0) >= 2 && !v.every_trial);
+    let dt = with_pooled_no_load(out, policy, of(space.default, ran_check));
+    let bt = with_pooled_no_load(out, policy, of(cand, ran_check));
+    let (dt, bt): (Vec<&Trial>, Vec<&Trial>) = (dt.iter().collect(), bt.iter().collect());
     // Geometric means, as the improvement is a ratio of geometric means over the same check
     // pairs: "3.54 → 1.61 (2.20× better)" then divides as it reads.
     let mean_val = explain::geomean_value;
@@ -537,6 +581,7 @@ mod tests {
                 reason: "keep the default: no significant improvement (search budget spent; \
                          nothing beat the default)"
                     .into(),
+                every_trial: false,
             }),
             runs: 6,
             incumbent: space.default,

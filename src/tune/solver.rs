@@ -33,6 +33,8 @@
 //!    its variance from the pairs and every trial of the two settings, the search's
 //!    included; H0 is "at most `min_effect` better" (exactly: [`check`]). If it is not
 //!    rejected at `alpha`, the answer is "keep the default: no significant improvement".
+//!    (After the screen on a Loads objective the check is another test, the arms test: a
+//!    Welch two-sample t-test on every trial of the two settings; `solver/check.rs` says why.)
 
 use crate::stats;
 use crate::tune::evaluator::{Evaluator, Part, Trial};

@@ -1,7 +1,8 @@
 //! The screen (the search of [`BayesOpt`] on a grid small enough to measure whole; issue #13's
 //! design): global, noise-aware, and testing its one shortcut.
 //!
-//! 1. **Screen.** The default gets one full trial (the guards' and the check's reference);
+//! 1. **Screen.** The default gets one full trial (the check's reference; on Loads its
+//!    loaded runs, all a Loads trial needs);
 //!    every other setting one [`Part::Loaded`] trial (its loaded runs only), in a seeded
 //!    random order (a drift then favours no region of the grid). On a grid too large for
 //!    that ([`SCREEN_SHARE`]), a Latin-hypercube design, then the setting with the largest
@@ -25,12 +26,20 @@
 //!    each finalist and the default is ranked by its own Ratio (mean ln loaded Time − its own
 //!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
 //!    the verdict's reason says which.
-//! 4. **Final check**: as on any grid ([`super::check`]), on fresh pairs of full trials, so
-//!    the tested Ratio divides by each trial's own no_load whatever step 3 found.
+//! 4. **Final check** (`solver/check.rs`) on fresh interleaved pairs. For a Ratio whose
+//!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
+//!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
+//!    the loaded Times; when step 3 found no_load not flat, full trials, each Ratio divided by
+//!    its own trial's no_load. The check is planned in full pairs until step 3 has spoken.
+//!    For Loads (no no_load, a trial is one run) it is the arms test instead: the race also
+//!    re-measures the default ([`DEFAULT_SHARE`]) and runs until the budget is spent, and
+//!    the test is Welch's on every trial of the best and the default (`solver/check.rs`).
 //!
-//! Budgets are in load runs: the policy's budget × runs per full trial; the check keeps
-//! `check_pairs` pairs of full trials, and runs the search leaves become more pairs (at most
-//! [`CHECK_CAP`] × `check_pairs`).
+//! Budgets are in load runs: the policy's budget × runs per full trial; for a Ratio the
+//! search keeps the runs of at least `check_pairs` full pairs for the check (planned so
+//! until the flatness test has said "flat"), and the runs it leaves become pairs, of loaded
+//! runs when no_load was found flat (at most [`CHECK_CAP`] × `check_pairs`); for Loads no
+//! reserve (the arms test).
 
 use super::{ASSUMED_NOISE, BayesOpt, CHECK_CAP, PRIOR_DF, Step, Verdict};
 use crate::bench::Load;
@@ -38,7 +47,6 @@ use crate::stats;
 use crate::tune::evaluator::{Part, Trial};
 use crate::tune::gp;
 use serde::{Deserialize, Serialize};
-
 /// Standard errors added to a setting's mean loaded cost when picking the leader (and the
 /// answer): a setting measured once must beat a replicated one by more than its noise.
 /// (Developed on seeds 1..400 of the 9-setting surfaces: 0.5 to 2 all kept 94–96% on the
@@ -61,6 +69,18 @@ pub const FLAT_Z: f64 = 1.28;
 /// seed surface fell from 96% to 90%; the 2-D bowl at 80 runs, seeds 1..50: 88% at 0.34,
 /// 90% at 0.5.)
 pub const CHECK_MAX_SHARE: f64 = 0.34;
+
+/// The race's standard errors on a Loads objective (the arms test), where the race runs
+/// until the budget is spent. (Dev seeds 1..400, scheduler surface: 1.0 86%, 1.5 88%, 2.0
+/// 85%; at 2.0 the flat drifting surface's false "significant" rose to 6%.)
+pub const ARMS_RACE_Z: f64 = 1.5;
+
+/// On a Loads objective (the arms test), the default is re-measured in the race whenever it
+/// has fewer than this share of the leader's trials: the test's power needs the default's
+/// trials as much as the pick needs the leader's. (Dev seeds 1..400, scheduler surface: 0.4
+/// 80%, 0.5 84%, 0.6 88%, 0.7 86%, 0.8 85%. A fixed-allocation optimum with known noise puts
+/// 6 of 24 runs on the default, 10 on the best: 0.6.)
+pub const DEFAULT_SHARE: f64 = 0.6;
 
 /// On a grid too large to screen whole, the share of the search's runs kept for the race
 /// after the GP's picks. (2-D bowl, dev seeds 1..50 at 80 runs: 0.1 and 0.25 both 88%.)
@@ -224,12 +244,42 @@ impl BayesOpt {
         let mut parts = Vec::new();
         for p in [best, self.default] {
             parts.push(of(&s.loaded, &s.check_loaded, p));
-            if self.pools_no_load() {
+            if self.pools_no_load() && !self.loaded_check() {
                 parts.push(of(&s.no_load, &s.check_no_load, p));
             }
         }
         let parts: Option<Vec<(f64, f64)>> = parts.into_iter().collect();
         Some(parts.and_then(|p| stats::welch_sum(&p)))
+    }
+
+    /// True when the final check's pairs are loaded runs only: a Ratio whose no_load the
+    /// flatness test found flat, so no_load is pooled and cancels in a pair's difference
+    /// (the issue's "model no_load separately, test it on every tune, fall back to full
+    /// trials when it fails"). Until the test has said "flat" the check is planned in full
+    /// pairs, so a failed test still finds the runs its full pairs need.
+    pub(super) fn loaded_check(&self) -> bool {
+        self.pools_no_load() && self.screen.as_ref().is_some_and(|s| s.flat == Some(true))
+    }
+
+    /// True when the final check is the arms test ([`super::check`]): the screen on an
+    /// objective measured without no_load (Loads), whose every trial of the best and the
+    /// default is evidence, not fresh pairs only.
+    pub(super) fn arms_test(&self) -> bool {
+        self.screen.is_some() && !self.pools_no_load()
+    }
+
+    /// Every loaded cost of `p`, search and check, in the order measured (the arms test's
+    /// samples).
+    pub(super) fn screen_all(&self, p: usize) -> Vec<f64> {
+        let Some(s) = &self.screen else {
+            return Vec::new();
+        };
+        s.loaded
+            .iter()
+            .chain(&s.check_loaded)
+            .filter(|o| o.0 == p)
+            .map(|o| o.1)
+            .collect()
     }
 
     fn screen_costs(&self, p: usize, no_load: bool) -> Vec<f64> {
@@ -304,12 +354,17 @@ impl BayesOpt {
 
     /// The race's next setting (LUCB), or `None` when the leader is separated.
     fn race_pick(&self, feasible: &dyn Fn(usize) -> bool) -> Option<usize> {
+        let rz = if self.arms_test() {
+            ARMS_RACE_Z
+        } else {
+            RACE_Z
+        };
         let ranked = self.screen_ranked(feasible);
         let (lead, rest) = ranked.split_first()?;
         let ch = rest
             .iter()
-            .min_by(|a, b| (a.1 - RACE_Z * a.2).total_cmp(&(b.1 - RACE_Z * b.2)))?;
-        if ch.1 - RACE_Z * ch.2 >= lead.1 + RACE_Z * lead.2 {
+            .min_by(|a, b| (a.1 - rz * a.2).total_cmp(&(b.1 - rz * b.2)))?;
+        if ch.1 - rz * ch.2 >= lead.1 + rz * lead.2 {
             return None;
         }
         Some(if ch.2 > lead.2 { ch.0 } else { lead.0 })
@@ -353,11 +408,16 @@ impl BayesOpt {
         }
         if self.screen_costs(self.default, false).is_empty() && fits(self.runs, 0) {
             let d = self.default;
-            self.push(
-                d,
-                Part::Full,
-                "screen: the default, a full trial (the reference)",
-            );
+            // Loads involve no no_load: its loaded runs are the whole reference.
+            let (part, why) = if pools {
+                (
+                    Part::Full,
+                    "screen: the default, a full trial (the reference)",
+                )
+            } else {
+                (Part::Loaded, "screen: the default (the reference)")
+            };
+            self.push(d, part, why);
             return;
         }
         while let Some(p) = self.screen.as_ref().and_then(|s| s.todo.first().copied()) {
@@ -383,6 +443,23 @@ impl BayesOpt {
             {
                 self.push(p, Part::Loaded, why);
                 return;
+            }
+        }
+        // 2a. The arms test's default: it keeps DEFAULT_SHARE of the leader's trials.
+        if self.arms_test() && fits(self.runs, loaded) {
+            let ranked = self.screen_ranked(feasible);
+            let nd = self.screen_costs(self.default, false).len() as f64;
+            if let Some(l) = ranked.iter().find(|c| c.0 != self.default) {
+                let nl = self.screen_costs(l.0, false).len() as f64;
+                if nd < DEFAULT_SHARE * nl {
+                    let d = self.default;
+                    self.push(
+                        d,
+                        Part::Loaded,
+                        "race: the default, for the final test (it keeps pace with the leader)",
+                    );
+                    return;
+                }
             }
         }
         // 2. The race.
@@ -447,7 +524,7 @@ impl BayesOpt {
 
     /// Runs of one check pair.
     fn pair_runs(&self) -> usize {
-        if self.pools_no_load() {
+        if self.pools_no_load() && !self.loaded_check() {
             2 * self.runs_full()
         } else {
             2 * self.cfg.runs_loaded
@@ -459,6 +536,9 @@ impl BayesOpt {
     /// the minimum effect; per-setting variances as the race's), at least `check_pairs`, at
     /// most [`CHECK_MAX_SHARE`] of the budget's runs.
     fn check_reserve(&self, feasible: &dyn Fn(usize) -> bool) -> usize {
+        if self.arms_test() {
+            return 0;
+        }
         let per = self.pair_runs();
         let total = self.cfg.budget * self.runs_full();
         let most =
@@ -473,7 +553,7 @@ impl BayesOpt {
                     estimate(&c).map_or(ASSUMED_NOISE, |(_, se)| se * (c.len() as f64).sqrt())
                 };
                 let mut v = sd_of(l.0).powi(2) + sd_of(self.default).powi(2);
-                if self.pools_no_load() {
+                if self.pools_no_load() && !self.loaded_check() {
                     // A full pair's Ratio carries both settings' no_load noise too.
                     v += 2.0 * ASSUMED_NOISE * ASSUMED_NOISE;
                 }
@@ -542,7 +622,7 @@ impl BayesOpt {
         }
         // Loads do not involve no_load: their pairs run the loaded part only. A Ratio's pairs
         // are full trials, each divided by its own no_load whatever the flatness test said.
-        let (part, per) = if self.pools_no_load() {
+        let (part, per) = if self.pools_no_load() && !self.loaded_check() {
             (Part::Full, self.runs_full())
         } else {
             (Part::Loaded, self.cfg.runs_loaded)
@@ -550,6 +630,11 @@ impl BayesOpt {
         let total = self.cfg.budget * self.runs_full();
         let left = total.saturating_sub(self.runs);
         let n = (left / (2 * per)).min(CHECK_CAP * self.cfg.check_pairs);
+        if self.arms_test() {
+            // The race spent the runs; any left are more pairs, none needed.
+            self.queue_pairs(best, n, "the screen's best", part);
+            return;
+        }
         if n < self.cfg.check_pairs.max(1) {
             self.finish(Verdict::keep_default(
                 best,
@@ -558,5 +643,77 @@ impl BayesOpt {
             return;
         }
         self.queue_pairs(best, n, "the screen's best", part);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Config, Phase};
+    use super::*;
+
+    /// A Loads screen over 4 settings (default 2), budget 12 trials of 2 runs, with these
+    /// loaded costs already measured.
+    fn loads_screen(loaded: &[(usize, f64)]) -> BayesOpt {
+        let cfg = Config {
+            budget: 12,
+            check_pairs: 2,
+            alpha: 0.05,
+            min_effect: 0.03,
+            seed: 1,
+            minimize: false,
+            runs_full: 2,
+            runs_loaded: 1,
+            runs_no_load: 0,
+        };
+        let coords = (0..4).map(|i| vec![f64::from(i) / 3.0]).collect();
+        let mut s = BayesOpt::new(cfg, coords, 2);
+        let sc = s.screen.as_mut().unwrap();
+        sc.todo.clear();
+        sc.loaded = loaded.to_vec();
+        s.runs = loaded.len();
+        s
+    }
+
+    #[test]
+    fn a_loads_race_keeps_the_default_measured_and_spends_no_runs_on_a_reserve() {
+        // The leader (3) has 4 trials, the default 2 < 0.6 × 4: the default is next.
+        let obs = [
+            (2, -9.0),
+            (0, -9.1),
+            (1, -9.15),
+            (3, -9.2),
+            (3, -9.22),
+            (1, -9.14),
+            (3, -9.19),
+            (3, -9.21),
+            (2, -9.02),
+        ];
+        let mut s = loads_screen(&obs);
+        assert!(s.arms_test());
+        assert_eq!(s.check_reserve(&|_| true), 0);
+        s.plan_screen(&|_| true);
+        let step = s.queue.front().unwrap();
+        assert_eq!((step.point, step.part), (2, Part::Loaded), "{}", step.why);
+        // With 3 of the default's trials the race goes on between the leader and 1.
+        let mut more = obs.to_vec();
+        more.push((2, -8.98));
+        let mut s = loads_screen(&more);
+        s.plan_screen(&|_| true);
+        let step = s.queue.front().unwrap();
+        assert!(step.why.starts_with("race: the leader"), "{}", step.why);
+        assert_ne!(step.point, 2);
+        // Budget spent (24 runs): no check pairs left, the arms test concludes at once.
+        let mut all = more.clone();
+        while all.len() < 24 {
+            all.push((3, -9.2));
+        }
+        let mut s = loads_screen(&all);
+        s.plan_screen(&|_| true);
+        assert!(s.queue.is_empty() && s.phase == Phase::Check);
+        s.conclude();
+        let v = s.verdict().unwrap();
+        assert_eq!(v.best, 3);
+        assert!(v.significant, "{}", v.reason);
+        assert!(v.reason.contains("one-sided Welch t-test"), "{}", v.reason);
     }
 }
