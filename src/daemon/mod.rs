@@ -95,9 +95,16 @@ fn finished(st: &mut State, job: retune::Job, cfg: &config::Config) {
     );
     match job.join() {
         Ok(rep) => tracing::info!(
-            "{dev}: retuned (tune #{}, policy {}): {}",
+            "{dev}: retuned (tune #{}, policy {}{}): {}",
             rep.tune_id.unwrap_or_default(),
             rep.policy,
+            rep.resumed.map_or_else(String::new, |r| format!(
+                ", resumed tune #{}: {} trials reused, {} new runs of {}",
+                r.from_tune,
+                r.trials,
+                rep.runs.saturating_sub(r.runs),
+                rep.runs
+            )),
             if rep.significant {
                 format!("sweet spot {}", crate::types::setting_label(&rep.best))
             } else {
