@@ -47,7 +47,7 @@ pub struct Resume {
 }
 
 /// What a resumed tune reused, for its report.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Resumed {
     /// The interrupted tune it resumed.
     pub from_tune: i64,
