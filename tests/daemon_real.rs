@@ -463,3 +463,198 @@ fn a_loop_device_attached_later_gets_its_profile_and_a_drifted_knob_is_left_alon
     drop(d);
     drop(l);
 }
+
+#[test]
+fn a_stopped_retune_is_resumed_by_the_next_one_with_its_finished_trials() {
+    let _turn = serial();
+    let mut l = LoopDev::new(600);
+    l.mount_ext4();
+    let e = env();
+    let id = identity(&l);
+    let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 100.0);
+    // A budget the retune does not spend before it is stopped.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("budget = 6", "budget = 16")).unwrap();
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("a retune with 2 finished trials", 300, || {
+        tunes(&e, &id)
+            .last()
+            .is_some_and(|t| t.status == "running" && trials_of(&e, t.id) >= 2)
+    });
+    let (status, _) = d.stop();
+    assert_eq!(status.code(), Some(0), "{}", d.log());
+    drop(d);
+    let first = tunes(&e, &id).pop().unwrap();
+    assert_eq!(first.status, "interrupted");
+    let k = trials_of(&e, first.id);
+    let store = Store::open(&e.db()).unwrap();
+    let k_runs: i64 = store
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM runs r JOIN trials t ON r.trial_id = t.id \
+             WHERE t.tune_id = ?1 AND t.finished_at IS NOT NULL",
+            [first.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let last_old: i64 = store
+        .conn()
+        .query_row(
+            "SELECT max(id) FROM trials WHERE tune_id = ?1",
+            [first.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+
+    // The next daemon goes on where the first stopped.
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("the resumed retune to end", 600, || {
+        tunes(&e, &id).last().is_some_and(|t| t.status == "done")
+    });
+    let out = e
+        .cmd(&["status", "--json", "--config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let (status, _) = d.stop();
+    let log = d.log();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(
+        log.contains(&format!(
+            "resuming tune #{} (its {k} finished trials are reused)",
+            first.id
+        )),
+        "{log}"
+    );
+    let all = tunes(&e, &id);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[0].status, "resumed");
+    let spot = store.sweet_spots(Some(&id)).unwrap().pop().unwrap();
+    let ev = &spot.evidence;
+    assert_eq!(spot.tune_id, Some(all[1].id));
+    assert_eq!(ev["resumed"]["from_tune"], first.id, "{ev}");
+    assert_eq!(ev["resumed"]["trials"], k, "{ev}");
+    assert_eq!(ev["resumed"]["runs"], k_runs, "{ev}");
+    // Load runs made by the resumed retune: those of its trials after the reused ones.
+    let new_runs: i64 = store
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM runs r JOIN trials t ON r.trial_id = t.id \
+             WHERE t.tune_id = ?1 AND t.id > ?2",
+            [all[1].id, last_old],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let total = ev["runs"].as_i64().unwrap();
+    assert_eq!(new_runs, total - k_runs, "{ev}");
+    assert!(
+        new_runs < total,
+        "{new_runs} new runs; a fresh tune on this path makes {total}"
+    );
+    assert_eq!(
+        trials_of(&e, all[1].id),
+        ev["evaluations"].as_i64().unwrap()
+    );
+    assert!(
+        log.contains(&format!("resumed tune #{}: {k} trials reused", first.id)),
+        "{log}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = v["devices"][0]["last_tune"].as_str().unwrap_or_default();
+    assert!(
+        last.contains(&format!(
+            "(resumed tune #{}: {k} trials, {k_runs} runs reused)",
+            first.id
+        )),
+        "{v}"
+    );
+    eprintln!(
+        "resumed tune #{}: {k} trials and {k_runs} runs reused, {new_runs} new runs of {total}",
+        first.id
+    );
+    drop(d);
+    drop(l);
+}
+
+/// A policy like `quick` with the host-wide `dirty_ratio` (a fake one, in the test's procfs).
+fn host_policy(e: &Env) -> PathBuf {
+    let p = e.dir.path().join("host.toml");
+    std::fs::write(
+        &p,
+        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 6\ncheck_pairs = 2\n\
+         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+         [knobs.fifo_batch]\nmin = 1\nmax = 256\n[knobs.dirty_ratio]\n",
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_retune_with_host_knobs_holds_the_host_lock_both_ways() {
+    let _turn = serial();
+    let mut l = LoopDev::new(600);
+    l.mount_ext4();
+    let mut other = LoopDev::new(300);
+    other.mount_ext4();
+    let e = env();
+    let id = identity(&l);
+    let pol = host_policy(&e);
+    let cfg = config(
+        &e,
+        &format!(
+            "enroll = [\"{id}\"]\ndefault_policy = \"{}\"",
+            pol.display()
+        ),
+        100.0,
+    );
+    // A CLI tune of another device with host knobs holds the host: the daemon waits.
+    let mut cli = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(e.db())
+        .arg("--procfs-root")
+        .arg(e.dir.path().join("proc"))
+        .args(["-q", "tune", "--device", &other.name, "--budget", "30"])
+        .arg("--policy")
+        .arg(&pol)
+        .args(["--job-scale", "0.05", "--lead", "0.3", "--load-mib", "32"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let oid = identity(&other);
+    wait_for("the CLI tune", 60, || {
+        tunes(&e, &oid)
+            .first()
+            .is_some_and(|t| t.status == "running")
+    });
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("the daemon to name the host's holder", 60, || {
+        d.wait_state(&id).is_some_and(|(k, x)| {
+            k == "busy" && x.contains("the host (dirty_ratio)") && x.contains("`sweetspot tune`")
+        })
+    });
+    assert!(tunes(&e, &id).is_empty(), "the daemon started a retune");
+    kill(Pid::from_raw(cli.id() as i32), Signal::SIGINT).unwrap();
+    cli.wait().unwrap();
+
+    // The daemon retunes now, holding the host: a CLI `set` of a host knob is refused.
+    wait_for("the daemon's retune", 300, || {
+        d.wait_state(&id).is_some_and(|(k, _)| k == "tuning")
+            && tunes(&e, &id).last().is_some_and(|t| t.status == "running")
+    });
+    let out = e
+        .cmd(&["set", &other.name, "dirty_ratio=30"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the host (dirty_ratio) is in use by `sweetspot daemon`"),
+        "{err}"
+    );
+    let (status, _) = d.stop();
+    assert_eq!(status.code(), Some(0), "{}", d.log());
+    assert_eq!(e.vm("dirty_ratio"), "20", "the host knob is back");
+    drop(d);
+    drop(other);
+    drop(l);
+}
