@@ -658,3 +658,72 @@ fn a_retune_with_host_knobs_holds_the_host_lock_both_ways() {
     drop(other);
     drop(l);
 }
+
+/// Detaches a loop device on drop.
+struct Detach(PathBuf);
+
+impl Drop for Detach {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_disk_attached_later_gets_its_profile_from_its_uevent_before_the_next_poll() {
+    let _turn = serial();
+    let e = env();
+    let cfg = config(&e, "", 100.0);
+    // Disks are listed every 60 s only: a profile applied sooner came by the uevent.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("poll_s = 1", "poll_s = 60")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("disk.img");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    // Tuned before (its identity is its backing file's), not attached now. 2044 KiB is no
+    // kernel default.
+    common::store_sweet_spot(
+        &e.db(),
+        &format!("loop:{}", file.display()),
+        "loop",
+        &sweetspot::device::kernel_release(),
+        &[("read_ahead_kb", "2044")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    // Declared before the daemon: detached after the daemon's drop has restored its queue.
+    let mut att: Option<Detach> = None;
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("the daemon's first poll", 30, || {
+        std::fs::metadata(format!("{}.daemon.json", e.db().display())).is_ok()
+    });
+    assert!(
+        d.log()
+            .contains("watching for disks by the kernel's uevents"),
+        "{}",
+        d.log()
+    );
+    let t = Instant::now();
+    let (name, dev) = common::attach(&file, false);
+    att.replace(Detach(dev));
+    let ra = Path::new("/sys/block")
+        .join(&name)
+        .join("queue/read_ahead_kb");
+    wait_for("the profile on the new disk", 30, || {
+        std::fs::read_to_string(&ra).unwrap_or_default().trim() == "2044"
+    });
+    let took = t.elapsed();
+    eprintln!("profile applied {took:?} after the attach (poll every 60 s)");
+    assert!(took < Duration::from_secs(10), "{took:?}: {}", d.log());
+    let (status, _) = d.stop();
+    let log = d.log();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(
+        log.contains(&format!("{name}: ")) && log.contains("read_ahead_kb"),
+        "{log}"
+    );
+    drop(d);
+    drop(att);
+}
