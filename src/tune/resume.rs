@@ -232,19 +232,16 @@ impl Recorder for ReplayRecorder<'_> {
             r.current = Some((t.id, t.runs.into()));
             return Ok(t.id);
         }
-        match r.pending.front() {
-            Some(t) => {
-                tracing::info!(
-                    "resuming tune #{}: the search asks for {} where {} was measured; the \
-                     rest is measured live ({} stored trials not reused)",
-                    r.done.from_tune,
-                    crate::knob::setting_label(setting),
-                    crate::knob::setting_label(&t.setting),
-                    r.pending.len()
-                );
-                r.pending.clear();
-            }
-            None => {}
+        if let Some(t) = r.pending.front() {
+            tracing::info!(
+                "resuming tune #{}: the search asks for {} where {} was measured; the rest is \
+                 measured live ({} stored trials not reused)",
+                r.done.from_tune,
+                crate::knob::setting_label(setting),
+                crate::knob::setting_label(&t.setting),
+                r.pending.len()
+            );
+            r.pending.clear();
         }
         drop(r);
         self.inner.trial_started(setting)
