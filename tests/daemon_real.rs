@@ -12,11 +12,13 @@
 //! The machine may be shared: the idle thresholds here are loose (other processes' CPU busy
 //! up to 75% counts as idle) so that only a hog on every CPU makes it busy. The documented
 //! defaults (load average 0.5, CPU 10%) cannot be used: on a machine where other people build
-//! (load average 3-5 on 2 CPUs) no idle window ever comes. The hog test uses 40%: each hog
-//! process runs in a session of its own (setsid), so each is an autogroup of its own and the
-//! scheduler gives 16 hog autogroups most of the CPUs against the retune's one (in one
-//! autogroup with the hogs, per-task sharing gave them only about 80%); but other people's
-//! builds count as "other processes" too, so the window before the hog needs them below it.
+//! (load average 3-11 on 2 CPUs) no idle window ever comes. The hog test uses 40%: each hog
+//! process runs in a session of its own (setsid), so each is an autogroup of its own against
+//! the retune's one (in one autogroup, the scheduler shares per task). The daemon stopped the
+//! retune at a reading of 46% (its first 2-s sample after the hog started, part of it before),
+//! so a 75% threshold is not shown safe. Other people's builds count as "other processes"
+//! too: the test needs them below 40% until a retune has a trial done (at 98% it fails with
+//! "no retune got a trial done").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -396,9 +398,6 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
         "{log}"
     );
     assert!(log.contains("retune stopped (not idle: "), "{log}");
-    for l in log.lines().filter(|l| l.contains("CPU busy")) {
-        eprintln!("{l}");
-    }
     // While the hog runs, no new retune starts.
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(tunes(&e, &id).len(), 1, "{}", d.log());
