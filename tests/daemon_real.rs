@@ -10,9 +10,15 @@
 //! knobs back (`sweetspot restore`) even when it fails.
 //!
 //! The machine may be shared: the idle thresholds here are loose (other processes' CPU busy
-//! up to 75% counts as idle) so that only a hog on every CPU makes it busy. The hog test uses
-//! 40%: its hog shares the CPUs per task with the retune's own job and loads (they are in one
-//! session, so one autogroup), so it may get only about 80% of them, near a 75% threshold.
+//! up to 75% counts as idle) so that only a hog on every CPU makes it busy. The documented
+//! defaults (load average 0.5, CPU 10%) cannot be used: on a machine where other people build
+//! (load average 3-11 on 2 CPUs) no idle window ever comes. The hog test uses 40%: each hog
+//! process runs in a session of its own (setsid), so each is an autogroup of its own against
+//! the retune's one (in one autogroup, the scheduler shares per task). The daemon stopped the
+//! retune at a reading of 46% (its first 2-s sample after the hog started, part of it before),
+//! so a 75% threshold is not shown safe. Other people's builds count as "other processes"
+//! too: the test needs them below 40% until a retune has a trial done (at 98% it fails with
+//! "no retune got a trial done").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -170,8 +176,8 @@ fn trials_of(env: &Env, tune: i64) -> i64 {
         .unwrap()
 }
 
-/// Busy loops, 8 per CPU (so that they win most of the CPU from a retune's job and loads,
-/// the scheduler sharing it per task), killed on drop.
+/// Busy loops, 8 per CPU, each in a session (so an autogroup) of its own, so that they win
+/// most of the CPU from a retune's job and loads; killed on drop.
 struct Hog(Vec<Child>);
 
 impl Hog {
@@ -179,11 +185,15 @@ impl Hog {
         let n = 8 * std::thread::available_parallelism().map_or(2, |n| n.get());
         Hog((0..n)
             .map(|_| {
-                Command::new("sh")
-                    .args(["-c", "while :; do :; done"])
-                    .stdout(Stdio::null())
-                    .spawn()
-                    .unwrap()
+                let mut c = Command::new("sh");
+                c.args(["-c", "while :; do :; done"]).stdout(Stdio::null());
+                // SAFETY: setsid(2) is async-signal-safe; nothing else runs between fork
+                // and exec.
+                unsafe {
+                    use std::os::unix::process::CommandExt;
+                    c.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(Into::into));
+                }
+                c.spawn().unwrap()
             })
             .collect())
     }
@@ -462,4 +472,268 @@ fn a_loop_device_attached_later_gets_its_profile_and_a_drifted_knob_is_left_alon
     );
     drop(d);
     drop(l);
+}
+
+#[test]
+fn a_stopped_retune_is_resumed_by_the_next_one_with_its_finished_trials() {
+    let _turn = serial();
+    let mut l = LoopDev::new(600);
+    l.mount_ext4();
+    let e = env();
+    let id = identity(&l);
+    let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 100.0);
+    // A budget the retune does not spend before it is stopped.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("budget = 6", "budget = 16")).unwrap();
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("a retune with 2 finished trials", 300, || {
+        tunes(&e, &id)
+            .last()
+            .is_some_and(|t| t.status == "running" && trials_of(&e, t.id) >= 2)
+    });
+    let (status, _) = d.stop();
+    assert_eq!(status.code(), Some(0), "{}", d.log());
+    drop(d);
+    let first = tunes(&e, &id).pop().unwrap();
+    assert_eq!(first.status, "interrupted");
+    let k = trials_of(&e, first.id);
+    let store = Store::open(&e.db()).unwrap();
+    let k_runs: i64 = store
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM runs r JOIN trials t ON r.trial_id = t.id \
+             WHERE t.tune_id = ?1 AND t.finished_at IS NOT NULL",
+            [first.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let last_old: i64 = store
+        .conn()
+        .query_row(
+            "SELECT max(id) FROM trials WHERE tune_id = ?1",
+            [first.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+
+    // The next daemon goes on where the first stopped.
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("the resumed retune to end", 600, || {
+        tunes(&e, &id).last().is_some_and(|t| t.status == "done")
+    });
+    let out = e
+        .cmd(&["status", "--json", "--config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let (status, _) = d.stop();
+    let log = d.log();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(
+        log.contains(&format!(
+            "resuming tune #{} (its {k} finished trials are reused)",
+            first.id
+        )),
+        "{log}"
+    );
+    let all = tunes(&e, &id);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[0].status, "resumed");
+    let spot = store.sweet_spots(Some(&id)).unwrap().pop().unwrap();
+    let ev = &spot.evidence;
+    assert_eq!(spot.tune_id, Some(all[1].id));
+    assert_eq!(ev["resumed"]["from_tune"], first.id, "{ev}");
+    assert_eq!(ev["resumed"]["trials"], k, "{ev}");
+    assert_eq!(ev["resumed"]["runs"], k_runs, "{ev}");
+    // Load runs made by the resumed retune: those of its trials after the reused ones.
+    let new_runs: i64 = store
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM runs r JOIN trials t ON r.trial_id = t.id \
+             WHERE t.tune_id = ?1 AND t.id > ?2",
+            [all[1].id, last_old],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let total = ev["runs"].as_i64().unwrap();
+    assert_eq!(new_runs, total - k_runs, "{ev}");
+    assert!(
+        new_runs < total,
+        "{new_runs} new runs; a fresh tune on this path makes {total}"
+    );
+    assert_eq!(
+        trials_of(&e, all[1].id),
+        ev["evaluations"].as_i64().unwrap()
+    );
+    assert!(
+        log.contains(&format!("resumed tune #{}: {k} trials reused", first.id)),
+        "{log}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = v["devices"][0]["last_tune"].as_str().unwrap_or_default();
+    assert!(
+        last.contains(&format!(
+            "(resumed tune #{}: {k} trials, {k_runs} runs reused)",
+            first.id
+        )),
+        "{v}"
+    );
+    eprintln!(
+        "resumed tune #{}: {k} trials and {k_runs} runs reused, {new_runs} new runs of {total}",
+        first.id
+    );
+    drop(d);
+    drop(l);
+}
+
+/// A policy like `quick` with the host-wide `dirty_ratio` (a fake one, in the test's procfs).
+fn host_policy(e: &Env) -> PathBuf {
+    let p = e.dir.path().join("host.toml");
+    std::fs::write(
+        &p,
+        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 6\ncheck_pairs = 2\n\
+         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+         [knobs.fifo_batch]\nmin = 1\nmax = 256\n[knobs.dirty_ratio]\n",
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_retune_with_host_knobs_holds_the_host_lock_both_ways() {
+    let _turn = serial();
+    let mut l = LoopDev::new(600);
+    l.mount_ext4();
+    let mut other = LoopDev::new(300);
+    other.mount_ext4();
+    let e = env();
+    let id = identity(&l);
+    let pol = host_policy(&e);
+    let cfg = config(
+        &e,
+        &format!(
+            "enroll = [\"{id}\"]\ndefault_policy = \"{}\"",
+            pol.display()
+        ),
+        100.0,
+    );
+    // A CLI tune of another device with host knobs holds the host: the daemon waits.
+    let mut cli = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(e.db())
+        .arg("--procfs-root")
+        .arg(e.dir.path().join("proc"))
+        .args(["-q", "tune", "--device", &other.name, "--budget", "30"])
+        .arg("--policy")
+        .arg(&pol)
+        .args(["--job-scale", "0.05", "--lead", "0.3", "--load-mib", "32"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let oid = identity(&other);
+    wait_for("the CLI tune", 60, || {
+        tunes(&e, &oid)
+            .first()
+            .is_some_and(|t| t.status == "running")
+    });
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("the daemon to name the host's holder", 60, || {
+        d.wait_state(&id).is_some_and(|(k, x)| {
+            k == "busy" && x.contains("the host (dirty_ratio)") && x.contains("`sweetspot tune`")
+        })
+    });
+    assert!(tunes(&e, &id).is_empty(), "the daemon started a retune");
+    kill(Pid::from_raw(cli.id() as i32), Signal::SIGINT).unwrap();
+    cli.wait().unwrap();
+
+    // The daemon retunes now, holding the host: a CLI `set` of a host knob is refused.
+    wait_for("the daemon's retune", 300, || {
+        d.wait_state(&id).is_some_and(|(k, _)| k == "tuning")
+            && tunes(&e, &id).last().is_some_and(|t| t.status == "running")
+    });
+    let out = e
+        .cmd(&["set", &other.name, "dirty_ratio=30"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the host (dirty_ratio) is in use by `sweetspot daemon`"),
+        "{err}"
+    );
+    let (status, _) = d.stop();
+    assert_eq!(status.code(), Some(0), "{}", d.log());
+    assert_eq!(e.vm("dirty_ratio"), "20", "the host knob is back");
+    drop(d);
+    drop(other);
+    drop(l);
+}
+
+/// Detaches a loop device on drop.
+struct Detach(PathBuf);
+
+impl Drop for Detach {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_disk_attached_later_gets_its_profile_from_its_uevent_before_the_next_poll() {
+    let _turn = serial();
+    let e = env();
+    let cfg = config(&e, "", 100.0);
+    // Disks are listed every 60 s only: a profile applied sooner came by the uevent.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("poll_s = 1", "poll_s = 60")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("disk.img");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    // Tuned before (its identity is its backing file's), not attached now. 2044 KiB is no
+    // kernel default.
+    common::store_sweet_spot(
+        &e.db(),
+        &format!("loop:{}", file.display()),
+        "loop",
+        &sweetspot::device::kernel_release(),
+        &[("read_ahead_kb", "2044")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    // Declared before the daemon: detached after the daemon's drop has restored its queue.
+    let mut att: Option<Detach> = None;
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("the daemon's first poll", 30, || {
+        std::fs::metadata(format!("{}.daemon.json", e.db().display())).is_ok()
+    });
+    assert!(
+        d.log()
+            .contains("watching for disks by the kernel's uevents"),
+        "{}",
+        d.log()
+    );
+    let t = Instant::now();
+    let (name, dev) = common::attach(&file, false);
+    att.replace(Detach(dev));
+    let ra = Path::new("/sys/block")
+        .join(&name)
+        .join("queue/read_ahead_kb");
+    wait_for("the profile on the new disk", 30, || {
+        std::fs::read_to_string(&ra).unwrap_or_default().trim() == "2044"
+    });
+    let took = t.elapsed();
+    eprintln!("profile applied {took:?} after the attach (poll every 60 s)");
+    assert!(took < Duration::from_secs(10), "{took:?}: {}", d.log());
+    let (status, _) = d.stop();
+    let log = d.log();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(
+        log.contains(&format!("{name}: ")) && log.contains("read_ahead_kb"),
+        "{log}"
+    );
+    drop(d);
+    drop(att);
 }

@@ -207,6 +207,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         // --json keeps stdout for the JSON; the progress bar and trial lines stay on stderr.
         quiet: ctx.quiet,
         lock: &lock,
+        resume: None,
     };
     target::announce_seed(ctx, &args.target, seed);
     let rep = run::tune(&store, &ctx.db, testbed.as_mut(), &req)?;

@@ -143,6 +143,22 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The identities the config enrolls by name, tuned or not: the `enroll` list, or with
+    /// `enroll = "tuned"` the identities `[policy]` names (a device class is no identity).
+    pub fn named(&self) -> Vec<String> {
+        match &self.enroll {
+            Enroll::Identities(ids) => ids.clone(),
+            Enroll::Tuned(_) => self
+                .policy
+                .keys()
+                .filter(|k| !CLASSES.contains(&k.as_str()))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
 /// Reads `path`; an absent file at the default path gives the defaults, an absent file named
 /// by `--config` is an error.
 pub fn load(path: &Path, explicit: bool) -> Result<Config> {

@@ -10,9 +10,13 @@
 //! - [`status`]: what `sweetspot status` shows per enrolled device.
 //! - [`log`]: log lines for journald (`<N>` priority prefixes).
 //! - [`trim`]: the start-up code's pages leave the resident set after the first poll.
+//! - [`uevent`]: disks appearing, from the kernel's netlink uevents: a disk attached after
+//!   the start gets its profile at once, not at the next poll.
 //!
 //! It runs on tokio's current-thread runtime (one thread: small enough for an SD-card
-//! board): a timer every `poll_s` seconds, SIGTERM/SIGINT to stop (exit 0), SIGHUP to reload
+//! board): a timer every `poll_s` seconds (drift, idleness, retunes; disks too when the uevent
+//! socket cannot be opened), the kernel's uevents for disks that appear, SIGTERM/SIGINT to
+//! stop (exit 0), SIGHUP to reload
 //! the config (a bad one keeps the old and says why). At start it first finishes what an
 //! interrupted tune left in the journal ([`crate::tune::recover`]).
 //!
@@ -29,6 +33,7 @@ pub mod plan;
 pub mod retune;
 pub mod status;
 pub mod trim;
+pub mod uevent;
 
 use crate::profile::build::{self, MatchBy, Select};
 use crate::store::Store;
@@ -96,9 +101,16 @@ fn finished(st: &mut State, job: retune::Job, cfg: &config::Config) {
     );
     match job.join() {
         Ok(rep) => tracing::info!(
-            "{dev}: retuned (tune #{}, policy {}): {}",
+            "{dev}: retuned (tune #{}, policy {}{}): {}",
             rep.tune_id.unwrap_or_default(),
             rep.policy,
+            rep.resumed.map_or_else(String::new, |r| format!(
+                ", resumed tune #{}: {} trials reused, {} new runs of {}",
+                r.from_tune,
+                r.trials,
+                rep.runs.saturating_sub(r.runs),
+                rep.runs
+            )),
             if rep.significant {
                 format!("sweet spot {}", crate::types::setting_label(&rep.best))
             } else {
@@ -247,6 +259,39 @@ fn poll(
     Ok(())
 }
 
+/// Disks that the kernel says appeared (`add`, or `change` of a loop device: its attach):
+/// each is looked at afresh (a disk seen before under this identity gets its profile again),
+/// then profiles are applied as at a poll. The disk a retune works on is left to it.
+fn appeared(
+    st: &mut State,
+    store: &mut Store,
+    root: &SysRoot,
+    db: &Path,
+    cfg: &config::Config,
+    events: &[uevent::Event],
+) -> Result<()> {
+    for e in events {
+        let new = e.action == "add" || (e.action == "change" && e.name.starts_with("loop"));
+        if !new {
+            continue;
+        }
+        tracing::debug!("uevent: {} {}", e.action, e.name);
+        if let Ok(d) = crate::device::find(root, &e.name)
+            && st.job.as_ref().is_none_or(|j| j.identity != d.identity)
+        {
+            st.manager.forget(&d.identity);
+        }
+    }
+    let (profile, _) = cached(st, store, root, cfg)?;
+    for e in st.manager.poll(store, root, db, &profile)? {
+        match e {
+            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
+            _ => tracing::warn!("{}", manage::describe(&e)),
+        }
+    }
+    Ok(())
+}
+
 /// Tells systemd the daemon is ready (`READY=1` on `$NOTIFY_SOCKET`, sd_notify(3)'s
 /// protocol: one datagram); nothing when the variable is unset (not under `Type=notify`).
 fn notify_ready() {
@@ -290,6 +335,20 @@ pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Res
             sig(SignalKind::hangup())?,
         );
         let mut st = State::default();
+        let mut watch = match uevent::Watch::open() {
+            Ok(w) => {
+                tracing::info!("watching for disks by the kernel's uevents");
+                Some(w)
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "cannot open the kernel's uevent socket ({e}): new disks are found by \
+                     listing /sys/block every {} s",
+                    cfg.poll_s
+                );
+                None
+            }
+        };
         tracing::info!(
             "sweetspot daemon started (database {}, poll {} s, retune every {})",
             db.display(),
@@ -316,18 +375,45 @@ pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Res
                 cfg.poll_s
             };
             let tick = tokio::time::sleep(std::time::Duration::from_secs(every));
-            tokio::select! {
-                _ = tick => {}
-                _ = term.recv() => break,
-                _ = int.recv() => break,
-                _ = hup.recv() => match config::load(config_path, explicit) {
-                    Ok(c) => {
-                        tracing::info!("config reloaded from {}", config_path.display());
-                        cfg = c;
-                        st.cache = None;
-                    }
-                    Err(e) => tracing::warn!("config not reloaded, keeping the old one: {e}"),
-                },
+            tokio::pin!(tick);
+            // Disk events until the tick: each batch handled at once.
+            let mut lost = None;
+            let stop = loop {
+                tokio::select! {
+                    _ = &mut tick => break false,
+                    ev = uevent::next(&watch) => match ev {
+                        Ok(evs) => {
+                            // The device's attributes (a loop device's backing file) settle.
+                            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                            appeared(&mut st, &mut store, root, &db, &cfg, &evs)?;
+                        }
+                        Err(e) => {
+                            lost = Some(e);
+                            break false;
+                        }
+                    },
+                    _ = term.recv() => break true,
+                    _ = int.recv() => break true,
+                    _ = hup.recv() => match config::load(config_path, explicit) {
+                        Ok(c) => {
+                            tracing::info!("config reloaded from {}", config_path.display());
+                            cfg = c;
+                            st.cache = None;
+                        }
+                        Err(e) => tracing::warn!("config not reloaded, keeping the old one: {e}"),
+                    },
+                }
+            };
+            if let Some(e) = lost {
+                tracing::warn!(
+                    "the uevent socket failed ({e}): new disks are found by listing /sys/block \
+                     every {} s",
+                    cfg.poll_s
+                );
+                watch = None;
+            }
+            if stop {
+                break;
             }
         }
         tracing::info!("sweetspot daemon stopping");

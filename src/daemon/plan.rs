@@ -49,17 +49,19 @@ pub fn latest_spots(store: &Store) -> Result<Spots> {
 }
 
 /// The enrolled devices present now with their latest sweet spot: `enroll = "tuned"` takes
-/// every device with a sweet spot, a list of identities takes those (tuned or not).
+/// every device with a sweet spot and those `[policy]` names by identity, a list of
+/// identities takes those (tuned or not) ([`Config::named`]).
 pub fn enrolled(
     root: &SysRoot,
     cfg: &Config,
     spots: &Spots,
 ) -> Result<Vec<(Device, Option<SweetSpotRow>)>> {
     let mut out = Vec::new();
+    let named = cfg.named();
     for d in device::list(root)? {
         let spot = spots.get(&d.identity).cloned();
         let on = match &cfg.enroll {
-            Enroll::Tuned(_) => spot.is_some(),
+            Enroll::Tuned(_) => spot.is_some() || named.contains(&d.identity),
             Enroll::Identities(ids) => ids.contains(&d.identity),
         };
         if on {

@@ -8,6 +8,7 @@
 //! the device and keeps the finished trials.
 
 use super::config::Config;
+use crate::bench::Testbed;
 use crate::bench::real::RealDevice;
 use crate::bench::realrun::BenchOptions;
 use crate::device::Device;
@@ -16,6 +17,7 @@ use crate::store::Store;
 use crate::store::tunes::SweetSpotRow;
 use crate::sysroot::SysRoot;
 use crate::tune::report::Report;
+use crate::tune::resume::Resume;
 use crate::tune::run::{self, Request};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -88,6 +90,17 @@ pub fn in_window(minute: u32, (start, end): (u32, u32)) -> bool {
     }
 }
 
+/// The host-wide knobs (vm, CPU scheduler: [`crate::knob::ApplyOrder::is_host`]) that
+/// `policy` tunes, by name.
+pub fn host_knobs(policy: &crate::tune::policy::Policy) -> Vec<&str> {
+    policy
+        .knobs
+        .keys()
+        .map(String::as_str)
+        .filter(|k| crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()))
+        .collect()
+}
+
 /// A retune running in its own thread.
 pub struct Job {
     /// The device's identity.
@@ -105,7 +118,8 @@ pub struct Job {
 
 impl Job {
     /// Takes `dev`'s lock for `sweetspot daemon` (refused, naming the holder, when a CLI
-    /// `tune`, `set`, ... has it) and starts the tune in a thread with its own database
+    /// `tune`, `set`, ... has it), and the host's lock ([`crate::lock::HOST`]) too when the
+    /// policy has host-wide knobs ([`host_knobs`]), and starts the tune in a thread with its own database
     /// connection. The profile's values on the device are put back to what they were before
     /// it (the kernel's), so the tune measures against those. Errors: the lock is held; no
     /// writable mounted filesystem; an unknown policy; those of the restore.
@@ -131,6 +145,18 @@ impl Job {
             &dev.name,
             Holder::me("daemon"),
         )?;
+        // A policy with host-wide knobs (vm, kernel.sched_*, debugfs sched) writes the whole
+        // host's: one writer for them too (refused, naming the holder, when a CLI has it).
+        let host = host_knobs(&policy);
+        let host_lock = if host.is_empty() {
+            None
+        } else {
+            Some(DeviceLock::acquire(
+                &crate::lock::path(db, root, crate::lock::HOST),
+                &crate::lock::host_label(&host),
+                Holder::me("daemon"),
+            )?)
+        };
         // The tune compares candidates with the device's values when it starts: the kernel's,
         // not the old sweet spot, so the profile's values are put back first (journaled; the
         // manager applies the new sweet spot when the tune ends).
@@ -151,8 +177,25 @@ impl Job {
         let handle = std::thread::Builder::new()
             .name("retune".into())
             .spawn(move || -> Result<Report> {
+                let _host_lock = host_lock;
                 let store = Store::open(&db)?;
                 let mut tb = RealDevice::device(Store::open(&db)?, &root, &name, None, opts)?;
+                // An earlier retune of the same device, kernel and policy that was stopped
+                // goes on where it stopped (its finished trials replayed).
+                let resume = Resume::find(
+                    &store,
+                    &tb.target(),
+                    &policy.name,
+                    budget.unwrap_or(policy.budget),
+                    &tb.sizes(),
+                )?;
+                if let Some(r) = &resume {
+                    tracing::info!(
+                        "{name}: resuming tune #{} (its {} finished trials are reused)",
+                        r.from_tune,
+                        r.trials()
+                    );
+                }
                 let req = Request {
                     policy: &policy,
                     budget,
@@ -160,6 +203,7 @@ impl Job {
                     apply: false,
                     quiet: true,
                     lock: &lock,
+                    resume: resume.as_ref(),
                 };
                 run::tune(&store, &db, &mut tb, &req)
             })

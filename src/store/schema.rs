@@ -120,6 +120,14 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
         // What an emulated device (`--emulate`) counted during the run: JSON of
         // `bench::IoCounters` (requests, bytes, seek distance, queue depth); NULL elsewhere.
         M::up("ALTER TABLE runs ADD COLUMN io TEXT;"),
+        // The optimiser's seed and trial budget of a tune, so that an interrupted one can be
+        // resumed (`tune::resume`: the same seed, its finished trials replayed in order);
+        // `resumed` is the status of a tune whose trials a later tune took over. NULL for
+        // tunes from before this migration (never resumed).
+        M::up(
+            "ALTER TABLE tunes ADD COLUMN seed INTEGER;
+             ALTER TABLE tunes ADD COLUMN budget INTEGER;",
+        ),
     ])
 }
 

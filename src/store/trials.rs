@@ -144,6 +144,11 @@ impl Store {
         self.read_trials("?1 IS NULL OR identity = ?1", params![identity])
     }
 
+    /// The trials of tune `tune`, oldest first.
+    pub fn trials_of_tune(&self, tune: i64) -> Result<Vec<TrialRow>> {
+        self.read_trials("tune_id = ?1", params![tune])
+    }
+
     /// One trial by id.
     pub fn trial(&self, id: i64) -> Result<Option<TrialRow>> {
         Ok(self.read_trials("id = ?1", params![id])?.pop())

@@ -27,7 +27,8 @@ pub struct TuneRow {
     pub started_at: i64,
     /// Unix seconds, once finished.
     pub finished_at: Option<i64>,
-    /// running, done, interrupted, failed, recovered.
+    /// running, done, interrupted, failed, recovered, resumed (a later tune took its trials
+    /// over).
     pub status: String,
 }
 
@@ -107,6 +108,67 @@ impl Store {
         self.conn().execute(
             "UPDATE tunes SET status = ?2, finished_at = ?3 WHERE id = ?1",
             params![id, status, now()],
+        )?;
+        Ok(())
+    }
+
+    /// Records the optimiser's seed and trial budget of tune `id` (what
+    /// [`Store::resumable_tune`] needs to resume it). The seed's 64 bits are stored as
+    /// SQLite's signed integer.
+    pub fn set_tune_plan(&self, id: i64, seed: u64, budget: u32) -> Result<()> {
+        self.conn().execute(
+            "UPDATE tunes SET seed = ?2, budget = ?3 WHERE id = ?1",
+            params![id, seed as i64, budget],
+        )?;
+        Ok(())
+    }
+
+    /// The newest tune of (`identity`, `kernel`, `policy`) when it was interrupted and has a
+    /// seed ([`Store::set_tune_plan`]): (the tune, its seed, its budget). `None` when the newest
+    /// ended otherwise (done, failed, resumed...), or there is none.
+    pub fn resumable_tune(
+        &self,
+        identity: &str,
+        kernel: &str,
+        policy: &str,
+    ) -> Result<Option<(TuneRow, u64, u32)>> {
+        let mut st = self.conn().prepare(&format!(
+            "SELECT {TUNE_COLS}, seed, budget FROM tunes
+             WHERE identity = ?1 AND kernel = ?2 AND policy = ?3 ORDER BY id DESC LIMIT 1"
+        ))?;
+        let row = st
+            .query_map(params![identity, kernel, policy], |r| {
+                Ok((
+                    tune_row(r)?,
+                    r.get::<_, Option<i64>>(10)?,
+                    r.get::<_, Option<u32>>(11)?,
+                ))
+            })?
+            .next()
+            .transpose()?;
+        Ok(match row {
+            Some((t, Some(seed), Some(budget))) if t.status == "interrupted" => {
+                Some((t, seed as u64, budget))
+            }
+            _ => None,
+        })
+    }
+
+    /// Marks tune `id` `resumed`: a later tune took its finished trials over
+    /// ([`Store::adopt_trial`]), so it is not resumed again.
+    pub fn mark_resumed(&self, id: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE tunes SET status = 'resumed' WHERE id = ?1",
+            params![id],
+        )?;
+        Ok(())
+    }
+
+    /// Moves trial `trial` (with its runs) to tune `tune`: a resumed tune reuses it.
+    pub fn adopt_trial(&self, trial: i64, tune: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE trials SET tune_id = ?2 WHERE id = ?1",
+            params![trial, tune],
         )?;
         Ok(())
     }

@@ -18,6 +18,8 @@
 //!   `check` submodule the final check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
+//! - [`resume`]: an interrupted tune's finished trials replayed, so a later tune goes on
+//!   from there.
 //! - [`report`]: the final report and JSON; its `explain` submodule what the report must
 //!   say to be read right (refused and excluded settings, notes).
 
@@ -27,6 +29,7 @@ pub mod needs;
 pub mod observe;
 pub mod policy;
 pub mod report;
+pub mod resume;
 pub mod run;
 pub mod solver;
 pub mod space;

@@ -124,6 +124,10 @@ pub struct Report {
     /// Knobs the tune could not touch at all, each group once with the reason (e.g. debugfs
     /// locked down: its CPU-scheduler knobs were left out of the search).
     pub not_touched: Vec<String>,
+    /// The interrupted tune this one resumed, and the trials and runs of it reused
+    /// ([`crate::tune::resume`]); `runs` and `evaluations` above include them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<crate::tune::resume::Resumed>,
 }
 
 fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
@@ -339,6 +343,7 @@ pub fn build_with(
             _ => None,
         },
         not_touched: Vec::new(),
+        resumed: None,
     }
 }
 
@@ -405,6 +410,15 @@ pub fn text(r: &Report) -> String {
         )),
     }
     s.push_str(&format!("  {}\n", r.reason));
+    if let Some(x) = &r.resumed {
+        s.push_str(&format!(
+            "  resumed tune #{}: reused its {} finished trials ({} runs); {} new runs\n",
+            x.from_tune,
+            x.trials,
+            x.runs,
+            r.runs.saturating_sub(x.runs)
+        ));
+    }
     for n in &r.notes {
         s.push_str(&format!("  note: {n}\n"));
     }

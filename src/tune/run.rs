@@ -18,6 +18,7 @@ use crate::sysroot::SysRoot;
 use crate::tune::evaluator::Recorder;
 use crate::tune::policy::Policy;
 use crate::tune::report::{self, Report};
+use crate::tune::resume::{Replay, ReplayBed, ReplayRecorder, Resume};
 use crate::tune::space::Space;
 use crate::tune::{Options, observe, optimise};
 use crate::{Error, Result};
@@ -294,6 +295,9 @@ pub struct Request<'a> {
     /// The target's device lock ([`crate::lock::path`] of its identity), taken by the caller
     /// before the testbed was built; the tune's id is written into it.
     pub lock: &'a DeviceLock,
+    /// An interrupted tune to resume ([`crate::tune::resume`]): its seed is used instead of
+    /// `seed`, and its finished trials are replayed before anything is measured.
+    pub resume: Option<&'a Resume>,
 }
 
 /// Runs a whole tune on `testbed` and stores it. On any error, and on Ctrl-C/SIGTERM, the
@@ -341,6 +345,11 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
     let tune_id = store.insert_tune(&target, testbed.device_name().as_deref(), &req.policy.name)?;
     req.lock.set_tune(tune_id)?;
+    let seed = req.resume.map_or(req.seed, |r| r.seed);
+    store.set_tune_plan(tune_id, seed, req.budget.unwrap_or(req.policy.budget))?;
+    if let Some(r) = req.resume {
+        store.mark_resumed(r.from_tune)?;
+    }
     testbed.set_owner(&format!("tune:{tune_id}"));
     let mut rec = StoreRecorder {
         store,
@@ -356,17 +365,27 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     let budget = u64::from(req.budget.unwrap_or(req.policy.budget));
     let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet)
         .minimize(req.policy.objective.minimize());
+    let replay = Replay::new(req.resume);
     let res = optimise(
-        &mut *testbed,
+        &mut ReplayBed {
+            inner: &mut *testbed,
+            replay: replay.clone(),
+        },
         &space,
         req.policy,
-        &mut rec,
+        &mut ReplayRecorder {
+            inner: &mut rec,
+            replay: replay.clone(),
+            store,
+            tune_id,
+        },
         Options {
-            seed: req.seed,
+            seed,
             budget: req.budget,
             log: Some(log),
         },
     );
+    let resumed = replay.borrow().resumed();
     let out = match res {
         Ok(o) => o,
         Err(e) => {
@@ -413,6 +432,7 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         dropped,
     );
     rep.not_touched = not_touched;
+    rep.resumed = resumed;
     let fin = if applied {
         // The sweet spot stays on the device after the testbed is gone, journaled under this
         // tune, so `restore` still undoes it.

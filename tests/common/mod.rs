@@ -14,7 +14,7 @@ use std::process::Command;
 /// outlives `losetup -d`, settings included: one left with another scheduler (a test that died
 /// mid-way, a `tune --apply` on it) would start the next test elsewhere than the kernel's
 /// default, so the scheduler is set to `none` first.
-fn attach(file: &Path, direct_io: bool) -> (String, PathBuf) {
+pub fn attach(file: &Path, direct_io: bool) -> (String, PathBuf) {
     let mut cmd = Command::new("losetup");
     if direct_io {
         cmd.arg("--direct-io=on");

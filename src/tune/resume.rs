@@ -1,0 +1,442 @@
+//! Resuming an interrupted tune: the finished trials of the newest tune of the same
+//! (identity, kernel release, policy) are replayed, and the tune goes on live from there.
+//!
+//! The optimiser is deterministic given its seed and the results it is fed (its design,
+//! model and tie-breaks all come from the seed). A resumed tune therefore runs with the
+//! interrupted tune's seed and budget ([`crate::store::Store::resumable_tune`]), and while
+//! the solver asks for the same settings, in the same order, as the interrupted tune
+//! measured, it is answered from the store: [`ReplayBed`] gives back the stored runs instead
+//! of running the loads, [`ReplayRecorder`] hands back the stored trial (moved to the new
+//! tune, [`crate::store::Store::adopt_trial`]) instead of inserting a copy. The solver's
+//! state after the replay is the one the interrupted tune had, so what follows is the same
+//! search, only its next trials are measured now.
+//!
+//! The first request that differs (another setting, or the same setting with other loads)
+//! ends the replay: the rest of the stored trials stay with the old tune and every later
+//! trial is measured live. Only finished trials are replayed (a trial stopped between its
+//! runs is no measurement). Settings are still applied during the replay (cheap sysfs
+//! writes), so the device is at the solver's setting when the live part starts.
+
+use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed};
+use crate::knob::Setting;
+use crate::store::Store;
+use crate::tune::evaluator::Recorder;
+use crate::{Error, Result};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+/// One stored trial to replay.
+#[derive(Clone, Debug)]
+struct Stored {
+    id: i64,
+    setting: Setting,
+    runs: Vec<Run>,
+}
+
+/// An interrupted tune to resume.
+#[derive(Clone, Debug)]
+pub struct Resume {
+    /// The interrupted tune's id.
+    pub from_tune: i64,
+    /// Its seed: the resumed tune's.
+    pub seed: u64,
+    /// Its trial budget: the resumed tune's.
+    pub budget: u32,
+    trials: Vec<Stored>,
+}
+
+/// What a resumed tune reused, for its report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Resumed {
+    /// The interrupted tune it resumed.
+    pub from_tune: i64,
+    /// Its finished trials replayed (taken over by this tune).
+    pub trials: usize,
+    /// Their load runs (not run again).
+    pub runs: u64,
+}
+
+impl Resume {
+    /// The newest tune of (`target`'s identity and kernel, `policy`) when it was
+    /// interrupted, its budget is `budget`, and it has finished trials all measured with
+    /// `sizes` (the testbed's job and load sizes); else `None` (a fresh tune).
+    pub fn find(
+        store: &Store,
+        target: &TargetInfo,
+        policy: &str,
+        budget: u32,
+        sizes: &serde_json::Value,
+    ) -> Result<Option<Resume>> {
+        let Some((tune, seed, b)) =
+            store.resumable_tune(&target.identity, &target.kernel, policy)?
+        else {
+            return Ok(None);
+        };
+        if b != budget {
+            return Ok(None);
+        }
+        let mut trials = Vec::new();
+        for t in store.trials_of_tune(tune.id)? {
+            // Only the last trial can be unfinished (the tune stopped there).
+            if t.finished_at.is_none() {
+                break;
+            }
+            if &t.sizes != sizes {
+                return Ok(None);
+            }
+            let runs = store.runs(t.id)?.into_iter().map(|r| r.run).collect();
+            trials.push(Stored {
+                id: t.id,
+                setting: t.setting,
+                runs,
+            });
+        }
+        if trials.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Resume {
+            from_tune: tune.id,
+            seed,
+            budget,
+            trials,
+        }))
+    }
+
+    /// Finished trials it holds.
+    pub fn trials(&self) -> usize {
+        self.trials.len()
+    }
+}
+
+/// The replay's state, shared by [`ReplayBed`] and [`ReplayRecorder`].
+#[derive(Debug, Default)]
+pub struct Replay {
+    pending: VecDeque<Stored>,
+    /// The stored trial being replayed now: its id and the runs not given back yet.
+    current: Option<(i64, VecDeque<Run>)>,
+    done: Resumed,
+}
+
+impl Replay {
+    /// A replay of `r`'s trials; an empty one (everything live) for `None`.
+    pub fn new(r: Option<&Resume>) -> Rc<RefCell<Replay>> {
+        Rc::new(RefCell::new(Replay {
+            pending: r
+                .map(|r| r.trials.iter().cloned().collect())
+                .unwrap_or_default(),
+            current: None,
+            done: Resumed {
+                from_tune: r.map_or(0, |r| r.from_tune),
+                ..Resumed::default()
+            },
+        }))
+    }
+
+    /// What was reused so far; `None` when nothing was.
+    pub fn resumed(&self) -> Option<Resumed> {
+        (self.done.trials > 0).then_some(self.done)
+    }
+}
+
+/// A testbed that answers runs of a replayed trial from the store and passes everything else
+/// to the real one.
+pub struct ReplayBed<'a> {
+    /// The real testbed.
+    pub inner: &'a mut dyn Testbed,
+    /// The shared replay.
+    pub replay: Rc<RefCell<Replay>>,
+}
+
+impl Testbed for ReplayBed<'_> {
+    fn target(&self) -> TargetInfo {
+        self.inner.target()
+    }
+    fn space(&self) -> Vec<SpaceKnob> {
+        self.inner.space()
+    }
+    fn unusable(&self) -> Vec<(String, String)> {
+        self.inner.unusable()
+    }
+    fn notes(&self) -> Vec<String> {
+        self.inner.notes()
+    }
+    fn lacks(&self, load: Load, metric: &str) -> Option<String> {
+        self.inner.lacks(load, metric)
+    }
+    fn apply(&mut self, setting: &Setting) -> Result<()> {
+        self.inner.apply(setting)
+    }
+    fn run(&mut self, load: Load) -> Result<Run> {
+        let mut g = self.replay.borrow_mut();
+        let r = &mut *g;
+        if let Some((id, runs)) = r.current.as_mut() {
+            return match runs.pop_front() {
+                Some(run) if run.load == load => {
+                    r.done.runs += 1;
+                    Ok(run)
+                }
+                other => Err(Error::Failed(format!(
+                    "resuming tune #{}: trial {id} ran {} where {load} is asked now (the \
+                     search is not the one that was interrupted)",
+                    r.done.from_tune,
+                    other.map_or_else(|| "no more runs".to_string(), |o| o.load.to_string())
+                ))),
+            };
+        }
+        drop(g);
+        self.inner.run(load)
+    }
+    fn sizes(&self) -> serde_json::Value {
+        self.inner.sizes()
+    }
+    fn set_owner(&mut self, owner: &str) {
+        self.inner.set_owner(owner)
+    }
+    fn device_name(&self) -> Option<String> {
+        self.inner.device_name()
+    }
+    fn zoned(&self) -> Option<String> {
+        self.inner.zoned()
+    }
+    fn restore(&mut self) -> Result<()> {
+        self.inner.restore()
+    }
+    fn keep(&mut self) {
+        self.inner.keep()
+    }
+}
+
+/// A recorder that hands back the stored trial while the replay matches (moving it to tune
+/// `tune_id`), and records live trials through the real one.
+pub struct ReplayRecorder<'a> {
+    /// The real recorder.
+    pub inner: &'a mut dyn Recorder,
+    /// The shared replay.
+    pub replay: Rc<RefCell<Replay>>,
+    /// The store the stored trials are in.
+    pub store: &'a Store,
+    /// The resumed tune.
+    pub tune_id: i64,
+}
+
+impl Recorder for ReplayRecorder<'_> {
+    fn trial_started(&mut self, setting: &Setting) -> Result<i64> {
+        let mut r = self.replay.borrow_mut();
+        r.current = None;
+        if r.pending.front().is_some_and(|t| &t.setting == setting)
+            && let Some(t) = r.pending.pop_front()
+        {
+            self.store.adopt_trial(t.id, self.tune_id)?;
+            r.done.trials += 1;
+            r.current = Some((t.id, t.runs.into()));
+            return Ok(t.id);
+        }
+        if let Some(t) = r.pending.front() {
+            tracing::info!(
+                "resuming tune #{}: the search asks for {} where {} was measured; the rest is \
+                 measured live ({} stored trials not reused)",
+                r.done.from_tune,
+                crate::knob::setting_label(setting),
+                crate::knob::setting_label(&t.setting),
+                r.pending.len()
+            );
+            r.pending.clear();
+        }
+        drop(r);
+        self.inner.trial_started(setting)
+    }
+    fn run_finished(&mut self, trial: i64, index: usize, run: &Run) -> Result<()> {
+        if self
+            .replay
+            .borrow()
+            .current
+            .as_ref()
+            .is_some_and(|(id, _)| *id == trial)
+        {
+            return Ok(());
+        }
+        self.inner.run_finished(trial, index, run)
+    }
+    fn trial_finished(&mut self, trial: i64) -> Result<()> {
+        let mut r = self.replay.borrow_mut();
+        if let Some((id, left)) = r.current.take_if(|(id, _)| *id == trial) {
+            if !left.is_empty() {
+                return Err(Error::Failed(format!(
+                    "resuming tune #{}: trial {id} has {} more runs than asked now (the \
+                     search is not the one that was interrupted)",
+                    r.done.from_tune,
+                    left.len()
+                )));
+            }
+            return Ok(());
+        }
+        drop(r);
+        self.inner.trial_finished(trial)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::SimDevice;
+    use crate::lock::{DeviceLock, Holder};
+    use crate::tune::run::{Request, tune};
+    use std::path::Path;
+
+    /// A simulated device whose tune is stopped (as by Ctrl-C) before its run `stop_at`.
+    struct StopAt {
+        sim: SimDevice,
+        runs: usize,
+        stop_at: usize,
+    }
+
+    impl Testbed for StopAt {
+        fn target(&self) -> TargetInfo {
+            self.sim.target()
+        }
+        fn space(&self) -> Vec<SpaceKnob> {
+            self.sim.space()
+        }
+        fn lacks(&self, load: Load, metric: &str) -> Option<String> {
+            self.sim.lacks(load, metric)
+        }
+        fn apply(&mut self, s: &Setting) -> Result<()> {
+            self.sim.apply(s)
+        }
+        fn run(&mut self, load: Load) -> Result<Run> {
+            if self.runs == self.stop_at {
+                return Err(Error::Interrupted);
+            }
+            self.runs += 1;
+            self.sim.run(load)
+        }
+        fn sizes(&self) -> serde_json::Value {
+            self.sim.sizes()
+        }
+        fn restore(&mut self) -> Result<()> {
+            self.sim.restore()
+        }
+    }
+
+    fn settings(store: &Store, tune: i64) -> Vec<Setting> {
+        store
+            .trials_of_tune(tune)
+            .unwrap()
+            .into_iter()
+            .filter(|t| t.finished_at.is_some())
+            .map(|t| t.setting)
+            .collect()
+    }
+
+    #[test]
+    fn a_resumed_tune_replays_the_stopped_ones_trials_and_asks_what_it_would_have_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        let store = Store::open(&db).unwrap();
+        let surface = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
+        let policy = crate::tune::policy::resolve("quick", Path::new("/nonexistent")).unwrap();
+        let bed = |stop_at| StopAt {
+            sim: SimDevice::open(&surface, 11).unwrap(),
+            runs: 0,
+            stop_at,
+        };
+        let lock = DeviceLock::acquire(
+            &crate::lock::path(&db, &crate::sysroot::SysRoot::default(), "sim:x"),
+            "sim",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let req = |resume| Request {
+            policy: &policy,
+            budget: None,
+            seed: 5,
+            apply: false,
+            quiet: true,
+            lock: &lock,
+            resume,
+        };
+        // The whole tune, for reference; then the same tune stopped at its 9th run (the
+        // screen's trials are 1 or 2 runs each).
+        let full = tune(&store, &db, &mut bed(usize::MAX), &req(None)).unwrap();
+        let reference = settings(&store, full.tune_id.unwrap());
+        let target = bed(0).target();
+        let sizes = bed(0).sizes();
+        let e = tune(&store, &db, &mut bed(8), &req(None)).unwrap_err();
+        assert!(matches!(e, Error::Interrupted), "{e:?}");
+        let r = Resume::find(&store, &target, "quick", policy.budget, &sizes)
+            .unwrap()
+            .expect("the stopped tune is resumable");
+        let stopped: Vec<_> = store
+            .trials_of_tune(r.from_tune)
+            .unwrap()
+            .into_iter()
+            .filter(|t| t.finished_at.is_some())
+            .collect();
+        let k = stopped.len();
+        let k_runs: usize = stopped
+            .iter()
+            .map(|t| store.runs(t.id).unwrap().len())
+            .sum();
+        assert!(k >= 2 && k_runs <= 8, "{k} trials, {k_runs} runs");
+        assert_eq!((r.seed, r.trials()), (5, k));
+        // Another budget or other load sizes: a fresh tune.
+        assert!(
+            Resume::find(&store, &target, "quick", policy.budget + 1, &sizes)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            Resume::find(
+                &store,
+                &target,
+                "quick",
+                policy.budget,
+                &serde_json::json!({"x": 1})
+            )
+            .unwrap()
+            .is_none()
+        );
+
+        // Resumed under another seed argument: the stopped tune's seed is used.
+        let mut b = bed(usize::MAX);
+        let req2 = Request {
+            seed: 999,
+            ..req(Some(&r))
+        };
+        let rep = tune(&store, &db, &mut b, &req2).unwrap();
+        let x = rep.resumed.expect("it resumed");
+        assert_eq!(
+            (x.from_tune, x.trials, x.runs),
+            (r.from_tune, k, k_runs as u64)
+        );
+        assert_eq!(
+            b.runs as u64,
+            rep.runs - k_runs as u64,
+            "the reused runs were not run again"
+        );
+        assert!(rep.runs <= full.runs + 2, "{} vs {}", rep.runs, full.runs);
+        // The trials moved to the resumed tune, and its next setting is the reference's:
+        // the solver's state after the replay is the stopped tune's.
+        let got = settings(&store, rep.tune_id.unwrap());
+        assert_eq!(got[..=k], reference[..=k]);
+        assert!(settings(&store, r.from_tune).is_empty());
+        let old = store.tunes(None).unwrap();
+        assert_eq!(old[1].status, "resumed");
+        assert!(
+            crate::tune::report::text(&rep).contains(&format!(
+                "resumed tune #{}: reused its {k} finished trials ({k_runs} runs)",
+                r.from_tune
+            )),
+            "{}",
+            crate::tune::report::text(&rep)
+        );
+        // Not resumed twice.
+        assert!(
+            Resume::find(&store, &target, "quick", policy.budget, &sizes)
+                .unwrap()
+                .is_none()
+        );
+    }
+}
