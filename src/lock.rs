@@ -30,6 +30,10 @@ use std::time::Duration;
 /// `dirty_ratio` would each journal the other's value as the original.
 pub const HOST: &str = "host";
 
+/// The identity of the daemon's own lock: one `sweetspot daemon` per machine (per database on
+/// a fake tree, [`path`]).
+pub const DAEMON: &str = "daemon";
+
 /// How a refusal names the host lock: `the host (dirty_ratio, swappiness)`, `knobs` being the
 /// host-wide knobs the refused command wanted to write.
 pub fn host_label(knobs: &[&str]) -> String {

@@ -104,6 +104,21 @@ fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
         read(&sys, "sdb", "queue/iosched/fifo_batch") == "4"
     });
 
+    // One daemon at a time: a second on the same database is refused, naming the first.
+    let mut second = Command::new(&bin);
+    base(&mut second);
+    let out = second
+        .args(["daemon", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("another daemon runs") && err.contains(&format!("pid {}", child.id())),
+        "{err}"
+    );
+
     let mut st = Command::new(&bin);
     base(&mut st);
     let out = st

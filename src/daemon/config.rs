@@ -273,6 +273,30 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
             return Err(bad(at("budget"), "retune.budget", e.to_string()));
         }
     }
+    let i = &c.idle;
+    for (key, v, ok, range) in [
+        ("load_avg_max", i.load_avg_max, i.load_avg_max >= 0.0, "≥ 0"),
+        (
+            "cpu_busy_pct_max",
+            i.cpu_busy_pct_max,
+            (0.0..=100.0).contains(&i.cpu_busy_pct_max),
+            "0–100 %",
+        ),
+        (
+            "device_kib_per_s_max",
+            i.device_kib_per_s_max,
+            i.device_kib_per_s_max >= 0.0,
+            "≥ 0 KiB/s",
+        ),
+    ] {
+        if !(v.is_finite() && ok) {
+            return Err(bad(
+                at(key),
+                &format!("idle.{key}"),
+                format!("'{v}': must be {range}"),
+            ));
+        }
+    }
     if !(1..=3600).contains(&c.poll_s) {
         return Err(bad(
             at("poll_s"),
@@ -326,6 +350,17 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "d.toml:2: quiet_hours: '25:00-01:00': expected HH:MM-HH:MM"
+        );
+        let e = parse("\n[idle]\ncpu_busy_pct_max = 500\n", p).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.toml:3: idle.cpu_busy_pct_max: '500': must be 0–100 %"
+        );
+        let e = parse("[idle]\nload_avg_max = -3\n", p).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("d.toml:2: idle.load_avg_max: '-3': must be ≥ 0"),
+            "{e}"
         );
         let e = parse("\n[idle]\nfor_s = \"long\"\n", p).unwrap_err();
         assert!(e.to_string().starts_with("d.toml:3: idle.for_s: "), "{e}");

@@ -319,6 +319,16 @@ fn notify_ready() {
 pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Result<()> {
     let mut cfg = config::load(config_path, explicit)?;
     let db = cfg.db.clone().unwrap_or_else(|| db.to_path_buf());
+    // One daemon at a time: a second would retune and re-apply beside the first.
+    let _daemon = crate::lock::DeviceLock::acquire(
+        &crate::lock::path(&db, root, crate::lock::DAEMON),
+        "the daemon's role",
+        crate::lock::Holder::me("daemon"),
+    )
+    .map_err(|e| match e {
+        Error::BadInput(m) => Error::BadInput(format!("another daemon runs: {m}")),
+        other => other,
+    })?;
     let mut store = Store::open(&db)?;
     crate::tune::recover(&mut store, root)?;
     let rt = tokio::runtime::Builder::new_current_thread()
