@@ -47,24 +47,8 @@ pub fn own(dir: &Path) -> std::io::Result<Flock<File>> {
 /// directory cleaned, for the log. Failures are logged and the directory is left for the next
 /// sweep; a directory is removed only once nothing is mounted on it.
 pub fn sweep(tmp: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(tmp) else {
-        return Vec::new();
-    };
     let mut done = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let is_ours = name.starts_with(DIR_PREFIX) || name.starts_with(RUN_PREFIX);
-        // file_type() does not follow symlinks: a symlink named like ours is skipped.
-        if !is_ours || !e.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let dir = e.path();
-        let Ok(f) = File::open(dir.join(LOCK_FILE)) else {
-            continue;
-        };
-        let Ok(_lock) = Flock::lock(f, FlockArg::LockExclusiveNonblock) else {
-            continue; // its owner is alive (or another sweep is cleaning it)
-        };
+    for (dir, _lock) in dead(tmp, &[DIR_PREFIX, RUN_PREFIX]) {
         match clean(&dir) {
             Ok(what) => done.push(what),
             Err(msg) => tracing::warn!("leftover scratch {}: {msg}", dir.display()),
@@ -78,28 +62,41 @@ pub fn sweep(tmp: &Path) -> Vec<String> {
 /// directory removed. Like [`sweep`], a directory without a lock file, or whose owner is
 /// alive, is never touched.
 pub fn sweep_work(target: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(target) else {
-        return Vec::new();
-    };
     let mut done = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with(WORK_PREFIX) || !e.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let dir = e.path();
-        let Ok(f) = File::open(dir.join(LOCK_FILE)) else {
-            continue;
-        };
-        let Ok(_lock) = Flock::lock(f, FlockArg::LockExclusiveNonblock) else {
-            continue;
-        };
+    for (dir, _lock) in dead(target, &[WORK_PREFIX]) {
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => done.push(format!("removed {}", dir.display())),
             Err(e) => tracing::warn!("leftover work directory {}: {e}", dir.display()),
         }
     }
     done
+}
+
+/// The directories under `parent` named with one of `prefixes` whose owner lock this process
+/// could take (their owner is dead), each with the lock, held while it is cleaned. A symlink
+/// named like ours, or a directory without a lock file, is skipped.
+fn dead(parent: &Path, prefixes: &[&str]) -> Vec<(PathBuf, Flock<File>)> {
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // file_type() does not follow symlinks.
+        if !prefixes.iter().any(|p| name.starts_with(p)) || !e.file_type().is_ok_and(|t| t.is_dir())
+        {
+            continue;
+        }
+        let dir = e.path();
+        let Ok(f) = File::open(dir.join(LOCK_FILE)) else {
+            continue;
+        };
+        // Not taken: its owner is alive (or another sweep is cleaning it).
+        if let Ok(lock) = Flock::lock(f, FlockArg::LockExclusiveNonblock) {
+            out.push((dir, lock));
+        }
+    }
+    out
 }
 
 /// Cleans one leftover whose lock we hold. Returns what was done, or why it stopped.
