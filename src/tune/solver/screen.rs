@@ -13,7 +13,8 @@
 //!    setting with the lowest mean + [`PICK_K`] standard errors; its challenger the other
 //!    setting with the lowest mean − [`RACE_Z`] standard errors; whichever of the two has the
 //!    larger standard error gets one more loaded trial, until the challenger's lower bound
-//!    clears the leader's upper bound or the search's runs are spent. A setting's standard
+//!    clears the leader's upper bound or the search's runs are spent (a leader measured once
+//!    is never separated: it is re-measured first). A setting's standard
 //!    error uses its own variance shrunk toward a prior ([`ASSUMED_NOISE`] with [`PRIOR_DF`]
 //!    df), not one pooled across settings: noise differs between settings (on the seed
 //!    surface 12% per run at fifo_batch 1, 2 and 4, 4% elsewhere), and a pooled sd lets a
@@ -25,7 +26,9 @@
 //!    per-setting variances). Flat: no_load is pooled and the loaded cost decides. Not flat:
 //!    each finalist and the default is ranked by its own Ratio (mean ln loaded Time − its own
 //!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
-//!    the verdict's reason says which.
+//!    the verdict's reason says which. Flat: the race goes on with the runs the check's
+//!    pairs of loaded runs no longer need (it was planned in full pairs), and a new leader it
+//!    raises gets its own no_load trial and the test again.
 //! 4. **Final check** (`solver/check.rs`) on fresh interleaved pairs. For a Ratio whose
 //!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
 //!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
@@ -361,6 +364,11 @@ impl BayesOpt {
         };
         let ranked = self.screen_ranked(feasible);
         let (lead, rest) = ranked.split_first()?;
+        // A leader measured once is never separated: one lucky draw of a noisy setting
+        // (fifo_batch 1 on the seed surface, 12% per run) can clear any bound.
+        if self.screen_costs(lead.0, false).len() < 2 {
+            return Some(lead.0);
+        }
         let ch = rest
             .iter()
             .min_by(|a, b| (a.1 - rz * a.2).total_cmp(&(b.1 - rz * b.2)))?;
@@ -387,9 +395,13 @@ impl BayesOpt {
         let search = total.saturating_sub(self.check_reserve(feasible));
         let pools = self.pools_no_load();
         let flat_decided = self.screen.as_ref().is_some_and(|s| s.flat.is_some());
-        // Runs kept for the flatness test: a no_load trial of each of two finalists.
+        let flat = self.screen.as_ref().is_some_and(|s| s.flat == Some(true));
+        // Runs kept for the flatness test: a no_load trial of each of two finalists; once
+        // no_load was found flat, one for a new leader the race may still raise.
         let keep = if pools && !flat_decided {
             2 * no_load
+        } else if flat {
+            no_load
         } else {
             0
         };
@@ -462,8 +474,9 @@ impl BayesOpt {
                 }
             }
         }
-        // 2. The race.
-        if !flat_decided
+        // 2. The race (after a flat no_load too: the check's pairs of loaded runs then need
+        // fewer runs than the full pairs kept for them, and the race gets the rest).
+        if (!flat_decided || flat)
             && fits(self.runs, loaded)
             && let Some(p) = self.race_pick(feasible)
         {
@@ -474,7 +487,26 @@ impl BayesOpt {
             );
             return;
         }
+        // 3a. A leader the race raised after the flatness test has its no_load tested too:
+        // the test is run again over the new finalists.
+        if flat
+            && let Some(l) = self.screen_ranked(feasible).first().map(|c| c.0)
+            && l != self.default
+            && self.screen_costs(l, true).is_empty()
+            && self.runs + no_load <= total
+        {
+            if let Some(s) = self.screen.as_mut() {
+                s.flat = None;
+            }
+            self.push(
+                l,
+                Part::NoLoad,
+                "no_load flatness test: a new leader's no_load against the default's",
+            );
+            return;
+        }
         // 3. The no_load flatness test (Ratio only).
+        let flat_decided = self.screen.as_ref().is_some_and(|s| s.flat.is_some());
         if pools && !flat_decided {
             let finalists: Vec<usize> = self
                 .screen_ranked(feasible)
@@ -496,6 +528,12 @@ impl BayesOpt {
                 return;
             }
             self.decide_flat(finalists);
+            if self.loaded_check() {
+                // Flat: the check's pairs are loaded runs, and the race may use what the full
+                // pairs kept for them no longer need.
+                self.plan_screen(feasible);
+                return;
+            }
         }
         // Not flat: the runs left go to full trials of the finalists, the less certain first.
         if self.screen.as_ref().and_then(|s| s.flat) == Some(false) && self.runs + full <= search {
