@@ -455,6 +455,9 @@ fn a_loop_device_attached_later_gets_its_profile_and_a_drifted_knob_is_left_alon
                         .as_str()
                         .is_some_and(|s| s.starts_with("contested"))
                     && x["waiting"] == "contested"
+                    && x["waiting_detail"]
+                        .as_str()
+                        .is_some_and(|d| d.matches("another writer keeps").count() == 1)
             })
         })
     });

@@ -96,7 +96,7 @@ pub fn wait_of(
         return w(
             "contested",
             format!(
-                "another writer keeps {}: not retuned while it does",
+                "contested by another writer: {}; not retuned while it is",
                 contested.join(", ")
             ),
             None,
