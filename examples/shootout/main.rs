@@ -16,7 +16,8 @@
 //! categorical scheduler surface, a throughput tune; tuned over the scheduler alone, as
 //! measured), io_load Ratio (minimised) elsewhere. Costs are ln Ratio or −ln Loads.
 //!
-//! Methods (each trial = one no_load run + one io_load run, unless said otherwise):
+//! Methods (each trial = one no_load run + one io_load run for a Ratio, the io_load run alone
+//! on a Loads surface, unless said otherwise; every baseline gets as many runs as ours):
 //! - `grid3`: contest-style sweep: every grid point, one no_load run and three io_load runs;
 //!   the lowest mean Ratio wins.
 //! - `random`: k random grid points, one trial each; the lowest Ratio wins.
@@ -26,6 +27,8 @@
 //!   never left the default).
 //! - `pattern`: a local pattern search from the default, a race of the two best, and 2
 //!   fresh check pairs with ours' test ([`pattern`]); issue #13's yardstick.
+//! - `ttts`: top-two Thompson sampling (Russo 2016) over every setting, per-setting shrunk
+//!   variances as ours, no check ([`ttts`]): the strongest global competitor we built.
 //! - `neldermead`: argmin's NelderMead on the log2-relaxed space, k trials, rounded.
 //! - `ours`: `tune::optimise`; it keeps the default unless the final check is significant.
 //!   On a grid the budget can measure whole (the 9-, 4- and 27-setting surfaces) that is the
@@ -61,6 +64,7 @@ use sweetspot::tune::space::Space;
 use sweetspot::tune::{self, Options};
 
 mod pattern;
+mod ttts;
 
 /// A surface in the shoot-out. `truth` and `opt` are true costs (ln Ratio, or −ln Loads).
 pub struct Surf {
@@ -83,6 +87,7 @@ enum Method {
     Anneal(usize),
     NelderMead(usize),
     Pattern(usize),
+    Ttts(usize),
     Ours(u32),
     Oracle(u32),
 }
@@ -95,6 +100,7 @@ impl Method {
             Method::Anneal(_) => "anneal".into(),
             Method::NelderMead(_) => "neldermead".into(),
             Method::Pattern(_) => "pattern".into(),
+            Method::Ttts(_) => "ttts".into(),
             Method::Ours(_) => "ours".into(),
             Method::Oracle(_) => "oracle".into(),
         }
@@ -186,20 +192,29 @@ fn load_surface(path: &Path) -> Surf {
     }
 }
 
-/// One trial's cost: one no_load run and `io_runs` io_load runs at point `p`; ln Ratio, or
-/// −ln(mean Loads) on a Loads surface.
+/// Load runs of one baseline trial: a no_load run and an io_load run for a Ratio, the io_load
+/// run alone for Loads (a throughput tune needs no no_load; ours measures it so too).
+pub fn per_trial(s: &Surf) -> u64 {
+    if s.loads { 1 } else { 2 }
+}
+
+/// One trial's cost: one no_load run (a Ratio only) and `io_runs` io_load runs at point `p`;
+/// ln Ratio, or −ln(mean Loads) on a Loads surface.
 pub fn cost(sim: &mut SimDevice, s: &Surf, p: usize, io_runs: u32) -> f64 {
     sim.apply(&s.space.points[p]).expect("apply");
+    if s.loads {
+        let runs: Vec<_> = (0..io_runs)
+            .map(|_| sim.run(Load::IoLoad).expect("run"))
+            .collect();
+        let n = f64::from(io_runs);
+        return -(runs.iter().map(|r| r.loads.unwrap_or(0.0)).sum::<f64>() / n).ln();
+    }
     let t0 = sim.run(Load::NoLoad).expect("run").time_s;
     let runs: Vec<_> = (0..io_runs)
         .map(|_| sim.run(Load::IoLoad).expect("run"))
         .collect();
-    let n = io_runs as f64;
-    if s.loads {
-        -(runs.iter().map(|r| r.loads.unwrap_or(0.0)).sum::<f64>() / n).ln()
-    } else {
-        (runs.iter().map(|r| r.time_s).sum::<f64>() / n / t0).ln()
-    }
+    let n = f64::from(io_runs);
+    (runs.iter().map(|r| r.time_s).sum::<f64>() / n / t0).ln()
 }
 
 /// The relaxed problem for argmin's continuous solvers: coordinates in [0, 1]ⁿ, rounded to the
@@ -285,7 +300,8 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
                 .min_by(|a, b| a.0.total_cmp(&b.0))
                 .unwrap()
                 .1;
-            (best, n as u64 * (1 + r as u64), best != s.space.default)
+            let runs = n as u64 * (u64::from(r) + per_trial(s) - 1);
+            (best, runs, best != s.space.default)
         }
         Method::Random(k) => {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
@@ -300,7 +316,7 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
                 .min_by(|a, b| a.0.total_cmp(&b.0))
                 .unwrap()
                 .1;
-            (best, 2 * k as u64, best != s.space.default)
+            (best, per_trial(s) * k as u64, best != s.space.default)
         }
         Method::Anneal(k) | Method::NelderMead(k) => {
             let track = Tracker {
@@ -341,10 +357,12 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
                     .run();
             }
             let best = track.best.get().1;
-            (best, 2 * track.evals.get() as u64, best != s.space.default)
+            let runs = per_trial(s) * track.evals.get() as u64;
+            (best, runs, best != s.space.default)
         }
         Method::Oracle(budget) => oracle(&mut sim, s, budget as usize),
         Method::Pattern(budget) => pattern::pattern(&mut sim, s, budget),
+        Method::Ttts(k) => ttts::ttts(&mut sim, s, k, seed),
         Method::Ours(budget) => {
             let knobs = s.space.knobs.clone();
             let pol = policy(&knobs, budget, s.loads);
@@ -438,7 +456,7 @@ fn oracle(sim: &mut SimDevice, s: &Surf, budget: usize) -> (usize, u64, bool) {
         obs.get_mut(&p).unwrap().push(r);
     }
     let best = ranked(&obs).first().copied().unwrap_or(s.space.default);
-    (best, 2 * budget as u64, true)
+    (best, per_trial(s) * budget as u64, true)
 }
 
 struct Row {
@@ -512,20 +530,22 @@ fn main() {
             _ => 40,
         })
     };
-    // The baselines' trials: as many runs as ours' budget allows (two runs a trial).
-    let k_for = |s: &Surf| -> usize { budget_for(s) as usize };
+    // The baselines' trials: as many runs as ours' budget allows (two runs a trial, one on
+    // a Loads surface).
+    let k_for = |s: &Surf| -> usize { (2 * u64::from(budget_for(s)) / per_trial(s)) as usize };
     let methods = |s: &Surf| -> Vec<Method> {
         let mut v = vec![
             Method::Grid(3),
             Method::Random(k_for(s)),
             Method::Anneal(k_for(s)),
             Method::NelderMead(k_for(s)),
-            Method::Pattern(budget_for(s) as usize),
+            Method::Pattern(k_for(s)),
+            Method::Ttts(k_for(s)),
             Method::Ours(budget_for(s)),
         ];
         // The oracle assumes its check passes: meaningless where nothing is better.
         if !s.flat {
-            v.push(Method::Oracle(budget_for(s)));
+            v.push(Method::Oracle(k_for(s) as u32));
         }
         v
     };
@@ -589,11 +609,12 @@ fn main() {
         println!("| method | {} |", head.join(" | "));
         println!("|---|{}", "---:|".repeat(ks.len()));
         type Make = fn(usize) -> Method;
-        let rows: [(&str, Make); 6] = [
+        let rows: [(&str, Make); 7] = [
             ("random", Method::Random),
             ("anneal", Method::Anneal),
             ("neldermead", Method::NelderMead),
             ("pattern", Method::Pattern),
+            ("ttts", Method::Ttts),
             ("ours", |k| Method::Ours(k as u32)),
             ("oracle", |k| Method::Oracle(k as u32)),
         ];
@@ -609,7 +630,13 @@ fn main() {
                     if name == "neldermead" && k <= dims {
                         return "–".into();
                     }
-                    let r = evaluate(make(k), s, seeds, from);
+                    // A baseline's trials are runs / per_trial; ours' budget is in full trials.
+                    let trials = if name == "ours" {
+                        k
+                    } else {
+                        (2 * k as u64 / per_trial(s)) as usize
+                    };
+                    let r = evaluate(make(trials), s, seeds, from);
                     format!("{:.0}% ({:.1})", r.success, r.runs)
                 })
                 .collect();

@@ -13,7 +13,7 @@
 //!    (`stats::paired_variance` + `paired_less_pooled`, one-sided at 0.05, H0 "at most 3%
 //!    better"); the best is claimed only if it passes, else the answer is the default.
 
-use crate::{Surf, cost};
+use crate::{Surf, cost, per_trial};
 use std::collections::BTreeMap;
 use sweetspot::bench::sim::SimDevice;
 use sweetspot::stats;
@@ -111,7 +111,7 @@ pub fn pattern(sim: &mut SimDevice, s: &Surf, budget: usize) -> (usize, u64, boo
     }
     let best = leader(&obs);
     if best == s.space.default {
-        return (best, 2 * used as u64, false);
+        return (best, per_trial(s) * used as u64, false);
     }
     let (mut d, mut db, mut dd) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..PAIRS {
@@ -131,7 +131,7 @@ pub fn pattern(sim: &mut SimDevice, s: &Surf, budget: usize) -> (usize, u64, boo
     let pass = stats::paired_variance(&d, &all(best, &db), &all(s.space.default, &dd))
         .and_then(|(v, df)| stats::paired_less_pooled(&shifted, v.sqrt(), df))
         .is_some_and(|t| t.p_value < 0.05);
-    let runs = 2 * (used + 2 * PAIRS) as u64;
+    let runs = per_trial(s) * (used + 2 * PAIRS) as u64;
     if pass {
         (best, runs, true)
     } else {

@@ -1,0 +1,104 @@
+//! The `ttts` baseline: top-two Thompson sampling (Russo 2016, "Simple Bayesian algorithms for
+//! best-arm identification", COLT), an allocation that is asymptotically optimal for
+//! identifying the best arm, here the strongest non-local competitor we could build.
+//!
+//! 1. Every setting is measured once (the default first, then a seeded random order); on a
+//!    grid larger than the trials, a random subset, as `random`.
+//! 2. Each setting's posterior is normal: its mean cost, and a standard error from its own
+//!    variance shrunk toward a prior sd of [`PRIOR_SD`] with [`PRIOR_DF`] df (ours' prior,
+//!    `tune::solver::ASSUMED_NOISE` and `PRIOR_DF`). A draw from every posterior names a
+//!    leader; with probability [`BETA`] the leader is measured, else the leader of further
+//!    draws that differs from it (the "top two").
+//! 3. The answer: the lowest mean + [`PICK_K`] standard errors. No final check: like the
+//!    other baselines but `pattern` and ours, every answer other than the default is a claim.
+
+use crate::{Surf, cost, per_trial};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use sweetspot::stats;
+
+/// The prior sd of a setting's cost per trial (ln units): ours' `ASSUMED_NOISE`.
+const PRIOR_SD: f64 = sweetspot::tune::solver::ASSUMED_NOISE;
+/// The prior's weight in df: ours' `PRIOR_DF`.
+const PRIOR_DF: f64 = sweetspot::tune::solver::PRIOR_DF;
+/// Russo's β: the share of trials that measure the sampled leader (0.5, his default).
+const BETA: f64 = 0.5;
+/// Standard errors added to a mean when answering. (Dev seeds 1..400, 4- and 9-setting
+/// surfaces: chosen among 0, 0.5, 1 and 1.5.)
+const PICK_K: f64 = 0.5;
+
+/// A uniform draw in (0, 1].
+fn uniform(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
+}
+
+/// A standard normal draw (Box–Muller).
+fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    let (u, v) = (uniform(rng), uniform(rng));
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+fn posterior(c: &[f64]) -> (f64, f64) {
+    let n = c.len() as f64;
+    let own = if c.len() >= 2 {
+        stats::variance(c)
+    } else {
+        0.0
+    };
+    let v = (PRIOR_DF * PRIOR_SD * PRIOR_SD + (n - 1.0) * own) / (PRIOR_DF + n - 1.0);
+    (stats::mean(c), (v / n).sqrt())
+}
+
+/// Runs top-two Thompson sampling with `trials` trials: (chosen, load runs, claims).
+pub fn ttts(
+    sim: &mut sweetspot::bench::sim::SimDevice,
+    s: &Surf,
+    trials: usize,
+    seed: u64,
+) -> (usize, u64, bool) {
+    let n = s.space.len();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7475);
+    let mut order: Vec<usize> = (0..n).filter(|&p| p != s.space.default).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
+    order.insert(0, s.space.default);
+    order.truncate(trials.max(1));
+    let mut obs: Vec<(usize, Vec<f64>)> = order
+        .iter()
+        .map(|&p| (p, vec![cost(sim, s, p, 1)]))
+        .collect();
+    let draw = |obs: &[(usize, Vec<f64>)], rng: &mut Xoshiro256PlusPlus| -> usize {
+        (0..obs.len())
+            .map(|i| {
+                let (m, se) = posterior(&obs[i].1);
+                (i, m + se * normal(rng))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(0, |x| x.0)
+    };
+    for _ in obs.len()..trials {
+        let lead = draw(&obs, &mut rng);
+        let mut pick = lead;
+        if uniform(&mut rng) > BETA && obs.len() > 1 {
+            for _ in 0..100 {
+                let j = draw(&obs, &mut rng);
+                if j != lead {
+                    pick = j;
+                    break;
+                }
+            }
+        }
+        let c = cost(sim, s, obs[pick].0, 1);
+        obs[pick].1.push(c);
+    }
+    let best = obs
+        .iter()
+        .map(|(p, c)| {
+            let (m, se) = posterior(c);
+            (*p, m + PICK_K * se)
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(s.space.default, |x| x.0);
+    (best, per_trial(s) * trials as u64, best != s.space.default)
+}
