@@ -55,7 +55,7 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
             super::print_out(&daemon::status::text(&empty))
         };
     }
-    let store = crate::store::Store::open(&db)?;
+    let store = crate::store::Store::open_read_only(&db)?;
     let s = daemon::status::status(&store, &ctx.root, &cfg, &daemon::state_path(Path::new(&db)))?;
     if args.json {
         super::print_json(&s)

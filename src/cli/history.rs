@@ -104,7 +104,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             ctx.db.display()
         ));
     }
-    let store = ctx.store()?;
+    let store = ctx.store_read_only()?;
     let want = |identity: &str, label: &str| {
         args.device
             .as_ref()

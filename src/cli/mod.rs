@@ -115,6 +115,11 @@ impl Ctx {
         Store::open(&self.db)
     }
 
+    /// Opens the database for a command that only reads it ([`Store::open_read_only`]).
+    pub fn store_read_only(&self) -> Result<Store> {
+        Store::open_read_only(&self.db)
+    }
+
     /// Records devices shown or used in the store; a store that cannot be opened only warns
     /// (listing devices must work without a writable database).
     pub fn record_devices(&self, devices: &[crate::device::Device], kernel: &str) {

@@ -115,7 +115,7 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Profile> {
                 policy: None,
                 by: MatchBy::Identity,
             };
-            build::build(&ctx.store()?, &ctx.root, &sel)
+            build::build(&ctx.store_read_only()?, &ctx.root, &sel)
         }
     }
 }
@@ -222,7 +222,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
             ctx.db.display()
         )));
     }
-    let store = ctx.store()?;
+    let store = ctx.store_read_only()?;
     let sel = Select {
         device: args.device.as_deref(),
         policy: args.policy.as_deref(),

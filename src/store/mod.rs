@@ -120,6 +120,68 @@ impl Store {
         })
     }
 
+    /// Opens the database at `path` for a command that only reads it (`history`, `status`,
+    /// `profile export`): as [`Store::open`] where its directory can be written, else (a
+    /// read-only mount, another user's state directory) read-only, without creating,
+    /// locking or migrating anything. A WAL database whose `-shm` file cannot be created is
+    /// opened `immutable` (SQLite's URI parameter: no locks, so a writer active at that
+    /// moment is not seen).
+    ///
+    /// Errors: those of [`Store::open`]; in the read-only case also [`Error::Store`] when
+    /// the file is not a sweetspot database or its schema is older than this release's (a
+    /// write command must migrate it first).
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let writable = nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
+            && !nix::sys::statvfs::statvfs(dir)
+                .is_ok_and(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY));
+        if writable || !path.is_file() {
+            return Store::open(path);
+        }
+        let err = |msg: String| Error::Store {
+            path: path.to_path_buf(),
+            msg,
+            bad_path: true,
+        };
+        let ro = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+        let usable = |conn: Connection| -> std::result::Result<Connection, String> {
+            Self::check_ours(&conn)?;
+            // A read-only WAL database fails here, at the first read, without its -shm.
+            conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_err(|e| e.to_string())?;
+            Ok(conn)
+        };
+        let conn = Connection::open_with_flags(path, ro)
+            .map_err(|e| e.to_string())
+            .and_then(usable)
+            .or_else(|_| {
+                let uri = format!("file:{}?immutable=1", uri_path(path));
+                Connection::open_with_flags(uri, ro)
+                    .map_err(|e| e.to_string())
+                    .and_then(usable)
+            })
+            .map_err(|e| err(format!("cannot open read-only: {e}")))?;
+        let pending = schema::migrations()
+            .pending_migrations(&conn)
+            .map_err(|e| err(e.to_string()))?;
+        if pending != 0 {
+            return Err(err(format!(
+                "its schema is {pending} version(s) behind this sweetspot and its directory is \
+                 read-only; open it once where it can be written (any sweetspot command) \
+                 to migrate it"
+            )));
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
     /// Unix seconds as `YYYY-MM-DD HH:MM:SS` (UTC), by SQLite's `datetime()`.
     pub fn utc(&self, secs: i64) -> Result<String> {
         Ok(self
@@ -198,6 +260,20 @@ fn file_kind(t: &std::fs::FileType) -> &'static str {
 /// True when an error creating a file or directory means the place itself cannot hold a
 /// database (bad input: read-only, no permission, no such directory, a file in the way, a
 /// pseudo filesystem like /proc), not that the job failed (a full disk, an I/O error).
+/// `path` made absolute and percent-encoded for a SQLite `file:` URI (`%`, `?`, `#` and
+/// space escaped, as RFC 3986 requires of a path).
+fn uri_path(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::new();
+    for c in abs.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' | ' ' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn unusable_place(e: &std::io::Error) -> bool {
     matches!(
         e.raw_os_error(),
@@ -227,6 +303,14 @@ pub fn now() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uri_path_escapes_what_a_file_uri_would_read_as_syntax() {
+        assert_eq!(
+            uri_path(Path::new("/a b/c?d#e%f.db")),
+            "/a%20b/c%3Fd%23e%25f.db"
+        );
+    }
 
     #[test]
     fn creates_migrates_and_reopens() {
