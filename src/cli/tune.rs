@@ -1,5 +1,5 @@
 //! `sweetspot tune (--device D | --scratch | --sim FILE | --host) [--policy NAME|FILE]
-//! [--budget N] [--seed N] [--apply] [--json] [--job CMD --metric regex:RE|json:/PTR
+//! [--budget N] [--seed N | --resume] [--apply] [--json] [--job CMD --metric regex:RE|json:/PTR
 //! (--maximize NAME | --minimize NAME) [--unit U] [--nice N] [--cpus LIST]]`: find the sweet
 //! spot for a policy and store it.
 //!
@@ -15,6 +15,7 @@ use crate::bench::Load;
 use crate::bench::user::{Extract, UserJob};
 use crate::tune::policy::{self, Objective};
 use crate::tune::report;
+use crate::tune::resume::Resume;
 use crate::tune::run::{self, Request};
 use std::path::Path;
 
@@ -35,6 +36,13 @@ pub struct Args {
     /// Overrides the policy's budget.
     #[arg(long, value_name = "N")]
     pub budget: Option<u32>,
+
+    /// Go on with the newest tune of this device, kernel release and policy if it was
+    /// interrupted (Ctrl-C, SIGTERM, a kill) with the same budget: its finished trials are
+    /// replayed from the database, not run again, and the tune continues with its seed.
+    /// Without such a tune a fresh one starts, and stderr says so.
+    #[arg(long, conflicts_with = "seed")]
+    pub resume: bool,
 
     /// Leave a significant sweet spot applied (journaled; `restore` undoes it). Only with
     /// --device: a --sim or --scratch device does not outlive the tune.
@@ -81,6 +89,36 @@ pub struct Args {
     /// (sched_setaffinity).
     #[arg(long, value_name = "LIST", requires = "metric")]
     pub cpus: Option<String>,
+}
+
+/// `--resume`: the interrupted tune to go on with ([`Resume::find`]), said on stderr either
+/// way (which tune and how much of it is reused, or that there is none).
+fn find_resume(
+    ctx: &Ctx,
+    store: &crate::store::Store,
+    testbed: &dyn crate::bench::Testbed,
+    policy: &str,
+    budget: u32,
+) -> Result<Option<Resume>> {
+    let t = testbed.target();
+    let r = Resume::find(store, &t, policy, budget, &testbed.sizes())?;
+    if !ctx.quiet {
+        crate::signals::eprint_line(&match &r {
+            Some(r) => format!(
+                "resuming tune #{} of {} (seed {}): its {} finished trials are reused",
+                r.from_tune,
+                t.label,
+                r.seed,
+                r.trials()
+            ),
+            None => format!(
+                "nothing to resume for {} (policy {policy}, budget {budget}, kernel {}): \
+                 no interrupted tune with finished trials; a fresh tune",
+                t.label, t.kernel
+            ),
+        });
+    }
+    Ok(r)
 }
 
 /// The benchmark `--job --metric ...` names, if any. Errors: bad input naming the flag.
@@ -175,7 +213,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
-    let seed = target::seed(&args.target);
+    let mut seed = target::seed(&args.target);
+    // A simulation's noise comes from the seed, and its load sizes name it: a resumed one
+    // runs under the interrupted tune's seed, so it is looked up before the testbed opens.
+    if args.resume && args.target.sim.is_some() {
+        let t = target::open(ctx, &args.target, seed, "tune")?.target();
+        if let Some((_, s, _)) = store.resumable_tune(&t.identity, &t.kernel, &pol.name)? {
+            seed = s;
+        }
+    }
     // One writer per device: the lock comes before anything is built (a scratch loop device
     // and its filesystem); a simulation is only read, so it is opened first for its identity.
     let (lock, mut testbed) = if let Some(job) = benchmark {
@@ -199,6 +245,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     } else {
         None
     };
+    let resume = if args.resume {
+        find_resume(
+            ctx,
+            &store,
+            testbed.as_ref(),
+            &pol.name,
+            args.budget.unwrap_or(pol.budget),
+        )?
+    } else {
+        None
+    };
     let req = Request {
         policy: &pol,
         budget: args.budget,
@@ -207,10 +264,20 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         // --json keeps stdout for the JSON; the progress bar and trial lines stay on stderr.
         quiet: ctx.quiet,
         lock: &lock,
-        resume: None,
+        resume: resume.as_ref(),
     };
-    target::announce_seed(ctx, &args.target, seed);
-    let rep = run::tune(&store, &ctx.db, testbed.as_mut(), &req)?;
+    if resume.is_none() {
+        target::announce_seed(ctx, &args.target, seed);
+    }
+    let rep = match run::tune(&store, &ctx.db, testbed.as_mut(), &req) {
+        Err(crate::Error::Interrupted) if !ctx.quiet && !crate::signals::output_closed() => {
+            crate::signals::eprint_line(
+                "sweetspot: tune stopped; the same command with --resume goes on from its finished trials",
+            );
+            return Err(crate::Error::Interrupted);
+        }
+        r => r?,
+    };
     if args.json {
         super::print_json(&rep)
     } else {
