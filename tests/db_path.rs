@@ -24,15 +24,6 @@ fn tune_with_db(db: &Path) -> (Option<i32>, String) {
     )
 }
 
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn a_fifo_or_socket_as_db_is_refused_and_nothing_is_created() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,7 +40,7 @@ fn a_fifo_or_socket_as_db_is_refused_and_nothing_is_created() {
         );
         assert_eq!(err, want);
     }
-    assert_eq!(names(dir.path()), vec!["pipe", "sock"]);
+    assert_eq!(common::names(dir.path()), vec!["pipe", "sock"]);
 }
 
 #[test]
@@ -90,5 +81,5 @@ fn a_db_in_a_read_only_directory_is_bad_input_naming_the_database() {
         ro.display()
     );
     assert!(err.starts_with(&want), "{err}");
-    assert!(names(&ro).is_empty());
+    assert!(common::names(&ro).is_empty());
 }

@@ -5,27 +5,6 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-fn sweetspot(db: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn read_only_commands_read_a_database_in_a_read_only_directory() {
     let src = tempfile::tempdir().unwrap();
@@ -40,12 +19,12 @@ fn read_only_commands_read_a_database_in_a_read_only_directory() {
         1.8,
     );
     // The writer has closed: WAL checkpointed, only the database and its open-lock remain.
-    let before = names(src.path());
+    let before = common::names(src.path());
     let mnt = tempfile::tempdir().unwrap();
     let ro = common::BindMount::read_only(src.path(), &mnt.path().join("ro"));
     let ro_db = ro.target.join("s.db");
 
-    let out = sweetspot(&ro_db, &["history", "--json"]);
+    let out = common::sweetspot(&ro_db, &["history", "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -56,13 +35,13 @@ fn read_only_commands_read_a_database_in_a_read_only_directory() {
     assert_eq!(spots.len(), 1, "{h}");
     assert_eq!(spots[0]["identity"], "wwid:naa.5000c500a1b2c3d4", "{h}");
 
-    let out = sweetspot(&ro_db, &["profile", "export", "--format", "sysctl"]);
+    let out = common::sweetspot(&ro_db, &["profile", "export", "--format", "sysctl"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = sweetspot(&ro_db, &["profile", "export", "--format", "udev"]);
+    let out = common::sweetspot(&ro_db, &["profile", "export", "--format", "udev"]);
     assert!(
         out.status.success(),
         "{}",
@@ -74,7 +53,7 @@ fn read_only_commands_read_a_database_in_a_read_only_directory() {
         "{rules}"
     );
 
-    let out = sweetspot(&ro_db, &["status", "--json"]);
+    let out = common::sweetspot(&ro_db, &["status", "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -82,7 +61,7 @@ fn read_only_commands_read_a_database_in_a_read_only_directory() {
     );
 
     // A command that writes is refused with exit 2 and the database's path.
-    let out = sweetspot(
+    let out = common::sweetspot(
         &ro_db,
         &[
             "tune",
@@ -98,7 +77,7 @@ fn read_only_commands_read_a_database_in_a_read_only_directory() {
 
     drop(ro);
     assert_eq!(
-        names(src.path()),
+        common::names(src.path()),
         before,
         "the read-only commands created nothing"
     );

@@ -12,16 +12,6 @@ use common::Attached;
 
 use std::fs::File;
 use std::path::Path;
-use std::process::Command;
-
-fn sweetspot(db: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// Attaches `file` again under a loop name other than `old`: first a filler over
 /// `filler_file` (which takes the lowest free number, `old` if nobody else did), then `file`.
@@ -50,7 +40,7 @@ fn reattach_elsewhere(
 
 /// `profile apply <profile>`, which must succeed; its stdout.
 fn applied(db: &Path, profile: &str) -> String {
-    let out = sweetspot(db, &["profile", "apply", profile]);
+    let out = common::sweetspot(db, &["profile", "apply", profile]);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -92,7 +82,7 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
         1.3,
     );
     for format in ["toml", "udev", "sysctl", "tuned"] {
-        let out = sweetspot(&db, &["profile", "export", "--format", format]);
+        let out = common::sweetspot(&db, &["profile", "export", "--format", format]);
         assert!(
             out.status.success(),
             "{format}: {}",
@@ -107,7 +97,7 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
         }
     }
     let profile = dir.path().join("profile.toml");
-    let out = sweetspot(
+    let out = common::sweetspot(
         &db,
         &["profile", "export", "--out", profile.to_str().unwrap()],
     );
@@ -140,7 +130,7 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
         "{stdout}"
     );
 
-    let out = sweetspot(&db, &["verify", p]);
+    let out = common::sweetspot(&db, &["verify", p]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -148,7 +138,7 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
         String::from_utf8_lossy(&out.stdout)
     );
     again.write("queue/read_ahead_kb", "512");
-    let out = sweetspot(&db, &["verify", p, "--json"]);
+    let out = common::sweetspot(&db, &["verify", p, "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["version"], 1);
@@ -164,7 +154,7 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
         (Some("read_ahead_kb"), Some("512"))
     );
 
-    let out = sweetspot(&db, &["restore"]);
+    let out = common::sweetspot(&db, &["restore"]);
     assert!(
         out.status.success(),
         "{}",
@@ -216,7 +206,7 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
     let fs = common::Ext4Mount::new(&first.dev, &mnt, true);
     first.write("queue/wbt_lat_usec", "0");
     let started = std::time::Instant::now();
-    let out = sweetspot(
+    let out = common::sweetspot(
         &db,
         &[
             "tune",
@@ -254,7 +244,7 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
     );
 
     for format in ["toml", "udev", "sysctl", "tuned"] {
-        let out = sweetspot(&db, &["profile", "export", "--format", format]);
+        let out = common::sweetspot(&db, &["profile", "export", "--format", format]);
         assert!(out.status.success(), "{format}");
         let text = String::from_utf8_lossy(&out.stdout);
         match format {
@@ -270,7 +260,7 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
     let profile = dir.path().join("profile.toml");
     let p = profile.to_str().unwrap();
     assert!(
-        sweetspot(&db, &["profile", "export", "--out", p])
+        common::sweetspot(&db, &["profile", "export", "--out", p])
             .status
             .success()
     );
@@ -290,7 +280,7 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
     );
     assert_eq!(again.read("queue/wbt_lat_usec"), best.to_string());
     assert_eq!(filler.read("queue/wbt_lat_usec"), filler_wbt, "untouched");
-    let out = sweetspot(&db, &["verify", p]);
+    let out = common::sweetspot(&db, &["verify", p]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -299,12 +289,12 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
     );
 
     again.write("queue/wbt_lat_usec", "75000");
-    let out = sweetspot(&db, &["verify", p]);
+    let out = common::sweetspot(&db, &["verify", p]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("drift") && text.contains("75000"), "{text}");
 
-    assert!(sweetspot(&db, &["restore"]).status.success());
+    assert!(common::sweetspot(&db, &["restore"]).status.success());
     assert_eq!(
         again.read("queue/wbt_lat_usec"),
         "0",

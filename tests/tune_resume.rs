@@ -4,50 +4,14 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
-use sweetspot::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed};
-use sweetspot::knob::Setting;
+use sweetspot::Error;
+use sweetspot::bench::Testbed;
 use sweetspot::lock::{DeviceLock, Holder};
 use sweetspot::store::Store;
 use sweetspot::sysroot::SysRoot;
 use sweetspot::tune::run::{Request, tune};
-use sweetspot::{Error, Result};
 
 const SURFACE: &str = "data/surfaces/seed-2.5.39-mm1-fifo_batch.toml";
-
-/// The seed surface, stopped (as by Ctrl-C) before its run `stop_at`.
-struct StopAt {
-    sim: sweetspot::bench::SimDevice,
-    runs: usize,
-    stop_at: usize,
-}
-
-impl Testbed for StopAt {
-    fn target(&self) -> TargetInfo {
-        self.sim.target()
-    }
-    fn space(&self) -> Vec<SpaceKnob> {
-        self.sim.space()
-    }
-    fn lacks(&self, load: Load, metric: &str) -> Option<String> {
-        self.sim.lacks(load, metric)
-    }
-    fn apply(&mut self, s: &Setting) -> Result<()> {
-        self.sim.apply(s)
-    }
-    fn run(&mut self, load: Load) -> Result<Run> {
-        if self.runs == self.stop_at {
-            return Err(Error::Interrupted);
-        }
-        self.runs += 1;
-        self.sim.run(load)
-    }
-    fn sizes(&self) -> serde_json::Value {
-        self.sim.sizes()
-    }
-    fn restore(&mut self) -> Result<()> {
-        self.sim.restore()
-    }
-}
 
 fn cli_tune(db: &Path, extra: &[&str]) -> (serde_json::Value, String) {
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
@@ -70,13 +34,10 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     // is also its noise's).
     let (from, k, k_runs) = {
         let store = Store::open(&db).unwrap();
-        let sim = sweetspot::bench::SimDevice::open(Path::new(SURFACE), 41).unwrap();
-        let target = sim.target();
-        let mut bed = StopAt {
-            sim,
-            runs: 0,
-            stop_at: 8,
-        };
+        let mut bed = sweetspot::bench::SimDevice::open(Path::new(SURFACE), 41)
+            .unwrap()
+            .stop_after(8);
+        let target = bed.target();
         let policy = sweetspot::tune::policy::builtin("quick").unwrap().unwrap();
         let lock = DeviceLock::acquire(
             &sweetspot::lock::path(&db, &SysRoot::default(), &target.identity),

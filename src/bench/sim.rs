@@ -77,6 +77,10 @@ pub struct SimDevice {
     /// The drift walk's current value, ln units (0 without drift).
     walk: f64,
     seed: u64,
+    /// Load runs made so far.
+    runs: usize,
+    /// Stop, as Ctrl-C would, when this many runs are made ([`SimDevice::stop_after`]).
+    stop_after: Option<usize>,
 }
 
 impl SimDevice {
@@ -110,7 +114,21 @@ impl SimDevice {
             rng: ChaCha12Rng::seed_from_u64(seed),
             walk: 0.0,
             seed,
+            runs: 0,
+            stop_after: None,
         }
+    }
+
+    /// The same device, stopped as by Ctrl-C once it has made `runs` load runs: the next
+    /// [`Testbed::run`] fails with [`Error::Interrupted`] (for tests of interrupted tunes).
+    pub fn stop_after(mut self, runs: usize) -> SimDevice {
+        self.stop_after = Some(runs);
+        self
+    }
+
+    /// Load runs made so far.
+    pub fn runs_made(&self) -> usize {
+        self.runs
     }
 
     /// The surface behind this device.
@@ -387,6 +405,10 @@ impl Testbed for SimDevice {
     }
 
     fn run(&mut self, load: Load) -> Result<Run> {
+        if self.stop_after == Some(self.runs) {
+            return Err(Error::Interrupted);
+        }
+        self.runs += 1;
         let m = self
             .metrics_at(self.sched.as_deref(), &self.current, load)
             .ok_or_else(|| {

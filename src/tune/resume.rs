@@ -284,41 +284,6 @@ mod tests {
     use crate::tune::run::{Request, tune};
     use std::path::Path;
 
-    /// A simulated device whose tune is stopped (as by Ctrl-C) before its run `stop_at`.
-    struct StopAt {
-        sim: SimDevice,
-        runs: usize,
-        stop_at: usize,
-    }
-
-    impl Testbed for StopAt {
-        fn target(&self) -> TargetInfo {
-            self.sim.target()
-        }
-        fn space(&self) -> Vec<SpaceKnob> {
-            self.sim.space()
-        }
-        fn lacks(&self, load: Load, metric: &str) -> Option<String> {
-            self.sim.lacks(load, metric)
-        }
-        fn apply(&mut self, s: &Setting) -> Result<()> {
-            self.sim.apply(s)
-        }
-        fn run(&mut self, load: Load) -> Result<Run> {
-            if self.runs == self.stop_at {
-                return Err(Error::Interrupted);
-            }
-            self.runs += 1;
-            self.sim.run(load)
-        }
-        fn sizes(&self) -> serde_json::Value {
-            self.sim.sizes()
-        }
-        fn restore(&mut self) -> Result<()> {
-            self.sim.restore()
-        }
-    }
-
     fn settings(store: &Store, tune: i64) -> Vec<Setting> {
         store
             .trials_of_tune(tune)
@@ -337,11 +302,7 @@ mod tests {
         let surface = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
         let policy = crate::tune::policy::resolve("quick", Path::new("/nonexistent")).unwrap();
-        let bed = |stop_at| StopAt {
-            sim: SimDevice::open(&surface, 11).unwrap(),
-            runs: 0,
-            stop_at,
-        };
+        let bed = |stop_at| SimDevice::open(&surface, 11).unwrap().stop_after(stop_at);
         let lock = DeviceLock::acquire(
             &crate::lock::path(&db, &crate::sysroot::SysRoot::default(), "sim:x"),
             "sim",
@@ -412,7 +373,7 @@ mod tests {
             (r.from_tune, k, k_runs as u64)
         );
         assert_eq!(
-            b.runs as u64,
+            b.runs_made() as u64,
             rep.runs - k_runs as u64,
             "the reused runs were not run again"
         );

@@ -469,3 +469,28 @@ impl Drop for Ext4Mount {
         let _ = Command::new("umount").arg(&self.target).status();
     }
 }
+
+/// Runs `sweetspot --db <db> <args>` and waits for it.
+pub fn sweetspot(db: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("run sweetspot")
+}
+
+/// The names of the entries in `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    v.sort();
+    v
+}
