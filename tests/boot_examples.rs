@@ -148,6 +148,29 @@ fn udev_rules_parse_match_first_and_set_the_scheduler_before_iosched() {
     }
 }
 
+/// `--out` into directories that do not exist yet (the README's `/etc/sweetspot/profile.toml`
+/// on a fresh machine): they are created, and the file is the export, mode 0644.
+#[test]
+fn export_out_creates_missing_directories() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_with_sweet_spot(dir.path());
+    for format in ["toml", "udev", "sysctl"] {
+        let out = dir.path().join(format!("etc-{format}/sweetspot/profile"));
+        let st = Command::new(bin())
+            .arg("--db")
+            .arg(&db)
+            .args(["profile", "export", "--format", format, "--out"])
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{format}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), export(&db, format));
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "{format}");
+    }
+}
+
 /// tuned.conf parsed as INI (`[section]`, `key=value`, `#` comments).
 #[test]
 fn tuned_conf_parses_as_ini_with_the_expected_sections() {

@@ -83,3 +83,22 @@ fn a_db_in_a_read_only_directory_is_bad_input_naming_the_database() {
     assert!(err.starts_with(&want), "{err}");
     assert!(common::names(&ro).is_empty());
 }
+
+#[test]
+fn restore_with_a_database_that_does_not_exist_creates_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("typo/x.db");
+    let out = common::sweetspot(&db, &["restore"]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().next().unwrap(),
+        format!(
+            "restored 0 knobs: {} does not exist (nothing was journaled with this --db)",
+            db.display()
+        )
+    );
+    assert!(common::names(dir.path()).is_empty(), "nothing created");
+    // An unknown device is still bad input.
+    let out = common::sweetspot(&db, &["restore", "nosuchdev9"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -40,7 +40,13 @@ fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
     // clap names are &'static str without its `string` feature; a test may leak a few.
     let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
     let mut buf = Vec::new();
-    clap_mangen::Man::new(cmd.clone().name(leaked))
+    // The top command's exit codes are its --help's epilogue; the page has its own section.
+    let page_cmd = if name == "sweetspot" {
+        cmd.clone().after_help(None::<&str>)
+    } else {
+        cmd.clone()
+    };
+    clap_mangen::Man::new(page_cmd.name(leaked))
         .render(&mut buf)
         .unwrap();
     let mut page = String::from_utf8(buf).unwrap();

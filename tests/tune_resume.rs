@@ -93,6 +93,50 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     );
     assert!(rep.get("resumed").is_none(), "{rep}");
 
+    // A tune killed mid-way (SIGKILL, OOM, power loss) is `recovered` by the next command;
+    // it resumes as well.
+    let from = {
+        let store = Store::open(&db).unwrap();
+        let mut bed = sweetspot::bench::SimDevice::open(Path::new(SURFACE), 42)
+            .unwrap()
+            .stop_after(6);
+        let target = bed.target();
+        let policy = sweetspot::tune::policy::builtin("quick").unwrap().unwrap();
+        let lock = DeviceLock::acquire(
+            &sweetspot::lock::path(&db, &SysRoot::default(), &target.identity),
+            &target.label,
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let req = Request {
+            policy: &policy,
+            budget: None,
+            seed: 42,
+            apply: false,
+            quiet: true,
+            lock: &lock,
+            resume: None,
+        };
+        assert!(tune(&store, &db, &mut bed, &req).is_err());
+        let id = store
+            .tunes(None)
+            .unwrap()
+            .iter()
+            .map(|t| t.id)
+            .max()
+            .unwrap();
+        store.finish_tune(id, "recovered").unwrap();
+        id
+    };
+    let (rep, err) = cli_tune(&db, &["--resume"]);
+    assert!(
+        err.contains(&format!(
+            "resuming tune #{from} of sim:seed-2.5.39-mm1-fifo_batch (seed 42)"
+        )),
+        "{err}"
+    );
+    assert_eq!(rep["resumed"]["from_tune"], from, "{rep}");
+
     // --resume picks its seed itself.
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
         .arg("--db")

@@ -27,6 +27,23 @@ Exit status:
   2    bad usage or input: the file, line and field, or the knob and value, are named
   130  interrupted by Ctrl-C or SIGTERM (the device was restored first)";
 
+/// Signals and files of `sweetspot daemon` (its `--help` and man page).
+const DAEMON_NOTES: &str = "\
+Signals:
+  SIGHUP           reload the config; a broken one is logged (file, line, field) and the old
+                   one kept
+  SIGTERM, SIGINT  stop: a retune in progress stops after its current run, its device is
+                   restored, and the next retune of that device resumes it; exit 0
+
+Files:
+  /etc/sweetspot/daemon.toml       the config (--config); every key is optional
+  /var/lib/sweetspot/sweetspot.db  the database as root (--db, SWEETSPOT_DB)
+  <database>.daemon.json           the daemon's state, read by `sweetspot status`
+  /etc/sweetspot/policies/         policies by name, beside the built-in ones
+
+An annotated config with every key and its default: examples/daemon.toml in the source
+tree.";
+
 /// sweetspot finds the per-device "sweet spot" of Linux block-layer and VM knobs: it changes
 /// a knob, reruns a short subset of the contest benchmark, and lets an optimiser pick the next
 /// setting until it converges. Every original knob value is journaled before it is changed;
@@ -88,6 +105,7 @@ pub enum Command {
     /// Compare a profile (default: the latest sweet spots) with the disks now; exit 1 on drift.
     Verify(profile::VerifyArgs),
     /// Keep devices at their sweet spot: apply profiles to disks as they appear, watch drift.
+    #[command(after_long_help = DAEMON_NOTES)]
     Daemon(daemon::Args),
     /// Show per enrolled device the last tune, the sweet spot, and what the daemon does.
     Status(daemon::StatusArgs),

@@ -85,8 +85,8 @@ pub struct ExportArgs {
     /// e.g. a fleet of identical boards; the disk must be present to read its model).
     #[arg(long = "match", value_enum, default_value = "identity")]
     pub match_by: MatchBy,
-    /// Write here (mode 0644, replaced atomically) instead of stdout; for --format tuned a
-    /// directory that gets tuned.conf.
+    /// Write here (mode 0644, replaced atomically; missing directories are created) instead
+    /// of stdout; for --format tuned a directory that gets tuned.conf.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
@@ -250,15 +250,20 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
 }
 
 /// Writes `text` to `path` through a temporary file in the same directory and a rename, mode
-/// 0644, so a reader at boot never sees half a file.
+/// 0644, so a reader at boot never sees half a file; missing parent directories are created
+/// (as `--format tuned` creates its directory), e.g. `/etc/sweetspot/` on a fresh machine.
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     let ctx = |e| Error::io(format!("writing {}", path.display()), e);
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(ctx)?;
+    // tempfile's error names its random file; the user gave `path`.
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| ctx(std::io::Error::from(e.kind())))?;
     tmp.write_all(text.as_bytes()).map_err(ctx)?;
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(0o644))

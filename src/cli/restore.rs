@@ -26,6 +26,28 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // is only checked for shape; a partition resolves to its disk when it exists.
     // A name that is neither a device here nor in the journal is a typo: its "unknown device"
     // error (exit 2) is reported.
+    // No database: nothing was journaled with it (a mistyped --db must not be created and
+    // then reported as an all-clear).
+    let mut out = if ctx.db.exists() {
+        journaled(ctx, args)?
+    } else {
+        if let Some(name) = args.device.as_deref() {
+            device::find(&ctx.root, device::check_name(name)?)?;
+        }
+        format!(
+            "restored 0 knobs: {} does not exist (nothing was journaled with this --db)\n",
+            ctx.db.display()
+        )
+    };
+    sweep_leftovers(ctx, &mut out);
+    if !ctx.quiet {
+        print_out(&out)?;
+    }
+    Ok(())
+}
+
+/// Restores the journal's open entries and says what it did.
+fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
     let mut store = ctx.store()?;
     let dev = match args.device.as_deref() {
         Some(name) => {
@@ -90,6 +112,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 .map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
         ));
     }
+    Ok(out)
+}
+
+/// Sweeps what killed runs left (scratch devices and files, bench work directories, stale
+/// locks) and lists it in `out`.
+fn sweep_leftovers(ctx: &Ctx, out: &mut String) {
     if ctx.root == SysRoot::default() && nix::unistd::geteuid().is_root() {
         let mut work: Vec<std::path::PathBuf> = crate::device::list(&ctx.root)
             .unwrap_or_default()
@@ -104,8 +132,4 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         }
         crate::lock::sweep(std::path::Path::new(crate::lock::RUN_DIR));
     }
-    if !ctx.quiet {
-        print_out(&out)?;
-    }
-    Ok(())
 }

@@ -211,6 +211,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             pol.name
         )));
     }
+    // A budget the policy cannot use is bad input before anything is built or announced.
+    crate::tune::config(&pol, args.budget, 0)?;
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
     let mut seed = target::seed(&args.target);

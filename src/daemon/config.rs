@@ -172,6 +172,23 @@ pub fn load(path: &Path, explicit: bool) -> Result<Config> {
     }
 }
 
+/// The byte offset of the line that sets `key` (`key = …` or `"key" = …`, comments
+/// skipped), else of its first mention anywhere; `None` when absent.
+fn key_offset(text: &str, key: &str) -> Option<usize> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        let rest = t
+            .strip_prefix(&format!("\"{key}\""))
+            .or_else(|| t.strip_prefix(key));
+        if !t.starts_with('#') && rest.is_some_and(|r| r.trim_start().starts_with('=')) {
+            return Some(at + line.len() - t.len());
+        }
+        at += line.len();
+    }
+    text.find(key)
+}
+
 /// Parses and checks a config text (`path` names it in errors).
 pub fn parse(text: &str, path: &Path) -> Result<Config> {
     let line_of = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
@@ -189,7 +206,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
             plain_message(&msg),
         )
     })?;
-    let at = |key: &str| text.find(key);
+    let at = |key: &str| key_offset(text, key);
     if let Enroll::Tuned(s) = &c.enroll
         && s != "tuned"
     {
@@ -367,5 +384,17 @@ mod tests {
         let e = parse("polls = 3\n", p).unwrap_err();
         assert!(e.to_string().contains("polls"), "{e}");
         assert_eq!(e.exit_code(), 2);
+        // A comment that mentions the key is not the line that sets it (examples/daemon.toml
+        // documents every key above its line).
+        let e = parse(
+            "# cpu_busy_pct_max: the CPU busy % above which\n[idle]\n  cpu_busy_pct_max = 150\n",
+            p,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("d.toml:3: idle.cpu_busy_pct_max: "),
+            "{e}"
+        );
     }
 }

@@ -173,8 +173,13 @@ pub fn apply(
     for (d, dev) in targets {
         let kernel_warning = (d.kernel != kernel).then(|| {
             format!(
-                "tuned on {}, running {kernel}: applied; a retune is advised",
-                d.kernel
+                "tuned on {}, running {kernel}: {}; a retune is advised",
+                d.kernel,
+                if dry_run {
+                    "would be applied"
+                } else {
+                    "applied"
+                }
             )
         });
         let status = if d.knobs.is_empty() {

@@ -123,9 +123,10 @@ impl Store {
         Ok(())
     }
 
-    /// The newest tune of (`identity`, `kernel`, `policy`) when it was interrupted and has a
-    /// seed ([`Store::set_tune_plan`]): (the tune, its seed, its budget). `None` when the newest
-    /// ended otherwise (done, failed, resumed...), or there is none.
+    /// The newest tune of (`identity`, `kernel`, `policy`) when it was stopped (`interrupted`
+    /// by a signal, or `recovered` after its process was killed: SIGKILL, OOM, power loss)
+    /// and has a seed ([`Store::set_tune_plan`]): (the tune, its seed, its budget). `None`
+    /// when the newest ended otherwise (done, failed, resumed...), or there is none.
     pub fn resumable_tune(
         &self,
         identity: &str,
@@ -147,7 +148,9 @@ impl Store {
             .next()
             .transpose()?;
         Ok(match row {
-            Some((t, Some(seed), Some(budget))) if t.status == "interrupted" => {
+            Some((t, Some(seed), Some(budget)))
+                if t.status == "interrupted" || t.status == "recovered" =>
+            {
                 Some((t, seed as u64, budget))
             }
             _ => None,
