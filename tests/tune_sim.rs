@@ -384,6 +384,36 @@ fn db_with_killed_tune(db: &std::path::Path) {
 }
 
 #[test]
+fn history_shows_a_killed_tune_as_killed_not_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    db_with_killed_tune(&db);
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let h: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(h["tunes"][0]["status"], "killed", "{h}");
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .arg("history")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(" killed "), "{text}");
+    assert!(text.contains("`sweetspot restore` puts it back"), "{text}");
+    // history only reads: the tune is still unfinished in the database.
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert_eq!(store.tunes(None).unwrap()[0].status, "running");
+}
+
+#[test]
 fn a_killed_tune_is_recovered_by_restore() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");

@@ -115,6 +115,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .tunes(None)?
             .into_iter()
             .filter(|t| want(&t.identity, &t.target))
+            // A `running` tune whose process is gone was killed (SIGKILL, OOM, power loss):
+            // the next tune or `restore` finishes it; until then it is not running.
+            .map(|mut t| {
+                if t.status == "running" && !crate::tune::run::alive(&ctx.db, &ctx.root, &t) {
+                    t.status = "killed".into();
+                }
+                t
+            })
             .collect(),
         trials: store
             .trials(None)?
@@ -218,6 +226,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 String::new()
             }
         ));
+    }
+    if h.tunes.iter().any(|t| t.status == "killed") {
+        s.push_str(
+            "  (killed: its process is gone and its device may still be at a trial setting; \
+             `sweetspot restore` puts it back)\n",
+        );
     }
     s.push_str("\ntrials:\n");
     if h.trials.is_empty() {

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 /// this one) and its device lock ([`crate::lock`]) is held. The lock matters: after a power
 /// loss the pid may belong to another process, but nobody holds the lock (it lives in `/run`,
 /// or is free).
-fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
+pub fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
     let pid_exists = t.pid > 0
         && t.pid as u32 != std::process::id()
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid as i32), None).is_ok();
