@@ -61,8 +61,10 @@ pub struct ObjectiveReport {
     pub name: String,
     /// Geometric mean at the default (check trials when the check ran, else all trials).
     pub default: Option<f64>,
-    /// Geometric mean at the best setting (the same trials); `default / best` (Ratio) or
-    /// `best / default` (Loads) is the improvement's ratio when the check ran.
+    /// Geometric mean at the search's best setting, [`Report::candidate`] (the same trials),
+    /// also when the verdict keeps the default (then it is what the default was compared
+    /// with, and `Report::best` is the default); `default / best` (Ratio) or `best / default`
+    /// (Loads) is the improvement's ratio when the check ran.
     pub best: Option<f64>,
     /// Improvement with its CI, when the final check ran.
     pub improvement: Option<Improvement>,
