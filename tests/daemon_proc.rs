@@ -193,3 +193,242 @@ fn a_bad_config_names_file_line_and_field_and_exits_2() {
         "{err}"
     );
 }
+
+/// `sweetspot status --json` on the fake tree, with `db` on the command line, in
+/// `SWEETSPOT_DB`, or neither; returns the JSON and the exit code's stderr.
+fn status_json(
+    sys: &Path,
+    cfg: &Path,
+    db: Option<&Path>,
+    env_db: Option<&Path>,
+) -> serde_json::Value {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"));
+    c.env_remove("SWEETSPOT_DB");
+    if let Some(e) = env_db {
+        c.env("SWEETSPOT_DB", e);
+    }
+    if let Some(d) = db {
+        c.arg("--db").arg(d);
+    }
+    let out = c
+        .arg("--sysfs-root")
+        .arg(sys)
+        .args(["status", "--json", "--config"])
+        .arg(cfg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn status_takes_db_from_the_command_line_over_the_config_and_needs_no_database_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sys = dir.path().join("sys");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let a = dir.path().join("a.db");
+    common::store_sweet_spot(
+        &a,
+        id,
+        "sda",
+        "6.18.0",
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    let b = dir.path().join("b.db");
+    let cfg = dir.path().join("daemon.toml");
+    let spots = |v: &serde_json::Value| -> Vec<String> {
+        v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["sweet_spot"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The config names b.db (absent); --db and SWEETSPOT_DB name a.db and win over it.
+    std::fs::write(&cfg, format!("db = {:?}\n", b.display().to_string())).unwrap();
+    let v = status_json(&sys, &cfg, Some(&a), None);
+    assert_eq!(spots(&v), ["read_ahead_kb=256"], "--db: {v}");
+    let v = status_json(&sys, &cfg, None, Some(&a));
+    assert_eq!(spots(&v), ["read_ahead_kb=256"], "SWEETSPOT_DB: {v}");
+    // --db wins over SWEETSPOT_DB too.
+    let v = status_json(&sys, &cfg, Some(&b), Some(&a));
+    assert_eq!(spots(&v), Vec::<String>::new(), "--db over the env: {v}");
+    // Neither given: the config's db wins over the built-in default.
+    std::fs::write(&cfg, format!("db = {:?}\n", a.display().to_string())).unwrap();
+    let v = status_json(&sys, &cfg, None, None);
+    assert_eq!(spots(&v), ["read_ahead_kb=256"], "the config's db: {v}");
+
+    // Enrolled identities with no database file yet: listed as never tuned, and status
+    // (a reader) does not create the file.
+    std::fs::write(
+        &cfg,
+        format!(
+            "db = {:?}\nenroll = [\"{id}\", \"wwid:naa.gone\"]\n",
+            b.display().to_string()
+        ),
+    )
+    .unwrap();
+    let v = status_json(&sys, &cfg, None, None);
+    let rows: Vec<(String, String, String)> = v["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["identity"].as_str().unwrap().to_string(),
+                d["state"].as_str().unwrap().to_string(),
+                d["sweet_spot"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (
+                id.to_string(),
+                "never tuned".to_string(),
+                "none yet".to_string()
+            ),
+            (
+                "wwid:naa.gone".to_string(),
+                "never tuned, absent".to_string(),
+                "none yet".to_string()
+            )
+        ],
+        "{v}"
+    );
+    assert!(!b.exists(), "status created {}", b.display());
+    let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .env_remove("SWEETSPOT_DB")
+        .arg("--sysfs-root")
+        .arg(&sys)
+        .args(["status", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let txt = String::from_utf8_lossy(&out.stdout);
+    assert!(txt.contains(&format!("sda ({id})")), "{txt}");
+    assert!(!txt.contains("no enrolled device"), "{txt}");
+    assert!(!b.exists());
+}
+
+/// A daemon child stopped with SIGTERM (and reaped) on drop, also when an assertion fails.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn sighup_applies_the_profile_of_a_newly_enrolled_device_present_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    disk(&sys, "sdb", "8:16", "naa.5000c500eeeeeeee");
+    let db = dir.path().join("d.db");
+    for (label, wwid, knob, best, default) in [
+        ("sda", "naa.5000c500a1b2c3d4", "read_ahead_kb", "256", "128"),
+        ("sdb", "naa.5000c500eeeeeeee", "fifo_batch", "4", "16"),
+    ] {
+        let id = format!("wwid:{wwid}");
+        common::store_sweet_spot(
+            &db,
+            &id,
+            label,
+            "6.18.0",
+            &[(knob, best)],
+            &[(knob, default)],
+            1.5,
+        );
+    }
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(
+        &cfg,
+        "poll_s = 1\nenroll = [\"wwid:naa.5000c500a1b2c3d4\"]\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("sweetspot");
+    let base = |c: &mut Command| {
+        c.arg("--db")
+            .arg(&db)
+            .arg("--sysfs-root")
+            .arg(&sys)
+            .arg("--procfs-root")
+            .arg(&proc_);
+    };
+    let mut cmd = Command::new(&bin);
+    base(&mut cmd);
+    let child = Child(
+        cmd.args(["daemon", "--config"])
+            .arg(&cfg)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("sda's profile", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    // Let a few polls go by: sdb is not enrolled, so it keeps its value.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(read(&sys, "sdb", "queue/iosched/fifo_batch"), "16");
+
+    // sdb enrolled by a reload: its sweet spot is applied now, without a re-attach.
+    std::fs::write(
+        &cfg,
+        "poll_s = 1\nenroll = [\"wwid:naa.5000c500a1b2c3d4\", \"wwid:naa.5000c500eeeeeeee\"]\n",
+    )
+    .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.0.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    wait_for("sdb's profile after SIGHUP", || {
+        read(&sys, "sdb", "queue/iosched/fifo_batch") == "4"
+    });
+    let status = || -> serde_json::Value {
+        let mut st = Command::new(&bin);
+        base(&mut st);
+        let out = st
+            .args(["status", "--json", "--config"])
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let state_of = |v: &serde_json::Value, dev: &str| -> String {
+        v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev)
+            .map(|d| d["state"].as_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    wait_for("status to call sdb managed", || {
+        state_of(&status(), "sdb") == "managed"
+    });
+    assert_eq!(state_of(&status(), "sda"), "managed");
+    // sda no longer enrolled: left as it is, no longer managed.
+    std::fs::write(
+        &cfg,
+        "poll_s = 1\nenroll = [\"wwid:naa.5000c500eeeeeeee\"]\n",
+    )
+    .unwrap();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    wait_for("status to drop sda", || {
+        let v = status();
+        state_of(&v, "sda").is_empty() && state_of(&v, "sdb") == "managed"
+    });
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "256");
+    drop(child);
+}

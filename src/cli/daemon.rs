@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The config (TOML; see examples/daemon.toml). Default /etc/sweetspot/daemon.toml, and
-    /// built-in defaults when that is absent.
+    /// built-in defaults when that is absent. Its `db` is used unless --db or SWEETSPOT_DB
+    /// names the database (those win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -17,7 +18,8 @@ pub struct Args {
 /// Arguments of `sweetspot status`.
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// The daemon's config (for the enrolled devices and the retune interval).
+    /// The daemon's config (for the enrolled devices and the retune interval). Its `db` is
+    /// used unless --db or SWEETSPOT_DB names the database (those win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print JSON (with a `version` field).
@@ -35,28 +37,27 @@ fn config_path(given: Option<&PathBuf>) -> (PathBuf, bool) {
 /// Runs `sweetspot daemon`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let (path, explicit) = config_path(args.config.as_ref());
-    daemon::run(&path, explicit, &ctx.root, &ctx.db)
+    daemon::run(&path, explicit, &ctx.root, &ctx.db, ctx.db_given)
 }
 
 /// Runs `sweetspot status`.
 pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     let (path, explicit) = config_path(args.config.as_ref());
     let cfg = config::load(&path, explicit)?;
-    let db = cfg.db.clone().unwrap_or_else(|| ctx.db.clone());
-    if !db.exists() {
-        let empty = daemon::status::Status {
-            version: daemon::status::JSON_VERSION,
-            daemon_running: false,
-            devices: vec![],
-        };
-        return if args.json {
-            super::print_json(&empty)
-        } else {
-            super::print_out(&daemon::status::text(&empty))
-        };
-    }
-    let store = crate::store::Store::open_read_only(&db)?;
-    let s = daemon::status::status(&store, &ctx.root, &cfg, &daemon::state_path(Path::new(&db)))?;
+    let db = daemon::db_path(cfg.db.as_deref(), &ctx.db, ctx.db_given);
+    // A database not created yet: nothing is tuned, but the enrolled identities are
+    // listed (status only reads: it does not create the file).
+    let store = if db.exists() {
+        Some(crate::store::Store::open_read_only(&db)?)
+    } else {
+        None
+    };
+    let s = daemon::status::status(
+        store.as_ref(),
+        &ctx.root,
+        &cfg,
+        &daemon::state_path(Path::new(&db)),
+    )?;
     if args.json {
         super::print_json(&s)
     } else {

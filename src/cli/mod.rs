@@ -121,6 +121,9 @@ pub struct Ctx {
     pub root: SysRoot,
     /// Database path (resolved).
     pub db: PathBuf,
+    /// True when `--db` or `SWEETSPOT_DB` gave [`Ctx::db`] (not the built-in default): it
+    /// then wins over the daemon config's `db`.
+    pub db_given: bool,
     /// -v count.
     pub verbose: u8,
     /// -q given.
@@ -234,16 +237,15 @@ impl std::io::Write for LogWriter {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
+    let given = cli.db.or_else(|| {
+        std::env::var_os("SWEETSPOT_DB")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
     let ctx = Ctx {
         root: SysRoot::new(cli.sysfs_root, cli.procfs_root),
-        db: cli
-            .db
-            .or_else(|| {
-                std::env::var_os("SWEETSPOT_DB")
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from)
-            })
-            .unwrap_or_else(Store::default_path),
+        db_given: given.is_some(),
+        db: given.unwrap_or_else(Store::default_path),
         verbose: cli.verbose,
         quiet: cli.quiet,
     };

@@ -95,7 +95,8 @@ pub struct Config {
     pub idle: Idle,
     /// No retune inside this local-time window, `"HH:MM-HH:MM"` (may wrap midnight).
     pub quiet_hours: Option<String>,
-    /// The database (default: the CLI's `--db` default).
+    /// The database: used unless `--db` or `SWEETSPOT_DB` names one (those win), and wins
+    /// over the built-in default ([`super::db_path`]).
     pub db: Option<PathBuf>,
     /// How often devices are listed and managed values checked for drift, s; default 5.
     pub poll_s: u64,

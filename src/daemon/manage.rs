@@ -65,6 +65,48 @@ impl Manager {
         self.managed.retain(|(i, _), _| i != identity);
     }
 
+    /// After a config reload (`profile` is the new one): a present disk whose profile
+    /// entries differ from what is managed for it (newly enrolled, no longer enrolled, or
+    /// other knobs) is forgotten, so the next [`Manager::poll`] applies its profile as at
+    /// start-up. A disk whose entries are unchanged keeps its state (a contested knob stays
+    /// left alone). `busy` (the disk a retune works on) is left to the retune.
+    pub fn reconcile(
+        &mut self,
+        root: &SysRoot,
+        profile: &Profile,
+        busy: Option<&str>,
+    ) -> Result<()> {
+        for dev in device::list(root)? {
+            if !self.seen.contains(&dev.identity) || busy == Some(dev.identity.as_str()) {
+                continue;
+            }
+            let mut wanted = BTreeMap::new();
+            for entry in &profile.devices {
+                if disks_of(root, std::slice::from_ref(&dev), entry).is_empty() {
+                    continue;
+                }
+                for (k, v) in &entry.knobs {
+                    wanted.insert(k.clone(), v.to_string());
+                }
+            }
+            let have: BTreeMap<String, String> = self
+                .managed
+                .iter()
+                .filter(|((i, _), _)| *i == dev.identity)
+                .map(|((_, k), m)| (k.clone(), m.expected.clone()))
+                .collect();
+            if wanted != have {
+                self.forget(&dev.identity);
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the daemon has applied the disk's profile and manages at least one knob.
+    pub fn manages(&self, identity: &str) -> bool {
+        self.managed.keys().any(|(i, _)| i == identity)
+    }
+
     /// The disk's contested knobs: `knob (another writer keeps value)`.
     pub fn contested(&self, identity: &str) -> Vec<String> {
         self.managed

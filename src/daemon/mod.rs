@@ -49,6 +49,16 @@ pub fn state_path(db: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// The database the daemon and `status` use: an explicit `--db` or `SWEETSPOT_DB`
+/// (`given`) wins over the config's `db`, which wins over the built-in default (`cli_db`
+/// when not `given`): the usual command line > environment > config file > default order.
+pub fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf {
+    match config_db {
+        Some(c) if !given => c.to_path_buf(),
+        _ => cli_db.to_path_buf(),
+    }
+}
+
 /// The profile the daemon keeps: the database's latest sweet spots of enrolled devices.
 pub fn profile(
     store: &Store,
@@ -229,9 +239,11 @@ fn poll(
             st.failed.get(&dev.identity).copied(),
             now,
         );
-        if w.kind == "due" && st.job.is_some() {
+        if w.kind == "due"
+            && let Some(j) = st.job.as_ref()
+        {
             w.kind = "busy";
-            w.detail = format!("{}; waiting for the retune in progress", w.detail);
+            w.detail = format!("waiting for the retune of {} in progress", j.device);
         }
         if w.kind == "due" {
             match retune::Job::start(store, db, root, dev, cfg, w.detail.clone()) {
@@ -292,6 +304,28 @@ fn appeared(
     Ok(())
 }
 
+/// After a config reload: disks whose profile entries changed (newly enrolled ones
+/// among them) are forgotten and get their new profile now ([`manage::Manager::reconcile`]).
+fn reloaded(
+    st: &mut State,
+    store: &mut Store,
+    root: &SysRoot,
+    db: &Path,
+    cfg: &config::Config,
+) -> Result<()> {
+    let (profile, _) = cached(st, store, root, cfg)?;
+    let busy = st.job.as_ref().map(|j| j.identity.clone());
+    st.manager.reconcile(root, &profile, busy.as_deref())?;
+    for e in st.manager.poll(store, root, db, &profile)? {
+        match e {
+            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
+            _ => tracing::warn!("{}", manage::describe(&e)),
+        }
+    }
+    status::write_state(&state_path(db), &st.manager, &st.waits);
+    Ok(())
+}
+
 /// Tells systemd the daemon is ready (`READY=1` on `$NOTIFY_SOCKET`, sd_notify(3)'s
 /// protocol: one datagram); nothing when the variable is unset (not under `Type=notify`).
 fn notify_ready() {
@@ -315,10 +349,17 @@ fn notify_ready() {
     }
 }
 
-/// Runs the daemon until SIGTERM/SIGINT.
-pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Result<()> {
+/// Runs the daemon until SIGTERM/SIGINT. `db` is the command line's database, `db_given`
+/// true when `--db` or `SWEETSPOT_DB` named it ([`db_path`]).
+pub fn run(
+    config_path: &Path,
+    explicit: bool,
+    root: &SysRoot,
+    db: &Path,
+    db_given: bool,
+) -> Result<()> {
     let mut cfg = config::load(config_path, explicit)?;
-    let db = cfg.db.clone().unwrap_or_else(|| db.to_path_buf());
+    let db = db_path(cfg.db.as_deref(), db, db_given);
     // One daemon at a time: a second would retune and re-apply beside the first.
     let _daemon = crate::lock::DeviceLock::acquire(
         &crate::lock::path(&db, root, crate::lock::DAEMON),
@@ -409,6 +450,9 @@ pub fn run(config_path: &Path, explicit: bool, root: &SysRoot, db: &Path) -> Res
                             tracing::info!("config reloaded from {}", config_path.display());
                             cfg = c;
                             st.cache = None;
+                            // Newly enrolled devices present now get their profile at once,
+                            // as at start-up (not only when re-attached).
+                            reloaded(&mut st, &mut store, root, &db, &cfg)?;
                         }
                         Err(e) => tracing::warn!("config not reloaded, keeping the old one: {e}"),
                     },

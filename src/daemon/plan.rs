@@ -21,7 +21,9 @@ pub struct Wait {
     /// `tuning`, `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`,
     /// `no filesystem`, or `due` (it starts at this poll).
     pub kind: &'static str,
-    /// In words: the criterion over its threshold, the window, the due time, the holder.
+    /// In words: the criterion over its threshold, the window, the due time, the holder; for
+    /// `due` (and a started retune) why it is due. The reason a retune is due is not repeated
+    /// here for the other kinds: `status` shows it under `retune`.
     pub detail: String,
     /// When the next retune is due (Unix s); `None` when due now.
     pub due_at: Option<i64>,
@@ -130,17 +132,17 @@ pub fn wait_of(
         && let Some(win) = quiet_window(q)
         && in_window(local_minutes(), win)
     {
-        return w("quiet hours", format!("{why}; quiet hours {q}"), None);
+        return w("quiet hours", format!("{q} (local time)"), None);
     }
     if !dev.mounts.iter().any(|m| m.writable) {
         return w(
             "no filesystem",
-            format!("{why}, but it has no writable mounted filesystem for the loads"),
+            "it has no writable mounted filesystem for the loads".to_string(),
             None,
         );
     }
     if let Err(e) = idle.idle_for(&dev.name, &cfg.idle) {
-        return w("not idle", format!("{why}; not idle: {e}"), None);
+        return w("not idle", e.to_string(), None);
     }
     w("due", why, None)
 }

@@ -45,12 +45,26 @@ pub struct DeviceStatus {
     pub device: Option<String>,
     /// The last tune: `#id status date`, and `(resumed tune #N: T trials, R runs reused)`.
     pub last_tune: Option<String>,
+    /// The last tune's row id (`history`'s `#id`).
+    pub last_tune_id: Option<i64>,
+    /// The last tune's status (`done`, `interrupted`, `failed`, `running`).
+    pub last_tune_status: Option<String>,
+    /// When the last tune finished (or started, when it has not), RFC 3339.
+    pub last_tune_at: Option<String>,
     /// The sweet spot's knob changes (`knob=value`), `keep the default`, or `none yet`.
     pub sweet_spot: String,
-    /// `managed`, `contested: <knob> (another writer keeps <value>)`, `absent`, `daemon not
-    /// running`, or `never tuned` (enrolled by name, no sweet spot yet; `never tuned, absent`).
+    /// The sweet spot's knob changes as an object (`{"read_ahead_kb": "256"}`; empty when it
+    /// keeps the default); `None` when never tuned.
+    pub sweet_spot_knobs: Option<BTreeMap<String, String>>,
+    /// What holds for the device now: `managed` (the daemon applied its sweet spot and
+    /// watches it), `contested: <knob> (another writer keeps <value>)`, `not applied yet`
+    /// (the daemon runs but has not applied it), `absent`, `never tuned` (`never tuned,
+    /// absent`), or with the daemon stopped `not managed (the daemon is not running): at its
+    /// sweet spot` / `...: <knob> is <now>, sweet spot <value>`.
     pub state: String,
-    /// When the next retune is due (RFC 3339), and why: interval, or a kernel change now.
+    /// When the next retune is due and why: `due now: never tuned`, `due now: tuned on
+    /// <kernel>, ...`, `due <RFC 3339> (every <interval>)`, `tuning now`, or `when it is
+    /// present (...)` for an absent device.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
     /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`;
@@ -71,8 +85,9 @@ pub struct Status {
     pub devices: Vec<DeviceStatus>,
 }
 
-/// Builds the status from the database, sysfs and the daemon's state file.
-pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Result<Status> {
+/// Builds the status from the database (`None`: it does not exist yet, so nothing is tuned;
+/// enrolled identities are still listed), sysfs and the daemon's state file.
+pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path) -> Result<Status> {
     let st: Option<serde_json::Value> = std::fs::read_to_string(state)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok());
@@ -86,7 +101,11 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
     let present = device::list(root).unwrap_or_default();
     let kernel = device::kernel_release();
     let mut latest = BTreeMap::new();
-    for s in store.sweet_spots(None)? {
+    let spots = match store {
+        Some(st) => st.sweet_spots(None)?,
+        None => vec![],
+    };
+    for s in spots {
         if Match::from_identity(&s.identity).is_some() {
             latest.insert(s.identity.clone(), s);
         }
@@ -108,7 +127,15 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
             .iter()
             .find(|d| d.identity == identity)
             .map(|d| d.name.clone());
-        let last = store.tunes(Some(&identity))?.into_iter().last();
+        let last = match store {
+            Some(st) => st.tunes(Some(&identity))?.into_iter().last(),
+            None => None,
+        };
+        let last_tune_id = last.as_ref().map(|t| t.id);
+        let last_tune_status = last.as_ref().map(|t| t.status.to_string());
+        let last_tune_at = last
+            .as_ref()
+            .map(|t| rfc3339(t.finished_at.unwrap_or(t.started_at)));
         let last_tune = last.as_ref().map(|t| {
             // A tune that resumed an interrupted one says how many of its trials it reused.
             let resumed = spot
@@ -144,6 +171,7 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
         let waiting_detail = w
             .as_ref()
             .and_then(|v| v["detail"].as_str().map(String::from));
+        let tuning = waiting.as_deref() == Some("tuning");
         let Some(spot) = spot else {
             devices.push(DeviceStatus {
                 identity,
@@ -152,10 +180,20 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
                 } else {
                     "never tuned, absent".to_string()
                 },
+                retune: if tuning {
+                    "tuning now".to_string()
+                } else if dev.is_some() {
+                    "due now: never tuned".to_string()
+                } else {
+                    "when it is present (never tuned)".to_string()
+                },
                 device: dev,
                 last_tune,
+                last_tune_id,
+                last_tune_status,
+                last_tune_at,
                 sweet_spot: "none yet".to_string(),
-                retune: "due now: never tuned (once the daemon sees an idle window)".to_string(),
+                sweet_spot_knobs: None,
                 waiting,
                 waiting_detail,
             });
@@ -167,12 +205,16 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
         } else {
             crate::types::setting_label(&knobs)
         };
-        let contested: Vec<String> = st
+        let rows: Vec<serde_json::Value> = st
             .as_ref()
             .and_then(|v| v["managed"].as_array().cloned())
             .unwrap_or_default()
             .into_iter()
-            .filter(|r| r["identity"] == identity.as_str() && !r["contested"].is_null())
+            .filter(|r| r["identity"] == identity.as_str())
+            .collect();
+        let contested: Vec<String> = rows
+            .iter()
+            .filter(|r| !r["contested"].is_null())
             .map(|r| {
                 format!(
                     "{} (another writer keeps {})",
@@ -183,13 +225,20 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
             .collect();
         let state = match (&dev, running) {
             (None, _) => "absent".to_string(),
-            (Some(_), false) => "daemon not running".to_string(),
+            (Some(name), false) => format!(
+                "not managed (the daemon is not running): {}",
+                against_now(root, &present, name, &knobs)
+            ),
             (Some(_), true) if !contested.is_empty() => {
                 format!("contested: {}", contested.join(", "))
             }
+            // A sweet spot with changes the daemon manages none of: not applied (yet).
+            (Some(_), true) if rows.is_empty() && !knobs.is_empty() => {
+                "not applied yet (the daemon has not applied its sweet spot)".to_string()
+            }
             (Some(_), true) => "managed".to_string(),
         };
-        let retune = if spot.kernel != kernel {
+        let when = if spot.kernel != kernel {
             format!(
                 "due now: tuned on {}, running {kernel} (the sweet spot is stale)",
                 spot.kernel
@@ -198,11 +247,28 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
             let due = spot.created_at + interval_s;
             format!("due {} (every {})", rfc3339(due), cfg.interval_label())
         };
+        let retune = if tuning {
+            "tuning now".to_string()
+        } else if dev.is_none() {
+            format!("when it is present ({when})")
+        } else {
+            when
+        };
+        let sweet_spot_knobs = Some(
+            knobs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect(),
+        );
         devices.push(DeviceStatus {
             identity,
             device: dev,
             last_tune,
+            last_tune_id,
+            last_tune_status,
+            last_tune_at,
             sweet_spot,
+            sweet_spot_knobs,
             state,
             retune,
             waiting,
@@ -214,6 +280,36 @@ pub fn status(store: &Store, root: &SysRoot, cfg: &Config, state: &Path) -> Resu
         daemon_running: running,
         devices,
     })
+}
+
+/// Whether disk `name` is at the sweet spot's `knobs` now (read from sysfs/procfs):
+/// `at its sweet spot`, or each knob that differs, `<knob> is <now>, sweet spot <value>`.
+fn against_now(
+    root: &SysRoot,
+    present: &[device::Device],
+    name: &str,
+    knobs: &crate::types::Setting,
+) -> String {
+    let now = present
+        .iter()
+        .find(|d| d.name == name)
+        .and_then(|d| crate::knob::discover::knobs(root, d).ok())
+        .unwrap_or_default();
+    let off: Vec<String> = knobs
+        .iter()
+        .filter_map(|(k, want)| {
+            let found = now
+                .iter()
+                .find(|x| &x.name == k)
+                .map_or_else(|| "absent".to_string(), |x| x.current.to_string());
+            (found != want.to_string()).then(|| format!("{k} is {found}, sweet spot {want}"))
+        })
+        .collect();
+    if off.is_empty() {
+        "at its sweet spot".to_string()
+    } else {
+        off.join("; ")
+    }
 }
 
 /// The human table.
@@ -277,11 +373,11 @@ mod tests {
             &state,
             serde_json::json!({"pid": std::process::id(), "managed": [], "waits": {
                 sda.as_str(): {"device": "sda", "kind": "not idle",
-                    "detail": "never tuned; not idle: CPU busy 55% > 10%", "due_at": null}}})
+                    "detail": "CPU busy 55% > 10%", "due_at": null}}})
             .to_string(),
         )
         .unwrap();
-        let s = status(&store, &t.root, &cfg, &state).unwrap();
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
         assert!(s.daemon_running);
         let ids: Vec<&str> = s.devices.iter().map(|d| d.identity.as_str()).collect();
         assert_eq!(ids, [sda.as_str(), "wwid:naa.gone"]);
@@ -295,7 +391,7 @@ mod tests {
             ),
             ("never tuned", "none yet", None)
         );
-        assert!(a.retune.starts_with("due now: never tuned"), "{}", a.retune);
+        assert_eq!(a.retune, "due now: never tuned");
         assert_eq!(a.waiting.as_deref(), Some("not idle"));
         assert!(
             a.waiting_detail
@@ -304,13 +400,15 @@ mod tests {
                 .contains("CPU busy 55%")
         );
         assert_eq!(s.devices[1].state, "never tuned, absent");
+        assert_eq!(s.devices[1].retune, "when it is present (never tuned)");
         assert_eq!(s.devices[1].waiting, None);
         let txt = text(&s);
         assert!(txt.contains("state:      never tuned\n"), "{txt}");
         assert!(
-            txt.contains("waiting:    not idle: never tuned; not idle: CPU busy 55%"),
+            txt.contains("waiting:    not idle: CPU busy 55% > 10%\n"),
             "{txt}"
         );
+        assert!(txt.contains("retune:     due now: never tuned\n"), "{txt}");
 
         // `enroll = "tuned"` lists a device [policy] names by identity, not a class.
         let cfg = super::super::config::parse(
@@ -318,7 +416,7 @@ mod tests {
             Path::new("d.toml"),
         )
         .unwrap();
-        let s = status(&store, &t.root, &cfg, &state).unwrap();
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
         let ids: Vec<&str> = s.devices.iter().map(|d| d.identity.as_str()).collect();
         assert_eq!(ids, [sdb.as_str()]);
         assert_eq!(s.devices[0].state, "never tuned");
@@ -327,5 +425,116 @@ mod tests {
         let on = super::super::plan::enrolled(&t.root, &cfg, &Default::default()).unwrap();
         let names: Vec<&str> = on.iter().map(|(d, _)| d.name.as_str()).collect();
         assert_eq!(names, ["sdb"]);
+    }
+
+    /// Stores a sweet spot `read_ahead_kb = 256` (default 128) for `identity`, tune #1 done.
+    fn spot(store: &Store, identity: &str) {
+        use crate::types::{Setting, TargetInfo};
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: identity.into(),
+            kernel: device::kernel_release(),
+        };
+        let set = |v: i64| -> Setting { [("read_ahead_kb".to_string(), v.into())].into() };
+        let tune = store.insert_tune(&target, Some("sda"), "quick").unwrap();
+        store
+            .insert_sweet_spot(
+                &target,
+                "quick",
+                Some(tune),
+                &set(256),
+                &set(128),
+                true,
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        store.finish_tune(tune, "done").unwrap();
+    }
+
+    #[test]
+    fn each_field_of_a_tuned_device_says_one_thing() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        t.set("sda", "device/wwid", "naa.5000c500a1b2c3d4");
+        let store = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let sda = device::find(&t.root, "sda").unwrap().identity;
+        spot(&store, &sda);
+        spot(&store, "wwid:naa.gone");
+        let cfg = Config::default();
+        let state = t.dir.path().join("s.db.daemon.json");
+        let write = |managed: serde_json::Value, waits: serde_json::Value| {
+            std::fs::write(
+                &state,
+                serde_json::json!({"pid": std::process::id(), "managed": managed,
+                    "waits": waits})
+                .to_string(),
+            )
+            .unwrap();
+        };
+
+        // The daemon is stopped: not managed, and whether the disk is at its sweet spot now.
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert!(!s.daemon_running);
+        let (a, gone) = (&s.devices[0], &s.devices[1]);
+        assert_eq!(a.identity, sda);
+        assert_eq!(
+            a.state,
+            "not managed (the daemon is not running): read_ahead_kb is 128, sweet spot 256"
+        );
+        assert!(
+            a.retune.starts_with("due 20") && a.retune.ends_with("(every 7 days)"),
+            "{}",
+            a.retune
+        );
+        assert_eq!(
+            (a.last_tune_id, a.last_tune_status.as_deref()),
+            (Some(1), Some("done"))
+        );
+        assert!(
+            a.last_tune_at
+                .as_deref()
+                .is_some_and(|x| x.starts_with("20"))
+        );
+        let knobs = a.sweet_spot_knobs.as_ref().unwrap();
+        assert_eq!(knobs.get("read_ahead_kb").map(String::as_str), Some("256"));
+        let json = serde_json::to_value(a).unwrap();
+        assert_eq!(
+            json["sweet_spot_knobs"],
+            serde_json::json!({"read_ahead_kb": "256"})
+        );
+        assert_eq!(json["sweet_spot"], "read_ahead_kb=256");
+        assert_eq!(gone.state, "absent");
+        assert!(
+            gone.retune.starts_with("when it is present (due 20"),
+            "{}",
+            gone.retune
+        );
+        t.set("sda", "queue/read_ahead_kb", "256");
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert_eq!(
+            s.devices[0].state,
+            "not managed (the daemon is not running): at its sweet spot"
+        );
+
+        // Running, but the daemon manages none of its knobs: not called managed.
+        write(serde_json::json!([]), serde_json::json!({}));
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert!(s.daemon_running);
+        assert_eq!(
+            s.devices[0].state,
+            "not applied yet (the daemon has not applied its sweet spot)"
+        );
+        // Managed, and a retune in progress: `tuning now`, not `due`.
+        write(
+            serde_json::json!([{"identity": sda, "knob": "read_ahead_kb", "device": "sda",
+                "expected": "256", "contested": null}]),
+            serde_json::json!({sda.as_str(): {"device": "sda", "kind": "tuning",
+                "detail": "retuning with policy quick (the retune interval (7 days) elapsed)",
+                "due_at": null}}),
+        );
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert_eq!(s.devices[0].state, "managed");
+        assert_eq!(s.devices[0].retune, "tuning now");
+        assert_eq!(s.devices[0].waiting.as_deref(), Some("tuning"));
     }
 }
