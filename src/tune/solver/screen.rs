@@ -22,8 +22,8 @@
 //! 3. **no_load flatness test** (a Ratio objective only): the loaded cost ranks settings as
 //!    their Ratio does only if no_load does not depend on the setting. The two finalists (the
 //!    best two by the leader's rule) get a [`Part::NoLoad`] trial, and each one's mean ln
-//!    no_load Time is compared with the default's (two-sided z, shrunk per-setting
-//!    variances, Bonferroni over the settings tested at family-wise [`FLAT_ALPHA`]). Flat: no_load is pooled and the loaded cost decides. Not flat:
+//!    no_load Time is compared with the default's (two-sided z at [`FLAT_Z`], shrunk
+//!    per-setting variances). Flat: no_load is pooled and the loaded cost decides. Not flat:
 //!    each finalist and the default is ranked by its own Ratio (mean ln loaded Time − its own
 //!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
 //!    the verdict's reason says which. Flat: the race goes on with the runs the check's
@@ -50,7 +50,6 @@ use crate::stats;
 use crate::tune::evaluator::{Part, Trial};
 use crate::tune::gp;
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, Normal};
 /// Standard errors added to a setting's mean loaded cost when picking the leader (and the
 /// answer): a setting measured once must beat a replicated one by more than its noise.
 /// (Developed on seeds 1..400 of the 9-setting surfaces: 0.5 to 2 all kept 94–96% on the
@@ -61,23 +60,25 @@ pub const PICK_K: f64 = 1.5;
 /// 0.5 93%, 0.75 94–95%, 1.0 96%, 1.5 94–96%, 2.0 95–96%.)
 pub const RACE_Z: f64 = 1.0;
 
-/// The no_load flatness test's family-wise two-sided false-alarm rate, were the shrunk
-/// standard errors exact: it rejects "flat" when a finalist's mean ln no_load Time differs
-/// from the default's by more than Φ⁻¹(1 − FLAT_ALPHA / 2m) standard errors, m the settings
-/// (besides the default) whose no_load the search has measured, at least 2 (Bonferroni: a
-/// leader the race raises after a flat verdict is tested too, and each test is another
-/// chance of a false alarm). m = 2 (the first test): 1.15; m = 3: 1.38; m = 4: 1.53. A false
-/// alarm's cost is a noisier but fair comparison (full trials, full pairs); the prior's
-/// standard error (0.1 per trial) is above the shipped surfaces' 4–5% no_load noise, so the
-/// real rate there is far lower. Dev seeds 1..400 at 24 runs, success on the surface where
-/// no_load depends on the knob / the seed surface / the seed surface with drift: 0.4 (z 1.28
-/// at m = 2, the threshold before) 55/97/95%, **0.5 58/97/94%**, 0.635 61/96/94%, 0.8
-/// 62/95/92%; the 3-knob surface 95% at 0.4, 94% at 0.5 and 0.635; the 2-D bowl (dev seeds
-/// 1..200, 80 runs) 98%, 96%, 94%, its drifting twin 72% at 0.4 and 0.5. Tried and dropped:
-/// a race that goes on after separation (stopping at 2 standard errors, not [`RACE_Z`]):
-/// no_load-depends 58% → 59% at 24 runs and 53% → 61% at 40, but the drifting 2-D bowl
-/// 72% → 58% and the seed surface 76% → 74% at 16 runs.
-pub const FLAT_ALPHA: f64 = 0.5;
+/// The no_load flatness test rejects "flat" when a finalist's mean ln no_load Time differs
+/// from the default's by more than this many standard errors (two-sided: a 20% false alarm
+/// per finalist on a flat surface, whose only cost is a noisier but fair comparison; on the
+/// surface where no_load depends on the knob 1.28 kept 55% of dev seeds 1..400, 1.645 50%,
+/// 1.96 43%, with the seed surface at 96% for all three).
+///
+/// Tried and not kept (branch ratio): a lower threshold gains there and loses elsewhere
+/// (dev seeds 1..400 at 24 runs, no_load-depends / seed / seed with drift: 0.9 62/96/92%,
+/// 1.0 61/96/94%, 1.15 58/96/94%, 1.28 55/97/95%, 1.645 47/97/96%; the 2-D bowl, dev
+/// seeds 1..200, 98% at 1.28, 96% at 1.15, 94% at 1.0). As a Bonferroni threshold over the
+/// settings tested, Φ⁻¹(1 − 0.5 / 2m) (1.15 at the first test), held-out seeds
+/// 10001..10400 gave no_load-depends 54% → 56% and the 3-knob surface 95% → 93%, the seed
+/// surfaces unchanged (96%, 94%): no clear win, so 1.28 stays. Also tried: a race that goes
+/// on after separation (stop at 2 standard errors; no_load-depends 53% → 61% at 40 runs,
+/// but the drifting 2-D bowl 72% → 58%, dev seeds 1..200), no_load trials of the top 3 or 4
+/// settings (seed surface 94%), a confirming second no_load trial of a finalist found
+/// slower, more no_load trials with the runs the race leaves, and shrinking a finalist's
+/// no_load effect toward the default's in its Ratio (each within a point on dev seeds).
+pub const FLAT_Z: f64 = 1.28;
 
 /// The most of the budget's runs kept for the final check ([`BayesOpt::check_reserve`]).
 /// (Dev seeds 1..400: the scheduler surface 69% at 0.2, 74% at 0.34, 75% at 0.5, where the
@@ -637,36 +638,15 @@ impl BayesOpt {
         Some((m - m0) / (se * se + se0 * se0).sqrt())
     }
 
-    /// The flatness test's threshold on |z| ([`FLAT_ALPHA`]): Φ⁻¹(1 − FLAT_ALPHA / 2m), m the
-    /// settings besides the default whose no_load the search measured, at least 2.
-    fn flat_threshold(&self) -> f64 {
-        let mut tested: Vec<usize> = self
-            .screen
-            .as_ref()
-            .map(|s| {
-                s.no_load
-                    .iter()
-                    .map(|o| o.0)
-                    .filter(|&p| p != self.default)
-                    .collect()
-            })
-            .unwrap_or_default();
-        tested.sort_unstable();
-        tested.dedup();
-        let m = tested.len().max(2) as f64;
-        Normal::standard().inverse_cdf(1.0 - FLAT_ALPHA / (2.0 * m))
-    }
-
     /// The flatness test on the finalists' no_load (see the module docs).
     fn decide_flat(&mut self, finalists: Vec<usize>) {
         let d = estimate(&self.screen_costs(self.default, true));
         let mut differ = Vec::new();
-        let threshold = self.flat_threshold();
         for &p in &finalists {
             if let (Some((m, _)), Some((m0, _)), Some(z)) =
                 (estimate(&self.screen_costs(p, true)), d, self.flat_z(p))
             {
-                if z.abs() > threshold {
+                if z.abs() > FLAT_Z {
                     differ.push(format!("{:+.0}%", 100.0 * (m - m0).exp_m1()));
                 }
             }
@@ -780,38 +760,34 @@ mod tests {
     }
 
     #[test]
-    fn the_flatness_test_rejects_beyond_its_bonferroni_threshold() {
+    fn the_flatness_test_rejects_beyond_flat_z_standard_errors() {
         let loaded = [(2, 5.48), (0, 4.72), (1, 4.69)];
         // One no_load trial each: both standard errors are the prior's 0.1, so the
-        // difference's is 0.1 · √2 = 0.1414. A finalist 19% slower: z = ln 1.19 / 0.1414 =
-        // 1.23, beyond Φ⁻¹(1 − 0.5 / 4) = 1.150 with one finalist tested (m is at least 2).
+        // difference's is 0.1 · √2 = 0.1414. A finalist 22% slower: z = ln 1.22 / 0.1414 =
+        // 1.41 > FLAT_Z (the surface where no_load depends on the knob has +20%).
         let d0 = 67.7f64.ln();
-        let slow = d0 + 1.19f64.ln();
-        let mut s = ratio_screen(&loaded, &[(2, d0), (0, slow)]);
+        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.22f64.ln())]);
         let z = s.flat_z(0).unwrap();
-        assert!((z - 1.19f64.ln() / 0.02f64.sqrt()).abs() < 1e-9, "{z}");
-        assert!((s.flat_threshold() - 1.1503).abs() < 1e-3);
+        assert!((z - 1.22f64.ln() / 0.02f64.sqrt()).abs() < 1e-9, "{z}");
         assert!(s.flat_z(1).is_none());
         s.decide_flat(vec![0, 1]);
         let sc = s.screen.as_ref().unwrap();
         assert_eq!(sc.flat, Some(false));
         assert!(
-            sc.note.as_deref().unwrap().contains("+19%"),
+            sc.note.as_deref().unwrap().contains("+22%"),
             "{:?}",
             sc.note
         );
         assert!(!s.loaded_check());
-        // 12% slower: z = 0.80, flat; the check's pairs are then loaded runs only.
-        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.12f64.ln())]);
+        // 16% slower: z = 1.05 < FLAT_Z, flat; the check's pairs are then loaded runs only.
+        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.16f64.ln())]);
         s.decide_flat(vec![0]);
         assert_eq!(s.screen.as_ref().unwrap().flat, Some(true));
         assert!(s.loaded_check());
-        // With three settings' no_load measured the threshold is Φ⁻¹(1 − 0.5 / 6) = 1.383:
-        // the same 19% is no longer a rejection.
-        let mut s = ratio_screen(&loaded, &[(2, d0), (0, slow), (1, d0), (3, d0)]);
-        assert!((s.flat_threshold() - 1.3830).abs() < 1e-3);
-        s.decide_flat(vec![0, 1]);
-        assert_eq!(s.screen.as_ref().unwrap().flat, Some(true));
+        // 22% faster counts too (two-sided).
+        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 - 1.22f64.ln())]);
+        s.decide_flat(vec![0]);
+        assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
     }
 
     #[test]
