@@ -211,8 +211,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             pol.name
         )));
     }
-    // A budget the policy cannot use is bad input before anything is built or announced.
-    crate::tune::config(&pol, args.budget, 0)?;
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
     let mut seed = target::seed(&args.target);
@@ -268,6 +266,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         lock: &lock,
         resume: resume.as_ref(),
     };
+    // A budget the policy cannot use is bad input before anything is announced (after the
+    // locks: a second writer is refused first, whatever its budget).
+    crate::tune::config(&pol, args.budget, seed)?;
     if resume.is_none() {
         target::announce_seed(ctx, &args.target, seed);
     }
