@@ -26,6 +26,41 @@ fn cli_tune(db: &Path, extra: &[&str]) -> (serde_json::Value, String) {
     (serde_json::from_slice(&out.stdout).unwrap(), err)
 }
 
+/// Stores in `db` a quick-policy tune of the CLI's own --sim target (seed `seed`, which a
+/// --sim tune also gives its noise) stopped after `runs` load runs; its id.
+fn stopped_tune(db: &Path, seed: u64, runs: usize) -> i64 {
+    let store = Store::open(db).unwrap();
+    let mut bed = sweetspot::bench::SimDevice::open(Path::new(SURFACE), seed)
+        .unwrap()
+        .stop_after(runs);
+    let target = bed.target();
+    let policy = sweetspot::tune::policy::builtin("quick").unwrap().unwrap();
+    let lock = DeviceLock::acquire(
+        &sweetspot::lock::path(db, &SysRoot::default(), &target.identity),
+        &target.label,
+        Holder::me("tune"),
+    )
+    .unwrap();
+    let req = Request {
+        policy: &policy,
+        budget: None,
+        seed,
+        apply: false,
+        quiet: true,
+        lock: &lock,
+        resume: None,
+    };
+    let e = tune(&store, db, &mut bed, &req).unwrap_err();
+    assert!(matches!(e, Error::Interrupted), "{e:?}");
+    store
+        .tunes(None)
+        .unwrap()
+        .iter()
+        .map(|t| t.id)
+        .max()
+        .unwrap()
+}
+
 #[test]
 fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     let dir = tempfile::tempdir().unwrap();
@@ -33,39 +68,18 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     // A tune of the CLI's own --sim target, stopped before its 9th run (a --sim tune's seed
     // is also its noise's).
     let (from, k, k_runs) = {
+        let id = stopped_tune(&db, 41, 8);
         let store = Store::open(&db).unwrap();
-        let mut bed = sweetspot::bench::SimDevice::open(Path::new(SURFACE), 41)
-            .unwrap()
-            .stop_after(8);
-        let target = bed.target();
-        let policy = sweetspot::tune::policy::builtin("quick").unwrap().unwrap();
-        let lock = DeviceLock::acquire(
-            &sweetspot::lock::path(&db, &SysRoot::default(), &target.identity),
-            &target.label,
-            Holder::me("tune"),
-        )
-        .unwrap();
-        let req = Request {
-            policy: &policy,
-            budget: None,
-            seed: 41,
-            apply: false,
-            quiet: true,
-            lock: &lock,
-            resume: None,
-        };
-        let e = tune(&store, &db, &mut bed, &req).unwrap_err();
-        assert!(matches!(e, Error::Interrupted), "{e:?}");
         let t = store.tunes(None).unwrap();
         assert_eq!(t[0].status, "interrupted");
         let done: Vec<_> = store
-            .trials_of_tune(t[0].id)
+            .trials_of_tune(id)
             .unwrap()
             .into_iter()
             .filter(|t| t.finished_at.is_some())
             .collect();
         let runs: usize = done.iter().map(|t| store.runs(t.id).unwrap().len()).sum();
-        (t[0].id, done.len(), runs)
+        (id, done.len(), runs)
     };
     assert!(k >= 2 && k_runs == 8, "{k} trials, {k_runs} runs");
 
@@ -96,35 +110,8 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     // A tune killed mid-way (SIGKILL, OOM, power loss) is `recovered` by the next command;
     // it resumes as well.
     let from = {
+        let id = stopped_tune(&db, 42, 6);
         let store = Store::open(&db).unwrap();
-        let mut bed = sweetspot::bench::SimDevice::open(Path::new(SURFACE), 42)
-            .unwrap()
-            .stop_after(6);
-        let target = bed.target();
-        let policy = sweetspot::tune::policy::builtin("quick").unwrap().unwrap();
-        let lock = DeviceLock::acquire(
-            &sweetspot::lock::path(&db, &SysRoot::default(), &target.identity),
-            &target.label,
-            Holder::me("tune"),
-        )
-        .unwrap();
-        let req = Request {
-            policy: &policy,
-            budget: None,
-            seed: 42,
-            apply: false,
-            quiet: true,
-            lock: &lock,
-            resume: None,
-        };
-        assert!(tune(&store, &db, &mut bed, &req).is_err());
-        let id = store
-            .tunes(None)
-            .unwrap()
-            .iter()
-            .map(|t| t.id)
-            .max()
-            .unwrap();
         store.finish_tune(id, "recovered").unwrap();
         id
     };
