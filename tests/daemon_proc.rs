@@ -53,13 +53,10 @@ fn wait_for(what: &str, f: impl Fn() -> bool) {
     }
 }
 
-#[test]
-fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
-    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
-    put(&proc_.join("sys/vm/dirty_ratio"), "20");
-    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
-    let db = dir.path().join("d.db");
+/// `dir/d.db` with the sweet spots of two WWID disks: sda read_ahead_kb 128 → 256, sdb
+/// fifo_batch 16 → 4.
+fn db_with_two_sweet_spots(dir: &std::path::Path) -> std::path::PathBuf {
+    let db = dir.join("d.db");
     for (label, wwid, knob, best, default) in [
         ("sda", "naa.5000c500a1b2c3d4", "read_ahead_kb", "256", "128"),
         ("sdb", "naa.5000c500eeeeeeee", "fifo_batch", "4", "16"),
@@ -75,6 +72,16 @@ fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
             1.5,
         );
     }
+    db
+}
+
+#[test]
+fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    let db = db_with_two_sweet_spots(dir.path());
     let cfg = dir.path().join("daemon.toml");
     std::fs::write(&cfg, "poll_s = 1\n").unwrap();
     let bin = assert_cmd::cargo::cargo_bin("sweetspot");
@@ -337,22 +344,7 @@ fn sighup_applies_the_profile_of_a_newly_enrolled_device_present_now() {
     put(&proc_.join("sys/vm/dirty_ratio"), "20");
     disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
     disk(&sys, "sdb", "8:16", "naa.5000c500eeeeeeee");
-    let db = dir.path().join("d.db");
-    for (label, wwid, knob, best, default) in [
-        ("sda", "naa.5000c500a1b2c3d4", "read_ahead_kb", "256", "128"),
-        ("sdb", "naa.5000c500eeeeeeee", "fifo_batch", "4", "16"),
-    ] {
-        let id = format!("wwid:{wwid}");
-        common::store_sweet_spot(
-            &db,
-            &id,
-            label,
-            "6.18.0",
-            &[(knob, best)],
-            &[(knob, default)],
-            1.5,
-        );
-    }
+    let db = db_with_two_sweet_spots(dir.path());
     let cfg = dir.path().join("daemon.toml");
     std::fs::write(
         &cfg,

@@ -711,42 +711,20 @@ mod tests {
     use super::super::{Config, Phase};
     use super::*;
 
-    /// A Loads screen over 4 settings (default 2), budget 12 trials of 2 runs, with these
-    /// loaded costs already measured.
-    fn loads_screen(loaded: &[(usize, f64)]) -> BayesOpt {
+    /// A screen over 4 settings (default 2), budget 12 trials of 2 runs, with these loaded
+    /// costs and ln no_load Times already measured: a Ratio's when `ratio` (minimised, one
+    /// no_load run a trial), else Loads' (maximised, no no_load).
+    fn screen(ratio: bool, loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> BayesOpt {
         let cfg = Config {
             budget: 12,
             check_pairs: 2,
             alpha: 0.05,
             min_effect: 0.03,
             seed: 1,
-            minimize: false,
+            minimize: ratio,
             runs_full: 2,
             runs_loaded: 1,
-            runs_no_load: 0,
-        };
-        let coords = (0..4).map(|i| vec![f64::from(i) / 3.0]).collect();
-        let mut s = BayesOpt::new(cfg, coords, 2);
-        let sc = s.screen.as_mut().unwrap();
-        sc.todo.clear();
-        sc.loaded = loaded.to_vec();
-        s.runs = loaded.len();
-        s
-    }
-
-    /// A Ratio screen over 4 settings (default 2), budget 12 trials of 2 runs, with these
-    /// loaded costs and ln no_load Times already measured.
-    fn ratio_screen(loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> BayesOpt {
-        let cfg = Config {
-            budget: 12,
-            check_pairs: 2,
-            alpha: 0.05,
-            min_effect: 0.03,
-            seed: 1,
-            minimize: true,
-            runs_full: 2,
-            runs_loaded: 1,
-            runs_no_load: 1,
+            runs_no_load: usize::from(ratio),
         };
         let coords = (0..4).map(|i| vec![f64::from(i) / 3.0]).collect();
         let mut s = BayesOpt::new(cfg, coords, 2);
@@ -756,6 +734,16 @@ mod tests {
         sc.no_load = no_load.to_vec();
         s.runs = loaded.len() + no_load.len();
         s
+    }
+
+    /// A Loads screen (see [`screen`]) with these loaded costs.
+    fn loads_screen(loaded: &[(usize, f64)]) -> BayesOpt {
+        screen(false, loaded, &[])
+    }
+
+    /// A Ratio screen (see [`screen`]) with these loaded costs and ln no_load Times.
+    fn ratio_screen(loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> BayesOpt {
+        screen(true, loaded, no_load)
     }
 
     #[test]
