@@ -66,6 +66,19 @@ fn config(e: &Env, extra: &str, cpu_max: f64) -> PathBuf {
     p
 }
 
+/// Sets the retune budget of a [`config`] (6 runs there): a test that needs a retune still
+/// running when it acts gives it one it does not spend in the test's time (an idle machine
+/// spends 6 runs at `job_scale` 0.02 in seconds).
+fn with_budget(cfg: &Path, runs: u32) {
+    let text = std::fs::read_to_string(cfg).unwrap();
+    assert!(text.contains("budget = 6\n"), "{text}");
+    std::fs::write(
+        cfg,
+        text.replace("budget = 6\n", &format!("budget = {runs}\n")),
+    )
+    .unwrap();
+}
+
 /// A running daemon; on drop it is stopped with SIGTERM (so a retune restores its device)
 /// and every journaled change is put back.
 struct Daemon<'a> {
@@ -281,6 +294,7 @@ fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
         .spawn()
         .unwrap();
     let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 100.0);
+    with_budget(&cfg, 400);
     wait_for("the CLI tune", 60, || {
         tunes(&e, &id)
             .first()
@@ -353,6 +367,7 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
     let id = identity(&l);
     let before = knobs(&e, &l.name);
     let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 40.0);
+    with_budget(&cfg, 400);
 
     let hog = Hog::start();
     std::thread::sleep(Duration::from_secs(2));
@@ -385,9 +400,16 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
     }
     let hog = Hog::start();
     // The log line comes once the retune's thread has ended (its testbed dropped).
-    wait_for("the retune to stop", 60, || {
-        d.log().contains("retune stopped (")
-    });
+    let t0 = Instant::now();
+    while !d.log().contains("retune stopped (") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the retune did not stop in 60 s: {:?}\n{}",
+            tunes(&e, &id).last().map(|t| t.status.clone()),
+            d.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let t = tunes(&e, &id).pop().unwrap();
     assert_eq!(t.status, "interrupted", "{}", d.log());
     assert!(trials_of(&e, t.id) >= 1, "the finished trials are kept");
@@ -486,8 +508,7 @@ fn a_stopped_retune_is_resumed_by_the_next_one_with_its_finished_trials() {
     let id = identity(&l);
     let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 100.0);
     // A budget the retune does not spend before it is stopped.
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(&cfg, text.replace("budget = 6", "budget = 16")).unwrap();
+    with_budget(&cfg, 16);
     let mut d = Daemon::start(&e, &cfg);
     wait_for("a retune with 2 finished trials", 300, || {
         tunes(&e, &id)
@@ -619,6 +640,7 @@ fn a_retune_with_host_knobs_holds_the_host_lock_both_ways() {
         ),
         100.0,
     );
+    with_budget(&cfg, 400);
     // A CLI tune of another device with host knobs holds the host: the daemon waits.
     let mut cli = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
         .arg("--db")
