@@ -63,6 +63,7 @@ use sweetspot::tune::policy::{KnobChoice, Objective, Policy};
 use sweetspot::tune::space::Space;
 use sweetspot::tune::{self, Options};
 
+mod check;
 mod pattern;
 mod ttts;
 
@@ -75,7 +76,7 @@ pub struct Surf {
     opt: f64,
     flat: bool,
     /// True: the objective is io_load Loads (maximised); false: io_load Ratio.
-    loads: bool,
+    pub loads: bool,
     /// Per coordinate, the smallest gap between grid values (the annealing step's scale).
     step: Vec<f64>,
 }
@@ -88,6 +89,7 @@ enum Method {
     NelderMead(usize),
     Pattern(usize),
     Ttts(usize),
+    TttsCheck(usize),
     Ours(u32),
     Oracle(u32),
 }
@@ -101,6 +103,7 @@ impl Method {
             Method::NelderMead(_) => "neldermead".into(),
             Method::Pattern(_) => "pattern".into(),
             Method::Ttts(_) => "ttts".into(),
+            Method::TttsCheck(_) => "ttts-check".into(),
             Method::Ours(_) => "ours".into(),
             Method::Oracle(_) => "oracle".into(),
         }
@@ -363,6 +366,7 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
         Method::Oracle(budget) => oracle(&mut sim, s, budget as usize),
         Method::Pattern(budget) => pattern::pattern(&mut sim, s, budget),
         Method::Ttts(k) => ttts::ttts(&mut sim, s, k, seed),
+        Method::TttsCheck(k) => ttts::ttts_checked(&mut sim, s, k, check::pairs(s), seed),
         Method::Ours(budget) => {
             let knobs = s.space.knobs.clone();
             let pol = policy(&knobs, budget, s.loads);
@@ -541,6 +545,7 @@ fn main() {
             Method::NelderMead(k_for(s)),
             Method::Pattern(k_for(s)),
             Method::Ttts(k_for(s)),
+            Method::TttsCheck(k_for(s)),
             Method::Ours(budget_for(s)),
         ];
         // The oracle assumes its check passes: meaningless where nothing is better.
@@ -609,12 +614,13 @@ fn main() {
         println!("| method | {} |", head.join(" | "));
         println!("|---|{}", "---:|".repeat(ks.len()));
         type Make = fn(usize) -> Method;
-        let rows: [(&str, Make); 7] = [
+        let rows: [(&str, Make); 8] = [
             ("random", Method::Random),
             ("anneal", Method::Anneal),
             ("neldermead", Method::NelderMead),
             ("pattern", Method::Pattern),
             ("ttts", Method::Ttts),
+            ("ttts-check", Method::TttsCheck),
             ("ours", |k| Method::Ours(k as u32)),
             ("oracle", |k| Method::Oracle(k as u32)),
         ];

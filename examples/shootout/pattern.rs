@@ -3,23 +3,21 @@
 //!
 //! 1. **Search.** Measure the default once. Measure every unmeasured grid neighbour of the
 //!    leader (lowest mean cost) once; move to the new leader and repeat, until the leader's
-//!    neighbours are all measured or the search share (budget − 2 × `PAIRS`) is spent.
+//!    neighbours are all measured or the search share (budget − 2 × the check's pairs) is spent.
 //!    Neighbours: one integer knob one grid step away under the same scheduler, or, across
 //!    schedulers, the first grid point of another scheduler (a simplification: the
 //!    shoot-out's categorical surface tunes the scheduler alone).
 //! 2. **Race.** The rest of the search share measures whichever of the two lowest means has
 //!    fewer trials.
-//! 3. **Check.** `PAIRS` fresh interleaved (default, best) pairs, and the same test as ours
-//!    (`stats::paired_variance` + `paired_less_pooled`, one-sided at 0.05, H0 "at most 3%
-//!    better"); the best is claimed only if it passes, else the answer is the default.
+//! 3. **Check.** Fresh interleaved (default, best) pairs ([`check::pairs`]) and ours' test on them
+//!    ([`crate::check`]); the best is claimed only if it passes, else the answer is the
+//!    default.
 
+use crate::check;
 use crate::{Surf, cost, per_trial};
 use std::collections::BTreeMap;
 use sweetspot::bench::sim::SimDevice;
 use sweetspot::stats;
-
-/// Check pairs, as in ours' shoot-out policy.
-const PAIRS: usize = 2;
 
 fn neighbours(s: &Surf, p: usize) -> Vec<usize> {
     let grids = s.space.int_grids();
@@ -67,7 +65,8 @@ fn neighbours(s: &Surf, p: usize) -> Vec<usize> {
 
 /// Runs the pattern search with `budget` trials: (chosen, load runs, claims).
 pub fn pattern(sim: &mut SimDevice, s: &Surf, budget: usize) -> (usize, u64, bool) {
-    let search = budget.saturating_sub(2 * PAIRS).max(1);
+    let pairs = check::pairs(s);
+    let search = budget.saturating_sub(2 * pairs).max(1);
     let mut obs: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     let mut used = 0;
     let measure = |sim: &mut SimDevice, obs: &mut BTreeMap<usize, Vec<f64>>, p: usize| {
@@ -113,25 +112,15 @@ pub fn pattern(sim: &mut SimDevice, s: &Surf, budget: usize) -> (usize, u64, boo
     if best == s.space.default {
         return (best, per_trial(s) * used as u64, false);
     }
-    let (mut d, mut db, mut dd) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..PAIRS {
-        let c0 = cost(sim, s, s.space.default, 1);
-        let c1 = cost(sim, s, best, 1);
-        d.push(c1 - c0);
-        dd.push(c0);
-        db.push(c1);
-    }
-    let all = |p: usize, fresh: &[f64]| {
-        let mut v = obs[&p].clone();
-        v.extend_from_slice(fresh);
-        v
-    };
-    // H0 "at most 3% better", as ours' check (src/tune/solver/check.rs).
-    let shifted: Vec<f64> = d.iter().map(|x| x + 1.03f64.ln()).collect();
-    let pass = stats::paired_variance(&d, &all(best, &db), &all(s.space.default, &dd))
-        .and_then(|(v, df)| stats::paired_less_pooled(&shifted, v.sqrt(), df))
-        .is_some_and(|t| t.p_value < 0.05);
-    let runs = per_trial(s) * (used + 2 * PAIRS) as u64;
+    let pass = check::passes(
+        sim,
+        s,
+        best,
+        &obs[&best],
+        &obs[&s.space.default],
+        pairs,
+    );
+    let runs = per_trial(s) * (used + 2 * pairs) as u64;
     if pass {
         (best, runs, true)
     } else {

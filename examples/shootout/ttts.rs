@@ -11,10 +11,15 @@
 //!    draws that differs from it (the "top two").
 //! 3. The answer: the lowest mean + [`PICK_K`] standard errors. No final check: like the
 //!    other baselines but `pattern` and ours, every answer other than the default is a claim.
+//!
+//! `ttts-check` is the same with a final check: the search gets the trials less `PAIRS`
+//! fresh pairs, and its answer must pass `pattern`'s check ([`crate::check`]) to be claimed
+//! (the check every method needs that must not claim on a flat surface).
 
-use crate::{Surf, cost, per_trial};
+use crate::{Surf, check, cost, per_trial};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use sweetspot::bench::sim::SimDevice;
 use sweetspot::stats;
 
 /// The prior sd of a setting's cost per trial (ln units): ours' `ASSUMED_NOISE`.
@@ -50,12 +55,44 @@ fn posterior(c: &[f64]) -> (f64, f64) {
 }
 
 /// Runs top-two Thompson sampling with `trials` trials: (chosen, load runs, claims).
-pub fn ttts(
-    sim: &mut sweetspot::bench::sim::SimDevice,
+pub fn ttts(sim: &mut SimDevice, s: &Surf, trials: usize, seed: u64) -> (usize, u64, bool) {
+    let (best, _) = search(sim, s, trials, seed);
+    (best, per_trial(s) * trials as u64, best != s.space.default)
+}
+
+/// `ttts-check`: the same search with `trials` − 2 × `pairs` trials, then the final check
+/// of `pattern` ([`crate::check`]) on `pairs` fresh pairs: (chosen, load runs, claims).
+pub fn ttts_checked(
+    sim: &mut SimDevice,
+    s: &Surf,
+    trials: usize,
+    pairs: usize,
+    seed: u64,
+) -> (usize, u64, bool) {
+    let search_trials = trials.saturating_sub(2 * pairs).max(1);
+    let (best, obs) = search(sim, s, search_trials, seed);
+    let runs = per_trial(s) * (search_trials + 2 * pairs) as u64;
+    let of = |p: usize| obs.iter().find(|o| o.0 == p).map(|o| o.1.clone());
+    let (Some(b), Some(d)) = (of(best), of(s.space.default)) else {
+        return (s.space.default, per_trial(s) * search_trials as u64, false);
+    };
+    if best == s.space.default {
+        return (best, per_trial(s) * search_trials as u64, false);
+    }
+    if check::passes(sim, s, best, &b, &d, pairs) {
+        (best, runs, true)
+    } else {
+        (s.space.default, runs, false)
+    }
+}
+
+/// The search: (answer, every setting's costs).
+fn search(
+    sim: &mut SimDevice,
     s: &Surf,
     trials: usize,
     seed: u64,
-) -> (usize, u64, bool) {
+) -> (usize, Vec<(usize, Vec<f64>)>) {
     let n = s.space.len();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7475);
     let mut order: Vec<usize> = (0..n).filter(|&p| p != s.space.default).collect();
@@ -100,5 +137,5 @@ pub fn ttts(
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map_or(s.space.default, |x| x.0);
-    (best, per_trial(s) * trials as u64, best != s.space.default)
+    (best, obs)
 }

@@ -28,7 +28,9 @@
 //!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
 //!    the verdict's reason says which. Flat: the race goes on with the runs the check's
 //!    pairs of loaded runs no longer need (it was planned in full pairs), and a new leader it
-//!    raises gets its own no_load trial and the test again.
+//!    raises gets its own no_load trial and the test again; once the race has separated its
+//!    leader with runs to spare, the finalists and the default get more no_load trials (up
+//!    to [`FLAT_RETEST_MAX`] each) and the test is run again each time.
 //! 4. **Final check** (`solver/check.rs`) on fresh interleaved pairs. For a Ratio whose
 //!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
 //!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
@@ -79,6 +81,18 @@ pub const RACE_Z: f64 = 1.0;
 /// slower, more no_load trials with the runs the race leaves, and shrinking a finalist's
 /// no_load effect toward the default's in its Ratio (each within a point on dev seeds).
 pub const FLAT_Z: f64 = 1.28;
+
+/// The most no_load trials of one setting that the flatness test asks for. Once the race has
+/// separated its leader after a flat test and runs are to spare (room for two more trials),
+/// the least-measured of the two finalists and the default gets one more no_load trial and
+/// the test is run again, until each has this many: one no_load trial at 12% noise hides a
+/// +20% no_load (the no_load-depends surface), and with more runs the race only grows surer of
+/// the loaded cost's wrong leader. (Dev seeds 1..400, no_load-depends at 28 / 40 runs:
+/// 52% / 49% → 56% / 59%; the seed surface 99% / 99% → 99% / 99%, its drifting twin 95% /
+/// 97% → 95% / 96%; no change at 24 runs (no runs to spare); the 3-knob surface at 64 runs 95%
+/// → 94%. Cap 3 or 5 within a point of 4 at 40 runs. Not on a guided grid: on the 2-D bowl,
+/// dev seeds 1..200, it took the check's runs, 98% → 96% and the drifting bowl 72% → 65%.)
+pub const FLAT_RETEST_MAX: usize = 4;
 
 /// The most of the budget's runs kept for the final check ([`BayesOpt::check_reserve`]).
 /// (Dev seeds 1..400: the scheduler surface 69% at 0.2, 74% at 0.34, 75% at 0.5, where the
@@ -518,6 +532,35 @@ impl BayesOpt {
             );
             return;
         }
+        // 3b. A separated race after a flat test, with runs to spare (room for this trial
+        // and one more): one more no_load trial of the least-measured of the finalists and
+        // the default, and the test again (at most FLAT_RETEST_MAX each; screened grids only).
+        let guided = self.screen.as_ref().is_some_and(|s| s.guided);
+        if flat && !guided && self.runs + 2 * (no_load + loaded) <= search {
+            let mut cands: Vec<usize> = self
+                .screen_ranked(feasible)
+                .iter()
+                .take(2)
+                .map(|c| c.0)
+                .filter(|&p| p != self.default)
+                .collect();
+            cands.push(self.default);
+            if let Some(&p) = cands
+                .iter()
+                .filter(|&&p| self.screen_costs(p, true).len() < FLAT_RETEST_MAX)
+                .min_by_key(|&&p| self.screen_costs(p, true).len())
+            {
+                if let Some(s) = self.screen.as_mut() {
+                    s.flat = None;
+                }
+                self.push(
+                    p,
+                    Part::NoLoad,
+                    "no_load flatness test: one more no_load trial (the race is separated)",
+                );
+                return;
+            }
+        }
         // 3. The no_load flatness test (Ratio only).
         let flat_decided = self.screen.as_ref().is_some_and(|s| s.flat.is_some());
         if pools && !flat_decided {
@@ -775,6 +818,58 @@ mod tests {
         let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 - 1.22f64.ln())]);
         s.decide_flat(vec![0]);
         assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
+    }
+
+    /// A Ratio screen whose race has separated 0 (three tight trials, ln 4.70) from 1 (ln
+    /// 5.2) and 3, with no_load found flat at `no_load` (ln no_load Times).
+    fn separated_flat(no_load: &[(usize, f64)]) -> BayesOpt {
+        let loaded = [
+            (2, 5.48),
+            (0, 4.70),
+            (0, 4.70),
+            (0, 4.70),
+            (1, 5.2),
+            (1, 5.2),
+            (3, 5.3),
+            (3, 5.3),
+        ];
+        let mut s = ratio_screen(&loaded, no_load);
+        let sc = s.screen.as_mut().unwrap();
+        sc.flat = Some(true);
+        sc.finalists = vec![0, 1];
+        assert!(s.race_pick(&|_| true).is_none(), "the race is separated");
+        s
+    }
+
+    #[test]
+    fn a_separated_race_with_runs_to_spare_retests_no_load_up_to_the_cap() {
+        let d0 = 67.7f64.ln();
+        // 10 of 24 runs spent: finalist 1 has no no_load trial yet, so it gets one, and the
+        // flatness test is open again.
+        let mut s = separated_flat(&[(2, d0), (0, d0)]);
+        s.plan_screen(&|_| true);
+        let step = s.queue.front().unwrap();
+        assert_eq!((step.point, step.part), (1, Part::NoLoad), "{}", step.why);
+        assert!(step.why.contains("one more no_load trial"), "{}", step.why);
+        assert_eq!(s.screen.as_ref().unwrap().flat, None);
+        // Every one of the three at FLAT_RETEST_MAX: no more no_load, the check comes.
+        let full: Vec<(usize, f64)> = [2, 0, 1]
+            .iter()
+            .flat_map(|&p| std::iter::repeat_n((p, d0), FLAT_RETEST_MAX))
+            .collect();
+        let mut s = separated_flat(&full);
+        s.plan_screen(&|_| true);
+        assert!(
+            s.queue.iter().all(|st| st.part != Part::NoLoad),
+            "{:?}",
+            s.queue.front().map(|st| &st.why)
+        );
+        assert_eq!(s.phase, Phase::Check);
+        // No runs to spare (20 of 24 spent): no retest either.
+        let mut s = separated_flat(&[(2, d0), (0, d0)]);
+        s.runs = 20;
+        s.plan_screen(&|_| true);
+        assert!(s.queue.iter().all(|st| st.part != Part::NoLoad));
     }
 
     #[test]
