@@ -112,14 +112,7 @@ pub fn pattern(sim: &mut SimDevice, s: &Surf, budget: usize) -> (usize, u64, boo
     if best == s.space.default {
         return (best, per_trial(s) * used as u64, false);
     }
-    let pass = check::passes(
-        sim,
-        s,
-        best,
-        &obs[&best],
-        &obs[&s.space.default],
-        pairs,
-    );
+    let pass = check::passes(sim, s, best, &obs[&best], &obs[&s.space.default], pairs);
     let runs = per_trial(s) * (used + 2 * pairs) as u64;
     if pass {
         (best, runs, true)
