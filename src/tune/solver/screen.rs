@@ -28,9 +28,10 @@
 //!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
 //!    the verdict's reason says which. Flat: the race goes on with the runs the check's
 //!    pairs of loaded runs no longer need (it was planned in full pairs), and a new leader it
-//!    raises gets its own no_load trial and the test again; once the race has separated its
-//!    leader with runs to spare, the finalists and the default get more no_load trials (up
-//!    to [`FLAT_RETEST_MAX`] each) and the test is run again each time.
+//!    raises gets its own no_load trial and the test again; while runs are to spare, the
+//!    finalists and the default get more no_load trials (one per [`FLAT_RETEST_PER`] loaded
+//!    trials during the race, up to [`FLAT_RETEST_MAX`] each once it has separated its
+//!    leader) and the test is run again each time.
 //! 4. **Final check** (`solver/check.rs`) on fresh interleaved pairs. For a Ratio whose
 //!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
 //!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
@@ -82,17 +83,24 @@ pub const RACE_Z: f64 = 1.0;
 /// no_load effect toward the default's in its Ratio (each within a point on dev seeds).
 pub const FLAT_Z: f64 = 1.28;
 
-/// The most no_load trials of one setting that the flatness test asks for. Once the race has
-/// separated its leader after a flat test and runs are to spare (room for two more trials),
-/// the least-measured of the two finalists and the default gets one more no_load trial and
-/// the test is run again, until each has this many: one no_load trial at 12% noise hides a
-/// +20% no_load (the no_load-depends surface), and with more runs the race only grows surer of
-/// the loaded cost's wrong leader. (Dev seeds 1..400, no_load-depends at 28 / 40 runs:
-/// 52% / 49% → 56% / 59%; the seed surface 99% / 99% → 99% / 99%, its drifting twin 95% /
-/// 97% → 95% / 96%; no change at 24 runs (no runs to spare); the 3-knob surface at 64 runs 95%
-/// → 94%. Cap 3 or 5 within a point of 4 at 40 runs. Not on a guided grid: on the 2-D bowl,
-/// dev seeds 1..200, it took the check's runs, 98% → 96% and the drifting bowl 72% → 65%.)
+/// The most no_load trials of one setting that the flatness test asks for. After a flat
+/// test, while runs are to spare (room for two more trials), the least-measured of the two
+/// finalists and the default gets one more no_load trial and the test is run again: during
+/// the race whenever that setting has [`FLAT_RETEST_PER`] loaded trials per no_load trial,
+/// and once the race has separated its leader, until each has this many. One no_load trial at
+/// 12% noise hides a +20% no_load (the no_load-depends surface), and with more runs the race
+/// only grew surer of the loaded cost's wrong leader. (Dev seeds 1..400, no_load-depends at
+/// 28 / 40 runs: 52% / 49% → 56% / 68%; the seed surface 99% / 99% → 99% / 99%, its drifting
+/// twin 95% / 97% → 95% / 96%; no change at 24 runs (no runs to spare); the 3-knob surface at
+/// 64 runs 95% → 94%. Retesting only once the race is separated: 56% / 59%; a cap of 3 or 5
+/// within a point of 4 at 40 runs. Not on a guided grid: on the 2-D bowl, dev seeds 1..200,
+/// it took the check's runs, 98% → 96% and the drifting bowl 72% → 65%.)
 pub const FLAT_RETEST_MAX: usize = 4;
+
+/// Loaded trials of a finalist (or the default) per no_load trial that the race keeps after a
+/// flat test ([`FLAT_RETEST_MAX`]). (Dev seeds 1..400, no_load-depends at 40 runs: 2 67%,
+/// 3 67%, 4 68%, 6 68%; the others within a point.)
+pub const FLAT_RETEST_PER: usize = 4;
 
 /// The most of the budget's runs kept for the final check ([`BayesOpt::check_reserve`]).
 /// (Dev seeds 1..400: the scheduler surface 69% at 0.2, 74% at 0.34, 75% at 0.5, where the
@@ -501,6 +509,15 @@ impl BayesOpt {
                 }
             }
         }
+        // 2a'. During the race after a flat test, with runs to spare: the finalists' and the
+        // default's no_load kept in step with their loaded trials (FLAT_RETEST_PER).
+        if flat
+            && self.runs + 2 * (no_load + loaded) <= search
+            && let Some(p) = self.flat_retest(feasible, FLAT_RETEST_PER)
+        {
+            self.retest(p, "one more no_load trial (in step with the race)");
+            return;
+        }
         // 2. The race (after a flat no_load too: the check's pairs of loaded runs then need
         // fewer runs than the full pairs kept for them, and the race gets the rest).
         if (!flat_decided || flat)
@@ -535,31 +552,12 @@ impl BayesOpt {
         // 3b. A separated race after a flat test, with runs to spare (room for this trial
         // and one more): one more no_load trial of the least-measured of the finalists and
         // the default, and the test again (at most FLAT_RETEST_MAX each; screened grids only).
-        let guided = self.screen.as_ref().is_some_and(|s| s.guided);
-        if flat && !guided && self.runs + 2 * (no_load + loaded) <= search {
-            let mut cands: Vec<usize> = self
-                .screen_ranked(feasible)
-                .iter()
-                .take(2)
-                .map(|c| c.0)
-                .filter(|&p| p != self.default)
-                .collect();
-            cands.push(self.default);
-            if let Some(&p) = cands
-                .iter()
-                .filter(|&&p| self.screen_costs(p, true).len() < FLAT_RETEST_MAX)
-                .min_by_key(|&&p| self.screen_costs(p, true).len())
-            {
-                if let Some(s) = self.screen.as_mut() {
-                    s.flat = None;
-                }
-                self.push(
-                    p,
-                    Part::NoLoad,
-                    "no_load flatness test: one more no_load trial (the race is separated)",
-                );
-                return;
-            }
+        if flat
+            && self.runs + 2 * (no_load + loaded) <= search
+            && let Some(p) = self.flat_retest(feasible, usize::MAX)
+        {
+            self.retest(p, "one more no_load trial (the race is separated)");
+            return;
         }
         // 3. The no_load flatness test (Ratio only).
         let flat_decided = self.screen.as_ref().is_some_and(|s| s.flat.is_some());
@@ -614,6 +612,40 @@ impl BayesOpt {
         }
         // 4. The answer and the check.
         self.screen_check(feasible);
+    }
+
+    /// The setting whose no_load the flatness test measures again: of the two finalists and
+    /// the default, the one with the fewest no_load trials, if it has fewer than
+    /// [`FLAT_RETEST_MAX`] and fewer than 1 + its loaded trials / `per` (`usize::MAX`: no
+    /// such bound). `None` on a guided grid.
+    fn flat_retest(&self, feasible: &dyn Fn(usize) -> bool, per: usize) -> Option<usize> {
+        if self.screen.as_ref().is_none_or(|s| s.guided) {
+            return None;
+        }
+        let mut cands: Vec<usize> = self
+            .screen_ranked(feasible)
+            .iter()
+            .take(2)
+            .map(|c| c.0)
+            .filter(|&p| p != self.default)
+            .collect();
+        cands.push(self.default);
+        cands
+            .into_iter()
+            .filter(|&p| {
+                let n = self.screen_costs(p, true).len();
+                let bound = 1 + self.screen_costs(p, false).len() / per.max(1);
+                n < FLAT_RETEST_MAX && (per == usize::MAX || n < bound)
+            })
+            .min_by_key(|&p| self.screen_costs(p, true).len())
+    }
+
+    /// Queues a no_load trial of `p` and opens the flatness test again.
+    fn retest(&mut self, p: usize, why: &str) {
+        if let Some(s) = self.screen.as_mut() {
+            s.flat = None;
+        }
+        self.push(p, Part::NoLoad, format!("no_load flatness test: {why}"));
     }
 
     /// Runs of one check pair.
@@ -870,6 +902,41 @@ mod tests {
         s.runs = 20;
         s.plan_screen(&|_| true);
         assert!(s.queue.iter().all(|st| st.part != Part::NoLoad));
+    }
+
+    #[test]
+    fn a_race_after_a_flat_test_keeps_the_finalists_no_load_in_step() {
+        let d0 = 67.7f64.ln();
+        // 0 (4 loaded trials) and 1 (2) are not separated; 0 has FLAT_RETEST_PER loaded
+        // trials per no_load trial, so its no_load is measured again before the race goes on.
+        let loaded = [
+            (2, 5.48),
+            (0, 4.70),
+            (0, 4.75),
+            (0, 4.65),
+            (0, 4.70),
+            (1, 4.72),
+            (1, 4.70),
+            (3, 5.3),
+        ];
+        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0)]);
+        let sc = s.screen.as_mut().unwrap();
+        sc.flat = Some(true);
+        sc.finalists = vec![0, 1];
+        assert!(s.race_pick(&|_| true).is_some(), "the race goes on");
+        s.plan_screen(&|_| true);
+        let step = s.queue.front().unwrap();
+        assert_eq!((step.point, step.part), (0, Part::NoLoad), "{}", step.why);
+        assert!(step.why.contains("in step with the race"), "{}", step.why);
+        // With its second no_load trial it is in step: the race's trial comes.
+        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0), (0, d0)]);
+        let sc = s.screen.as_mut().unwrap();
+        sc.flat = Some(true);
+        sc.finalists = vec![0, 1];
+        s.plan_screen(&|_| true);
+        let step = s.queue.front().unwrap();
+        assert_eq!(step.part, Part::Loaded, "{}", step.why);
+        assert!(step.why.starts_with("race: "), "{}", step.why);
     }
 
     #[test]
