@@ -63,7 +63,70 @@ pub struct Recovered {
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
 pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
-    recover_with(&crate::knob::io::RealIo, store, root)
+    let io = crate::knob::io::RealIo;
+    let mut n = recover_with(&io, store, root)?;
+    n.knobs += recover_benches(&io, store, root)?;
+    Ok(n)
+}
+
+/// Restores the open entries of owner `bench` ([`crate::bench::real::OWNER`]) whose writer is
+/// gone: a killed `bench`, or a killed `tune --scratch`, whose loop device's baseline is
+/// journaled under `bench` before the tune has an id. No `tunes` row names them, so
+/// [`recover_with`] leaves them. Each device (the host for vm knobs) is written only under its
+/// lock; a bench that is still running holds it and is left alone. Entries of a device that
+/// is gone are closed with one line saying so ([`crate::knob::apply::restore_with`]).
+/// `restore` does not call this: it restores every idle entry itself and lists them.
+/// Returns how many knobs were written back.
+pub fn recover_benches(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+) -> Result<usize> {
+    let owner = crate::bench::real::OWNER;
+    let db = store.path().to_path_buf();
+    let mut names: Vec<Option<String>> = store
+        .journal_open(None, Some(owner))?
+        .into_iter()
+        .map(|e| e.device)
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut n = 0;
+    for name in names {
+        let identity = match name.as_deref() {
+            Some(d) => crate::device::find(root, d).ok().map(|d| d.identity),
+            None => Some(lock::HOST.to_string()),
+        };
+        // A device that is gone has no lock to take, and nothing is written to it.
+        let _lock = match identity {
+            Some(id) => {
+                match DeviceLock::try_acquire(&lock::path(&db, root, &id), Holder::me("restore"))? {
+                    Taken::Ours(l) => Some(l),
+                    Taken::Held(_) => continue,
+                }
+            }
+            None => None,
+        };
+        let host = name.is_none();
+        let put = crate::knob::apply::restore_except(
+            io,
+            store,
+            root,
+            name.as_deref(),
+            Some(owner),
+            &|e| host && e.device.is_some(),
+        )?;
+        if !put.is_empty() {
+            tracing::warn!(
+                "a killed `sweetspot bench` or `tune --scratch` left {} knobs of {} changed; \
+                 restored them",
+                put.len(),
+                name.as_deref().unwrap_or("the host")
+            );
+        }
+        n += put.len();
+    }
+    Ok(n)
 }
 
 /// [`recover`] through `io`. Every open entry of the tune is restored: its device's knobs
@@ -107,16 +170,17 @@ pub fn recover_with(
         let k = crate::knob::apply::restore_with(io, store, root, None, Some(&owner))?;
         n.knobs += k;
         tracing::warn!(
-            "tune {} on {} was killed (pid {}); restored {k} knobs{}",
+            "tune {} on {} was killed (pid {}); {}",
             t.id,
             t.target,
             t.pid,
             match &t.device {
+                _ if k == 0 => "nothing of it was left to restore".to_string(),
                 Some(d) if crate::device::find(root, d).is_err() => {
-                    format!(" ({d} is gone: a scratch device?)")
+                    format!("restored {k} knobs ({d} is gone: a scratch device?)")
                 }
-                Some(d) => format!(" it changed (on {d} or host-wide)"),
-                None => String::new(),
+                Some(d) => format!("restored {k} knobs it changed (on {d} or host-wide)"),
+                None => format!("restored {k} knobs"),
             }
         );
         store.finish_tune(t.id, "recovered")?;
@@ -620,5 +684,64 @@ mod tests {
         assert_eq!(r.tunes, 1);
         assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
         assert!(s.running_tunes().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_killed_benchs_entries_are_restored_under_its_lock_or_closed_when_its_device_is_gone() {
+        let t = FakeTree::new();
+        t.disk("loop0", "7:0", "none [mq-deadline]", 128).set(
+            "loop0",
+            "loop/backing_file",
+            "/tmp/sweetspot-scratch-A/backing.img",
+        );
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let fifo = |v: i64| -> Setting {
+            [("fifo_batch".to_string(), KnobValue::Int(v))]
+                .into_iter()
+                .collect()
+        };
+        let open = |s: &Store| s.journal_open(None, None).unwrap().len();
+        // A scratch tune's baseline (owner `bench`) on loop0, then the process is killed.
+        let dev = find(&t.root, "loop0").unwrap();
+        apply_with(
+            &k,
+            &mut s,
+            &t.root,
+            &dev,
+            &fifo(4),
+            crate::bench::real::OWNER,
+        )
+        .unwrap();
+        // While a bench that is alive holds loop0, its entries are its own.
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &dev.identity),
+            "loop0",
+            Holder::me("bench"),
+        )
+        .unwrap();
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 0);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "4");
+        assert_eq!(open(&s), 1);
+        drop(held);
+        // Its writer is gone and loop0 is still attached to its file: written back.
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 1);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(open(&s), 0);
+        // Killed again, and the sweep detached loop0 since (no backing file): nothing to write
+        // them on, so they are closed, unwritten.
+        apply_with(
+            &k,
+            &mut s,
+            &t.root,
+            &dev,
+            &fifo(8),
+            crate::bench::real::OWNER,
+        )
+        .unwrap();
+        t.set("loop0", "loop/backing_file", "");
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 0);
+        assert_eq!(open(&s), 0);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "8");
     }
 }
