@@ -203,18 +203,33 @@ pub struct Restored {
     /// Devices left alone because another writer holds their lock, with the holder when its
     /// lock file names it.
     pub held: Vec<(String, Option<Holder>)>,
+    /// Open host-wide entries left alone, and why.
+    pub host_left: Option<HostLeft>,
+}
+
+/// Host-wide knobs (vm, CPU scheduler) [`restore_idle`] left open.
+#[derive(Debug)]
+pub struct HostLeft {
+    /// Their names, sorted.
+    pub knobs: Vec<String>,
+    /// Why, as a clause: `` `sweetspot bench` (pid 42, for 3 s) writes sdb, and they act on
+    /// every device `` or `` `sweetspot tune` (pid 42, tune 7, for 35 s) holds the host-wide
+    /// knobs' lock ``.
+    pub why: String,
 }
 
 /// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
 /// entry (of `device` only, when given) through `io`, except what a tune that is still
-/// running works on: its device, every file it journaled, and the host-wide vm knobs while it
+/// running works on: its device, every file it journaled, and the host-wide knobs while it
 /// tunes a real device. Writing those would change a setting in the middle of its
 /// measurement. The tune restores its own changes when it ends (Ctrl-C or SIGTERM stop it);
 /// other owners' entries there wait for the next `restore`.
 ///
 /// One writer per device: every device restored is locked ([`crate::lock`]) while it is
-/// written. A device whose lock another writer holds (a `set`, `bench --device`, or a tune)
-/// is left alone, and so are the host-wide vm knobs then.
+/// written, and the host-wide knobs under the host's lock ([`lock::HOST`]). A device whose
+/// lock another writer holds (a `set`, `bench --device`, or a tune) is left alone, and so are
+/// the host-wide knobs then (they act on that device too), or when another writer holds the
+/// host's lock; [`Restored::host_left`] says which and why.
 ///
 /// Errors: [`Error::BadInput`] when `device` itself is being tuned or its lock is held; those
 /// of the restore.
@@ -272,9 +287,59 @@ pub fn restore_idle(
         .filter_map(|t| t.device.as_deref())
         .chain(held.iter().map(|(d, _)| d.as_str()))
         .collect();
-    // Host-wide vm knobs act on every device, the busy ones too: left alone while a real
-    // device is being tuned or written.
-    let host_busy = !devices.is_empty();
+    // Host-wide knobs act on every device, the busy ones too: left alone while a real device
+    // is being tuned or written (a measurement there would see them change). Otherwise they
+    // are written under the host's own lock, and left alone when another writer holds it.
+    let mut host_knobs: Vec<String> = if device.is_none() {
+        store
+            .journal_open(None, None)?
+            .into_iter()
+            .filter(|e| e.device.is_none() && !paths.contains(&e.path))
+            .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+            .map(|e| e.knob)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    host_knobs.sort();
+    host_knobs.dedup();
+    let who = |h: &Option<Holder>| {
+        h.as_ref()
+            .map_or_else(|| "another sweetspot".to_string(), Holder::to_string)
+    };
+    let mut host_left = None;
+    let mut _host_lock = None;
+    if !host_knobs.is_empty() {
+        let why = if let Some(t) = busy.iter().find(|t| t.device.is_some()) {
+            Some(format!(
+                "tune {} (pid {}) is tuning {}, and they act on every device",
+                t.id,
+                t.pid,
+                t.device.as_deref().unwrap_or_default()
+            ))
+        } else if let Some((d, h)) = held.first() {
+            Some(format!(
+                "{} writes {d}, and they act on every device",
+                who(h)
+            ))
+        } else {
+            match DeviceLock::try_acquire(
+                &lock::path(&db, root, lock::HOST),
+                Holder::me("restore"),
+            )? {
+                Taken::Ours(l) => {
+                    _host_lock = Some(l);
+                    None
+                }
+                Taken::Held(h) => Some(format!("{} holds the host-wide knobs' lock", who(&h))),
+            }
+        };
+        host_left = why.map(|why| HostLeft {
+            knobs: host_knobs,
+            why,
+        });
+    }
+    let host_busy = host_left.is_some();
     let skip = |e: &crate::store::journal::Entry| {
         e.device.as_deref().is_some_and(|d| devices.contains(&d))
             || paths.contains(&e.path)
@@ -287,6 +352,7 @@ pub fn restore_idle(
         busy,
         put,
         held,
+        host_left,
     })
 }
 
@@ -743,5 +809,69 @@ mod tests {
         assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 0);
         assert_eq!(open(&s), 0);
         assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "8");
+    }
+
+    #[test]
+    fn restore_says_which_host_wide_knobs_it_left_alone_and_whose_lock_kept_them() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk()
+            .disk("sdb", "8:16", "none [mq-deadline]", 64);
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
+            .into_iter()
+            .collect();
+        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(8))]
+            .into_iter()
+            .collect();
+        let sdb = find(&t.root, "sdb").unwrap();
+        apply_with(&k, &mut s, &t.root, &sdb, &fifo, "set").unwrap();
+        // A bench measures sdb: sdb is left alone, with no word of host knobs (none is open).
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sdb.identity),
+            "sdb",
+            Holder::me("bench"),
+        )
+        .unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.held.len()), (0, 1));
+        assert!(r.host_left.is_none(), "{:?}", r.host_left);
+        // With dirty_ratio journaled, it is left alone too: it acts on sdb as well.
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &ratio, "set").unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        let h = r.host_left.unwrap();
+        // dirty_bytes is journaled with it (writing one member of the pair zeroes the other).
+        assert_eq!(h.knobs, ["dirty_bytes", "dirty_ratio"]);
+        assert!(
+            h.why.starts_with("`sweetspot bench` (pid ")
+                && h.why.ends_with("writes sdb, and they act on every device"),
+            "{}",
+            h.why
+        );
+        assert_eq!(t.vm("dirty_ratio"), "30");
+        drop(held);
+        // Another writer holds the host's own lock: the host-wide knobs wait for it, sdb not.
+        let host = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, lock::HOST),
+            "the host",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!(r.knobs, 1);
+        assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
+        let h = r.host_left.unwrap();
+        assert!(
+            h.why.starts_with("`sweetspot tune` (pid ")
+                && h.why.ends_with("holds the host-wide knobs' lock"),
+            "{}",
+            h.why
+        );
+        assert_eq!(t.vm("dirty_ratio"), "30");
+        drop(host);
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!(r.knobs, 1);
+        assert!(r.host_left.is_none());
+        assert_eq!(t.vm("dirty_ratio"), "20");
     }
 }
