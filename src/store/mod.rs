@@ -313,60 +313,6 @@ mod tests {
     }
 
     #[test]
-    fn a_new_sweet_spot_replaces_the_one_of_its_key_and_gets_a_larger_id() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("s.db")).unwrap();
-        let target = |kernel: &str| crate::types::TargetInfo {
-            label: "sda".into(),
-            identity: "wwid:a".into(),
-            kernel: kernel.into(),
-        };
-        let fifo = |v: i64| -> crate::types::Setting {
-            [("fifo_batch".to_string(), crate::types::KnobValue::Int(v))]
-                .into_iter()
-                .collect()
-        };
-        let ev = serde_json::json!({});
-        let put = |kernel: &str, policy: &str, v: i64| {
-            s.insert_sweet_spot(
-                &target(kernel),
-                policy,
-                None,
-                &fifo(v),
-                &fifo(16),
-                true,
-                &ev,
-            )
-            .unwrap()
-        };
-        let first = put("6.18", "quick", 8);
-        put("6.18", "full", 4);
-        put("6.12", "quick", 2);
-        let newest = put("6.18", "quick", 32);
-        assert!(newest > first);
-        assert_eq!(s.sweet_spot_max_id().unwrap(), newest);
-        let rows = s.sweet_spots(None).unwrap();
-        let keys: Vec<(&str, &str, i64)> = rows
-            .iter()
-            .map(|r| {
-                let v = match r.setting["fifo_batch"] {
-                    crate::types::KnobValue::Int(i) => i,
-                    _ => -1,
-                };
-                (r.kernel.as_str(), r.policy.as_str(), v)
-            })
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                ("6.18", "full", 4),
-                ("6.12", "quick", 2),
-                ("6.18", "quick", 32)
-            ]
-        );
-    }
-
-    #[test]
     fn creates_migrates_and_reopens() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a/b/s.db");

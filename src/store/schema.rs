@@ -128,35 +128,6 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
             "ALTER TABLE tunes ADD COLUMN seed INTEGER;
              ALTER TABLE tunes ADD COLUMN budget INTEGER;",
         ),
-        // One sweet spot per (identity, kernel, policy): the newest (the highest id) wins, as
-        // every reader already took it; older rows of a key were dead weight that made the
-        // daemon log "exporting ... over ..." at each profile rebuild. AUTOINCREMENT: a
-        // replaced sweet spot gets a new, larger id, so `Store::sweet_spot_max_id` sees it.
-        M::up(
-            "CREATE TABLE sweet_spots_new (
-                 id          INTEGER PRIMARY KEY AUTOINCREMENT,
-                 identity    TEXT NOT NULL,
-                 kernel      TEXT NOT NULL,
-                 policy      TEXT NOT NULL,
-                 tune_id     INTEGER REFERENCES tunes(id),
-                 setting     TEXT NOT NULL,
-                 default_setting TEXT NOT NULL,
-                 significant INTEGER NOT NULL,
-                 evidence    TEXT NOT NULL,
-                 created_at  INTEGER NOT NULL,
-                 UNIQUE (identity, kernel, policy)
-             );
-             INSERT INTO sweet_spots_new (id, identity, kernel, policy, tune_id, setting,
-                                          default_setting, significant, evidence, created_at)
-                 SELECT id, identity, kernel, policy, tune_id, setting, default_setting,
-                        significant, evidence, created_at
-                 FROM sweet_spots s
-                 WHERE s.id = (SELECT MAX(t.id) FROM sweet_spots t
-                               WHERE t.identity = s.identity AND t.kernel = s.kernel
-                                 AND t.policy = s.policy);
-             DROP TABLE sweet_spots;
-             ALTER TABLE sweet_spots_new RENAME TO sweet_spots;",
-        ),
     ])
 }
 
@@ -187,45 +158,6 @@ mod tests {
             )
             .unwrap();
         assert_eq!((orig.as_str(), boot), ("16", None));
-    }
-
-    #[test]
-    fn version_5_sweet_spots_keep_the_newest_of_each_key() {
-        let mut c = rusqlite::Connection::open_in_memory().unwrap();
-        super::migrations().to_version(&mut c, 5).unwrap();
-        c.execute_batch(
-            "INSERT INTO sweet_spots (id, identity, kernel, policy, setting, default_setting,
-                                      significant, evidence, created_at)
-                 VALUES (1, 'wwid:a', '6.18', 'quick', '{\"fifo_batch\":8}', '{}', 1, '{}', 10),
-                        (2, 'wwid:a', '6.18', 'quick', '{\"fifo_batch\":4}', '{}', 1, '{}', 20),
-                        (3, 'wwid:a', '6.18', 'full', '{}', '{}', 0, '{}', 30),
-                        (4, 'wwid:a', '6.12', 'quick', '{}', '{}', 0, '{}', 40);",
-        )
-        .unwrap();
-        super::migrations().to_latest(&mut c).unwrap();
-        let rows: Vec<(i64, String)> = c
-            .prepare("SELECT id, setting FROM sweet_spots ORDER BY id")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
-        assert_eq!(
-            rows,
-            [
-                (2, r#"{"fifo_batch":4}"#.to_string()),
-                (3, "{}".to_string()),
-                (4, "{}".to_string())
-            ]
-        );
-        // The key is unique now, and a new row's id is above every earlier one.
-        let dup = c.execute(
-            "INSERT INTO sweet_spots (identity, kernel, policy, setting, default_setting,
-                                      significant, evidence, created_at)
-                 VALUES ('wwid:a', '6.18', 'quick', '{}', '{}', 0, '{}', 50)",
-            [],
-        );
-        assert!(dup.is_err(), "{dup:?}");
     }
 
     #[test]

@@ -198,9 +198,7 @@ impl Store {
         Ok(rows)
     }
 
-    /// Stores a sweet spot, replacing the one stored for the same (identity, kernel, policy):
-    /// the newest wins (a retune's answer, "keep the default" included, supersedes the
-    /// last). Returns its id, larger than any earlier one ([`Store::sweet_spot_max_id`]).
+    /// Stores a sweet spot. Returns its id.
     #[allow(clippy::too_many_arguments)]
     pub fn insert_sweet_spot(
         &self,
@@ -213,9 +211,8 @@ impl Store {
         evidence: &serde_json::Value,
     ) -> Result<i64> {
         self.conn().execute(
-            "INSERT OR REPLACE INTO sweet_spots (identity, kernel, policy, tune_id, setting,
-                                                 default_setting, significant, evidence,
-                                                 created_at)
+            "INSERT INTO sweet_spots (identity, kernel, policy, tune_id, setting, default_setting,
+                                      significant, evidence, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 target.identity,
