@@ -424,3 +424,84 @@ fn sighup_applies_the_profile_of_a_newly_enrolled_device_present_now() {
     assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "256");
     drop(child);
 }
+
+/// A second tune of the same disk, kernel and policy supersedes the first sweet spot (kept as
+/// history): the profile the daemon rebuilds carries the newest, and its log has no
+/// "exporting ... over ..." line (there is nothing to choose between).
+#[test]
+fn a_retuned_sweet_spot_supersedes_its_predecessor_and_the_profile_names_no_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_with_two_sweet_spots(dir.path());
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        "6.18.0",
+        &[("read_ahead_kb", "512")],
+        &[("read_ahead_kb", "128")],
+        1.6,
+    );
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert_eq!(
+        store.sweet_spots(Some(id)).unwrap().len(),
+        2,
+        "history is kept"
+    );
+    let sys = dir.path().join("sys");
+    std::fs::create_dir_all(sys.join("block")).unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(&db)
+        .arg("--sysfs-root")
+        .arg(&sys)
+        .args(["-v", "profile", "export"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let txt = String::from_utf8_lossy(&common::ok_stdout(out.clone())).into_owned();
+    assert!(txt.contains("read_ahead_kb = 512"), "{txt}");
+    assert!(!txt.contains("read_ahead_kb = 256"), "{txt}");
+    assert!(!err.contains(" over policy "), "{err}");
+    // Another policy's sweet spot of the same disk is a choice, and is named.
+    drop(store);
+    let other = sweetspot::store::Store::open(&db).unwrap();
+    let target = sweetspot::types::TargetInfo {
+        label: "sda".into(),
+        identity: id.into(),
+        kernel: "6.18.0".into(),
+    };
+    let ra = |v: i64| -> sweetspot::types::Setting {
+        [("read_ahead_kb".to_string(), v.into())]
+            .into_iter()
+            .collect()
+    };
+    other
+        .insert_sweet_spot(
+            &target,
+            "desktop",
+            None,
+            &ra(1024),
+            &ra(128),
+            true,
+            &serde_json::json!({}),
+        )
+        .unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(&db)
+        .arg("--sysfs-root")
+        .arg(&sys)
+        .args(["-v", "profile", "export"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{id}: exporting the sweet spot of policy desktop on 6.18.0 over policy quick on \
+             6.18.0"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches(" over policy ").count(), 1, "{err}");
+}

@@ -105,3 +105,42 @@ fn man_pages_are_current() {
         );
     }
 }
+
+/// A positional that takes several values (`set`'s KNOB=VALUE) carries "..." in its page's
+/// synopsis, as in `--help`'s usage: clap_mangen leaves it out, so such a command spells its
+/// usage out (`override_usage`).
+#[test]
+fn a_repeated_positional_has_its_dots_in_the_synopsis() {
+    fn check(cmd: &clap::Command, name: &str, pages: &[(String, String)], seen: &mut usize) {
+        let page = pages.iter().find(|(n, _)| n == &format!("{name}.1"));
+        for arg in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+            let many = arg.get_num_args().is_some_and(|n| n.max_values() > 1);
+            if !many {
+                continue;
+            }
+            *seen += 1;
+            let value = arg.get_value_names().map_or_else(
+                || arg.get_id().to_string(),
+                |v| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" "),
+            );
+            let synopsis = page
+                .and_then(|(_, t)| t.lines().skip_while(|l| *l != ".SH SYNOPSIS").nth(1))
+                .unwrap_or_default()
+                .replace("\\fI", "")
+                .replace("\\fR", "");
+            assert!(
+                synopsis.contains(&format!("<{value}>...")),
+                "{name}: {synopsis}"
+            );
+        }
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            check(sub, &format!("{name}-{}", sub.get_name()), pages, seen);
+        }
+    }
+    let mut top = sweetspot::cli::Cli::command().disable_help_subcommand(true);
+    top.build();
+    let pages = pages();
+    let mut seen = 0;
+    check(&top, "sweetspot", &pages, &mut seen);
+    assert!(seen >= 1, "set's KNOB=VALUE is one");
+}

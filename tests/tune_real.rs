@@ -144,6 +144,89 @@ fn sigkill_mid_tune_then_restore_brings_the_knobs_back() {
     assert_eq!(store.tunes(None).unwrap()[0].status, "recovered");
 }
 
+/// Sweeps what a SIGKILLed `--scratch` run left under a test's own `$TMPDIR` on drop (its
+/// mount, loop device and backing file), whether the test passed or not.
+struct Leftovers(tempfile::TempDir);
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        sweetspot::bench::stale::sweep(self.0.path());
+    }
+}
+
+#[test]
+fn a_killed_scratch_tune_leaves_no_open_journal_entry_after_the_next_tune() {
+    let tmp = Leftovers(tempfile::tempdir().unwrap());
+    let db = tmp.0.path().join("s.db");
+    let open = || -> i64 {
+        sweetspot::store::Store::open(&db)
+            .unwrap()
+            .conn()
+            .query_row(
+                "SELECT count(*) FROM journal WHERE restored_at IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
+        .env("TMPDIR", tmp.0.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["tune", "--scratch", "--budget", "12", "-q"])
+        .args(FAST)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    // Wait until the second trial started: the baseline (owner `bench`) and a trial setting
+    // (owner `tune:1`) are journaled.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let n: i64 = sweetspot::store::Store::open(&db)
+            .ok()
+            .and_then(|s| {
+                s.conn()
+                    .query_row("SELECT count(*) FROM trials", [], |r| r.get(0))
+                    .ok()
+            })
+            .unwrap_or(0);
+        if n >= 2 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tune never reached its second trial"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "tune ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    assert!(open() > 0, "the killed tune left open entries");
+    // The next scratch tune (refused for its budget after its device was made) recovers the
+    // killed one's entries, the baseline's too, on the leftover loop device before sweeping it.
+    let out = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
+        .env("TMPDIR", tmp.0.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["tune", "--scratch", "--budget", "1"])
+        .args(FAST)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("tune 1 on loop"), "{err}");
+    assert!(
+        err.contains("a killed `sweetspot bench` or `tune --scratch` left"),
+        "{err}"
+    );
+    assert!(!err.contains("closed without writing"), "{err}");
+    assert_eq!(open(), 0, "{err}");
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert_eq!(store.tunes(None).unwrap()[0].status, "recovered");
+}
+
 /// Puts a queue attribute of a loop device back on drop (a loop queue outlives `losetup -d`).
 struct QueueValue {
     path: std::path::PathBuf,

@@ -133,3 +133,26 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A budget the policy cannot use is refused (exit 2) before `--resume` looks anything up:
+/// no "nothing to resume" line ahead of the error.
+#[test]
+fn a_resume_with_a_budget_too_small_is_refused_before_it_says_anything_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(dir.path().join("s.db"))
+        .args(["tune", "--sim", SURFACE, "--resume", "--budget", "3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        err.lines().collect::<Vec<_>>(),
+        [
+            "sweetspot: error: --budget 3 is too small for policy 'quick': the final check alone \
+          needs 2 × check_pairs = 4 trials, plus at least 2 for the search"
+        ]
+    );
+}

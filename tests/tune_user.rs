@@ -160,6 +160,40 @@ fn a_fio_benchmark_is_tuned_on_a_loop_device_and_recorded_with_its_trials() {
     assert!(sizes.contains("\"command\":\"fio --name=r"), "{sizes}");
 }
 
+/// A user benchmark runs neither the built-in job nor contest's loads, so a filesystem too
+/// small for them (85 MiB; the quick policy's contest tune needs 319 MiB) is enough for it.
+#[test]
+fn a_user_benchmark_asks_no_free_space_for_contest_loads_it_never_runs() {
+    let mut l = common::LoopDev::new(96);
+    let _queue = common::QueueBackup::save(
+        &l.name,
+        &["scheduler", "nr_requests", "read_ahead_kb", "wbt_lat_usec"],
+    );
+    l.mount_ext4();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let out = sweetspot(&db)
+        .args(["tune", "--device", &l.name, "--budget", "6", "--seed", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not enough free space for the job and its loads"),
+        "{err}"
+    );
+    common::ok_stdout(
+        sweetspot(&db)
+            .args(["tune", "--device", &l.name, "--budget", "6", "--seed", "1"])
+            .args(["--job", "echo 7", "--metric", "regex:([0-9]+)"])
+            .args(["--maximize", "sevens", "-q"])
+            .output()
+            .unwrap(),
+    );
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert_eq!(store.tunes(None).unwrap().last().unwrap().status, "done");
+}
+
 #[test]
 fn a_host_tune_of_autogroup_against_ab_and_lighttpd_on_loopback() {
     let auto = ProcGuard::save("/proc/sys/kernel/sched_autogroup_enabled");

@@ -69,11 +69,16 @@ impl RealDevice {
         command: &str,
         emulate: Option<&Spec>,
     ) -> Result<RealDevice> {
-        let need: u64 = Load::ALL
-            .iter()
-            .map(|&l| loads::bytes_needed(l, &opts.sizes))
-            .sum::<u64>()
-            >> 20;
+        // A user benchmark runs none of the loads: the default size is its room.
+        let need: u64 = if opts.user_benchmark {
+            0
+        } else {
+            Load::ALL
+                .iter()
+                .map(|&l| loads::bytes_needed(l, &opts.sizes))
+                .sum::<u64>()
+                >> 20
+        };
         let scratch =
             Scratch::create_emulated(SCRATCH_MIB.max(need * 3 / 2 + 128), emulate, &opts.exe)?;
         let name = scratch.device_name();

@@ -41,6 +41,10 @@ pub struct BenchOptions {
     pub exe: PathBuf,
     /// procfs root (for `--drop-caches`).
     pub proc_root: PathBuf,
+    /// A user benchmark ([`crate::bench::user`]) runs in the work directory instead of the
+    /// job and contest's loads: neither is made, so no free space is asked for them (the
+    /// benchmark's own needs are its own; sweetspot cannot know them).
+    pub user_benchmark: bool,
 }
 
 impl BenchOptions {
@@ -55,6 +59,7 @@ impl BenchOptions {
             other_dir: None,
             exe: std::env::current_exe().map_err(|e| Error::io("finding sweetspot's binary", e))?,
             proc_root: PathBuf::from("/proc"),
+            user_benchmark: false,
         })
     }
 }
@@ -79,7 +84,8 @@ pub struct Bencher {
 
 impl Bencher {
     /// Creates the work directory under `target`, checks free space for the job and the largest
-    /// default load, and generates the job's files. Errors: not enough space (exit 2, naming
+    /// default load, and generates the job's files (neither for a user benchmark:
+    /// [`BenchOptions::user_benchmark`]). Errors: not enough space (exit 2, naming
     /// how much is needed), an unwritable target, a bad `--job-scale`.
     pub fn new(target: &Path, opts: BenchOptions) -> Result<Bencher> {
         if !target.is_dir() {
@@ -112,16 +118,18 @@ impl Bencher {
         let work_owner =
             stale::own(work.path()).map_err(|e| Error::io("locking the work directory", e))?;
         let job = JobSpec::scaled(&work.path().join("job"), opts.job_scale)?;
-        let largest = Load::ALL
-            .iter()
-            .map(|&l| loads::bytes_needed(l, &opts.sizes))
-            .max()
-            .unwrap_or(0);
-        fsutil::check_space(
-            target,
-            job.bytes_needed() + largest,
-            "the job and its loads",
-        )?;
+        if !opts.user_benchmark {
+            let largest = Load::ALL
+                .iter()
+                .map(|&l| loads::bytes_needed(l, &opts.sizes))
+                .max()
+                .unwrap_or(0);
+            fsutil::check_space(
+                target,
+                job.bytes_needed() + largest,
+                "the job and its loads",
+            )?;
+        }
         let scratchpad = tempfile::Builder::new()
             .prefix(stale::RUN_PREFIX)
             .tempdir()
@@ -129,7 +137,7 @@ impl Bencher {
         // Held while this run lives, so a sweep after a SIGKILL knows the directory is dead.
         let owner =
             stale::own(scratchpad.path()).map_err(|e| Error::io("locking the run directory", e))?;
-        if opts.job_command.is_none() {
+        if opts.job_command.is_none() && !opts.user_benchmark {
             job::prepare(&job)?;
         }
         Ok(Bencher {

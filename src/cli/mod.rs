@@ -86,6 +86,9 @@ pub enum Command {
     /// List the knobs a device offers now, with domain, unit and current value.
     Knobs(knobs::Args),
     /// Set knobs (journaled; `restore` undoes): `set sda scheduler=mq-deadline fifo_batch=8`.
+    // The usage spelled out: clap_mangen's synopsis leaves out the "..." of a repeated
+    // positional (KNOB=VALUE), which --help's usage has.
+    #[command(override_usage = "sweetspot set [OPTIONS] <DEVICE> <KNOB=VALUE>...")]
     Set(set::Args),
     /// Put journaled knobs back to their original values (all devices, or one).
     Restore(restore::Args),

@@ -93,7 +93,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
     // A simulated tune (no device) changes no knobs.
     for t in r.busy.iter().filter(|t| t.device.is_some()) {
         out.push_str(&format!(
-            "left alone: {} and the host-wide vm knobs, while tune {} (pid {}) is tuning it; the \
+            "left alone: {}, while tune {} (pid {}) is tuning it; the \
              tune undoes its own changes when it ends, `restore` then does the rest\n",
             t.device.as_deref().unwrap_or_default(),
             t.id,
@@ -106,10 +106,17 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
         .filter(|(d, _)| !r.busy.iter().any(|t| t.device.as_deref() == Some(d)))
     {
         out.push_str(&format!(
-            "left alone: {d} and the host-wide vm knobs, while {} writes it; `restore` again \
+            "left alone: {d}, while {} writes it; `restore` again \
              once it is done\n",
             h.as_ref()
                 .map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
+        ));
+    }
+    if let Some(h) = &r.host_left {
+        out.push_str(&format!(
+            "left alone: the host-wide {}, while {}; `restore` again once it is done\n",
+            h.knobs.join(", "),
+            h.why
         ));
     }
     Ok(out)

@@ -180,7 +180,7 @@ pub fn open_benchmark(
         let host = HostBed::new(ctx.store()?, &ctx.root);
         return Ok(Box::new(UserBench::new(Box::new(host), job, dir)));
     }
-    let dev = real_device(ctx, args, command)?;
+    let dev = real_device(ctx, args, command, true)?;
     let dir = dev
         .work_dir()
         .map(Path::to_path_buf)
@@ -190,10 +190,17 @@ pub fn open_benchmark(
 
 /// Opens the real target that `args` name (`--device` or `--scratch`).
 fn open_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<Box<dyn Testbed>> {
-    Ok(Box::new(real_device(ctx, args, command)?))
+    Ok(Box::new(real_device(ctx, args, command, false)?))
 }
 
-fn real_device(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<RealDevice> {
+/// The real device `args` name; `user_benchmark`: for a user benchmark, which needs no room
+/// for the job or contest's loads ([`BenchOptions::user_benchmark`]).
+fn real_device(
+    ctx: &Ctx,
+    args: &TargetArgs,
+    command: &str,
+    user_benchmark: bool,
+) -> Result<RealDevice> {
     if args.host {
         return Err(Error::BadInput(
             "--host runs only a user benchmark: `tune --host` with a policy's [benchmark], or \
@@ -202,7 +209,8 @@ fn real_device(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<RealDevice
         ));
     }
     crate::signals::install();
-    let opts = options(ctx, args)?;
+    let mut opts = options(ctx, args)?;
+    opts.user_benchmark = user_benchmark;
     let emulate = emulation(args)?;
     let dev = if args.scratch {
         RealDevice::scratch_emulated(ctx.store()?, &ctx.root, opts, command, emulate.as_ref())?

@@ -245,6 +245,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     } else {
         None
     };
+    // A budget the policy cannot use is bad input before anything is announced or looked up
+    // ("nothing to resume"), but after the locks: a second writer is refused first, whatever
+    // its budget.
+    crate::tune::config(&pol, args.budget, seed)?;
     let resume = if args.resume {
         find_resume(
             ctx,
@@ -266,9 +270,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         lock: &lock,
         resume: resume.as_ref(),
     };
-    // A budget the policy cannot use is bad input before anything is announced (after the
-    // locks: a second writer is refused first, whatever its budget).
-    crate::tune::config(&pol, args.budget, seed)?;
     if resume.is_none() {
         target::announce_seed(ctx, &args.target, seed);
     }

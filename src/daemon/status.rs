@@ -63,7 +63,8 @@ pub struct DeviceStatus {
     /// sweet spot` / `...: <knob> is <now>, sweet spot <value>`.
     pub state: String,
     /// When the next retune is due and why: `due now: never tuned`, `due now: tuned on
-    /// <kernel>, ...`, `due <RFC 3339> (every <interval>)`, `tuning now`, or `when it is
+    /// <kernel>, ...`, `due now (the interval elapsed at <RFC 3339>; every <interval>)`,
+    /// `due <RFC 3339> (every <interval>)` (in the future), `tuning now`, or `when it is
     /// present (...)` for an absent device.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
@@ -245,7 +246,15 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             )
         } else {
             let due = spot.created_at + interval_s;
-            format!("due {} (every {})", rfc3339(due), cfg.interval_label())
+            if due <= crate::store::now() {
+                format!(
+                    "due now (the interval elapsed at {}; every {})",
+                    rfc3339(due),
+                    cfg.interval_label()
+                )
+            } else {
+                format!("due {} (every {})", rfc3339(due), cfg.interval_label())
+            }
         };
         let retune = if tuning {
             "tuning now".to_string()
@@ -486,6 +495,40 @@ mod tests {
             "{}",
             a.retune
         );
+        // Eight days later the interval has elapsed: due now, not due at a past date.
+        store
+            .conn()
+            .execute(
+                "UPDATE sweet_spots SET created_at = created_at - 8 * 86400",
+                [],
+            )
+            .unwrap();
+        let created: i64 = store
+            .conn()
+            .query_row("SELECT MIN(created_at) FROM sweet_spots", [], |r| r.get(0))
+            .unwrap();
+        let late = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert_eq!(
+            late.devices[0].retune,
+            format!(
+                "due now (the interval elapsed at {}; every 7 days)",
+                crate::profile::build::rfc3339(created + 7 * 86400)
+            )
+        );
+        assert!(
+            late.devices[1]
+                .retune
+                .starts_with("when it is present (due now (the interval"),
+            "{}",
+            late.devices[1].retune
+        );
+        store
+            .conn()
+            .execute(
+                "UPDATE sweet_spots SET created_at = created_at + 8 * 86400",
+                [],
+            )
+            .unwrap();
         assert_eq!(
             (a.last_tune_id, a.last_tune_status.as_deref()),
             (Some(1), Some("done"))

@@ -15,6 +15,7 @@ use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// One knob written by [`apply_with`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -115,6 +116,19 @@ fn execute(
     // Originals of an earlier boot are stale; those read now carry this boot's id.
     let boot = root.boot();
     warn_stale(&store.journal_close_stale(&boot)?);
+    // Open entries under this kernel name journaled for another device (a scratch loop device
+    // of a killed run, detached since) cannot be restored, and would keep this device's
+    // originals out of the journal (one open entry per file and owner): closed first.
+    let mut devices: Vec<(String, Option<String>)> = plan
+        .journal
+        .iter()
+        .filter_map(|e| e.device.clone().map(|d| (d, e.identity.clone())))
+        .collect();
+    devices.dedup();
+    for (name, id) in devices {
+        let open = store.journal_open(Some(&name), None)?;
+        close_foreign(store, &name, id.as_deref(), open)?;
+    }
     for e in &mut plan.journal {
         e.boot_id.clone_from(&boot.id);
     }
@@ -232,9 +246,10 @@ pub fn restore(
 /// `nr_requests`, then the journaled iosched values of the scheduler now active (entries of any
 /// other scheduler are obsolete and only marked), then other queue knobs; host vm knobs last.
 /// Of an exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written.
-/// `wbt_lat_usec` gets its journaled number (never -1). Entries of a device that is gone or now
-/// has another identity, and entries journaled in an earlier boot (their `boot_id` is not this
-/// boot's), are marked restored with a warning, not written (the kernel reset them). Entries
+/// `wbt_lat_usec` gets its journaled number (never -1). Entries of a device that is gone or
+/// whose kernel name now has another identity (one warning per device, saying which), and
+/// entries journaled in an earlier boot (their `boot_id` is not this boot's: the kernel reset
+/// them), are marked restored with a warning, not written. Entries
 /// outside `root` (another sysfs/procfs tree) are left alone. A failed knob stays open; the
 /// first error is returned after the rest were tried.
 pub fn restore_with(
@@ -318,6 +333,66 @@ fn warn_stale(stale: &[Entry]) {
     );
 }
 
+/// Closes (marks restored, unwritten) the entries of `entries` (all under kernel name
+/// `name`) journaled for another device than `now` (the identity `name` has now; `None`
+/// when it is gone), with one warning per device saying why, and returns the rest. Nothing
+/// can put them back: their device is gone, or the name is now another disk (a new queue,
+/// or, for a loop number attached to another file, the queue the last user left, which
+/// sweetspot does not own).
+fn close_foreign(
+    store: &mut Store,
+    name: &str,
+    now: Option<&str>,
+    entries: Vec<Entry>,
+) -> Result<Vec<Entry>> {
+    let (keep, foreign): (Vec<Entry>, Vec<Entry>) = entries
+        .into_iter()
+        .partition(|e| now.is_some() && e.identity.as_deref() == now);
+    let mut olds: Vec<Option<String>> = foreign.iter().map(|e| e.identity.clone()).collect();
+    olds.sort();
+    olds.dedup();
+    for old in olds {
+        // Every owner's entries of that device at once: none of them can be restored.
+        let ids: Vec<i64> = store
+            .journal_open(Some(name), None)?
+            .into_iter()
+            .filter(|e| e.identity == old)
+            .map(|e| e.id)
+            .collect();
+        let why = why_unrestorable(name, old.as_deref(), now);
+        tracing::warn!(
+            "{name}: {} journaled knobs of {} closed without writing them back: {why}, so \
+             there is nothing to restore them on",
+            ids.len(),
+            old.as_deref().unwrap_or("an unrecorded device")
+        );
+        store.journal_mark_restored(&ids)?;
+    }
+    Ok(keep)
+}
+
+/// Why the entries journaled for device `old` under kernel name `name` cannot be restored,
+/// `name` being `now` (its identity now; `None`: no such device): for [`close_foreign`]'s
+/// warning. A loop number without a backing file reads as `virtual:<name>`.
+pub fn why_unrestorable(name: &str, old: Option<&str>, now: Option<&str>) -> String {
+    let file = old.and_then(|o| o.strip_prefix("loop:"));
+    let gone = |f: &str| {
+        if Path::new(f).exists() {
+            String::new()
+        } else {
+            " (that file is gone)".to_string()
+        }
+    };
+    match (now, file) {
+        (None, _) => format!("{name} is gone"),
+        (Some(n), Some(f)) if n.starts_with("loop:") => {
+            format!("{name} is now attached to another file ({n}){}", gone(f))
+        }
+        (Some(_), Some(f)) => format!("{name} is no longer attached to {f}{}", gone(f)),
+        (Some(n), None) => format!("{name} is now another disk ({n})"),
+    }
+}
+
 struct Restorer<'a> {
     io: &'a dyn KnobIo,
     store: &'a mut Store,
@@ -361,17 +436,11 @@ impl Restorer<'_> {
             .join("dev")
             .exists()
             .then(|| identity(root, name));
-        let groups = by_path(entries);
-        let journaled_id = groups[0].entries[0].identity.clone();
-        if now_id.is_none() || now_id != journaled_id {
-            tracing::warn!(
-                "{name}: device gone or now another disk ({}), journaled knobs were reset by \
-                 the kernel; marking them restored",
-                now_id.as_deref().unwrap_or("absent")
-            );
-            let ids: Vec<i64> = groups.iter().flat_map(|g| g.ids()).collect();
-            return self.store.journal_mark_restored(&ids);
+        let entries = close_foreign(self.store, name, now_id.as_deref(), entries)?;
+        if entries.is_empty() {
+            return Ok(());
         }
+        let groups = by_path(entries);
         let sched_path = root.block_dev(name).join("queue/scheduler");
         let mut sched_failed = false;
         for g in groups {

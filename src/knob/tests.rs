@@ -635,3 +635,58 @@ fn max_sectors_kb_journals_the_read_ahead_it_recomputes_and_restore_puts_both_ba
     assert_eq!(t.get("sda", "queue/max_sectors_kb"), "1280");
     assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
 }
+
+#[test]
+fn entries_of_a_gone_device_under_the_same_name_give_way_to_the_new_ones() {
+    let t = FakeTree::new();
+    t.disk("loop0", "7:0", "none [mq-deadline]", 128).set(
+        "loop0",
+        "loop/backing_file",
+        "/nonexistent/sweetspot-scratch-A/backing.img",
+    );
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let fifo = |v| setting(&[("fifo_batch", KnobValue::Int(v))]);
+    let old = find(&t.root, "loop0").unwrap();
+    apply_with(&k, &mut s, &t.root, &old, &fifo(4), "bench").unwrap();
+    // The run was killed; loop0 is now attached to another file whose queue reads 4.
+    t.set(
+        "loop0",
+        "loop/backing_file",
+        "/nonexistent/sweetspot-scratch-B/backing.img",
+    );
+    let new = find(&t.root, "loop0").unwrap();
+    apply_with(&k, &mut s, &t.root, &new, &fifo(8), "bench").unwrap();
+    // The new device's original (4, as it was found) is journaled, not swallowed by the old
+    // entry of the same file and owner, and the old entry is closed.
+    let open = s.journal_open(Some("loop0"), None).unwrap();
+    assert!(!open.is_empty());
+    assert!(
+        open.iter()
+            .all(|e| e.identity.as_deref() == Some(new.identity.as_str()))
+    );
+    let f = open.iter().find(|e| e.knob == "fifo_batch").unwrap();
+    assert_eq!(f.original, "4");
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
+    assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "4");
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+}
+
+#[test]
+fn a_closed_entry_says_truthfully_why_it_cannot_be_restored() {
+    use super::apply::why_unrestorable;
+    let old = Some("loop:/nonexistent/a.img");
+    assert_eq!(why_unrestorable("loop0", old, None), "loop0 is gone");
+    assert_eq!(
+        why_unrestorable("loop0", old, Some("virtual:loop0")),
+        "loop0 is no longer attached to /nonexistent/a.img (that file is gone)"
+    );
+    assert_eq!(
+        why_unrestorable("loop0", old, Some("loop:/nonexistent/b.img")),
+        "loop0 is now attached to another file (loop:/nonexistent/b.img) (that file is gone)"
+    );
+    assert_eq!(
+        why_unrestorable("sda", Some("wwid:a"), Some("wwid:b")),
+        "sda is now another disk (wwid:b)"
+    );
+}

@@ -67,7 +67,12 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
             .get(&s.identity)
             .is_none_or(|old| (s.kernel == kernel) >= (old.kernel == kernel));
         if better {
-            if let Some(old) = latest.get(&s.identity) {
+            // An earlier sweet spot of the same policy and kernel (a retune's predecessor,
+            // kept as history) is simply superseded: there is no choice to name.
+            if let Some(old) = latest
+                .get(&s.identity)
+                .filter(|old| old.policy != s.policy || old.kernel != s.kernel)
+            {
                 tracing::info!(
                     "{}: exporting the sweet spot of policy {} on {} over policy {} on {}",
                     s.identity,

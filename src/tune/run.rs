@@ -63,7 +63,70 @@ pub struct Recovered {
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
 pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
-    recover_with(&crate::knob::io::RealIo, store, root)
+    let io = crate::knob::io::RealIo;
+    let mut n = recover_with(&io, store, root)?;
+    n.knobs += recover_benches(&io, store, root)?;
+    Ok(n)
+}
+
+/// Restores the open entries of owner `bench` ([`crate::bench::real::OWNER`]) whose writer is
+/// gone: a killed `bench`, or a killed `tune --scratch`, whose loop device's baseline is
+/// journaled under `bench` before the tune has an id. No `tunes` row names them, so
+/// [`recover_with`] leaves them. Each device (the host for vm knobs) is written only under its
+/// lock; a bench that is still running holds it and is left alone. Entries of a device that
+/// is gone are closed with one line saying so ([`crate::knob::apply::restore_with`]).
+/// `restore` does not call this: it restores every idle entry itself and lists them.
+/// Returns how many knobs were written back.
+pub fn recover_benches(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+) -> Result<usize> {
+    let owner = crate::bench::real::OWNER;
+    let db = store.path().to_path_buf();
+    let mut names: Vec<Option<String>> = store
+        .journal_open(None, Some(owner))?
+        .into_iter()
+        .map(|e| e.device)
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut n = 0;
+    for name in names {
+        let identity = match name.as_deref() {
+            Some(d) => crate::device::find(root, d).ok().map(|d| d.identity),
+            None => Some(lock::HOST.to_string()),
+        };
+        // A device that is gone has no lock to take, and nothing is written to it.
+        let _lock = match identity {
+            Some(id) => {
+                match DeviceLock::try_acquire(&lock::path(&db, root, &id), Holder::me("restore"))? {
+                    Taken::Ours(l) => Some(l),
+                    Taken::Held(_) => continue,
+                }
+            }
+            None => None,
+        };
+        let host = name.is_none();
+        let put = crate::knob::apply::restore_except(
+            io,
+            store,
+            root,
+            name.as_deref(),
+            Some(owner),
+            &|e| host && e.device.is_some(),
+        )?;
+        if !put.is_empty() {
+            tracing::warn!(
+                "a killed `sweetspot bench` or `tune --scratch` left {} knobs of {} changed; \
+                 restored them",
+                put.len(),
+                name.as_deref().unwrap_or("the host")
+            );
+        }
+        n += put.len();
+    }
+    Ok(n)
 }
 
 /// [`recover`] through `io`. Every open entry of the tune is restored: its device's knobs
@@ -107,16 +170,17 @@ pub fn recover_with(
         let k = crate::knob::apply::restore_with(io, store, root, None, Some(&owner))?;
         n.knobs += k;
         tracing::warn!(
-            "tune {} on {} was killed (pid {}); restored {k} knobs{}",
+            "tune {} on {} was killed (pid {}); {}",
             t.id,
             t.target,
             t.pid,
             match &t.device {
+                _ if k == 0 => "nothing of it was left to restore".to_string(),
                 Some(d) if crate::device::find(root, d).is_err() => {
-                    format!(" ({d} is gone: a scratch device?)")
+                    format!("restored {k} knobs ({d} is gone: a scratch device?)")
                 }
-                Some(d) => format!(" it changed (on {d} or host-wide)"),
-                None => String::new(),
+                Some(d) => format!("restored {k} knobs it changed (on {d} or host-wide)"),
+                None => format!("restored {k} knobs"),
             }
         );
         store.finish_tune(t.id, "recovered")?;
@@ -139,18 +203,33 @@ pub struct Restored {
     /// Devices left alone because another writer holds their lock, with the holder when its
     /// lock file names it.
     pub held: Vec<(String, Option<Holder>)>,
+    /// Open host-wide entries left alone, and why.
+    pub host_left: Option<HostLeft>,
+}
+
+/// Host-wide knobs (vm, CPU scheduler) [`restore_idle`] left open.
+#[derive(Debug)]
+pub struct HostLeft {
+    /// Their names, sorted.
+    pub knobs: Vec<String>,
+    /// Why, as a clause: `` `sweetspot bench` (pid 42, for 3 s) writes sdb, and they act on
+    /// every device `` or `` `sweetspot tune` (pid 42, tune 7, for 35 s) holds the host-wide
+    /// knobs' lock ``.
+    pub why: String,
 }
 
 /// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
 /// entry (of `device` only, when given) through `io`, except what a tune that is still
-/// running works on: its device, every file it journaled, and the host-wide vm knobs while it
+/// running works on: its device, every file it journaled, and the host-wide knobs while it
 /// tunes a real device. Writing those would change a setting in the middle of its
 /// measurement. The tune restores its own changes when it ends (Ctrl-C or SIGTERM stop it);
 /// other owners' entries there wait for the next `restore`.
 ///
 /// One writer per device: every device restored is locked ([`crate::lock`]) while it is
-/// written. A device whose lock another writer holds (a `set`, `bench --device`, or a tune)
-/// is left alone, and so are the host-wide vm knobs then.
+/// written, and the host-wide knobs under the host's lock ([`lock::HOST`]). A device whose
+/// lock another writer holds (a `set`, `bench --device`, or a tune) is left alone, and so are
+/// the host-wide knobs then (they act on that device too), or when another writer holds the
+/// host's lock; [`Restored::host_left`] says which and why.
 ///
 /// Errors: [`Error::BadInput`] when `device` itself is being tuned or its lock is held; those
 /// of the restore.
@@ -208,9 +287,59 @@ pub fn restore_idle(
         .filter_map(|t| t.device.as_deref())
         .chain(held.iter().map(|(d, _)| d.as_str()))
         .collect();
-    // Host-wide vm knobs act on every device, the busy ones too: left alone while a real
-    // device is being tuned or written.
-    let host_busy = !devices.is_empty();
+    // Host-wide knobs act on every device, the busy ones too: left alone while a real device
+    // is being tuned or written (a measurement there would see them change). Otherwise they
+    // are written under the host's own lock, and left alone when another writer holds it.
+    let mut host_knobs: Vec<String> = if device.is_none() {
+        store
+            .journal_open(None, None)?
+            .into_iter()
+            .filter(|e| e.device.is_none() && !paths.contains(&e.path))
+            .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+            .map(|e| e.knob)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    host_knobs.sort();
+    host_knobs.dedup();
+    let who = |h: &Option<Holder>| {
+        h.as_ref()
+            .map_or_else(|| "another sweetspot".to_string(), Holder::to_string)
+    };
+    let mut host_left = None;
+    let mut _host_lock = None;
+    if !host_knobs.is_empty() {
+        let why = if let Some(t) = busy.iter().find(|t| t.device.is_some()) {
+            Some(format!(
+                "tune {} (pid {}) is tuning {}, and they act on every device",
+                t.id,
+                t.pid,
+                t.device.as_deref().unwrap_or_default()
+            ))
+        } else if let Some((d, h)) = held.first() {
+            Some(format!(
+                "{} writes {d}, and they act on every device",
+                who(h)
+            ))
+        } else {
+            match DeviceLock::try_acquire(
+                &lock::path(&db, root, lock::HOST),
+                Holder::me("restore"),
+            )? {
+                Taken::Ours(l) => {
+                    _host_lock = Some(l);
+                    None
+                }
+                Taken::Held(h) => Some(format!("{} holds the host-wide knobs' lock", who(&h))),
+            }
+        };
+        host_left = why.map(|why| HostLeft {
+            knobs: host_knobs,
+            why,
+        });
+    }
+    let host_busy = host_left.is_some();
     let skip = |e: &crate::store::journal::Entry| {
         e.device.as_deref().is_some_and(|d| devices.contains(&d))
             || paths.contains(&e.path)
@@ -223,6 +352,7 @@ pub fn restore_idle(
         busy,
         put,
         held,
+        host_left,
     })
 }
 
@@ -620,5 +750,128 @@ mod tests {
         assert_eq!(r.tunes, 1);
         assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
         assert!(s.running_tunes().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_killed_benchs_entries_are_restored_under_its_lock_or_closed_when_its_device_is_gone() {
+        let t = FakeTree::new();
+        t.disk("loop0", "7:0", "none [mq-deadline]", 128).set(
+            "loop0",
+            "loop/backing_file",
+            "/tmp/sweetspot-scratch-A/backing.img",
+        );
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let fifo = |v: i64| -> Setting {
+            [("fifo_batch".to_string(), KnobValue::Int(v))]
+                .into_iter()
+                .collect()
+        };
+        let open = |s: &Store| s.journal_open(None, None).unwrap().len();
+        // A scratch tune's baseline (owner `bench`) on loop0, then the process is killed.
+        let dev = find(&t.root, "loop0").unwrap();
+        apply_with(
+            &k,
+            &mut s,
+            &t.root,
+            &dev,
+            &fifo(4),
+            crate::bench::real::OWNER,
+        )
+        .unwrap();
+        // While a bench that is alive holds loop0, its entries are its own.
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &dev.identity),
+            "loop0",
+            Holder::me("bench"),
+        )
+        .unwrap();
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 0);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "4");
+        assert_eq!(open(&s), 1);
+        drop(held);
+        // Its writer is gone and loop0 is still attached to its file: written back.
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 1);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(open(&s), 0);
+        // Killed again, and the sweep detached loop0 since (no backing file): nothing to write
+        // them on, so they are closed, unwritten.
+        apply_with(
+            &k,
+            &mut s,
+            &t.root,
+            &dev,
+            &fifo(8),
+            crate::bench::real::OWNER,
+        )
+        .unwrap();
+        t.set("loop0", "loop/backing_file", "");
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 0);
+        assert_eq!(open(&s), 0);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "8");
+    }
+
+    #[test]
+    fn restore_says_which_host_wide_knobs_it_left_alone_and_whose_lock_kept_them() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk()
+            .disk("sdb", "8:16", "none [mq-deadline]", 64);
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
+            .into_iter()
+            .collect();
+        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(8))]
+            .into_iter()
+            .collect();
+        let sdb = find(&t.root, "sdb").unwrap();
+        apply_with(&k, &mut s, &t.root, &sdb, &fifo, "set").unwrap();
+        // A bench measures sdb: sdb is left alone, with no word of host knobs (none is open).
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sdb.identity),
+            "sdb",
+            Holder::me("bench"),
+        )
+        .unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.held.len()), (0, 1));
+        assert!(r.host_left.is_none(), "{:?}", r.host_left);
+        // With dirty_ratio journaled, it is left alone too: it acts on sdb as well.
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &ratio, "set").unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        let h = r.host_left.unwrap();
+        // dirty_bytes is journaled with it (writing one member of the pair zeroes the other).
+        assert_eq!(h.knobs, ["dirty_bytes", "dirty_ratio"]);
+        assert!(
+            h.why.starts_with("`sweetspot bench` (pid ")
+                && h.why.ends_with("writes sdb, and they act on every device"),
+            "{}",
+            h.why
+        );
+        assert_eq!(t.vm("dirty_ratio"), "30");
+        drop(held);
+        // Another writer holds the host's own lock: the host-wide knobs wait for it, sdb not.
+        let host = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, lock::HOST),
+            "the host",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!(r.knobs, 1);
+        assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
+        let h = r.host_left.unwrap();
+        assert!(
+            h.why.starts_with("`sweetspot tune` (pid ")
+                && h.why.ends_with("holds the host-wide knobs' lock"),
+            "{}",
+            h.why
+        );
+        assert_eq!(t.vm("dirty_ratio"), "30");
+        drop(host);
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!(r.knobs, 1);
+        assert!(r.host_left.is_none());
+        assert_eq!(t.vm("dirty_ratio"), "20");
     }
 }
