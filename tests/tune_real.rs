@@ -93,29 +93,8 @@ fn sigkill_mid_tune_then_restore_brings_the_knobs_back() {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    // Wait until the third trial started: two settings other than the start were applied.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let n: i64 = sweetspot::store::Store::open(&db)
-            .ok()
-            .and_then(|s| {
-                s.conn()
-                    .query_row("SELECT count(*) FROM trials", [], |r| r.get(0))
-                    .ok()
-            })
-            .unwrap_or(0);
-        if n >= 3 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "tune never reached its third trial"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "tune ended early");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
-    child.wait().unwrap();
+    // Killed once the third trial started: two settings other than the start were applied.
+    kill_at_trial(&mut child, &db, 3);
     common::ok_stdout(
         assert_cmd::Command::cargo_bin("sweetspot")
             .unwrap()
@@ -179,30 +158,9 @@ fn a_killed_scratch_tune_leaves_no_open_journal_entry_after_the_next_tune() {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    // Wait until the second trial started: the baseline (owner `bench`) and a trial setting
+    // Killed once the second trial started: the baseline (owner `bench`) and a trial setting
     // (owner `tune:1`) are journaled.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let n: i64 = sweetspot::store::Store::open(&db)
-            .ok()
-            .and_then(|s| {
-                s.conn()
-                    .query_row("SELECT count(*) FROM trials", [], |r| r.get(0))
-                    .ok()
-            })
-            .unwrap_or(0);
-        if n >= 2 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "tune never reached its second trial"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "tune ended early");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
-    child.wait().unwrap();
+    kill_at_trial(&mut child, &db, 2);
     assert!(open() > 0, "the killed tune left open entries");
     // The next scratch tune (refused for its budget after its device was made) recovers the
     // killed one's entries, the baseline's too, on the leftover loop device before sweeping it.
@@ -399,4 +357,28 @@ fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
     );
     assert!(String::from_utf8_lossy(&out).contains("restored 1 knob"));
     assert_eq!(ra.now(), ra.value, "restore puts the original back");
+}
+
+/// Waits (at most 300 s) until the tune `child` writing `db` has `n` trials in its database,
+/// then kills it with SIGKILL (no chance to restore anything) and reaps it.
+fn kill_at_trial(child: &mut std::process::Child, db: &Path, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let have: i64 = sweetspot::store::Store::open(db)
+            .ok()
+            .and_then(|s| {
+                s.conn()
+                    .query_row("SELECT count(*) FROM trials", [], |r| r.get(0))
+                    .ok()
+            })
+            .unwrap_or(0);
+        if have >= n {
+            break;
+        }
+        assert!(Instant::now() < deadline, "tune never reached trial {n}");
+        assert!(child.try_wait().unwrap().is_none(), "tune ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
 }

@@ -562,13 +562,7 @@ impl BayesOpt {
         // 3. The no_load flatness test (Ratio only).
         let flat_decided = self.screen.as_ref().is_some_and(|s| s.flat.is_some());
         if pools && !flat_decided {
-            let finalists: Vec<usize> = self
-                .screen_ranked(feasible)
-                .iter()
-                .take(2)
-                .map(|c| c.0)
-                .filter(|&p| p != self.default)
-                .collect();
+            let finalists = self.finalists(feasible);
             if let Some(&p) = finalists
                 .iter()
                 .find(|&&p| self.screen_costs(p, true).is_empty())
@@ -614,6 +608,16 @@ impl BayesOpt {
         self.screen_check(feasible);
     }
 
+    /// The flatness test's finalists: the best two by the leader's rule, less the default.
+    fn finalists(&self, feasible: &dyn Fn(usize) -> bool) -> Vec<usize> {
+        self.screen_ranked(feasible)
+            .iter()
+            .take(2)
+            .map(|c| c.0)
+            .filter(|&p| p != self.default)
+            .collect()
+    }
+
     /// The setting whose no_load the flatness test measures again: of the two finalists and
     /// the default, the one with the fewest no_load trials, if it has fewer than
     /// [`FLAT_RETEST_MAX`] and fewer than 1 + its loaded trials / `per` (`usize::MAX`: no
@@ -622,13 +626,7 @@ impl BayesOpt {
         if self.screen.as_ref().is_none_or(|s| s.guided) {
             return None;
         }
-        let mut cands: Vec<usize> = self
-            .screen_ranked(feasible)
-            .iter()
-            .take(2)
-            .map(|c| c.0)
-            .filter(|&p| p != self.default)
-            .collect();
+        let mut cands = self.finalists(feasible);
         cands.push(self.default);
         cands
             .into_iter()
