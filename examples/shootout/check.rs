@@ -14,7 +14,9 @@ pub const PAIRS: usize = 2;
 /// Check pairs on a Loads surface, where a trial is one run, so a pair costs a Ratio pair's
 /// half. (Dev seeds 1..400, scheduler surface at 24 runs, `ttts-check`: 2 pairs 50%, 3 64%,
 /// 4 70%, 5 74%, 6 73%, 8 68%; on the Ratio surfaces 2 pairs gave, dev: seed 75%, two basins
-/// 84%, no_load-depends 54%; 1 pair 73%, 92%, 52%; 3 pairs 73%, 62%, 43%.)
+/// 84%, no_load-depends 54%; 1 pair 73%, 92%, 52%; 3 pairs 73%, 62%, 43%. `pattern`, the
+/// same sweep, dev seeds 1..400: the scheduler surface 3 pairs 65%, 4 71%, 5 75%, 6 75%,
+/// 8 70%; seed / seed-drift 1 pair 98% / 82%, 2 98% / 98%, 3 96% / 92%.)
 pub const LOADS_PAIRS: usize = 5;
 
 /// The check pairs of surface `s`: [`LOADS_PAIRS`] on a Loads surface, else [`PAIRS`].
