@@ -14,7 +14,9 @@
 //!    setting with the lowest mean − [`RACE_Z`] standard errors; whichever of the two has the
 //!    larger standard error gets one more loaded trial, until the challenger's lower bound
 //!    clears the leader's upper bound or the search's runs are spent (a leader measured once
-//!    is never separated: it is re-measured first). A setting's standard
+//!    is never separated: it is re-measured first); for a Ratio on a screened grid, the race
+//!    stops for the flatness test (step 3) once both finalists have [`FLAT_TEST_AFTER`]
+//!    loaded trials, and goes on after it. A setting's standard
 //!    error uses its own variance shrunk toward a prior ([`ASSUMED_NOISE`] with [`PRIOR_DF`]
 //!    df), not one pooled across settings: noise differs between settings (on the seed
 //!    surface 12% per run at fifo_batch 1, 2 and 4, 4% elsewhere), and a pooled sd lets a
@@ -98,9 +100,28 @@ pub const FLAT_Z: f64 = 1.28;
 pub const FLAT_RETEST_MAX: usize = 4;
 
 /// Loaded trials of a finalist (or the default) per no_load trial that the race keeps after a
-/// flat test ([`FLAT_RETEST_MAX`]). (Dev seeds 1..400, no_load-depends at 40 runs: 2 67%,
-/// 3 67%, 4 68%, 6 68%; the others within a point.)
-pub const FLAT_RETEST_PER: usize = 4;
+/// flat test ([`FLAT_RETEST_MAX`]). Chosen with [`FLAT_TEST_AFTER`] 3, whose earlier test
+/// leaves the race that follows more runs to keep in step. (Dev seeds 1..1000, no_load-depends
+/// at 28 / 32 / 40 runs: 1 621 / 705 / 752, **2 602 / 665 / 711**, 3 601 / 663 / 718, 4 598 /
+/// 636 / 691, 6 545 / 638 / 689; the price is on surfaces whose no_load is flat, the 3-knob
+/// surface at 64 / 80 runs: 1 865 / 910, **2 901 / 939**, 3 915 / 931, 4 936 / 936; the seed
+/// surface at 24 / 28 / 40 runs 965 / 984 / 994 at 2, 965 / 985 / 993 at 4. Without the
+/// earlier test, dev seeds 1..400 at 40 runs: 2 67%, 3 67%, 4 68%, 6 68%.)
+pub const FLAT_RETEST_PER: usize = 2;
+
+/// Loaded trials each of the two finalists has when the race stops for the first no_load
+/// flatness test (a Ratio on a screened grid). Until then the race may otherwise spend the
+/// whole search on two settings the loaded cost cannot separate (fifo_batch 8 and 2 on the
+/// no_load-depends surface, 3% apart, one at 12% noise), and the test came last, with one
+/// no_load trial each; now it comes early enough for the race that follows to keep their
+/// no_load in step ([`FLAT_RETEST_PER`]). Three, not one: the finalists of a single loaded
+/// trial each are a lucky draw's. (Dev seeds 1..1000, no_load-depends at 24 / 28 / 32 / 40
+/// runs: uncapped 548 / 544 / 562 / 694, 2: 471 / 562 / 604 / 669, **3: 548 / 598 / 636 /
+/// 691**, 4: 548 / 540 / 605 / 696; at 3 the seed surface at 24 / 28 runs 965 / 981 → 965 /
+/// 985, its drifting twin 957 → 957, the flat surface's false "significant" at 24 / 40 runs
+/// 4 / 2 → 4 / 1 of 1000; the 3-knob surface at 64 / 80 runs 941 / 958 → 936 / 936, where the
+/// earlier test has more new leaders to test again.)
+pub const FLAT_TEST_AFTER: usize = 3;
 
 /// The most of the budget's runs kept for the final check ([`BayesOpt::check_reserve`]).
 /// (Dev seeds 1..400: the scheduler surface 69% at 0.2, 74% at 0.34, 75% at 0.5, where the
@@ -519,8 +540,11 @@ impl BayesOpt {
             return;
         }
         // 2. The race (after a flat no_load too: the check's pairs of loaded runs then need
-        // fewer runs than the full pairs kept for them, and the race gets the rest).
+        // fewer runs than the full pairs kept for them, and the race gets the rest). Before
+        // the first flatness test, it stops once the finalists have FLAT_TEST_AFTER loaded
+        // trials each.
         if (!flat_decided || flat)
+            && !(pools && !flat_decided && self.finalists_ready(feasible))
             && fits(self.runs, loaded)
             && let Some(p) = self.race_pick(feasible)
         {
@@ -616,6 +640,18 @@ impl BayesOpt {
             .map(|c| c.0)
             .filter(|&p| p != self.default)
             .collect()
+    }
+
+    /// True on a screened grid when both finalists have [`FLAT_TEST_AFTER`] loaded trials:
+    /// the race stops there for the first flatness test.
+    fn finalists_ready(&self, feasible: &dyn Fn(usize) -> bool) -> bool {
+        if self.screen.as_ref().is_none_or(|s| s.guided) {
+            return false;
+        }
+        let f = self.finalists(feasible);
+        f.len() == 2
+            && f.iter()
+                .all(|&p| self.screen_costs(p, false).len() >= FLAT_TEST_AFTER)
     }
 
     /// The setting whose no_load the flatness test measures again: of the two finalists and
@@ -903,10 +939,50 @@ mod tests {
     }
 
     #[test]
-    fn a_race_after_a_flat_test_keeps_the_finalists_no_load_in_step() {
+    fn the_race_stops_for_the_flatness_test_once_both_finalists_have_three_loaded_trials() {
         let d0 = 67.7f64.ln();
-        // 0 (4 loaded trials) and 1 (2) are not separated; 0 has FLAT_RETEST_PER loaded
-        // trials per no_load trial, so its no_load is measured again before the race goes on.
+        // 0 and 1 are 2% apart at 10% noise: far from separated. 1 has 2 loaded trials, so
+        // the race goes on (11 of 24 runs spent).
+        let mut loaded = vec![
+            (2, 5.48),
+            (0, 4.70),
+            (0, 4.72),
+            (0, 4.68),
+            (1, 4.72),
+            (1, 4.70),
+            (3, 5.3),
+        ];
+        let mut s = ratio_screen(&loaded, &[(2, d0)]);
+        assert!(s.race_pick(&|_| true).is_some(), "not separated");
+        s.plan_screen(&|_| true);
+        let step = s.queue.front().unwrap();
+        assert_eq!(step.part, Part::Loaded, "{}", step.why);
+        assert!(step.why.starts_with("race: "), "{}", step.why);
+        // Its third: the race stops, and a finalist's no_load is measured for the test.
+        loaded.push((1, 4.71));
+        let mut s = ratio_screen(&loaded, &[(2, d0)]);
+        assert!(s.race_pick(&|_| true).is_some(), "still not separated");
+        s.plan_screen(&|_| true);
+        let step = s.queue.front().unwrap();
+        assert_eq!(step.part, Part::NoLoad, "{}", step.why);
+        assert!(
+            step.why.starts_with("no_load flatness test"),
+            "{}",
+            step.why
+        );
+        assert!([0, 1].contains(&step.point), "{}", step.point);
+    }
+
+    #[test]
+    fn a_race_after_a_flat_test_keeps_the_finalists_no_load_in_step() {
+        assert_eq!(
+            FLAT_RETEST_PER, 2,
+            "the counts below assume one no_load per 2 loaded"
+        );
+        let d0 = 67.7f64.ln();
+        // 0 (4 loaded trials) and 1 (2) are not separated. 1 has 2 no_load trials (in step:
+        // 1 + 2 / 2); 0 has 1 of the 1 + 4 / 2 = 3 it keeps, so its no_load is measured again
+        // before the race goes on.
         let loaded = [
             (2, 5.48),
             (0, 4.70),
@@ -917,22 +993,20 @@ mod tests {
             (1, 4.70),
             (3, 5.3),
         ];
-        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0)]);
-        let sc = s.screen.as_mut().unwrap();
-        sc.flat = Some(true);
-        sc.finalists = vec![0, 1];
-        assert!(s.race_pick(&|_| true).is_some(), "the race goes on");
-        s.plan_screen(&|_| true);
-        let step = s.queue.front().unwrap();
+        let in_step = |no_load: &[(usize, f64)]| {
+            let mut s = ratio_screen(&loaded, no_load);
+            let sc = s.screen.as_mut().unwrap();
+            sc.flat = Some(true);
+            sc.finalists = vec![0, 1];
+            assert!(s.race_pick(&|_| true).is_some(), "the race goes on");
+            s.plan_screen(&|_| true);
+            s.queue.front().cloned().unwrap()
+        };
+        let step = in_step(&[(2, d0), (0, d0), (1, d0), (1, d0)]);
         assert_eq!((step.point, step.part), (0, Part::NoLoad), "{}", step.why);
         assert!(step.why.contains("in step with the race"), "{}", step.why);
-        // With its second no_load trial it is in step: the race's trial comes.
-        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0), (0, d0)]);
-        let sc = s.screen.as_mut().unwrap();
-        sc.flat = Some(true);
-        sc.finalists = vec![0, 1];
-        s.plan_screen(&|_| true);
-        let step = s.queue.front().unwrap();
+        // With its third no_load trial it is in step too: the race's trial comes.
+        let step = in_step(&[(2, d0), (0, d0), (1, d0), (1, d0), (0, d0), (0, d0)]);
         assert_eq!(step.part, Part::Loaded, "{}", step.why);
         assert!(step.why.starts_with("race: "), "{}", step.why);
     }
