@@ -115,8 +115,8 @@ pub const FLAT_RETEST_PER: usize = 2;
 /// no_load-depends surface, 3% apart, one at 12% noise), and the test came last, with one
 /// no_load trial each; now it comes early enough for the race that follows to keep their
 /// no_load in step ([`FLAT_RETEST_PER`]). Three, not one: the finalists of a single loaded
-/// trial each are a lucky draw's. (Dev seeds 1..1000, no_load-depends at 24 / 28 / 32 / 40
-/// runs: uncapped 548 / 544 / 562 / 694, 2: 471 / 562 / 604 / 669, **3: 548 / 598 / 636 /
+/// trial each are a lucky draw's. (Dev seeds 1..1000, with [`FLAT_RETEST_PER`] at 4, no_load-
+/// depends at 24 / 28 / 32 / 40 runs: uncapped 548 / 544 / 562 / 694, 2: 471 / 562 / 604 / 669, **3: 548 / 598 / 636 /
 /// 691**, 4: 548 / 540 / 605 / 696; at 3 the seed surface at 24 / 28 runs 965 / 981 → 965 /
 /// 985, its drifting twin 957 → 957, the flat surface's false "significant" at 24 / 40 runs
 /// 4 / 2 → 4 / 1 of 1000; the 3-knob surface at 64 / 80 runs 941 / 958 → 936 / 936, where the
