@@ -64,8 +64,9 @@ pub struct DeviceStatus {
     pub state: String,
     /// When the next retune is due and why: `due now: never tuned`, `due now: tuned on
     /// <kernel>, ...`, `due now (the interval elapsed at <RFC 3339>; every <interval>)`,
-    /// `due <RFC 3339> (every <interval>)` (in the future), `tuning now`, or `when it is
-    /// present (...)` for an absent device.
+    /// `due <RFC 3339> (every <interval>)` (in the future), `tuning now`; for an absent
+    /// device `due when it is present: never tuned`, or one of those followed by `, when it
+    /// is present`.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
     /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`;
@@ -186,7 +187,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 } else if dev.is_some() {
                     "due now: never tuned".to_string()
                 } else {
-                    "when it is present (never tuned)".to_string()
+                    "due when it is present: never tuned".to_string()
                 },
                 device: dev,
                 last_tune,
@@ -259,7 +260,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         let retune = if tuning {
             "tuning now".to_string()
         } else if dev.is_none() {
-            format!("when it is present ({when})")
+            format!("{when}, when it is present")
         } else {
             when
         };
@@ -409,7 +410,7 @@ mod tests {
                 .contains("CPU busy 55%")
         );
         assert_eq!(s.devices[1].state, "never tuned, absent");
-        assert_eq!(s.devices[1].retune, "when it is present (never tuned)");
+        assert_eq!(s.devices[1].retune, "due when it is present: never tuned");
         assert_eq!(s.devices[1].waiting, None);
         let txt = text(&s);
         assert!(txt.contains("state:      never tuned\n"), "{txt}");
@@ -515,12 +516,21 @@ mod tests {
                 crate::profile::build::rfc3339(created + 7 * 86400)
             )
         );
-        assert!(
-            late.devices[1]
-                .retune
-                .starts_with("when it is present (due now (the interval"),
-            "{}",
-            late.devices[1].retune
+        // An absent device: the same words, then when it is retuned (no nested brackets).
+        let gone_at: i64 = store
+            .conn()
+            .query_row(
+                "SELECT created_at FROM sweet_spots WHERE identity = 'wwid:naa.gone'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            late.devices[1].retune,
+            format!(
+                "due now (the interval elapsed at {}; every 7 days), when it is present",
+                crate::profile::build::rfc3339(gone_at + 7 * 86400)
+            )
         );
         store
             .conn()
@@ -548,7 +558,8 @@ mod tests {
         assert_eq!(json["sweet_spot"], "read_ahead_kb=256");
         assert_eq!(gone.state, "absent");
         assert!(
-            gone.retune.starts_with("when it is present (due 20"),
+            gone.retune.starts_with("due 20")
+                && gone.retune.ends_with(" (every 7 days), when it is present"),
             "{}",
             gone.retune
         );
