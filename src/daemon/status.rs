@@ -85,6 +85,11 @@ pub struct Status {
     pub daemon_running: bool,
     /// Per enrolled device.
     pub devices: Vec<DeviceStatus>,
+    /// The knobs a killed `bench` or `tune --scratch` journaled and nobody has put back yet
+    /// (`device`, `identity`, `knob`, `original`; `device` null for a host-wide knob): the
+    /// next `tune`, `daemon` or `restore` writes them back ([`crate::tune::killed`]). Empty
+    /// when there are none.
+    pub killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
 }
 
 /// Builds the status from the database (`None`: it does not exist yet, so nothing is tuned;
@@ -285,10 +290,15 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             waiting_detail,
         });
     }
+    let killed_bench_knobs = match store {
+        Some(st) => crate::tune::killed::killed_bench_knobs(st, root)?,
+        None => vec![],
+    };
     Ok(Status {
         version: JSON_VERSION,
         daemon_running: running,
         devices,
+        killed_bench_knobs,
     })
 }
 
@@ -322,8 +332,9 @@ fn against_now(
     }
 }
 
-/// The human table.
-pub fn text(s: &Status) -> String {
+/// The human table, for database `db` (named in the `restore` command of a note on what a
+/// killed benchmark left open).
+pub fn text(s: &Status, db: &Path) -> String {
     let mut out = format!(
         "daemon: {}\n",
         if s.daemon_running {
@@ -332,6 +343,9 @@ pub fn text(s: &Status) -> String {
             "not running"
         }
     );
+    if let Some(n) = crate::tune::killed::note(&s.killed_bench_knobs, db) {
+        out.push_str(&format!("{n}\n"));
+    }
     if s.devices.is_empty() {
         out.push_str("no enrolled device (tune one with `sweetspot tune --device D`)\n");
     }
@@ -412,7 +426,7 @@ mod tests {
         assert_eq!(s.devices[1].state, "never tuned, absent");
         assert_eq!(s.devices[1].retune, "due when it is present: never tuned");
         assert_eq!(s.devices[1].waiting, None);
-        let txt = text(&s);
+        let txt = text(&s, store.path());
         assert!(txt.contains("state:      never tuned\n"), "{txt}");
         assert!(
             txt.contains("waiting:    not idle: CPU busy 55% > 10%\n"),

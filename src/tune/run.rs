@@ -74,7 +74,7 @@ pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
 /// lock is [`lock::HOST`]): the identity of the disk under that name now, or `None` when it is
 /// gone (a detached scratch loop device), so there is no lock to take and nothing is written
 /// there (its entries are closed unwritten, [`crate::knob::apply::restore_except`]).
-fn writer_identity(root: &SysRoot, device: Option<&str>) -> Option<String> {
+pub(super) fn writer_identity(root: &SysRoot, device: Option<&str>) -> Option<String> {
     match device {
         Some(d) => crate::device::find(root, d).ok().map(|d| d.identity),
         None => Some(lock::HOST.to_string()),
@@ -106,7 +106,7 @@ fn take_writer(db: &Path, root: &SysRoot, device: Option<&str>) -> Result<Writer
 
 /// The devices (kernel names; `None` for the host-wide knobs, last) of `owner`'s open entries,
 /// in the order a restore writes them.
-fn open_devices(store: &Store, owner: &str) -> Result<Vec<Option<String>>> {
+pub(super) fn open_devices(store: &Store, owner: &str) -> Result<Vec<Option<String>>> {
     let mut names: Vec<Option<String>> = store
         .journal_open(None, Some(owner))?
         .into_iter()
@@ -422,7 +422,7 @@ pub fn restore_idle(
 }
 
 /// `sweetspot restore <device>`, with `--db` when `db` is not the default database.
-fn undo_command(db: &Path, device: Option<&str>) -> String {
+pub(super) fn undo_command(db: &Path, device: Option<&str>) -> String {
     let mut c = "sweetspot".to_string();
     if db != Store::default_path() {
         c += &format!(" --db {}", db.display());
