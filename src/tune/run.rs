@@ -228,7 +228,10 @@ pub fn recover_with(
                 if k == 0 {
                     String::new()
                 } else {
-                    format!("restored {k} knobs it changed; ")
+                    format!(
+                        "restored {k} knob{} it changed; ",
+                        if k == 1 { "" } else { "s" }
+                    )
                 },
                 left.join("; ")
             );
@@ -778,22 +781,53 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
     }
 
+    /// What `f` logs (tracing, warnings included), with its result.
+    fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let w = buf.clone();
+        let sub = tracing_subscriber::fmt()
+            .with_writer(move || w.clone())
+            .with_ansi(false)
+            .without_time()
+            .finish();
+        let r = tracing::subscriber::with_default(sub, f);
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        (r, text)
+    }
+
+    /// A tune on sda left `running` by a killed process: its pid cannot be alive (above
+    /// pid_max). Returns its id.
+    fn killed_tune(s: &Store) -> i64 {
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: "sim:fake-sda".into(),
+            kernel: "6.18".into(),
+        };
+        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
+        s.conn()
+            .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
+            .unwrap();
+        id
+    }
+
     #[test]
     fn a_killed_tunes_device_is_recovered_only_under_its_lock() {
         let t = FakeTree::new();
         t.mq_deadline_disk();
         let k = FakeKernel::default();
         let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
-        let target = TargetInfo {
-            label: "sda".into(),
-            identity: "sim:fake-sda".into(),
-            kernel: "6.18".into(),
-        };
-        // A tune killed on sda: its pid cannot be alive (above pid_max).
-        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
-        s.conn()
-            .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
-            .unwrap();
+        let id = killed_tune(&s);
         let sda = find(&t.root, "sda").unwrap();
         let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
             .into_iter()
@@ -823,17 +857,8 @@ mod tests {
         t.mq_deadline_disk();
         let k = FakeKernel::default();
         let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
-        let target = TargetInfo {
-            label: "sda".into(),
-            identity: "sim:fake-sda".into(),
-            kernel: "6.18".into(),
-        };
-        // A tune killed on sda (its pid cannot be alive: above pid_max) that had changed
-        // fifo_batch on sda and dirty_ratio host-wide.
-        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
-        s.conn()
-            .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
-            .unwrap();
+        // A killed tune that had changed fifo_batch on sda and dirty_ratio host-wide.
+        let id = killed_tune(&s);
         let owner = format!("tune:{id}");
         let sda = find(&t.root, "sda").unwrap();
         let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
@@ -863,8 +888,20 @@ mod tests {
             Holder::me("tune"),
         )
         .unwrap();
-        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
         assert_eq!(r, Recovered { tunes: 0, knobs: 1 });
+        // One warning: what was restored, and what waits for whom.
+        assert_eq!(log.matches("was killed").count(), 1, "{log}");
+        assert!(
+            log.contains(&format!(
+                "tune {id} on sda was killed (pid 2147483646); restored 1 knob it changed; \
+                 `sweetspot tune` (pid {}, ",
+                std::process::id()
+            )) && log.contains(
+                "holds the host-wide knobs' lock, so dirty_bytes, dirty_ratio are restored later"
+            ),
+            "{log}"
+        );
         assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
         assert_eq!(
             t.vm("dirty_ratio"),
