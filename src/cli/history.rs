@@ -1,4 +1,5 @@
-//! `sweetspot history [<DEVICE>] [--json]`: stored tunes, trials and sweet spots.
+//! `sweetspot history [<DEVICE>] [--json]`: stored tunes, trials and sweet spots, and the
+//! knobs a killed benchmark left open ([`crate::tune::killed`]).
 
 use super::Ctx;
 use crate::Result;
@@ -20,8 +21,8 @@ struct History {
     tunes: Vec<crate::store::tunes::TuneRow>,
     trials: Vec<TrialOut>,
     sweet_spots: Vec<crate::store::tunes::SweetSpotRow>,
-    /// What killed `bench`/`tune --scratch` runs left open ([`crate::tune::killed`]), of the
-    /// device asked for (host-wide knobs only without one).
+    /// What killed `bench`/`tune --scratch` runs left open ([`crate::tune::killed`]): every
+    /// such knob, or with a device argument only that device's.
     killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
 }
 

@@ -1,5 +1,6 @@
 //! `sweetspot status`: per enrolled device, its last tune, its sweet spot, whether the daemon
-//! keeps it there (managed, or contested by another writer), and when a retune is due and why.
+//! keeps it there (managed, or contested by another writer), and when a retune is due and why;
+//! above them, the knobs a killed benchmark left open ([`crate::tune::killed`]).
 //! The daemon's own state comes from the file it rewrites every poll ([`super::state_path`]).
 
 use super::config::{Config, Enroll};
