@@ -1,4 +1,5 @@
-//! `sweetspot history [<DEVICE>] [--json]`: stored tunes, trials and sweet spots.
+//! `sweetspot history [<DEVICE>] [--json]`: stored tunes, trials and sweet spots, and the
+//! knobs a killed benchmark left open ([`crate::tune::killed`]).
 
 use super::Ctx;
 use crate::Result;
@@ -20,6 +21,9 @@ struct History {
     tunes: Vec<crate::store::tunes::TuneRow>,
     trials: Vec<TrialOut>,
     sweet_spots: Vec<crate::store::tunes::SweetSpotRow>,
+    /// What killed `bench`/`tune --scratch` runs left open ([`crate::tune::killed`]): every
+    /// such knob, or with a device argument only that device's.
+    killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
 }
 
 /// A stored trial with what it measured.
@@ -95,6 +99,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             tunes: vec![],
             trials: vec![],
             sweet_spots: vec![],
+            killed_bench_knobs: vec![],
         };
         if args.json {
             return super::print_json(&empty);
@@ -141,6 +146,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .filter(|s| {
                 let label = s.evidence["target"]["label"].as_str().unwrap_or("");
                 want(&s.identity, label)
+            })
+            .collect(),
+        killed_bench_knobs: crate::tune::killed::killed_bench_knobs(&store, &ctx.root)?
+            .into_iter()
+            .filter(|k| {
+                args.device.is_none()
+                    || k.device
+                        .as_deref()
+                        .is_some_and(|name| want(k.identity.as_deref().unwrap_or_default(), name))
             })
             .collect(),
     };
@@ -232,6 +246,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             "  (killed: its process is gone and its device may still be at a trial setting; \
              `sweetspot restore` puts it back)\n",
         );
+    }
+    if let Some(n) = crate::tune::killed::note(&h.killed_bench_knobs, &ctx.db) {
+        s.push_str(&format!("  ({n})\n"));
     }
     s.push_str("\ntrials:\n");
     if h.trials.is_empty() {

@@ -1,5 +1,6 @@
 //! `sweetspot status`: per enrolled device, its last tune, its sweet spot, whether the daemon
-//! keeps it there (managed, or contested by another writer), and when a retune is due and why.
+//! keeps it there (managed, or contested by another writer), and when a retune is due and why;
+//! above them, the knobs a killed benchmark left open ([`crate::tune::killed`]).
 //! The daemon's own state comes from the file it rewrites every poll ([`super::state_path`]).
 
 use super::config::{Config, Enroll};
@@ -64,8 +65,9 @@ pub struct DeviceStatus {
     pub state: String,
     /// When the next retune is due and why: `due now: never tuned`, `due now: tuned on
     /// <kernel>, ...`, `due now (the interval elapsed at <RFC 3339>; every <interval>)`,
-    /// `due <RFC 3339> (every <interval>)` (in the future), `tuning now`, or `when it is
-    /// present (...)` for an absent device.
+    /// `due <RFC 3339> (every <interval>)` (in the future), `tuning now`; for an absent
+    /// device `due when it is present: never tuned`, or one of those followed by `, when it
+    /// is present`.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
     /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`;
@@ -84,6 +86,11 @@ pub struct Status {
     pub daemon_running: bool,
     /// Per enrolled device.
     pub devices: Vec<DeviceStatus>,
+    /// The knobs a killed `bench` or `tune --scratch` journaled and nobody has put back yet
+    /// (`device`, `identity`, `knob`, `original`; `device` null for a host-wide knob): the
+    /// next `tune`, `daemon` or `restore` writes them back ([`crate::tune::killed`]). Empty
+    /// when there are none.
+    pub killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
 }
 
 /// Builds the status from the database (`None`: it does not exist yet, so nothing is tuned;
@@ -186,7 +193,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 } else if dev.is_some() {
                     "due now: never tuned".to_string()
                 } else {
-                    "when it is present (never tuned)".to_string()
+                    "due when it is present: never tuned".to_string()
                 },
                 device: dev,
                 last_tune,
@@ -259,7 +266,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         let retune = if tuning {
             "tuning now".to_string()
         } else if dev.is_none() {
-            format!("when it is present ({when})")
+            format!("{when}, when it is present")
         } else {
             when
         };
@@ -284,10 +291,15 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             waiting_detail,
         });
     }
+    let killed_bench_knobs = match store {
+        Some(st) => crate::tune::killed::killed_bench_knobs(st, root)?,
+        None => vec![],
+    };
     Ok(Status {
         version: JSON_VERSION,
         daemon_running: running,
         devices,
+        killed_bench_knobs,
     })
 }
 
@@ -321,8 +333,9 @@ fn against_now(
     }
 }
 
-/// The human table.
-pub fn text(s: &Status) -> String {
+/// The human table, for database `db` (named in the `restore` command of a note on what a
+/// killed benchmark left open).
+pub fn text(s: &Status, db: &Path) -> String {
     let mut out = format!(
         "daemon: {}\n",
         if s.daemon_running {
@@ -331,6 +344,9 @@ pub fn text(s: &Status) -> String {
             "not running"
         }
     );
+    if let Some(n) = crate::tune::killed::note(&s.killed_bench_knobs, db) {
+        out.push_str(&format!("{n}\n"));
+    }
     if s.devices.is_empty() {
         out.push_str("no enrolled device (tune one with `sweetspot tune --device D`)\n");
     }
@@ -409,9 +425,9 @@ mod tests {
                 .contains("CPU busy 55%")
         );
         assert_eq!(s.devices[1].state, "never tuned, absent");
-        assert_eq!(s.devices[1].retune, "when it is present (never tuned)");
+        assert_eq!(s.devices[1].retune, "due when it is present: never tuned");
         assert_eq!(s.devices[1].waiting, None);
-        let txt = text(&s);
+        let txt = text(&s, store.path());
         assert!(txt.contains("state:      never tuned\n"), "{txt}");
         assert!(
             txt.contains("waiting:    not idle: CPU busy 55% > 10%\n"),
@@ -515,12 +531,21 @@ mod tests {
                 crate::profile::build::rfc3339(created + 7 * 86400)
             )
         );
-        assert!(
-            late.devices[1]
-                .retune
-                .starts_with("when it is present (due now (the interval"),
-            "{}",
-            late.devices[1].retune
+        // An absent device: the same words, then when it is retuned (no nested brackets).
+        let gone_at: i64 = store
+            .conn()
+            .query_row(
+                "SELECT created_at FROM sweet_spots WHERE identity = 'wwid:naa.gone'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            late.devices[1].retune,
+            format!(
+                "due now (the interval elapsed at {}; every 7 days), when it is present",
+                crate::profile::build::rfc3339(gone_at + 7 * 86400)
+            )
         );
         store
             .conn()
@@ -548,7 +573,8 @@ mod tests {
         assert_eq!(json["sweet_spot"], "read_ahead_kb=256");
         assert_eq!(gone.state, "absent");
         assert!(
-            gone.retune.starts_with("when it is present (due 20"),
+            gone.retune.starts_with("due 20")
+                && gone.retune.ends_with(" (every 7 days), when it is present"),
             "{}",
             gone.retune
         );

@@ -18,6 +18,7 @@
 //!   `check` submodule the final check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
+//! - [`killed`]: the knobs a killed benchmark left open, for `status` and `history`.
 //! - [`resume`]: an interrupted tune's finished trials replayed, so a later tune goes on
 //!   from there.
 //! - [`report`]: the final report and JSON; its `explain` submodule what the report must
@@ -25,6 +26,7 @@
 
 pub mod evaluator;
 pub mod gp;
+pub mod killed;
 pub mod needs;
 pub mod observe;
 pub mod policy;

@@ -2,7 +2,8 @@
 //!
 //! 1. [`recover`]: an unfinished tune (a `tunes` row still `running` whose process is gone,
 //!    e.g. after SIGKILL) has its device restored from its own journal entries
-//!    (owner `tune:<id>`) before anything else. `restore` and `daemon` call it too.
+//!    (owner `tune:<id>`) before anything else, each device under its lock and the host-wide
+//!    knobs under the host's. `restore` and `daemon` call it too.
 //! 2. One writer per device: the caller takes the target's [`crate::lock::DeviceLock`] before
 //!    it builds the testbed ([`Request::lock`]); the tune writes its id into it. `restore`
 //!    locks each device it writes and leaves held ones alone.
@@ -57,8 +58,8 @@ pub struct Recovered {
 
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
 /// their devices from their own journal entries (owner `tune:<id>`) first, each under its
-/// device lock ([`crate::lock`]; one held by another writer is left for a later call); marks
-/// them `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
+/// device lock ([`crate::lock`]) and their host-wide knobs under the host's ([`lock::HOST`]);
+/// what another writer's lock guards now is left for a later call; marks them `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
 /// is alive is left alone.
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
@@ -67,6 +68,68 @@ pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
     let mut n = recover_with(&io, store, root)?;
     n.knobs += recover_benches(&io, store, root)?;
     Ok(n)
+}
+
+/// The lock that guards the knobs of `device` (a kernel name; `None`: the host-wide knobs, whose
+/// lock is [`lock::HOST`]): the identity of the disk under that name now, or `None` when it is
+/// gone (a detached scratch loop device), so there is no lock to take and nothing is written
+/// there (its entries are closed unwritten, [`crate::knob::apply::restore_except`]).
+pub(super) fn writer_identity(root: &SysRoot, device: Option<&str>) -> Option<String> {
+    match device {
+        Some(d) => crate::device::find(root, d).ok().map(|d| d.identity),
+        None => Some(lock::HOST.to_string()),
+    }
+}
+
+/// What [`take_writer`] found.
+enum Writer {
+    /// Ours to write while this lives; `None` when the device is gone (no lock to take).
+    Ours(Option<DeviceLock>),
+    /// Another writer holds the lock: who, when its lock file says so.
+    Held(Option<Holder>),
+}
+
+/// One writer per device: takes, without waiting, the lock of `device`'s knobs (`None`: the
+/// host-wide knobs') for a restore, or says who holds it. Errors: those of
+/// [`DeviceLock::try_acquire`].
+fn take_writer(db: &Path, root: &SysRoot, device: Option<&str>) -> Result<Writer> {
+    let Some(id) = writer_identity(root, device) else {
+        return Ok(Writer::Ours(None));
+    };
+    Ok(
+        match DeviceLock::try_acquire(&lock::path(db, root, &id), Holder::me("restore"))? {
+            Taken::Ours(l) => Writer::Ours(Some(l)),
+            Taken::Held(h) => Writer::Held(h),
+        },
+    )
+}
+
+/// The devices (kernel names; `None` for the host-wide knobs, last) of `owner`'s open entries,
+/// in the order a restore writes them.
+pub(super) fn open_devices(store: &Store, owner: &str) -> Result<Vec<Option<String>>> {
+    let mut names: Vec<Option<String>> = store
+        .journal_open(None, Some(owner))?
+        .into_iter()
+        .map(|e| e.device)
+        .collect();
+    names.sort_by(|a, b| (a.is_none(), a).cmp(&(b.is_none(), b)));
+    names.dedup();
+    Ok(names)
+}
+
+/// Restores `owner`'s open entries of `device` (`None`: its host-wide ones only) through `io`;
+/// the caller holds the lock ([`take_writer`]). Returns the knobs put back.
+fn restore_owned(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    device: Option<&str>,
+    owner: &str,
+) -> Result<Vec<crate::knob::apply::PutBack>> {
+    let host = device.is_none();
+    crate::knob::apply::restore_except(io, store, root, device, Some(owner), &|e| {
+        host && e.device.is_some()
+    })
 }
 
 /// Restores the open entries of owner `bench` ([`crate::bench::real::OWNER`]) whose writer is
@@ -84,38 +147,13 @@ pub fn recover_benches(
 ) -> Result<usize> {
     let owner = crate::bench::real::OWNER;
     let db = store.path().to_path_buf();
-    let mut names: Vec<Option<String>> = store
-        .journal_open(None, Some(owner))?
-        .into_iter()
-        .map(|e| e.device)
-        .collect();
-    names.sort();
-    names.dedup();
     let mut n = 0;
-    for name in names {
-        let identity = match name.as_deref() {
-            Some(d) => crate::device::find(root, d).ok().map(|d| d.identity),
-            None => Some(lock::HOST.to_string()),
+    for name in open_devices(store, owner)? {
+        let _lock = match take_writer(&db, root, name.as_deref())? {
+            Writer::Ours(l) => l,
+            Writer::Held(_) => continue,
         };
-        // A device that is gone has no lock to take, and nothing is written to it.
-        let _lock = match identity {
-            Some(id) => {
-                match DeviceLock::try_acquire(&lock::path(&db, root, &id), Holder::me("restore"))? {
-                    Taken::Ours(l) => Some(l),
-                    Taken::Held(_) => continue,
-                }
-            }
-            None => None,
-        };
-        let host = name.is_none();
-        let put = crate::knob::apply::restore_except(
-            io,
-            store,
-            root,
-            name.as_deref(),
-            Some(owner),
-            &|e| host && e.device.is_some(),
-        )?;
+        let put = restore_owned(io, store, root, name.as_deref(), owner)?;
         if !put.is_empty() {
             tracing::warn!(
                 "a killed `sweetspot bench` or `tune --scratch` left {} knobs of {} changed; \
@@ -131,7 +169,10 @@ pub fn recover_benches(
 
 /// [`recover`] through `io`. Every open entry of the tune is restored: its device's knobs
 /// (marked restored unwritten when the device is gone, e.g. a scratch loop device) and the
-/// host-wide vm knobs it changed.
+/// host-wide vm knobs it changed. One writer per device: each device's entries are written
+/// only under its lock, and the host-wide ones only under the host's ([`lock::HOST`]). When
+/// another writer holds one of those, its entries are left open and the tune stays `running`,
+/// so a later call finishes it; one warning says what was restored and what waits for whom.
 pub fn recover_with(
     io: &dyn crate::knob::io::KnobIo,
     store: &mut Store,
@@ -143,32 +184,59 @@ pub fn recover_with(
         if alive(&db, root, &t) {
             continue;
         }
-        // One writer per device: the killed tune's device is written only under its lock. When
-        // another writer holds it now, the tune stays `running` and the next call retries.
-        let _lock = match t.device.as_deref().map(|d| crate::device::find(root, d)) {
-            Some(Ok(d)) => match DeviceLock::try_acquire(
-                &lock::path(&db, root, &d.identity),
-                Holder::me("restore"),
-            )? {
-                Taken::Ours(l) => Some(l),
-                Taken::Held(h) => {
-                    tracing::warn!(
-                        "tune {} on {} was killed (pid {}); its device {} is in use by {}, so \
-                         it is restored later",
-                        t.id,
-                        t.target,
-                        t.pid,
-                        d.name,
-                        h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
-                    );
+        let owner = format!("tune:{}", t.id);
+        let mut k = 0;
+        let mut left: Vec<String> = Vec::new();
+        for name in open_devices(store, &owner)? {
+            let _lock = match take_writer(&db, root, name.as_deref())? {
+                Writer::Ours(l) => l,
+                Writer::Held(h) => {
+                    let who = h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string());
+                    left.push(match &name {
+                        Some(d) => {
+                            format!("its device {d} is in use by {who}, so it is restored later")
+                        }
+                        None => {
+                            let mut knobs: Vec<String> = store
+                                .journal_open(None, Some(&owner))?
+                                .into_iter()
+                                .filter(|e| e.device.is_none())
+                                .map(|e| e.knob)
+                                .collect();
+                            knobs.sort();
+                            knobs.dedup();
+                            format!(
+                                "{who} holds the host-wide knobs' lock, so {} {} restored later",
+                                knobs.join(", "),
+                                if knobs.len() == 1 { "is" } else { "are" }
+                            )
+                        }
+                    });
                     continue;
                 }
-            },
-            _ => None,
-        };
-        let owner = format!("tune:{}", t.id);
-        let k = crate::knob::apply::restore_with(io, store, root, None, Some(&owner))?;
+            };
+            k += restore_owned(io, store, root, name.as_deref(), &owner)?.len();
+        }
         n.knobs += k;
+        if !left.is_empty() {
+            // Still `running`: the next call restores the rest, then marks it recovered.
+            tracing::warn!(
+                "tune {} on {} was killed (pid {}); {}{}",
+                t.id,
+                t.target,
+                t.pid,
+                if k == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "restored {k} knob{} it changed; ",
+                        if k == 1 { "" } else { "s" }
+                    )
+                },
+                left.join("; ")
+            );
+            continue;
+        }
         tracing::warn!(
             "tune {} on {} was killed (pid {}); {}",
             t.id,
@@ -357,7 +425,7 @@ pub fn restore_idle(
 }
 
 /// `sweetspot restore <device>`, with `--db` when `db` is not the default database.
-fn undo_command(db: &Path, device: Option<&str>) -> String {
+pub(super) fn undo_command(db: &Path, device: Option<&str>) -> String {
     let mut c = "sweetspot".to_string();
     if db != Store::default_path() {
         c += &format!(" --db {}", db.display());
@@ -713,22 +781,53 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
     }
 
+    /// What `f` logs (tracing, warnings included), with its result.
+    fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let w = buf.clone();
+        let sub = tracing_subscriber::fmt()
+            .with_writer(move || w.clone())
+            .with_ansi(false)
+            .without_time()
+            .finish();
+        let r = tracing::subscriber::with_default(sub, f);
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        (r, text)
+    }
+
+    /// A tune on sda left `running` by a killed process: its pid cannot be alive (above
+    /// pid_max). Returns its id.
+    fn killed_tune(s: &Store) -> i64 {
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: "sim:fake-sda".into(),
+            kernel: "6.18".into(),
+        };
+        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
+        s.conn()
+            .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
+            .unwrap();
+        id
+    }
+
     #[test]
     fn a_killed_tunes_device_is_recovered_only_under_its_lock() {
         let t = FakeTree::new();
         t.mq_deadline_disk();
         let k = FakeKernel::default();
         let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
-        let target = TargetInfo {
-            label: "sda".into(),
-            identity: "sim:fake-sda".into(),
-            kernel: "6.18".into(),
-        };
-        // A tune killed on sda: its pid cannot be alive (above pid_max).
-        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
-        s.conn()
-            .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
-            .unwrap();
+        let id = killed_tune(&s);
         let sda = find(&t.root, "sda").unwrap();
         let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
             .into_iter()
@@ -749,6 +848,74 @@ mod tests {
         let r = recover_with(&k, &mut s, &t.root).unwrap();
         assert_eq!(r.tunes, 1);
         assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert!(s.running_tunes().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_killed_tunes_host_wide_knobs_are_recovered_only_under_the_host_lock() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        // A killed tune that had changed fifo_batch on sda and dirty_ratio host-wide.
+        let id = killed_tune(&s);
+        let owner = format!("tune:{id}");
+        let sda = find(&t.root, "sda").unwrap();
+        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
+            .into_iter()
+            .collect();
+        let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
+            .into_iter()
+            .collect();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo, &owner).unwrap();
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &ratio, &owner).unwrap();
+        let open = |s: &Store| -> Vec<String> {
+            let mut v: Vec<String> = s
+                .journal_open(None, None)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.knob)
+                .collect();
+            v.sort();
+            v
+        };
+        // Another writer (alive: this process) holds the host-wide knobs' lock: sda, whose
+        // lock is free, is restored; dirty_ratio and its journaled partner stay open and
+        // unwritten, and the tune stays `running` for a later call.
+        let host = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, lock::HOST),
+            "the host",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
+        assert_eq!(r, Recovered { tunes: 0, knobs: 1 });
+        // One warning: what was restored, and what waits for whom.
+        assert_eq!(log.matches("was killed").count(), 1, "{log}");
+        assert!(
+            log.contains(&format!(
+                "tune {id} on sda was killed (pid 2147483646); restored 1 knob it changed; \
+                 `sweetspot tune` (pid {}, ",
+                std::process::id()
+            )) && log.contains(
+                "holds the host-wide knobs' lock, so dirty_bytes, dirty_ratio are restored later"
+            ),
+            "{log}"
+        );
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(
+            t.vm("dirty_ratio"),
+            "30",
+            "written under another's host lock"
+        );
+        assert_eq!(open(&s), ["dirty_bytes", "dirty_ratio"]);
+        assert_eq!(s.running_tunes().unwrap().len(), 1);
+        // Released: the host-wide knobs are put back and the tune is finished.
+        drop(host);
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!(r, Recovered { tunes: 1, knobs: 1 });
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        assert!(open(&s).is_empty(), "{:?}", open(&s));
         assert!(s.running_tunes().unwrap().is_empty());
     }
 

@@ -1,0 +1,210 @@
+//! What killed benchmarks left open in the journal, for the commands that only read
+//! (`status`, `history`). A `bench` or `tune --scratch` killed with SIGKILL (or by the OOM
+//! killer) cannot restore its knobs: their journal entries (owner
+//! [`crate::bench::real::OWNER`]; a scratch tune journals its loop device's baseline under it
+//! before it has a tune id) stay open until the next `tune`, `daemon` or `restore` puts them
+//! back ([`super::run::recover_benches`], `restore`). No `tunes` row names such a benchmark,
+//! so `history`'s `killed` status cannot show it; these entries are what is left of it.
+//!
+//! An entry counts as such exactly when `recover_benches` would write it: its device's lock
+//! (the host's for host-wide knobs) is free now (a bench that is alive holds it), the device is
+//! the same disk as when it was journaled, and it was journaled in this boot. Entries of a
+//! device that is gone or now another disk, and of an earlier boot, are left out: they are
+//! closed unwritten, there is nothing to put back.
+
+use super::run::{open_devices, undo_command, writer_identity};
+use crate::Result;
+use crate::lock;
+use crate::store::Store;
+use crate::sysroot::SysRoot;
+use serde::Serialize;
+
+/// One knob a killed benchmark journaled and nobody has put back yet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OpenKnob {
+    /// The device's kernel name when journaled; `None` for a host-wide knob (vm, kernel).
+    pub device: Option<String>,
+    /// The device's identity when journaled; `None` for a host-wide knob.
+    pub identity: Option<String>,
+    /// Knob name.
+    pub knob: String,
+    /// The value before the benchmark changed it, as the kernel printed it: what `restore`
+    /// writes back.
+    pub original: String,
+}
+
+/// The knobs killed benchmarks left open (see the module doc), devices first (by name), then
+/// the host-wide ones; each group in journal order. Reads only the store and the lock files.
+/// Errors: the store's.
+pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>> {
+    let owner = crate::bench::real::OWNER;
+    let db = store.path().to_path_buf();
+    let boot = root.boot();
+    let mut out = Vec::new();
+    for name in open_devices(store, owner)? {
+        let Some(id) = writer_identity(root, name.as_deref()) else {
+            continue;
+        };
+        if lock::held(&lock::path(&db, root, &id)) {
+            continue;
+        }
+        out.extend(
+            store
+                .journal_open(name.as_deref(), Some(owner))?
+                .into_iter()
+                .filter(|e| e.device == name && !e.from_another_boot(&boot))
+                .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+                .filter(|e| name.is_none() || e.identity.as_deref() == Some(id.as_str()))
+                .map(|e| OpenKnob {
+                    device: e.device,
+                    identity: e.identity,
+                    knob: e.knob,
+                    original: e.original,
+                }),
+        );
+    }
+    Ok(out)
+}
+
+/// The sentence `status` and `history` print for `knobs` (none: `None`), with the `restore`
+/// command for database `db`: `` 3 knobs journaled by a killed `bench` or `tune --scratch`
+/// are still open: fifo_batch, scheduler on loop0 and dirty_ratio host-wide; `sweetspot
+/// restore` puts them back `` (no brackets: `history` prints it inside its own).
+pub fn note(knobs: &[OpenKnob], db: &std::path::Path) -> Option<String> {
+    if knobs.is_empty() {
+        return None;
+    }
+    let mut groups: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    for k in knobs {
+        match groups.iter_mut().find(|(d, _)| *d == k.device.as_deref()) {
+            Some((_, names)) => names.push(&k.knob),
+            None => groups.push((k.device.as_deref(), vec![&k.knob])),
+        }
+    }
+    let which: Vec<String> = groups
+        .iter()
+        .map(|(d, names)| match d {
+            Some(d) => format!("{} on {d}", names.join(", ")),
+            None => format!("{} host-wide", names.join(", ")),
+        })
+        .collect();
+    let one = knobs.len() == 1;
+    Some(format!(
+        "{} knob{} journaled by a killed `bench` or `tune --scratch` {} still open: {}; `{}` \
+         puts {} back",
+        knobs.len(),
+        if one { "" } else { "s" },
+        if one { "is" } else { "are" },
+        which.join(" and "),
+        undo_command(db, None),
+        if one { "it" } else { "them" }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::find;
+    use crate::knob::apply::{apply_host_with, apply_with};
+    use crate::knob::{KnobValue, Setting};
+    use crate::lock::{DeviceLock, Holder};
+    use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+
+    fn one(knob: &str, v: i64) -> Setting {
+        [(knob.to_string(), KnobValue::Int(v))]
+            .into_iter()
+            .collect()
+    }
+
+    fn names(k: &[OpenKnob]) -> Vec<(Option<&str>, &str, &str)> {
+        k.iter()
+            .map(|k| (k.device.as_deref(), k.knob.as_str(), k.original.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn a_killed_benchs_open_knobs_are_listed_until_they_are_put_back() {
+        let t = FakeTree::new();
+        t.disk("loop0", "7:0", "none [mq-deadline]", 128).set(
+            "loop0",
+            "loop/backing_file",
+            "/tmp/sweetspot-scratch-A/backing.img",
+        );
+        t.mq_deadline_disk();
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let owner = crate::bench::real::OWNER;
+        let loop0 = find(&t.root, "loop0").unwrap();
+        let sda = find(&t.root, "sda").unwrap();
+        // A killed scratch run's baseline on loop0 and a host-wide knob, and an admin's `set`
+        // on sda (not a benchmark's: never listed).
+        apply_with(&k, &mut s, &t.root, &loop0, &one("fifo_batch", 4), owner).unwrap();
+        apply_host_with(&k, &mut s, &t.root, &one("dirty_ratio", 30), owner).unwrap();
+        apply_with(&k, &mut s, &t.root, &sda, &one("fifo_batch", 8), "set").unwrap();
+        let db = s.path().to_path_buf();
+        let all = killed_bench_knobs(&s, &t.root).unwrap();
+        assert_eq!(
+            names(&all),
+            [
+                (Some("loop0"), "fifo_batch", "16"),
+                (None, "dirty_ratio", "20"),
+                (None, "dirty_bytes", "0"),
+            ]
+        );
+        assert_eq!(all[0].identity.as_deref(), Some(loop0.identity.as_str()));
+        assert_eq!(
+            note(&all, &db).unwrap(),
+            format!(
+                "3 knobs journaled by a killed `bench` or `tune --scratch` are still open: \
+                 fifo_batch on loop0 and dirty_ratio, dirty_bytes host-wide; `sweetspot --db {} \
+                 restore` puts them back",
+                db.display()
+            )
+        );
+        // A bench that is alive holds loop0's lock: its entries are its own, not a dead one's.
+        let held = DeviceLock::acquire(
+            &lock::path(&db, &t.root, &loop0.identity),
+            "loop0",
+            Holder::me("bench"),
+        )
+        .unwrap();
+        let host = killed_bench_knobs(&s, &t.root).unwrap();
+        assert_eq!(
+            names(&host),
+            [(None, "dirty_ratio", "20"), (None, "dirty_bytes", "0")]
+        );
+        drop(held);
+        // loop0 detached since (no backing file): nothing to put back there, so not listed.
+        t.set("loop0", "loop/backing_file", "");
+        assert_eq!(killed_bench_knobs(&s, &t.root).unwrap().len(), 2);
+        t.set(
+            "loop0",
+            "loop/backing_file",
+            "/tmp/sweetspot-scratch-A/backing.img",
+        );
+        // The next tune, daemon or restore puts them back: nothing is listed after it.
+        assert_eq!(
+            super::super::run::recover_benches(&k, &mut s, &t.root).unwrap(),
+            2
+        );
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        assert!(killed_bench_knobs(&s, &t.root).unwrap().is_empty());
+        assert_eq!(note(&[], &db), None);
+        let single = [OpenKnob {
+            device: Some("loop0".into()),
+            identity: None,
+            knob: "scheduler".into(),
+            original: "mq-deadline".into(),
+        }];
+        assert!(note(&single, &db).unwrap().starts_with(
+            "1 knob journaled by a killed `bench` or `tune --scratch` is still open: \
+                     scheduler on loop0; `"
+        ),);
+        assert!(
+            note(&single, &db)
+                .unwrap()
+                .ends_with(" restore` puts it back")
+        );
+    }
+}
