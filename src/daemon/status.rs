@@ -48,7 +48,9 @@ pub struct DeviceStatus {
     pub last_tune: Option<String>,
     /// The last tune's row id (`history`'s `#id`).
     pub last_tune_id: Option<i64>,
-    /// The last tune's status (`done`, `interrupted`, `failed`, `running`).
+    /// The last tune's status (`done`, `interrupted`, `failed`, `running`, or `killed`: stored
+    /// as `running`, but its process is gone, as in `history`; the next `tune`, `daemon` or
+    /// `restore` recovers it).
     pub last_tune_status: Option<String>,
     /// When the last tune finished (or started, when it has not), RFC 3339.
     pub last_tune_at: Option<String>,
@@ -135,8 +137,14 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             .iter()
             .find(|d| d.identity == identity)
             .map(|d| d.name.clone());
+        // A `running` tune whose process is gone was killed, as `history` says too.
         let last = match store {
-            Some(st) => st.tunes(Some(&identity))?.into_iter().last(),
+            Some(st) => st.tunes(Some(&identity))?.into_iter().last().map(|mut t| {
+                if t.status == "running" && !crate::tune::run::alive(st.path(), root, &t) {
+                    t.status = "killed".into();
+                }
+                t
+            }),
             None => None,
         };
         let last_tune_id = last.as_ref().map(|t| t.id);
@@ -558,6 +566,26 @@ mod tests {
             (a.last_tune_id, a.last_tune_status.as_deref()),
             (Some(1), Some("done"))
         );
+        // A tune left `running` by a process that is gone (here: no lock held) reads `killed`,
+        // in `last_tune` too, as `history` says; the database row is not changed.
+        let target = crate::types::TargetInfo {
+            label: "sda".into(),
+            identity: sda.clone(),
+            kernel: device::kernel_release(),
+        };
+        let dead = store.insert_tune(&target, Some("sda"), "quick").unwrap();
+        let k = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert_eq!(
+            (
+                k.devices[0].last_tune_id,
+                k.devices[0].last_tune_status.as_deref()
+            ),
+            (Some(dead), Some("killed"))
+        );
+        let line = k.devices[0].last_tune.as_deref().unwrap();
+        assert!(line.starts_with(&format!("#{dead} killed ")), "{line}");
+        assert_eq!(store.running_tunes().unwrap().len(), 1);
+        store.finish_tune(dead, "interrupted").unwrap();
         assert!(
             a.last_tune_at
                 .as_deref()
