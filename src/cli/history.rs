@@ -123,7 +123,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             // A `running` tune whose process is gone was killed (SIGKILL, OOM, power loss):
             // the next tune or `restore` finishes it; until then it is not running.
             .map(|mut t| {
-                if t.status == "running" && !crate::tune::run::alive(&ctx.db, &ctx.root, &t) {
+                if t.status == "running" && !crate::tune::recover::alive(&ctx.db, &ctx.root, &t) {
                     t.status = "killed".into();
                 }
                 t

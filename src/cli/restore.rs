@@ -3,7 +3,7 @@
 //! host-wide vm knobs included. First it finishes tunes that were killed
 //! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
 //! marked `recovered` instead of staying `running`). A tune that is still running keeps its
-//! device and knobs ([`crate::tune::run::restore_idle`]); it restores them when it ends. Last, on the real `/sys` as root, it
+//! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends. Last, on the real `/sys` as root, it
 //! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]).
 
 use super::{Ctx, print_out};
@@ -61,7 +61,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
         None => None,
     };
     let dev = dev.as_deref();
-    let r = crate::tune::run::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
+    let r = crate::tune::recover::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
     let n = r.knobs;
     let mut out = format!(
         "restored {n} knob{}{}{}\n",

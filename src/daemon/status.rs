@@ -140,7 +140,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         // A `running` tune whose process is gone was killed, as `history` says too.
         let last = match store {
             Some(st) => st.tunes(Some(&identity))?.into_iter().last().map(|mut t| {
-                if t.status == "running" && !crate::tune::run::alive(st.path(), root, &t) {
+                if t.status == "running" && !crate::tune::recover::alive(st.path(), root, &t) {
                     t.status = "killed".into();
                 }
                 t

@@ -3,7 +3,7 @@
 //! killer) cannot restore its knobs: their journal entries (owner
 //! [`crate::bench::real::OWNER`]; a scratch tune journals its loop device's baseline under it
 //! before it has a tune id) stay open until the next `tune`, `daemon` or `restore` puts them
-//! back ([`super::run::recover_benches`], `restore`). No `tunes` row names such a benchmark,
+//! back ([`super::recover::recover_benches`], `restore`). No `tunes` row names such a benchmark,
 //! so `history`'s `killed` status cannot show it; these entries are what is left of it.
 //!
 //! An entry counts as such exactly when `recover_benches` would write it: its device's lock
@@ -12,7 +12,7 @@
 //! device that is gone or now another disk, and of an earlier boot, are left out: they are
 //! closed unwritten, there is nothing to put back.
 
-use super::run::{open_devices, undo_command, writer_identity};
+use super::recover::{open_devices, undo_command, writer_identity};
 use crate::Result;
 use crate::lock;
 use crate::store::Store;
@@ -184,7 +184,7 @@ mod tests {
         );
         // The next tune, daemon or restore puts them back: nothing is listed after it.
         assert_eq!(
-            super::super::run::recover_benches(&k, &mut s, &t.root).unwrap(),
+            super::super::recover::recover_benches(&k, &mut s, &t.root).unwrap(),
             2
         );
         assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");

@@ -30,6 +30,7 @@ pub mod killed;
 pub mod needs;
 pub mod observe;
 pub mod policy;
+pub mod recover;
 pub mod report;
 pub mod resume;
 pub mod run;
@@ -37,7 +38,7 @@ pub mod solver;
 pub mod space;
 pub mod toml_error;
 
-pub use run::recover;
+pub use recover::recover;
 
 use crate::bench::{Load, Testbed};
 use crate::{Error, Result};

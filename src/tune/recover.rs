@@ -1,0 +1,813 @@
+//! Recovery and restore around a tune: what a killed tune or benchmark left, and what
+//! `restore` puts back, each writer's knobs under its lock.
+//!
+//! 1. [`recover`]: an unfinished tune (a `tunes` row still `running` whose process is gone,
+//!    e.g. after SIGKILL) has its device restored from its own journal entries
+//!    (owner `tune:<id>`) before anything else, each device under its lock and the host-wide
+//!    knobs under the host's. `tune`, `restore` and `daemon` call it first.
+//! 2. [`recover_benches`]: the same for the entries of a killed `bench` or `tune --scratch`
+//!    (owner `bench`), which no `tunes` row names.
+//! 3. [`restore_idle`]: `restore`'s work, every open entry whose writer is gone, leaving
+//!    alone what a live writer's lock guards.
+
+use crate::lock::{self, DeviceLock, Holder, Taken};
+use crate::store::Store;
+use crate::sysroot::SysRoot;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// True when tune `t` of database `db` is still running: a process with its pid exists (not
+/// this one) and its device lock ([`crate::lock`]) is held. The lock matters: after a power
+/// loss the pid may belong to another process, but nobody holds the lock (it lives in `/run`,
+/// or is free).
+pub fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
+    let pid_exists = t.pid > 0
+        && t.pid as u32 != std::process::id()
+        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid as i32), None).is_ok();
+    pid_exists && lock::held(&lock::path(db, root, &t.identity))
+}
+
+/// Tunes marked `running` that are alive (see `alive`): their devices are theirs until they
+/// end, and they restore their own changes then.
+fn live_tunes(store: &Store, root: &SysRoot) -> Result<Vec<crate::store::tunes::TuneRow>> {
+    let db = store.path().to_path_buf();
+    Ok(store
+        .running_tunes()?
+        .into_iter()
+        .filter(|t| alive(&db, root, t))
+        .collect())
+}
+
+/// What [`recover`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Killed tunes marked `recovered`.
+    pub tunes: usize,
+    /// Knobs written back from their journal entries.
+    pub knobs: usize,
+}
+
+/// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
+/// their devices from their own journal entries (owner `tune:<id>`) first, each under its
+/// device lock ([`crate::lock`]) and their host-wide knobs under the host's ([`lock::HOST`]);
+/// what another writer's lock guards now is left for a later call; marks them `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
+/// is alive is left alone.
+///
+/// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
+pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
+    let io = crate::knob::io::RealIo;
+    let mut n = recover_with(&io, store, root)?;
+    n.knobs += recover_benches(&io, store, root)?;
+    Ok(n)
+}
+
+/// The lock that guards the knobs of `device` (a kernel name; `None`: the host-wide knobs, whose
+/// lock is [`lock::HOST`]): the identity of the disk under that name now, or `None` when it is
+/// gone (a detached scratch loop device), so there is no lock to take and nothing is written
+/// there (its entries are closed unwritten, [`crate::knob::apply::restore_except`]).
+pub(super) fn writer_identity(root: &SysRoot, device: Option<&str>) -> Option<String> {
+    match device {
+        Some(d) => crate::device::find(root, d).ok().map(|d| d.identity),
+        None => Some(lock::HOST.to_string()),
+    }
+}
+
+/// What [`take_writer`] found.
+enum Writer {
+    /// Ours to write while this lives; `None` when the device is gone (no lock to take).
+    Ours(Option<DeviceLock>),
+    /// Another writer holds the lock: who, when its lock file says so.
+    Held(Option<Holder>),
+}
+
+/// One writer per device: takes, without waiting, the lock of `device`'s knobs (`None`: the
+/// host-wide knobs') for a restore, or says who holds it. Errors: those of
+/// [`DeviceLock::try_acquire`].
+fn take_writer(db: &Path, root: &SysRoot, device: Option<&str>) -> Result<Writer> {
+    let Some(id) = writer_identity(root, device) else {
+        return Ok(Writer::Ours(None));
+    };
+    Ok(
+        match DeviceLock::try_acquire(&lock::path(db, root, &id), Holder::me("restore"))? {
+            Taken::Ours(l) => Writer::Ours(Some(l)),
+            Taken::Held(h) => Writer::Held(h),
+        },
+    )
+}
+
+/// The devices (kernel names; `None` for the host-wide knobs, last) of `owner`'s open entries,
+/// in the order a restore writes them.
+pub(super) fn open_devices(store: &Store, owner: &str) -> Result<Vec<Option<String>>> {
+    let mut names: Vec<Option<String>> = store
+        .journal_open(None, Some(owner))?
+        .into_iter()
+        .map(|e| e.device)
+        .collect();
+    names.sort_by(|a, b| (a.is_none(), a).cmp(&(b.is_none(), b)));
+    names.dedup();
+    Ok(names)
+}
+
+/// Restores `owner`'s open entries of `device` (`None`: its host-wide ones only) through `io`;
+/// the caller holds the lock ([`take_writer`]). Returns the knobs put back.
+fn restore_owned(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    device: Option<&str>,
+    owner: &str,
+) -> Result<Vec<crate::knob::apply::PutBack>> {
+    let host = device.is_none();
+    crate::knob::apply::restore_except(io, store, root, device, Some(owner), &|e| {
+        host && e.device.is_some()
+    })
+}
+
+/// Restores the open entries of owner `bench` ([`crate::bench::real::OWNER`]) whose writer is
+/// gone: a killed `bench`, or a killed `tune --scratch`, whose loop device's baseline is
+/// journaled under `bench` before the tune has an id. No `tunes` row names them, so
+/// [`recover_with`] leaves them. Each device (the host for vm knobs) is written only under its
+/// lock; a bench that is still running holds it and is left alone. Entries of a device that
+/// is gone are closed with one line saying so ([`crate::knob::apply::restore_with`]).
+/// `restore` does not call this: it restores every idle entry itself and lists them.
+/// Returns how many knobs were written back.
+pub fn recover_benches(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+) -> Result<usize> {
+    let owner = crate::bench::real::OWNER;
+    let db = store.path().to_path_buf();
+    let mut n = 0;
+    for name in open_devices(store, owner)? {
+        let _lock = match take_writer(&db, root, name.as_deref())? {
+            Writer::Ours(l) => l,
+            Writer::Held(_) => continue,
+        };
+        let put = restore_owned(io, store, root, name.as_deref(), owner)?;
+        if !put.is_empty() {
+            tracing::warn!(
+                "a killed `sweetspot bench` or `tune --scratch` left {} knobs of {} changed; \
+                 restored them",
+                put.len(),
+                name.as_deref().unwrap_or("the host")
+            );
+        }
+        n += put.len();
+    }
+    Ok(n)
+}
+
+/// [`recover`] through `io`. Every open entry of the tune is restored: its device's knobs
+/// (marked restored unwritten when the device is gone, e.g. a scratch loop device) and the
+/// host-wide vm knobs it changed. One writer per device: each device's entries are written
+/// only under its lock, and the host-wide ones only under the host's ([`lock::HOST`]). When
+/// another writer holds one of those, its entries are left open and the tune stays `running`,
+/// so a later call finishes it; one warning says what was restored and what waits for whom.
+pub fn recover_with(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+) -> Result<Recovered> {
+    let mut n = Recovered::default();
+    let db = store.path().to_path_buf();
+    for t in store.running_tunes()? {
+        if alive(&db, root, &t) {
+            continue;
+        }
+        let owner = format!("tune:{}", t.id);
+        let mut k = 0;
+        let mut left: Vec<String> = Vec::new();
+        for name in open_devices(store, &owner)? {
+            let _lock = match take_writer(&db, root, name.as_deref())? {
+                Writer::Ours(l) => l,
+                Writer::Held(h) => {
+                    let who = h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string());
+                    left.push(match &name {
+                        Some(d) => {
+                            format!("its device {d} is in use by {who}, so it is restored later")
+                        }
+                        None => {
+                            let mut knobs: Vec<String> = store
+                                .journal_open(None, Some(&owner))?
+                                .into_iter()
+                                .filter(|e| e.device.is_none())
+                                .map(|e| e.knob)
+                                .collect();
+                            knobs.sort();
+                            knobs.dedup();
+                            format!(
+                                "{who} holds the host-wide knobs' lock, so {} {} restored later",
+                                knobs.join(", "),
+                                if knobs.len() == 1 { "is" } else { "are" }
+                            )
+                        }
+                    });
+                    continue;
+                }
+            };
+            k += restore_owned(io, store, root, name.as_deref(), &owner)?.len();
+        }
+        n.knobs += k;
+        if !left.is_empty() {
+            // Still `running`: the next call restores the rest, then marks it recovered.
+            tracing::warn!(
+                "tune {} on {} was killed (pid {}); {}{}",
+                t.id,
+                t.target,
+                t.pid,
+                if k == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "restored {k} knob{} it changed; ",
+                        if k == 1 { "" } else { "s" }
+                    )
+                },
+                left.join("; ")
+            );
+            continue;
+        }
+        tracing::warn!(
+            "tune {} on {} was killed (pid {}); {}",
+            t.id,
+            t.target,
+            t.pid,
+            match &t.device {
+                _ if k == 0 => "nothing of it was left to restore".to_string(),
+                Some(d) if crate::device::find(root, d).is_err() => {
+                    format!("restored {k} knobs ({d} is gone: a scratch device?)")
+                }
+                Some(d) => format!("restored {k} knobs it changed (on {d} or host-wide)"),
+                None => format!("restored {k} knobs"),
+            }
+        );
+        store.finish_tune(t.id, "recovered")?;
+        n.tunes += 1;
+    }
+    Ok(n)
+}
+
+/// What [`restore_idle`] did.
+#[derive(Debug, Default)]
+pub struct Restored {
+    /// Knobs written back: those of killed tunes ([`recover`]) and the rest.
+    pub knobs: usize,
+    /// Killed tunes recovered first.
+    pub recovered: usize,
+    /// Tunes still running, whose devices and knobs were left alone.
+    pub busy: Vec<crate::store::tunes::TuneRow>,
+    /// The knobs put back besides those of killed tunes: device, knob, value.
+    pub put: Vec<crate::knob::apply::PutBack>,
+    /// Devices left alone because another writer holds their lock, with the holder when its
+    /// lock file names it.
+    pub held: Vec<(String, Option<Holder>)>,
+    /// Open host-wide entries left alone, and why.
+    pub host_left: Option<HostLeft>,
+}
+
+/// Host-wide knobs (vm, CPU scheduler) [`restore_idle`] left open.
+#[derive(Debug)]
+pub struct HostLeft {
+    /// Their names, sorted.
+    pub knobs: Vec<String>,
+    /// Why, as a clause: `` `sweetspot bench` (pid 42, for 3 s) writes sdb, and they act on
+    /// every device `` or `` `sweetspot tune` (pid 42, tune 7, for 35 s) holds the host-wide
+    /// knobs' lock ``.
+    pub why: String,
+}
+
+/// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
+/// entry (of `device` only, when given) through `io`, except what a tune that is still
+/// running works on: its device, every file it journaled, and the host-wide knobs while it
+/// tunes a real device. Writing those would change a setting in the middle of its
+/// measurement. The tune restores its own changes when it ends (Ctrl-C or SIGTERM stop it);
+/// other owners' entries there wait for the next `restore`.
+///
+/// One writer per device: every device restored is locked ([`crate::lock`]) while it is
+/// written, and the host-wide knobs under the host's lock ([`lock::HOST`]). A device whose
+/// lock another writer holds (a `set`, `bench --device`, or a tune) is left alone, and so are
+/// the host-wide knobs then (they act on that device too), or when another writer holds the
+/// host's lock; [`Restored::host_left`] says which and why.
+///
+/// Errors: [`Error::BadInput`] when `device` itself is being tuned or its lock is held; those
+/// of the restore.
+pub fn restore_idle(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    device: Option<&str>,
+) -> Result<Restored> {
+    let rec = recover_with(io, store, root)?;
+    let busy = live_tunes(store, root)?;
+    if let Some(t) = device.and_then(|d| busy.iter().find(|t| t.device.as_deref() == Some(d))) {
+        return Err(Error::BadInput(format!(
+            "{} is being tuned (tune {}, pid {}); stop that tune with Ctrl-C or SIGTERM and it \
+             restores the device itself",
+            device.unwrap_or_default(),
+            t.id,
+            t.pid
+        )));
+    }
+    let db = store.path().to_path_buf();
+    let mut names: Vec<String> = store
+        .journal_open(device, None)?
+        .into_iter()
+        .filter_map(|e| e.device)
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut _locks: Vec<DeviceLock> = Vec::new();
+    let mut held: Vec<(String, Option<Holder>)> = Vec::new();
+    for name in names {
+        // A device that is gone has nothing to write (its entries are only marked).
+        let Ok(d) = crate::device::find(root, &name) else {
+            continue;
+        };
+        let path = lock::path(&db, root, &d.identity);
+        if device.is_some() {
+            _locks.push(DeviceLock::acquire(&path, &name, Holder::me("restore"))?);
+            continue;
+        }
+        match DeviceLock::try_acquire(&path, Holder::me("restore"))? {
+            Taken::Ours(l) => _locks.push(l),
+            Taken::Held(h) => held.push((name, h)),
+        }
+    }
+    let owners: Vec<String> = busy.iter().map(|t| format!("tune:{}", t.id)).collect();
+    let paths: Vec<PathBuf> = store
+        .journal_open(None, None)?
+        .into_iter()
+        .filter(|e| owners.contains(&e.owner))
+        .map(|e| e.path)
+        .collect();
+    let devices: Vec<&str> = busy
+        .iter()
+        .filter_map(|t| t.device.as_deref())
+        .chain(held.iter().map(|(d, _)| d.as_str()))
+        .collect();
+    // Host-wide knobs act on every device, the busy ones too: left alone while a real device
+    // is being tuned or written (a measurement there would see them change). Otherwise they
+    // are written under the host's own lock, and left alone when another writer holds it.
+    let mut host_knobs: Vec<String> = if device.is_none() {
+        store
+            .journal_open(None, None)?
+            .into_iter()
+            .filter(|e| e.device.is_none() && !paths.contains(&e.path))
+            .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+            .map(|e| e.knob)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    host_knobs.sort();
+    host_knobs.dedup();
+    let who = |h: &Option<Holder>| {
+        h.as_ref()
+            .map_or_else(|| "another sweetspot".to_string(), Holder::to_string)
+    };
+    let mut host_left = None;
+    let mut _host_lock = None;
+    if !host_knobs.is_empty() {
+        let why = if let Some(t) = busy.iter().find(|t| t.device.is_some()) {
+            Some(format!(
+                "tune {} (pid {}) is tuning {}, and they act on every device",
+                t.id,
+                t.pid,
+                t.device.as_deref().unwrap_or_default()
+            ))
+        } else if let Some((d, h)) = held.first() {
+            Some(format!(
+                "{} writes {d}, and they act on every device",
+                who(h)
+            ))
+        } else {
+            match DeviceLock::try_acquire(
+                &lock::path(&db, root, lock::HOST),
+                Holder::me("restore"),
+            )? {
+                Taken::Ours(l) => {
+                    _host_lock = Some(l);
+                    None
+                }
+                Taken::Held(h) => Some(format!("{} holds the host-wide knobs' lock", who(&h))),
+            }
+        };
+        host_left = why.map(|why| HostLeft {
+            knobs: host_knobs,
+            why,
+        });
+    }
+    let host_busy = host_left.is_some();
+    let skip = |e: &crate::store::journal::Entry| {
+        e.device.as_deref().is_some_and(|d| devices.contains(&d))
+            || paths.contains(&e.path)
+            || (e.device.is_none() && host_busy)
+    };
+    let put = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
+    Ok(Restored {
+        knobs: rec.knobs + put.len(),
+        recovered: rec.tunes,
+        busy,
+        put,
+        held,
+        host_left,
+    })
+}
+
+/// `sweetspot restore <device>`, with `--db` when `db` is not the default database.
+pub(super) fn undo_command(db: &Path, device: Option<&str>) -> String {
+    let mut c = "sweetspot".to_string();
+    if db != Store::default_path() {
+        c += &format!(" --db {}", db.display());
+    }
+    c += " restore";
+    if let Some(d) = device {
+        c += &format!(" {d}");
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::TargetInfo;
+    use crate::device::find;
+    use crate::knob::apply::apply_with;
+    use crate::knob::{KnobValue, Setting};
+    use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+
+    #[test]
+    fn restore_leaves_a_running_tunes_device_alone_and_restores_the_rest() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk()
+            .disk("sdb", "8:16", "none [mq-deadline]", 64);
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        // A `sim:` identity keeps the lock file next to the database (not in /run).
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: "sim:fake-sda".into(),
+            kernel: "6.18".into(),
+        };
+        // A tune on sda whose process is alive (a child that sleeps) and holds the device
+        // lock (held here for it), and a plain `set` on sdb.
+        let lock = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &target.identity),
+            "sda",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
+        s.conn()
+            .execute(
+                "UPDATE tunes SET pid = ?1 WHERE id = ?2",
+                [child.id() as i64, id],
+            )
+            .unwrap();
+        let fifo = |v: i64| -> Setting {
+            [("fifo_batch".to_string(), KnobValue::Int(v))]
+                .into_iter()
+                .collect()
+        };
+        let sda = find(&t.root, "sda").unwrap();
+        let sdb = find(&t.root, "sdb").unwrap();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &format!("tune:{id}")).unwrap();
+        apply_with(&k, &mut s, &t.root, &sdb, &fifo(8), "set").unwrap();
+
+        // Naming the busy device is refused; restoring everything skips it.
+        let e = restore_idle(&k, &mut s, &t.root, Some("sda")).unwrap_err();
+        assert!(e.to_string().contains("is being tuned"), "{e}");
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.recovered, r.busy.len()), (1, 0, 1));
+        assert_eq!(
+            t.get("sda", "queue/iosched/fifo_batch"),
+            "4",
+            "running tune disturbed"
+        );
+        assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
+
+        // The lock is free although the pid exists (reused after a power loss): the tune is
+        // dead; the next restore recovers it and puts sda back.
+        drop(lock);
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!((r.knobs, r.recovered, r.busy.len()), (1, 1, 0));
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+    }
+
+    #[test]
+    fn restore_leaves_a_device_whose_lock_another_writer_holds_alone() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk()
+            .disk("sdb", "8:16", "none [mq-deadline]", 64);
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let fifo = |v: i64| -> Setting {
+            [("fifo_batch".to_string(), KnobValue::Int(v))]
+                .into_iter()
+                .collect()
+        };
+        let sda = find(&t.root, "sda").unwrap();
+        let sdb = find(&t.root, "sdb").unwrap();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo(4), "set").unwrap();
+        apply_with(&k, &mut s, &t.root, &sdb, &fifo(8), "set").unwrap();
+        // A `set` (or `bench --device`) on sdb is in progress: it holds sdb's lock.
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sdb.identity),
+            "sdb",
+            Holder::me("set"),
+        )
+        .unwrap();
+        let e = restore_idle(&k, &mut s, &t.root, Some("sdb")).unwrap_err();
+        assert!(matches!(e, Error::BadInput(_)), "{e:?}");
+        assert!(
+            e.to_string().contains("sdb is in use by `sweetspot set`"),
+            "{e}"
+        );
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!(r.knobs, 1);
+        assert_eq!(r.held.len(), 1);
+        assert_eq!(r.held[0].0, "sdb");
+        assert_eq!(r.held[0].1.as_ref().unwrap().command, "set");
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(
+            t.get("sdb", "queue/iosched/fifo_batch"),
+            "8",
+            "a writer disturbed"
+        );
+        // Once it is done, sdb is restored, and no lock file is left behind.
+        drop(held);
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.held.len()), (1, 0));
+        assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
+        let dir = lock::dir(s.path(), &t.root, &sdb.identity);
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
+    }
+
+    /// What `f` logs (tracing, warnings included), with its result.
+    fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let w = buf.clone();
+        let sub = tracing_subscriber::fmt()
+            .with_writer(move || w.clone())
+            .with_ansi(false)
+            .without_time()
+            .finish();
+        let r = tracing::subscriber::with_default(sub, f);
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        (r, text)
+    }
+
+    /// A tune on sda left `running` by a killed process: its pid cannot be alive (above
+    /// pid_max). Returns its id.
+    fn killed_tune(s: &Store) -> i64 {
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: "sim:fake-sda".into(),
+            kernel: "6.18".into(),
+        };
+        let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
+        s.conn()
+            .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
+            .unwrap();
+        id
+    }
+
+    #[test]
+    fn a_killed_tunes_device_is_recovered_only_under_its_lock() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let id = killed_tune(&s);
+        let sda = find(&t.root, "sda").unwrap();
+        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
+            .into_iter()
+            .collect();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo, &format!("tune:{id}")).unwrap();
+        // Another writer holds sda now: the killed tune waits.
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sda.identity),
+            "sda",
+            Holder::me("set"),
+        )
+        .unwrap();
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!(r, Recovered::default());
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "4");
+        assert_eq!(s.running_tunes().unwrap().len(), 1);
+        drop(held);
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!(r.tunes, 1);
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert!(s.running_tunes().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_killed_tunes_host_wide_knobs_are_recovered_only_under_the_host_lock() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        // A killed tune that had changed fifo_batch on sda and dirty_ratio host-wide.
+        let id = killed_tune(&s);
+        let owner = format!("tune:{id}");
+        let sda = find(&t.root, "sda").unwrap();
+        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
+            .into_iter()
+            .collect();
+        let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
+            .into_iter()
+            .collect();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo, &owner).unwrap();
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &ratio, &owner).unwrap();
+        let open = |s: &Store| -> Vec<String> {
+            let mut v: Vec<String> = s
+                .journal_open(None, None)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.knob)
+                .collect();
+            v.sort();
+            v
+        };
+        // Another writer (alive: this process) holds the host-wide knobs' lock: sda, whose
+        // lock is free, is restored; dirty_ratio and its journaled partner stay open and
+        // unwritten, and the tune stays `running` for a later call.
+        let host = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, lock::HOST),
+            "the host",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
+        assert_eq!(r, Recovered { tunes: 0, knobs: 1 });
+        // One warning: what was restored, and what waits for whom.
+        assert_eq!(log.matches("was killed").count(), 1, "{log}");
+        assert!(
+            log.contains(&format!(
+                "tune {id} on sda was killed (pid 2147483646); restored 1 knob it changed; \
+                 `sweetspot tune` (pid {}, ",
+                std::process::id()
+            )) && log.contains(
+                "holds the host-wide knobs' lock, so dirty_bytes, dirty_ratio are restored later"
+            ),
+            "{log}"
+        );
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(
+            t.vm("dirty_ratio"),
+            "30",
+            "written under another's host lock"
+        );
+        assert_eq!(open(&s), ["dirty_bytes", "dirty_ratio"]);
+        assert_eq!(s.running_tunes().unwrap().len(), 1);
+        // Released: the host-wide knobs are put back and the tune is finished.
+        drop(host);
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!(r, Recovered { tunes: 1, knobs: 1 });
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        assert!(open(&s).is_empty(), "{:?}", open(&s));
+        assert!(s.running_tunes().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_killed_benchs_entries_are_restored_under_its_lock_or_closed_when_its_device_is_gone() {
+        let t = FakeTree::new();
+        t.disk("loop0", "7:0", "none [mq-deadline]", 128).set(
+            "loop0",
+            "loop/backing_file",
+            "/tmp/sweetspot-scratch-A/backing.img",
+        );
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let fifo = |v: i64| -> Setting {
+            [("fifo_batch".to_string(), KnobValue::Int(v))]
+                .into_iter()
+                .collect()
+        };
+        let open = |s: &Store| s.journal_open(None, None).unwrap().len();
+        // A scratch tune's baseline (owner `bench`) on loop0, then the process is killed.
+        let dev = find(&t.root, "loop0").unwrap();
+        apply_with(
+            &k,
+            &mut s,
+            &t.root,
+            &dev,
+            &fifo(4),
+            crate::bench::real::OWNER,
+        )
+        .unwrap();
+        // While a bench that is alive holds loop0, its entries are its own.
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &dev.identity),
+            "loop0",
+            Holder::me("bench"),
+        )
+        .unwrap();
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 0);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "4");
+        assert_eq!(open(&s), 1);
+        drop(held);
+        // Its writer is gone and loop0 is still attached to its file: written back.
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 1);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(open(&s), 0);
+        // Killed again, and the sweep detached loop0 since (no backing file): nothing to write
+        // them on, so they are closed, unwritten.
+        apply_with(
+            &k,
+            &mut s,
+            &t.root,
+            &dev,
+            &fifo(8),
+            crate::bench::real::OWNER,
+        )
+        .unwrap();
+        t.set("loop0", "loop/backing_file", "");
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 0);
+        assert_eq!(open(&s), 0);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "8");
+    }
+
+    #[test]
+    fn restore_says_which_host_wide_knobs_it_left_alone_and_whose_lock_kept_them() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk()
+            .disk("sdb", "8:16", "none [mq-deadline]", 64);
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
+            .into_iter()
+            .collect();
+        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(8))]
+            .into_iter()
+            .collect();
+        let sdb = find(&t.root, "sdb").unwrap();
+        apply_with(&k, &mut s, &t.root, &sdb, &fifo, "set").unwrap();
+        // A bench measures sdb: sdb is left alone, with no word of host knobs (none is open).
+        let held = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sdb.identity),
+            "sdb",
+            Holder::me("bench"),
+        )
+        .unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.held.len()), (0, 1));
+        assert!(r.host_left.is_none(), "{:?}", r.host_left);
+        // With dirty_ratio journaled, it is left alone too: it acts on sdb as well.
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &ratio, "set").unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        let h = r.host_left.unwrap();
+        // dirty_bytes is journaled with it (writing one member of the pair zeroes the other).
+        assert_eq!(h.knobs, ["dirty_bytes", "dirty_ratio"]);
+        assert!(
+            h.why.starts_with("`sweetspot bench` (pid ")
+                && h.why.ends_with("writes sdb, and they act on every device"),
+            "{}",
+            h.why
+        );
+        assert_eq!(t.vm("dirty_ratio"), "30");
+        drop(held);
+        // Another writer holds the host's own lock: the host-wide knobs wait for it, sdb not.
+        let host = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, lock::HOST),
+            "the host",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!(r.knobs, 1);
+        assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
+        let h = r.host_left.unwrap();
+        assert!(
+            h.why.starts_with("`sweetspot tune` (pid ")
+                && h.why.ends_with("holds the host-wide knobs' lock"),
+            "{}",
+            h.why
+        );
+        assert_eq!(t.vm("dirty_ratio"), "30");
+        drop(host);
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!(r.knobs, 1);
+        assert!(r.host_left.is_none());
+        assert_eq!(t.vm("dirty_ratio"), "20");
+    }
+}
