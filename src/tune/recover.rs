@@ -437,13 +437,21 @@ mod tests {
     use crate::knob::{KnobValue, Setting};
     use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
 
+    /// A fake tree with the mq-deadline disk sda (and, when `two`, sdb), a fake kernel and an
+    /// empty store in the tree's directory.
+    fn fixture(two: bool) -> (FakeTree, FakeKernel, Store) {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        if two {
+            t.disk("sdb", "8:16", "none [mq-deadline]", 64);
+        }
+        let s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        (t, FakeKernel::default(), s)
+    }
+
     #[test]
     fn restore_leaves_a_running_tunes_device_alone_and_restores_the_rest() {
-        let t = FakeTree::new();
-        t.mq_deadline_disk()
-            .disk("sdb", "8:16", "none [mq-deadline]", 64);
-        let k = FakeKernel::default();
-        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let (t, k, mut s) = fixture(true);
         // A `sim:` identity keeps the lock file next to the database (not in /run).
         let target = TargetInfo {
             label: "sda".into(),
@@ -503,11 +511,7 @@ mod tests {
 
     #[test]
     fn restore_leaves_a_device_whose_lock_another_writer_holds_alone() {
-        let t = FakeTree::new();
-        t.mq_deadline_disk()
-            .disk("sdb", "8:16", "none [mq-deadline]", 64);
-        let k = FakeKernel::default();
-        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let (t, k, mut s) = fixture(true);
         let fifo = |v: i64| -> Setting {
             [("fifo_batch".to_string(), KnobValue::Int(v))]
                 .into_iter()
@@ -592,10 +596,7 @@ mod tests {
 
     #[test]
     fn a_killed_tunes_device_is_recovered_only_under_its_lock() {
-        let t = FakeTree::new();
-        t.mq_deadline_disk();
-        let k = FakeKernel::default();
-        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let (t, k, mut s) = fixture(false);
         let id = killed_tune(&s);
         let sda = find(&t.root, "sda").unwrap();
         let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
@@ -622,10 +623,7 @@ mod tests {
 
     #[test]
     fn a_killed_tunes_host_wide_knobs_are_recovered_only_under_the_host_lock() {
-        let t = FakeTree::new();
-        t.mq_deadline_disk();
-        let k = FakeKernel::default();
-        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let (t, k, mut s) = fixture(false);
         // A killed tune that had changed fifo_batch on sda and dirty_ratio host-wide.
         let id = killed_tune(&s);
         let owner = format!("tune:{id}");
@@ -749,11 +747,7 @@ mod tests {
 
     #[test]
     fn restore_says_which_host_wide_knobs_it_left_alone_and_whose_lock_kept_them() {
-        let t = FakeTree::new();
-        t.mq_deadline_disk()
-            .disk("sdb", "8:16", "none [mq-deadline]", 64);
-        let k = FakeKernel::default();
-        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let (t, k, mut s) = fixture(true);
         let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
             .into_iter()
             .collect();
