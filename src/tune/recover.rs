@@ -123,6 +123,15 @@ fn restore_owned(
     })
 }
 
+/// "1 knob", "2 knobs": a count of knobs for a message.
+fn knobs(n: usize) -> String {
+    if n == 1 {
+        "1 knob".to_string()
+    } else {
+        format!("{n} knobs")
+    }
+}
+
 /// Restores the open entries of owner `bench` ([`crate::bench::real::OWNER`]) whose writer is
 /// gone: a killed `bench`, or a killed `tune --scratch`, whose loop device's baseline is
 /// journaled under `bench` before the tune has an id. No `tunes` row names them, so
@@ -147,9 +156,9 @@ pub fn recover_benches(
         let put = restore_owned(io, store, root, name.as_deref(), owner)?;
         if !put.is_empty() {
             tracing::warn!(
-                "a killed `sweetspot bench` or `tune --scratch` left {} knobs of {} changed; \
+                "a killed `sweetspot bench` or `tune --scratch` left {} of {} changed; \
                  restored them",
-                put.len(),
+                knobs(put.len()),
                 name.as_deref().unwrap_or("the host")
             );
         }
@@ -236,10 +245,10 @@ pub fn recover_with(
             match &t.device {
                 _ if k == 0 => "nothing of it was left to restore".to_string(),
                 Some(d) if crate::device::find(root, d).is_err() => {
-                    format!("restored {k} knobs ({d} is gone: a scratch device?)")
+                    format!("restored {} ({d} is gone: a scratch device?)", knobs(k))
                 }
-                Some(d) => format!("restored {k} knobs it changed (on {d} or host-wide)"),
-                None => format!("restored {k} knobs"),
+                Some(d) => format!("restored {} it changed (on {d} or host-wide)", knobs(k)),
+                None => format!("restored {}", knobs(k)),
             }
         );
         store.finish_tune(t.id, "recovered")?;
@@ -679,8 +688,15 @@ mod tests {
         assert_eq!(s.running_tunes().unwrap().len(), 1);
         // Released: the host-wide knobs are put back and the tune is finished.
         drop(host);
-        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
         assert_eq!(r, Recovered { tunes: 1, knobs: 1 });
+        assert!(
+            log.contains(&format!(
+                "tune {id} on sda was killed (pid 2147483646); restored 1 knob it changed (on sda \
+                 or host-wide)"
+            )),
+            "{log}"
+        );
         assert_eq!(t.vm("dirty_ratio"), "20");
         assert!(open(&s).is_empty(), "{:?}", open(&s));
         assert!(s.running_tunes().unwrap().is_empty());
