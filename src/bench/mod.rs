@@ -3,7 +3,8 @@
 //!
 //! Real measurement: [`job`] (the built-in reference job), [`loads`] (one file per load),
 //! [`group`] (process groups: spawn, time, kill, reap with rusage), [`realrun`] (one real run),
-//! [`scratch`] (`--scratch`), [`stale`] (leftovers of SIGKILLed `--scratch` runs), [`real`]
+//! [`scratch`] (`--scratch`), [`stale`] (leftovers of SIGKILLed `--scratch` runs), `mounts`
+//! (the mount, unmount and tool helpers both share), [`real`]
 //! (`RealDevice`, the real [`Testbed`]), [`emulate`] (`--emulate`: a slow device served over FUSE), [`worker`] (the hidden `__worker` subcommand the job
 //! and loads run as). Simulation: [`surface`], [`sim`].
 //! Measuring trials and summarising them: [`runner`], [`summary`]. The user's own benchmark
@@ -15,6 +16,7 @@ pub mod fsutil;
 pub mod group;
 pub mod job;
 pub mod loads;
+mod mounts;
 pub mod real;
 pub mod realrun;
 pub mod runner;

@@ -13,7 +13,7 @@
 //! detached only when their `loop/backing_file` is the leftover's own `backing.img`, so no
 //! loop device that is not ours is ever detached.
 
-use crate::bench::scratch::{kill_users, tool, unmount};
+use crate::bench::mounts::{kill_users, mounted, tool, unmount};
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -138,14 +138,6 @@ fn clean(dir: &Path) -> Result<String, String> {
     std::fs::remove_dir_all(dir).map_err(|e| format!("removing it: {e}"))?;
     what.push(format!("removed {}", dir.display()));
     Ok(what.join(", "))
-}
-
-/// True when something is mounted on `mnt` (per `/proc/self/mountinfo`).
-fn mounted(mnt: &Path) -> bool {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    crate::device::mountinfo::parse(&text)
-        .iter()
-        .any(|m| m.target == mnt)
 }
 
 /// `/dev/loopN` of every loop device whose backing file is exactly `backing` (also when the

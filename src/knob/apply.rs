@@ -555,8 +555,8 @@ impl Restorer<'_> {
         let res = (|| {
             let now = super::io::read_knob(self.io, &e.path)?;
             let mut written = Vec::new();
-            for (flag, on) in super::sched::parse_features(&e.original) {
-                let Some(state) = super::sched::feature_state(&now, &flag) else {
+            for (flag, on) in super::features::parse_features(&e.original) {
+                let Some(state) = super::features::feature_state(&now, &flag) else {
                     continue;
                 };
                 if (state == "1") == on {
@@ -571,7 +571,7 @@ impl Restorer<'_> {
                     scheduler: None,
                 };
                 write_checked(self.io, &w)?;
-                written.push(super::sched::feature_write(&flag, &w.value));
+                written.push(super::features::feature_write(&flag, &w.value));
             }
             self.store.journal_mark_restored(ids)?;
             Ok::<_, Error>(written)

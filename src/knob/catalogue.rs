@@ -197,7 +197,7 @@ pub const SCHED_SYSCTL_KNOBS: &[&str] = &[
 ];
 
 /// The CPU scheduler's integer knobs discovered under debugfs `sched/` (when readable); the
-/// feature flags of `sched/features` come from [`super::sched`].
+/// feature flags of `sched/features` come from [`super::features`].
 pub const SCHED_DEBUGFS_KNOBS: &[&str] = &[
     "base_slice_ns",
     "migration_cost_ns",
@@ -257,13 +257,13 @@ pub fn schedulers_with(name: &str) -> Vec<&'static str> {
 /// True when `name` is a knob sweetspot knows on some kernel and scheduler: `scheduler` or a
 /// name in [`FACTS`]. A policy naming anything else has a typo (no device can have it).
 pub fn is_known(name: &str) -> bool {
-    name == "scheduler" || FACTS.iter().any(|f| f.name == name) || super::sched::is_feature(name)
+    name == "scheduler" || FACTS.iter().any(|f| f.name == name) || super::features::is_feature(name)
 }
 
 /// Every distinct known knob name ([`is_known`]), for "did you mean" hints.
 pub fn known_names() -> Vec<&'static str> {
     let mut v: Vec<&str> = FACTS.iter().map(|f| f.name).collect();
-    v.extend(super::sched::FEATURES.iter().map(|f| f.name));
+    v.extend(super::features::FEATURES.iter().map(|f| f.name));
     v.push("scheduler");
     v.sort_unstable();
     v.dedup();
@@ -303,7 +303,7 @@ pub fn order_of(name: &str) -> Option<ApplyOrder> {
     if let Some(f) = lookup(None, name) {
         return Some(f.order);
     }
-    if super::sched::is_feature(name) {
+    if super::features::is_feature(name) {
         return Some(ApplyOrder::SchedFeature);
     }
     FACTS.iter().find(|f| f.name == name).map(|f| f.order)

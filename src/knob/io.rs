@@ -47,13 +47,13 @@ pub fn read_knob(io: &dyn KnobIo, path: &Path) -> Result<String> {
 
 /// The value of knob `name` at `path` as the journal and read-back compare it: the active
 /// scheduler's name for `scheduler`, `1`/`0` for a feature flag of `sched/features`
-/// ([`super::sched::feature_state`]; a flag the kernel does not list is ENOENT), else the
+/// ([`super::features::feature_state`]; a flag the kernel does not list is ENOENT), else the
 /// file's text.
 pub fn read_value(io: &dyn KnobIo, path: &Path, order: ApplyOrder, name: &str) -> Result<String> {
     let text = read_knob(io, path)?;
     Ok(match order {
         ApplyOrder::Scheduler => crate::device::parse_scheduler(&text).1.unwrap_or(text),
-        ApplyOrder::SchedFeature => super::sched::feature_state(&text, name)
+        ApplyOrder::SchedFeature => super::features::feature_state(&text, name)
             .ok_or_else(|| {
                 Error::io(
                     format!("reading flag {name} in {}", path.display()),
@@ -66,10 +66,10 @@ pub fn read_value(io: &dyn KnobIo, path: &Path, order: ApplyOrder, name: &str) -
 }
 
 /// What to write to knob `name`'s file for `value` (without the newline): the value, or for a
-/// feature flag `X` / `NO_X` ([`super::sched::feature_write`]).
+/// feature flag `X` / `NO_X` ([`super::features::feature_write`]).
 pub fn write_text(order: ApplyOrder, name: &str, value: &KnobValue) -> String {
     match order {
-        ApplyOrder::SchedFeature => super::sched::feature_write(name, value),
+        ApplyOrder::SchedFeature => super::features::feature_write(name, value),
         _ => value.to_string(),
     }
 }

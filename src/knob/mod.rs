@@ -5,6 +5,8 @@
 //! - [`discover`]: which knobs a device offers right now (iosched/ is listed, not hard-coded).
 //! - [`sched`]: the host-wide CPU-scheduler knobs (`/proc/sys/kernel/sched_*`, debugfs
 //!   `sched/` and its feature flags), and whether debugfs lets them be read.
+//! - [`features`]: the scheduler's feature flags the catalogue knows, and how `sched/features`
+//!   reads and writes them.
 //! - [`apply`]: the journaled write path and `restore`. Every knob change in sweetspot goes
 //!   through it.
 //!
@@ -14,6 +16,7 @@
 pub mod apply;
 pub mod catalogue;
 pub mod discover;
+pub mod features;
 pub mod io;
 mod plan;
 pub mod sched;

@@ -45,7 +45,7 @@ fn a_current_kernel_offers_sysctls_debugfs_integers_and_feature_flags() {
     let nb = get(&ks, "NEXT_BUDDY");
     assert_eq!(nb.order, ApplyOrder::SchedFeature);
     assert_eq!(nb.current, KnobValue::Int(0));
-    assert_eq!(nb.source.as_deref(), Some(sched::FEATURES_SOURCE));
+    assert_eq!(nb.source.as_deref(), Some(super::features::FEATURES_SOURCE));
     assert_eq!(get(&ks, "PLACE_LAG").current, KnobValue::Int(1));
     assert_eq!(
         ks.iter()

@@ -22,11 +22,11 @@ pub fn key(knob: &str) -> String {
 /// The file under `root` that knob `knob`'s sysctl key names; `None` for a debugfs knob
 /// (`sched/*`, a feature flag), which is no sysctl.
 fn file_of(root: &SysRoot, knob: &str) -> Option<std::path::PathBuf> {
-    use crate::knob::{catalogue, sched};
+    use crate::knob::{catalogue, features};
     if catalogue::SCHED_SYSCTL_KNOBS.contains(&knob) {
         return Some(root.kernel_sysctl().join(knob));
     }
-    if catalogue::SCHED_DEBUGFS_KNOBS.contains(&knob) || sched::is_feature(knob) {
+    if catalogue::SCHED_DEBUGFS_KNOBS.contains(&knob) || features::is_feature(knob) {
         return None;
     }
     Some(root.vm().join(knob))

@@ -72,7 +72,7 @@ impl KnobIo for FakeKernel {
                     Some(f) => (f, false),
                     None => (v.as_str(), true),
                 };
-                let mut flags = crate::knob::sched::parse_features(&RealIo.read(path)?);
+                let mut flags = crate::knob::features::parse_features(&RealIo.read(path)?);
                 let f = flags
                     .iter_mut()
                     .find(|(n, _)| n == flag)

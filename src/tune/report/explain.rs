@@ -202,7 +202,7 @@ pub(super) fn explain(x: &Inputs) -> Explained {
 /// True for a host-wide knob (`/proc/sys/vm`), by the catalogue.
 pub fn is_host_wide(knob: &str) -> bool {
     crate::knob::catalogue::lookup(None, knob).is_some_and(|f| f.order.is_host())
-        || crate::knob::sched::is_feature(knob)
+        || crate::knob::features::is_feature(knob)
 }
 
 /// Notes when the best setting's no_load Time moved: a Ratio is Time ÷ no_load Time, so a
