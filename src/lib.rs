@@ -19,7 +19,7 @@
 //! - [`device`]: whole disks under `/sys/block`, their stable identity and mounts.
 //! - [`knob`]: the knobs a device offers now, their domains (from kernel sources), and the
 //!   journaled apply/restore path. No knob is written before its original is durably recorded.
-//! - [`bench`]: the contest subset behind the [`bench::Testbed`] seam (real device or simulated
+//! - [`mod@bench`]: the contest subset behind the [`bench::Testbed`] seam (real device or simulated
 //!   surface).
 //! - [`stats`]: mean, sd, 95% CI, median, MAD outliers, paired tests; used by bench and tune.
 //! - [`tune`]: policies, the search space and the Bayesian optimiser.

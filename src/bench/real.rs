@@ -449,7 +449,7 @@ const DEF_MAX_SECTORS_KB: i64 = 1280;
 ///   has a single hardware queue (which would get mq-deadline).
 /// - `nr_requests` = the tag depth: loop's `hw_queue_depth` module parameter (default 128),
 ///   what a queue without a scheduler has.
-/// - `max_sectors_kb = min(max_hw_sectors_kb, 1280)` (see [`DEF_MAX_SECTORS_KB`]).
+/// - `max_sectors_kb = min(max_hw_sectors_kb, 1280)` (see `DEF_MAX_SECTORS_KB`).
 /// - `nomerges = 0`, `rq_affinity = 1`: the defaults of a blk-mq queue (block/blk-sysfs.c,
 ///   `QUEUE_FLAG_SAME_COMP` set at allocation).
 /// - `wbt_lat_usec = 2000`: block/blk-wbt.c's default for a non-rotational queue; a loop disk

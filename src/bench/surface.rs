@@ -36,7 +36,7 @@
 //! load given at every point or at none (so each metric can be interpolated everywhere).
 //!
 //! With a `[knobs.scheduler]`, each of its values is its own grid ([`Grid`], built in
-//! [`grid`]): every point names a scheduler, gives exactly the knobs that exist under it
+//! `surface/grid.rs`): every point names a scheduler, gives exactly the knobs that exist under it
 //! (those without `schedulers`, and those whose `schedulers` list it), and the points of one
 //! scheduler form a full grid over those knobs. A child knob is interpolated only within its
 //! scheduler's grid, as the kernel keeps `iosched/` per scheduler.
@@ -145,7 +145,7 @@ pub struct Surface {
     /// One grid per scheduler value (in [`SchedulerKnob::values`] order), or a single grid
     /// with `scheduler: None` when the surface has no scheduler knob.
     pub grids: Vec<Grid>,
-    /// `[noise]` drift, if any ([`noise`]).
+    /// `[noise]` drift, if any (`surface/noise.rs`).
     pub drift: Option<Drift>,
 }
 

@@ -152,7 +152,7 @@ pub fn own_ticks(proc: &Path, me: u32) -> u64 {
 impl Sample {
     /// CPU busy % of all CPUs between `prev` and `self`, without the daemon's own processes:
     /// [`Sample::cpu_busy_pct`] less the own tree's ticks over the interval's CPU time
-    /// (seconds × [`ticks_per_s`] × CPUs), at least 0.
+    /// (seconds × `ticks_per_s` × CPUs), at least 0.
     pub fn others_busy_pct(&self, prev: &Sample) -> f64 {
         let dt = self.at.duration_since(prev.at).as_secs_f64();
         if dt <= 0.0 {

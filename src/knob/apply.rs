@@ -372,7 +372,7 @@ fn close_foreign(
 }
 
 /// Why the entries journaled for device `old` under kernel name `name` cannot be restored,
-/// `name` being `now` (its identity now; `None`: no such device): for [`close_foreign`]'s
+/// `name` being `now` (its identity now; `None`: no such device): for `close_foreign`'s
 /// warning. A loop number without a backing file reads as `virtual:<name>`.
 pub fn why_unrestorable(name: &str, old: Option<&str>, now: Option<&str>) -> String {
     let file = old.and_then(|o| o.strip_prefix("loop:"));

@@ -5,8 +5,6 @@
 //!
 //! - [`TrialLog`]: one "what and why" line per trial on stderr (unless quiet), and an
 //!   indicatif progress bar with the current best when stderr is a TTY.
-//! - [`FileCheckpoint`]: argmin's [`Checkpoint`] as a JSON file (solver and state) written
-//!   after every trial, so the optimiser's state at any moment is on disk.
 
 use crate::tune::solver::TuneState;
 use argmin::core::observers::Observe;

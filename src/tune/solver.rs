@@ -31,7 +31,7 @@
 //!    `check_pairs`, so a large budget is a bound, not a target); the number of pairs is
 //!    fixed before the first of them runs. The test's mean comes from the fresh pairs only;
 //!    its variance from the pairs and every trial of the two settings, the search's
-//!    included; H0 is "at most `min_effect` better" (exactly: [`check`]). If it is not
+//!    included; H0 is "at most `min_effect` better" (exactly: `solver/check.rs`). If it is not
 //!    rejected at `alpha`, the answer is "keep the default: no significant improvement".
 //!    (After the screen on a Loads objective the check is another test, the arms test: a
 //!    Welch two-sample t-test on every trial of the two settings; `solver/check.rs` says why.)

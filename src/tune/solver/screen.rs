@@ -126,7 +126,7 @@ pub const FLAT_RETEST_PER: usize = 2;
 /// where the earlier test has more new leaders to test again.)
 pub const FLAT_TEST_AFTER: usize = 3;
 
-/// The most of the budget's runs kept for the final check ([`BayesOpt::check_reserve`]).
+/// The most of the budget's runs kept for the final check (`check_reserve`).
 /// (Dev seeds 1..400: the scheduler surface 69% at 0.2, 74% at 0.34, 75% at 0.5, where the
 /// seed surface fell from 96% to 90%; the 2-D bowl at 80 runs, seeds 1..50: 88% at 0.34,
 /// 90% at 0.5.)
