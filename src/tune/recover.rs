@@ -446,6 +446,13 @@ mod tests {
     use crate::knob::{KnobValue, Setting};
     use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
 
+    /// The setting `fifo_batch = v`.
+    fn fifo(v: i64) -> Setting {
+        [("fifo_batch".to_string(), KnobValue::Int(v))]
+            .into_iter()
+            .collect()
+    }
+
     /// A fake tree with the mq-deadline disk sda (and, when `two`, sdb), a fake kernel and an
     /// empty store in the tree's directory.
     fn fixture(two: bool) -> (FakeTree, FakeKernel, Store) {
@@ -486,11 +493,6 @@ mod tests {
                 [child.id() as i64, id],
             )
             .unwrap();
-        let fifo = |v: i64| -> Setting {
-            [("fifo_batch".to_string(), KnobValue::Int(v))]
-                .into_iter()
-                .collect()
-        };
         let sda = find(&t.root, "sda").unwrap();
         let sdb = find(&t.root, "sdb").unwrap();
         apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &format!("tune:{id}")).unwrap();
@@ -521,11 +523,6 @@ mod tests {
     #[test]
     fn restore_leaves_a_device_whose_lock_another_writer_holds_alone() {
         let (t, k, mut s) = fixture(true);
-        let fifo = |v: i64| -> Setting {
-            [("fifo_batch".to_string(), KnobValue::Int(v))]
-                .into_iter()
-                .collect()
-        };
         let sda = find(&t.root, "sda").unwrap();
         let sdb = find(&t.root, "sdb").unwrap();
         apply_with(&k, &mut s, &t.root, &sda, &fifo(4), "set").unwrap();
@@ -608,9 +605,7 @@ mod tests {
         let (t, k, mut s) = fixture(false);
         let id = killed_tune(&s);
         let sda = find(&t.root, "sda").unwrap();
-        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
-            .into_iter()
-            .collect();
+        let fifo = fifo(4);
         apply_with(&k, &mut s, &t.root, &sda, &fifo, &format!("tune:{id}")).unwrap();
         // Another writer holds sda now: the killed tune waits.
         let held = DeviceLock::acquire(
@@ -637,9 +632,7 @@ mod tests {
         let id = killed_tune(&s);
         let owner = format!("tune:{id}");
         let sda = find(&t.root, "sda").unwrap();
-        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(4))]
-            .into_iter()
-            .collect();
+        let fifo = fifo(4);
         let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
             .into_iter()
             .collect();
@@ -712,11 +705,6 @@ mod tests {
         );
         let k = FakeKernel::default();
         let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
-        let fifo = |v: i64| -> Setting {
-            [("fifo_batch".to_string(), KnobValue::Int(v))]
-                .into_iter()
-                .collect()
-        };
         let open = |s: &Store| s.journal_open(None, None).unwrap().len();
         // A scratch tune's baseline (owner `bench`) on loop0, then the process is killed.
         let dev = find(&t.root, "loop0").unwrap();
@@ -767,9 +755,7 @@ mod tests {
         let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
             .into_iter()
             .collect();
-        let fifo: Setting = [("fifo_batch".to_string(), KnobValue::Int(8))]
-            .into_iter()
-            .collect();
+        let fifo = fifo(8);
         let sdb = find(&t.root, "sdb").unwrap();
         apply_with(&k, &mut s, &t.root, &sdb, &fifo, "set").unwrap();
         // A bench measures sdb: sdb is left alone, with no word of host knobs (none is open).
@@ -788,12 +774,14 @@ mod tests {
         let h = r.host_left.unwrap();
         // dirty_bytes is journaled with it (writing one member of the pair zeroes the other).
         assert_eq!(h.knobs, ["dirty_bytes", "dirty_ratio"]);
-        assert!(
-            h.why.starts_with("`sweetspot bench` (pid ")
-                && h.why.ends_with("writes sdb, and they act on every device"),
-            "{}",
-            h.why
-        );
+        // Whose lock kept them, in the words `restore` prints.
+        let kept_by = |why: &str, who: &str, end: &str| {
+            assert!(
+                why.starts_with(&format!("`sweetspot {who}` (pid ")) && why.ends_with(end),
+                "{why}"
+            );
+        };
+        kept_by(&h.why, "bench", "writes sdb, and they act on every device");
         assert_eq!(t.vm("dirty_ratio"), "30");
         drop(held);
         // Another writer holds the host's own lock: the host-wide knobs wait for it, sdb not.
@@ -807,12 +795,7 @@ mod tests {
         assert_eq!(r.knobs, 1);
         assert_eq!(t.get("sdb", "queue/iosched/fifo_batch"), "16");
         let h = r.host_left.unwrap();
-        assert!(
-            h.why.starts_with("`sweetspot tune` (pid ")
-                && h.why.ends_with("holds the host-wide knobs' lock"),
-            "{}",
-            h.why
-        );
+        kept_by(&h.why, "tune", "holds the host-wide knobs' lock");
         assert_eq!(t.vm("dirty_ratio"), "30");
         drop(host);
         let r = restore_idle(&k, &mut s, &t.root, None).unwrap();

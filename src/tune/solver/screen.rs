@@ -955,18 +955,19 @@ mod tests {
             (1, 4.70),
             (3, 5.3),
         ];
-        let mut s = ratio_screen(&loaded, &[(2, d0)]);
-        assert!(s.race_pick(&|_| true).is_some(), "not separated");
-        s.plan_screen(&|_| true);
-        let step = s.queue.front().unwrap();
+        // The next step planned, the race not separated (so the stop, not separation, decides).
+        let next = |loaded: &[(usize, f64)]| {
+            let mut s = ratio_screen(loaded, &[(2, d0)]);
+            assert!(s.race_pick(&|_| true).is_some(), "not separated");
+            s.plan_screen(&|_| true);
+            s.queue.front().cloned().unwrap()
+        };
+        let step = next(&loaded);
         assert_eq!(step.part, Part::Loaded, "{}", step.why);
         assert!(step.why.starts_with("race: "), "{}", step.why);
         // Its third: the race stops, and a finalist's no_load is measured for the test.
         loaded.push((1, 4.71));
-        let mut s = ratio_screen(&loaded, &[(2, d0)]);
-        assert!(s.race_pick(&|_| true).is_some(), "still not separated");
-        s.plan_screen(&|_| true);
-        let step = s.queue.front().unwrap();
+        let step = next(&loaded);
         assert_eq!(step.part, Part::NoLoad, "{}", step.why);
         assert!(step.why.contains("a finalist's no_load"), "{}", step.why);
         assert!([0, 1].contains(&step.point), "{}", step.point);
