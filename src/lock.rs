@@ -43,10 +43,17 @@ pub fn host_label(knobs: &[&str]) -> String {
 /// Where lock files of real devices live as root.
 pub const RUN_DIR: &str = "/run/sweetspot/locks";
 
-/// The lock directory for `identity`: [`RUN_DIR`] for a real device (the real `/sys`, not a
-/// `sim:` identity) as root, else `<db dir>/locks`.
+/// The lock directory for `identity`: [`RUN_DIR`] as root for what is real, else
+/// `<db dir>/locks`. Real: for [`HOST`] the real `/proc` (its knobs live there), for
+/// [`DAEMON`] both the real `/sys` and `/proc`, for a device the real `/sys` (and not a
+/// `sim:` identity).
 pub fn dir(db: &Path, root: &SysRoot, identity: &str) -> PathBuf {
-    if nix::unistd::geteuid().is_root() && root.is_real() && !identity.starts_with("sim:") {
+    let real = match identity {
+        HOST => root.is_real_proc(),
+        DAEMON => root.is_real() && root.is_real_proc(),
+        _ => root.is_real() && !identity.starts_with("sim:"),
+    };
+    if nix::unistd::geteuid().is_root() && real {
         PathBuf::from(RUN_DIR)
     } else {
         db.parent().unwrap_or_else(|| Path::new(".")).join("locks")
@@ -346,6 +353,27 @@ mod tests {
 
     fn lock_at(dir: &tempfile::TempDir) -> PathBuf {
         dir.path().join("locks/loop_x.lock")
+    }
+
+    #[test]
+    fn the_host_lock_is_the_machines_when_proc_is_real_and_a_device_lock_when_sys_is() {
+        let db = Path::new("/tmp/x/sweetspot.db");
+        let local = PathBuf::from("/tmp/x/locks");
+        let run = if nix::unistd::geteuid().is_root() {
+            PathBuf::from(RUN_DIR)
+        } else {
+            local.clone()
+        };
+        let fake_sys = SysRoot::new("/tmp/x/sys", "/proc");
+        let fake_proc = SysRoot::new("/sys", "/tmp/x/proc");
+        assert_eq!(dir(db, &fake_sys, HOST), run);
+        assert_eq!(dir(db, &fake_sys, "loop0"), local);
+        assert_eq!(dir(db, &fake_sys, DAEMON), local);
+        assert_eq!(dir(db, &fake_proc, HOST), local);
+        assert_eq!(dir(db, &fake_proc, "loop0"), run);
+        assert_eq!(dir(db, &fake_proc, DAEMON), local);
+        assert_eq!(dir(db, &SysRoot::default(), DAEMON), run);
+        assert_eq!(dir(db, &SysRoot::default(), "sim:seed"), local);
     }
 
     #[test]

@@ -88,4 +88,10 @@ impl SysRoot {
     pub fn is_real(&self) -> bool {
         self.sys == Path::new("/sys")
     }
+
+    /// True when this is the real `/proc`, where the host-wide knobs (`/proc/sys/vm/*`,
+    /// `/proc/sys/kernel/*`) live.
+    pub fn is_real_proc(&self) -> bool {
+        self.proc == Path::new("/proc")
+    }
 }

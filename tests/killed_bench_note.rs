@@ -40,8 +40,11 @@ fn status_and_history_name_a_killed_benchs_open_knobs_until_restore_puts_them_ba
     let db = env.db();
     let note = format!(
         "2 knobs journaled by a killed `bench` or `tune --scratch` are still open: dirty_ratio, \
-         dirty_bytes host-wide; `sweetspot --db {} restore` puts them back",
-        db.display()
+         dirty_bytes host-wide; `sweetspot --db {} --sysfs-root {} --procfs-root {} restore` \
+         puts them back",
+        db.display(),
+        sys.display(),
+        env.proc().display(),
     );
     let expected = serde_json::json!([
         {"device": null, "identity": null, "knob": "dirty_ratio", "original": "20"},

@@ -129,6 +129,14 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
         stdout.contains(&format!("{} (tuned as {old_name})", again.name)),
         "{stdout}"
     );
+    // The undo hint works when pasted: it names this database.
+    assert!(
+        stdout.contains(&format!(
+            "undo with `sweetspot --db {} restore`\n",
+            db.display()
+        )),
+        "{stdout}"
+    );
 
     let out = common::sweetspot(&db, &["verify", p]);
     assert_eq!(

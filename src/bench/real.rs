@@ -316,6 +316,10 @@ impl Testbed for RealDevice {
         Some(self.device.name.clone())
     }
 
+    fn root(&self) -> Option<SysRoot> {
+        Some(self.root.clone())
+    }
+
     fn zoned(&self) -> Option<String> {
         Some(self.device.zoned.clone())
     }

@@ -78,6 +78,12 @@ pub trait Testbed {
         None
     }
 
+    /// The sysfs/procfs roots a real device is read and written through; `None` for a
+    /// simulation.
+    fn root(&self) -> Option<crate::sysroot::SysRoot> {
+        None
+    }
+
     /// `queue/zoned` of the device (`none`, `host-managed`, ...), if real.
     fn zoned(&self) -> Option<String> {
         None

@@ -61,6 +61,6 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     if args.json {
         super::print_json(&s)
     } else {
-        super::print_out(&daemon::status::text(&s, &db))
+        super::print_out(&daemon::status::text(&s, &db, &ctx.root))
     }
 }

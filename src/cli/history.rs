@@ -242,12 +242,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         ));
     }
     if h.tunes.iter().any(|t| t.status == "killed") {
-        s.push_str(
+        s.push_str(&format!(
             "  (killed: its process is gone and its device may still be at a trial setting; \
-             `sweetspot restore` puts it back)\n",
-        );
+             `{}` puts it back)\n",
+            crate::tune::recover::undo_command(&ctx.db, &ctx.root, None)
+        ));
     }
-    if let Some(n) = crate::tune::killed::note(&h.killed_bench_knobs, &ctx.db) {
+    if let Some(n) = crate::tune::killed::note(&h.killed_bench_knobs, &ctx.db, &ctx.root) {
         s.push_str(&format!("  ({n})\n"));
     }
     s.push_str("\ntrials:\n");

@@ -179,7 +179,10 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
         .iter()
         .any(|o| matches!(o.status, Status::Applied { .. }))
     {
-        text.push_str("undo with `sweetspot restore`\n");
+        text.push_str(&format!(
+            "undo with `{}`\n",
+            crate::tune::recover::undo_command(&ctx.db, &ctx.root, None)
+        ));
     }
     super::print_out(&text)?;
     if failed > 0 {

@@ -341,9 +341,9 @@ fn against_now(
     }
 }
 
-/// The human table, for database `db` (named in the `restore` command of a note on what a
-/// killed benchmark left open).
-pub fn text(s: &Status, db: &Path) -> String {
+/// The human table, for database `db` and roots `root` (named in the `restore` command of a
+/// note on what a killed benchmark left open).
+pub fn text(s: &Status, db: &Path, root: &SysRoot) -> String {
     let mut out = format!(
         "daemon: {}\n",
         if s.daemon_running {
@@ -352,7 +352,7 @@ pub fn text(s: &Status, db: &Path) -> String {
             "not running"
         }
     );
-    if let Some(n) = crate::tune::killed::note(&s.killed_bench_knobs, db) {
+    if let Some(n) = crate::tune::killed::note(&s.killed_bench_knobs, db, root) {
         out.push_str(&format!("{n}\n"));
     }
     if s.devices.is_empty() {
@@ -435,7 +435,7 @@ mod tests {
         assert_eq!(s.devices[1].state, "never tuned, absent");
         assert_eq!(s.devices[1].retune, "due when it is present: never tuned");
         assert_eq!(s.devices[1].waiting, None);
-        let txt = text(&s, store.path());
+        let txt = text(&s, store.path(), &t.root);
         assert!(txt.contains("state:      never tuned\n"), "{txt}");
         assert!(
             txt.contains("waiting:    not idle: CPU busy 55% > 10%\n"),

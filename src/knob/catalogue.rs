@@ -316,7 +316,23 @@ pub fn is_bytes_member(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::features::FEATURES;
     use super::*;
+
+    #[test]
+    fn every_feature_is_known_to_the_catalogue_once() {
+        for f in FEATURES {
+            assert!(is_known(f.name), "{}", f.name);
+            assert_eq!(order_of(f.name), Some(ApplyOrder::SchedFeature));
+            assert_eq!(FEATURES.iter().filter(|g| g.name == f.name).count(), 1);
+            assert!(lookup(None, f.name).is_none(), "{}", f.name);
+        }
+        for n in SCHED_SYSCTL_KNOBS.iter().chain(SCHED_DEBUGFS_KNOBS) {
+            let f = lookup(None, n).unwrap();
+            assert_eq!(f.order, ApplyOrder::Sched, "{n}");
+            assert!(f.source.starts_with("kernel/sched/"), "{n}: {}", f.source);
+        }
+    }
 
     #[test]
     fn every_fact_is_consistent() {

@@ -161,26 +161,3 @@ pub fn unavailable(state: &Debugfs) -> Vec<(String, String)> {
         .map(|n| (n.to_string(), why.clone()))
         .collect()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_feature_is_known_to_the_catalogue_once() {
-        for f in FEATURES {
-            assert!(catalogue::is_known(f.name), "{}", f.name);
-            assert_eq!(catalogue::order_of(f.name), Some(ApplyOrder::SchedFeature));
-            assert_eq!(FEATURES.iter().filter(|g| g.name == f.name).count(), 1);
-            assert!(catalogue::lookup(None, f.name).is_none(), "{}", f.name);
-        }
-        for n in catalogue::SCHED_SYSCTL_KNOBS
-            .iter()
-            .chain(catalogue::SCHED_DEBUGFS_KNOBS)
-        {
-            let f = catalogue::lookup(None, n).unwrap();
-            assert_eq!(f.order, ApplyOrder::Sched, "{n}");
-            assert!(f.source.starts_with("kernel/sched/"), "{n}: {}", f.source);
-        }
-    }
-}

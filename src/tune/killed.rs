@@ -67,10 +67,10 @@ pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>
 }
 
 /// The sentence `status` and `history` print for `knobs` (none: `None`), with the `restore`
-/// command for database `db`: `` 3 knobs journaled by a killed `bench` or `tune --scratch`
+/// command for database `db` and roots `root` ([`undo_command`]): `` 3 knobs journaled by a killed `bench` or `tune --scratch`
 /// are still open: fifo_batch, scheduler on loop0 and dirty_ratio host-wide; `sweetspot
 /// restore` puts them back `` (no brackets: `history` prints it inside its own).
-pub fn note(knobs: &[OpenKnob], db: &std::path::Path) -> Option<String> {
+pub fn note(knobs: &[OpenKnob], db: &std::path::Path, root: &SysRoot) -> Option<String> {
     if knobs.is_empty() {
         return None;
     }
@@ -96,7 +96,7 @@ pub fn note(knobs: &[OpenKnob], db: &std::path::Path) -> Option<String> {
         if one { "" } else { "s" },
         if one { "is" } else { "are" },
         which.join(" and "),
-        undo_command(db, None),
+        undo_command(db, root, None),
         if one { "it" } else { "them" }
     ))
 }
@@ -153,12 +153,14 @@ mod tests {
         );
         assert_eq!(all[0].identity.as_deref(), Some(loop0.identity.as_str()));
         assert_eq!(
-            note(&all, &db).unwrap(),
+            note(&all, &db, &t.root).unwrap(),
             format!(
                 "3 knobs journaled by a killed `bench` or `tune --scratch` are still open: \
                  fifo_batch on loop0 and dirty_ratio, dirty_bytes host-wide; `sweetspot --db {} \
-                 restore` puts them back",
-                db.display()
+                 --sysfs-root {} --procfs-root {} restore` puts them back",
+                db.display(),
+                t.root.sys.display(),
+                t.root.proc.display(),
             )
         );
         // A bench that is alive holds loop0's lock: its entries are its own, not a dead one's.
@@ -190,19 +192,19 @@ mod tests {
         assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
         assert_eq!(t.vm("dirty_ratio"), "20");
         assert!(killed_bench_knobs(&s, &t.root).unwrap().is_empty());
-        assert_eq!(note(&[], &db), None);
+        assert_eq!(note(&[], &db, &t.root), None);
         let single = [OpenKnob {
             device: Some("loop0".into()),
             identity: None,
             knob: "scheduler".into(),
             original: "mq-deadline".into(),
         }];
-        assert!(note(&single, &db).unwrap().starts_with(
+        assert!(note(&single, &db, &t.root).unwrap().starts_with(
             "1 knob journaled by a killed `bench` or `tune --scratch` is still open: \
                      scheduler on loop0; `"
         ),);
         assert!(
-            note(&single, &db)
+            note(&single, &db, &t.root)
                 .unwrap()
                 .ends_with(" restore` puts it back")
         );

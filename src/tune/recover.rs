@@ -424,11 +424,19 @@ pub fn restore_idle(
     })
 }
 
-/// `sweetspot restore <device>`, with `--db` when `db` is not the default database.
-pub(super) fn undo_command(db: &Path, device: Option<&str>) -> String {
+/// `sweetspot restore <device>`, with `--db` when `db` is not the default database and
+/// `--sysfs-root`/`--procfs-root` when `root`'s are not the real `/sys`/`/proc`: a command
+/// that works when pasted.
+pub fn undo_command(db: &Path, root: &SysRoot, device: Option<&str>) -> String {
     let mut c = "sweetspot".to_string();
     if db != Store::default_path() {
         c += &format!(" --db {}", db.display());
+    }
+    if !root.is_real() {
+        c += &format!(" --sysfs-root {}", root.sys.display());
+    }
+    if !root.is_real_proc() {
+        c += &format!(" --procfs-root {}", root.proc.display());
     }
     c += " restore";
     if let Some(d) = device {

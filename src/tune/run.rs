@@ -225,7 +225,8 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         testbed.restore()
     };
     if applied {
-        rep.undo = Some(undo_command(db, testbed.device_name().as_deref()));
+        let root = testbed.root().unwrap_or_default();
+        rep.undo = Some(undo_command(db, &root, testbed.device_name().as_deref()));
     }
     if let Err(e) = fin {
         let _ = testbed.restore();

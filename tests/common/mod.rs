@@ -230,9 +230,14 @@ impl Env {
         c.arg("--db")
             .arg(self.db())
             .arg("--procfs-root")
-            .arg(self.dir.path().join("proc"))
+            .arg(self.proc())
             .args(args);
         c
+    }
+
+    /// The fake procfs root, `<tmp>/proc`.
+    pub fn proc(&self) -> PathBuf {
+        self.dir.path().join("proc")
     }
 
     /// The database path.
