@@ -588,6 +588,67 @@ fn apply_is_refused_with_sim_and_scratch_before_anything_is_made() {
 }
 
 #[test]
+fn real_run_options_are_refused_with_sim_before_anything_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let cases: [&[&str]; 8] = [
+        &["--emulate", "hdd-5400"],
+        &["--dir", "/tmp"],
+        &["--other-dir", "/tmp"],
+        &["--job-scale", "0.1"],
+        &["--job", "true"],
+        &["--drop-caches"],
+        &["--lead", "9"],
+        &["--load-mib", "64"],
+    ];
+    for cmd in ["bench", "tune"] {
+        for extra in cases {
+            let out = assert_cmd::Command::cargo_bin("sweetspot")
+                .unwrap()
+                .arg("--db")
+                .arg(&db)
+                .args([cmd, "--sim", seed.as_str()])
+                .args(extra)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{cmd} {extra:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.starts_with("error: the argument '--sim <FILE>' cannot be used with '")
+                    && err.contains(extra[0]),
+                "{cmd} {extra:?}: {err}"
+            );
+        }
+    }
+    // --emulate slows a scratch device only, --dir names a place on --device only.
+    let clashes: [(&[&str], &str); 2] = [
+        (
+            &["--device", "loop0", "--emulate", "emmc"],
+            "--device <DEVICE>",
+        ),
+        (&["--scratch", "--dir", "/tmp"], "--scratch"),
+    ];
+    for (args, clash) in clashes {
+        let out = assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .arg("bench")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("'{clash}' cannot be used with")),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn unknown_policy_name_lists_the_built_in_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let out = assert_cmd::Command::cargo_bin("sweetspot")

@@ -21,7 +21,7 @@ pub struct TargetArgs {
     pub device: Option<String>,
 
     /// A directory on --device's filesystem to run the job and loads in.
-    #[arg(long, value_name = "DIR", requires = "device")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["scratch", "sim", "host"])]
     pub dir: Option<PathBuf>,
 
     /// Make a throwaway file-backed loop device with ext4, measure it, and remove it again
@@ -32,7 +32,7 @@ pub struct TargetArgs {
     /// Make the scratch device slow: serve it over FUSE through a device model, e.g.
     /// `hdd-5400`, `hdd-7200`, `sdcard`, `emmc`, or
     /// `latency=500us,bandwidth=200MB/s,channels=4[,seek=hdd,rpm=5400,...]`.
-    #[arg(long, value_name = "PRESET|SPEC", requires = "scratch")]
+    #[arg(long, value_name = "PRESET|SPEC", conflicts_with_all = ["device", "sim", "host"])]
     pub emulate: Option<String>,
 
     /// A simulated device: a surface file (see data/surfaces/).
@@ -50,30 +50,35 @@ pub struct TargetArgs {
     pub seed: Option<u64>,
 
     /// Where io_other writes (a directory on another filesystem); io_other needs it.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "sim")]
     pub other_dir: Option<PathBuf>,
 
     /// Scale the built-in reference job (1.0: no_load takes about 5–10 s on 2 cores).
-    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    #[arg(long, value_name = "X", default_value_t = 1.0, conflicts_with = "sim")]
     pub job_scale: f64,
 
     /// Replace the built-in job with this shell command, run with `sh -c` in the target
     /// directory and timed as a process (its files there are evicted before cold runs). With
     /// `tune --metric`, it is the benchmark whose figure is tuned instead.
-    #[arg(long, value_name = "COMMAND")]
+    #[arg(long, value_name = "COMMAND", conflicts_with = "sim")]
     pub job: Option<String>,
 
     /// Drop the whole system's page cache before each run (default: evict only the job's
     /// own files).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "sim")]
     pub drop_caches: bool,
 
     /// Seconds a load runs before the job starts.
-    #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S)]
+    #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S, conflicts_with = "sim")]
     pub lead: f64,
 
     /// Size of io_load's and read_load's files and of mem_load's buffer, MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    #[arg(
+        long,
+        value_name = "MIB",
+        default_value_t = 256,
+        conflicts_with = "sim"
+    )]
     pub load_mib: u64,
 }
 

@@ -210,6 +210,23 @@ pub const SCHED_DEBUGFS_KNOBS: &[&str] = &[
 /// Source of the `scheduler` knob's facts.
 pub const SCHEDULER_SOURCE: &str = "block/elevator.c";
 
+/// Every I/O scheduler name a mainline kernel has offered in `queue/scheduler`: blk-mq's
+/// `none` (block/elevator.c), `mq-deadline` (block/mq-deadline.c, which also answers to its
+/// alias `deadline`), `bfq` (block/bfq-iosched.c) and `kyber` (block/kyber-iosched.c), and the
+/// legacy single-queue `noop`, `deadline` and `cfq` (removed in Linux 5.0) and `anticipatory`
+/// (removed in 2.6.33). A policy value outside this list that the device does not offer
+/// either is a typo; an out-of-tree scheduler a device offers is accepted.
+pub const ELEVATORS: &[&str] = &[
+    "none",
+    "mq-deadline",
+    "bfq",
+    "kyber",
+    "noop",
+    "deadline",
+    "cfq",
+    "anticipatory",
+];
+
 /// The queue/ knobs discovered on every device (when the file exists).
 pub const QUEUE_KNOBS: &[&str] = &[
     "nr_requests",

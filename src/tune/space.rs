@@ -213,6 +213,38 @@ fn unknown_knob(name: &str, choice: &KnobChoice, knobs: &[SpaceKnob], policy: &P
     }
 }
 
+/// A policy's scheduler value that is neither a kernel I/O scheduler
+/// ([`catalogue::ELEVATORS`]) nor one the device offers: a typo ([`Error::BadFile`] at
+/// `knobs.scheduler.values`).
+fn unknown_scheduler(
+    x: &KnobValue,
+    choice: &KnobChoice,
+    offered: &[String],
+    policy: &Policy,
+) -> Error {
+    let name = x.to_string();
+    let hint = catalogue::ELEVATORS
+        .iter()
+        .copied()
+        .chain(offered.iter().map(String::as_str))
+        .map(|n| (strsim::damerau_levenshtein(&name, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default();
+    Error::BadFile {
+        path: policy.path.clone(),
+        line: choice.field_lines.values.or(choice.line),
+        field: "knobs.scheduler.values".into(),
+        msg: format!(
+            "unknown scheduler '{name}'{hint}: not an I/O scheduler of the kernel ({}), nor one \
+             this device offers ({})",
+            catalogue::ELEVATORS.join(", "),
+            offered.join(", ")
+        ),
+    }
+}
+
 impl Space {
     /// Builds the grid for `policy` over a testbed's `knobs`. `zoned` is the device's
     /// `queue/zoned` (`host-managed` restricts the scheduler to mq-deadline).
@@ -246,6 +278,12 @@ impl Space {
                 let mut names: Vec<String> = match &choice.values {
                     Some(v) => {
                         for x in v {
+                            let known = x.as_name().is_some_and(|n| {
+                                catalogue::ELEVATORS.contains(&n) || offered.iter().any(|o| o == n)
+                            });
+                            if !known {
+                                return Err(unknown_scheduler(x, choice, offered, policy));
+                            }
                             if !offered.iter().any(|o| Some(o.as_str()) == x.as_name()) {
                                 dropped_values.push(format!(
                                     "scheduler value '{x}' dropped: not offered here (offered: \
@@ -554,6 +592,33 @@ mod tests {
         );
         // none (the default) and bfq.
         assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn a_scheduler_value_no_kernel_has_is_a_typo_unless_the_device_offers_it() {
+        let p = parsed("[knobs.scheduler]\nvalues = [\"bfq\", \"kyberr\"]\n");
+        let knobs = vec![sched("none", &["none", "mq-deadline", "bfq"])];
+        match Space::build(&knobs, &p, None).unwrap_err() {
+            Error::BadFile {
+                line, field, msg, ..
+            } => {
+                assert_eq!((line, field.as_str()), (Some(7), "knobs.scheduler.values"));
+                assert!(
+                    msg.starts_with(
+                        "unknown scheduler 'kyberr' (did you mean 'kyber'?): not an \
+                         I/O scheduler of the kernel (none, mq-deadline, bfq, kyber, noop, \
+                         deadline, cfq, anticipatory), nor one this device offers (none, \
+                         mq-deadline, bfq)"
+                    ),
+                    "{msg}"
+                );
+            }
+            e => panic!("{e:?}"),
+        }
+        // An out-of-tree scheduler the device offers is a value like any other: none (the
+        // default), bfq and kyberr.
+        let knobs = vec![sched("none", &["none", "bfq", "kyberr"])];
+        assert_eq!(Space::build(&knobs, &p, None).unwrap().len(), 3);
     }
 
     #[test]
