@@ -84,6 +84,65 @@ fn a_db_in_a_read_only_directory_is_bad_input_naming_the_database() {
     assert!(common::names(&ro).is_empty());
 }
 
+/// Makes `path` immutable (`chattr +i`: even root cannot write it) until dropped.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn new(path: &Path) -> Immutable {
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "chattr +i {}", path.display());
+        Immutable(path.to_path_buf())
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_db_file_that_cannot_be_written_is_bad_input_naming_it_and_still_readable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    drop(sweetspot::store::Store::open(&db).unwrap());
+    let before = std::fs::read(&db).unwrap();
+    // Root ignores file modes, so as root the file is made immutable.
+    let _guard = if nix::unistd::geteuid().is_root() {
+        Some(Immutable::new(&db))
+    } else {
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o444);
+        std::fs::set_permissions(&db, mode).unwrap();
+        None
+    };
+    let (code, err) = tune_with_db(&db);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "sweetspot: error: database {}: cannot be written (check its mode, owner and \
+             `lsattr`); give a writable database file\n",
+            db.display()
+        )
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "nothing lost");
+    // A command that only reads it still does.
+    let out = common::sweetspot(&db, &["history"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn restore_with_a_database_that_does_not_exist_creates_nothing_and_says_so() {
     let dir = tempfile::tempdir().unwrap();

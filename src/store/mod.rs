@@ -46,7 +46,8 @@ impl Store {
     ///
     /// Errors: [`Error::Store`] with `bad_path: true` (exit 2), before anything is created,
     /// when `path` exists and is not a regular file (directory, device, fifo, socket), when
-    /// its directory cannot be created or written (read-only, no permission, /proc), and when
+    /// its directory cannot be created or written (read-only, no permission, /proc), when the
+    /// file itself cannot be written (its mode, owner, an immutable attribute), and when
     /// the file is not a sweetspot database or is corrupt (the file is left untouched).
     pub fn open(path: &Path) -> Result<Store> {
         let err = |msg: String, bad_path: bool| Error::Store {
@@ -98,6 +99,16 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         )
         .map_err(|e| err(e.to_string(), false))?;
+        // SQLite falls back to read-only when the file cannot be written (mode, owner, an
+        // immutable attribute): every later write would fail with a bare "readonly database".
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(err(
+                "cannot be written (check its mode, owner and `lsattr`); give a writable \
+                 database file"
+                    .into(),
+                true,
+            ));
+        }
         // Wait for another sweetspot process that is writing (e.g. creating the schema)
         // rather than mistaking its lock for a foreign file.
         conn.busy_timeout(std::time::Duration::from_secs(10))
@@ -121,8 +132,8 @@ impl Store {
     }
 
     /// Opens the database at `path` for a command that only reads it (`history`, `status`,
-    /// `profile export`): as [`Store::open`] where its directory can be written, else (a
-    /// read-only mount, another user's state directory) read-only, without creating,
+    /// `profile export`): as [`Store::open`] where it and its directory can be written, else
+    /// (a read-only mount, another user's state directory, a read-only file) read-only, without creating,
     /// locking or migrating anything. A WAL database whose `-shm` file cannot be created is
     /// opened `immutable` (SQLite's URI parameter: no locks, so a writer active at that
     /// moment is not seen).
@@ -138,7 +149,10 @@ impl Store {
         let writable = nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
             && !nix::sys::statvfs::statvfs(dir)
                 .is_ok_and(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY));
-        if writable || !path.is_file() {
+        // A file that cannot be written (its mode, owner, an immutable attribute) is read
+        // like one in a read-only directory.
+        let file_writable = nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_ok();
+        if (writable && file_writable) || !path.is_file() {
             return Store::open(path);
         }
         let err = |msg: String| Error::Store {
