@@ -588,6 +588,46 @@ fn apply_is_refused_with_sim_and_scratch_before_anything_is_made() {
 }
 
 #[test]
+fn the_trial_logs_incumbent_includes_the_trial_on_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(dir.path().join("s.db"))
+        .args(["tune", "--sim", seed.as_str(), "--seed", "7"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    // During the screen (one loaded run of each setting), the leader is the setting with the
+    // shortest loaded Time so far; its line names it at once, not one trial later.
+    let mut best: Option<(f64, String)> = None;
+    let mut checked = 0;
+    for l in log
+        .lines()
+        .filter(|l| l.contains("screen: every setting once"))
+    {
+        let setting = l.split_whitespace().nth(2).unwrap().to_string();
+        let t: f64 = l
+            .split("(loaded runs only: Time ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        if best.as_ref().is_none_or(|b| t < b.0) {
+            best = Some((t, setting));
+        }
+        let inc = l.split("incumbent ").nth(1).unwrap();
+        let lead = &best.as_ref().unwrap().1;
+        assert!(inc.starts_with(&format!("{lead} ")), "{l}");
+        checked += 1;
+    }
+    assert_eq!(checked, 8, "{log}");
+}
+
+#[test]
 fn real_run_options_are_refused_with_sim_before_anything_is_made() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");

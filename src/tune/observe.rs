@@ -137,8 +137,9 @@ impl Observe<TuneState> for TrialLog {
                 .insert(point, format!("broke a guard rail: {guards}"));
         }
         let best = self.labels.get(inc).cloned().unwrap_or_default();
-        // The incumbent (a new best only after a paired race), with the geometric mean of
-        // its trials, as the report averages.
+        // The incumbent after this trial (the screen's leader; on the GP's search a new best
+        // only after a paired race), with the geometric mean of its trials, as the report
+        // averages.
         let best_v = self.geomean_of(inc);
         let jump = match self.last_inc {
             Some(prev) if prev != inc => self.jump_reason(prev, inc, point).unwrap_or_default(),

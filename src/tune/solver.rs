@@ -711,6 +711,17 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
                 .map_err(ArgminError::new)
         })?;
         self.observe(&step, &t);
+        // The screen's incumbent is its leader: the trial just observed may have made one (the
+        // log line shows the incumbent after this trial, as the check's lines do).
+        if self.screen.is_some()
+            && self.phase == Phase::Search
+            && !step.check
+            && let Some(lead) = self
+                .screen_ranked(&|p: usize| problem.problem.as_ref().is_some_and(|o| o.feasible(p)))
+                .first()
+        {
+            self.incumbent = lead.0;
+        }
         if self.phase == Phase::Check && self.queue.is_empty() {
             self.conclude();
         }

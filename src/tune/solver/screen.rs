@@ -379,7 +379,7 @@ impl BayesOpt {
     }
 
     /// The candidates ranked by the leader's rule (mean + [`PICK_K`] se), best first.
-    fn screen_ranked(&self, feasible: &dyn Fn(usize) -> bool) -> Vec<(usize, f64, f64)> {
+    pub(super) fn screen_ranked(&self, feasible: &dyn Fn(usize) -> bool) -> Vec<(usize, f64, f64)> {
         let mut c = self.screen_candidates(feasible);
         c.sort_by(|a, b| (a.1 + PICK_K * a.2).total_cmp(&(b.1 + PICK_K * b.2)));
         c
