@@ -10,7 +10,7 @@
 //!
 //! Time in s with one decimal, CPU%, Loads and LCPU% rounded, Ratio with two decimals, as
 //! contest printed them; `-` for a metric the load does not have, `n/a` for Ratio without
-//! no_load. Beneath each row: mean ± sd, the 95% CI, median and range of Time (hyperfine's
+//! no_load. Beneath each row: mean ± sd, the 95% CI (cut at 0), median and range of Time (hyperfine's
 //! style), outliers by MAD, failed runs; then Ratio's CI; on an emulated device
 //! (`--emulate`) what the device counted, per run on average. Warnings close the report.
 
@@ -33,7 +33,9 @@ fn detail(l: &LoadSummary) -> Vec<String> {
     if let Some(t) = &l.time_s {
         let mut line = format!("  Time {:.1} ± {:.1} s", t.mean, t.sd);
         if t.n > 1 {
-            line += &format!(", 95% CI {:.1}–{:.1}", t.ci95.0, t.ci95.1);
+            // The t-based interval, cut at 0 where it reaches below (a Time is positive;
+            // cutting an interval to the parameter's range keeps its coverage).
+            line += &format!(", 95% CI {:.1}–{:.1}", t.ci95.0.max(0.0), t.ci95.1);
         }
         line += &format!(
             ", median {:.1}, range {:.1} … {:.1}",
@@ -201,6 +203,26 @@ mod tests {
             lines[io + 4].starts_with("  Ratio 3.54, 95% CI "),
             "{}",
             lines[io + 4]
+        );
+    }
+
+    #[test]
+    fn a_time_interval_reaching_below_zero_is_cut_at_zero() {
+        let mk = |t| Run {
+            load: Load::NoLoad,
+            time_s: t,
+            cpu_pct: 90.0,
+            loads: None,
+            lcpu_pct: None,
+            failed: None,
+            io: None,
+        };
+        // Mean 5.0, sd 5.66, t(0.975, 1 df) = 12.706: 5.0 ∓ 12.706 · 4.0 = −45.8 … 55.8.
+        let s = summarize_trial(&Setting::new(), &[mk(1.0), mk(9.0)]);
+        let text = contest_blocks(&[&s]);
+        assert_eq!(
+            text.lines().nth(3).unwrap(),
+            "  Time 5.0 ± 5.7 s, 95% CI 0.0–55.8, median 5.0, range 1.0 … 9.0"
         );
     }
 
