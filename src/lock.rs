@@ -177,7 +177,7 @@ impl DeviceLock {
         match DeviceLock::try_acquire(path, holder)? {
             Taken::Ours(l) => Ok(l),
             Taken::Held(h) => Err(Error::BadInput(format!(
-                "{label} is in use by {}; one writer per device: wait for it to finish or \
+                "{label} is in use by {}; one writer at a time: wait for it to finish or \
                  stop it (Ctrl-C or SIGTERM); lock {}",
                 h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string()),
                 path.display()

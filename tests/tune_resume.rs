@@ -96,6 +96,23 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     assert_eq!(rep["resumed"]["trials"], k, "{rep}");
     assert_eq!(rep["resumed"]["runs"], k_runs, "{rep}");
     assert!(rep["runs"].as_u64().unwrap() > k_runs as u64, "{rep}");
+    // history says where the stopped tune's trials went, not "resumed 0 trials".
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .arg("history")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("  #{from:<4} ")))
+        .unwrap();
+    assert!(
+        line.contains(" resumed     (its finished trials moved to the tune that resumed it"),
+        "{text}"
+    );
 
     // The stopped tune is taken over: a second --resume has nothing to go on with.
     let (rep, err) = cli_tune(&db, &["--resume"]);

@@ -104,7 +104,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     };
     let seed = target::seed(&args.target);
     let mut tb = target::open(ctx, &args.target, seed, "bench")?;
-    target::announce_seed(ctx, &args.target, seed);
+    // A bench on a real device draws nothing: only a simulation's noise has a seed to repeat.
+    if args.target.sim.is_some() {
+        target::announce_seed(ctx, &args.target, seed);
+    }
     let result = measure(ctx, args, &loads, tb.as_mut());
     let restored = tb.restore();
     let report = match (result, restored) {

@@ -227,6 +227,21 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .collect();
         let n = of.iter().filter(|x| x.row.finished_at.is_some()).count();
         let cut = of.len() - n;
+        if t.status == "resumed" && n == 0 {
+            s.push_str(&format!(
+                "  #{:<4} {:<40} policy {:<10} resumed     (its finished trials moved to the \
+                 tune that resumed it{})\n",
+                t.id,
+                t.target,
+                t.policy,
+                if cut > 0 {
+                    format!("; +{cut} stopped before its last run")
+                } else {
+                    String::new()
+                }
+            ));
+            continue;
+        }
         s.push_str(&format!(
             "  #{:<4} {:<40} policy {:<10} {:<11} {n} trial{}{}\n",
             t.id,

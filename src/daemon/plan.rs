@@ -98,7 +98,7 @@ pub fn wait_of(
         return w(
             "contested",
             format!(
-                "contested by another writer: {}; not retuned while it is",
+                "{}; not retuned while another writer changes it",
                 contested.join(", ")
             ),
             None,

@@ -521,6 +521,9 @@ pub fn text(r: &Report) -> String {
         match (&r.applied, &r.undo) {
             (true, Some(u)) => format!("; the sweet spot stays applied (`{u}` undoes it)"),
             (true, None) => "; the sweet spot stays applied (restore undoes it)".to_string(),
+            (false, _) if r.target.identity.starts_with("host:") => {
+                "; the host's knobs are back as they were".to_string()
+            }
             (false, _) => "; the device is back as it was".to_string(),
         }
     ));
@@ -632,6 +635,18 @@ mod tests {
         );
         let t = super::text(&r);
         assert!(t.contains("\n  excluded by a guard rail:\n    fifo_batch=4  io_load Ratio 0.90: io_load loads 3 < 0.5 × default 100 (= 50)\n"), "{t}");
+        assert!(t.ends_with("; the device is back as it was\n"), "{t}");
+        // A host tune (no device) says what it put back.
+        let host = TargetInfo {
+            label: "host".into(),
+            identity: "host:box".into(),
+            kernel: "6.1".into(),
+        };
+        let t = super::text(&build(&host, &pol, &space, &out, None, false));
+        assert!(
+            t.ends_with("; the host's knobs are back as they were\n"),
+            "{t}"
+        );
     }
 
     #[test]

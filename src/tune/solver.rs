@@ -801,7 +801,10 @@ pub(super) mod tests {
         assert_eq!((s.phase, s.incumbent), (Phase::Check, 3));
         let why = &s.queue.front().unwrap().why;
         assert!(
-            why.contains("the default scored best, but this setting measured better"),
+            why.contains(
+                "the default had the best score, but this setting's mean beats the default's, so \
+                 it goes to the check"
+            ),
             "{why}"
         );
         // Nothing measured better: keep the default, and say exactly that.

@@ -101,7 +101,10 @@ impl BayesOpt {
             match better {
                 Some(p) => {
                     self.incumbent = p;
-                    why.push_str("; the default scored best, but this setting measured better");
+                    why.push_str(
+                        "; the default had the best score, but this setting's mean beats the \
+                         default's, so it goes to the check",
+                    );
                 }
                 None => {
                     self.finish(Verdict::keep_default(

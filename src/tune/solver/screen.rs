@@ -781,8 +781,13 @@ impl BayesOpt {
             "no_load flat at the default and the finalists: pooled".to_string()
         } else {
             format!(
-                "no_load depends on the setting (a finalist's {} vs the default's): each \
-                 setting ranked by its own Ratio, not a pooled no_load",
+                "no_load depends on the setting ({} {} vs the default's): each setting ranked \
+                 by its own Ratio, not a pooled no_load",
+                if differ.len() == 1 {
+                    "a finalist's"
+                } else {
+                    "the finalists'"
+                },
                 differ.join(", ")
             )
         };
