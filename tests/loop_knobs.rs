@@ -166,6 +166,7 @@ fn devices_lists_the_loop_device_by_its_backing_file() {
     assert_eq!(d["size_bytes"], 16 << 20);
     assert!(v["kernel"].as_str().is_some_and(|k| !k.is_empty()));
     let out = env.cmd(&["knobs", &l.name, "--json"]).assert().success();
+    assert!(!env.db().exists(), "listings create no database");
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("JSON");
     let names: Vec<&str> = v["knobs"]
         .as_array()

@@ -52,7 +52,8 @@ tree.";
 #[command(name = "sweetspot", version, about, long_about = None, after_help = EXIT_STATUS)]
 pub struct Cli {
     /// The SQLite database [env: SWEETSPOT_DB] (default: /var/lib/sweetspot/sweetspot.db as
-    /// root, $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise).
+    /// root, $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise). A command that changes knobs
+    /// or stores results creates it, and its directory, when missing; the others never do.
     // SWEETSPOT_DB is read in `run`, not with clap's `env`: with that, every usage line in an
     // error read `sweetspot tune --db <PATH> …`, as if --db were required, whenever it was set.
     #[arg(long, global = true, value_name = "PATH")]
@@ -144,9 +145,13 @@ impl Ctx {
         Store::open_read_only(&self.db)
     }
 
-    /// Records devices shown or used in the store; a store that cannot be opened only warns
-    /// (listing devices must work without a writable database).
+    /// Records devices shown or used in the store, if it exists (a listing never creates a
+    /// database: a mistyped `--db` must not leave one behind); a store that cannot be opened
+    /// only warns (listing devices must work without a writable database).
     pub fn record_devices(&self, devices: &[crate::device::Device], kernel: &str) {
+        if !self.db.is_file() {
+            return;
+        }
         let res = self.store().and_then(|s| {
             devices
                 .iter()
