@@ -5,6 +5,8 @@
 //! refused with serde's "unknown field `zzz`, expected one of `a`, `b`, …", which lists every
 //! field of that table. A field added to the parser without a line in the doc fails here.
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use sweetspot::tune::policy::{self, Objective};
