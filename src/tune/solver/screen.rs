@@ -537,7 +537,6 @@ impl BayesOpt {
         // default's no_load kept in step with their loaded trials (FLAT_RETEST_PER).
         if flat
             && self.runs + 2 * (no_load + loaded) <= search
-            && self.flip_room()
             && let Some(p) = self.flat_retest(feasible, FLAT_RETEST_PER)
         {
             self.retest(p, "one more no_load trial (in step with the race)");
@@ -560,13 +559,12 @@ impl BayesOpt {
             return;
         }
         // 3a. A leader the race raised after the flatness test has its no_load tested too:
-        // the test is run again over the new finalists (if a "not flat" outcome can still
-        // pay for its check, else the leader is passed over: `screen_check`).
+        // the test is run again over the new finalists.
         if flat
             && let Some(l) = self.screen_ranked(feasible).first().map(|c| c.0)
             && l != self.default
             && self.screen_costs(l, true).is_empty()
-            && self.flip_room()
+            && self.runs + no_load <= total
         {
             if let Some(s) = self.screen.as_mut() {
                 s.flat = None;
@@ -583,7 +581,6 @@ impl BayesOpt {
         // the default, and the test again (at most FLAT_RETEST_MAX each; screened grids only).
         if flat
             && self.runs + 2 * (no_load + loaded) <= search
-            && self.flip_room()
             && let Some(p) = self.flat_retest(feasible, usize::MAX)
         {
             self.retest(p, "one more no_load trial (the race is separated)");
@@ -680,15 +677,44 @@ impl BayesOpt {
             .min_by_key(|&p| self.screen_costs(p, true).len())
     }
 
-    /// True when a no_load trial now still leaves the runs of `check_pairs` full pairs: a
-    /// flatness test after a "flat" verdict (whose check needs pairs of loaded runs only) is
-    /// run only then, so that a "not flat" outcome can still pay for its check of full
-    /// trials. (Without it, on dev seeds 1..1000, 1 tune of the drifting seed surface at 24
-    /// runs and 1 of no_load-depends at 28 ended "no budget left for the final check".)
-    fn flip_room(&self) -> bool {
+    /// A "not flat" verdict that came after a "flat" one (a new leader's test, or a
+    /// retest), too late for the runs of `check_pairs` pairs of full trials that it now needs:
+    /// the answer falls back to the best setting whose no_load the test found to match the
+    /// default's, checked on pairs of loaded runs (for it and the default, no_load is flat),
+    /// and the note says so. True when it did. (Before, such a tune ended "no budget left for
+    /// the final check": on dev seeds 1..1000, 1 tune of the drifting seed surface at 24 runs
+    /// and 1 of no_load-depends at 28.)
+    fn late_flip_fallback(&mut self, feasible: &dyn Fn(usize) -> bool) -> bool {
         let full = self.runs_full();
-        self.runs + self.cfg.runs_no_load + 2 * self.cfg.check_pairs.max(1) * full
-            <= self.cfg.budget * full
+        let left = (self.cfg.budget * full).saturating_sub(self.runs);
+        let pairs = self.cfg.check_pairs.max(1);
+        let late = self.screen.as_ref().is_some_and(|s| s.flat == Some(false))
+            && left < 2 * pairs * full
+            && left >= 2 * pairs * self.cfg.runs_loaded;
+        if !late {
+            return false;
+        }
+        if let Some(s) = self.screen.as_mut() {
+            s.flat = Some(true);
+        }
+        let matching = self
+            .screen_ranked(feasible)
+            .iter()
+            .map(|c| c.0)
+            .find(|&p| p != self.default && self.flat_z(p).is_some_and(|z| z.abs() <= FLAT_Z));
+        if let Some(s) = self.screen.as_mut() {
+            if matching.is_some() {
+                if let Some(n) = s.note.as_mut() {
+                    n.push_str(
+                        "; too few runs left for pairs of full trials, so the best setting \
+                         whose no_load matches the default's is checked on pairs of loaded runs",
+                    );
+                }
+            } else {
+                s.flat = Some(false);
+            }
+        }
+        matching.is_some()
     }
 
     /// Queues a no_load trial of `p` and opens the flatness test again.
@@ -800,26 +826,18 @@ impl BayesOpt {
 
     /// Picks the answer and queues the check (or keeps the default).
     fn screen_check(&mut self, feasible: &dyn Fn(usize) -> bool) {
+        let fell_back = self.late_flip_fallback(feasible);
         let ranked = self.screen_ranked(feasible);
         // After a failed flatness test only the default and the finalists have Ratios. After
-        // a flat one, only a setting whose no_load was tested may be the answer: a leader the
-        // race raised too late for its own test (`flip_room`) is passed over.
-        let flat = self.screen.as_ref().is_some_and(|s| s.flat == Some(true));
-        let tested =
-            |p: usize| !flat || p == self.default || !self.screen_costs(p, true).is_empty();
+        // a late one that fell back, only a setting whose no_load matches the default's.
         let best = ranked
             .iter()
-            .find(|c| tested(c.0))
+            .find(|c| {
+                !fell_back
+                    || c.0 == self.default
+                    || self.flat_z(c.0).is_some_and(|z| z.abs() <= FLAT_Z)
+            })
             .map_or(self.default, |c| c.0);
-        if ranked.first().is_some_and(|c| !tested(c.0))
-            && let Some(s) = self.screen.as_mut()
-            && let Some(n) = s.note.as_mut()
-        {
-            n.push_str(
-                "; the race's leader was raised too late for a no_load test of its own and \
-                 was passed over",
-            );
-        }
         if best == self.default {
             self.finish(Verdict::keep_default(
                 self.default,
@@ -978,34 +996,10 @@ mod tests {
     }
 
     #[test]
-    fn after_a_flat_verdict_no_load_is_tested_only_while_a_not_flat_outcome_can_pay_its_check() {
+    fn a_late_not_flat_verdict_without_runs_for_full_pairs_checks_a_matching_setting() {
         let d0 = 67.7f64.ln();
-        // Separated and flat as in `separated_flat`, the default far behind (ln 6.0, thrice):
-        // the check plans its least, 2 pairs of loaded runs (4 runs).
-        let at = |runs: usize| {
-            let mut loaded = separated_flat(&[]).screen.unwrap().loaded;
-            loaded[0].1 = 6.0;
-            loaded.extend([(2, 6.0), (2, 6.0)]);
-            let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0)]);
-            let sc = s.screen.as_mut().unwrap();
-            sc.flat = Some(true);
-            sc.finalists = vec![0, 1];
-            s.runs = runs;
-            assert_eq!(s.check_reserve(&|_| true), 4);
-            s.plan_screen(&|_| true);
-            s
-        };
-        // 16 of 24 runs spent: a retest would leave 7, fewer than the 8 of 2 full pairs that
-        // a "not flat" outcome needs, so there is none, although the check's 4 leave room.
-        let s = at(16);
-        assert!(s.queue.iter().all(|st| st.part != Part::NoLoad));
-        assert_eq!(s.phase, Phase::Check);
-        // 15 spent: 8 left after a retest, so finalist 1 gets its no_load trial.
-        let s = at(15);
-        let step = s.queue.front().unwrap();
-        assert_eq!((step.point, step.part), (1, Part::NoLoad), "{}", step.why);
-        // A leader the race raised after the test (3, no no_load trial), too late for its own
-        // test (17 of 24 spent): it is passed over for the best tested setting, 0.
+        // After a flat verdict over 0 and 1, the race raised 3, whose no_load test found it
+        // 30% slower than the default: not flat, 3 and 0 the finalists.
         let loaded = [
             (2, 5.48),
             (0, 4.70),
@@ -1016,30 +1010,47 @@ mod tests {
             (3, 4.5),
             (3, 4.5),
         ];
-        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0)]);
-        let sc = s.screen.as_mut().unwrap();
-        sc.flat = Some(true);
-        sc.finalists = vec![0, 1];
-        sc.note = Some("no_load flat at the default and the finalists: pooled".into());
-        s.runs = 17;
-        assert_eq!(s.screen_ranked(&|_| true)[0].0, 3);
-        s.plan_screen(&|_| true);
+        let no_load = [(2, d0), (0, d0), (1, d0), (3, d0 + 1.3f64.ln())];
+        let at = |runs: usize| {
+            let mut s = ratio_screen(&loaded, &no_load);
+            s.decide_flat(vec![3, 0]);
+            assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
+            s.runs = runs;
+            s.plan_screen(&|_| true);
+            s
+        };
+        // 18 of 24 runs spent: 6 left, fewer than the 8 of 2 pairs of full trials. The check
+        // falls back to 0, whose no_load matches the default's, on pairs of loaded runs.
+        let s = at(18);
         assert_eq!(s.phase, Phase::Check);
-        // The check's pairs: 0 against the default (2), loaded runs only.
         let pts: Vec<(usize, Part)> = s.queue.iter().map(|st| (st.point, st.part)).collect();
         assert_eq!(pts[..2], [(2, Part::Loaded), (0, Part::Loaded)], "{pts:?}");
         assert!(pts.iter().all(|p| p.0 != 3), "{pts:?}");
-        let note = s.screen.as_ref().unwrap().note.clone().unwrap();
-        assert!(note.ends_with("was passed over"), "{note}");
-        // With room (14 spent), the new leader's no_load is tested instead.
-        s.queue.clear();
-        s.phase = Phase::Search;
-        let sc = s.screen.as_mut().unwrap();
-        sc.flat = Some(true);
-        s.runs = 14;
-        s.plan_screen(&|_| true);
+        let sc = s.screen.as_ref().unwrap();
+        assert_eq!(sc.flat, Some(true));
+        assert!(
+            sc.note.as_deref().unwrap().ends_with(
+                "too few runs left for pairs of full trials, so the best setting whose no_load \
+                 matches the default's is checked on pairs of loaded runs"
+            ),
+            "{:?}",
+            sc.note
+        );
+        // 14 spent: the full pairs fit, so the verdict stands; a finalist's full trial first.
+        let s = at(14);
         let step = s.queue.front().unwrap();
-        assert_eq!((step.point, step.part), (3, Part::NoLoad), "{}", step.why);
+        assert_eq!(step.part, Part::Full, "{}", step.why);
+        assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
+        // With no setting whose no_load matches, "no budget left" stays the honest answer.
+        let mut s = ratio_screen(
+            &loaded,
+            &[(2, d0), (0, d0 + 1.3f64.ln()), (3, d0 + 1.3f64.ln())],
+        );
+        s.decide_flat(vec![3, 0]);
+        s.runs = 18;
+        s.plan_screen(&|_| true);
+        assert_eq!(s.phase, Phase::Done);
+        assert!(s.queue.is_empty());
     }
 
     #[test]
