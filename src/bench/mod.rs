@@ -13,6 +13,7 @@
 
 pub mod emulate;
 pub mod fsutil;
+pub mod journal_db;
 pub mod group;
 pub mod job;
 pub mod loads;

@@ -133,9 +133,13 @@ fn sweep_leftovers(ctx: &Ctx, out: &mut String) {
             .collect();
         work.sort();
         work.dedup();
+        let scratch = stale::sweep(&std::env::temp_dir(), &ctx.db);
         let swept = work.iter().flat_map(|t| stale::sweep_work(t));
-        for what in stale::sweep(&std::env::temp_dir()).into_iter().chain(swept) {
+        for what in scratch.removed.into_iter().chain(swept) {
             out.push_str(&format!("leftover of a killed run: {what}\n"));
+        }
+        for why in scratch.left {
+            out.push_str(&format!("{why}\n"));
         }
         crate::lock::sweep(std::path::Path::new(crate::lock::RUN_DIR));
     }
