@@ -7,7 +7,9 @@
 //! loop device and removes the backing file. SIGKILL cannot be caught: after `kill -9` of
 //! sweetspot the loop device, the mount and the backing file under `$TMPDIR/sweetspot-scratch-*`
 //! remain until the next `--scratch` run or `sweetspot restore` removes them
-//! ([`crate::bench::stale`]; a scratch holds a lock that tells a leftover from a live run).
+//! ([`crate::bench::stale`]; a scratch holds a lock that tells a leftover from a live run),
+//! and one with another `--db` leaves it alone while the database recorded in its directory
+//! ([`crate::bench::journal_db`]) has its knobs open.
 //!
 //! With `--emulate` ([`Scratch::create_emulated`]) the loop device is attached, with direct
 //! I/O, to a FUSE file at `<dir>/fuse/disk.img` that a [`Server`] (sweetspot's emulator in a

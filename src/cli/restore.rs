@@ -4,7 +4,9 @@
 //! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
 //! marked `recovered` instead of staying `running`). A tune that is still running keeps its
 //! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends. Last, on the real `/sys` as root, it
-//! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]).
+//! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]), except a
+//! leftover whose knobs another database journaled and still has open: that one is named,
+//! with the `sweetspot --db <it> restore` that puts them back.
 
 use super::{Ctx, print_out};
 use crate::Result;
