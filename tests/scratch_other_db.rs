@@ -3,6 +3,7 @@
 //! alone and names that database, whose `restore` then puts the queue back and removes it.
 //! Leftovers of older versions (no record of their database) are left alone unless this
 //! sweep's database knows them. As root, on real loop devices.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -106,9 +107,15 @@ fn a_restore_with_another_db_leaves_a_killed_scratch_run_to_its_own_db() {
     let out = restore(&tmp, &other);
     let cmd = format!("`sweetspot --db {} restore`", db.display());
     assert_eq!(out.matches(&cmd).count(), 1, "{out}");
-    assert!(out.contains(&format!("journaled in {}", db.display())), "{out}");
+    assert!(
+        out.contains(&format!("journaled in {}", db.display())),
+        "{out}"
+    );
     // (The run's own directory and its job files may go: no knob is in them.)
-    assert!(!out.contains("detached") && !out.contains("unmounted"), "{out}");
+    assert!(
+        !out.contains("detached") && !out.contains("unmounted"),
+        "{out}"
+    );
     assert_eq!(loops_under(&tmp), vec![dev.clone()], "{out}");
     assert_eq!(scheduler(&dev), "bfq");
     // The sweep a `--scratch` run with the other database does first: the same.
@@ -132,7 +139,11 @@ fn a_restore_with_another_db_leaves_a_killed_scratch_run_to_its_own_db() {
     assert!(!out.contains("restored 0 knobs"), "{out}");
     assert!(!out.contains("left alone"), "{out}");
     assert!(loops_under(&tmp).is_empty(), "{out}");
-    let want = original.split(['[', ']']).nth(1).unwrap_or(&original).trim();
+    let want = original
+        .split(['[', ']'])
+        .nth(1)
+        .unwrap_or(&original)
+        .trim();
     assert_eq!(scheduler(&dev), want, "{out}");
     drop(guard);
 }

@@ -129,3 +129,66 @@ pub fn verdict(dir: &Path, loops: &[String], own: &Path) -> Verdict {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_names_the_database_absolutely_and_a_missing_one_is_none() {
+        let t = tempfile::tempdir().unwrap();
+        assert_eq!(recorded(t.path()), None);
+        let db = t.path().join("a.db");
+        record(t.path(), &db).unwrap();
+        assert_eq!(recorded(t.path()), Some(db.clone()));
+        assert!(!t.path().join(format!("{RECORD}.new")).exists());
+        assert!(same_db(&db, &t.path().join(".").join("a.db")));
+        assert!(!same_db(&db, &t.path().join("b.db")));
+    }
+
+    #[test]
+    fn nothing_attached_is_removed_and_a_recorded_database_with_nothing_open_too() {
+        let t = tempfile::tempdir().unwrap();
+        let loops = ["loop9".to_string()];
+        assert_eq!(verdict(t.path(), &[], Path::new("/x.db")), Verdict::Remove);
+        // Recorded, but the database is gone: nothing can be put back.
+        record(t.path(), &t.path().join("gone.db")).unwrap();
+        assert_eq!(
+            verdict(t.path(), &loops, Path::new("/x.db")),
+            Verdict::Remove
+        );
+        // Recorded, and the database has an open entry for the leftover's loop device.
+        let db = t.path().join("a.db");
+        record(t.path(), &db).unwrap();
+        let mut s = Store::open(&db).unwrap();
+        let e = crate::store::journal::NewEntry {
+            device: Some("loop9".into()),
+            identity: Some(format!("loop:{}/backing.img", t.path().display())),
+            knob: "scheduler".into(),
+            path: "/sys/block/loop9/queue/scheduler".into(),
+            original: "[none] bfq".into(),
+            order: crate::types::ApplyOrder::Scheduler,
+            scheduler: None,
+            boot_id: None,
+        };
+        s.journal_record("bench", &[e]).unwrap();
+        let Verdict::Keep(why) = verdict(t.path(), &loops, Path::new("/x.db")) else {
+            panic!("an open entry must keep it");
+        };
+        assert!(
+            why.contains(&format!("`sweetspot --db {} restore`", db.display())),
+            "{why}"
+        );
+        let ids: Vec<i64> = s
+            .journal_open(None, None)
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        s.journal_mark_restored(&ids).unwrap();
+        assert_eq!(
+            verdict(t.path(), &loops, Path::new("/x.db")),
+            Verdict::Remove
+        );
+    }
+}

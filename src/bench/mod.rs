@@ -13,9 +13,9 @@
 
 pub mod emulate;
 pub mod fsutil;
-pub mod journal_db;
 pub mod group;
 pub mod job;
+pub mod journal_db;
 pub mod loads;
 mod mounts;
 pub mod real;
