@@ -311,7 +311,7 @@ struct SweepOnDrop(PathBuf);
 
 impl Drop for SweepOnDrop {
     fn drop(&mut self) {
-        let _ = sweetspot::bench::stale::sweep(&self.0);
+        let _ = sweetspot::bench::stale::sweep_regardless(&self.0);
     }
 }
 

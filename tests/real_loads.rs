@@ -73,7 +73,8 @@ fn dbench_installed() -> bool {
 
 #[test]
 fn each_load_does_work_and_its_group_is_gone_when_the_job_ends() {
-    let scratch = Scratch::create(512).unwrap();
+    let scratch =
+        Scratch::create(512, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let other = tempfile::tempdir().unwrap();
     let mut o = small_opts();
     o.other_dir = Some(other.path().to_path_buf());
@@ -121,7 +122,8 @@ fn each_load_does_work_and_its_group_is_gone_when_the_job_ends() {
 
 #[test]
 fn a_failing_job_is_an_error_and_its_load_is_stopped() {
-    let scratch = Scratch::create(256).unwrap();
+    let scratch =
+        Scratch::create(256, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let mut o = small_opts();
     o.job_command = Some("echo broken >&2; exit 3".into());
     let mut b = Bencher::new(scratch.mount_point(), o).unwrap();
@@ -134,7 +136,8 @@ fn a_failing_job_is_an_error_and_its_load_is_stopped() {
 
 #[test]
 fn a_job_command_is_timed_as_a_process_in_the_target_dir() {
-    let scratch = Scratch::create(256).unwrap();
+    let scratch =
+        Scratch::create(256, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let mut o = small_opts();
     o.job_command = Some("sleep 0.4; pwd > where".into());
     let mut b = Bencher::new(scratch.mount_point(), o).unwrap();
@@ -148,7 +151,8 @@ fn a_job_command_is_timed_as_a_process_in_the_target_dir() {
 
 #[test]
 fn a_load_that_dies_is_reported_failed_not_as_a_number() {
-    let scratch = Scratch::create(256).unwrap();
+    let scratch =
+        Scratch::create(256, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let mut o = small_opts();
     // sh is not sweetspot: `sh __worker load ...` fails at once, like a crashing load.
     o.exe = PathBuf::from("/bin/false");
@@ -165,7 +169,8 @@ fn a_load_that_dies_is_reported_failed_not_as_a_number() {
 
 #[test]
 fn unavailable_loads_are_refused_up_front() {
-    let scratch = Scratch::create(256).unwrap();
+    let scratch =
+        Scratch::create(256, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let mut b = Bencher::new(scratch.mount_point(), small_opts()).unwrap();
     let e = b.run(Load::IoOther).unwrap_err();
     assert_eq!(e.exit_code(), 2);
@@ -174,7 +179,7 @@ fn unavailable_loads_are_refused_up_front() {
 
 #[test]
 fn scratch_is_removed_on_drop_on_panic_and_with_strays_inside() {
-    let s = Scratch::create(256).unwrap();
+    let s = Scratch::create(256, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let (mnt, file) = (
         s.mount_point().to_path_buf(),
         s.backing_file().to_path_buf(),
@@ -196,7 +201,8 @@ fn scratch_is_removed_on_drop_on_panic_and_with_strays_inside() {
 
     let paths = std::sync::Mutex::new(None);
     let r = std::panic::catch_unwind(|| {
-        let s = Scratch::create(256).unwrap();
+        let s =
+            Scratch::create(256, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
         *paths.lock().unwrap() = Some((
             s.mount_point().to_path_buf(),
             s.backing_file().to_path_buf(),
@@ -270,7 +276,8 @@ fn real_device_on_scratch_applies_and_restores_through_the_journal() {
 #[test]
 fn dir_must_be_on_the_device() {
     let db = tempfile::tempdir().unwrap();
-    let scratch = Scratch::create(256).unwrap();
+    let scratch =
+        Scratch::create(256, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let name = scratch.device_name();
     let store = Store::open(&db.path().join("s.db")).unwrap();
     let root = SysRoot::default();

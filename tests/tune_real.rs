@@ -38,7 +38,8 @@ fn knobs(dev: &str) -> Vec<(String, String)> {
 
 #[test]
 fn small_real_tune_stores_a_sweet_spot_and_restores_the_device() {
-    let scratch = Scratch::create(512).unwrap();
+    let scratch =
+        Scratch::create(512, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let dev = scratch.device_name();
     let before = knobs(&dev);
     let tmp = tempfile::tempdir().unwrap();
@@ -79,7 +80,8 @@ fn small_real_tune_stores_a_sweet_spot_and_restores_the_device() {
 
 #[test]
 fn sigkill_mid_tune_then_restore_brings_the_knobs_back() {
-    let scratch = Scratch::create(512).unwrap();
+    let scratch =
+        Scratch::create(512, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let dev = scratch.device_name();
     let before = knobs(&dev);
     let tmp = tempfile::tempdir().unwrap();
@@ -129,7 +131,7 @@ struct Leftovers(tempfile::TempDir);
 
 impl Drop for Leftovers {
     fn drop(&mut self) {
-        sweetspot::bench::stale::sweep(self.0.path());
+        sweetspot::bench::stale::sweep_regardless(self.0.path());
     }
 }
 
@@ -279,7 +281,8 @@ impl sweetspot::bench::Testbed for ReadAheadMatters {
 #[test]
 fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
     use sweetspot::bench::Testbed;
-    let scratch = Scratch::create(512).unwrap();
+    let scratch =
+        Scratch::create(512, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let dev = scratch.device_name();
     let ra = QueueValue::save(&dev, "read_ahead_kb");
     let tmp = tempfile::tempdir().unwrap();

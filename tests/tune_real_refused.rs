@@ -47,7 +47,8 @@ fn policy(dir: &Path, name: &str, knob: &str) -> String {
 
 #[test]
 fn einval_from_the_kernel_marks_the_setting_infeasible_and_the_tune_finishes() {
-    let scratch = Scratch::create(512).unwrap();
+    let scratch =
+        Scratch::create(512, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let dev = scratch.device_name();
     let before = (queue(&dev, "scheduler"), queue(&dev, "nr_requests"));
     assert_eq!(before.1, "128", "a loop device's tag depth");
@@ -98,7 +99,8 @@ fn einval_from_the_kernel_marks_the_setting_infeasible_and_the_tune_finishes() {
 
 #[test]
 fn a_host_wide_vm_knob_is_tuned_marked_and_restored() {
-    let scratch = Scratch::create(512).unwrap();
+    let scratch =
+        Scratch::create(512, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let dev = scratch.device_name();
     let env = common::Env::new();
     assert_eq!(env.vm("dirty_ratio"), "20");

@@ -107,7 +107,8 @@ fn sweetspot(db: &Path) -> assert_cmd::Command {
 
 #[test]
 fn a_fio_benchmark_is_tuned_on_a_loop_device_and_recorded_with_its_trials() {
-    let scratch = Scratch::create(512).unwrap();
+    let scratch =
+        Scratch::create(512, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
     let dev = scratch.device_name();
     let sched = Path::new("/sys/block").join(&dev).join("queue/scheduler");
     let before = std::fs::read_to_string(&sched).unwrap();

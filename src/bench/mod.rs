@@ -15,6 +15,7 @@ pub mod emulate;
 pub mod fsutil;
 pub mod group;
 pub mod job;
+pub mod journal_db;
 pub mod loads;
 mod mounts;
 pub mod real;

@@ -79,8 +79,12 @@ impl RealDevice {
                 .sum::<u64>()
                 >> 20
         };
-        let scratch =
-            Scratch::create_emulated(SCRATCH_MIB.max(need * 3 / 2 + 128), emulate, &opts.exe)?;
+        let scratch = Scratch::create_emulated(
+            SCRATCH_MIB.max(need * 3 / 2 + 128),
+            emulate,
+            &opts.exe,
+            store.path(),
+        )?;
         let name = scratch.device_name();
         let device = device::find(root, &name)?;
         let lock = DeviceLock::acquire(

@@ -7,7 +7,9 @@
 //! loop device and removes the backing file. SIGKILL cannot be caught: after `kill -9` of
 //! sweetspot the loop device, the mount and the backing file under `$TMPDIR/sweetspot-scratch-*`
 //! remain until the next `--scratch` run or `sweetspot restore` removes them
-//! ([`crate::bench::stale`]; a scratch holds a lock that tells a leftover from a live run).
+//! ([`crate::bench::stale`]; a scratch holds a lock that tells a leftover from a live run),
+//! and one with another `--db` leaves it alone while the database recorded in its directory
+//! ([`crate::bench::journal_db`]) has its knobs open.
 //!
 //! With `--emulate` ([`Scratch::create_emulated`]) the loop device is attached, with direct
 //! I/O, to a FUSE file at `<dir>/fuse/disk.img` that a [`Server`] (sweetspot's emulator in a
@@ -60,9 +62,12 @@ impl Scratch {
     /// tables initialised now, so no lazy-init writes disturb the runs) and mounts it.
     /// Errors: not root, too little free space (says how much is needed), a failing tool.
     /// Whatever was made before an error is removed again. Leftovers of SIGKILLed runs are
-    /// removed first ([`stale::sweep`]).
-    pub fn create(size_mib: u64) -> Result<Scratch> {
-        Scratch::create_emulated(size_mib, None, Path::new(""))
+    /// removed first ([`stale::sweep`]). `db` is the database that journals the device's
+    /// knobs: it is recorded in the directory ([`crate::bench::journal_db::record`]) before the
+    /// loop device is attached, and the sweep leaves alone leftovers whose knobs another
+    /// database still has open.
+    pub fn create(size_mib: u64, db: &Path) -> Result<Scratch> {
+        Scratch::create_emulated(size_mib, None, Path::new(""), db)
     }
 
     /// [`Scratch::create`], or with `emulate` a slow device: ext4 is made on the backing file
@@ -70,15 +75,24 @@ impl Scratch {
     /// binary) serves it as `<dir>/fuse/disk.img`, and the loop device goes over that with
     /// `--direct-io=on`, so each request the loop driver issues reaches the emulator's model.
     /// Errors as for `create`, and no `/dev/fuse`.
-    pub fn create_emulated(size_mib: u64, emulate: Option<&Spec>, exe: &Path) -> Result<Scratch> {
+    pub fn create_emulated(
+        size_mib: u64,
+        emulate: Option<&Spec>,
+        exe: &Path,
+        db: &Path,
+    ) -> Result<Scratch> {
         if !nix::unistd::geteuid().is_root() {
             return Err(Error::BadInput(
                 "--scratch needs root (losetup, mkfs.ext4, mount)".into(),
             ));
         }
         let tmp = std::env::temp_dir();
-        for what in stale::sweep(&tmp) {
+        let swept = stale::sweep(&tmp, db);
+        for what in swept.removed {
             tracing::warn!("leftover of a killed run: {what}");
+        }
+        for why in swept.left {
+            tracing::warn!("{why}");
         }
         crate::bench::fsutil::check_space(&tmp, size_mib << 20, "the --scratch backing file")?;
         let dir = tempfile::Builder::new()
@@ -87,6 +101,13 @@ impl Scratch {
             .map_err(|e| Error::io(format!("creating a directory in {}", tmp.display()), e))?;
         let owner = stale::own(dir.path())
             .map_err(|e| Error::io(format!("locking {}", dir.path().display()), e))?;
+        // Before the loop device exists, so before any of its knobs can change.
+        crate::bench::journal_db::record(dir.path(), db).map_err(|e| {
+            Error::io(
+                format!("recording the database in {}", dir.path().display()),
+                e,
+            )
+        })?;
         let backing = dir.path().join("backing.img");
         let mnt = dir.path().join("mnt");
         let mut s = Scratch {

@@ -12,8 +12,16 @@
 //! something else) and directories whose owner is alive are never touched. Loop devices are
 //! detached only when their `loop/backing_file` is the leftover's own `backing.img`, so no
 //! loop device that is not ours is ever detached.
+//!
+//! A leftover whose knobs are still open in the journal of the database that journaled it
+//! (the `--db` of the killed run, recorded in its directory: [`journal_db`]) is left alone,
+//! also by a sweep run with another `--db`: its loop queue outlives `losetup -d`, so only
+//! that database's `restore` can put it back, and it then removes the leftover.
 
+use crate::bench::journal_db::{self, Verdict};
 use crate::bench::mounts::{kill_users, mounted, tool, unmount};
+use crate::lock::{self, DeviceLock, Holder, Taken};
+use crate::sysroot::SysRoot;
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -41,12 +49,70 @@ pub fn own(dir: &Path) -> std::io::Result<Flock<File>> {
     Ok(lock)
 }
 
-/// Removes the leftovers of dead runs under `tmp` (normally
-/// `std::env::temp_dir()`): kills processes still using the mount, unmounts it, detaches the
-/// loop devices backed by its `backing.img`, and removes the directory. Returns one line per
-/// directory cleaned, for the log. Failures are logged and the directory is left for the next
-/// sweep; a directory is removed only once nothing is mounted on it.
-pub fn sweep(tmp: &Path) -> Vec<String> {
+/// What a [`sweep`] did: one line per leftover removed, and one per leftover left alone
+/// (with why, and the command that removes it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// What was removed, one line per directory.
+    pub removed: Vec<String>,
+    /// What was left alone and why, one line per directory.
+    pub left: Vec<String>,
+}
+
+/// Removes the leftovers of dead runs under `tmp` (normally `std::env::temp_dir()`) that a
+/// sweep with database `db` may remove ([`journal_db::verdict`]: none whose loop device has
+/// open journal entries in the database that journaled it): kills processes still using the
+/// mount, unmounts it, detaches the loop devices backed by its `backing.img`, and removes the
+/// directory. One writer per device: a loop device whose lock ([`crate::lock`]) another
+/// process holds is left alone too. Failures are logged and the directory is left for the
+/// next sweep; a directory is removed only once nothing is mounted on it.
+pub fn sweep(tmp: &Path, db: &Path) -> Swept {
+    let mut out = Swept::default();
+    let root = SysRoot::default();
+    for (dir, _lock) in dead(tmp, &[DIR_PREFIX, RUN_PREFIX]) {
+        let loops = attached(&dir);
+        if let Verdict::Keep(why) = journal_db::verdict(&dir, &loops, db) {
+            out.left.push(why);
+            continue;
+        }
+        let mut writers = Vec::new();
+        let mut busy = None;
+        for name in &loops {
+            let id = crate::device::identity::identity(&root, name);
+            match DeviceLock::try_acquire(&lock::path(db, &root, &id), Holder::me("sweep")) {
+                Ok(Taken::Ours(l)) => writers.push(l),
+                Ok(Taken::Held(h)) => {
+                    busy = Some(format!(
+                        "{name} is written by {}",
+                        h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
+                    ));
+                    break;
+                }
+                Err(e) => {
+                    busy = Some(format!("{name}: {e}"));
+                    break;
+                }
+            }
+        }
+        if let Some(why) = busy {
+            out.left.push(format!(
+                "left alone: {}, while {why}; `restore` again once it is done",
+                dir.display()
+            ));
+            continue;
+        }
+        match clean(&dir) {
+            Ok(what) => out.removed.push(what),
+            Err(msg) => tracing::warn!("leftover scratch {}: {msg}", dir.display()),
+        }
+    }
+    out
+}
+
+/// [`sweep`] without asking any journal or lock: removes every dead leftover under `tmp`.
+/// Only for a test's cleanup guard on its own private `$TMPDIR`, whose leftovers are its own
+/// whatever their journal says. Returns one line per directory removed.
+pub fn sweep_regardless(tmp: &Path) -> Vec<String> {
     let mut done = Vec::new();
     for (dir, _lock) in dead(tmp, &[DIR_PREFIX, RUN_PREFIX]) {
         match clean(&dir) {
@@ -55,6 +121,19 @@ pub fn sweep(tmp: &Path) -> Vec<String> {
         }
     }
     done
+}
+
+/// Kernel names of the loop devices still attached to leftover `dir`'s backing file or its
+/// `--emulate` FUSE file.
+fn attached(dir: &Path) -> Vec<String> {
+    let fuse = dir
+        .join(FUSE_DIR)
+        .join(crate::bench::emulate::fuse::FILE_NAME);
+    loops_backed_by(&dir.join("backing.img"))
+        .into_iter()
+        .chain(loops_backed_by(&fuse))
+        .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect()
 }
 
 /// Removes the work directories of dead runs (`.sweetspot-bench-*` with an owner lock nobody

@@ -10,7 +10,7 @@ use super::target::{self, TargetArgs};
 use super::{Ctx, print_out};
 use crate::bench::runner::{measure_applied, progress_bar};
 use crate::bench::{Load, SpaceKnob, Testbed};
-use crate::knob::{KnobValue, Setting, setting_label};
+use crate::knob::{KnobValue, Setting, catalogue, setting_label};
 use crate::report::{BenchReport, Exporter, csv::Csv, json::Json, table::Table};
 use crate::{Error, Result, signals};
 
@@ -79,6 +79,46 @@ fn parse_set(set: &[String], space: &[SpaceKnob]) -> Result<Setting> {
     Ok(out)
 }
 
+/// Checks `--set` against the knob catalogue before anything is built (a `--scratch` loop
+/// device and its filesystem, a work directory): the shape `KNOB=VALUE`, a knob name some
+/// kernel has ([`catalogue::is_known`]), and for an integer knob of the catalogue a value in
+/// the safe bounds of at least one of its entries. What depends on the device (its
+/// schedulers, the active scheduler's files, a bound the device narrows) is checked once it
+/// exists ([`parse_set`]). Errors: bad input (exit 2), naming the knob and value.
+fn precheck_set(set: &[String]) -> Result<()> {
+    for kv in set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| Error::BadInput(format!("--set '{kv}': expected KNOB=VALUE")))?;
+        if !catalogue::is_known(k) {
+            let hint = catalogue::closest(k)
+                .map(|c| format!(" (did you mean '{c}'?)"))
+                .unwrap_or_default();
+            return Err(Error::BadInput(format!("--set: unknown knob '{k}'{hint}")));
+        }
+        let ranges: Vec<(i64, i64)> = catalogue::FACTS
+            .iter()
+            .filter(|f| f.name == k)
+            .map(|f| (f.min, f.max))
+            .collect();
+        if ranges.is_empty() {
+            continue; // `scheduler` or a feature flag: the device says what it offers
+        }
+        let ok = v
+            .parse::<i64>()
+            .is_ok_and(|n| ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&n)));
+        if !ok {
+            let lo = ranges.iter().map(|r| r.0).min().unwrap_or_default();
+            let hi = ranges.iter().map(|r| r.1).max().unwrap_or_default();
+            return Err(Error::BadInput(format!(
+                "--set: {k}: value '{v}' is not accepted (domain {})",
+                catalogue::domain_text(lo, hi)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `sweetspot bench`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     signals::install();
@@ -87,6 +127,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         if !loads.contains(&l) {
             loads.push(l);
         }
+    }
+    // A simulation's knobs are its surface's; a real device's are the catalogue's.
+    if args.target.sim.is_none() {
+        precheck_set(&args.set)?;
     }
     // One writer per device: `--device D` is locked before anything is built. A scratch loop
     // device is locked by the testbed as soon as it exists; a simulation writes nothing.

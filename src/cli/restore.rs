@@ -4,7 +4,9 @@
 //! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
 //! marked `recovered` instead of staying `running`). A tune that is still running keeps its
 //! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends. Last, on the real `/sys` as root, it
-//! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]).
+//! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]), except a
+//! leftover whose knobs another database journaled and still has open: that one is named,
+//! with the `sweetspot --db <it> restore` that puts them back.
 
 use super::{Ctx, print_out};
 use crate::Result;
@@ -133,9 +135,13 @@ fn sweep_leftovers(ctx: &Ctx, out: &mut String) {
             .collect();
         work.sort();
         work.dedup();
+        let scratch = stale::sweep(&std::env::temp_dir(), &ctx.db);
         let swept = work.iter().flat_map(|t| stale::sweep_work(t));
-        for what in stale::sweep(&std::env::temp_dir()).into_iter().chain(swept) {
+        for what in scratch.removed.into_iter().chain(swept) {
             out.push_str(&format!("leftover of a killed run: {what}\n"));
+        }
+        for why in scratch.left {
+            out.push_str(&format!("{why}\n"));
         }
         crate::lock::sweep(std::path::Path::new(crate::lock::RUN_DIR));
     }
