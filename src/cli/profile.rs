@@ -231,9 +231,23 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
         policy: args.policy.as_deref(),
         by: args.match_by,
     };
-    let profile = build::build(&store, &ctx.root, &sel)?;
-    if profile.devices.is_empty() {
-        tracing::warn!("no sweet spot of a lasting device in {}", ctx.db.display());
+    let built = build::build_noting(&store, &ctx.root, &sel)?;
+    let profile = built.profile;
+    if profile.devices.is_empty() && profile.host.is_none() {
+        if built.transient.is_empty() {
+            tracing::warn!(
+                "nothing to export: no sweet spot stored in {} (see `sweetspot history`)",
+                ctx.db.display()
+            );
+        } else {
+            tracing::warn!(
+                "nothing to export from {}: the stored sweet spots are of scratch or simulated \
+                 devices only ({}), which do not last past the run; tune a device with \
+                 `--device` (or the host-wide knobs with `--host`) to export it",
+                ctx.db.display(),
+                built.transient.join(", ")
+            );
+        }
     }
     let text = match args.format {
         Format::Toml => profile.to_toml()?,
