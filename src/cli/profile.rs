@@ -23,8 +23,10 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Export one sweet spot per device identity for boot (the latest, the running kernel's
-    /// before another kernel's; --policy picks one policy's): as sweetspot's TOML, udev rules,
-    /// a sysctl.d file or a TuneD profile.
+    /// before another kernel's; --policy picks one policy's), and the host's own (`tune
+    /// --host`) with the host-wide knobs: as sweetspot's TOML, udev rules, a sysctl.d file or
+    /// a TuneD profile. Sweet spots of --scratch and --sim devices are never exported (they do
+    /// not last past the run).
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
     /// now, matched by identity, journaled so `restore` undoes it. Exit 1 when a knob was not
@@ -75,7 +77,8 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "toml")]
     pub format: Format,
-    /// Only this device: a kernel name present now (e.g. sda), or a stored identity.
+    /// Only this device: a kernel name present now (e.g. sda), or a stored identity; `host`
+    /// for the host's own sweet spot (`tune --host`) alone.
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
     /// Only sweet spots of this policy.
