@@ -23,8 +23,10 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Export one sweet spot per device identity for boot (the latest, the running kernel's
-    /// before another kernel's; --policy picks one policy's): as sweetspot's TOML, udev rules,
-    /// a sysctl.d file or a TuneD profile.
+    /// before another kernel's; --policy picks one policy's), and the host's own (`tune
+    /// --host`) with the host-wide knobs: as sweetspot's TOML, udev rules, a sysctl.d file or
+    /// a TuneD profile. Sweet spots of --scratch and --sim devices are never exported (they do
+    /// not last past the run).
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
     /// now, matched by identity, journaled so `restore` undoes it. Exit 1 when a knob was not
@@ -75,7 +77,8 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "toml")]
     pub format: Format,
-    /// Only this device: a kernel name present now (e.g. sda), or a stored identity.
+    /// Only this device: a kernel name present now (e.g. sda), or a stored identity; `host`
+    /// for the host's own sweet spot (`tune --host`) alone.
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
     /// Only sweet spots of this policy.
@@ -231,9 +234,23 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
         policy: args.policy.as_deref(),
         by: args.match_by,
     };
-    let profile = build::build(&store, &ctx.root, &sel)?;
-    if profile.devices.is_empty() {
-        tracing::warn!("no sweet spot of a lasting device in {}", ctx.db.display());
+    let built = build::build_noting(&store, &ctx.root, &sel)?;
+    let profile = built.profile;
+    if profile.devices.is_empty() && profile.host.is_none() {
+        if built.transient.is_empty() {
+            tracing::warn!(
+                "nothing to export: no sweet spot stored in {} (see `sweetspot history`)",
+                ctx.db.display()
+            );
+        } else {
+            tracing::warn!(
+                "nothing to export from {}: the stored sweet spots are of scratch or simulated \
+                 devices only ({}), which do not last past the run; tune a device with \
+                 `--device` (or the host-wide knobs with `--host`) to export it",
+                ctx.db.display(),
+                built.transient.join(", ")
+            );
+        }
     }
     let text = match args.format {
         Format::Toml => profile.to_toml()?,

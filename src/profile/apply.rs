@@ -1,7 +1,10 @@
 //! Applying a profile to the disks present now: each device entry finds its disks by
 //! identity (or model, for a fleet entry), never by name, and its knobs go through the
 //! journaled write path ([`crate::knob::apply`]) under the owner `profile`, so `restore`
-//! undoes a profile like any other change. Host-wide knobs are applied once.
+//! undoes a profile like any other change. Host-wide knobs (`[host]`: the host's own sweet
+//! spot and those of device tunes) are applied once, under the host's lock
+//! ([`crate::lock::HOST`]), with a warning when the host sweet spot was tuned on another
+//! kernel.
 
 use super::model::{DeviceEntry, Match, Profile};
 use super::{attr_path, in_apply_order};
@@ -129,10 +132,11 @@ pub fn apply(
         }
         targets.extend(disks.into_iter().map(|dev| (d, dev)));
     }
+    // The host's entry: its knobs, or a "keep the default" host sweet spot to report.
     let host = profile
         .host
         .as_ref()
-        .filter(|h| only.is_none() && !h.knobs.is_empty());
+        .filter(|h| only.is_none() && (!h.knobs.is_empty() || h.is_tuned()));
     for (d, dev) in &targets {
         if !d.knobs.is_empty() {
             crate::knob::apply::check(root, dev, &d.knobs)
@@ -140,6 +144,7 @@ pub fn apply(
         }
     }
     let host_commands = match host {
+        Some(h) if h.knobs.is_empty() => Some(Vec::new()),
         Some(h) => Some(
             crate::knob::apply::check_host(root, &h.knobs)
                 .map_err(|e| context(e, "host", "[host]"))?,
@@ -161,7 +166,7 @@ pub fn apply(
                 Holder::me(command),
             )?);
         }
-        if let Some(h) = host {
+        if let Some(h) = host.filter(|h| !h.knobs.is_empty()) {
             let names: Vec<&str> = h.knobs.keys().map(String::as_str).collect();
             locks.push(DeviceLock::acquire(
                 &crate::lock::path(db, root, crate::lock::HOST),
@@ -170,18 +175,20 @@ pub fn apply(
             )?);
         }
     }
-    for (d, dev) in targets {
-        let kernel_warning = (d.kernel != kernel).then(|| {
+    let warn_kernel = |tuned_on: &str| {
+        (tuned_on != kernel).then(|| {
             format!(
-                "tuned on {}, running {kernel}: {}; a retune is advised",
-                d.kernel,
+                "tuned on {tuned_on}, running {kernel}: {}; a retune is advised",
                 if dry_run {
                     "would be applied"
                 } else {
                     "applied"
                 }
             )
-        });
+        })
+    };
+    for (d, dev) in targets {
+        let kernel_warning = warn_kernel(&d.kernel);
         let status = if d.knobs.is_empty() {
             Status::Nothing
         } else if dry_run {
@@ -199,7 +206,9 @@ pub fn apply(
         });
     }
     if let (Some(h), Some(commands)) = (host, host_commands) {
-        let status = if dry_run {
+        let status = if h.knobs.is_empty() {
+            Status::Nothing
+        } else if dry_run {
             Status::DryRun { commands }
         } else {
             match crate::knob::apply::apply_host_with(&RealIo, store, root, &h.knobs, OWNER) {
@@ -212,7 +221,7 @@ pub fn apply(
         out.push(Outcome {
             entry: "host".into(),
             device: None,
-            kernel_warning: None,
+            kernel_warning: h.kernel.as_deref().and_then(warn_kernel),
             status,
         });
     }

@@ -1,6 +1,6 @@
 //! The profile of the sweet spots in the database: the latest per (identity, kernel,
 //! policy), each carrying only the knobs it changed from its baseline, host-wide knobs
-//! gathered under `[host]`.
+//! gathered under `[host]` with the host's own sweet spot (`tune --host`).
 
 use super::model::{DeviceEntry, Host, Improvement, Match, Profile, VERSION};
 use crate::device::{self, Device};
@@ -42,13 +42,47 @@ pub fn changed(spot: &SweetSpotRow) -> Setting {
         .collect()
 }
 
-/// Builds the profile. Errors (exit 2): `--device` names nothing present nor stored; a
-/// `--match model` entry whose disk is not present now (its model is read from sysfs) or has
-/// no model. Sweet spots of simulated and scratch devices are left out: they name nothing
-/// that survives the run.
+/// The identity prefix of the host's own sweet spots (`tune --host`):
+/// [`crate::bench::userbed::host_identity`], `host:<hostname>`.
+pub const HOST_PREFIX: &str = "host:";
+
+/// True when `identity` is a host sweet spot's (`host:<hostname>`).
+pub fn is_host_identity(identity: &str) -> bool {
+    identity.starts_with(HOST_PREFIX)
+}
+
+/// A built profile, and the stored sweet spots it had to leave out.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// The profile.
+    pub profile: Profile,
+    /// Identities (`scratch:…`, `sim:…`, `virtual:…`) of selected sweet spots left out
+    /// because they name nothing that lasts past the run, so `profile export` can say why a
+    /// profile is empty.
+    pub transient: Vec<String>,
+}
+
+/// Builds the profile ([`build_noting`] without its list of what was left out).
 pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
+    build_noting(store, root, sel).map(|b| b.profile)
+}
+
+/// Builds the profile: one `[[device]]` entry per lasting device identity, and `[host]` with
+/// the host-wide knobs of every exported sweet spot plus the host's own sweet spot
+/// (`tune --host`, identity `host:<hostname>`; `--device host` selects it alone, as does
+/// `--device host:<hostname>`). Of several host identities (the database of another host,
+/// a renamed host) the running host's is exported, else the newest. Where two sweet spots set
+/// one host knob to different values, the host's own wins over a device's, and a later
+/// device's over an earlier one's, each named in a warning.
+///
+/// Errors (exit 2): `--device` names nothing present nor stored; a `--match model` entry
+/// whose disk is not present now (its model is read from sysfs) or has no model. Sweet spots
+/// of simulated and scratch devices are left out (listed in [`Built::transient`]): they
+/// name nothing that survives the run.
+pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built> {
     let present = device::list(root).unwrap_or_default();
-    let wanted_identity = sel.device.map(|d| {
+    let all_hosts = sel.device == Some("host");
+    let wanted_identity = sel.device.filter(|_| !all_hosts).map(|d| {
         present
             .iter()
             .find(|p| p.name == d)
@@ -60,7 +94,9 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
     let kernel = device::kernel_release();
     let mut latest: BTreeMap<String, SweetSpotRow> = BTreeMap::new();
     for s in store.sweet_spots(wanted_identity.as_deref())? {
-        if sel.policy.is_some_and(|p| p != s.policy) {
+        if sel.policy.is_some_and(|p| p != s.policy)
+            || (all_hosts && !is_host_identity(&s.identity))
+        {
             continue;
         }
         let better = latest
@@ -102,11 +138,16 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
             "profile export: no sweet spot stored with policy '{p}' (see `sweetspot history`)"
         )));
     }
+    let (hosts, spots): (Vec<SweetSpotRow>, Vec<SweetSpotRow>) = latest
+        .into_values()
+        .partition(|s| is_host_identity(&s.identity));
     let mut devices = Vec::new();
-    let mut host = Setting::new();
-    for spot in latest.into_values() {
+    let mut transient = Vec::new();
+    let mut host = Host::default();
+    for spot in spots {
         let Some(identity_match) = Match::from_identity(&spot.identity) else {
             tracing::info!("{}: not a lasting identity; not exported", spot.identity);
+            transient.push(spot.identity.clone());
             continue;
         };
         let matches = match sel.by {
@@ -115,8 +156,8 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
         };
         let mut knobs = Setting::new();
         for (k, v) in without_zero_pair_member(changed(&spot)) {
-            if catalogue::order_of(&k).is_some_and(ApplyOrder::is_host) {
-                host.insert(k, v);
+            if is_host_knob(&k) {
+                merge_host(&mut host.knobs, k, v, &spot.identity);
             } else {
                 knobs.insert(k, v);
             }
@@ -124,7 +165,7 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
         let baseline = spot
             .default_setting
             .iter()
-            .filter(|(k, _)| !catalogue::order_of(k).is_some_and(ApplyOrder::is_host))
+            .filter(|(k, _)| !is_host_knob(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         devices.push(DeviceEntry {
@@ -138,11 +179,69 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
             baseline,
         });
     }
-    Ok(Profile {
-        version: VERSION,
-        devices,
-        host: (!host.is_empty()).then_some(Host { knobs: host }),
+    if let Some(spot) = pick_host(root, hosts) {
+        for (k, v) in without_zero_pair_member(changed(&spot)) {
+            merge_host(&mut host.knobs, k, v, &spot.identity);
+        }
+        host.name = Some(spot.identity[HOST_PREFIX.len()..].to_string());
+        host.kernel = Some(spot.kernel.clone());
+        host.policy = Some(spot.policy.clone());
+        host.tuned_at = Some(rfc3339(spot.created_at));
+        host.improvement = improvement(&spot);
+        host.baseline = spot
+            .default_setting
+            .iter()
+            .filter(|(k, _)| is_host_knob(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+    }
+    Ok(Built {
+        profile: Profile {
+            version: VERSION,
+            devices,
+            host: (!host.knobs.is_empty() || host.is_tuned()).then_some(host),
+        },
+        transient,
     })
+}
+
+fn is_host_knob(k: &str) -> bool {
+    catalogue::order_of(k).is_some_and(ApplyOrder::is_host)
+}
+
+/// Sets host knob `k` to `v` from the sweet spot of `from`, warning when an earlier one set
+/// it to another value (the later wins: devices in identity order, then the host's own).
+fn merge_host(host: &mut Setting, k: String, v: crate::types::KnobValue, from: &str) {
+    if let Some(old) = host.get(&k)
+        && *old != v
+    {
+        tracing::warn!(
+            "host-wide {k}: exporting {v} from the sweet spot of {from} over {old} from an              earlier one"
+        );
+    }
+    host.insert(k, v);
+}
+
+/// The host sweet spot to export: the running host's (`host:<its hostname>`), else the
+/// newest; the others are named at -v.
+fn pick_host(root: &SysRoot, hosts: Vec<SweetSpotRow>) -> Option<SweetSpotRow> {
+    let me = crate::bench::userbed::host_identity(root);
+    let best = hosts
+        .iter()
+        .max_by_key(|s| (s.identity == me, s.created_at, s.id))?
+        .id;
+    let mut chosen = None;
+    for s in hosts {
+        if s.id == best {
+            chosen = Some(s);
+        } else {
+            tracing::info!(
+                "{}: another host's sweet spot; not exported (this host is {me})",
+                s.identity
+            );
+        }
+    }
+    chosen
 }
 
 /// `knobs` without the zero member of an exclusive pair whose other member is set: writing

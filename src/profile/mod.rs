@@ -3,11 +3,13 @@
 //!
 //! - [`model`]: the profile itself, sweetspot's own versioned TOML (docs/DESIGN.md
 //!   "Profiles"): `version`, `[[device]]` entries with `match`, `kernel`, `policy`,
-//!   `tuned_at`, `improvement`, `knobs` and `baseline`, and a `[host]` table for host-wide knobs.
+//!   `tuned_at`, `improvement`, `knobs` and `baseline`, and a `[host]` table for host-wide knobs
+//!   (with the same provenance fields when the host's own sweet spot, `tune --host`, is in it).
 //! - [`build`]: the profile of the sweet spots in the database (the latest per identity,
 //!   kernel and policy), carrying only the knobs a sweet spot changed from its baseline.
 //! - One file per output format: [`udev`] (rules, no sweetspot binary needed at boot),
-//!   [`sysctl`] (`sysctl.d`, the host knobs only), [`tuned`] (a TuneD profile directory).
+//!   [`sysctl`] (`sysctl.d`, the host knobs only), [`tuned`] (a TuneD profile directory, host
+//!   knobs in `[sysctl]`). udev rules cannot set sysctls: they name the host knobs in a comment.
 //!   The TOML is [`model::Profile::to_toml`].
 
 pub mod apply;
@@ -19,14 +21,39 @@ pub mod tuned;
 pub mod udev;
 pub mod verify;
 
-pub use model::{DeviceEntry, Match, Profile};
+pub use model::{DeviceEntry, Host, Match, Profile};
 
 use crate::knob::catalogue;
 use crate::types::{ApplyOrder, Setting};
 
 /// One comment line on where an entry comes from.
 pub fn describe(d: &DeviceEntry) -> String {
-    let what = d.improvement.as_ref().map_or_else(
+    format!(
+        "{} when tuned: kernel {}, policy {}, {}: {}",
+        d.name,
+        d.kernel,
+        d.policy,
+        d.tuned_at,
+        evidence(d.improvement.as_ref())
+    )
+}
+
+/// One comment line on where the host's own sweet spot comes from (`host (vm) when tuned:
+/// …`); `None` when `[host]` only gathers host-wide knobs of device tunes.
+pub fn describe_host(h: &Host) -> Option<String> {
+    let at = h.tuned_at.as_deref()?;
+    let or_dash = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+    Some(format!(
+        "host ({}) when tuned: kernel {}, policy {}, {at}: {}",
+        or_dash(&h.name),
+        or_dash(&h.kernel),
+        or_dash(&h.policy),
+        evidence(h.improvement.as_ref())
+    ))
+}
+
+fn evidence(i: Option<&model::Improvement>) -> String {
+    i.map_or_else(
         || "kept the default".to_string(),
         |i| {
             format!(
@@ -34,10 +61,6 @@ pub fn describe(d: &DeviceEntry) -> String {
                 i.objective, i.ratio, i.ci95[0], i.ci95[1], i.runs
             )
         },
-    );
-    format!(
-        "{} when tuned: kernel {}, policy {}, {}: {what}",
-        d.name, d.kernel, d.policy, d.tuned_at
     )
 }
 

@@ -12,8 +12,14 @@
 //! improvement = { objective = "io_load Ratio", ratio = 2.20, ci95 = [2.05, 2.37], runs = 24 }
 //! knobs = { scheduler = "mq-deadline", fifo_batch = 8 }   # applied in the kernel's order
 //! baseline = { scheduler = "none", fifo_batch = 16 }
-//! [host]
+//! [host]                                        # host-wide knobs; the rest is optional
+//! name = "vm"                                   # the host sweet spot's (`tune --host`)
+//! kernel = "6.18.0"                             # provenance, as a device entry has it
+//! policy = "host"
+//! tuned_at = "2026-12-01T08:00:00Z"
+//! improvement = { objective = "t (s)", ratio = 1.30, ci95 = [1.27, 1.33], runs = 16 }
 //! knobs = { dirty_ratio = 10 }
+//! baseline = { dirty_ratio = 20 }
 //! ```
 
 use crate::types::Setting;
@@ -161,19 +167,66 @@ pub struct DeviceEntry {
     pub baseline: Setting,
 }
 
-/// Host-wide knobs.
+/// Host-wide knobs, and where the host's own sweet spot came from.
+///
+/// `knobs` gathers the host-wide knobs of every exported sweet spot: those a device tune
+/// changed (a policy with vm knobs) and those of the host's own sweet spot (`tune --host`),
+/// which wins where both set one. The other fields are that host sweet spot's provenance, as
+/// a device entry has them; all are optional, so a `[host]` with `knobs` alone (the only
+/// shape written before host sweet spots were exported) still reads, and they are absent when
+/// no host tune was exported.
+///
+/// ```toml
+/// [host]
+/// name = "vm"                      # the hostname when tuned (informational only)
+/// kernel = "6.18.0"
+/// policy = "host"
+/// tuned_at = "2026-12-01T08:00:00Z"
+/// improvement = { objective = "t (s)", ratio = 1.30, ci95 = [1.27, 1.33], runs = 16 }
+/// knobs = { swappiness = 10 }
+/// baseline = { swappiness = 60 }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
-    /// e.g. `dirty_ratio = 10`.
+    /// The host's name when its own sweet spot was tuned (`/proc/sys/kernel/hostname`;
+    /// informational only: a host entry applies to whichever host applies the profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The kernel release the host sweet spot was tuned on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// The policy it was tuned for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// When, RFC 3339 UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned_at: Option<String>,
+    /// The evidence; absent for a "keep the default" host sweet spot (and for knobs of device
+    /// tunes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub improvement: Option<Improvement>,
+    /// e.g. `dirty_ratio = 10`: only knobs a sweet spot changed from its baseline.
     #[serde(default)]
     pub knobs: Setting,
+    /// What the host sweet spot measured against (the host's values then).
+    #[serde(default, skip_serializing_if = "Setting::is_empty")]
+    pub baseline: Setting,
+}
+
+impl Host {
+    /// True when the entry carries a host sweet spot's provenance (`tune --host`), not only
+    /// host knobs gathered from device tunes.
+    pub fn is_tuned(&self) -> bool {
+        self.tuned_at.is_some()
+    }
 }
 
 impl Profile {
     /// The TOML text, with a comment on every device entry that applies no knob ("keep the
     /// default": a profile must not pin an old default, which a newer kernel may have moved,
-    /// as read_ahead_kb did from 128 to 4096 KiB in 6.17).
+    /// as read_ahead_kb did from 128 to 4096 KiB in 6.17), and one on where `[host]` comes
+    /// from.
     pub fn to_toml(&self) -> crate::Result<String> {
         let body = toml::to_string(self)
             .map_err(|e| crate::Error::Failed(format!("writing the profile: {e}")))?;
@@ -194,6 +247,23 @@ impl Profile {
                     );
                 }
                 idx += 1;
+            }
+            if line == "[host]"
+                && let Some(h) = &self.host
+            {
+                out.push_str(if h.is_tuned() {
+                    "# the host's own sweet spot (`tune --host`), applied to whichever host\n\
+                     # applies this profile; `knobs` also gathers any host-wide knobs of the\n\
+                     # devices' tunes\n"
+                } else {
+                    "# host-wide knobs of the device tunes above, applied once per host\n"
+                });
+                if h.knobs.is_empty() {
+                    out.push_str(
+                        "# keep the default: this tune found no significant improvement, so \
+                         no knob is set\n",
+                    );
+                }
             }
             out.push_str(line);
             out.push('\n');

@@ -1,5 +1,6 @@
-//! A `sysctl.d` file (`/etc/sysctl.d/99-sweetspot.conf`) with the profile's host-wide knobs,
-//! read by systemd-sysctl at boot (sysctl.d(5): `key = value`, `/` or `.` separated).
+//! A `sysctl.d` file (`/etc/sysctl.d/99-sweetspot.conf`) with the profile's host-wide knobs
+//! (of the host's own sweet spot, `tune --host`, and of device tunes), read by systemd-sysctl
+//! at boot (sysctl.d(5): `key = value`, `/` or `.` separated).
 //!
 //! Only keys that exist under this host's `/proc/sys` are written ([`present`], also used for
 //! TuneD's `[sysctl]`); the others are named in a comment and a warning (a missing key makes
@@ -66,8 +67,15 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
          # Install as /etc/sysctl.d/99-sweetspot.conf; `sysctl --system` applies it now.\n",
     );
     let (have, notes) = present(profile, root);
+    if let Some(d) = profile.host.as_ref().and_then(super::describe_host) {
+        out.push_str(&format!("# {d}\n"));
+    }
     if have.is_empty() && notes.is_empty() {
-        out.push_str("# no host-wide knob in these sweet spots\n");
+        out.push_str(if profile.host.as_ref().is_some_and(|h| h.is_tuned()) {
+            "# keep the default: no significant improvement, nothing set\n"
+        } else {
+            "# no host-wide knob in these sweet spots\n"
+        });
     }
     for n in notes {
         out.push_str(&format!("# {n}\n"));

@@ -606,6 +606,7 @@ fn host_knobs_apply_without_any_disk_each_to_its_own_file() {
                 ("sched_autogroup_enabled", "0"),
                 ("nr_migrate", "16"),
             ]),
+            ..Default::default()
         }),
     };
     let dry = super::apply::apply(&mut store, &t.root, &db, &profile, None, true, "test").unwrap();
@@ -640,4 +641,124 @@ fn host_knobs_apply_without_any_disk_each_to_its_own_file() {
     assert_eq!(t.vm("dirty_ratio"), "20");
     assert_eq!(t.host("sched_autogroup_enabled"), "1");
     assert_eq!(t.host("debug/sched/nr_migrate"), "32");
+}
+
+/// The host's own sweet spot (`tune --host`, identity `host:<hostname>`) goes into `[host]`
+/// with its provenance: it wins over a device tune's value of the same knob, the running
+/// host's wins over another host's, a "keep the default" one exports its provenance and no
+/// knob, and applying it warns that it was tuned on another kernel.
+#[test]
+fn a_host_sweet_spot_goes_into_host_with_its_provenance() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    std::fs::create_dir_all(t.root.proc.join("sys/kernel")).unwrap();
+    std::fs::write(t.root.proc.join("sys/kernel/hostname"), "box\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let mut store = Store::open(&db).unwrap();
+    store_spot(
+        &store,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        &[("fifo_batch", "8"), ("swappiness", "30")],
+        &[("fifo_batch", "16"), ("swappiness", "60")],
+        true,
+    );
+    store_spot(
+        &store,
+        "host:box",
+        "host",
+        &[("swappiness", "10"), ("dirty_ratio", "20")],
+        &[("swappiness", "60"), ("dirty_ratio", "20")],
+        true,
+    );
+    // Another host's (a copied database), newer: not this host's, so not exported.
+    store_spot(
+        &store,
+        "host:other",
+        "host",
+        &[("swappiness", "100")],
+        &[("swappiness", "60")],
+        true,
+    );
+    let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+    assert_eq!(p.devices.len(), 1, "{p:?}");
+    let h = p.host.clone().unwrap();
+    assert_eq!(
+        h.knobs,
+        setting(&[("swappiness", "10")]),
+        "the host's own wins"
+    );
+    assert_eq!(
+        (h.name.as_deref(), h.kernel.as_deref(), h.policy.as_deref()),
+        (Some("box"), Some("6.18.0"), Some("quick"))
+    );
+    assert_eq!(
+        h.baseline,
+        setting(&[("dirty_ratio", "20"), ("swappiness", "60")])
+    );
+    assert_eq!(h.improvement.as_ref().unwrap().ratio, 2.201);
+    let text = p.to_toml().unwrap();
+    assert!(
+        text.contains("# the host's own sweet spot (`tune --host`)"),
+        "{text}"
+    );
+    let back = super::file::parse(&text, std::path::Path::new("p.toml")).unwrap();
+    assert_eq!(back, p);
+    // `--device host` selects the host alone.
+    let sel = Select {
+        device: Some("host"),
+        policy: None,
+        by: MatchBy::Identity,
+    };
+    let only = build(&store, &t.root, &sel).unwrap();
+    assert!(only.devices.is_empty(), "{only:?}");
+    assert_eq!(only.host.unwrap().knobs, setting(&[("swappiness", "10")]));
+
+    let out = super::apply::apply(&mut store, &t.root, &db, &p, None, false, "test").unwrap();
+    let host = out.iter().find(|o| o.entry == "host").unwrap();
+    assert!(
+        matches!(&host.status, super::apply::Status::Applied { changes }
+            if changes == &vec![("swappiness".into(), "60".into(), "10".into())]),
+        "{out:?}"
+    );
+    let running = crate::device::kernel_release();
+    assert_eq!(
+        host.kernel_warning.is_some(),
+        running != "6.18.0",
+        "{host:?}"
+    );
+    assert_eq!(t.vm("swappiness"), "10");
+    assert!(super::verify::verify(&t.root, &p).unwrap().clean);
+
+    // A later "keep the default" host tune: provenance, no knob, nothing to apply.
+    store_spot(
+        &store,
+        "host:box",
+        "host",
+        &[("swappiness", "60")],
+        &[("swappiness", "60")],
+        false,
+    );
+    let p = build(&store, &t.root, &sel).unwrap();
+    let h = p.host.clone().unwrap();
+    assert!(
+        h.is_tuned() && h.knobs.is_empty() && h.improvement.is_none(),
+        "{h:?}"
+    );
+    assert!(sysctl::render(&p, &t.root).contains("# keep the default"));
+    let out = super::apply::apply(&mut store, &t.root, &db, &p, None, false, "test").unwrap();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].status, super::apply::Status::Nothing);
+}
+
+/// A `[host]` with `knobs` alone, the shape written before host sweet spots were exported,
+/// still reads, and carries no provenance.
+#[test]
+fn an_older_host_table_with_knobs_alone_still_reads() {
+    let text = "version = 1\n[host]\nknobs = { dirty_ratio = 10 }\n";
+    let p = super::file::parse(text, std::path::Path::new("old.toml")).unwrap();
+    let h = p.host.unwrap();
+    assert_eq!(h.knobs, setting(&[("dirty_ratio", "10")]));
+    assert!(!h.is_tuned() && h.name.is_none() && h.baseline.is_empty());
 }

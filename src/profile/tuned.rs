@@ -3,7 +3,8 @@
 //! `readahead` (KiB, TuneD's disk plugin unit), matched by `devices_udev_regex` (a regex over
 //! the disk's udev properties, one `KEY=value` per line); a `[sysfs]` instance after it sets
 //! the iosched and other queue files, so the scheduler is in place before its iosched/ values
-//! are written; `[sysctl]` takes the host-wide knobs; `summary=` names the provenance.
+//! are written; `[sysctl]` takes the host-wide knobs (the host's own sweet spot's, `tune
+//! --host`, and those of device tunes); `summary=` names the provenance.
 //!
 //! What TuneD cannot match as exactly as the udev rules do, each said in a comment:
 //! - `[sysfs]` takes paths, not udev properties: the disk's bus path under `/sys/devices`
@@ -19,12 +20,26 @@ use crate::sysroot::SysRoot;
 /// `tuned.conf` for `profile`; `root` resolves present devices to their sysfs bus paths.
 pub fn render(profile: &Profile, root: &SysRoot) -> String {
     let names: Vec<&str> = profile.devices.iter().map(|d| d.name.as_str()).collect();
+    let host = profile.host.as_ref();
+    let mut of = Vec::new();
+    if !names.is_empty() {
+        of.push(format!("{} device(s): {}", names.len(), names.join(", ")));
+    }
+    if let Some(h) = host {
+        of.push(match &h.name {
+            Some(n) if h.is_tuned() => format!("the host ({n})"),
+            _ => "host-wide knobs".into(),
+        });
+    }
     let mut out = format!(
         "# sweetspot sweet spots as a TuneD profile (`sweetspot profile export --format tuned`).\n\
          # Install as /etc/tuned/sweetspot/tuned.conf, then `tuned-adm profile sweetspot`.\n\
-         \n[main]\nsummary=sweetspot sweet spots of {} device(s): {}\n",
-        profile.devices.len(),
-        names.join(", ")
+         \n[main]\nsummary=sweetspot sweet spots of {}\n",
+        if of.is_empty() {
+            "no lasting device".to_string()
+        } else {
+            of.join("; ")
+        }
     );
     let present = device::list(root).unwrap_or_default();
     for (i, d) in profile.devices.iter().enumerate() {
@@ -70,8 +85,19 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
         }
     }
     let (have, notes) = super::sysctl::present(profile, root);
+    let described = host.and_then(super::describe_host);
+    if let Some(d) = &described {
+        out.push_str(&format!("\n# {d}\n"));
+        if have.is_empty() && notes.is_empty() {
+            out.push_str("# keep the default: no significant improvement, nothing set\n");
+        }
+    }
     if !have.is_empty() || !notes.is_empty() {
-        out.push_str("\n[sysctl]\n");
+        out.push_str(if described.is_some() {
+            "[sysctl]\n"
+        } else {
+            "\n[sysctl]\n"
+        });
         for n in notes {
             out.push_str(&format!("# {n}\n"));
         }

@@ -50,10 +50,22 @@ pub fn render(profile: &Profile) -> Result<String> {
         out.push('\n');
     }
     if let Some(h) = &profile.host {
-        out.push_str(&format!(
-            "\n# host-wide knobs ({}) are not udev's: export them with --format sysctl\n",
-            h.knobs.keys().cloned().collect::<Vec<_>>().join(", ")
-        ));
+        if let Some(d) = super::describe_host(h) {
+            out.push_str(&format!("\n# {d}"));
+        }
+        if h.knobs.is_empty() {
+            out.push_str("\n# keep the default: no significant improvement, nothing set\n");
+        } else {
+            out.push_str(&format!(
+                "\n# host-wide knobs ({}) are sysctls, which a udev rule cannot set: export \
+                 them with --format sysctl (or tuned, or apply the toml)\n",
+                h.knobs
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
     }
     Ok(out)
 }

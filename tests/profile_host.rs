@@ -1,0 +1,209 @@
+//! A host-only sweet spot (`tune --host`) is exported in every format that can carry host-wide
+//! knobs, and the TOML profile applies and verifies it, on a fake procfs (never the real
+//! `/proc/sys`): a real `tune --host` of `swappiness` against a user benchmark that reads the
+//! fake `swappiness` file (10: about 10 s, otherwise about 13 s, with pid-seeded noise), then
+//! `profile export` as toml, sysctl, tuned and udev, `verify` (drift), `profile apply`,
+//! `verify` (clean) and `restore`. Also: an export of simulated sweet spots only says why it
+//! is empty.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+/// A fake `/proc` (`sys/vm/{dirty_ratio,dirty_bytes,swappiness}` from [`common::Env`], and
+/// `sys/kernel/hostname` = `testhost`) and an empty fake `/sys`.
+struct Host {
+    env: common::Env,
+}
+
+impl Host {
+    fn new() -> Host {
+        let env = common::Env::new();
+        let kernel = env.proc().join("sys/kernel");
+        std::fs::create_dir_all(&kernel).unwrap();
+        std::fs::write(kernel.join("hostname"), "testhost\n").unwrap();
+        std::fs::create_dir_all(env.dir.path().join("sys/block")).unwrap();
+        Host { env }
+    }
+    fn sys(&self) -> PathBuf {
+        self.env.dir.path().join("sys")
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.env.dir.path().join(name)
+    }
+    /// `sweetspot --db … --procfs-root … --sysfs-root … <args>`.
+    fn cmd(&self, args: &[&str]) -> assert_cmd::Command {
+        let mut c = self.env.cmd(&["--sysfs-root"]);
+        c.arg(self.sys()).args(args);
+        c
+    }
+    fn run_ok(&self, args: &[&str]) -> (String, String) {
+        let out = self.cmd(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    }
+    /// A real `tune --host` of swappiness (60 → 10 is about 1.3× better).
+    fn tune(&self) {
+        let policy = self.path("host.toml");
+        let swappiness = self.env.proc().join("sys/vm/swappiness");
+        std::fs::write(
+            &policy,
+            format!(
+                "description = \"a benchmark that reads the fake swappiness\"\nruns = 2\n\
+                 budget = 8\ncheck_pairs = 2\n[knobs.swappiness]\nvalues = [10, 60, 100]\n\
+                 [benchmark]\ncommand = '''v=$(cat {}); awk -v v=$v -v s=$$ \
+                 'BEGIN{{srand(s); printf \"t %.3f\\n\", 10 + (v <= 10 ? 0 : 3) + rand()/10}}' \
+                 '''\nregex = 't ([0-9.]+)'\nminimize = \"t\"\nunit = \"s\"\n",
+                swappiness.display()
+            ),
+        )
+        .unwrap();
+        let (out, _) = self.run_ok(&[
+            "tune",
+            "--host",
+            "--json",
+            "--seed",
+            "1",
+            "--policy",
+            policy.to_str().unwrap(),
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["significant"], true, "{v}");
+        assert_eq!(v["best"]["swappiness"], 10, "{v}");
+        assert_eq!(self.env.vm("swappiness"), "60", "the tune put it back");
+    }
+}
+
+fn lines(text: &str) -> Vec<&str> {
+    text.lines().collect()
+}
+
+/// The one line of `text` starting with `prefix`.
+fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
+    let found: Vec<&str> = text.lines().filter(|l| l.starts_with(prefix)).collect();
+    assert_eq!(found.len(), 1, "one line '{prefix}…' in:\n{text}");
+    found[0]
+}
+
+#[test]
+fn a_host_sweet_spot_is_exported_in_every_format_and_applied_and_verified() {
+    let h = Host::new();
+    h.tune();
+    let provenance = "# host (testhost) when tuned: kernel ";
+    let evidence = ", policy host, ";
+
+    // sysctl.d: the knob, under a comment on where it comes from.
+    let (conf, stderr) = h.run_ok(&["profile", "export", "--format", "sysctl"]);
+    assert!(!stderr.contains("WARN"), "{stderr}");
+    let body: Vec<&str> = lines(&conf)
+        .into_iter()
+        .filter(|l| !l.starts_with('#'))
+        .collect();
+    assert_eq!(body, vec!["vm.swappiness = 10"], "{conf}");
+    let p = line(&conf, provenance);
+    assert!(p.contains(evidence) && p.contains(": t (s) 1."), "{p}");
+    // The same with the host selected alone, by `host` or by its stored identity.
+    for d in ["host", "host:testhost"] {
+        let (only, _) = h.run_ok(&["profile", "export", "--format", "sysctl", "--device", d]);
+        assert_eq!(only, conf, "--device {d}");
+    }
+
+    // TuneD: `[sysctl]`, named in the summary.
+    let (tc, _) = h.run_ok(&["profile", "export", "--format", "tuned"]);
+    assert_eq!(
+        line(&tc, "summary="),
+        "summary=sweetspot sweet spots of the host (testhost)"
+    );
+    assert!(tc.ends_with("\n[sysctl]\nvm.swappiness=10\n"), "{tc}");
+    line(&tc, provenance);
+
+    // udev cannot set a sysctl, and says so.
+    let (rules, _) = h.run_ok(&["profile", "export", "--format", "udev"]);
+    assert_eq!(
+        line(&rules, "# host-wide knobs"),
+        "# host-wide knobs (swappiness = 10) are sysctls, which a udev rule cannot set: export \
+         them with --format sysctl (or tuned, or apply the toml)"
+    );
+    assert!(!rules.lines().any(|l| l.starts_with("ACTION")), "{rules}");
+
+    // sweetspot's TOML: `[host]` with the knob, its baseline and its provenance.
+    let file = h.path("profile.toml");
+    h.run_ok(&["profile", "export", "--out", file.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\n[host]\nname = \"testhost\"\n"), "{text}");
+    assert!(text.contains("\npolicy = \"host\"\n"), "{text}");
+    assert!(text.contains("\n[host.knobs]\nswappiness = 10\n"), "{text}");
+    assert!(
+        text.contains("\n[host.baseline]\nswappiness = 60\n"),
+        "{text}"
+    );
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    assert_eq!(
+        v["host"]["improvement"]["objective"].as_str(),
+        Some("t (s)")
+    );
+    assert!(
+        v["host"]["improvement"]["ratio"].as_float().unwrap() > 1.2,
+        "{v}"
+    );
+
+    apply_and_verify(&h, &file);
+}
+
+/// `verify` finds drift, `profile apply` writes the fake swappiness (journaled), `verify` is
+/// then clean, and `restore` puts it back.
+fn apply_and_verify(h: &Host, file: &Path) {
+    let f = file.to_str().unwrap();
+    h.cmd(&["verify", f])
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains("host"));
+    let (dry, _) = h.run_ok(&["profile", "apply", f, "--dry-run"]);
+    let vm = h.env.proc().join("sys/vm/swappiness");
+    assert_eq!(
+        lines(&dry),
+        vec!["# host".to_string(), format!("echo 10 > {}", vm.display())]
+    );
+    assert_eq!(h.env.vm("swappiness"), "60", "a dry run writes nothing");
+    let (out, _) = h.run_ok(&["profile", "apply", f]);
+    assert_eq!(line(&out, "host:"), "host: swappiness 60 → 10", "{out}");
+    assert_eq!(h.env.vm("swappiness"), "10");
+    let (json, _) = h.run_ok(&["verify", "--json", f]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["clean"], true, "{v}");
+    assert_eq!(
+        v["rows"],
+        serde_json::json!([{"device": "host", "knob": "swappiness", "expected": "10",
+                            "actual": "10", "status": "ok"}])
+    );
+    h.run_ok(&["restore"]);
+    assert_eq!(h.env.vm("swappiness"), "60", "restore undid the profile");
+}
+
+#[test]
+fn an_export_of_simulated_sweet_spots_only_says_why_it_is_empty() {
+    let h = Host::new();
+    let surface =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
+    h.run_ok(&[
+        "-q",
+        "tune",
+        "--sim",
+        surface.to_str().unwrap(),
+        "--seed",
+        "1",
+    ]);
+    for format in ["toml", "udev", "sysctl", "tuned"] {
+        let (_, stderr) = h.run_ok(&["profile", "export", "--format", format]);
+        assert!(
+            stderr.contains(
+                "the stored sweet spots are of scratch or simulated devices only \
+                 (sim:seed-2.5.39-mm1-fifo_batch), which do not last past the run; tune a \
+                 device with `--device`"
+            ),
+            "{format}: {stderr}"
+        );
+    }
+}
