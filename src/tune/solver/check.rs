@@ -248,7 +248,10 @@ impl BayesOpt {
             None if self.loaded_check() => format!(
                 "in {n} interleaved pairs of loaded runs, no_load pooled (one-sided paired t-test"
             ),
-            None => format!("in {n} interleaved pairs (one-sided"),
+            None => format!(
+                "in {n} interleaved {} (one-sided",
+                if n == 1 { "pair" } else { "pairs" }
+            ),
         };
         let reason = if sig_test {
             format!(
@@ -267,9 +270,10 @@ impl BayesOpt {
         } else {
             format!(
                 "keep the default: no significant improvement (more than {me:.0}% better: \
-                 one-sided {} ≥ {} over {n} pairs{}; measured {:+.1}%)",
+                 one-sided {} ≥ {} over {n} {}{}; measured {:+.1}%)",
                 p_text(p),
                 self.cfg.alpha,
+                if n == 1 { "pair" } else { "pairs" },
                 if self.loaded_check() {
                     " of loaded runs, no_load pooled"
                 } else {

@@ -38,14 +38,17 @@
 //!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
 //!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
 //!    the loaded Times; when step 3 found no_load not flat, full trials, each Ratio divided by
-//!    its own trial's no_load. The check is planned in full pairs until step 3 has spoken.
+//!    its own trial's no_load. The check is planned in full pairs until step 3 has spoken
+//!    (on a guided grid in pairs of loaded runs); a "not flat" verdict that leaves room for
+//!    fewer full pairs than `check_pairs` is checked on those that fit, at least one.
 //!    For Loads (no no_load, a trial is one run) it is the arms test instead: the race also
 //!    re-measures the default ([`DEFAULT_SHARE`]) and runs until the budget is spent, and
 //!    the test is Welch's on every trial of the best and the default (`solver/check.rs`).
 //!
 //! Budgets are in load runs: the policy's budget × runs per full trial; for a Ratio the
 //! search keeps the runs of at least `check_pairs` full pairs for the check (planned so
-//! until the flatness test has said "flat"), and the runs it leaves become pairs, of loaded
+//! until the flatness test has said "flat"; on a guided grid, pairs of loaded runs until it
+//! has said "not flat"), and the runs it leaves become pairs, of loaded
 //! runs when no_load was found flat (at most [`CHECK_CAP`] × `check_pairs`); for Loads no
 //! reserve (the arms test).
 
@@ -677,46 +680,6 @@ impl BayesOpt {
             .min_by_key(|&p| self.screen_costs(p, true).len())
     }
 
-    /// A "not flat" verdict that came after a "flat" one (a new leader's test, or a
-    /// retest), too late for the runs of `check_pairs` pairs of full trials that it now needs:
-    /// the answer falls back to the best setting whose no_load the test found to match the
-    /// default's, checked on pairs of loaded runs (for it and the default, no_load is flat),
-    /// and the note says so. True when it did. (Before, such a tune ended "no budget left for
-    /// the final check": on dev seeds 1..1000, 1 tune of the drifting seed surface at 24 runs
-    /// and 1 of no_load-depends at 28.)
-    fn late_flip_fallback(&mut self, feasible: &dyn Fn(usize) -> bool) -> bool {
-        let full = self.runs_full();
-        let left = (self.cfg.budget * full).saturating_sub(self.runs);
-        let pairs = self.cfg.check_pairs.max(1);
-        let late = self.screen.as_ref().is_some_and(|s| s.flat == Some(false))
-            && left < 2 * pairs * full
-            && left >= 2 * pairs * self.cfg.runs_loaded;
-        if !late {
-            return false;
-        }
-        if let Some(s) = self.screen.as_mut() {
-            s.flat = Some(true);
-        }
-        let matching = self
-            .screen_ranked(feasible)
-            .iter()
-            .map(|c| c.0)
-            .find(|&p| p != self.default && self.flat_z(p).is_some_and(|z| z.abs() <= FLAT_Z));
-        if let Some(s) = self.screen.as_mut() {
-            if matching.is_some() {
-                if let Some(n) = s.note.as_mut() {
-                    n.push_str(
-                        "; too few runs left for pairs of full trials, so the best setting \
-                         whose no_load matches the default's is checked on pairs of loaded runs",
-                    );
-                }
-            } else {
-                s.flat = Some(false);
-            }
-        }
-        matching.is_some()
-    }
-
     /// Queues a no_load trial of `p` and opens the flatness test again.
     fn retest(&mut self, p: usize, why: &str) {
         if let Some(s) = self.screen.as_mut() {
@@ -725,13 +688,32 @@ impl BayesOpt {
         self.push(p, Part::NoLoad, format!("no_load flatness test: {why}"));
     }
 
-    /// Runs of one check pair.
+    /// Runs of one check pair as the check's reserve plans it.
     fn pair_runs(&self) -> usize {
-        if self.pools_no_load() && !self.loaded_check() {
+        if self.plans_full_pairs() {
             2 * self.runs_full()
         } else {
             2 * self.cfg.runs_loaded
         }
+    }
+
+    /// True when the check's reserve is planned in pairs of full trials: a Ratio whose
+    /// no_load the flatness test has not found flat, except on a guided grid while the test
+    /// is still open, where it is planned in pairs of loaded runs (the flat case), so that
+    /// the GP's picks and the race are not starved by full pairs a flat verdict would not
+    /// need; a "not flat" verdict there is checked on the full pairs that still fit (at least
+    /// one, `screen_check`). (Dev seeds 1..1000 at 16 runs, where a 9-setting grid takes the
+    /// guided screen: the seed surface 760 → 878 found, its drifting twin 766 → 860, two
+    /// basins 474 → 671, no_load-depends 304 → 413; the flat surfaces' false "significant" 6
+    /// / 3 → 8 / 2 of 1000; the 2-D bowl at 80 runs, seeds 1..200, 98% → 98%, its drifting
+    /// twin 72% → 73%. Planned so on a grid screened whole as well, the seed surface at 24
+    /// runs went 965 → 969 but no_load-depends 548 → 508.)
+    fn plans_full_pairs(&self) -> bool {
+        let open_guided = self
+            .screen
+            .as_ref()
+            .is_some_and(|s| s.guided && s.flat.is_none());
+        self.pools_no_load() && !self.loaded_check() && !open_guided
     }
 
     /// Runs kept for the final check: the pairs that 90% power needs at the leader's
@@ -756,7 +738,7 @@ impl BayesOpt {
                     estimate(&c).map_or(ASSUMED_NOISE, |(_, se)| se * (c.len() as f64).sqrt())
                 };
                 let mut v = sd_of(l.0).powi(2) + sd_of(self.default).powi(2);
-                if self.pools_no_load() && !self.loaded_check() {
+                if self.plans_full_pairs() {
                     // A full pair's Ratio carries both settings' no_load noise too.
                     v += 2.0 * ASSUMED_NOISE * ASSUMED_NOISE;
                 }
@@ -826,17 +808,10 @@ impl BayesOpt {
 
     /// Picks the answer and queues the check (or keeps the default).
     fn screen_check(&mut self, feasible: &dyn Fn(usize) -> bool) {
-        let fell_back = self.late_flip_fallback(feasible);
-        let ranked = self.screen_ranked(feasible);
-        // After a failed flatness test only the default and the finalists have Ratios. After
-        // a late one that fell back, only a setting whose no_load matches the default's.
-        let best = ranked
-            .iter()
-            .find(|c| {
-                !fell_back
-                    || c.0 == self.default
-                    || self.flat_z(c.0).is_some_and(|z| z.abs() <= FLAT_Z)
-            })
+        // After a failed flatness test only the default and the finalists have Ratios.
+        let best = self
+            .screen_ranked(feasible)
+            .first()
             .map_or(self.default, |c| c.0);
         if best == self.default {
             self.finish(Verdict::keep_default(
@@ -861,12 +836,33 @@ impl BayesOpt {
             self.queue_pairs(best, n, "the screen's best", part);
             return;
         }
-        if n < self.cfg.check_pairs.max(1) {
+        // Pairs of full trials: a "not flat" verdict that came late (a new leader's test or a
+        // retest after a "flat" one, or the first test on a guided grid, whose reserve was
+        // planned in pairs of loaded runs) may leave room for fewer than `check_pairs`; the
+        // check then runs on those that fit, at least one: the pairs give the mean, and the
+        // variance of a pair's difference comes from every trial of the two settings as
+        // always (`conclude`). (Before, such a tune checked the best setting whose no_load
+        // matched the default's on pairs of loaded runs, or kept the default.)
+        let need = if part == Part::Full {
+            1
+        } else {
+            self.cfg.check_pairs.max(1)
+        };
+        if n < need {
             self.finish(Verdict::keep_default(
                 best,
                 "keep the default: no budget left for the final check",
             ));
             return;
+        }
+        if n < self.cfg.check_pairs
+            && let Some(note) = self.screen.as_mut().and_then(|s| s.note.as_mut())
+        {
+            note.push_str(&format!(
+                "; runs left for {n} of the {} pairs of full trials asked for: the check's \
+                 variance leans on every trial of the two settings",
+                self.cfg.check_pairs
+            ));
         }
         self.queue_pairs(best, n, "the screen's best", part);
     }
@@ -996,10 +992,11 @@ mod tests {
     }
 
     #[test]
-    fn a_late_not_flat_verdict_without_runs_for_full_pairs_checks_a_matching_setting() {
+    fn a_late_not_flat_verdict_is_checked_on_the_full_pairs_that_fit() {
         let d0 = 67.7f64.ln();
         // After a flat verdict over 0 and 1, the race raised 3, whose no_load test found it
-        // 30% slower than the default: not flat, 3 and 0 the finalists.
+        // 30% slower than the default: not flat, 3 and 0 the finalists; 3 ranks best by its
+        // own Ratio (4.5 − ln 1.3 − d0 against 4.70 − d0).
         let loaded = [
             (2, 5.48),
             (0, 4.70),
@@ -1019,38 +1016,51 @@ mod tests {
             s.plan_screen(&|_| true);
             s
         };
-        // 18 of 24 runs spent: 6 left, fewer than the 8 of 2 pairs of full trials. The check
-        // falls back to 0, whose no_load matches the default's, on pairs of loaded runs.
+        // 18 of 24 runs spent: 6 left, room for 1 of the 2 pairs of full trials asked for.
+        // The check runs that one pair on 3, and the note says so.
         let s = at(18);
         assert_eq!(s.phase, Phase::Check);
         let pts: Vec<(usize, Part)> = s.queue.iter().map(|st| (st.point, st.part)).collect();
-        assert_eq!(pts[..2], [(2, Part::Loaded), (0, Part::Loaded)], "{pts:?}");
-        assert!(pts.iter().all(|p| p.0 != 3), "{pts:?}");
+        assert_eq!(pts, [(2, Part::Full), (3, Part::Full)], "{pts:?}");
         let sc = s.screen.as_ref().unwrap();
-        assert_eq!(sc.flat, Some(true));
+        assert_eq!(sc.flat, Some(false));
         assert!(
             sc.note.as_deref().unwrap().ends_with(
-                "too few runs left for pairs of full trials, so the best setting whose no_load \
-                 matches the default's is checked on pairs of loaded runs"
+                "runs left for 1 of the 2 pairs of full trials asked for: the check's variance \
+                 leans on every trial of the two settings"
             ),
             "{:?}",
             sc.note
         );
-        // 14 spent: the full pairs fit, so the verdict stands; a finalist's full trial first.
+        // 14 spent: the full pairs fit, so a finalist's full trial comes first.
         let s = at(14);
         let step = s.queue.front().unwrap();
         assert_eq!(step.part, Part::Full, "{}", step.why);
         assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
-        // With no setting whose no_load matches, "no budget left" stays the honest answer.
-        let mut s = ratio_screen(
-            &loaded,
-            &[(2, d0), (0, d0 + 1.3f64.ln()), (3, d0 + 1.3f64.ln())],
-        );
-        s.decide_flat(vec![3, 0]);
-        s.runs = 18;
-        s.plan_screen(&|_| true);
+        // 21 spent: not even one pair of full trials fits, "no budget left".
+        let s = at(21);
         assert_eq!(s.phase, Phase::Done);
         assert!(s.queue.is_empty());
+    }
+
+    #[test]
+    fn a_guided_grid_plans_the_check_in_loaded_pairs_until_no_load_is_tested() {
+        let d0 = 67.7f64.ln();
+        let loaded = [(2, 5.48), (0, 4.70), (1, 5.2)];
+        let mut s = ratio_screen(&loaded, &[(2, d0)]);
+        // Screened whole: a full pair is 4 runs while the flatness test is open.
+        assert_eq!(s.pair_runs(), 4);
+        s.screen.as_mut().unwrap().guided = true;
+        // Guided, test open: 2 runs, the pair of loaded runs a flat verdict would check.
+        assert_eq!(s.pair_runs(), 2);
+        // Guided, "not flat": full pairs again.
+        s.screen.as_mut().unwrap().flat = Some(false);
+        assert_eq!(s.pair_runs(), 4);
+        // Flat: loaded pairs, guided or not.
+        s.screen.as_mut().unwrap().flat = Some(true);
+        assert_eq!(s.pair_runs(), 2);
+        s.screen.as_mut().unwrap().guided = false;
+        assert_eq!(s.pair_runs(), 2);
     }
 
     #[test]
