@@ -7,6 +7,10 @@
 //! cargo run --release --example shootout -- --seeds 10 --only ours --surface seed
 //! ```
 //!
+//! Diagnosis: `SHOOTOUT_TRACE=1` prints ours' trial log and verdict per tune to stderr (use it
+//! with `--seeds 1 --from N --only ours`); `SHOOTOUT_FAILS=1` prints each failed tune's seed
+//! and choice, for every method run.
+//!
 //! Seeds: constants are tuned on the development seeds 1..N (`--from 1`, the default);
 //! published figures use the disjoint range from 10001 (`--from 10001`). The header prints the
 //! range. The simulator's noise comes from a named generator (ChaCha12) and every baseline's
@@ -476,6 +480,12 @@ fn evaluate(m: Method, s: &Surf, seeds: u64, from: u64) -> Row {
     for seed in from..from + seeds {
         let (p, r, c) = run(m, s, seed);
         let good = p < s.truth.len() && s.truth[p] <= s.opt + 1.05f64.ln();
+        if !good && std::env::var_os("SHOOTOUT_FAILS").is_some() {
+            eprintln!(
+                "fail: seed {seed}, chose {}",
+                sweetspot::knob::setting_label(&s.space.points[p.min(s.truth.len() - 1)])
+            );
+        }
         ok += good as u32;
         runs += r;
         claims += c as u32;

@@ -568,29 +568,46 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
     }
 
-    /// What `f` logs (tracing, warnings included), with its result.
-    fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
-        #[derive(Clone, Default)]
-        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-        impl std::io::Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
+    thread_local! {
+        /// This thread's captured log while [`logged`] runs.
+        static LOG: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+    }
+
+    /// Appends to the calling thread's [`LOG`], if it is capturing.
+    struct ThreadLog;
+
+    impl std::io::Write for ThreadLog {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            LOG.with(|l| {
+                if let Some(v) = l.borrow_mut().as_mut() {
+                    v.extend_from_slice(b);
+                }
+            });
+            Ok(b.len())
         }
-        let buf = Buf::default();
-        let w = buf.clone();
-        let sub = tracing_subscriber::fmt()
-            .with_writer(move || w.clone())
-            .with_ansi(false)
-            .without_time()
-            .finish();
-        let r = tracing::subscriber::with_default(sub, f);
-        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
-        (r, text)
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Runs `f` and returns what it logged on this thread. One global subscriber writes every
+    /// thread's events to that thread's buffer: a subscriber scoped with `with_default` missed
+    /// events now and then when tests ran in parallel (a callsite another thread had first
+    /// hit with no subscriber kept its cached "never" interest), and the test failed with an
+    /// empty log.
+    fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+        static INIT: std::sync::Once = std::sync::Once::new();
+        INIT.call_once(|| {
+            let _ = tracing_subscriber::fmt()
+                .with_writer(|| ThreadLog)
+                .with_ansi(false)
+                .without_time()
+                .try_init();
+        });
+        LOG.with(|l| *l.borrow_mut() = Some(Vec::new()));
+        let r = f();
+        let text = LOG.with(|l| l.borrow_mut().take()).unwrap_or_default();
+        (r, String::from_utf8(text).unwrap())
     }
 
     /// A tune on sda left `running` by a killed process: its pid cannot be alive (above

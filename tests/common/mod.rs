@@ -42,6 +42,40 @@ pub fn attach(file: &Path, direct_io: bool) -> (String, PathBuf) {
     (name, dev)
 }
 
+/// The active scheduler of a `queue/scheduler` line (`none [mq-deadline] kyber` →
+/// `mq-deadline`). Tests compare this, not the whole line: which schedulers a kernel offers is
+/// a build option (`CONFIG_IOSCHED_BFQ`, `CONFIG_MQ_IOSCHED_KYBER`), so the line differs
+/// between kernels.
+pub fn active_scheduler(line: &str) -> String {
+    line.split(['[', ']'])
+        .nth(1)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every scheduler a `queue/scheduler` line offers, in its order, brackets dropped.
+pub fn offered_schedulers(line: &str) -> Vec<String> {
+    line.split_whitespace()
+        .map(|s| s.trim_matches(['[', ']']).to_string())
+        .collect()
+}
+
+/// A scheduler other than `none` and `mq-deadline` that this kernel offers (bfq if built,
+/// else kyber), with a file its `queue/iosched/` directory has: for tests that need a detour
+/// away from mq-deadline (whose `fifo_batch` then disappears).
+pub fn detour_scheduler(line: &str) -> (&'static str, &'static str) {
+    let offered = offered_schedulers(line);
+    if offered.iter().any(|s| s == "bfq") {
+        ("bfq", "slice_idle")
+    } else {
+        assert!(
+            offered.iter().any(|s| s == "kyber"),
+            "the kernel offers neither bfq nor kyber: {line}"
+        );
+        ("kyber", "read_lat_nsec")
+    }
+}
+
 /// A file-backed loop device, detached on drop.
 pub struct LoopDev {
     /// Kernel name, e.g. `loop3`.
