@@ -8,7 +8,7 @@
 //! cargo run --release --example scheduler_bound -- 24 0.02  # one budget, LLR grid step 0.02 (default 0.05)
 //! ```
 //!
-//! The lenient model (each point favours the policy over any real tuner):
+//! The lenient model (every point but the last favours the policy over a real tuner):
 //! - Only kyber (10,056 Loads), mq-deadline (9,382) and bfq (8,135, the default) exist;
 //!   `none` costs no run. Which of the two candidate arms is kyber is unknown (prior ½ each);
 //!   everything else is known: both means, and the noise, sd 0.09 of ln Loads per run (the
@@ -17,9 +17,12 @@
 //!   check passes. The check is a one-sided z-test at α 0.05 with the known sd, H0 "at most
 //!   3% better than bfq" (the minimum effect inside), and it passes with its **power at the
 //!   counts the policy spent** on the answer and on bfq, as if those runs were fresh: the
-//!   search's runs count for the check too, and no run is set aside for it. (A test on the
-//!   realized means instead would let a policy sample bfq until its mean dips, an optional
-//!   stopping no valid test allows.)
+//!   search's runs count for the check too, and no run is set aside for it. This point is
+//!   not lenient against every tuner: a test on the very runs that selected the answer (ours'
+//!   arms test on Loads) passes more often than a fresh one would (the winner's curse), which
+//!   its measured false "significant" on the flat surfaces (3–4%) keeps honest. A test on the
+//!   realized means in the model instead would let a policy sample bfq until its mean dips,
+//!   an optional stopping no valid test allows (that model reaches 96.6% at 24 runs).
 //! - The policy may be adaptive in every way: which arm to sample next from everything seen,
 //!   when to stop, which answer to give. The pick's sufficient statistic is the
 //!   log-likelihood ratio L of "arm 0 is kyber": a run of either candidate moves L by
@@ -29,14 +32,17 @@
 //!   is a parameter, and halving it moves the figure in the fourth decimal).
 //!
 //! A real tuner must also measure `none`, estimate the noise (a t-test, not a z-test) and
-//! learn the means; each only lowers what it can reach. The fixed split (the same model, the
-//! best (n₀, n₁, n_bfq) chosen in advance) is printed for comparison.
+//! learn the means; each lowers what it can reach. So the figure is evidence, not a proof,
+//! of what a tuner can reach: the best of every policy in an easier problem, but for its test
+//! model. The fixed split (the same model, the best (n₀, n₁, n_bfq) chosen in advance) is
+//! printed for comparison.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // constant, valid distributions
 
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
-/// ln Loads per run of kyber, mq-deadline and bfq (the surface file's points).
+/// Loads per io_load run of kyber, mq-deadline and bfq (the surface file's points; the model
+/// works on their logarithms).
 const KYBER: f64 = 10_056.0;
 const MQ_DEADLINE: f64 = 9_382.0;
 const BFQ: f64 = 8_135.0;
@@ -61,8 +67,9 @@ struct Model {
 
 impl Model {
     fn new(step: f64) -> Model {
-        let n = (2.0 * L_MAX / step).round() as usize + 1;
-        let l: Vec<f64> = (0..n).map(|i| -L_MAX + i as f64 * step).collect();
+        // Symmetric about 0, which is the middle point: the prior's ½ (`adaptive`, `fixed`).
+        let half = (L_MAX / step).round() as i64;
+        let l: Vec<f64> = (-half..=half).map(|i| i as f64 * step).collect();
         let p0 = l.iter().map(|x| 1.0 / (1.0 + (-x).exp())).collect();
         let delta = (KYBER / MQ_DEADLINE).ln();
         let (a, b) = (delta * delta / (2.0 * SIGMA * SIGMA), delta / SIGMA);

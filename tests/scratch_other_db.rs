@@ -62,6 +62,27 @@ fn loops_under(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The scheduler the killed bench sets: one no kernel makes a loop device's default (kyber,
+/// else bfq, as this kernel offers them: both are build options), so seeing it on the queue
+/// means the bench set it; mq-deadline only on a kernel with neither.
+fn detour() -> &'static str {
+    let offered = std::fs::read_dir("/sys/block")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("loop"))
+        .find_map(|e| std::fs::read_to_string(e.path().join("queue/scheduler")).ok())
+        .unwrap_or_default();
+    let has = |s: &str| {
+        offered
+            .split_whitespace()
+            .any(|x| x.trim_matches(['[', ']']) == s)
+    };
+    ["kyber", "bfq"]
+        .into_iter()
+        .find(|s| has(s))
+        .unwrap_or("mq-deadline")
+}
+
 fn scheduler(dev: &str) -> String {
     let s = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
     let active = s.split(['[', ']']).nth(1).unwrap_or_default();
@@ -77,28 +98,33 @@ fn a_restore_with_another_db_leaves_a_killed_scratch_run_to_its_own_db() {
         tmp: dir,
         db: db.clone(),
     };
+    let sched = detour();
     let mut child = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
         .env("TMPDIR", &tmp)
         .arg("--db")
         .arg(&db)
-        .args(["-q", "bench", "--scratch", "--set", "scheduler=mq-deadline"])
+        .args([
+            "-q",
+            "bench",
+            "--scratch",
+            "--set",
+            &format!("scheduler={sched}"),
+        ])
         .args(["--loads", "no_load", "--runs", "50"])
         .args(["--job-scale", "0.02", "--lead", "0.3", "--load-mib", "32"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Killed once mq-deadline is on its loop queue (journaled before it was written). Not
-    // bfq: a kernel may be built without it (CONFIG_IOSCHED_BFQ), every blk-mq one has
-    // mq-deadline.
+    // Killed once `sched` is on its loop queue (journaled before it was written).
     let deadline = Instant::now() + Duration::from_secs(120);
     let dev = loop {
         if let Some(d) = loops_under(&tmp).pop()
-            && scheduler(&d) == "mq-deadline"
+            && scheduler(&d) == sched
         {
             break d;
         }
-        assert!(Instant::now() < deadline, "bench never set mq-deadline");
+        assert!(Instant::now() < deadline, "bench never set {sched}");
         assert!(child.try_wait().unwrap().is_none(), "bench ended early");
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -119,7 +145,7 @@ fn a_restore_with_another_db_leaves_a_killed_scratch_run_to_its_own_db() {
         "{out}"
     );
     assert_eq!(loops_under(&tmp), vec![dev.clone()], "{out}");
-    assert_eq!(scheduler(&dev), "mq-deadline");
+    assert_eq!(scheduler(&dev), sched);
     // The sweep a `--scratch` run with the other database does first: the same.
     let swept = stale::sweep(&tmp, &other);
     assert!(swept.removed.is_empty(), "{swept:?}");

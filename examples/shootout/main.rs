@@ -481,10 +481,12 @@ fn evaluate(m: Method, s: &Surf, seeds: u64, from: u64) -> Row {
         let (p, r, c) = run(m, s, seed);
         let good = p < s.truth.len() && s.truth[p] <= s.opt + 1.05f64.ln();
         if !good && std::env::var_os("SHOOTOUT_FAILS").is_some() {
-            eprintln!(
-                "fail: seed {seed}, chose {}",
-                sweetspot::knob::setting_label(&s.space.points[p.min(s.truth.len() - 1)])
-            );
+            let chose = s
+                .space
+                .points
+                .get(p)
+                .map_or_else(|| format!("point {p}"), sweetspot::knob::setting_label);
+            eprintln!("fail: seed {seed}, chose {chose}");
         }
         ok += good as u32;
         runs += r;

@@ -11,6 +11,7 @@
 //! alpha = 0.05                     # one-sided test level of the final check
 //! min_effect = 0.03                # the sweet spot must be at least 3% better
 //! check_pairs = 3                  # fewest interleaved (default, best) pairs in the check
+//!                                  # (but see docs/policy.md: a late "not flat" no_load)
 //!
 //! [objective]
 //! minimize = "ratio"               # geometric mean of Ratio over `loads`

@@ -598,11 +598,12 @@ mod tests {
     fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
         static INIT: std::sync::Once = std::sync::Once::new();
         INIT.call_once(|| {
-            let _ = tracing_subscriber::fmt()
+            tracing_subscriber::fmt()
                 .with_writer(|| ThreadLog)
                 .with_ansi(false)
                 .without_time()
-                .try_init();
+                .try_init()
+                .expect("no other global subscriber in the library's tests");
         });
         LOG.with(|l| *l.borrow_mut() = Some(Vec::new()));
         let r = f();

@@ -245,9 +245,9 @@ pub fn build_with(
             .iter()
             .filter(|t| t.point == p && t.failed.is_none())
             .collect();
-        if check_only && all.len() > 2 {
+        if check_only && all.len() > 1 {
             let k = v.as_ref().and_then(|v| v.pairs).unwrap_or(0).min(all.len());
-            if k >= 2 {
+            if k >= 1 {
                 return all[all.len() - k..].to_vec();
             }
         }
@@ -256,7 +256,7 @@ pub fn build_with(
     // The arms test (Loads after the screen) used every trial of the two: so do the figures.
     let ran_check = v
         .as_ref()
-        .is_some_and(|v| v.pairs.unwrap_or(0) >= 2 && !v.every_trial);
+        .is_some_and(|v| v.pairs.unwrap_or(0) >= 1 && !v.every_trial);
     let dt = with_pooled_no_load(out, policy, of(space.default, ran_check));
     let bt = with_pooled_no_load(out, policy, of(cand, ran_check));
     let (dt, bt): (Vec<&Trial>, Vec<&Trial>) = (dt.iter().collect(), bt.iter().collect());

@@ -29,7 +29,8 @@
 //!    each finalist and the default is ranked by its own Ratio (mean ln loaded Time − its own
 //!    mean ln no_load Time), the search's runs left going to full trials of the finalists;
 //!    the verdict's reason says which. Flat: the race goes on with the runs the check's
-//!    pairs of loaded runs no longer need (it was planned in full pairs), and a new leader it
+//!    pairs of loaded runs no longer need (on a grid screened whole it was planned in full
+//!    pairs), and a new leader it
 //!    raises gets its own no_load trial and the test again; while runs are to spare, the
 //!    finalists and the default get more no_load trials (one per [`FLAT_RETEST_PER`] loaded
 //!    trials during the race, up to [`FLAT_RETEST_MAX`] each once it has separated its
@@ -320,8 +321,8 @@ impl BayesOpt {
     /// True when the final check's pairs are loaded runs only: a Ratio whose no_load the
     /// flatness test found flat, so no_load is pooled and cancels in a pair's difference
     /// (the issue's "model no_load separately, test it on every tune, fall back to full
-    /// trials when it fails"). Until the test has said "flat" the check is planned in full
-    /// pairs, so a failed test still finds the runs its full pairs need.
+    /// trials when it fails"). How the check is planned until the test has spoken:
+    /// [`BayesOpt::plans_full_pairs`].
     pub(super) fn loaded_check(&self) -> bool {
         self.pools_no_load() && self.screen.as_ref().is_some_and(|s| s.flat == Some(true))
     }
@@ -730,7 +731,9 @@ impl BayesOpt {
             ((CHECK_MAX_SHARE * total as f64) as usize / per.max(1)).max(self.cfg.check_pairs);
         let ranked = self.screen_ranked(feasible);
         let lead = ranked.iter().find(|c| c.0 != self.default);
-        let def = estimate(&self.screen_costs(self.default, false));
+        // The default's cost as the leader's is ranked (its own Ratio after a "not flat"
+        // verdict: before, its loaded cost alone was compared with the leader's Ratio).
+        let def = self.screen_estimate(self.default);
         let n = match (lead, def) {
             (Some(l), Some((md, _))) => {
                 let sd_of = |p: usize| {
@@ -1032,15 +1035,29 @@ mod tests {
             "{:?}",
             sc.note
         );
-        // 14 spent: the full pairs fit, so a finalist's full trial comes first.
+        // 14 spent: the full pairs fit, so a finalist's full trial comes first (a search
+        // trial, not the check's).
         let s = at(14);
         let step = s.queue.front().unwrap();
         assert_eq!(step.part, Part::Full, "{}", step.why);
+        assert!(!step.check, "{}", step.why);
+        assert!(
+            step.why.contains("a full trial of a finalist"),
+            "{}",
+            step.why
+        );
         assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
         // 21 spent: not even one pair of full trials fits, "no budget left".
         let s = at(21);
         assert_eq!(s.phase, Phase::Done);
         assert!(s.queue.is_empty());
+        let v = s.verdict.as_ref().unwrap();
+        assert!(!v.significant);
+        assert!(
+            v.reason.contains("no budget left for the final check"),
+            "{}",
+            v.reason
+        );
     }
 
     #[test]
