@@ -63,6 +63,9 @@ struct Model {
     /// arm 0 being kyber (+a) and mq-deadline (−a).
     taps_k: Vec<(isize, f64)>,
     taps_m: Vec<(isize, f64)>,
+    /// Mean and sd of one candidate run's LLR step when arm 0 is kyber (module docs).
+    a: f64,
+    b: f64,
 }
 
 impl Model {
@@ -88,6 +91,8 @@ impl Model {
             p0,
             taps_k: taps(a),
             taps_m: taps(-a),
+            a,
+            b,
         }
     }
 
@@ -152,8 +157,7 @@ fn adaptive(m: &Model, budget: usize) -> f64 {
 
 /// The best fixed split (n0, n1, nb) of `budget` runs: (success, split).
 fn fixed(m: &Model, budget: usize) -> (f64, (usize, usize, usize)) {
-    let delta = (KYBER / MQ_DEADLINE).ln();
-    let (a, b) = (delta * delta / (2.0 * SIGMA * SIGMA), delta / SIGMA);
+    let (a, b) = (m.a, m.b);
     let step = m.l[1] - m.l[0];
     let mut best = (0.0, (0, 0, 0));
     for n0 in 0..=budget {

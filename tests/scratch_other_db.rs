@@ -5,6 +5,9 @@
 //! sweep's database knows them. As root, on real loop devices.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{active_scheduler, offered_schedulers};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -66,27 +69,21 @@ fn loops_under(dir: &Path) -> Vec<String> {
 /// else bfq, as this kernel offers them: both are build options), so seeing it on the queue
 /// means the bench set it; mq-deadline only on a kernel with neither.
 fn detour() -> &'static str {
-    let offered = std::fs::read_dir("/sys/block")
+    let line = std::fs::read_dir("/sys/block")
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("loop"))
         .find_map(|e| std::fs::read_to_string(e.path().join("queue/scheduler")).ok())
         .unwrap_or_default();
-    let has = |s: &str| {
-        offered
-            .split_whitespace()
-            .any(|x| x.trim_matches(['[', ']']) == s)
-    };
+    let offered = offered_schedulers(&line);
     ["kyber", "bfq"]
         .into_iter()
-        .find(|s| has(s))
+        .find(|s| offered.iter().any(|o| o == s))
         .unwrap_or("mq-deadline")
 }
 
 fn scheduler(dev: &str) -> String {
-    let s = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
-    let active = s.split(['[', ']']).nth(1).unwrap_or_default();
-    active.to_string()
+    active_scheduler(&std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap())
 }
 
 #[test]
