@@ -33,6 +33,10 @@
 //!   fresh check pairs with ours' test ([`pattern`]); issue #13's yardstick.
 //! - `ttts`: top-two Thompson sampling (Russo 2016) over every setting, per-setting shrunk
 //!   variances as ours, no check ([`ttts`]): the strongest global competitor we built.
+//!   `ttts-check` is the same with `pattern`'s fresh-pair check; `ttts-arms` spends every
+//!   run on the search (the default measured twice first) and checks on the search's own
+//!   trials: a moderated one-sided t-test against the default at α 0.05 / m, Bonferroni over
+//!   the m settings it measured ([`ttts::ttts_arms`]).
 //! - `neldermead`: argmin's NelderMead on the log2-relaxed space, k trials, rounded.
 //! - `ours`: `tune::optimise`; it keeps the default unless the final check is significant.
 //!   On a grid the budget can measure whole (the 9-, 4- and 27-setting surfaces) that is the
@@ -94,6 +98,7 @@ enum Method {
     Pattern(usize),
     Ttts(usize),
     TttsCheck(usize),
+    TttsArms(usize),
     Ours(u32),
     Oracle(u32),
 }
@@ -108,6 +113,7 @@ impl Method {
             Method::Pattern(_) => "pattern".into(),
             Method::Ttts(_) => "ttts".into(),
             Method::TttsCheck(_) => "ttts-check".into(),
+            Method::TttsArms(_) => "ttts-arms".into(),
             Method::Ours(_) => "ours".into(),
             Method::Oracle(_) => "oracle".into(),
         }
@@ -371,6 +377,7 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
         Method::Pattern(budget) => pattern::pattern(&mut sim, s, budget),
         Method::Ttts(k) => ttts::ttts(&mut sim, s, k, seed),
         Method::TttsCheck(k) => ttts::ttts_checked(&mut sim, s, k, check::pairs(s), seed),
+        Method::TttsArms(k) => ttts::ttts_arms(&mut sim, s, k, seed),
         Method::Ours(budget) => {
             let knobs = s.space.knobs.clone();
             let pol = policy(&knobs, budget, s.loads);
@@ -558,6 +565,7 @@ fn main() {
             Method::Pattern(k_for(s)),
             Method::Ttts(k_for(s)),
             Method::TttsCheck(k_for(s)),
+            Method::TttsArms(k_for(s)),
             Method::Ours(budget_for(s)),
         ];
         // The oracle assumes its check passes: meaningless where nothing is better.
@@ -626,13 +634,14 @@ fn main() {
         println!("| method | {} |", head.join(" | "));
         println!("|---|{}", "---:|".repeat(ks.len()));
         type Make = fn(usize) -> Method;
-        let rows: [(&str, Make); 8] = [
+        let rows: [(&str, Make); 9] = [
             ("random", Method::Random),
             ("anneal", Method::Anneal),
             ("neldermead", Method::NelderMead),
             ("pattern", Method::Pattern),
             ("ttts", Method::Ttts),
             ("ttts-check", Method::TttsCheck),
+            ("ttts-arms", Method::TttsArms),
             ("ours", |k| Method::Ours(k as u32)),
             ("oracle", |k| Method::Oracle(k as u32)),
         ];
