@@ -110,3 +110,79 @@ fn sweetspot_db_chooses_the_database() {
     assert!(st.success());
     assert!(db.exists(), "the tune was stored in $SWEETSPOT_DB");
 }
+
+/// Runs the binary with `--db db` and `args`: (exit code, stderr).
+fn run(db: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(bin())
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Paths that cannot take what they are given are bad input (exit 2) naming the flag or the
+/// file: `profile export --out` to a directory, to a file for `--format tuned` (which writes
+/// DIR/tuned.conf) or under /proc; `profile apply` of a directory; and `--metric` without
+/// `--job` beside `--sim`, which clap's `requires` lets through.
+#[test]
+fn bad_paths_and_a_metric_without_a_job_are_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let f = file.to_str().unwrap();
+    let s = seed_surface();
+    let s = s.to_str().unwrap();
+    // A database to export from (a simulated sweet spot: an empty profile, and a warning).
+    let (code, err) = run(&db, &["-q", "tune", "--seed", "1", "--sim", s]);
+    assert_eq!(code, Some(0), "{err}");
+    let cases: [(Vec<&str>, String); 4] = [
+        (
+            vec!["profile", "export", "--out", d],
+            format!("--out {d}: is a directory; give the file to write"),
+        ),
+        (
+            vec!["profile", "export", "--format", "tuned", "--out", f],
+            format!("--out {f}: not a directory (--format tuned writes DIR/tuned.conf)"),
+        ),
+        (
+            vec!["profile", "export", "--out", "/proc/sweetspot-test.toml"],
+            "--out /proc/sweetspot-test.toml: cannot write there".to_string(),
+        ),
+        (
+            vec!["profile", "apply", d],
+            format!("profile {d}: is a directory, not a profile file"),
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, err) = run(&db, &args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "x",
+        "--out over a file wrote it"
+    );
+    let s = seed_surface();
+    let (code, err) = run(
+        &db,
+        &[
+            "tune",
+            "--sim",
+            s.to_str().unwrap(),
+            "--metric",
+            "regex:(\\d+)",
+            "--maximize",
+            "x",
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--metric needs --job CMD"), "{err}");
+}

@@ -141,14 +141,25 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     );
     assert_eq!(rep["resumed"]["from_tune"], from, "{rep}");
 
-    // --resume picks its seed itself.
+    // --resume runs under the stopped tune's seed: another --seed is refused (exit 2, naming
+    // both), the same one is the stopped command plus --resume and resumes it.
+    let from = stopped_tune(&db, 43, 6);
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
         .arg("--db")
         .arg(&db)
         .args(["tune", "--sim", SURFACE, "--resume", "--seed", "3"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--seed 3 with --resume: tune #{from} to resume ran with seed 43; drop --seed"
+        )),
+        "{err}"
+    );
+    let (rep, _) = cli_tune(&db, &["--resume", "--seed", "43"]);
+    assert_eq!(rep["resumed"]["from_tune"], from, "{rep}");
 }
 
 /// A budget the policy cannot use is refused (exit 2) before `--resume` looks anything up:

@@ -258,15 +258,28 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
         Format::Sysctl => sysctl::render(&profile, &ctx.root),
         Format::Tuned => tuned::render(&profile, &ctx.root),
     };
-    match &args.out {
-        None => super::print_out(&text),
-        Some(out) if args.format == Format::Tuned => {
-            std::fs::create_dir_all(out)
-                .map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
-            write_atomic(&out.join("tuned.conf"), &text)
-        }
-        Some(out) => write_atomic(out, &text),
+    let Some(out) = &args.out else {
+        return super::print_out(&text);
+    };
+    // A path that cannot take the profile is bad input (exit 2), named as the flag.
+    let bad = |why: String| Error::BadInput(format!("--out {}: {why}", out.display()));
+    let tuned = args.format == Format::Tuned;
+    if tuned && out.exists() && !out.is_dir() {
+        return Err(bad(
+            "not a directory (--format tuned writes DIR/tuned.conf)".into(),
+        ));
     }
+    if !tuned && out.is_dir() {
+        return Err(bad("is a directory; give the file to write".into()));
+    }
+    let written = if tuned {
+        std::fs::create_dir_all(out)
+            .map_err(|e| Error::io(format!("creating {}", out.display()), e))
+            .and_then(|()| write_atomic(&out.join("tuned.conf"), &text))
+    } else {
+        write_atomic(out, &text)
+    };
+    written.map_err(|e| bad(format!("cannot write there ({e})")))
 }
 
 /// Writes `text` to `path` through a temporary file in the same directory and a rename, mode

@@ -1,5 +1,5 @@
 //! `sweetspot tune (--device D | --scratch | --sim FILE | --host) [--policy NAME|FILE]
-//! [--budget N] [--seed N | --resume] [--apply] [--json] [--job CMD --metric regex:RE|json:/PTR
+//! [--budget N] [--seed N] [--resume] [--apply] [--json] [--job CMD --metric regex:RE|json:/PTR
 //! (--maximize NAME | --minimize NAME) [--unit U] [--nice N] [--cpus LIST]]`: find the sweet
 //! spot for a policy and store it.
 //!
@@ -40,8 +40,9 @@ pub struct Args {
     /// Go on with the newest tune of this device, kernel release and policy if it was
     /// interrupted (Ctrl-C, SIGTERM, a kill) with the same budget: its finished trials are
     /// replayed from the database, not run again, and the tune continues with its seed.
-    /// Without such a tune a fresh one starts, and stderr says so.
-    #[arg(long, conflicts_with = "seed")]
+    /// Without such a tune a fresh one starts, and stderr says so. A --seed given too must be
+    /// the interrupted tune's (so the command that was stopped, plus --resume, resumes it).
+    #[arg(long)]
     pub resume: bool,
 
     /// Leave a significant sweet spot applied (journaled; `restore` undoes it). Only with
@@ -92,16 +93,19 @@ pub struct Args {
 }
 
 /// `--resume`: the interrupted tune to go on with ([`Resume::find`]), said on stderr either
-/// way (which tune and how much of it is reused, or that there is none).
+/// way (which tune and how much of it is reused, or that there is none); a `--seed` other
+/// than its seed is refused first ([`check_resume_seed`]).
 fn find_resume(
     ctx: &Ctx,
     store: &crate::store::Store,
     testbed: &dyn crate::bench::Testbed,
     policy: &str,
     budget: u32,
+    seed: Option<u64>,
 ) -> Result<Option<Resume>> {
     let t = testbed.target();
     let r = Resume::find(store, &t, policy, budget, &testbed.sizes())?;
+    check_resume_seed(seed, r.as_ref())?;
     if !ctx.quiet {
         crate::signals::eprint_line(&match &r {
             Some(r) => format!(
@@ -126,7 +130,12 @@ fn cli_benchmark(args: &Args) -> Result<Option<UserJob>> {
     let Some(metric) = &args.metric else {
         return Ok(None);
     };
-    let command = args.target.job.clone().unwrap_or_default();
+    // clap's `requires = "job"` does not hold beside --sim (which conflicts with --job).
+    let Some(command) = args.target.job.clone() else {
+        return Err(crate::Error::BadInput(
+            "--metric needs --job CMD: the benchmark whose figure it reads (not with --sim)".into(),
+        ));
+    };
     let extract = if let Some(re) = metric.strip_prefix("regex:") {
         Extract::Regex(re.to_string())
     } else if let Some(p) = metric.strip_prefix("json:") {
@@ -184,6 +193,19 @@ fn check_apply(args: &Args) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// `--seed` with `--resume`: it must be the interrupted tune's seed, which the resumed tune
+/// runs under. Without a tune to resume the seed is the fresh tune's.
+fn check_resume_seed(seed: Option<u64>, resume: Option<&Resume>) -> Result<()> {
+    match (seed, resume) {
+        (Some(s), Some(r)) if s != r.seed => Err(crate::Error::BadInput(format!(
+            "--seed {s} with --resume: tune #{} to resume ran with seed {}; drop --seed to \
+             resume it, or drop --resume for a fresh tune",
+            r.from_tune, r.seed
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Runs `sweetspot tune`.
@@ -256,6 +278,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             testbed.as_ref(),
             &pol.name,
             args.budget.unwrap_or(pol.budget),
+            args.target.seed,
         )?
     } else {
         None

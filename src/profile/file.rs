@@ -23,6 +23,9 @@ pub fn load(path: &Path) -> Result<Profile> {
     // One open: the mode and owner checked are those of the file read (no swap between).
     let mut f = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
     let meta = f.metadata().map_err(|e| bad(e.to_string()))?;
+    if meta.is_dir() {
+        return Err(bad("is a directory, not a profile file".into()));
+    }
     if meta.mode() & 0o002 != 0 {
         return Err(bad(format!(
             "world-writable (mode {:o}): anyone could choose what it writes as root; \
