@@ -105,6 +105,21 @@ fn outside(
     }
 }
 
+/// Warns that built-in `policy` asks `k` for `what`, outside its narrower domain here, and
+/// that the tune keeps to the domain.
+fn warn_narrower(policy: &Policy, k: &SpaceKnob, what: &str) {
+    let (min, max) = match k.domain {
+        Domain::Int { min, max } => (min, max),
+        Domain::Choice(_) => (0, 0),
+    };
+    tracing::warn!(
+        "policy {}: {} {what} is outside its domain here, {}; kept to the domain",
+        policy.name,
+        k.name,
+        catalogue::domain_text(min, max)
+    );
+}
+
 fn int_axis(k: &SpaceKnob, choice: &KnobChoice, policy: &Policy) -> Result<IntAxis> {
     let Domain::Int { min, max } = k.domain else {
         return Err(Error::BadInput(format!(
@@ -114,11 +129,13 @@ fn int_axis(k: &SpaceKnob, choice: &KnobChoice, policy: &Policy) -> Result<IntAx
     };
     let default = k.default.as_int();
     let lines = choice.field_lines;
+    let builtin = policy.source.starts_with("builtin:");
     let values = if let Some(vals) = &choice.values {
         let mut out = Vec::new();
         for v in vals {
             match v.as_int() {
                 Some(x) if (min..=max).contains(&x) => out.push(x),
+                Some(x) if builtin => warn_narrower(policy, k, &x.to_string()),
                 Some(x) => {
                     return Err(outside(policy, k, lines.values, "values", x.to_string()));
                 }
@@ -140,15 +157,30 @@ fn int_axis(k: &SpaceKnob, choice: &KnobChoice, policy: &Policy) -> Result<IntAx
         out
     } else {
         // Bounds outside the safe domain are an error, never clamped silently: a policy
-        // saying `max = 99999999` would otherwise run as if it said 1024.
-        if let Some(lo) = choice.min.filter(|v| !(min..=max).contains(v)) {
+        // saying `max = 99999999` would otherwise run as if it said 1024. A built-in policy
+        // is written for every device, so its bounds are clamped to a narrower domain (a
+        // simulated surface's `min`/`max`), with a warning, while they still overlap it.
+        let clamp = |b: Option<i64>| match b {
+            Some(v) if builtin && !(min..=max).contains(&v) => {
+                warn_narrower(policy, k, &v.to_string());
+                Some(v.clamp(min, max))
+            }
+            b => b,
+        };
+        let overlaps = choice.min.is_none_or(|v| v <= max) && choice.max.is_none_or(|v| v >= min);
+        let (cmin, cmax) = if builtin && overlaps {
+            (clamp(choice.min), clamp(choice.max))
+        } else {
+            (choice.min, choice.max)
+        };
+        if let Some(lo) = cmin.filter(|v| !(min..=max).contains(v)) {
             return Err(outside(policy, k, lines.min, "min", lo.to_string()));
         }
-        if let Some(hi) = choice.max.filter(|v| !(min..=max).contains(v)) {
+        if let Some(hi) = cmax.filter(|v| !(min..=max).contains(v)) {
             return Err(outside(policy, k, lines.max, "max", hi.to_string()));
         }
-        let lo = choice.min.unwrap_or(min);
-        let hi = choice.max.unwrap_or(max);
+        let lo = cmin.unwrap_or(min);
+        let hi = cmax.unwrap_or(max);
         let mut v = log2_grid(lo, hi, default);
         // The default is the reference of guards and of the final check: on the grid even
         // when the policy's range leaves it out (read_ahead_kb 8 under `min = 16`).
@@ -674,6 +706,34 @@ mod tests {
             e.starts_with("dir/p.toml:7: knobs.zzz: unknown knob 'zzz': "),
             "{e}"
         );
+    }
+
+    /// A built-in policy is written for every device: on a narrower domain (a surface's
+    /// fifo_batch 4–16) its bounds are clamped, not refused; a file's the same bounds are
+    /// refused (above), and a built-in's that miss the domain entirely too.
+    #[test]
+    fn a_builtin_policys_bounds_are_clamped_to_a_narrower_domain() {
+        let text = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\n[objective]\n\
+                    minimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.fifo_batch]\n";
+        let path = std::path::Path::new("policies/b.toml");
+        let builtin =
+            |knobs: &str| policy::parse(&format!("{text}{knobs}"), path, "b", "builtin:b").unwrap();
+        let fb = [knob("fifo_batch", 4, 16, 16, None)];
+        let s = Space::build(&fb, &builtin("min = 1\nmax = 256\n"), None).unwrap();
+        let grid: Vec<_> = s.points.iter().map(|p| p["fifo_batch"].clone()).collect();
+        assert_eq!(grid, [4, 8, 16].map(KnobValue::Int));
+        let s = Space::build(&fb, &builtin("values = [1, 8, 256]\n"), None).unwrap();
+        let grid: Vec<_> = s.points.iter().map(|p| p["fifo_batch"].clone()).collect();
+        assert_eq!(grid, [8, 16].map(KnobValue::Int));
+        let e = Space::build(&fb, &builtin("min = 64\nmax = 256\n"), None).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string()
+                .starts_with("policies/b.toml:7: knobs.fifo_batch.min: 64 is outside"),
+            "{e}"
+        );
+        let file = parsed("[knobs.fifo_batch]\nmin = 1\nmax = 256\n");
+        assert!(Space::build(&fb, &file, None).is_err());
     }
 
     #[test]
