@@ -184,3 +184,21 @@ fn a_resume_with_a_budget_too_small_is_refused_before_it_says_anything_else() {
         ]
     );
 }
+
+/// A resumed --sim tune ends as the uninterrupted one with the same seed: the replayed runs
+/// draw (and drop) the simulator's noise they drew first, so the live part goes on with the
+/// same stream (it restarted the stream, and a resumed tune measured other values).
+#[test]
+fn a_resumed_sim_tune_ends_as_the_uninterrupted_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, db2) = (dir.path().join("r.db"), dir.path().join("u.db"));
+    for stop in [5, 11] {
+        let from = stopped_tune(&db, 44, stop);
+        let (resumed, _) = cli_tune(&db, &["--resume"]);
+        assert_eq!(resumed["resumed"]["from_tune"], from, "{resumed}");
+        let (whole, _) = cli_tune(&db2, &["--seed", "44"]);
+        for key in ["best", "candidate", "objective", "p_value", "runs", "loads"] {
+            assert_eq!(resumed[key], whole[key], "stopped after {stop} runs: {key}");
+        }
+    }
+}

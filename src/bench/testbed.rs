@@ -63,6 +63,12 @@ pub trait Testbed {
     /// One run of `load` at the applied setting.
     fn run(&mut self, load: Load) -> Result<Run>;
 
+    /// A run of `load` at the applied setting answered from the store instead (a resumed
+    /// tune's replay, [`crate::tune::resume`]). A simulator draws and drops the noise that
+    /// run drew, so the live part goes on with the interrupted tune's stream and a resumed
+    /// `--sim` tune ends as the uninterrupted one; a real device has nothing to do.
+    fn replayed(&mut self, _load: Load) {}
+
     /// The job and load sizes in use (recorded with every trial), e.g.
     /// `{"job_files": 400, "io_load_mib": 512}`.
     fn sizes(&self) -> serde_json::Value {

@@ -9,7 +9,9 @@
 //! of running the loads, [`ReplayRecorder`] hands back the stored trial (moved to the new
 //! tune, [`crate::store::Store::adopt_trial`]) instead of inserting a copy. The solver's
 //! state after the replay is the one the interrupted tune had, so what follows is the same
-//! search, only its next trials are measured now.
+//! search, only its next trials are measured now. A simulator also draws, and drops, the
+//! noise of every replayed run ([`Testbed::replayed`]), so a resumed `--sim` tune measures
+//! what the uninterrupted one would have and ends as it does.
 //!
 //! The first request that differs (another setting, or the same setting with other loads)
 //! ends the replay: the rest of the stored trials stay with the old tune and every later
@@ -174,6 +176,8 @@ impl Testbed for ReplayBed<'_> {
             return match runs.pop_front() {
                 Some(run) if run.load == load => {
                     r.done.runs += 1;
+                    drop(g);
+                    self.inner.replayed(load);
                     Ok(run)
                 }
                 other => Err(Error::Failed(format!(
