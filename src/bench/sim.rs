@@ -87,7 +87,15 @@ impl SimDevice {
     /// Opens a surface file; the device starts at the surface's defaults.
     /// Errors: those of [`Surface::load`] (exit 2 for a bad file).
     pub fn open(path: &Path, seed: u64) -> Result<SimDevice> {
-        Ok(SimDevice::new(Surface::load(path)?, seed))
+        let surface = Surface::load(path)?;
+        if !surface.lists_default() {
+            tracing::warn!(
+                "{}: no point lists the default setting, so the default's figures (the \
+                 reference of every comparison) are interpolated between its neighbours",
+                path.display()
+            );
+        }
+        Ok(SimDevice::new(surface, seed))
     }
 
     /// A device from an already parsed surface.

@@ -166,6 +166,22 @@ impl Surface {
             .unwrap_or_else(|| "surface".into())
     }
 
+    /// True when a point lists the default setting itself (every knob at its default, under
+    /// the default scheduler): the reference a tune compares with is then measured, not
+    /// interpolated between its neighbours.
+    pub fn lists_default(&self) -> bool {
+        let sched = self.choice.as_ref().map(|c| c.default.as_str());
+        self.points.iter().any(|p| {
+            p.scheduler.as_deref() == sched
+                && p.knobs.iter().all(|(name, v)| {
+                    self.knobs
+                        .iter()
+                        .find(|k| &k.name == name)
+                        .is_some_and(|k| k.default == *v)
+                })
+        })
+    }
+
     /// The grid of `scheduler` (`None` for a surface without a scheduler knob).
     pub fn grid(&self, scheduler: Option<&str>) -> Option<&Grid> {
         self.grids

@@ -180,6 +180,36 @@ mod tests {
         assert!(s.grid(None).is_none());
     }
 
+    /// `lists_default`: the default scheduler's point with its children at their defaults.
+    #[test]
+    fn a_surface_lists_its_default_only_with_a_point_at_every_default() {
+        let parse = |pts: &[&str]| {
+            let src: String = pts.iter().map(|p| pt(p)).collect();
+            Surface::parse(Path::new("t.toml"), &format!("{HEAD}{src}")).unwrap()
+        };
+        let mq = "scheduler = \"mq-deadline\", fifo_batch = 1";
+        assert!(parse(&[mq, "scheduler = \"bfq\""]).lists_default());
+        // The default is bfq; mq-deadline at fifo_batch's default 16 is not it.
+        let head = HEAD.replace("default = \"bfq\"", "default = \"mq-deadline\"");
+        let src = format!("{head}{}{}", pt(mq), pt("scheduler = \"bfq\""));
+        assert!(
+            !Surface::parse(Path::new("t.toml"), &src)
+                .unwrap()
+                .lists_default()
+        );
+        let src = format!(
+            "{head}{}{}{}",
+            pt(mq),
+            pt("scheduler = \"mq-deadline\", fifo_batch = 16"),
+            pt("scheduler = \"bfq\"")
+        );
+        assert!(
+            Surface::parse(Path::new("t.toml"), &src)
+                .unwrap()
+                .lists_default()
+        );
+    }
+
     #[test]
     fn scheduler_errors_name_line_and_field() {
         // A child knob given under a scheduler that lacks it.
