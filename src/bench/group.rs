@@ -13,9 +13,7 @@
 //! - The leader gets `PR_SET_PDEATHSIG(SIGKILL)`: if sweetspot itself is killed with SIGKILL
 //!   (which it cannot catch), the job and the load die with it instead of running on as
 //!   orphans (an io_load would otherwise write forever). prctl(2): the signal fires when the
-//!   spawning *thread* exits, so a group must not outlive the thread that spawned it. It
-//!   reaches the leader alone: a user's shell command (a benchmark, `--job`) therefore runs
-//!   under a shell leader whose SIGHUP trap kills the whole group ([`shell`]).
+//!   spawning *thread* exits, so a group must not outlive the thread that spawned it.
 
 use crate::{Error, Result};
 use std::os::unix::process::CommandExt;
@@ -66,38 +64,10 @@ fn ensure_subreaper() {
     });
 }
 
-/// The leader of a user's shell command ([`shell`]): it runs the command in the background
-/// of its own group and waits; SIGHUP, the parent-death signal [`Group::spawn_shell`] gives
-/// it, SIGKILLs the whole group. (A shell takes a trap while it waits in `wait`, POSIX
-/// "trap", not while a foreground command runs.) Its exit status is the command's.
-const SHELL_LEADER: &str = "trap 'kill -KILL 0' HUP; sh -c \"$1\" & wait $!";
-
-/// `sh -c COMMAND` for a user's command (a benchmark, `--job`), run by [`SHELL_LEADER`] so
-/// that its whole group, not the shell alone, dies if sweetspot is SIGKILLed: a leader's
-/// parent-death signal reaches the leader only, and the command's own processes (fio, a
-/// `sleep`) would run on as orphans. Spawn it with [`Group::spawn_shell`]. The command sees
-/// `$0` = `sweetspot-job`; as a background job of a non-interactive shell it starts with
-/// SIGINT and SIGQUIT ignored (sweetspot stops a group with SIGKILL).
-pub fn shell(command: &str) -> Command {
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", SHELL_LEADER, "sweetspot-job", command]);
-    cmd
-}
-
 impl Group {
     /// Spawns `cmd` as the leader of a new process group. Stdio is whatever `cmd` says.
     /// The leader is SIGKILLed by the kernel if this thread dies first (see the module docs).
     pub fn spawn(cmd: &mut Command) -> Result<Group> {
-        Group::spawn_with(cmd, libc::SIGKILL)
-    }
-
-    /// Spawns a [`shell`] command: as [`Group::spawn`], but the leader's parent-death signal
-    /// is SIGHUP, which its trap turns into a SIGKILL of the whole group.
-    pub fn spawn_shell(cmd: &mut Command) -> Result<Group> {
-        Group::spawn_with(cmd, libc::SIGHUP)
-    }
-
-    fn spawn_with(cmd: &mut Command, death_signal: libc::c_int) -> Result<Group> {
         ensure_subreaper();
         cmd.process_group(0);
         let parent = nix::unistd::getpid().as_raw();
@@ -105,7 +75,7 @@ impl Group {
         // async-signal-safe system calls (prctl, getppid); it allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal) != 0 {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 // The parent died before the prctl took effect: do not start at all.
@@ -352,50 +322,6 @@ mod tests {
                 false
             )
         );
-    }
-
-    /// A user's shell command (`shell`) dies whole with the thread that spawned it: its
-    /// background `sleep`s too, not only the leader (as if sweetspot were SIGKILLed).
-    #[test]
-    fn a_shell_commands_whole_group_dies_with_the_thread_that_spawned_it() {
-        let pgid = std::thread::spawn(|| {
-            let g = Group::spawn_shell(&mut shell("sleep 30 & sleep 31 & sleep 32")).unwrap();
-            let pgid = g.pid();
-            // The three sleeps and the two shells are running before the thread ends.
-            let t0 = Instant::now();
-            while members(pgid).len() < 5 && t0.elapsed() < Duration::from_secs(5) {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            std::mem::forget(g);
-            pgid
-        })
-        .join()
-        .unwrap();
-        let alive = || {
-            members(pgid)
-                .into_iter()
-                .filter(|&p| stat_of(p).is_some_and(|(st, _, _)| st != 'Z'))
-                .count()
-        };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while alive() > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert_eq!(alive(), 0, "left running: {:?}", members(pgid));
-        // Reap the zombies (this process is their subreaper).
-        for p in members(pgid) {
-            let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(p), None);
-        }
-    }
-
-    /// The shell leader passes the command's exit status on.
-    #[test]
-    fn a_shell_commands_exit_status_is_its_own() {
-        for (cmd, code) in [("exit 0", 0), ("exit 3", 3), ("kill -9 $$", 137)] {
-            let mut g = Group::spawn_shell(&mut shell(cmd)).unwrap();
-            g.wait(Duration::from_millis(2)).unwrap();
-            assert_eq!(g.finish().code, Some(code), "{cmd}");
-        }
     }
 
     #[test]

@@ -317,8 +317,8 @@ impl Bencher {
         let log = self.scratchpad.path().join("job.stderr");
         let mut cmd = match &self.opts.job_command {
             Some(c) => {
-                let mut cmd = crate::bench::group::shell(c);
-                cmd.current_dir(&self.target);
+                let mut cmd = Command::new("sh");
+                cmd.args(["-c", c]).current_dir(&self.target);
                 cmd
             }
             None => {
@@ -332,11 +332,7 @@ impl Bencher {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log_file(&log)?);
-        let mut group = if self.opts.job_command.is_some() {
-            Group::spawn_shell(&mut cmd)?
-        } else {
-            Group::spawn(&mut cmd)?
-        };
+        let mut group = Group::spawn(&mut cmd)?;
         group.wait(Duration::from_millis(2))?;
         let exit = group.finish();
         // `systemctl stop` or `kill -TERM -- -PGID` signals the job too: that is the stop

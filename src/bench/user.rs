@@ -2,11 +2,9 @@
 //! from what it prints (a regex with one capture group, or a JSON pointer into JSON output
 //! such as fio's `--output-format=json`), with the figure's direction and unit.
 //!
-//! - One run: `sh -c COMMAND` in the target's directory, in its own process group under a
-//!   shell leader that takes the whole group down if sweetspot is SIGKILLed
-//!   ([`super::group::shell`]), stdout and stderr to temporary files (no pipe can fill and
-//!   block it), stdin from `/dev/null`. A command killed by signal N fails with exit status
-//!   128 + N (the leader's).
+//! - One run: `sh -c COMMAND` in the target's directory, as the leader of its own process
+//!   group ([`super::group`]), stdout and stderr to temporary files (no pipe can fill and
+//!   block it), stdin from `/dev/null`.
 //! - Its nice level (`setpriority(2)`) and CPU affinity (`sched_setaffinity(2)`) are set in
 //!   the child before `exec`, so everything it starts inherits them: running the load
 //!   generator on the server's CPUs measures the generator (the 2009 `ab` figures moved from
@@ -20,13 +18,13 @@
 //!   [`UserJob::unit`] (the store keeps it in that column). The objective has no no_load
 //!   pairing: a trial is `runs` runs of the command.
 
-use super::group::{Group, shell};
+use super::group::Group;
 use crate::types::{Load, Run};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// How the figure is read from the command's standard output.
@@ -197,8 +195,10 @@ impl UserJob {
     pub fn run(&self, dir: &Path) -> Result<Run> {
         let out = tempfile::tempfile().map_err(|e| Error::io("a temporary file", e))?;
         let err = tempfile::tempfile().map_err(|e| Error::io("a temporary file", e))?;
-        let mut cmd = shell(&self.command);
-        cmd.current_dir(dir)
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(&self.command)
+            .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(out.try_clone().map_err(|e| Error::io("stdout file", e))?)
             .stderr(err.try_clone().map_err(|e| Error::io("stderr file", e))?);
@@ -230,7 +230,7 @@ impl UserJob {
                 Ok(())
             });
         }
-        let mut g = Group::spawn_shell(&mut cmd)?;
+        let mut g = Group::spawn(&mut cmd)?;
         let timed_out = g.sleep_while_running(Duration::from_secs_f64(self.timeout_s))?;
         let exit = g.finish();
         let stdout = read_all(out);
@@ -239,9 +239,6 @@ impl UserJob {
             Some(format!("timed out after {} s", self.timeout_s))
         } else if let Some(s) = exit.signal {
             Some(format!("killed by signal {s}"))
-        } else if let Some(c @ 129..=192) = exit.code {
-            // The shell leader (`group::shell`) exits 128 + N for a command killed by signal N.
-            Some(format!("exit status {c} (killed by signal {}?)", c - 128))
         } else if exit.code != Some(0) {
             Some(format!("exit status {}", exit.code.unwrap_or(-1)))
         } else {
