@@ -136,7 +136,8 @@ fn search(
         order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
     }
     order.insert(0, s.space.default);
-    order.truncate(trials.max(1));
+    // The default's extra trials count against the budget too.
+    order.truncate(trials.saturating_sub(default_trials.saturating_sub(1)).max(1));
     let mut obs: Vec<(usize, Vec<f64>)> = order
         .iter()
         .map(|&p| (p, vec![cost(sim, s, p, 1)]))

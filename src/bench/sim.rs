@@ -303,8 +303,9 @@ fn interpolate(s: &Surface, g: &Grid, xs: &[f64], f: impl Fn(&Point) -> f64) -> 
 
 impl Testbed for SimDevice {
     fn replayed(&mut self, load: Load) {
-        // The same draws as the run it stands for (its result is the stored one).
-        let _ = self.run(load);
+        // The same draws as the run it stands for (its result is the stored one); not a run
+        // made here, so neither `runs_made` nor `stop_after` counts it.
+        let _ = self.draw(load);
     }
 
     fn target(&self) -> TargetInfo {
@@ -422,6 +423,28 @@ impl Testbed for SimDevice {
             return Err(Error::Interrupted);
         }
         self.runs += 1;
+        self.draw(load)
+    }
+
+    fn sizes(&self) -> serde_json::Value {
+        serde_json::json!({
+            "surface": self.surface.path.display().to_string(),
+            "seed": self.seed,
+        })
+    }
+
+    fn restore(&mut self) -> Result<()> {
+        for k in &self.surface.knobs {
+            self.current.insert(k.name.clone(), k.default);
+        }
+        self.sched = self.surface.choice.as_ref().map(|c| c.default.clone());
+        Ok(())
+    }
+}
+
+impl SimDevice {
+    /// One run's figures at the applied setting: its noise and drift drawn from the stream.
+    fn draw(&mut self, load: Load) -> Result<Run> {
         let m = self
             .metrics_at(self.sched.as_deref(), &self.current, load)
             .ok_or_else(|| {
@@ -465,21 +488,6 @@ impl Testbed for SimDevice {
             failed: None,
             io: None,
         })
-    }
-
-    fn sizes(&self) -> serde_json::Value {
-        serde_json::json!({
-            "surface": self.surface.path.display().to_string(),
-            "seed": self.seed,
-        })
-    }
-
-    fn restore(&mut self) -> Result<()> {
-        for k in &self.surface.knobs {
-            self.current.insert(k.name.clone(), k.default);
-        }
-        self.sched = self.surface.choice.as_ref().map(|c| c.default.clone());
-        Ok(())
     }
 }
 

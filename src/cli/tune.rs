@@ -199,13 +199,21 @@ fn check_apply(args: &Args) -> Result<()> {
 /// runs under. Without a tune to resume the seed is the fresh tune's.
 fn check_resume_seed(seed: Option<u64>, resume: Option<&Resume>) -> Result<()> {
     match (seed, resume) {
-        (Some(s), Some(r)) if s != r.seed => Err(crate::Error::BadInput(format!(
-            "--seed {s} with --resume: tune #{} to resume ran with seed {}; drop --seed to \
-             resume it, or drop --resume for a fresh tune",
-            r.from_tune, r.seed
-        ))),
+        (Some(s), Some(r)) => same_seed(s, r.from_tune, r.seed),
         _ => Ok(()),
     }
+}
+
+/// `--seed given` with `--resume` of tune `tune`, which ran with seed `ran`: an error unless
+/// they are the same.
+fn same_seed(given: u64, tune: i64, ran: u64) -> Result<()> {
+    if given == ran {
+        return Ok(());
+    }
+    Err(crate::Error::BadInput(format!(
+        "--seed {given} with --resume: tune #{tune} to resume ran with seed {ran}; drop --seed \
+         to resume it, or drop --resume for a fresh tune"
+    )))
 }
 
 /// Runs `sweetspot tune`.
@@ -240,7 +248,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // runs under the interrupted tune's seed, so it is looked up before the testbed opens.
     if args.resume && args.target.sim.is_some() {
         let t = target::open(ctx, &args.target, seed, "tune")?.target();
-        if let Some((_, s, _)) = store.resumable_tune(&t.identity, &t.kernel, &pol.name)? {
+        if let Some((row, s, _)) = store.resumable_tune(&t.identity, &t.kernel, &pol.name)? {
+            // Refused here, not after: a simulation opened under another seed would not
+            // match the stopped tune at all, and a fresh tune would start under the wrong one.
+            if let Some(given) = args.target.seed {
+                same_seed(given, row.id, s)?;
+            }
             seed = s;
         }
     }
