@@ -137,7 +137,11 @@ fn search(
     }
     order.insert(0, s.space.default);
     // The default's extra trials count against the budget too.
-    order.truncate(trials.saturating_sub(default_trials.saturating_sub(1)).max(1));
+    order.truncate(
+        trials
+            .saturating_sub(default_trials.saturating_sub(1))
+            .max(1),
+    );
     let mut obs: Vec<(usize, Vec<f64>)> = order
         .iter()
         .map(|&p| (p, vec![cost(sim, s, p, 1)]))
