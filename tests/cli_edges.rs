@@ -113,15 +113,13 @@ fn sweetspot_db_chooses_the_database() {
 
 /// Runs the binary with `--db db` and `args`: (exit code, stderr).
 fn run(db: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(bin())
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    common::code_and_stderr(
+        Command::new(bin())
+            .arg("--db")
+            .arg(db)
+            .args(args)
+            .output()
+            .unwrap(),
     )
 }
 

@@ -18,10 +18,7 @@ fn tune_with_db(db: &Path) -> (Option<i32>, String) {
         .output()
         .unwrap();
     assert!(out.stdout.is_empty(), "no report");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::code_and_stderr(out)
 }
 
 #[test]

@@ -63,7 +63,17 @@ pub fn ttts(sim: &mut SimDevice, s: &Surf, trials: usize, seed: u64) -> (usize, 
     (best, per_trial(s) * trials as u64, best != s.space.default)
 }
 
-/// `ttts-arms`: the same search on every trial (the default measured twice first), then a
+/// The default's trials before `ttts-arms`' search: the check's power needs them. On a Loads
+/// surface a trial is one run, so more pay: dev seeds 1..1000 at 24 runs, the scheduler
+/// surface 2: 57%, 3: 69%, **4: 77%**, 5: 77% (flat-scheduler-drift's false "significant" 7,
+/// 8, 9, 10%); on the Ratio surfaces 3 lost (no_load-depends 60 → 59%, seed 86 → 84%, its
+/// drifting twin 86 → 80%), so 2 there.
+fn arms_default_trials(s: &Surf) -> usize {
+    if s.loads { 4 } else { 2 }
+}
+
+/// `ttts-arms`: the same search on every trial (the default measured [`arms_default_trials`]
+/// times first), then a
 /// check on the search's own trials: a one-sided moderated t-test of the answer against the
 /// default (each arm's variance shrunk toward the prior, as the search's posterior; df =
 /// 2 × prior df + runs − 2; Smyth 2004), H0 "at most 3% better", at α 0.05 / m: Bonferroni
@@ -72,7 +82,7 @@ pub fn ttts(sim: &mut SimDevice, s: &Surf, trials: usize, seed: u64) -> (usize, 
 /// 30% of the no_load-depends tunes of dev seeds 1..1000, this test on 100%.) Returns
 /// (chosen, load runs, claims).
 pub fn ttts_arms(sim: &mut SimDevice, s: &Surf, trials: usize, seed: u64) -> (usize, u64, bool) {
-    let (best, obs) = search(sim, s, trials, 2, seed);
+    let (best, obs) = search(sim, s, trials, arms_default_trials(s), seed);
     let runs = per_trial(s) * trials as u64;
     let of = |p: usize| obs.iter().find(|o| o.0 == p).map(|o| o.1.clone());
     let (Some(b), Some(d)) = (of(best), of(s.space.default)) else {

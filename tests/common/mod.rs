@@ -288,6 +288,15 @@ impl Env {
     }
 }
 
+/// A finished `sweetspot`'s exit code and stderr (for tests of refusals: exit 2 and the
+/// message).
+pub fn code_and_stderr(out: std::process::Output) -> (Option<i32>, String) {
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Asserts that a finished `sweetspot` exited 0 (showing its stderr if not) and returns its
 /// stdout.
 pub fn ok_stdout(out: std::process::Output) -> Vec<u8> {
