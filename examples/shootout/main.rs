@@ -9,7 +9,9 @@
 //!
 //! Diagnosis: `SHOOTOUT_TRACE=1` prints ours' trial log and verdict per tune to stderr (use it
 //! with `--seeds 1 --from N --only ours`); `SHOOTOUT_FAILS=1` prints each failed tune's seed
-//! and choice, for every method run.
+//! and choice, for every method run; `SHOOTOUT_COUNTS=1` prints each table row's successes
+//! and claims as counts of tunes (`count SURFACE METHOD SUCCESSES CLAIMS`), which the table's
+//! whole percentages round.
 //!
 //! Seeds: constants are tuned on the development seeds 1..N (`--from 1`, the default);
 //! published figures use the disjoint range from 10001 (`--from 10001`). The header prints the
@@ -599,6 +601,16 @@ fn main() {
     for s in &surfs {
         for m in methods(s).into_iter().filter(keep) {
             let r = evaluate(m, s, seeds, from);
+            if std::env::var_os("SHOOTOUT_COUNTS").is_some() {
+                let n = seeds as f64 / 100.0;
+                eprintln!(
+                    "count {} {} {:.0} {:.0}",
+                    s.name,
+                    m.name(),
+                    r.success * n,
+                    r.claims * n
+                );
+            }
             println!(
                 "| {}{} | {} | {} | {:.0}% | {:.1} | {:.0}% |",
                 s.name,

@@ -101,6 +101,17 @@ pub const FLAT_Z: f64 = 1.28;
 /// 64 runs 95% → 94%. Retesting only once the race is separated: 56% / 59%; a cap of 3 or 5
 /// within a point of 4 at 40 runs. Not on a guided grid: on the 2-D bowl, dev seeds 1..200,
 /// it took the check's runs, 98% → 96% and the drifting bowl 72% → 65%.)
+///
+/// Tried and not kept (dev seeds 1..1000; tunes found of 1000, no_load-depends at 24 / 28 /
+/// 40 runs, the seed surface and its drifting twin at 24, the 3-knob surface at 64 / 80 runs
+/// of seeds 1..400; today 548 / 603 / 700, 965 / 958, 367 / 388): retests once room is left
+/// for the retest alone, not two more trials, 557 / 639 / 733, 961 / 952, 365 / 385; the same
+/// in step with the race too, 615 / 676 / 734, 950 / 943; on top of the first, the flatness
+/// test against the default and the other finalist pooled, 613 / 685 / 764, 947 / 932, or,
+/// after a "not flat" verdict, the best three by the loaded cost ranked by their own Ratio,
+/// not two, 555 / 635 / 732, 960 / 949. Each moves along one trade: about 4
+/// no_load-depends tunes for each seed tune lost, which the seed surface's 95% target cannot
+/// pay for.
 pub const FLAT_RETEST_MAX: usize = 4;
 
 /// Loaded trials of a finalist (or the default) per no_load trial that the race keeps after a
