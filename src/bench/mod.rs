@@ -2,7 +2,8 @@
 //! with it, behind the [`Testbed`] seam that the optimiser drives.
 //!
 //! Real measurement: [`job`] (the built-in reference job), [`loads`] (one file per load),
-//! [`group`] (process groups: spawn, time, kill, reap with rusage), [`realrun`] (one real run),
+//! [`group`] (process groups: spawn, time, kill, reap with rusage), [`leader`] (the leader of a
+//! user's shell command, which takes its group down with sweetspot), [`realrun`] (one real run),
 //! [`scratch`] (`--scratch`), [`stale`] (leftovers of SIGKILLed `--scratch` runs), `mounts`
 //! (the mount, unmount and tool helpers both share), [`real`]
 //! (`RealDevice`, the real [`Testbed`]), [`emulate`] (`--emulate`: a slow device served over FUSE), [`worker`] (the hidden `__worker` subcommand the job
@@ -16,6 +17,7 @@ pub mod fsutil;
 pub mod group;
 pub mod job;
 pub mod journal_db;
+pub mod leader;
 pub mod loads;
 mod mounts;
 pub mod real;

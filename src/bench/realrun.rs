@@ -10,6 +10,7 @@
 
 use crate::bench::group::{Exit, Group};
 use crate::bench::job::{self, JobSpec};
+use crate::bench::leader;
 use crate::bench::loads::{self, LoadSizes, LoadSpec, counter::Counter};
 use crate::bench::{Load, Run, fsutil, stale};
 use crate::{Error, Result};
@@ -315,24 +316,26 @@ impl Bencher {
     /// error (exit 1) with the tail of its stderr.
     fn time_job(&self) -> Result<Exit> {
         let log = self.scratchpad.path().join("job.stderr");
-        let mut cmd = match &self.opts.job_command {
-            Some(c) => {
-                let mut cmd = Command::new("sh");
-                cmd.args(["-c", c]).current_dir(&self.target);
-                cmd
-            }
+        let stderr = log_file(&log)?;
+        let mut group = match &self.opts.job_command {
+            // A user's command: led by sweetspot's binary, so it dies whole with sweetspot.
+            Some(c) => leader::spawn(c, Some(&self.opts.exe), |cmd| {
+                cmd.current_dir(&self.target)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(stderr);
+            })?,
             None => {
                 let json =
                     serde_json::to_string(&self.job).map_err(|e| Error::Failed(e.to_string()))?;
                 let mut cmd = Command::new(&self.opts.exe);
-                cmd.args(["__worker", "job", &json]);
-                cmd
+                cmd.args(["__worker", "job", &json])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(stderr);
+                Group::spawn(&mut cmd)?
             }
         };
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log_file(&log)?);
-        let mut group = Group::spawn(&mut cmd)?;
         group.wait(Duration::from_millis(2))?;
         let exit = group.finish();
         // `systemctl stop` or `kill -TERM -- -PGID` signals the job too: that is the stop

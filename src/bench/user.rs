@@ -2,9 +2,10 @@
 //! from what it prints (a regex with one capture group, or a JSON pointer into JSON output
 //! such as fio's `--output-format=json`), with the figure's direction and unit.
 //!
-//! - One run: `sh -c COMMAND` in the target's directory, as the leader of its own process
-//!   group ([`super::group`]), stdout and stderr to temporary files (no pipe can fill and
-//!   block it), stdin from `/dev/null`.
+//! - One run: `sh -c COMMAND` in the target's directory, in its own process group under a
+//!   leader that takes the whole group down if sweetspot is SIGKILLed ([`super::leader`]),
+//!   stdout and stderr to temporary files (no pipe can fill and block it), stdin from
+//!   `/dev/null`.
 //! - Its nice level (`setpriority(2)`) and CPU affinity (`sched_setaffinity(2)`) are set in
 //!   the child before `exec`, so everything it starts inherits them: running the load
 //!   generator on the server's CPUs measures the generator (the 2009 `ab` figures moved from
@@ -18,13 +19,13 @@
 //!   [`UserJob::unit`] (the store keeps it in that column). The objective has no no_load
 //!   pairing: a trial is `runs` runs of the command.
 
-use super::group::Group;
+use super::leader;
 use crate::types::{Load, Run};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 /// How the figure is read from the command's standard output.
@@ -190,18 +191,15 @@ impl UserJob {
         }
     }
 
-    /// One run in `dir` (see the module docs). Errors: the command cannot be started (exit 1)
-    /// or the run was interrupted; a failing command is a [`Run`] with `failed` set.
-    pub fn run(&self, dir: &Path) -> Result<Run> {
+    /// One run in `dir` (see the module docs), led by `leader`, sweetspot's own binary
+    /// ([`leader::spawn`]; `None` only where there is none, as in unit tests). Errors: the
+    /// command cannot be started (exit 1) or the run was interrupted; a failing command is a
+    /// [`Run`] with `failed` set.
+    pub fn run(&self, dir: &Path, leader: Option<&Path>) -> Result<Run> {
         let out = tempfile::tempfile().map_err(|e| Error::io("a temporary file", e))?;
         let err = tempfile::tempfile().map_err(|e| Error::io("a temporary file", e))?;
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(&self.command)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().map_err(|e| Error::io("stdout file", e))?)
-            .stderr(err.try_clone().map_err(|e| Error::io("stderr file", e))?);
+        let stdout = out.try_clone().map_err(|e| Error::io("stdout file", e))?;
+        let stderr = err.try_clone().map_err(|e| Error::io("stderr file", e))?;
         let nice = self.nice;
         let cpus = match &self.cpus {
             Some(list) => {
@@ -214,23 +212,28 @@ impl UserJob {
             }
             None => None,
         };
-        // SAFETY: between fork and exec the closure makes two system calls (setpriority,
-        // sched_setaffinity) on data built before the fork; it allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                if let Some(n) = nice
-                    && libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if let Some(set) = &cpus {
-                    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), set)
-                        .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
-                }
-                Ok(())
-            });
-        }
-        let mut g = Group::spawn(&mut cmd)?;
+        let mut g = leader::spawn(&self.command, leader, |cmd| {
+            cmd.current_dir(dir)
+                .stdin(Stdio::null())
+                .stdout(stdout)
+                .stderr(stderr);
+            // SAFETY: between fork and exec the closure makes two system calls (setpriority,
+            // sched_setaffinity) on data built before the fork; it allocates nothing.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if let Some(n) = nice
+                        && libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    if let Some(set) = &cpus {
+                        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), set)
+                            .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+                    }
+                    Ok(())
+                });
+            }
+        })?;
         let timed_out = g.sleep_while_running(Duration::from_secs_f64(self.timeout_s))?;
         let exit = g.finish();
         let stdout = read_all(out);
