@@ -97,7 +97,7 @@ fn sigkill_mid_tune_then_restore_brings_the_knobs_back() {
         .unwrap();
     // Killed once the third trial started: two settings other than the start were applied.
     kill_at_trial(&mut child, &db, 3);
-    common::ok_stdout(
+    let out = common::ok_stdout(
         assert_cmd::Command::cargo_bin("sweetspot")
             .unwrap()
             .arg("--db")
@@ -107,6 +107,23 @@ fn sigkill_mid_tune_then_restore_brings_the_knobs_back() {
             .unwrap(),
     );
     assert_eq!(knobs(&dev), before, "restore brings every knob back");
+    // It says which knobs finishing the killed tune put back, each with its value.
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("by finishing 1 killed tune first, marked below"),
+        "{out}"
+    );
+    let marked: Vec<&str> = out
+        .lines()
+        .filter(|l| l.ends_with(" (a killed tune's)"))
+        .collect();
+    assert!(!marked.is_empty(), "{out}");
+    assert!(
+        marked
+            .iter()
+            .all(|l| l.trim_start().starts_with(&format!("{dev} "))),
+        "{out}"
+    );
 
     // The next tune finds the killed one and marks it recovered before it starts.
     let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/surfaces/flat-fifo_batch.toml");

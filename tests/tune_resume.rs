@@ -14,10 +14,16 @@ use sweetspot::tune::run::{Request, tune};
 const SURFACE: &str = "data/surfaces/seed-2.5.39-mm1-fifo_batch.toml";
 
 fn cli_tune(db: &Path, extra: &[&str]) -> (serde_json::Value, String) {
+    cli_tune_on(Path::new(SURFACE), db, extra)
+}
+
+fn cli_tune_on(surface: &Path, db: &Path, extra: &[&str]) -> (serde_json::Value, String) {
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
         .arg("--db")
         .arg(db)
-        .args(["tune", "--sim", SURFACE, "--json"])
+        .args(["tune", "--sim"])
+        .arg(surface)
+        .arg("--json")
         .args(extra)
         .output()
         .unwrap();
@@ -29,8 +35,12 @@ fn cli_tune(db: &Path, extra: &[&str]) -> (serde_json::Value, String) {
 /// Stores in `db` a quick-policy tune of the CLI's own --sim target (seed `seed`, which a
 /// --sim tune also gives its noise) stopped after `runs` load runs; its id.
 fn stopped_tune(db: &Path, seed: u64, runs: usize) -> i64 {
+    stopped_tune_on(Path::new(SURFACE), db, seed, runs)
+}
+
+fn stopped_tune_on(surface: &Path, db: &Path, seed: u64, runs: usize) -> i64 {
     let store = Store::open(db).unwrap();
-    let mut bed = sweetspot::bench::SimDevice::open(Path::new(SURFACE), seed)
+    let mut bed = sweetspot::bench::SimDevice::open(surface, seed)
         .unwrap()
         .stop_after(runs);
     let target = bed.target();
@@ -201,4 +211,27 @@ fn a_resumed_sim_tune_ends_as_the_uninterrupted_one() {
             assert_eq!(resumed[key], whole[key], "stopped after {stop} runs: {key}");
         }
     }
+}
+
+/// A surface with no point at the default warns that the default's figures are interpolated,
+/// once, on a resumed tune too (which opens the surface twice).
+#[test]
+fn a_surface_without_its_default_warns_once_on_a_resumed_tune_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(SURFACE).unwrap();
+    let kept: Vec<&str> = text
+        .split("[[point]]")
+        .filter(|b| !b.contains("fifo_batch = 32 }"))
+        .collect();
+    assert_eq!(kept.len(), text.split("[[point]]").count() - 1);
+    let surface = dir.path().join("no-default.toml");
+    std::fs::write(&surface, kept.join("[[point]]")).unwrap();
+    let db = dir.path().join("s.db");
+    let warning = "no point lists the default setting";
+    let (_, err) = cli_tune_on(&surface, &db, &["--seed", "2"]);
+    assert_eq!(err.matches(warning).count(), 1, "{err}");
+    stopped_tune_on(&surface, &db, 3, 6);
+    let (rep, err) = cli_tune_on(&surface, &db, &["--resume"]);
+    assert!(rep["resumed"]["from_tune"].is_i64(), "{rep}");
+    assert_eq!(err.matches(warning).count(), 1, "{err}");
 }

@@ -73,20 +73,17 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             0 => String::new(),
             k => {
                 let tunes = format!("{k} killed tune{}", if k == 1 { "" } else { "s" });
-                match n - r.put.len() {
+                match r.recovered_put.len() {
                     0 => format!(" (finished {tunes} first)"),
-                    m if r.put.is_empty() => format!(" (all {m} by finishing {tunes} first)"),
-                    m => format!(
-                        " ({m} by finishing {tunes} first, {} listed here)",
-                        r.put.len()
-                    ),
+                    m => format!(" ({m} by finishing {tunes} first, marked below)"),
                 }
             }
         }
     );
-    for p in &r.put {
+    let recovered = r.recovered_put.iter().map(|p| (p, " (a killed tune's)"));
+    for (p, whose) in recovered.chain(r.put.iter().map(|p| (p, ""))) {
         out.push_str(&format!(
-            "  {} {} = {}\n",
+            "  {} {} = {}{whose}\n",
             p.device.as_deref().unwrap_or("host-wide"),
             p.knob,
             p.value

@@ -39,12 +39,15 @@ fn live_tunes(store: &Store, root: &SysRoot) -> Result<Vec<crate::store::tunes::
 }
 
 /// What [`recover`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Recovered {
     /// Killed tunes marked `recovered`.
     pub tunes: usize,
     /// Knobs written back from their journal entries.
     pub knobs: usize,
+    /// The killed tunes' knobs among them: device, knob, value (not those of killed
+    /// `bench` runs, which [`recover`] counts in `knobs` only).
+    pub put: Vec<crate::knob::apply::PutBack>,
 }
 
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
@@ -215,7 +218,9 @@ pub fn recover_with(
                     continue;
                 }
             };
-            k += restore_owned(io, store, root, name.as_deref(), &owner)?.len();
+            let put = restore_owned(io, store, root, name.as_deref(), &owner)?;
+            k += put.len();
+            n.put.extend(put);
         }
         n.knobs += k;
         if !left.is_empty() {
@@ -264,6 +269,8 @@ pub struct Restored {
     pub knobs: usize,
     /// Killed tunes recovered first.
     pub recovered: usize,
+    /// The knobs put back by finishing them: device, knob, value.
+    pub recovered_put: Vec<crate::knob::apply::PutBack>,
     /// Tunes still running, whose devices and knobs were left alone.
     pub busy: Vec<crate::store::tunes::TuneRow>,
     /// The knobs put back besides those of killed tunes: device, knob, value.
@@ -417,6 +424,7 @@ pub fn restore_idle(
     Ok(Restored {
         knobs: rec.knobs + put.len(),
         recovered: rec.tunes,
+        recovered_put: rec.put,
         busy,
         put,
         held,
