@@ -692,7 +692,13 @@ mod tests {
         )
         .unwrap();
         let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
-        assert_eq!(r, Recovered { tunes: 0, knobs: 1 });
+        assert_eq!((r.tunes, r.knobs), (0, 1));
+        let put: Vec<_> = r
+            .put
+            .iter()
+            .map(|p| (p.device.as_deref(), &*p.value))
+            .collect();
+        assert_eq!(put, [(Some("sda"), "16")]);
         // One warning: what was restored, and what waits for whom.
         assert_eq!(log.matches("was killed").count(), 1, "{log}");
         assert!(
@@ -716,7 +722,9 @@ mod tests {
         // Released: the host-wide knobs are put back and the tune is finished.
         drop(host);
         let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
-        assert_eq!(r, Recovered { tunes: 1, knobs: 1 });
+        assert_eq!((r.tunes, r.knobs), (1, 1));
+        assert_eq!(r.put.len(), 1);
+        assert_eq!(r.put[0].device, None, "the host-wide knob");
         assert!(
             log.contains(&format!(
                 "tune {id} on sda was killed (pid 2147483646); restored 1 knob it changed (on sda \
