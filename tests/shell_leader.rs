@@ -1,13 +1,15 @@
-//! The leader of a user's shell command (`sweetspot __worker shell`, `bench::leader`): the
-//! command's whole process group dies with sweetspot, the command starts with SIGINT and
-//! SIGQUIT at their default actions, and its exit is passed on.
+//! A user's shell command with its watchdog (`bench::leader`): the command's whole process
+//! group dies with sweetspot (a thread that ends without `Drop`, or the real binary SIGKILLed
+//! mid-tune), a group's SIGTERM or SIGINT does not remove the watchdog, and the command is as
+//! it was without one: its shell leads the group, exits as before, and starts with the same
+//! signal dispositions and mask.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use sweetspot::bench::group::members;
+use sweetspot::bench::group::{Group, members};
 use sweetspot::bench::leader;
 
 fn bin() -> &'static Path {
@@ -33,16 +35,29 @@ fn all_gone(pids: &[i32]) -> bool {
     !pids.iter().any(|&p| running(p))
 }
 
-/// A SIGKILLed sweetspot is a spawning thread that ends without `Drop` running: the command's
-/// background `sleep`s die too, not only the leader.
-#[test]
-fn a_commands_whole_group_dies_with_the_thread_that_spawned_it() {
-    let (pgid, pids) = std::thread::spawn(|| {
-        let g = leader::spawn("sleep 30 & sleep 31 & sleep 32", Some(bin()), |_| {}).unwrap();
+/// Processes of group `pgid` running `sleep`.
+fn sleeps_in(pgid: i32) -> Vec<i32> {
+    members(pgid)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c == "sleep\n")
+        })
+        .collect()
+}
+
+/// Spawns `command` the way `spawn` says in a thread that then ends without `Drop` running,
+/// as a SIGKILLed sweetspot's would, once `sleeps` sleeps run in the group; returns the group
+/// id and its members then. Every member is SIGKILLed when the returned guard drops.
+fn spawn_and_abandon(
+    command: &'static str,
+    sleeps: usize,
+    spawn: fn(&str) -> Group,
+) -> (i32, Vec<i32>, KillGroupOnDrop) {
+    let (pgid, pids) = std::thread::spawn(move || {
+        let g = spawn(command);
         let pgid = g.pid();
-        // The leader, its sh and the three sleeps.
         let t0 = Instant::now();
-        while members(pgid).len() < 5 && t0.elapsed() < Duration::from_secs(5) {
+        while sleeps_in(pgid).len() < sleeps && t0.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(10));
         }
         let pids = members(pgid);
@@ -51,105 +66,125 @@ fn a_commands_whole_group_dies_with_the_thread_that_spawned_it() {
     })
     .join()
     .unwrap();
-    assert_eq!(pids.len(), 5, "{pids:?}");
+    (pgid, pids, KillGroupOnDrop(pgid))
+}
+
+/// Members that are neither `sh` nor `sleep`: the watchdog, a fork of this test's process
+/// (`sh -c` may exec its last command, so the shell itself is not always there).
+fn watchdogs(pids: &[i32]) -> usize {
+    pids.iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c != "sh\n" && c != "sleep\n")
+        })
+        .count()
+}
+
+fn watched(command: &str) -> Group {
+    leader::spawn(command, |_| {}).unwrap()
+}
+
+fn bare(command: &str) -> Group {
+    Group::spawn(Command::new("sh").args(["-c", command])).unwrap()
+}
+
+/// A SIGKILLed sweetspot is a spawning thread that ends without `Drop` running: the command's
+/// background `sleep`s die too, not only its shell.
+#[test]
+fn a_commands_whole_group_dies_with_the_thread_that_spawned_it() {
+    let (pgid, pids, _guard) = spawn_and_abandon("sleep 30 & sleep 31 & sleep 32", 3, watched);
+    assert_eq!(watchdogs(&pids), 1, "{pids:?}");
     assert!(all_gone(&pids), "left running: {:?}", members(pgid));
-    // Reap the zombies (Group made this process their subreaper).
-    for p in members(pgid) {
-        let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(p), None);
-    }
 }
 
-/// Without the leader (`sh -c` leading), the same thread's end leaves the sleeps running:
-/// what the leader is for.
+/// Without the watchdog (`sh -c` alone), the same thread's end leaves the sleeps running:
+/// what the watchdog is for.
 #[test]
-fn without_the_leader_the_commands_children_outlive_the_thread() {
-    let (pgid, sleeps) = std::thread::spawn(|| {
-        let g = leader::spawn("sleep 40 & sleep 41 & wait", None, |_| {}).unwrap();
-        let pgid = g.pid();
-        let t0 = Instant::now();
-        while members(pgid).len() < 3 && t0.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let sleeps: Vec<i32> = members(pgid).into_iter().filter(|&p| p != pgid).collect();
-        std::mem::forget(g);
-        (pgid, sleeps)
-    })
-    .join()
-    .unwrap();
-    assert_eq!(sleeps.len(), 2, "{sleeps:?}");
-    assert!(!all_gone(&sleeps), "the sleeps died without a leader");
-    let _ = nix::sys::signal::killpg(
-        nix::unistd::Pid::from_raw(pgid),
-        nix::sys::signal::Signal::SIGKILL,
+fn without_the_watchdog_the_commands_children_outlive_the_thread() {
+    let (pgid, _, _guard) = spawn_and_abandon("sleep 40 & sleep 41 & wait", 2, bare);
+    let sleeps = sleeps_in(pgid);
+    assert_eq!(sleeps.len(), 2, "{:?}", members(pgid));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        sleeps.iter().all(|&p| running(p)),
+        "the sleeps died without a watchdog"
     );
-    assert!(all_gone(&sleeps));
-    for p in members(pgid) {
-        let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(p), None);
-    }
 }
 
-/// The leader exits as the command did: its code, or death by its signal.
+/// A command that sends SIGTERM (or SIGINT) to its own group, as `kill 0` or a service
+/// manager does, does not remove the watchdog: the group still dies with the thread.
 #[test]
-fn the_leader_exits_as_the_command_did() {
+fn the_watchdog_outlives_a_groups_sigterm_and_sigint() {
+    let (pgid, pids, _guard) = spawn_and_abandon(
+        "trap '' TERM INT; kill -TERM 0; kill -INT 0; sleep 50 & sleep 51",
+        2,
+        watched,
+    );
+    // The sleeps started after the signals: the watchdog was there then.
+    assert_eq!(watchdogs(&pids), 1, "{pids:?}");
+    assert!(all_gone(&pids), "left running: {:?}", members(pgid));
+}
+
+/// The command's shell leads its group (`kill -- -$$` works), exits as before, and starts
+/// with the signal dispositions and mask that `sh -c` alone had.
+#[test]
+fn the_command_is_as_it_was_without_the_watchdog() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |cmd: &str, watch: bool| {
+        let out = tempfile::NamedTempFile::new().unwrap();
+        let file = out.reopen().unwrap();
+        let configure = |c: &mut Command| {
+            c.current_dir(dir.path()).stdout(file).stdin(Stdio::null());
+        };
+        let mut g = if watch {
+            leader::spawn(cmd, configure).unwrap()
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", cmd]);
+            configure(&mut c);
+            Group::spawn(&mut c).unwrap()
+        };
+        g.wait(Duration::from_millis(2)).unwrap();
+        let e = g.finish();
+        (
+            (e.code, e.signal),
+            std::fs::read_to_string(out.path()).unwrap(),
+        )
+    };
     for (cmd, code, signal) in [
         ("exit 0", Some(0), None),
         ("exit 3", Some(3), None),
         ("kill -TERM $$", None, Some(libc::SIGTERM)),
-        ("kill -KILL $$", None, Some(libc::SIGKILL)),
-        ("kill -SEGV $$", None, Some(libc::SIGSEGV)),
+        ("kill -HUP $$", None, Some(libc::SIGHUP)),
+        ("trap 'exit 7' TERM; kill 0; sleep 5", Some(7), None),
+        ("sleep 30 & kill -- -$$", None, Some(libc::SIGTERM)),
     ] {
-        let mut g = leader::spawn(cmd, Some(bin()), |_| {}).unwrap();
-        g.wait(Duration::from_millis(2)).unwrap();
-        let e = g.finish();
-        assert_eq!((e.code, e.signal), (code, signal), "{cmd}");
+        assert_eq!(run(cmd, true).0, (code, signal), "{cmd}");
     }
+    // $$ is the group id.
+    let (exit, _) = run("set -- $(cat /proc/$$/stat); [ \"$5\" = \"$$\" ]", true);
+    assert_eq!(exit, (Some(0), None));
+    let sig = "grep -E '^Sig(Blk|Ign|Cgt)' /proc/self/status";
+    let (with, without) = (run(sig, true).1, run(sig, false).1);
+    assert_eq!(with.lines().count(), 3, "{with}");
+    assert_eq!(with, without);
 }
 
-/// SIGIgn bits of SIGINT (2) and SIGQUIT (3) in what `grep SigIgn /proc/self/status` printed.
-fn int_quit_ignored(out: &str) -> (bool, bool) {
-    let mask = out
-        .trim()
-        .strip_prefix("SigIgn:")
-        .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
-        .unwrap_or_else(|| panic!("no SigIgn in {out:?}"));
-    (
-        mask & (1 << (libc::SIGINT - 1)) != 0,
-        mask & (1 << (libc::SIGQUIT - 1)) != 0,
-    )
-}
+/// SIGKILLs a process group and reaps its members when dropped (this process is their
+/// subreaper, as `Group` made it): a failed test leaves nothing running.
+struct KillGroupOnDrop(i32);
 
-/// Runs `grep SigIgn /proc/self/status` as a user's command whose leader starts with SIGINT
-/// and SIGQUIT ignored (as under `nohup … &`), and returns what it printed.
-fn sig_ign_of_command(leader_bin: Option<&Path>) -> String {
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let file = out.reopen().unwrap();
-    let mut g = leader::spawn("grep SigIgn /proc/self/status", leader_bin, |cmd| {
-        cmd.stdout(file).stdin(Stdio::null());
-        // SAFETY: signal(2) is async-signal-safe; nothing is allocated.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(cmd, || {
-                libc::signal(libc::SIGINT, libc::SIG_IGN);
-                libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-                Ok(())
-            });
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.0),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = all_gone(&members(self.0));
+        for p in members(self.0) {
+            let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(p), None);
         }
-    })
-    .unwrap();
-    g.wait(Duration::from_millis(2)).unwrap();
-    assert_eq!(g.finish().code, Some(0));
-    std::fs::read_to_string(out.path()).unwrap()
-}
-
-/// A benchmark that stops a helper with `kill -INT` needs SIGINT at its default action: the
-/// leader sets SIGINT and SIGQUIT back to default even when sweetspot started with them
-/// ignored; `sh -c` alone passes the ignored dispositions on.
-#[test]
-fn the_command_starts_with_sigint_and_sigquit_at_their_defaults() {
-    assert_eq!(
-        int_quit_ignored(&sig_ign_of_command(Some(bin()))),
-        (false, false)
-    );
-    assert_eq!(int_quit_ignored(&sig_ign_of_command(None)), (true, true));
+    }
 }
 
 /// SIGKILLs its pids when dropped (a failed test leaves no process behind).

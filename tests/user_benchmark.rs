@@ -89,18 +89,14 @@ fn a_failing_command_and_a_missing_match_are_failed_runs_with_the_stderr_tail() 
         "echo 'rate: 5'; echo 'disk full' >&2; exit 3",
         r"rate: (\d+)",
     );
-    let r = job
-        .run(dir.path(), Some(Path::new(env!("CARGO_BIN_EXE_sweetspot"))))
-        .unwrap();
+    let r = job.run(dir.path()).unwrap();
     let f = r.failed.unwrap();
     assert!(f.contains("exit status 3"), "{f}");
     assert!(f.ends_with("stderr: disk full"), "{f}");
     assert_eq!(r.loads, None, "a failed run has no figure, not 0");
 
     let job = regex_job("echo 'nothing here'; echo warn1 >&2", r"rate: (\d+)");
-    let r = job
-        .run(dir.path(), Some(Path::new(env!("CARGO_BIN_EXE_sweetspot"))))
-        .unwrap();
+    let r = job.run(dir.path()).unwrap();
     let f = r.failed.unwrap();
     assert!(f.contains("no match for regex 'rate: (\\d+)'"), "{f}");
     assert!(f.ends_with("stderr: warn1"), "{f}");
@@ -108,15 +104,11 @@ fn a_failing_command_and_a_missing_match_are_failed_runs_with_the_stderr_tail() 
 
     let mut job = regex_job("sleep 5; echo 'rate: 1'", r"rate: (\d+)");
     job.timeout_s = 0.3;
-    let r = job
-        .run(dir.path(), Some(Path::new(env!("CARGO_BIN_EXE_sweetspot"))))
-        .unwrap();
+    let r = job.run(dir.path()).unwrap();
     assert!(r.failed.unwrap().contains("timed out after 0.3 s"));
 
     let job = regex_job("pwd; echo 'rate: 42'", r"rate: (\d+)");
-    let r = job
-        .run(dir.path(), Some(Path::new(env!("CARGO_BIN_EXE_sweetspot"))))
-        .unwrap();
+    let r = job.run(dir.path()).unwrap();
     assert_eq!((r.failed, r.loads), (None, Some(42.0)));
     assert!(r.time_s > 0.0 && r.time_s < 5.0);
 }
@@ -134,20 +126,13 @@ fn nice_and_cpu_affinity_reach_the_command_and_its_children() {
     job.nice = Some(7);
     job.cpus = Some(vec![cpu]);
     job.check().unwrap();
-    assert_eq!(
-        job.run(dir.path(), Some(Path::new(env!("CARGO_BIN_EXE_sweetspot"))))
-            .unwrap()
-            .loads,
-        Some(7.0)
-    );
+    assert_eq!(job.run(dir.path()).unwrap().loads, Some(7.0));
     let mut job = regex_job(
         "grep Cpus_allowed_list /proc/self/status",
         r"(?m)Cpus_allowed_list:\s+(\d+)$",
     );
     job.cpus = Some(vec![cpu]);
-    let r = job
-        .run(dir.path(), Some(Path::new(env!("CARGO_BIN_EXE_sweetspot"))))
-        .unwrap();
+    let r = job.run(dir.path()).unwrap();
     assert_eq!(r.loads, Some(cpu as f64), "{:?}", r.failed);
     // Both are recorded with the results.
     let rec = job.record();

@@ -13,10 +13,7 @@
 //! - The leader gets `PR_SET_PDEATHSIG(SIGKILL)`: if sweetspot itself is killed with SIGKILL
 //!   (which it cannot catch), the job and the load die with it instead of running on as
 //!   orphans (an io_load would otherwise write forever). prctl(2): the signal fires when the
-//!   spawning *thread* exits, so a group must not outlive the thread that spawned it. The
-//!   signal reaches the leader alone: a user's shell command therefore runs under a leader
-//!   whose parent-death signal is SIGHUP, which it answers by SIGKILLing its whole group
-//!   ([`super::leader`]).
+//!   spawning *thread* exits, so a group must not outlive the thread that spawned it.
 
 use crate::{Error, Result};
 use std::os::unix::process::CommandExt;
@@ -71,12 +68,6 @@ impl Group {
     /// Spawns `cmd` as the leader of a new process group. Stdio is whatever `cmd` says.
     /// The leader is SIGKILLed by the kernel if this thread dies first (see the module docs).
     pub fn spawn(cmd: &mut Command) -> Result<Group> {
-        Group::spawn_with(cmd, libc::SIGKILL)
-    }
-
-    /// As [`Group::spawn`], with `death_signal` as the leader's parent-death signal (SIGHUP
-    /// for [`super::leader`], which handles it).
-    pub(crate) fn spawn_with(cmd: &mut Command, death_signal: libc::c_int) -> Result<Group> {
         ensure_subreaper();
         cmd.process_group(0);
         let parent = nix::unistd::getpid().as_raw();
@@ -84,7 +75,7 @@ impl Group {
         // async-signal-safe system calls (prctl, getppid); it allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal) != 0 {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 // The parent died before the prctl took effect: do not start at all.

@@ -1,105 +1,118 @@
-//! The leader of a user's shell command (a `[benchmark]` command, `--job`): `sweetspot
-//! __worker shell -- COMMAND`, which runs `sh -c COMMAND` in its own process group and takes
-//! the whole group down if sweetspot is SIGKILLed.
+//! A user's shell command (a `[benchmark]` command, `--job`) in its own process group, with a
+//! watchdog that takes the whole group down if sweetspot is SIGKILLed.
 //!
-//! Why a leader: a group's leader gets a parent-death signal ([`super::group`]), but that
-//! signal reaches the leader alone. With `sh -c COMMAND` as the leader, a SIGKILLed sweetspot
-//! took only the shell with it, and what the command had started (a `sleep`, an fio, a load
-//! generator) ran on as an orphan. The leader here asks for SIGHUP as its parent-death signal
-//! ([`spawn`]) and answers it by SIGKILLing its own group (`kill(0, SIGKILL)`), itself
-//! included.
+//! Why: the group's leader, `sh -c COMMAND`, gets a parent-death SIGKILL ([`super::group`]),
+//! but that signal reaches the leader alone, and what the command had started (a `sleep`, an
+//! fio, a load generator) ran on as an orphan. So between fork and exec the leader forks a
+//! *watchdog*, a bare copy of itself that never execs, in the same group:
 //!
-//! - The command is a *foreground* child (`sh -c COMMAND`, waited for), not a background job of
-//!   a shell: a non-interactive shell starts its background jobs with SIGINT and SIGQUIT
-//!   ignored (POSIX, "Shell Command Language" 2.11), which breaks benchmarks that stop a
-//!   helper with `kill -INT`. The leader also sets SIGINT and SIGQUIT back to their default
-//!   actions before it starts the command.
-//! - Any SIGHUP kills the group, as SIGHUP's default action would have killed a `sh -c`
-//!   leader: the parent-death signal fires when the *thread* that spawned the group exits
-//!   ([`super::group`]), which leaves the parent's pid unchanged, so the leader cannot tell a
-//!   parent's death from a `kill -HUP` by its pid.
-//! - Its exit is the command's: the same exit code, or death by the same signal (re-raised with
-//!   its default action, core dumps off), so a failed run reads as before.
+//! - Its parent-death signal is SIGHUP, and its handler SIGKILLs the group (`kill(0,
+//!   SIGKILL)`) when its parent, the leader, is gone (`getppid(2)` changed). The leader dies
+//!   with sweetspot, so the group dies with the leader. A leader that exits by itself also ends
+//!   the group, which [`Group::finish`] did anyway. A `kill -HUP 0` by the command leaves the
+//!   watchdog in place.
+//! - It ignores the signals a command or a service manager sends a whole group (SIGINT,
+//!   SIGQUIT, SIGTERM, SIGUSR1/2, SIGALRM, SIGPIPE, job control), so `kill 0` does not remove
+//!   the guard; it closes every file descriptor first, so it holds no file, pipe or lock of
+//!   sweetspot's (std's exec-error pipe among them, whose EOF `spawn` waits for); and it only
+//!   makes async-signal-safe calls (signal-safety(7)) until it is killed.
+//! - The command itself is unchanged: `sh -c COMMAND` still leads the group (`$$` is its
+//!   group id, so `kill -- -$$` works), with the signal dispositions, mask and exit it had.
+//!   (A first version put sweetspot's own binary in front as the leader; a review found that
+//!   it died of a group's SIGTERM before the command's trap ran, broke `kill -- -$$`, and left
+//!   signals 32 and 33 ignored in the command.)
+//!
+//! The watchdog is one more member of the group: idle (`pause(2)`), reaped with the rest.
 
 use super::group::Group;
-use crate::{Error, Result};
-use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use crate::Result;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
 
-/// SIGHUP handler of the leader: SIGKILLs the whole group, the leader included.
+/// The watchdog's leader (set in the watchdog only, after its fork).
+static LEADER: AtomicI32 = AtomicI32::new(0);
+
+/// Signals a whole group may be sent, which the watchdog ignores.
+const IGNORED: [libc::c_int; 10] = [
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGPIPE,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+];
+
+/// The watchdog's SIGHUP handler: SIGKILLs its group once its leader is gone.
 extern "C" fn on_hangup(_: libc::c_int) {
-    // SAFETY: kill(2) is async-signal-safe (signal-safety(7)).
+    // SAFETY: getppid(2) and kill(2) are async-signal-safe; an atomic load takes no lock.
     unsafe {
-        libc::kill(0, libc::SIGKILL);
+        if libc::getppid() != LEADER.load(Ordering::SeqCst) {
+            libc::kill(0, libc::SIGKILL);
+        }
     }
 }
 
-/// Spawns `COMMAND` as a user's shell command in its own process group ([`Group`]), with
-/// `configure` applied first (working directory, stdio, `pre_exec` settings such as nice and
-/// CPU affinity, all inherited by the command).
+/// The watchdog's body, in the child of a fork made between fork and exec: never returns.
 ///
-/// With `leader` (sweetspot's own binary) the group is led by `leader __worker shell --
-/// COMMAND` (see the module docs); without it, by `sh -c COMMAND` itself, whose background
-/// processes may outlive a SIGKILLed sweetspot (unit tests, which have no sweetspot binary).
-/// Errors: the process cannot be started (exit 1).
-pub fn spawn(
-    command: &str,
-    leader: Option<&Path>,
-    configure: impl FnOnce(&mut Command),
-) -> Result<Group> {
-    match leader {
-        Some(exe) => {
-            let mut cmd = Command::new(exe);
-            cmd.args(["__worker", "shell", "--", command]);
-            configure(&mut cmd);
-            Group::spawn_with(&mut cmd, libc::SIGHUP)
-        }
-        None => {
-            let mut cmd = Command::new("sh");
-            cmd.args(["-c", command]);
-            configure(&mut cmd);
-            Group::spawn(&mut cmd)
-        }
-    }
-}
-
-/// The body of `sweetspot __worker shell -- COMMAND` (see the module docs): runs `sh -c
-/// COMMAND`, waits for it, and exits as it did. Returns only on an error: the shell cannot be
-/// started (exit 1).
-pub fn lead(command: &str) -> Result<()> {
-    // SAFETY: installs an async-signal-safe handler (`on_hangup`) and default actions; no other
-    // thread runs yet. A parent that died before this line sent a SIGHUP whose default action
-    // ended the leader before it started anything.
+/// # Safety
+/// Only async-signal-safe calls: it runs in a copy of one thread of a multi-threaded process.
+unsafe fn watch(leader: libc::pid_t) -> ! {
+    // SAFETY: close_range(2), close(2), sigaction(2), sigprocmask(2), prctl(2), getppid(2),
+    // kill(2) and pause(2) are plain system calls; nothing is allocated.
     unsafe {
-        libc::signal(libc::SIGHUP, on_hangup as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::signal(libc::SIGQUIT, libc::SIG_DFL);
-    }
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .status()
-        .map_err(|e| Error::io("starting sh", e))?;
-    if let Some(code) = status.code() {
-        std::process::exit(code);
-    }
-    let sig = status.signal().unwrap_or(libc::SIGKILL);
-    // SAFETY: plain system calls on this process: no core file, the default action for `sig`,
-    // unblocked, then raised.
-    unsafe {
-        let none = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        libc::setrlimit(libc::RLIMIT_CORE, &none);
-        libc::signal(sig, libc::SIG_DFL);
+        LEADER.store(leader, Ordering::SeqCst);
+        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+            // Before Linux 5.9: close them one by one.
+            for fd in 0..4096 {
+                libc::close(fd);
+            }
+        }
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = libc::SIG_IGN;
+        for s in IGNORED {
+            libc::sigaction(s, &act, std::ptr::null_mut());
+        }
+        act.sa_sigaction = on_hangup as *const () as libc::sighandler_t;
+        libc::sigaction(libc::SIGHUP, &act, std::ptr::null_mut());
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
+        libc::sigaddset(&mut set, libc::SIGHUP);
         libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(sig);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGHUP);
+        // The leader died before the prctl: no signal is coming.
+        if libc::getppid() != leader {
+            libc::kill(0, libc::SIGKILL);
+        }
+        loop {
+            libc::pause();
+        }
     }
-    // A signal whose default action is not to terminate (SIGCHLD, …) cannot end a shell.
-    std::process::exit(128 + sig)
+}
+
+/// Spawns `sh -c COMMAND` as the leader of its own process group ([`Group`]) with its
+/// watchdog (see the module docs), `configure` applied first (working directory, stdio,
+/// `pre_exec` settings such as nice and CPU affinity, which the command inherits).
+/// Errors: the shell or the watchdog cannot be started (exit 1).
+pub fn spawn(command: &str, configure: impl FnOnce(&mut Command)) -> Result<Group> {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", command]);
+    configure(&mut cmd);
+    // SAFETY: between fork and exec the closure makes only async-signal-safe calls (getpid,
+    // fork, and in the watchdog those of `watch`); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            let leader = libc::getpid();
+            match libc::fork() {
+                -1 => Err(std::io::Error::last_os_error()),
+                0 => watch(leader),
+                _ => Ok(()),
+            }
+        });
+    }
+    Group::spawn(&mut cmd)
 }

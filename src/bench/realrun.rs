@@ -318,8 +318,8 @@ impl Bencher {
         let log = self.scratchpad.path().join("job.stderr");
         let stderr = log_file(&log)?;
         let mut group = match &self.opts.job_command {
-            // A user's command: led by sweetspot's binary, so it dies whole with sweetspot.
-            Some(c) => leader::spawn(c, Some(&self.opts.exe), |cmd| {
+            // A user's command: watched, so that it dies whole with sweetspot.
+            Some(c) => leader::spawn(c, |cmd| {
                 cmd.current_dir(&self.target)
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())

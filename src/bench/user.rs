@@ -2,10 +2,10 @@
 //! from what it prints (a regex with one capture group, or a JSON pointer into JSON output
 //! such as fio's `--output-format=json`), with the figure's direction and unit.
 //!
-//! - One run: `sh -c COMMAND` in the target's directory, in its own process group under a
-//!   leader that takes the whole group down if sweetspot is SIGKILLed ([`super::leader`]),
-//!   stdout and stderr to temporary files (no pipe can fill and block it), stdin from
-//!   `/dev/null`.
+//! - One run: `sh -c COMMAND` in the target's directory, as the leader of its own process
+//!   group, with a watchdog that takes the whole group down if sweetspot is SIGKILLed
+//!   ([`super::leader`]), stdout and stderr to temporary files (no pipe can fill and block
+//!   it), stdin from `/dev/null`.
 //! - Its nice level (`setpriority(2)`) and CPU affinity (`sched_setaffinity(2)`) are set in
 //!   the child before `exec`, so everything it starts inherits them: running the load
 //!   generator on the server's CPUs measures the generator (the 2009 `ab` figures moved from
@@ -191,11 +191,9 @@ impl UserJob {
         }
     }
 
-    /// One run in `dir` (see the module docs), led by `leader`, sweetspot's own binary
-    /// ([`leader::spawn`]; `None` only where there is none, as in unit tests). Errors: the
-    /// command cannot be started (exit 1) or the run was interrupted; a failing command is a
-    /// [`Run`] with `failed` set.
-    pub fn run(&self, dir: &Path, leader: Option<&Path>) -> Result<Run> {
+    /// One run in `dir` (see the module docs). Errors: the command cannot be started (exit 1)
+    /// or the run was interrupted; a failing command is a [`Run`] with `failed` set.
+    pub fn run(&self, dir: &Path) -> Result<Run> {
         let out = tempfile::tempfile().map_err(|e| Error::io("a temporary file", e))?;
         let err = tempfile::tempfile().map_err(|e| Error::io("a temporary file", e))?;
         let stdout = out.try_clone().map_err(|e| Error::io("stdout file", e))?;
@@ -212,7 +210,7 @@ impl UserJob {
             }
             None => None,
         };
-        let mut g = leader::spawn(&self.command, leader, |cmd| {
+        let mut g = leader::spawn(&self.command, |cmd| {
             cmd.current_dir(dir)
                 .stdin(Stdio::null())
                 .stdout(stdout)

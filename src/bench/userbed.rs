@@ -19,19 +19,12 @@ pub struct UserBench {
     inner: Box<dyn Testbed>,
     job: UserJob,
     dir: PathBuf,
-    leader: PathBuf,
 }
 
 impl UserBench {
-    /// Runs `job` in `dir`, with `inner`'s knobs, each run led by `leader`, sweetspot's own
-    /// binary ([`super::leader`]).
-    pub fn new(inner: Box<dyn Testbed>, job: UserJob, dir: PathBuf, leader: PathBuf) -> UserBench {
-        UserBench {
-            inner,
-            job,
-            dir,
-            leader,
-        }
+    /// Runs `job` in `dir`, with `inner`'s knobs.
+    pub fn new(inner: Box<dyn Testbed>, job: UserJob, dir: PathBuf) -> UserBench {
+        UserBench { inner, job, dir }
     }
 }
 
@@ -64,7 +57,7 @@ impl Testbed for UserBench {
                 "a user benchmark runs alone: no {load}"
             )));
         }
-        self.job.run(&self.dir, Some(&self.leader))
+        self.job.run(&self.dir)
     }
     fn sizes(&self) -> serde_json::Value {
         let mut v = self.job.record();

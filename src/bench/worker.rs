@@ -30,12 +30,6 @@ pub enum What {
     },
     /// A process_load relay: copies stdin to stdout.
     Relay,
-    /// The leader of a user's shell command ([`crate::bench::leader`]): runs `sh -c COMMAND`
-    /// and exits as it did.
-    Shell {
-        /// The shell command.
-        command: String,
-    },
     /// The `--emulate` FUSE server; `spec` is a JSON [`crate::bench::emulate::ServeSpec`].
     /// Serves until stdin closes.
     Emulate {
@@ -61,7 +55,6 @@ pub fn run(args: &Args) -> Result<()> {
             loads::body(&spec)
         }
         What::Relay => loads::relay(),
-        What::Shell { command } => crate::bench::leader::lead(command),
         What::Emulate { spec } => {
             let spec: crate::bench::emulate::ServeSpec =
                 serde_json::from_str(spec).map_err(|e| parse("emulate", &e.to_string()))?;

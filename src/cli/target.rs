@@ -183,29 +183,14 @@ pub fn open_benchmark(
         crate::signals::install();
         let dir = std::env::current_dir().map_err(|e| Error::io("the current directory", e))?;
         let host = HostBed::new(ctx.store()?, &ctx.root);
-        return Ok(Box::new(UserBench::new(
-            Box::new(host),
-            job,
-            dir,
-            own_binary()?,
-        )));
+        return Ok(Box::new(UserBench::new(Box::new(host), job, dir)));
     }
     let dev = real_device(ctx, args, command, true)?;
     let dir = dev
         .work_dir()
         .map(Path::to_path_buf)
         .ok_or_else(|| Error::Failed("the device has no work directory".into()))?;
-    Ok(Box::new(UserBench::new(
-        Box::new(dev),
-        job,
-        dir,
-        own_binary()?,
-    )))
-}
-
-/// sweetspot's own binary, which leads a user's command ([`crate::bench::leader`]).
-fn own_binary() -> Result<std::path::PathBuf> {
-    std::env::current_exe().map_err(|e| Error::io("finding sweetspot's binary", e))
+    Ok(Box::new(UserBench::new(Box::new(dev), job, dir)))
 }
 
 /// Opens the real target that `args` name (`--device` or `--scratch`).
