@@ -13,7 +13,9 @@
 //! - The leader gets `PR_SET_PDEATHSIG(SIGKILL)`: if sweetspot itself is killed with SIGKILL
 //!   (which it cannot catch), the job and the load die with it instead of running on as
 //!   orphans (an io_load would otherwise write forever). prctl(2): the signal fires when the
-//!   spawning *thread* exits, so a group must not outlive the thread that spawned it.
+//!   spawning *thread* exits, so a group must not outlive the thread that spawned it. It
+//!   reaches the leader alone: a user's shell command, whose own children would run on,
+//!   gets a watchdog that takes its whole group down ([`super::leader`]).
 
 use crate::{Error, Result};
 use std::os::unix::process::CommandExt;

@@ -22,7 +22,10 @@
 //!   it died of a group's SIGTERM before the command's trap ran, broke `kill -- -$$`, and left
 //!   signals 32 and 33 ignored in the command.)
 //!
-//! The watchdog is one more member of the group: idle (`pause(2)`), reaped with the rest.
+//! The watchdog is one more member of the group: idle (`pause(2)`), reaped with the rest. Its
+//! memory is a copy-on-write image of sweetspot's at the fork, so a page sweetspot writes
+//! while the command runs is copied once: at most sweetspot's anonymous memory (0.9 MiB in the
+//! daemon, `examples/daemon-footprint.md`); its code pages are shared.
 
 use super::group::Group;
 use crate::Result;
