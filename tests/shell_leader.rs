@@ -111,18 +111,59 @@ fn without_the_watchdog_the_commands_children_outlive_the_thread() {
     );
 }
 
-/// A command that sends SIGTERM (or SIGINT) to its own group, as `kill 0` or a service
-/// manager does, does not remove the watchdog: the group still dies with the thread.
+/// A command that signals its own group at once, as `kill 0` or a service manager does
+/// (SIGTERM, SIGHUP, …), does not remove the watchdog: the group still dies with the thread.
 #[test]
-fn the_watchdog_outlives_a_groups_sigterm_and_sigint() {
+fn the_watchdog_outlives_the_signals_a_group_is_sent() {
     let (pgid, pids, _guard) = spawn_and_abandon(
-        "trap '' TERM INT; kill -TERM 0; kill -INT 0; sleep 50 & sleep 51",
+        "trap '' HUP INT QUIT TERM USR1 USR2 ALRM; for s in HUP INT QUIT TERM USR1 USR2 ALRM; \
+         do kill -$s 0; done; sleep 50 & sleep 51",
         2,
         watched,
     );
     // The sleeps started after the signals: the watchdog was there then.
     assert_eq!(watchdogs(&pids), 1, "{pids:?}");
     assert!(all_gone(&pids), "left running: {:?}", members(pgid));
+}
+
+/// A command that execs a program which waits for every child still ends: the watchdog is
+/// sweetspot's child, not the command's.
+#[test]
+fn an_execd_program_that_waits_for_every_child_still_ends() {
+    let mut g = watched("exec perl -e '1 while wait != -1; exit 5'");
+    let running = g.sleep_while_running(Duration::from_secs(10)).unwrap();
+    let e = g.finish();
+    assert!(!running, "still waiting: {e:?}");
+    assert_eq!(e.code, Some(5));
+}
+
+/// Children of this process whose group's leader is gone: watchdogs left by a failed spawn.
+fn stray_watchdogs() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            let Ok(st) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+                return false;
+            };
+            let f: Vec<&str> = st[st.rfind(')').unwrap() + 2..].split(' ').collect();
+            f[1] == me.to_string() && !Path::new(&format!("/proc/{}", f[2])).exists()
+        })
+        .collect()
+}
+
+/// A spawn that fails after the watchdog was cloned (exec's E2BIG: one argument over 128 KiB)
+/// leaves no watchdog behind, running or a zombie.
+#[test]
+fn a_failed_spawn_leaves_no_watchdog() {
+    let long = format!("true {}", "x".repeat(200_000));
+    assert!(leader::spawn(&long, |_| {}).is_err());
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !stray_watchdogs().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(stray_watchdogs(), Vec::<i32>::new());
 }
 
 /// The command's shell leads its group (`kill -- -$$` works), exits as before, and starts
