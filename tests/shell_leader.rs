@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -80,12 +82,18 @@ fn watchdogs(pids: &[i32]) -> usize {
         .count()
 }
 
+fn sh(command: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.args(["-c", command]);
+    c
+}
+
 fn watched(command: &str) -> Group {
-    leader::spawn(command, |_| {}).unwrap()
+    leader::spawn(&mut sh(command)).unwrap()
 }
 
 fn bare(command: &str) -> Group {
-    Group::spawn(Command::new("sh").args(["-c", command])).unwrap()
+    Group::spawn(&mut sh(command)).unwrap()
 }
 
 /// A SIGKILLed sweetspot is a spawning thread that ends without `Drop` running: the command's
@@ -158,7 +166,7 @@ fn stray_watchdogs() -> Vec<i32> {
 #[test]
 fn a_failed_spawn_leaves_no_watchdog() {
     let long = format!("true {}", "x".repeat(200_000));
-    assert!(leader::spawn(&long, |_| {}).is_err());
+    assert!(leader::spawn(&mut sh(&long)).is_err());
     let deadline = Instant::now() + Duration::from_secs(2);
     while !stray_watchdogs().is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
@@ -174,15 +182,11 @@ fn the_command_is_as_it_was_without_the_watchdog() {
     let run = |cmd: &str, watch: bool| {
         let out = tempfile::NamedTempFile::new().unwrap();
         let file = out.reopen().unwrap();
-        let configure = |c: &mut Command| {
-            c.current_dir(dir.path()).stdout(file).stdin(Stdio::null());
-        };
+        let mut c = sh(cmd);
+        c.current_dir(dir.path()).stdout(file).stdin(Stdio::null());
         let mut g = if watch {
-            leader::spawn(cmd, configure).unwrap()
+            leader::spawn(&mut c).unwrap()
         } else {
-            let mut c = Command::new("sh");
-            c.args(["-c", cmd]);
-            configure(&mut c);
             Group::spawn(&mut c).unwrap()
         };
         g.wait(Duration::from_millis(2)).unwrap();
@@ -248,24 +252,13 @@ impl Drop for KillOnDrop {
 #[test]
 fn a_sigkilled_tune_takes_its_jobs_background_processes_with_it() {
     let t = tempfile::tempdir().unwrap();
-    let proc_ = t.path().join("proc");
-    std::fs::create_dir_all(proc_.join("sys/kernel")).unwrap();
-    std::fs::create_dir_all(proc_.join("sys/vm")).unwrap();
-    std::fs::create_dir_all(t.path().join("sys/block")).unwrap();
-    std::fs::write(proc_.join("sys/kernel/sched_autogroup_enabled"), "1\n").unwrap();
-    let policy = t.path().join("p.toml");
-    std::fs::write(
-        &policy,
-        "loads = [\"no_load\", \"io_load\"]\nbudget = 6\ncheck_pairs = 2\n[objective]\n\
-         minimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.sched_autogroup_enabled]\n",
-    )
-    .unwrap();
+    let (sys, proc_, policy) = common::autogroup_host(t.path());
     // A unique argument finds the job's sleep among the machine's processes.
     let mark = format!("{}.{}", 700 + std::process::id() % 100, std::process::id());
     let mut child = Command::new(bin())
         .env("SWEETSPOT_DB", t.path().join("s.db"))
         .arg("--sysfs-root")
-        .arg(t.path().join("sys"))
+        .arg(&sys)
         .arg("--procfs-root")
         .arg(&proc_)
         .args(["tune", "--host", "-q", "--policy"])

@@ -239,22 +239,11 @@ fn a_host_tune_of_autogroup_against_ab_and_lighttpd_on_loopback() {
 #[test]
 fn a_benchmark_failing_at_the_default_fails_the_tune_with_its_stderr() {
     let t = tempfile::tempdir().unwrap();
-    let proc_ = t.path().join("proc");
-    std::fs::create_dir_all(proc_.join("sys/kernel")).unwrap();
-    std::fs::create_dir_all(proc_.join("sys/vm")).unwrap();
-    std::fs::create_dir_all(t.path().join("sys/block")).unwrap();
-    std::fs::write(proc_.join("sys/kernel/sched_autogroup_enabled"), "1\n").unwrap();
     // A contest policy: --job --metric replace its objective and loads.
-    let policy = t.path().join("p.toml");
-    std::fs::write(
-        &policy,
-        "loads = [\"no_load\", \"io_load\"]\nbudget = 6\ncheck_pairs = 2\n[objective]\n\
-         minimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.sched_autogroup_enabled]\n",
-    )
-    .unwrap();
+    let (sys, proc_, policy) = common::autogroup_host(t.path());
     sweetspot(&t.path().join("s.db"))
         .arg("--sysfs-root")
-        .arg(t.path().join("sys"))
+        .arg(&sys)
         .arg("--procfs-root")
         .arg(&proc_)
         .args(["tune", "--host", "-q", "--policy"])

@@ -113,15 +113,11 @@ unsafe fn watch(parent: libc::pid_t, death: libc::c_int) -> ! {
     }
 }
 
-/// Spawns `sh -c COMMAND` as the leader of its own process group ([`Group`]) with its
-/// watchdog (see the module docs), `configure` applied first (working directory, stdio,
-/// `pre_exec` settings such as nice and CPU affinity, which the command inherits).
-/// Errors: the shell or the watchdog cannot be started (exit 1); the watchdog of a failed
-/// spawn is killed and reaped.
-pub fn spawn(command: &str, configure: impl FnOnce(&mut Command)) -> Result<Group> {
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", command]);
-    configure(&mut cmd);
+/// Spawns `cmd`, a user's `sh -c COMMAND` with its working directory, stdio and `pre_exec`
+/// settings (nice, CPU affinity: the command inherits them) in place, as [`Group::spawn`]
+/// does, with its watchdog (see the module docs). Errors: the shell or the watchdog cannot be
+/// started (exit 1); the watchdog of a failed spawn is killed and reaped.
+pub fn spawn(cmd: &mut Command) -> Result<Group> {
     let (rx, tx) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
         .map_err(|e| Error::io("a pipe for the watchdog", e.into()))?;
     let txfd: RawFd = tx.as_raw_fd();
@@ -154,7 +150,7 @@ pub fn spawn(command: &str, configure: impl FnOnce(&mut Command)) -> Result<Grou
             }
         });
     }
-    let spawned = Group::spawn(&mut cmd);
+    let spawned = Group::spawn(cmd);
     drop(tx);
     if spawned.is_err() {
         let mut buf = [0u8; 4];

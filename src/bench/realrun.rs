@@ -316,25 +316,28 @@ impl Bencher {
     /// error (exit 1) with the tail of its stderr.
     fn time_job(&self) -> Result<Exit> {
         let log = self.scratchpad.path().join("job.stderr");
-        let stderr = log_file(&log)?;
-        let mut group = match &self.opts.job_command {
-            // A user's command: watched, so that it dies whole with sweetspot.
-            Some(c) => leader::spawn(c, |cmd| {
-                cmd.current_dir(&self.target)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(stderr);
-            })?,
+        let mut cmd = match &self.opts.job_command {
+            Some(c) => {
+                let mut cmd = Command::new("sh");
+                cmd.args(["-c", c]).current_dir(&self.target);
+                cmd
+            }
             None => {
                 let json =
                     serde_json::to_string(&self.job).map_err(|e| Error::Failed(e.to_string()))?;
                 let mut cmd = Command::new(&self.opts.exe);
-                cmd.args(["__worker", "job", &json])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(stderr);
-                Group::spawn(&mut cmd)?
+                cmd.args(["__worker", "job", &json]);
+                cmd
             }
+        };
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log_file(&log)?);
+        // A user's command is watched, so that it dies whole with sweetspot.
+        let mut group = if self.opts.job_command.is_some() {
+            leader::spawn(&mut cmd)?
+        } else {
+            Group::spawn(&mut cmd)?
         };
         group.wait(Duration::from_millis(2))?;
         let exit = group.finish();

@@ -88,17 +88,7 @@ impl SimDevice {
     /// Errors: those of [`Surface::load`] (exit 2 for a bad file).
     pub fn open(path: &Path, seed: u64) -> Result<SimDevice> {
         let surface = Surface::load(path)?;
-        // Once per file and process: `tune --resume --sim` opens the surface twice.
-        static WARNED: std::sync::Mutex<Vec<std::path::PathBuf>> =
-            std::sync::Mutex::new(Vec::new());
-        let first = WARNED.lock().is_ok_and(|mut w| {
-            let new = !w.iter().any(|p| p == path);
-            if new {
-                w.push(path.to_path_buf());
-            }
-            new
-        });
-        if !surface.lists_default() && first {
+        if !surface.lists_default() {
             tracing::warn!(
                 "{}: no point lists the default setting, so the default's figures (the \
                  reference of every comparison) are interpolated between its neighbours",

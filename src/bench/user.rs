@@ -25,7 +25,7 @@ use crate::{Error, Result};
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// How the figure is read from the command's standard output.
@@ -196,8 +196,13 @@ impl UserJob {
     pub fn run(&self, dir: &Path) -> Result<Run> {
         let out = tempfile::tempfile().map_err(|e| Error::io("a temporary file", e))?;
         let err = tempfile::tempfile().map_err(|e| Error::io("a temporary file", e))?;
-        let stdout = out.try_clone().map_err(|e| Error::io("stdout file", e))?;
-        let stderr = err.try_clone().map_err(|e| Error::io("stderr file", e))?;
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(&self.command)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().map_err(|e| Error::io("stdout file", e))?)
+            .stderr(err.try_clone().map_err(|e| Error::io("stderr file", e))?);
         let nice = self.nice;
         let cpus = match &self.cpus {
             Some(list) => {
@@ -210,28 +215,23 @@ impl UserJob {
             }
             None => None,
         };
-        let mut g = leader::spawn(&self.command, |cmd| {
-            cmd.current_dir(dir)
-                .stdin(Stdio::null())
-                .stdout(stdout)
-                .stderr(stderr);
-            // SAFETY: between fork and exec the closure makes two system calls (setpriority,
-            // sched_setaffinity) on data built before the fork; it allocates nothing.
-            unsafe {
-                cmd.pre_exec(move || {
-                    if let Some(n) = nice
-                        && libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    if let Some(set) = &cpus {
-                        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), set)
-                            .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
-                    }
-                    Ok(())
-                });
-            }
-        })?;
+        // SAFETY: between fork and exec the closure makes two system calls (setpriority,
+        // sched_setaffinity) on data built before the fork; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(n) = nice
+                    && libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if let Some(set) = &cpus {
+                    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), set)
+                        .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+                }
+                Ok(())
+            });
+        }
+        let mut g = leader::spawn(&mut cmd)?;
         let timed_out = g.sleep_while_running(Duration::from_secs_f64(self.timeout_s))?;
         let exit = g.finish();
         let stdout = read_all(out);

@@ -11,8 +11,8 @@
 use super::Ctx;
 use super::target::{self, TargetArgs};
 use crate::Result;
-use crate::bench::Load;
 use crate::bench::user::{Extract, UserJob};
+use crate::bench::{Load, Testbed};
 use crate::tune::policy::{self, Objective};
 use crate::tune::report;
 use crate::tune::resume::Resume;
@@ -98,7 +98,7 @@ pub struct Args {
 fn find_resume(
     ctx: &Ctx,
     store: &crate::store::Store,
-    testbed: &dyn crate::bench::Testbed,
+    testbed: &dyn Testbed,
     policy: &str,
     budget: u32,
     seed: Option<u64>,
@@ -244,10 +244,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let mut store = ctx.store()?;
     crate::tune::recover(&mut store, &ctx.root)?;
     let mut seed = target::seed(&args.target);
-    // A simulation's noise comes from the seed, and its load sizes name it: a resumed one
-    // runs under the interrupted tune's seed, so it is looked up before the testbed opens.
-    if args.resume && args.target.sim.is_some() {
-        let t = target::open(ctx, &args.target, seed, "tune")?.target();
+    // A simulation is read once. Its noise comes from the seed, and its load sizes name it: a
+    // resumed one runs under the interrupted tune's seed, so that is looked up first and the
+    // simulation re-seeded.
+    let mut sim = match &args.target.sim {
+        Some(path) => Some(crate::bench::SimDevice::open(path, seed)?),
+        None => None,
+    };
+    if args.resume
+        && let Some(dev) = &sim
+    {
+        let t = dev.target();
         if let Some((row, s, _)) = store.resumable_tune(&t.identity, &t.kernel, &pol.name)? {
             // Refused here, not after: a simulation opened under another seed would not
             // match the stopped tune at all, and a fresh tune would start under the wrong one.
@@ -255,6 +262,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 same_seed(given, row.id, s)?;
             }
             seed = s;
+            sim = Some(crate::bench::SimDevice::new(dev.surface().clone(), s));
         }
     }
     // One writer per device: the lock comes before anything is built (a scratch loop device
@@ -265,10 +273,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             lock,
             target::open_benchmark(ctx, &args.target, "tune", job)?,
         )
-    } else if args.target.sim.is_some() {
-        let tb = target::open(ctx, &args.target, seed, "tune")?;
-        let t = tb.target();
-        (target::lock(ctx, &t.identity, &t.label, "tune")?, tb)
+    } else if let Some(dev) = sim {
+        let t = dev.target();
+        (
+            target::lock(ctx, &t.identity, &t.label, "tune")?,
+            Box::new(dev) as Box<dyn Testbed>,
+        )
     } else {
         let lock = target::lock_real(ctx, &args.target, "tune")?;
         (lock, target::open(ctx, &args.target, seed, "tune")?)

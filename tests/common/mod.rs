@@ -288,6 +288,25 @@ impl Env {
     }
 }
 
+/// A fake host under `dir` for `tune --host`: `sys/block` empty, the host knob
+/// `sched_autogroup_enabled` at 1, and a contest policy over it (6 trials) whose objective and
+/// loads `--job` and `--metric` replace. Returns (`--sysfs-root`, `--procfs-root`, policy).
+pub fn autogroup_host(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let (sys, proc_) = (dir.join("sys"), dir.join("proc"));
+    std::fs::create_dir_all(proc_.join("sys/kernel")).expect("mkdir kernel");
+    std::fs::create_dir_all(proc_.join("sys/vm")).expect("mkdir vm");
+    std::fs::create_dir_all(sys.join("block")).expect("mkdir block");
+    std::fs::write(proc_.join("sys/kernel/sched_autogroup_enabled"), "1\n").expect("knob");
+    let policy = dir.join("p.toml");
+    std::fs::write(
+        &policy,
+        "loads = [\"no_load\", \"io_load\"]\nbudget = 6\ncheck_pairs = 2\n[objective]\n\
+         minimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.sched_autogroup_enabled]\n",
+    )
+    .expect("policy");
+    (sys, proc_, policy)
+}
+
 /// A finished `sweetspot`'s exit code and stderr (for tests of refusals: exit 2 and the
 /// message).
 pub fn code_and_stderr(out: std::process::Output) -> (Option<i32>, String) {
