@@ -170,11 +170,9 @@ pub fn mad_outliers(xs: &[f64]) -> Vec<usize> {
         .collect()
 }
 
-/// One-sided t-test of H1: the true difference < 0, from an estimated difference `diff` with
-/// standard error `se` on `df` degrees of freedom (t = diff / se, p = P(T_df ≤ t)).
+/// t and p for a difference `diff` with standard error `se` and `df` degrees of freedom.
 /// A zero standard error gives t = ±∞ (p = 0 or 1) or, for no difference, t = 0, p = 0.5.
-/// `None` when the t distribution's CDF cannot be computed (df ≤ 0 or not finite).
-pub fn one_sided(diff: f64, se: f64, df: f64) -> Option<OneSided> {
+fn one_sided(diff: f64, se: f64, df: f64) -> Option<OneSided> {
     let t = if se > 0.0 {
         diff / se
     } else if diff < 0.0 {

@@ -197,64 +197,6 @@ fn with_pooled_no_load(out: &Outcome, policy: &Policy, ts: Vec<&Trial>) -> Vec<T
         .collect()
 }
 
-/// `ts` (trials of one setting) with the no_load runs of every trial that has a loaded run
-/// replaced by one run at the geometric mean, over trials, of each trial's mean no_load Time:
-/// of the trials of `own` when given, else of every trial of the tune. This is how the final
-/// check's first stage divides (`Verdict::first_stage`: each setting's own no_load, or one
-/// pooled), so default ÷ best over these trials is its improvement. No_load-only trials are
-/// kept as they are.
-fn with_no_load_of(
-    out: &Outcome,
-    policy: &Policy,
-    ts: Vec<&Trial>,
-    own: Option<usize>,
-) -> Vec<Trial> {
-    let basis: Vec<&Trial> = out
-        .trials
-        .iter()
-        .filter(|t| t.failed.is_none() && own.is_none_or(|p| t.point == p))
-        .collect();
-    let no_load = |t: &Trial| -> Vec<(f64, f64)> {
-        t.runs
-            .iter()
-            .filter(|r| r.load == Load::NoLoad && r.failed.is_none())
-            .map(|r| (r.time_s, r.cpu_pct))
-            .collect()
-    };
-    let ln_means: Vec<f64> = basis
-        .iter()
-        .map(|t| no_load(t))
-        .filter(|nl| !nl.is_empty())
-        .map(|nl| stats::mean(&nl.iter().map(|r| r.0).collect::<Vec<_>>()).ln())
-        .collect();
-    let cpu: Vec<f64> = basis.iter().flat_map(|t| no_load(t)).map(|r| r.1).collect();
-    if ln_means.is_empty() {
-        return ts.into_iter().cloned().collect();
-    }
-    let run = crate::bench::Run {
-        load: Load::NoLoad,
-        time_s: stats::mean(&ln_means).exp(),
-        cpu_pct: stats::mean(&cpu),
-        loads: None,
-        lcpu_pct: None,
-        failed: None,
-        io: None,
-    };
-    ts.into_iter()
-        .map(|t| {
-            let mut t = t.clone();
-            if t.runs.iter().any(|r| r.load != Load::NoLoad) {
-                t.runs.retain(|r| r.load != Load::NoLoad);
-                t.runs.push(run.clone());
-                if let Some(v) = objective_value(&policy.objective, &trial_metrics(&t.runs)) {
-                    t.value = v;
-                }
-            }
-            t
-        })
-        .collect()
-}
-
 /// Builds the report of an outcome.
 pub fn build(
     target: &TargetInfo,
@@ -315,11 +257,8 @@ pub fn build_with(
     let ran_check = v
         .as_ref()
         .is_some_and(|v| v.pairs.unwrap_or(0) >= 1 && !v.every_trial);
-    let basis = |p: usize| match v.as_ref().and_then(|v| v.first_stage) {
-        Some(own) => with_no_load_of(out, policy, of(p, false), own.then_some(p)),
-        None => with_pooled_no_load(out, policy, of(p, ran_check)),
-    };
-    let (dt, bt) = (basis(space.default), basis(cand));
+    let dt = with_pooled_no_load(out, policy, of(space.default, ran_check));
+    let bt = with_pooled_no_load(out, policy, of(cand, ran_check));
     let (dt, bt): (Vec<&Trial>, Vec<&Trial>) = (dt.iter().collect(), bt.iter().collect());
     // Geometric means, as the improvement is a ratio of geometric means over the same check
     // pairs: "3.54 → 1.61 (2.20× better)" then divides as it reads.
@@ -662,7 +601,6 @@ mod tests {
                          nothing beat the default)"
                     .into(),
                 every_trial: false,
-                first_stage: None,
             }),
             runs: 6,
             incumbent: space.default,

@@ -34,10 +34,7 @@
 //!    included; H0 is "at most `min_effect` better" (exactly: `solver/check.rs`). If it is not
 //!    rejected at `alpha`, the answer is "keep the default: no significant improvement".
 //!    (After the screen on a Loads objective the check is another test, the arms test: a
-//!    Welch two-sample t-test on every trial of the two settings; `solver/check.rs` says why.
-//!    After the screen of a whole grid on a Ratio, a first stage on the search's own trials
-//!    comes before the pairs, and the pairs' test has the rest of `alpha`:
-//!    `solver/precheck.rs`.)
+//!    Welch two-sample t-test on every trial of the two settings; `solver/check.rs` says why.)
 
 use crate::stats;
 use crate::tune::evaluator::{Evaluator, Part, Trial};
@@ -51,7 +48,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 
 mod check;
-mod precheck;
 mod score;
 pub mod screen;
 pub use check::{CHECK_CAP, Verdict};

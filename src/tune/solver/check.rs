@@ -19,9 +19,7 @@
 //!   cancels; the screen falls back to full pairs when the test fails), the variance from
 //!   the two settings' loaded runs only; for Loads, the arms test below.
 //! - **Test**: one-sided t-test of H0 "the best is at most `min_effect` better", i.e.
-//!   mean d ≥ −ln(1 + min_effect), against H1 mean d < −ln(1 + min_effect), at `alpha`, or
-//!   at `alpha` less the first stage's share where a first stage on the search's trials ran
-//!   and did not reject (`solver/precheck.rs`: a Ratio on a grid screened whole). The
+//!   mean d ≥ −ln(1 + min_effect), against H1 mean d < −ln(1 + min_effect), at `alpha`. The
 //!   minimum effect is inside the test, not a separate check of the point estimate.
 //!
 //! **The arms test** (the screen on a Loads objective, [`BayesOpt::arms_test`]) is another
@@ -65,13 +63,6 @@ pub struct Verdict {
     /// check pairs only: the report's figures then do too.
     #[serde(default)]
     pub every_trial: bool,
-    /// Set when the final check's first stage decided on the search's own trials
-    /// (`solver/precheck.rs`, no pairs ran): `Some(true)` when each setting's Ratio was over
-    /// its own no_load (the flatness test said "not flat"), `Some(false)` when no_load was
-    /// pooled. The report's figures then divide the same way, so its default ÷ best is the
-    /// test's improvement.
-    #[serde(default)]
-    pub first_stage: Option<bool>,
 }
 
 impl Verdict {
@@ -85,7 +76,6 @@ impl Verdict {
             pairs: None,
             reason: reason.into(),
             every_trial: false,
-            first_stage: None,
         }
     }
 }
@@ -248,8 +238,7 @@ impl BayesOpt {
             improvement = t.map(|t| t.1);
         }
         let ratio = improvement.map(|r| r.0);
-        let alpha = self.check_alpha();
-        let sig_test = p.is_some_and(|p| p < alpha);
+        let sig_test = p.is_some_and(|p| p < self.cfg.alpha);
         let me = 100.0 * self.cfg.min_effect;
         let how = match arms {
             Some((_, nb, nd)) => format!(
@@ -268,14 +257,14 @@ impl BayesOpt {
             format!(
                 "significant: more than {me:.0}% better than the default {how} {} < {})",
                 p_text(p),
-                alpha
+                self.cfg.alpha
             )
         } else if arms.is_some() {
             format!(
                 "keep the default: no significant improvement (more than {me:.0}% better: {how} \
                  {} ≥ {}; measured {:+.1}%)",
                 p_text(p),
-                alpha,
+                self.cfg.alpha,
                 100.0 * (improvement.map_or(1.0, |r| r.0) - 1.0)
             )
         } else {
@@ -283,7 +272,7 @@ impl BayesOpt {
                 "keep the default: no significant improvement (more than {me:.0}% better: \
                  one-sided {} ≥ {} over {n} {}{}; measured {:+.1}%)",
                 p_text(p),
-                alpha,
+                self.cfg.alpha,
                 if n == 1 { "pair" } else { "pairs" },
                 if self.loaded_check() {
                     " of loaded runs, no_load pooled"
@@ -301,7 +290,6 @@ impl BayesOpt {
             pairs: Some(n),
             reason,
             every_trial: arms.is_some(),
-            first_stage: None,
         });
     }
 }
@@ -326,7 +314,7 @@ fn arms_welch(a: &[f64], b: &[f64], shift: f64) -> Option<(f64, (f64, f64, f64))
 }
 
 /// `p = 0.012`, or `p = 2.1e-5` below 0.001 (three decimals would print a misleading 0.000).
-pub(super) fn p_text(p: Option<f64>) -> String {
+fn p_text(p: Option<f64>) -> String {
     match p {
         Some(p) if p < 0.001 => format!("p = {p:.1e}"),
         Some(p) => format!("p = {p:.3}"),

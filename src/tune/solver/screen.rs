@@ -35,15 +35,7 @@
 //!    finalists and the default get more no_load trials (one per [`FLAT_RETEST_PER`] loaded
 //!    trials during the race, up to [`FLAT_RETEST_MAX`] each once it has separated its
 //!    leader) and the test is run again each time.
-//! 4. **Final check.** On a grid screened whole (a Ratio), its first stage is a test on the
-//!    search's own trials (`solver/precheck.rs`: a moderated t-test at a Bonferroni level);
-//!    when it rejects, no pair runs, and once it rejects for the race's leader at
-//!    [`RELEASE_MARGIN`] of its level the check's reserve is released to the search (the
-//!    race re-measures the default, up to [`PRECHECK_DEFAULT_MAX`] loaded trials, while the
-//!    test is within [`PRECHECK_PROMISING`] of its level); a search that reaches the check
-//!    with runs left while it rejects is given them (`Screen::released`) and the test is
-//!    run again at its end. Otherwise (`solver/check.rs`) on
-//!    fresh interleaved pairs. For a Ratio whose
+//! 4. **Final check** (`solver/check.rs`) on fresh interleaved pairs. For a Ratio whose
 //!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
 //!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
 //!    the loaded Times; when step 3 found no_load not flat, full trials, each Ratio divided by
@@ -175,36 +167,16 @@ pub const GUIDED_RACE_SHARE: f64 = 0.25;
 /// of every other setting) takes at most this share of the budget's runs.
 pub const SCREEN_SHARE: f64 = 0.5;
 
-/// The check's reserve is released (`check_reserve`) once the first stage
-/// (`solver/precheck.rs`) rejects for the race's leader at this share of its level: at the
-/// level itself, a leader that passes by a hair mid-race often fails at the end (a new
-/// leader, one more trial), and with no runs left for pairs the default is kept. (Dev seeds
-/// 1..1000 at 24 / 28 runs, no_load-depends, and the seed surface and its drifting twin at
-/// 24: 1.0 631 / 680, 887 / 912; 0.3 628 / 700, 975 / 953; **0.1 623 / 689, 970 / 960**;
-/// 0.03 623 / 699, 967 / 954; without the first stage 548 / 603, 965 / 958.)
-pub const RELEASE_MARGIN: f64 = 0.1;
-
-/// The default gets more loaded trials (up to [`PRECHECK_DEFAULT_MAX`]) while the first
-/// stage's p for the race's leader is below this many times its level but not yet below
-/// [`RELEASE_MARGIN`] times it: one loaded trial of the default leaves its standard error at
-/// the prior's, the weak side of that test.
-pub const PRECHECK_PROMISING: f64 = 20.0;
-
-/// The most loaded trials of the default that the first stage asks for. (Dev seeds as at
-/// [`RELEASE_MARGIN`]: 2 626 / 691, 973 / 958; **3 623 / 689, 970 / 960**; 4 624 / 688, 969 /
-/// 960; [`PRECHECK_PROMISING`] 100 instead of 20: the same as 20.)
-pub const PRECHECK_DEFAULT_MAX: usize = 3;
-
 /// The screen's state.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Screen {
     /// Settings still to screen, in order.
-    pub(super) todo: Vec<usize>,
+    todo: Vec<usize>,
     /// (point, cost of the loaded part) of every search trial: ln loaded Time (+ guard
     /// penalties) for a Ratio objective, the cost itself for Loads.
-    pub(super) loaded: Vec<(usize, f64)>,
+    loaded: Vec<(usize, f64)>,
     /// (point, ln mean no_load Time) of every search trial that ran no_load.
-    pub(super) no_load: Vec<(usize, f64)>,
+    no_load: Vec<(usize, f64)>,
     /// The same two of the final check's trials: (point, cost) of their loaded parts, and
     /// (point, ln no_load Time).
     #[serde(default)]
@@ -212,19 +184,15 @@ pub struct Screen {
     #[serde(default)]
     check_no_load: Vec<(usize, f64)>,
     /// The finalists of the flatness test, once chosen.
-    pub(super) finalists: Vec<usize>,
+    finalists: Vec<usize>,
     /// The flatness test's outcome: `Some(true)` flat (pooled), `Some(false)` not.
-    pub(super) flat: Option<bool>,
+    flat: Option<bool>,
     /// What the report says about no_load.
     pub note: Option<String>,
-    /// True once the search reached the check with the first stage rejecting and runs left:
-    /// the check's reserve is released to the search for good (`check_reserve`).
-    #[serde(default)]
-    pub(super) released: bool,
     /// True on a grid too large to screen whole: after a Latin-hypercube design (`todo`),
     /// the GP's expected improvement on the loaded cost picks the settings to screen.
     #[serde(default)]
-    pub(super) guided: bool,
+    guided: bool,
 }
 
 /// (mean, standard error) of costs `c` with their variance shrunk toward
@@ -290,7 +258,7 @@ impl BayesOpt {
     }
 
     /// True when the objective is a Ratio whose no_load the screen may pool (after testing).
-    pub(super) fn pools_no_load(&self) -> bool {
+    fn pools_no_load(&self) -> bool {
         self.cfg.runs_no_load > 0
     }
 
@@ -391,20 +359,7 @@ impl BayesOpt {
             .collect()
     }
 
-    /// The settings the screen measured besides the default, failed ones excluded.
-    pub(super) fn screened(&self) -> Vec<usize> {
-        let mut pts: Vec<usize> = self
-            .screen
-            .as_ref()
-            .map(|s| s.loaded.iter().map(|o| o.0).collect())
-            .unwrap_or_default();
-        pts.sort_unstable();
-        pts.dedup();
-        pts.retain(|&p| p != self.default && !self.failed.contains(&p));
-        pts
-    }
-
-    pub(super) fn screen_costs(&self, p: usize, no_load: bool) -> Vec<f64> {
+    fn screen_costs(&self, p: usize, no_load: bool) -> Vec<f64> {
         let Some(s) = &self.screen else {
             return Vec::new();
         };
@@ -593,26 +548,6 @@ impl BayesOpt {
                 }
             }
         }
-        // 2b. The first stage's default: re-measured while the leader's test is promising.
-        if fits(self.runs, loaded)
-            && self.screen_costs(self.default, false).len() < PRECHECK_DEFAULT_MAX
-            && let Some(l) = self
-                .screen_ranked(feasible)
-                .iter()
-                .find(|c| c.0 != self.default)
-            && self.screen_costs(l.0, false).len() >= 2
-            && let Some(c) = self.precheck(l.0)
-            && c.p < PRECHECK_PROMISING * c.level
-            && c.p >= RELEASE_MARGIN * c.level
-        {
-            let d = self.default;
-            self.push(
-                d,
-                Part::Loaded,
-                "race: the default again, for the final check's first stage",
-            );
-            return;
-        }
         // 2a'. During the race after a flat test, with runs to spare: the finalists' and the
         // default's no_load kept in step with their loaded trials (FLAT_RETEST_PER).
         if flat
@@ -797,22 +732,8 @@ impl BayesOpt {
     /// estimated effect over the default (shrunk by a quarter for the winner's curse, less
     /// the minimum effect; per-setting variances as the race's), at least `check_pairs`, at
     /// most [`CHECK_MAX_SHARE`] of the budget's runs.
-    pub(super) fn check_reserve(&self, feasible: &dyn Fn(usize) -> bool) -> usize {
+    fn check_reserve(&self, feasible: &dyn Fn(usize) -> bool) -> usize {
         if self.arms_test() {
-            return 0;
-        }
-        // The first stage already rejects for the race's leader: no fresh pairs are needed.
-        if self.screen.as_ref().is_some_and(|s| s.released) {
-            return 0;
-        }
-        if let Some(l) = self
-            .screen_ranked(feasible)
-            .iter()
-            .find(|c| c.0 != self.default)
-            && self
-                .precheck(l.0)
-                .is_some_and(|c| c.p < RELEASE_MARGIN * c.level)
-        {
             return 0;
         }
         let per = self.pair_runs();
@@ -841,7 +762,7 @@ impl BayesOpt {
                 } else {
                     let mut n = self.cfg.check_pairs.max(2);
                     while n < most {
-                        let t = stats::t_quantile(1.0 - self.check_alpha(), (n - 1) as f64)
+                        let t = stats::t_quantile(1.0 - self.cfg.alpha, (n - 1) as f64)
                             .unwrap_or(f64::INFINITY);
                         if (t + 1.2816) * v.sqrt() / (n as f64).sqrt() <= delta {
                             break;
@@ -900,7 +821,7 @@ impl BayesOpt {
     }
 
     /// Picks the answer and queues the check (or keeps the default).
-    pub(super) fn screen_check(&mut self, feasible: &dyn Fn(usize) -> bool) {
+    fn screen_check(&mut self, feasible: &dyn Fn(usize) -> bool) {
         // After a failed flatness test only the default and the finalists have Ratios.
         let best = self
             .screen_ranked(feasible)
@@ -912,21 +833,6 @@ impl BayesOpt {
                 "keep the default: no significant improvement (the default ranked best in the \
                  screen)",
             ));
-            return;
-        }
-        if let Some(v) = self.precheck_verdict(best) {
-            // Runs left that the pairs no longer need go back to the search first.
-            let total = self.cfg.budget * self.runs_full();
-            if self.runs + self.cfg.runs_loaded < total
-                && self.screen.as_ref().is_some_and(|s| !s.released)
-            {
-                if let Some(s) = self.screen.as_mut() {
-                    s.released = true;
-                }
-                self.plan_screen(feasible);
-                return;
-            }
-            self.finish(v);
             return;
         }
         // Loads do not involve no_load: their pairs run the loaded part only. A Ratio's pairs
@@ -1048,15 +954,10 @@ mod tests {
     }
 
     /// A Ratio screen whose race has separated 0 (three tight trials, ln 4.70) from 1 (ln
-    /// 5.2) and 3, with no_load found flat at `no_load` (ln no_load Times). The default's three
-    /// loaded trials (ln 5.48, 4.9, 6.0) are too noisy for the final check's first stage
-    /// (`solver/precheck.rs`) to reject or to ask for more of them, so the steps below are the
-    /// race's and the flatness test's.
+    /// 5.2) and 3, with no_load found flat at `no_load` (ln no_load Times).
     fn separated_flat(no_load: &[(usize, f64)]) -> BayesOpt {
         let loaded = [
             (2, 5.48),
-            (2, 4.9),
-            (2, 6.0),
             (0, 4.70),
             (0, 4.70),
             (0, 4.70),
@@ -1076,7 +977,7 @@ mod tests {
     #[test]
     fn a_separated_race_with_runs_to_spare_retests_no_load_up_to_the_cap() {
         let d0 = 67.7f64.ln();
-        // 12 of 24 runs spent: finalist 1 has no no_load trial yet, so it gets one, and the
+        // 10 of 24 runs spent: finalist 1 has no no_load trial yet, so it gets one, and the
         // flatness test is open again.
         let mut s = separated_flat(&[(2, d0), (0, d0)]);
         s.plan_screen(&|_| true);
@@ -1090,15 +991,13 @@ mod tests {
             .flat_map(|&p| std::iter::repeat_n((p, d0), FLAT_RETEST_MAX))
             .collect();
         let mut s = separated_flat(&full);
-        // 20 of 24 runs spent: room for the check's 2 pairs of loaded runs.
-        s.runs = 20;
         s.plan_screen(&|_| true);
         assert!(
             s.queue.iter().all(|st| st.part != Part::NoLoad),
             "{:?}",
             s.queue.front().map(|st| &st.why)
         );
-        assert_eq!(s.phase, Phase::Check, "{:?}", s.verdict);
+        assert_eq!(s.phase, Phase::Check);
         // No runs to spare (20 of 24 spent): no retest either.
         let mut s = separated_flat(&[(2, d0), (0, d0)]);
         s.runs = 20;
@@ -1111,13 +1010,9 @@ mod tests {
         let d0 = 67.7f64.ln();
         // After a flat verdict over 0 and 1, the race raised 3, whose no_load test found it
         // 30% slower than the default: not flat, 3 and 0 the finalists; 3 ranks best by its
-        // own Ratio (4.5 − ln 1.3 − d0 against 4.70 − d0). The default's three loaded trials
-        // are so spread (ln 5.48, 4.4, 6.5) that the final check's first stage does not
-        // reject: the pairs decide.
+        // own Ratio (4.5 − ln 1.3 − d0 against 4.70 − d0).
         let loaded = [
             (2, 5.48),
-            (2, 4.4),
-            (2, 6.5),
             (0, 4.70),
             (0, 4.70),
             (0, 4.70),
@@ -1138,7 +1033,7 @@ mod tests {
         // 18 of 24 runs spent: 6 left, room for 1 of the 2 pairs of full trials asked for.
         // The check runs that one pair on 3, and the note says so.
         let s = at(18);
-        assert_eq!(s.phase, Phase::Check, "{:?}", s.verdict);
+        assert_eq!(s.phase, Phase::Check);
         let pts: Vec<(usize, Part)> = s.queue.iter().map(|st| (st.point, st.part)).collect();
         assert_eq!(pts, [(2, Part::Full), (3, Part::Full)], "{pts:?}");
         let sc = s.screen.as_ref().unwrap();
@@ -1200,12 +1095,9 @@ mod tests {
     fn the_race_stops_for_the_flatness_test_once_both_finalists_have_three_loaded_trials() {
         let d0 = 67.7f64.ln();
         // 0 and 1 are 2% apart at 10% noise: far from separated. 1 has 2 loaded trials, so
-        // the race goes on (10 of 24 runs spent; the default's three loaded trials are too
-        // noisy for the final check's first stage to ask for more).
+        // the race goes on (8 of 24 runs spent).
         let mut loaded = vec![
             (2, 5.48),
-            (2, 4.9),
-            (2, 6.0),
             (0, 4.70),
             (0, 4.72),
             (0, 4.68),
@@ -1243,8 +1135,6 @@ mod tests {
         // before the race goes on.
         let loaded = [
             (2, 5.48),
-            (2, 4.9),
-            (2, 6.0),
             (0, 4.70),
             (0, 4.75),
             (0, 4.65),
@@ -1258,9 +1148,6 @@ mod tests {
             let sc = s.screen.as_mut().unwrap();
             sc.flat = Some(true);
             sc.finalists = vec![0, 1];
-            // 12 of 24 runs spent (the default's three loaded trials are too noisy for the
-            // final check's first stage to reject or ask for more).
-            s.runs = 12;
             assert!(s.race_pick(&|_| true).is_some(), "the race goes on");
             s.plan_screen(&|_| true);
             s.queue.front().cloned().unwrap()
@@ -1268,17 +1155,8 @@ mod tests {
         let step = in_step(&[(2, d0), (0, d0), (1, d0), (1, d0)]);
         assert_eq!((step.point, step.part), (0, Part::NoLoad), "{}", step.why);
         assert!(step.why.contains("in step with the race"), "{}", step.why);
-        // With its third no_load trial it is in step too (and the default with its second,
-        // 1 + 3 / 2): the race's trial comes.
-        let step = in_step(&[
-            (2, d0),
-            (0, d0),
-            (1, d0),
-            (1, d0),
-            (0, d0),
-            (0, d0),
-            (2, d0),
-        ]);
+        // With its third no_load trial it is in step too: the race's trial comes.
+        let step = in_step(&[(2, d0), (0, d0), (1, d0), (1, d0), (0, d0), (0, d0)]);
         assert_eq!(step.part, Part::Loaded, "{}", step.why);
         assert!(step.why.starts_with("race: "), "{}", step.why);
     }
