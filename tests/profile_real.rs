@@ -309,3 +309,61 @@ fn a_tuned_sweet_spot_exports_applies_under_another_name_and_verifies() {
     drop(fillers);
     drop(server);
 }
+
+/// `profile export --out` onto a full file system (a small ext4 on a loop device, filled) is
+/// the machine's failure, not bad input: exit 1 with the OS error (ENOSPC: "No space left on device") named, and no
+/// profile (or temporary file) left behind. A path that cannot take a file at all stays exit 2
+/// (`cli_edges.rs`).
+#[test]
+fn exporting_onto_a_full_file_system_is_exit_1_naming_enospc() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("full.db");
+    let surface =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
+    let out = common::sweetspot(
+        &db,
+        &[
+            "-q",
+            "tune",
+            "--seed",
+            "1",
+            "--sim",
+            surface.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut dev = common::LoopDev::new(8);
+    let mnt = dev.mount_ext4();
+    // Fill it: root may use ext4's reserved blocks too, so write until the kernel says no.
+    // A closed file gives back ext4's preallocated blocks, so fill in three passes, each with
+    // smaller writes.
+    for (name, bs) in [("filler1", "64k"), ("filler2", "4k"), ("filler3", "1k")] {
+        let st = std::process::Command::new("dd")
+            .args(["if=/dev/zero", &format!("bs={bs}"), "status=none"])
+            .arg(format!("of={}", mnt.join(name).display()))
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!st.success(), "dd {name} filled the device without ENOSPC");
+    }
+    let target = mnt.join("sweetspot.toml");
+    let out = common::sweetspot(
+        &db,
+        &["profile", "export", "--out", target.to_str().unwrap()],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "writing {}: No space left on device",
+            target.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("at path"), "names the temporary file: {err}");
+    assert_eq!(
+        common::names(&mnt),
+        ["filler1", "filler2", "filler3", "lost+found"],
+        "left behind"
+    );
+}

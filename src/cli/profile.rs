@@ -279,7 +279,40 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
     } else {
         write_atomic(out, &text)
     };
-    written.map_err(|e| bad(format!("cannot write there ({e})")))
+    written.map_err(|e| match &e {
+        // A full disk or a failing device is the machine's fault, not the path's (exit 1).
+        Error::Io { source, .. } if !path_fault(source.kind()) => e,
+        _ => bad(format!("cannot write there ({e})")),
+    })
+}
+
+/// True when a write error is the path's fault, so bad input (exit 2): the user named a place
+/// that cannot take the file (no permission, a read-only file system, a component that is not
+/// a directory, an invalid name). False for the machine's failures (ENOSPC, EDQUOT, EIO, …:
+/// exit 1), which the same path would survive another day.
+fn path_fault(kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(
+        kind,
+        K::PermissionDenied
+            | K::ReadOnlyFilesystem
+            | K::NotADirectory
+            | K::IsADirectory
+            | K::InvalidFilename
+            | K::NotFound
+            | K::AlreadyExists
+            | K::InvalidInput
+            | K::Unsupported
+    )
+}
+
+/// `e` without tempfile's wrapper, which names its random file: its errno when it has one,
+/// else its kind.
+fn os_error(e: &std::io::Error) -> std::io::Error {
+    e.raw_os_error().map_or_else(
+        || std::io::Error::from(e.kind()),
+        std::io::Error::from_raw_os_error,
+    )
 }
 
 /// Writes `text` to `path` through a temporary file in the same directory and a rename, mode
@@ -293,11 +326,12 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    let ctx = |e| Error::io(format!("writing {}", path.display()), e);
-    // tempfile's error names its random file; the user gave `path`.
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).map_err(|e| ctx(std::io::Error::from(e.kind())))?;
-    tmp.write_all(text.as_bytes()).map_err(ctx)?;
+    // tempfile's errors name its random file; the user gave `path`. The OS error is kept
+    // (its kind decides the exit code, its text is what the user reads).
+    let ctx = |e: std::io::Error| Error::io(format!("writing {}", path.display()), os_error(&e));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(ctx)?;
+    // Through the File: tempfile's own Write wraps the errno away.
+    tmp.as_file_mut().write_all(text.as_bytes()).map_err(ctx)?;
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(0o644))
         .map_err(ctx)?;
