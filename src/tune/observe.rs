@@ -22,6 +22,9 @@ pub struct TrialLog {
     quiet: bool,
     bar: Option<ProgressBar>,
     values: BTreeMap<usize, Vec<f64>>,
+    /// Mean loaded Times (s) of the screen's trials of the loaded runs only, by point: what
+    /// the incumbent column shows for a leader that has no Ratio of its own yet.
+    loaded: BTreeMap<usize, Vec<f64>>,
     minimize: bool,
     /// The incumbent of the previous line.
     last_inc: Option<usize>,
@@ -49,6 +52,7 @@ impl TrialLog {
             quiet,
             bar,
             values: BTreeMap::new(),
+            loaded: BTreeMap::new(),
             minimize: true,
             last_inc: None,
             broke: BTreeMap::new(),
@@ -165,8 +169,21 @@ impl Observe<TuneState> for TrialLog {
         } else {
             format!("{value:>8.3}")
         };
+        if part == "loaded"
+            && failed.is_empty()
+            && let Some(t) = time.filter(|t| t.is_finite())
+        {
+            self.loaded.entry(point).or_default().push(t);
+        }
+        // A screen leader measured by its loaded runs only has no Ratio yet: its loaded Time
+        // (the geometric mean of its trials', as the screen ranks them) instead.
         let best_v = if best_v.is_finite() {
             format!("{best_v:.3}")
+        } else if let Some(t) = self.loaded.get(&inc) {
+            format!(
+                "loaded Time {} s",
+                crate::tune::evaluator::figure(crate::stats::geomean(t))
+            )
         } else {
             "–".to_string()
         };
