@@ -95,6 +95,11 @@ impl Drop for Leftovers {
 /// Starts `bench --scratch` with its `$TMPDIR` and database in `tmp`, and waits until both the
 /// job and io_load run. Returns the child and its workers.
 fn start_bench(tmp: &Path) -> (std::process::Child, Vec<(i32, String)>) {
+    start_bench_with(tmp, &[])
+}
+
+/// [`start_bench`] with `extra` arguments.
+fn start_bench_with(tmp: &Path, extra: &[&str]) -> (std::process::Child, Vec<(i32, String)>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
         .args([
             "bench",
@@ -111,6 +116,7 @@ fn start_bench(tmp: &Path) -> (std::process::Child, Vec<(i32, String)>) {
             "32",
             "-q",
         ])
+        .args(extra)
         .env("TMPDIR", tmp)
         .env("SWEETSPOT_DB", tmp.join("s.db"))
         .stdout(Stdio::null())
@@ -288,4 +294,47 @@ fn a_scratch_dir_without_an_owner_lock_is_never_swept() {
     let done = sweep(tmp.path());
     assert_eq!((done.removed.len(), done.left.len()), (1, 0), "{done:?}");
     assert!(!d.exists());
+}
+
+/// A SIGKILLed `bench --scratch --set read_ahead_kb=512` leaves its loop device with the knob
+/// journaled open in its database. The next `bench --scratch` on that database puts the knob
+/// back and removes the leftover before it starts, as `tune --scratch` does (it used to leave
+/// it: "left alone: … journaled in …; `restore` puts them back").
+#[test]
+fn the_next_bench_scratch_removes_a_killed_runs_journaled_leftover() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tag = tmp.path().to_str().unwrap().to_string();
+    let _guard = Leftovers { tag: tag.clone() };
+    let (mut child, _) = start_bench_with(tmp.path(), &["--set", "read_ahead_kb=512"]);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        text("losetup", &["-a"]).contains(&tag),
+        "nothing left to sweep"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
+        .args([
+            "bench",
+            "--scratch",
+            "--loads",
+            "no_load",
+            "--runs",
+            "1",
+            "--job-scale",
+            "0.02",
+            "--load-mib",
+            "32",
+        ])
+        .env("TMPDIR", tmp.path())
+        .env("SWEETSPOT_DB", tmp.path().join("s.db"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("leftover of a killed run"), "{err}");
+    assert!(!err.contains("left alone"), "{err}");
+    // Its own scratch device is gone too: nothing of either run is left.
+    assert_nothing_left(&tag);
+    assert!(scratch_dirs(tmp.path()).is_empty());
 }

@@ -132,6 +132,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if args.target.sim.is_none() {
         precheck_set(&args.set)?;
     }
+    // A killed tune's or bench's knobs are put back first, as `tune` does: its scratch leftover
+    // is then no longer journaled, so the scratch sweep below removes it. A simulation writes
+    // no knob and needs none of it.
+    if args.target.sim.is_none() {
+        crate::tune::recover(&mut ctx.store()?, &ctx.root)?;
+    }
     // One writer per device: `--device D` is locked before anything is built. A scratch loop
     // device is locked by the testbed as soon as it exists; a simulation writes nothing.
     let _lock = match &args.target.device {
