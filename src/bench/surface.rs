@@ -17,12 +17,12 @@
 //! values = ["none", "mq-deadline", "bfq", "kyber"]
 //!
 //! [noise]
-//! relative_sigma = 0.04        # per-run multiplicative gaussian noise (default 0: none)
+//! relative_sigma = 0.04        # per-run multiplicative gaussian noise, in [0, 1) (default 0)
 //!
 //! [[point]]                    # measured points; several knobs = a full grid
 //! knobs = { fifo_batch = 32 }  # a value for every knob that exists under the point's
 //!                              # scheduler (`scheduler = "kyber"` when there is one)
-//! relative_sigma = 0.12        # optional per-point override
+//! relative_sigma = 0.12        # optional per-point override, in [0, 1)
 //! no_load = { time_s = 67.7 }  # per load: time_s (s) required; cpu_pct (%), loads (work
 //! io_load = { time_s = 239.5, cpu_pct = 32 }   # units), lcpu_pct (%) optional
 //! ```
@@ -30,8 +30,9 @@
 //! Rules checked here, each failing with [`Error::BadFile`] naming the file, the 1-based line
 //! and the field (`point[3].io_load.time_s`, where `point[N]` counts `[[point]]` blocks from 1):
 //! TOML syntax; unknown keys (outside `[device]`); a load that is not one of contest's names;
-//! a missing `time_s` or one that is not a finite number > 0 (0 and negative alike); a knob value outside `[min, max]` or a knob that is not
-//! declared; points that do not form a full grid (every combination of the listed values of
+//! a missing `time_s` or one that is not a finite number > 0 (0 and negative alike); a noise
+//! parameter outside its range (`surface/noise.rs`); a knob value outside `[min, max]` or a knob
+//! that is not declared; points that do not form a full grid (every combination of the listed values of
 //! every knob exactly once); every point listing the same loads, and each optional metric of a
 //! load given at every point or at none (so each metric can be interpolated everywhere).
 //!
@@ -203,6 +204,15 @@ impl Surface {
     }
 }
 
+/// `x` as a message shows it: `0.04`, `-5`, but `1e300` rather than its 301 digits.
+fn shown(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && !(1e-4..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 struct Parser<'a> {
     path: &'a Path,
     src: &'a str,
@@ -247,14 +257,14 @@ impl Parser<'_> {
         }
     }
 
-    /// A number ≥ 0 (`relative_sigma`, `cpu_pct`, `loads`, `lcpu_pct`).
+    /// A number ≥ 0 (`cpu_pct`, `loads`, `lcpu_pct`, `drift_rho`).
     fn num(&self, v: &Val<'_>, field: &str) -> Result<f64> {
         let x = self.number(v, field)?;
         if !x.is_finite() || x < 0.0 {
             return Err(self.err(
                 v.span(),
                 field,
-                format!("must be a finite number ≥ 0, not {x}"),
+                format!("must be a finite number ≥ 0, not {}", shown(x)),
             ));
         }
         Ok(x)
@@ -268,7 +278,7 @@ impl Parser<'_> {
             return Err(self.err(
                 v.span(),
                 field,
-                format!("must be a finite number > 0, not {x}"),
+                format!("must be a finite number > 0, not {}", shown(x)),
             ));
         }
         Ok(x)
@@ -533,7 +543,7 @@ impl Parser<'_> {
             let field = format!("{pf}.{key}");
             match key {
                 "knobs" => self.point_knobs(&mut point, v, &field, knobs, choice)?,
-                "relative_sigma" => point.relative_sigma = self.num(v, &field)?,
+                "relative_sigma" => point.relative_sigma = self.relative_sigma(v, &field)?,
                 _ => {
                     let load: Load = key
                         .parse()
