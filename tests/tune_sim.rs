@@ -557,6 +557,37 @@ fn a_bad_surface_is_refused_before_a_tune_is_stored() {
     assert!(store.sweet_spots(None).unwrap().is_empty());
 }
 
+/// A reference trial that fails at the default measured nothing to tune against: the tune
+/// fails (exit 1) with the trial's own reason, as a user benchmark failing at the default
+/// does, and stores no sweet spot (it was exit 0, "keep the default", stored).
+#[test]
+fn a_failed_reference_trial_fails_the_tune_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let file = root().join("tests/surfaces/no-work-at-default.toml");
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["tune", "--policy", "throughput", "--seed", "1", "--sim"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty(), "no report: {err}");
+    assert_eq!(
+        err.lines().last().unwrap(),
+        "sweetspot: error: the reference trial (fifo_batch=32) failed at the default setting, \
+         so there is nothing to tune against: no io_load Loads measured"
+    );
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    let tunes = store.tunes(None).unwrap();
+    assert_eq!(tunes.len(), 1);
+    assert_eq!(tunes[0].status, "failed");
+    assert!(store.sweet_spots(None).unwrap().is_empty());
+}
+
 #[test]
 fn a_policy_needing_a_metric_the_surface_lacks_is_refused_before_the_first_trial() {
     let tmp = tempfile::tempdir().unwrap();
