@@ -86,6 +86,12 @@ fn bad_surfaces_name_file_line_and_field_and_exit_2() {
             "noise.drift_sigma",
             "must be in (0, 1], not 1e6 (the drift's sd, ln units)",
         ),
+        (
+            "misspelt_knob",
+            7,
+            "knobs.fifo_btach",
+            "unknown knob 'fifo_btach' (did you mean 'fifo_batch'?): not a knob sweetspot knows",
+        ),
         ("bad_toml", 9, "syntax", ""),
     ];
     for (name, line, field, msg) in cases {

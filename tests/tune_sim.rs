@@ -522,7 +522,8 @@ fn invalid_policies_name_file_line_and_field() {
 
 /// A bad surface is refused by `tune --sim` as by `bench --sim` (exit 2, file:line: field:
 /// message), before a tune is stored: noise that would make the Times infinite, or
-/// 300 digits long, is no "keep the default" sweet spot.
+/// 300 digits long, is no "keep the default" sweet spot, and a misspelt knob is no policy
+/// error naming `policies/quick.toml`.
 #[test]
 fn a_bad_surface_is_refused_before_a_tune_is_stored() {
     let tmp = tempfile::tempdir().unwrap();
@@ -535,6 +536,12 @@ fn a_bad_surface_is_refused_before_a_tune_is_stored() {
         (
             "drift_sigma_too_large",
             "9: noise.drift_sigma: must be in (0, 1], not 1e6",
+        ),
+        // The surface is blamed, not the policy (its knob missing from the device).
+        (
+            "misspelt_knob",
+            "7: knobs.fifo_btach: unknown knob 'fifo_btach' (did you mean 'fifo_batch'?): not a \
+             knob sweetspot knows",
         ),
     ];
     for (name, want) in cases {

@@ -180,8 +180,8 @@ mod tests {
     #[test]
     fn drift_keys_are_checked_and_a_variant_keeps_its_base_points() {
         let dir = tempfile::tempdir().unwrap();
-        let base = "[knobs.a]\ndefault = 2\nmin = 1\nmax = 8\n[noise]\nrelative_sigma = 0.1\n\
-                    [[point]]\nknobs = { a = 2 }\nio_load = { time_s = 3 }\n";
+        let base = "[knobs.fifo_batch]\ndefault = 2\nmin = 1\nmax = 8\n[noise]\nrelative_sigma = 0.1\n\
+                    [[point]]\nknobs = { fifo_batch = 2 }\nio_load = { time_s = 3 }\n";
         std::fs::write(dir.path().join("b.toml"), base).unwrap();
         let v = dir.path().join("v.toml");
         let src = "extends = \"b.toml\"\n[noise]\ndrift_sigma = 0.1\ndrift_rho = 0.9\n";
