@@ -74,6 +74,24 @@ fn bad_surfaces_name_file_line_and_field_and_exit_2() {
             "point[2].no_load.time_s",
             "must be a finite number > 0, not -5",
         ),
+        (
+            "relative_sigma_too_large",
+            8,
+            "noise.relative_sigma",
+            "must be in [0, 1), not 1e300 (the sd of a run's noise, as a fraction of the figure)",
+        ),
+        (
+            "drift_sigma_too_large",
+            9,
+            "noise.drift_sigma",
+            "must be in (0, 1], not 1e6 (the drift's sd, ln units)",
+        ),
+        (
+            "misspelt_knob",
+            7,
+            "knobs.fifo_btach",
+            "unknown knob 'fifo_btach' (did you mean 'fifo_batch'?): not a knob sweetspot knows",
+        ),
         ("bad_toml", 9, "syntax", ""),
     ];
     for (name, line, field, msg) in cases {

@@ -172,6 +172,40 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     assert_eq!(rep["resumed"]["from_tune"], from, "{rep}");
 }
 
+/// A stopped tune that `--resume` does not resume is named, with why and what resumes it:
+/// another budget (give it), or a newer tune of the device came after it (none does).
+#[test]
+fn resume_says_which_stopped_tune_it_does_not_resume_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let from = stopped_tune(&db, 45, 8);
+    let k = {
+        let store = Store::open(&db).unwrap();
+        let t = store.trials_of_tune(from).unwrap();
+        t.iter().filter(|t| t.finished_at.is_some()).count()
+    };
+    assert!(k >= 2, "{k}");
+    let head = "nothing to resume for sim:seed-2.5.39-mm1-fifo_batch (policy quick";
+    let (rep, err) = cli_tune(&db, &["--resume", "--budget", "20"]);
+    let want = format!(
+        "{head}, budget 20, kernel sim): tune #{from} (interrupted, {k} finished trials) was \
+         made with budget 12, not 20: a fresh tune; give --budget 12 to resume it"
+    );
+    assert!(err.contains(&want), "want '{want}' in {err}");
+    assert!(rep.get("resumed").is_none(), "{rep}");
+    // That fresh tune is now the newest of the device and policy: the stopped one is not
+    // resumed with its own budget either.
+    let fresh = rep["tune_id"].as_i64().unwrap();
+    let (rep, err) = cli_tune(&db, &["--resume", "--budget", "12"]);
+    let want = format!(
+        "{head}, budget 12, kernel sim): tune #{from} (interrupted, {k} finished trials) is not \
+         the newest tune of sim:seed-2.5.39-mm1-fifo_batch with policy quick (tune #{fresh}, \
+         done, came after it): a fresh tune; only the newest one is resumed"
+    );
+    assert!(err.contains(&want), "want '{want}' in {err}");
+    assert!(rep.get("resumed").is_none(), "{rep}");
+}
+
 /// A budget the policy cannot use is refused (exit 2) before `--resume` looks anything up:
 /// no "nothing to resume" line ahead of the error.
 #[test]

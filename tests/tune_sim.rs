@@ -520,6 +520,81 @@ fn invalid_policies_name_file_line_and_field() {
     assert!(store.tunes(None).unwrap().is_empty());
 }
 
+/// A bad surface is refused by `tune --sim` as by `bench --sim` (exit 2, file:line: field:
+/// message), before a tune is stored: noise that would make the Times infinite, or
+/// 300 digits long, is no "keep the default" sweet spot, and a misspelt knob is no policy
+/// error naming `policies/quick.toml`.
+#[test]
+fn a_bad_surface_is_refused_before_a_tune_is_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let cases = [
+        (
+            "relative_sigma_too_large",
+            "8: noise.relative_sigma: must be in [0, 1), not 1e300",
+        ),
+        (
+            "drift_sigma_too_large",
+            "9: noise.drift_sigma: must be in (0, 1], not 1e6",
+        ),
+        // The surface is blamed, not the policy (its knob missing from the device).
+        (
+            "misspelt_knob",
+            "7: knobs.fifo_btach: unknown knob 'fifo_btach' (did you mean 'fifo_batch'?): not a \
+             knob sweetspot knows",
+        ),
+    ];
+    for (name, want) in cases {
+        let file = format!("tests/invalid_surfaces/{name}.toml");
+        let out = assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .args(["tune", "--sim", &file, "--seed", "1", "-vv"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(out.stdout.is_empty(), "{name}: no report");
+        let want = format!("sweetspot: error: {file}:{want}");
+        assert!(err.contains(&want), "{name}: want '{want}' in {err}");
+    }
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert!(store.tunes(None).unwrap().is_empty());
+    assert!(store.sweet_spots(None).unwrap().is_empty());
+}
+
+/// A reference trial that fails at the default measured nothing to tune against: the tune
+/// fails (exit 1) with the trial's own reason, as a user benchmark failing at the default
+/// does, and stores no sweet spot (it was exit 0, "keep the default", stored).
+#[test]
+fn a_failed_reference_trial_fails_the_tune_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let file = root().join("tests/surfaces/no-work-at-default.toml");
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["tune", "--policy", "throughput", "--seed", "1", "--sim"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty(), "no report: {err}");
+    assert_eq!(
+        err.lines().last().unwrap(),
+        "sweetspot: error: the reference trial (fifo_batch=32) failed at the default setting, \
+         so there is nothing to tune against: no io_load Loads measured"
+    );
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    let tunes = store.tunes(None).unwrap();
+    assert_eq!(tunes.len(), 1);
+    assert_eq!(tunes[0].status, "failed");
+    assert!(store.sweet_spots(None).unwrap().is_empty());
+}
+
 #[test]
 fn a_policy_needing_a_metric_the_surface_lacks_is_refused_before_the_first_trial() {
     let tmp = tempfile::tempdir().unwrap();

@@ -6,7 +6,8 @@
 //! name = "..."                 # shown in reports; other keys here are informational
 //! scheduler = "deadline"
 //!
-//! [knobs.fifo_batch]           # one table per knob; integer knobs; all three keys required
+//! [knobs.fifo_batch]           # one table per knob sweetspot knows; integer knobs; all three
+//!                              # keys required
 //! default = 32
 //! min = 1                      # values outside [min, max] are rejected like EINVAL
 //! max = 256
@@ -17,12 +18,12 @@
 //! values = ["none", "mq-deadline", "bfq", "kyber"]
 //!
 //! [noise]
-//! relative_sigma = 0.04        # per-run multiplicative gaussian noise (default 0: none)
+//! relative_sigma = 0.04        # per-run multiplicative gaussian noise, in [0, 1) (default 0)
 //!
 //! [[point]]                    # measured points; several knobs = a full grid
 //! knobs = { fifo_batch = 32 }  # a value for every knob that exists under the point's
 //!                              # scheduler (`scheduler = "kyber"` when there is one)
-//! relative_sigma = 0.12        # optional per-point override
+//! relative_sigma = 0.12        # optional per-point override, in [0, 1)
 //! no_load = { time_s = 67.7 }  # per load: time_s (s) required; cpu_pct (%), loads (work
 //! io_load = { time_s = 239.5, cpu_pct = 32 }   # units), lcpu_pct (%) optional
 //! ```
@@ -30,9 +31,11 @@
 //! Rules checked here, each failing with [`Error::BadFile`] naming the file, the 1-based line
 //! and the field (`point[3].io_load.time_s`, where `point[N]` counts `[[point]]` blocks from 1):
 //! TOML syntax; unknown keys (outside `[device]`); a load that is not one of contest's names;
-//! a missing `time_s` or one that is not a finite number > 0 (0 and negative alike); a knob value outside `[min, max]` or a knob that is not
-//! declared; points that do not form a full grid (every combination of the listed values of
-//! every knob exactly once); every point listing the same loads, and each optional metric of a
+//! a missing `time_s` or one that is not a finite number > 0 (0 and negative alike); a noise
+//! parameter outside its range (`surface/noise.rs`); a `[knobs.<name>]` that is not a knob
+//! sweetspot knows ([`catalogue::is_known`]: a typo, with the closest known name); a knob value
+//! outside `[min, max]` or a knob that is not declared; points that do not form a full grid
+//! (every combination of the listed values of every knob exactly once); every point listing the same loads, and each optional metric of a
 //! load given at every point or at none (so each metric can be interpolated everywhere).
 //!
 //! With a `[knobs.scheduler]`, each of its values is its own grid ([`Grid`], built in
@@ -42,6 +45,7 @@
 //! scheduler's grid, as the kernel keeps `iosched/` per scheduler.
 
 use crate::bench::Load;
+use crate::knob::catalogue;
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -203,6 +207,15 @@ impl Surface {
     }
 }
 
+/// `x` as a message shows it: `0.04`, `-5`, but `1e300` rather than its 301 digits.
+fn shown(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && !(1e-4..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 struct Parser<'a> {
     path: &'a Path,
     src: &'a str,
@@ -247,14 +260,14 @@ impl Parser<'_> {
         }
     }
 
-    /// A number ≥ 0 (`relative_sigma`, `cpu_pct`, `loads`, `lcpu_pct`).
+    /// A number ≥ 0 (`cpu_pct`, `loads`, `lcpu_pct`, `drift_rho`).
     fn num(&self, v: &Val<'_>, field: &str) -> Result<f64> {
         let x = self.number(v, field)?;
         if !x.is_finite() || x < 0.0 {
             return Err(self.err(
                 v.span(),
                 field,
-                format!("must be a finite number ≥ 0, not {x}"),
+                format!("must be a finite number ≥ 0, not {}", shown(x)),
             ));
         }
         Ok(x)
@@ -268,7 +281,7 @@ impl Parser<'_> {
             return Err(self.err(
                 v.span(),
                 field,
-                format!("must be a finite number > 0, not {x}"),
+                format!("must be a finite number > 0, not {}", shown(x)),
             ));
         }
         Ok(x)
@@ -447,6 +460,18 @@ impl Parser<'_> {
                 choice = Some(self.scheduler_knob(v, t)?);
                 continue;
             }
+            // A simulated device offers what its surface declares; a name no kernel has is a
+            // typo, which a tune would only report as a policy knob the device lacks.
+            if !catalogue::is_known(&name) {
+                let hint = catalogue::closest(&name)
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
+                return Err(self.err(
+                    k.span(),
+                    &f,
+                    format!("unknown knob '{name}'{hint}: not a knob sweetspot knows"),
+                ));
+            }
             self.only(
                 t,
                 &["default", "min", "max", "schedulers"],
@@ -533,7 +558,7 @@ impl Parser<'_> {
             let field = format!("{pf}.{key}");
             match key {
                 "knobs" => self.point_knobs(&mut point, v, &field, knobs, choice)?,
-                "relative_sigma" => point.relative_sigma = self.num(v, &field)?,
+                "relative_sigma" => point.relative_sigma = self.relative_sigma(v, &field)?,
                 _ => {
                     let load: Load = key
                         .parse()
@@ -734,7 +759,7 @@ mod tests {
         }
     }
 
-    const HEAD: &str = "[knobs.a]\ndefault = 2\nmin = 1\nmax = 8\n";
+    const HEAD: &str = "[knobs.fifo_batch]\ndefault = 2\nmin = 1\nmax = 8\n";
 
     #[test]
     fn parses_the_seed_surface() {
@@ -790,32 +815,53 @@ mod tests {
     #[test]
     fn errors_name_line_and_field() {
         let (l, f, m) = bad(&format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nio_load = {{ cpu_pct = 3 }}\n"
+            "{HEAD}[[point]]\nknobs = {{ fifo_batch = 2 }}\nio_load = {{ cpu_pct = 3 }}\n"
         ));
         assert_eq!((l, f.as_str()), (7, "point[1].io_load.time_s"), "{m}");
         let (l, f, m) = bad(&format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nio_lod = {{ time_s = 3 }}\n"
+            "{HEAD}[[point]]\nknobs = {{ fifo_batch = 2 }}\nio_lod = {{ time_s = 3 }}\n"
         ));
         assert_eq!((l, f.as_str()), (7, "point[1].io_lod"));
         assert!(m.contains("unknown load 'io_lod'"), "{m}");
         let (l, f, m) = bad(&format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 9 }}\nno_load = {{ time_s = 3 }}\n"
+            "{HEAD}[[point]]\nknobs = {{ fifo_batch = 9 }}\nno_load = {{ time_s = 3 }}\n"
         ));
-        assert_eq!((l, f.as_str()), (6, "point[1].knobs.a"));
+        assert_eq!((l, f.as_str()), (6, "point[1].knobs.fifo_batch"));
         assert!(m.contains("outside [1, 8]"), "{m}");
         let (l, f, _) = bad(&format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 2, b = 1 }}\nno_load = {{ time_s = 3 }}\n"
+            "{HEAD}[[point]]\nknobs = {{ fifo_batch = 2, read_ahead_kb = 1 }}\nno_load = {{ time_s = 3 }}\n"
         ));
-        assert_eq!((l, f.as_str()), (6, "point[1].knobs.b"));
-        let (l, f, _) = bad("[knobs.a]\ndefault = 2\nmin = 1\nmax = \n");
+        assert_eq!((l, f.as_str()), (6, "point[1].knobs.read_ahead_kb"));
+        let (l, f, _) = bad("[knobs.fifo_batch]\ndefault = 2\nmin = 1\nmax = \n");
         assert_eq!((l, f.as_str()), (4, "syntax"));
+    }
+
+    /// A surface names knobs as sweetspot knows them (a simulated device offers exactly
+    /// those): a misspelt `[knobs.fifo_btach]` is refused at its line, with the closest name.
+    #[test]
+    fn an_unknown_knob_table_is_refused_with_the_closest_known_name() {
+        let pt = "[[point]]\nknobs = { fifo_btach = 2 }\nno_load = { time_s = 3 }\n";
+        let e = parse(&format!(
+            "[device]\nname = \"x\"\n[knobs.fifo_btach]\ndefault = 2\nmin = 1\nmax = 8\n{pt}"
+        ))
+        .unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.to_string(),
+            "t.toml:3: knobs.fifo_btach: unknown knob 'fifo_btach' (did you mean 'fifo_batch'?): \
+             not a knob sweetspot knows"
+        );
+        // Far from every known name: no hint. Dotted keys name the same field.
+        let (l, f, m) = bad("knobs.zzz.default = 2\n");
+        assert_eq!((l, f.as_str()), (1, "knobs.zzz"));
+        assert_eq!(m, "unknown knob 'zzz': not a knob sweetspot knows");
     }
 
     #[test]
     fn time_s_zero_and_negative_break_one_rule_with_one_message() {
         for (v, shown) in [("0", "0"), ("-5", "-5"), ("0.0", "0"), ("-0.5", "-0.5")] {
             let (l, f, m) = bad(&format!(
-                "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nno_load = {{ time_s = {v} }}\n"
+                "{HEAD}[[point]]\nknobs = {{ fifo_batch = 2 }}\nno_load = {{ time_s = {v} }}\n"
             ));
             assert_eq!((l, f.as_str()), (7, "point[1].no_load.time_s"), "{v}");
             assert_eq!(
@@ -826,12 +872,12 @@ mod tests {
         }
         // Optional metrics may be 0 (a load that did no work), not negative.
         let (_, f, m) = bad(&format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nio_load = {{ time_s = 1, loads = -1 }}\n"
+            "{HEAD}[[point]]\nknobs = {{ fifo_batch = 2 }}\nio_load = {{ time_s = 1, loads = -1 }}\n"
         ));
         assert_eq!(f, "point[1].io_load.loads");
         assert_eq!(m, "must be a finite number ≥ 0, not -1");
         let src = format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 2 }}\nio_load = {{ time_s = 1, loads = 0 }}\n"
+            "{HEAD}[[point]]\nknobs = {{ fifo_batch = 2 }}\nio_load = {{ time_s = 1, loads = 0 }}\n"
         );
         assert_eq!(
             parse(&src).unwrap().points[0].loads[&Load::IoLoad].loads,
@@ -841,15 +887,19 @@ mod tests {
 
     #[test]
     fn rejects_non_grids_and_duplicates() {
-        let two =
-            "[knobs.a]\ndefault = 1\nmin = 1\nmax = 8\n[knobs.b]\ndefault = 1\nmin = 1\nmax = 8\n";
+        let two = "[knobs.fifo_batch]\ndefault = 1\nmin = 1\nmax = 8\n[knobs.read_ahead_kb]\ndefault = 1\nmin = 1\nmax = 8\n";
         let pt = |a: i64, b: i64| {
-            format!("[[point]]\nknobs = {{ a = {a}, b = {b} }}\nno_load = {{ time_s = 1 }}\n")
+            format!(
+                "[[point]]\nknobs = {{ fifo_batch = {a}, read_ahead_kb = {b} }}\nno_load = {{ time_s = 1 }}\n"
+            )
         };
         let src = format!("{two}{}{}{}", pt(1, 1), pt(1, 2), pt(2, 1));
         let (l, f, m) = bad(&src);
         assert_eq!((l, f.as_str()), (9, "point"));
-        assert!(m.contains("no point for a=2 b=2"), "{m}");
+        assert!(
+            m.contains("no point for fifo_batch=2 read_ahead_kb=2"),
+            "{m}"
+        );
         assert!(m.contains("3 points given, a 2×2 grid needs 4"), "{m}");
         let src = format!("{two}{}{}{}{}", pt(1, 1), pt(1, 2), pt(2, 1), pt(1, 2));
         let (l, f, m) = bad(&src);
@@ -861,13 +911,13 @@ mod tests {
     #[test]
     fn points_must_agree_on_loads_and_metrics() {
         let src = format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 1 }}\nno_load = {{ time_s = 1 }}\n\
-             [[point]]\nknobs = {{ a = 2 }}\nno_load = {{ time_s = 1, cpu_pct = 9 }}\n"
+            "{HEAD}[[point]]\nknobs = {{ fifo_batch = 1 }}\nno_load = {{ time_s = 1 }}\n\
+             [[point]]\nknobs = {{ fifo_batch = 2 }}\nno_load = {{ time_s = 1, cpu_pct = 9 }}\n"
         );
         assert_eq!(bad(&src).1, "point[2].no_load.cpu_pct");
         let src = format!(
-            "{HEAD}[[point]]\nknobs = {{ a = 1 }}\nno_load = {{ time_s = 1 }}\n\
-             [[point]]\nknobs = {{ a = 2 }}\nio_load = {{ time_s = 1 }}\nno_load = {{ time_s = 1 }}\n"
+            "{HEAD}[[point]]\nknobs = {{ fifo_batch = 1 }}\nno_load = {{ time_s = 1 }}\n\
+             [[point]]\nknobs = {{ fifo_batch = 2 }}\nio_load = {{ time_s = 1 }}\nno_load = {{ time_s = 1 }}\n"
         );
         assert_eq!(bad(&src).1, "point[2].io_load");
     }

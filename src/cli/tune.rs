@@ -92,8 +92,8 @@ pub struct Args {
     pub cpus: Option<String>,
 }
 
-/// `--resume`: the interrupted tune to go on with ([`Resume::find`]), said on stderr either
-/// way (which tune and how much of it is reused, or that there is none); a `--seed` other
+/// `--resume`: the interrupted tune to go on with ([`Resume::find_or_why`]), said on stderr
+/// either way (which tune and how much of it is reused, or why none is); a `--seed` other
 /// than its seed is refused first ([`check_resume_seed`]).
 fn find_resume(
     ctx: &Ctx,
@@ -104,25 +104,24 @@ fn find_resume(
     seed: Option<u64>,
 ) -> Result<Option<Resume>> {
     let t = testbed.target();
-    let r = Resume::find(store, &t, policy, budget, &testbed.sizes())?;
-    check_resume_seed(seed, r.as_ref())?;
+    let r = Resume::find_or_why(store, &t, policy, budget, &testbed.sizes())?;
+    check_resume_seed(seed, r.as_ref().ok())?;
     if !ctx.quiet {
         crate::signals::eprint_line(&match &r {
-            Some(r) => format!(
+            Ok(r) => format!(
                 "resuming tune #{} of {} (seed {}): its {} finished trials are reused",
                 r.from_tune,
                 t.label,
                 r.seed,
                 r.trials()
             ),
-            None => format!(
-                "nothing to resume for {} (policy {policy}, budget {budget}, kernel {}): \
-                 no interrupted tune with finished trials; a fresh tune",
+            Err(why) => format!(
+                "nothing to resume for {} (policy {policy}, budget {budget}, kernel {}): {why}",
                 t.label, t.kernel
             ),
         });
     }
-    Ok(r)
+    Ok(r.ok())
 }
 
 /// The benchmark `--job --metric ...` names, if any. Errors: bad input naming the flag.

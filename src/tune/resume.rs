@@ -22,6 +22,7 @@
 use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed};
 use crate::knob::Setting;
 use crate::store::Store;
+use crate::store::tunes::TuneRow;
 use crate::tune::evaluator::Recorder;
 use crate::{Error, Result};
 use std::cell::RefCell;
@@ -70,22 +71,36 @@ impl Resume {
         budget: u32,
         sizes: &serde_json::Value,
     ) -> Result<Option<Resume>> {
+        Ok(Resume::find_or_why(store, target, policy, budget, sizes)?.ok())
+    }
+
+    /// As [`Resume::find`]; when there is nothing to resume, why, for `tune --resume` to say:
+    /// the interrupted tune of the target there is and why it is not resumed (another
+    /// budget, policy or kernel, a newer tune, other job or load sizes, no finished trial),
+    /// and what to give to resume it where a flag would, e.g. `tune #1 (interrupted, 648
+    /// finished trials) was made with budget 3000, not 1000: a fresh tune; give --budget 3000
+    /// to resume it`.
+    pub fn find_or_why(
+        store: &Store,
+        target: &TargetInfo,
+        policy: &str,
+        budget: u32,
+        sizes: &serde_json::Value,
+    ) -> Result<std::result::Result<Resume, String>> {
         let Some((tune, seed, b)) =
             store.resumable_tune(&target.identity, &target.kernel, policy)?
         else {
-            return Ok(None);
+            return Ok(Err(why_not_newest(store, target, policy)?));
         };
-        if b != budget {
-            return Ok(None);
-        }
         let mut trials = Vec::new();
+        let mut other_sizes = None;
         for t in store.trials_of_tune(tune.id)? {
             // Only the last trial can be unfinished (the tune stopped there).
             if t.finished_at.is_none() {
                 break;
             }
-            if &t.sizes != sizes {
-                return Ok(None);
+            if &t.sizes != sizes && other_sizes.is_none() {
+                other_sizes = Some(t.sizes.clone());
             }
             let runs = store.runs(t.id)?.into_iter().map(|r| r.run).collect();
             trials.push(Stored {
@@ -94,10 +109,26 @@ impl Resume {
                 runs,
             });
         }
+        let this = stopped(tune.id, &tune.status, trials.len());
         if trials.is_empty() {
-            return Ok(None);
+            return Ok(Err(format!(
+                "tune #{} ({}) stopped before its first trial finished: a fresh tune",
+                tune.id, tune.status
+            )));
         }
-        Ok(Some(Resume {
+        if b != budget {
+            return Ok(Err(format!(
+                "{this} was made with budget {b}, not {budget}: a fresh tune; give --budget {b} \
+                 to resume it"
+            )));
+        }
+        if let Some(old) = other_sizes {
+            return Ok(Err(format!(
+                "{this} was measured with other job or load sizes ({}): a fresh tune",
+                differences(&old, sizes)
+            )));
+        }
+        Ok(Ok(Resume {
             from_tune: tune.id,
             seed,
             budget,
@@ -108,6 +139,80 @@ impl Resume {
     /// Finished trials it holds.
     pub fn trials(&self) -> usize {
         self.trials.len()
+    }
+}
+
+/// `tune #3 (interrupted, 2 finished trials)`.
+fn stopped(id: i64, status: &str, finished: usize) -> String {
+    let s = if finished == 1 { "" } else { "s" };
+    format!("tune #{id} ({status}, {finished} finished trial{s})")
+}
+
+/// Why no tune of `target` with `policy` is resumable although the newest of them was not
+/// stopped (or there is none): the newest stopped tune of the target, if any, is not the
+/// newest of its kernel and policy, or was made with another policy or on another kernel.
+fn why_not_newest(store: &Store, target: &TargetInfo, policy: &str) -> Result<String> {
+    let tunes = store.tunes(Some(&target.identity))?;
+    let is_stopped = |t: &&TuneRow| t.status == "interrupted" || t.status == "recovered";
+    let same = |t: &&TuneRow| t.kernel == target.kernel && t.policy == policy;
+    let Some(t) = tunes
+        .iter()
+        .rev()
+        .filter(is_stopped)
+        .find(same)
+        .or_else(|| tunes.iter().rev().find(is_stopped))
+    else {
+        return Ok("no interrupted tune; a fresh tune".into());
+    };
+    let finished = store
+        .trials_of_tune(t.id)?
+        .iter()
+        .filter(|r| r.finished_at.is_some())
+        .count();
+    let this = stopped(t.id, &t.status, finished);
+    Ok(if t.kernel != target.kernel {
+        format!(
+            "{this} was made on kernel {}, not {}: a fresh tune (a tune is resumed only on its \
+             own kernel)",
+            t.kernel, target.kernel
+        )
+    } else if t.policy != policy {
+        format!(
+            "{this} was made with policy '{}', not '{policy}': a fresh tune; give --policy {} \
+             to resume it",
+            t.policy, t.policy
+        )
+    } else {
+        match tunes.iter().rev().find(same) {
+            Some(newer) if newer.id != t.id => format!(
+                "{this} is not the newest tune of {} with policy {policy} (tune #{}, {}, came \
+                 after it): a fresh tune; only the newest one is resumed",
+                target.label, newer.id, newer.status
+            ),
+            // The newest, stopped, without a seed or budget: stored by an older sweetspot.
+            _ => format!("{this} has no seed or budget stored (an older sweetspot): a fresh tune"),
+        }
+    })
+}
+
+/// What differs between a stopped tune's job and load sizes and the testbed's now, e.g.
+/// `surface data/s.toml, now ./data/s.toml`.
+fn differences(old: &serde_json::Value, new: &serde_json::Value) -> String {
+    let text = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => "none".into(),
+    };
+    match (old.as_object(), new.as_object()) {
+        (Some(a), Some(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            keys.into_iter()
+                .filter(|k| a.get(*k) != b.get(*k))
+                .map(|k| format!("{k} {}, now {}", text(a.get(k)), text(b.get(k))))
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
+        _ => format!("{}, now {}", text(Some(old)), text(Some(new))),
     }
 }
 
@@ -402,6 +507,94 @@ mod tests {
             Resume::find(&store, &target, "quick", policy.budget, &sizes)
                 .unwrap()
                 .is_none()
+        );
+    }
+
+    /// `--resume` with nothing to resume says which stopped tune there is and why it is not
+    /// resumed, from the first reason that applies.
+    #[test]
+    fn nothing_to_resume_names_the_stopped_tune_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let on = |kernel: &str| TargetInfo {
+            label: "sda".into(),
+            identity: "sim:fake-sda".into(),
+            kernel: kernel.into(),
+        };
+        let sizes = serde_json::json!({"surface": "s.toml", "seed": 1});
+        // A tune of `policy` on `kernel` with `budget`, `finished` finished trials (measured
+        // with `sz`) and one stopped mid-way, ended with `status`.
+        let tune = |kernel: &str,
+                    policy: &str,
+                    budget: u32,
+                    finished: usize,
+                    sz: &serde_json::Value,
+                    status: &str| {
+            let t = on(kernel);
+            let id = store.insert_tune(&t, Some("sda"), policy).unwrap();
+            store.set_tune_plan(id, 7, budget).unwrap();
+            for i in 0..=finished {
+                let setting: Setting = [(
+                    "fifo_batch".to_string(),
+                    crate::knob::KnobValue::Int(i as i64),
+                )]
+                .into();
+                let trial = store.insert_trial(&t, &setting, sz, Some(id)).unwrap();
+                if i < finished {
+                    store.finish_trial(trial).unwrap();
+                }
+            }
+            store.finish_tune(id, status).unwrap();
+            id
+        };
+        let why = |policy: &str, budget: u32| {
+            Resume::find_or_why(&store, &on("6.18"), policy, budget, &sizes)
+                .unwrap()
+                .unwrap_err()
+        };
+        assert_eq!(why("quick", 12), "no interrupted tune; a fresh tune");
+        tune("6.18", "quick", 12, 0, &sizes, "interrupted");
+        assert_eq!(
+            why("quick", 30),
+            "tune #1 (interrupted) stopped before its first trial finished: a fresh tune"
+        );
+        tune("6.18", "quick", 3000, 648, &sizes, "interrupted");
+        assert_eq!(
+            why("quick", 1000),
+            "tune #2 (interrupted, 648 finished trials) was made with budget 3000, not 1000: a \
+             fresh tune; give --budget 3000 to resume it"
+        );
+        assert!(
+            Resume::find(&store, &on("6.18"), "quick", 3000, &sizes)
+                .unwrap()
+                .is_some()
+        );
+        let other = serde_json::json!({"surface": "./s.toml", "seed": 1});
+        tune("6.18", "quick", 12, 1, &other, "recovered");
+        assert_eq!(
+            why("quick", 12),
+            "tune #3 (recovered, 1 finished trial) was measured with other job or load sizes \
+             (surface ./s.toml, now s.toml): a fresh tune"
+        );
+        tune("6.18", "quick", 12, 2, &sizes, "done");
+        assert_eq!(
+            why("quick", 12),
+            "tune #3 (recovered, 1 finished trial) is not the newest tune of sda with policy \
+             quick (tune #4, done, came after it): a fresh tune; only the newest one is resumed"
+        );
+        tune("6.18", "desktop", 30, 2, &sizes, "interrupted");
+        // The stopped tune of the same policy comes first; else another policy's.
+        assert!(why("quick", 12).starts_with("tune #3 (recovered"));
+        assert_eq!(
+            why("throughput", 30),
+            "tune #5 (interrupted, 2 finished trials) was made with policy 'desktop', not \
+             'throughput': a fresh tune; give --policy desktop to resume it"
+        );
+        tune("6.19", "throughput", 30, 2, &sizes, "interrupted");
+        assert_eq!(
+            why("throughput", 30),
+            "tune #6 (interrupted, 2 finished trials) was made on kernel 6.19, not 6.18: a \
+             fresh tune (a tune is resumed only on its own kernel)"
         );
     }
 }

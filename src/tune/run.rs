@@ -86,6 +86,8 @@ pub struct Request<'a> {
 
 /// Runs a whole tune on `testbed` and stores it. On any error, and on Ctrl-C/SIGTERM, the
 /// testbed is restored and the tune marked `interrupted`/`failed`; finished trials stay.
+/// When every trial at the default setting failed (the reference), the tune fails with
+/// [`Error::Failed`] (exit 1) giving the trial's reason, and no sweet spot is stored.
 pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) -> Result<Report> {
     let target = testbed.target();
     let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
@@ -184,25 +186,31 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
             return Err(e);
         }
     };
-    // A benchmark that fails at the default setting measured nothing to tune against: that
-    // is the job failing (exit 1), not "keep the default".
-    if let crate::tune::policy::Objective::Benchmark(job) = &req.policy.objective {
-        let at_default: Vec<&crate::tune::evaluator::Trial> = out
-            .trials
-            .iter()
-            .filter(|t| t.point == space.default)
-            .collect();
-        if !at_default.is_empty() && at_default.iter().all(|t| t.failed.is_some()) {
-            let why = at_default[0].failed.clone().unwrap_or_default();
-            let r = testbed.restore();
-            store.finish_tune(tune_id, "failed")?;
-            r?;
-            return Err(Error::Failed(format!(
-                "the benchmark `{}` failed at the default setting, so there is nothing to \
-                 tune against: {why}",
-                job.command
-            )));
-        }
+    // A reference trial that failed at the default setting measured nothing to tune against:
+    // that is the job failing (exit 1) with the trial's own reason, not a "keep the default"
+    // sweet spot. The same for contest loads as for a user benchmark.
+    let at_default: Vec<&crate::tune::evaluator::Trial> = out
+        .trials
+        .iter()
+        .filter(|t| t.point == space.default)
+        .collect();
+    if !at_default.is_empty() && at_default.iter().all(|t| t.failed.is_some()) {
+        let why = at_default[0].failed.clone().unwrap_or_default();
+        let r = testbed.restore();
+        store.finish_tune(tune_id, "failed")?;
+        r?;
+        let what = match &req.policy.objective {
+            crate::tune::policy::Objective::Benchmark(job) => {
+                format!("the benchmark `{}`", job.command)
+            }
+            _ => format!(
+                "the reference trial ({})",
+                crate::knob::setting_label(&space.points[space.default])
+            ),
+        };
+        return Err(Error::Failed(format!(
+            "{what} failed at the default setting, so there is nothing to tune against: {why}"
+        )));
     }
     let significant = out.verdict.as_ref().is_some_and(|v| v.significant);
     let applied = req.apply && significant;
