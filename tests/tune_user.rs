@@ -241,6 +241,11 @@ fn a_benchmark_failing_at_the_default_fails_the_tune_with_its_stderr() {
     let t = tempfile::tempdir().unwrap();
     // A contest policy: --job --metric replace its objective and loads.
     let (sys, proc_, policy) = common::autogroup_host(t.path());
+    let count = t.path().join("runs");
+    let job = format!(
+        "echo run >> {}; echo 'no space left' >&2; exit 28",
+        count.display()
+    );
     sweetspot(&t.path().join("s.db"))
         .arg("--sysfs-root")
         .arg(&sys)
@@ -248,7 +253,7 @@ fn a_benchmark_failing_at_the_default_fails_the_tune_with_its_stderr() {
         .arg(&proc_)
         .args(["tune", "--host", "-q", "--policy"])
         .arg(&policy)
-        .args(["--job", "echo 'no space left' >&2; exit 28"])
+        .args(["--job", &job])
         .args(["--metric", r"regex:rate: (\d+)", "--maximize", "rate"])
         .assert()
         .code(1)
@@ -258,4 +263,7 @@ fn a_benchmark_failing_at_the_default_fails_the_tune_with_its_stderr() {
         .stderr(predicates::str::contains(
             "exit status 28; stderr: no space left",
         ));
+    // It stopped at the failed reference: no other setting was run against nothing.
+    let runs = std::fs::read_to_string(&count).unwrap();
+    assert_eq!(runs.lines().count(), 1, "{runs}");
 }

@@ -539,6 +539,21 @@ impl BayesOpt {
                         t.failed.clone().unwrap_or_default()
                     ),
                 ));
+            } else if self.screen.is_none()
+                && t.point == self.default
+                && self.costs(self.default).is_empty()
+            {
+                // The GP search's reference failed: nothing to compare any setting with, so no
+                // more runs (the screen stops so in `plan_screen`; the caller reports the
+                // failure, `tune::run`).
+                self.queue.clear();
+                self.finish(Verdict::keep_default(
+                    self.default,
+                    format!(
+                        "keep the default: its reference trial failed ({})",
+                        t.failed.clone().unwrap_or_default()
+                    ),
+                ));
             }
             return;
         }
