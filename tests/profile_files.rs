@@ -52,6 +52,11 @@ fn bad_profiles_name_file_line_and_field() {
             "host-knob-in-device.toml",
             ":8: device[0].knobs.dirty_ratio: host-wide: put it under [host]",
         ),
+        (
+            "knob-value-a-float.toml",
+            ":8: device[0].knobs.read_ahead_kb: expected an integer or a string, found a float \
+             512.5",
+        ),
     ];
     for (name, want) in cases {
         for cmd in [&["profile", "apply"][..], &["verify"][..]] {
