@@ -53,6 +53,10 @@ fn bad_profiles_name_file_line_and_field() {
             ":8: device[0].knobs.dirty_ratio: host-wide: put it under [host]",
         ),
         (
+            "empty-match-value.toml",
+            ":4: device[0].match.wwid: must not be empty",
+        ),
+        (
             "knob-value-a-float.toml",
             ":8: device[0].knobs.read_ahead_kb: expected an integer or a string, found a float \
              512.5",

@@ -3,9 +3,10 @@
 //!
 //! - A profile is applied as root at boot: one that is world-writable, or (when run as root)
 //!   not owned by root, would let anyone choose what root writes to sysfs, so it is refused.
-//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match`; every knob must be
-//!   one sweetspot knows (the catalogue, `src/knob/catalogue.rs`), with an integer value within
-//!   the catalogue's safe bounds (a `scheduler` is a name); `[host]` takes host-wide knobs only.
+//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value;
+//!   every knob must be one sweetspot knows (the catalogue, `src/knob/catalogue.rs`), with an
+//!   integer value within the catalogue's safe bounds (a `scheduler` is a name); `[host]` takes
+//!   host-wide knobs only.
 
 use super::model::{Profile, VERSION};
 use crate::knob::catalogue;
@@ -74,6 +75,22 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
     }
     for (i, d) in p.devices.iter().enumerate() {
         let m = &d.matches;
+        for (k, v) in [
+            ("wwid", &m.wwid),
+            ("serial", &m.serial),
+            ("model", &m.model),
+            ("firmware", &m.firmware),
+            ("by_path", &m.by_path),
+            ("backing_file", &m.backing_file),
+        ] {
+            if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(err(
+                    span(&["device", "match", k], Some(i)),
+                    format!("device[{i}].match.{k}"),
+                    "must not be empty".into(),
+                ));
+            }
+        }
         let any = [&m.wwid, &m.serial, &m.model, &m.by_path, &m.backing_file]
             .iter()
             .any(|f| f.is_some());
