@@ -53,6 +53,11 @@ fn bad_profiles_name_file_line_and_field() {
             ":8: device[0].knobs.dirty_ratio: host-wide: put it under [host]",
         ),
         (
+            "two-entries-one-match.toml",
+            ":12: device[1].match: the same match as device[0] (line 4), wwid naa.1: give a \
+             disk one entry",
+        ),
+        (
             "empty-match-value.toml",
             ":4: device[0].match.wwid: must not be empty",
         ),

@@ -76,7 +76,8 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
 /// device's over an earlier one's, each named in a warning.
 ///
 /// Errors (exit 2): `--device` names nothing present nor stored; a `--match model` entry
-/// whose disk is not present now (its model is read from sysfs) or has no model. Sweet spots
+/// whose disk is not present now (its model is read from sysfs) or has no model; two
+/// `--match model` entries of one model (and firmware), which would be one match. Sweet spots
 /// of simulated and scratch devices are left out (listed in [`Built::transient`]): they
 /// name nothing that survives the run.
 pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built> {
@@ -144,6 +145,7 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     let mut devices = Vec::new();
     let mut transient = Vec::new();
     let mut host = Host::default();
+    let mut exported: Vec<(Match, String)> = Vec::new();
     for spot in spots {
         let Some(identity_match) = Match::from_identity(&spot.identity) else {
             tracing::info!("{}: not a lasting identity; not exported", spot.identity);
@@ -154,6 +156,17 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             MatchBy::Identity => identity_match,
             MatchBy::Model => model_match(root, &present, &spot.identity)?,
         };
+        // Two disks of one model: one entry would set both, and two entries with the same
+        // match are refused by the profile reader ([`super::file::parse`]).
+        if let Some((_, other)) = exported.iter().find(|(m, _)| *m == matches) {
+            return Err(Error::BadInput(format!(
+                "--match model: {other} and {} are both {}, so their sweet spots would be \
+                 one entry; export one of them (--device) or --match identity",
+                spot.identity,
+                matches.describe()
+            )));
+        }
+        exported.push((matches.clone(), spot.identity.clone()));
         let mut knobs = Setting::new();
         for (k, v) in without_zero_pair_member(changed(&spot)) {
             if is_host_knob(&k) {

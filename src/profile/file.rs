@@ -3,10 +3,11 @@
 //!
 //! - A profile is applied as root at boot: one that is world-writable, or (when run as root)
 //!   not owned by root, would let anyone choose what root writes to sysfs, so it is refused.
-//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value;
-//!   every knob must be one sweetspot knows (the catalogue, `src/knob/catalogue.rs`), with an
-//!   integer value within the catalogue's safe bounds (a `scheduler` is a name); `[host]` takes
-//!   host-wide knobs only.
+//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value,
+//!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
+//!   find the first one's drifted for ever); every knob must be one sweetspot knows (the
+//!   catalogue, `src/knob/catalogue.rs`), with an integer value within the catalogue's safe
+//!   bounds (a `scheduler` is a name); `[host]` takes host-wide knobs only.
 
 use super::model::{Profile, VERSION};
 use crate::knob::catalogue;
@@ -106,6 +107,19 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 span(&["device", "match", "serial"], Some(i)),
                 format!("device[{i}].match.serial"),
                 "a serial needs its model".into(),
+            ));
+        }
+        if let Some(j) = p.devices[..i].iter().position(|e| e.matches == *m) {
+            let first = span(&["device", "match"], Some(j))
+                .map(|at| format!(" (line {})", line_of(at)))
+                .unwrap_or_default();
+            return Err(err(
+                span(&["device", "match"], Some(i)),
+                format!("device[{i}].match"),
+                format!(
+                    "the same match as device[{j}]{first}, {}: give a disk one entry",
+                    m.describe()
+                ),
             ));
         }
         check_knobs(&d.knobs, false).map_err(|(k, msg)| {
