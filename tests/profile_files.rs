@@ -66,6 +66,15 @@ fn bad_profiles_name_file_line_and_field() {
             ":8: device[0].knobs.read_ahead_kb: expected an integer or a string, found a float \
              512.5",
         ),
+        (
+            "tuned-at-not-a-time.toml",
+            ":7: device[0].tuned_at: 'yesterday' is not a time as export writes it (RFC 3339 \
+             UTC, e.g. 2026-12-01T08:00:00Z)",
+        ),
+        (
+            "host-tuned-at-not-a-time.toml",
+            ":6: host.tuned_at: '2026-12-01 08:00' is not a time as export writes it",
+        ),
     ];
     for (name, want) in cases {
         for cmd in [&["profile", "apply"][..], &["verify"][..]] {

@@ -5,10 +5,12 @@
 //!   not owned by root, would let anyone choose what root writes to sysfs, so it is refused.
 //! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value,
 //!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
-//!   find the first one's drifted for ever); every knob must be one sweetspot knows (the
-//!   catalogue, `src/knob/catalogue.rs`), with an integer value within the catalogue's safe
-//!   bounds (a `scheduler` is a name); `[host]` takes host-wide knobs only.
+//!   find the first one's drifted for ever); `tuned_at` is a time as export writes it
+//!   (`2026-12-01T08:00:00Z`); every knob must be one sweetspot knows (the catalogue,
+//!   `src/knob/catalogue.rs`), with an integer value within the catalogue's safe bounds (a
+//!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
+use super::build::parse_rfc3339;
 use super::model::{Profile, VERSION};
 use crate::knob::catalogue;
 use crate::tune::toml_error::{field_of_error, plain_message};
@@ -74,6 +76,9 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
             ),
         ));
     }
+    let bad_time = |t: &str| {
+        format!("'{t}' is not a time as export writes it (RFC 3339 UTC, e.g. 2026-12-01T08:00:00Z)")
+    };
     for (i, d) in p.devices.iter().enumerate() {
         let m = &d.matches;
         for (k, v) in [
@@ -122,6 +127,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 ),
             ));
         }
+        if parse_rfc3339(&d.tuned_at).is_none() {
+            return Err(err(
+                span(&["device", "tuned_at"], Some(i)),
+                format!("device[{i}].tuned_at"),
+                bad_time(&d.tuned_at),
+            ));
+        }
         check_knobs(&d.knobs, false).map_err(|(k, msg)| {
             err(
                 span(&["device", "knobs", &k], Some(i)),
@@ -131,6 +143,15 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
         })?;
     }
     if let Some(h) = &p.host {
+        if let Some(t) = h.tuned_at.as_deref()
+            && parse_rfc3339(t).is_none()
+        {
+            return Err(err(
+                span(&["host", "tuned_at"], None),
+                "host.tuned_at".into(),
+                bad_time(t),
+            ));
+        }
         check_knobs(&h.knobs, true).map_err(|(k, msg)| {
             err(
                 span(&["host", "knobs", &k], None),
