@@ -165,6 +165,23 @@ fn set_benches_another_setting_and_rejects_bad_values() {
     let err = String::from_utf8(err.get_output().stderr.clone()).unwrap();
     assert!(err.contains("fifo_batch: value '512'"), "{err}");
     bench(&db, &["--sim", SEED, "--set", "quantum=4"]).code(2);
+    // A knob given twice is refused as `set` refuses it, not the last one silently used.
+    let fresh = dir.path().join("fresh.db");
+    let args = [
+        "--sim",
+        SEED,
+        "--set",
+        "fifo_batch=8",
+        "--set",
+        "fifo_batch=16",
+    ];
+    let err = bench(&fresh, &args).code(2);
+    let err = String::from_utf8(err.get_output().stderr.clone()).unwrap();
+    assert_eq!(
+        err.trim_end(),
+        "sweetspot: error: --set: knob 'fifo_batch' given twice"
+    );
+    assert!(!fresh.exists(), "the refused bench created its database");
     bench(&db, &["--sim", SEED, "--loads", "mem_load"]).code(2);
 }
 

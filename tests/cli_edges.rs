@@ -184,3 +184,73 @@ fn bad_paths_and_a_metric_without_a_job_are_bad_input() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--metric needs --job CMD"), "{err}");
 }
+
+/// A `--sysfs-root` or `--procfs-root` that is missing or not a directory is bad input (exit 2)
+/// naming the flag and the path, for every command, before anything is read or created: read
+/// as an empty tree it listed no disk (exit 1) or dropped every host-wide knob (exit 0).
+#[test]
+fn a_root_that_is_not_a_directory_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let sys = dir.path().join("sys");
+    let dev = sys.join("block/sdz");
+    std::fs::create_dir_all(dev.join("queue")).unwrap();
+    std::fs::write(dev.join("dev"), "8:240\n").unwrap();
+    std::fs::write(dev.join("queue/scheduler"), "[none]\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("proc/sys/vm")).unwrap();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let missing = dir.path().join("missing");
+    let (sys, proc_) = (sys.to_str().unwrap(), dir.path().join("proc"));
+    let proc_ = proc_.to_str().unwrap();
+    let (file, missing) = (file.to_str().unwrap(), missing.to_str().unwrap());
+    let cases = [
+        (
+            vec!["--sysfs-root", missing, "devices"],
+            format!("--sysfs-root {missing}: no such directory"),
+        ),
+        (
+            vec!["--sysfs-root", file, "devices"],
+            format!("--sysfs-root {file}: not a directory"),
+        ),
+        (
+            vec![
+                "--sysfs-root",
+                sys,
+                "--procfs-root",
+                missing,
+                "knobs",
+                "sdz",
+            ],
+            format!("--procfs-root {missing}: no such directory"),
+        ),
+        (
+            vec![
+                "--procfs-root",
+                file,
+                "--sysfs-root",
+                sys,
+                "set",
+                "sdz",
+                "nomerges=1",
+            ],
+            format!("--procfs-root {file}: not a directory"),
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, err) = run(&db, &args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("sweetspot: error: {want}"),
+            "{args:?}"
+        );
+    }
+    assert!(!db.exists(), "a refused command created the database");
+    // Fake roots that are directories still work.
+    let (code, err) = run(
+        &db,
+        &["--sysfs-root", sys, "--procfs-root", proc_, "knobs", "sdz"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+}

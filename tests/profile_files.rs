@@ -52,6 +52,29 @@ fn bad_profiles_name_file_line_and_field() {
             "host-knob-in-device.toml",
             ":8: device[0].knobs.dirty_ratio: host-wide: put it under [host]",
         ),
+        (
+            "two-entries-one-match.toml",
+            ":12: device[1].match: the same match as device[0] (line 4), wwid naa.1: give a \
+             disk one entry",
+        ),
+        (
+            "empty-match-value.toml",
+            ":4: device[0].match.wwid: must not be empty",
+        ),
+        (
+            "knob-value-a-float.toml",
+            ":8: device[0].knobs.read_ahead_kb: expected an integer or a string, found a float \
+             512.5",
+        ),
+        (
+            "tuned-at-not-a-time.toml",
+            ":7: device[0].tuned_at: 'yesterday' is not a time as export writes it (RFC 3339 \
+             UTC, e.g. 2026-12-01T08:00:00Z)",
+        ),
+        (
+            "host-tuned-at-not-a-time.toml",
+            ":6: host.tuned_at: '2026-12-01 08:00' is not a time as export writes it",
+        ),
     ];
     for (name, want) in cases {
         for cmd in [&["profile", "apply"][..], &["verify"][..]] {

@@ -79,6 +79,19 @@ fn parse_set(set: &[String], space: &[SpaceKnob]) -> Result<Setting> {
     Ok(out)
 }
 
+/// Refuses a knob given twice in `--set` (as `set` does: the last would silently win), before
+/// anything is built or locked. Errors: bad input (exit 2), naming the knob.
+fn no_knob_twice(set: &[String]) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for kv in set {
+        let k = kv.split_once('=').map_or(kv.as_str(), |(k, _)| k);
+        if !seen.insert(k) {
+            return Err(Error::BadInput(format!("--set: knob '{k}' given twice")));
+        }
+    }
+    Ok(())
+}
+
 /// Checks `--set` against the knob catalogue before anything is built (a `--scratch` loop
 /// device and its filesystem, a work directory): the shape `KNOB=VALUE`, a knob name some
 /// kernel has ([`catalogue::is_known`]), and for an integer knob of the catalogue a value in
@@ -128,6 +141,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             loads.push(l);
         }
     }
+    no_knob_twice(&args.set)?;
     // A simulation's knobs are its surface's; a real device's are the catalogue's.
     if args.target.sim.is_none() {
         precheck_set(&args.set)?;

@@ -44,6 +44,12 @@ Files:
 An annotated config with every key and its default: examples/daemon.toml in the source
 tree.";
 
+/// The default `--sysfs-root`.
+const SYSFS_ROOT: &str = "/sys";
+
+/// The default `--procfs-root`.
+const PROCFS_ROOT: &str = "/proc";
+
 /// sweetspot finds the per-device "sweet spot" of Linux block-layer and VM knobs: it changes
 /// a knob, reruns a short subset of the contest benchmark, and lets an optimiser pick the next
 /// setting until it converges. Every original knob value is journaled before it is changed;
@@ -60,11 +66,11 @@ pub struct Cli {
     pub db: Option<PathBuf>,
 
     /// Root of sysfs (tests point this at a fake tree).
-    #[arg(long, global = true, default_value = "/sys", value_name = "DIR")]
+    #[arg(long, global = true, default_value = SYSFS_ROOT, value_name = "DIR")]
     pub sysfs_root: PathBuf,
 
     /// Root of procfs (tests point this at a fake tree).
-    #[arg(long, global = true, default_value = "/proc", value_name = "DIR")]
+    #[arg(long, global = true, default_value = PROCFS_ROOT, value_name = "DIR")]
     pub procfs_root: PathBuf,
 
     /// More log output (-v info, -vv debug); logs go to stderr.
@@ -243,8 +249,32 @@ impl std::io::Write for LogWriter {
     }
 }
 
+/// Refuses a `--sysfs-root` or `--procfs-root` given on the command line that is not a
+/// directory (bad input, exit 2, naming the flag and path): read as an empty tree, it would
+/// list no disk and drop every host-wide knob without a word. The defaults are left to the
+/// commands, whose errors name what they could not read.
+fn check_roots(cli: &Cli) -> Result<()> {
+    for (flag, dir, default) in [
+        ("--sysfs-root", &cli.sysfs_root, SYSFS_ROOT),
+        ("--procfs-root", &cli.procfs_root, PROCFS_ROOT),
+    ] {
+        if dir.as_os_str() == default {
+            continue;
+        }
+        let why = match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(_) => "not a directory".to_string(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "no such directory".into(),
+            Err(e) => e.to_string(),
+        };
+        return Err(Error::BadInput(format!("{flag} {}: {why}", dir.display())));
+    }
+    Ok(())
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
+    check_roots(&cli)?;
     let given = cli.db.or_else(|| {
         std::env::var_os("SWEETSPOT_DB")
             .filter(|v| !v.is_empty())

@@ -76,7 +76,8 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
 /// device's over an earlier one's, each named in a warning.
 ///
 /// Errors (exit 2): `--device` names nothing present nor stored; a `--match model` entry
-/// whose disk is not present now (its model is read from sysfs) or has no model. Sweet spots
+/// whose disk is not present now (its model is read from sysfs) or has no model; two
+/// `--match model` entries of one model (and firmware), which would be one match. Sweet spots
 /// of simulated and scratch devices are left out (listed in [`Built::transient`]): they
 /// name nothing that survives the run.
 pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built> {
@@ -144,6 +145,7 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     let mut devices = Vec::new();
     let mut transient = Vec::new();
     let mut host = Host::default();
+    let mut exported: Vec<(Match, String)> = Vec::new();
     for spot in spots {
         let Some(identity_match) = Match::from_identity(&spot.identity) else {
             tracing::info!("{}: not a lasting identity; not exported", spot.identity);
@@ -154,6 +156,17 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             MatchBy::Identity => identity_match,
             MatchBy::Model => model_match(root, &present, &spot.identity)?,
         };
+        // Two disks of one model: one entry would set both, and two entries with the same
+        // match are refused by the profile reader ([`super::file::parse`]).
+        if let Some((_, other)) = exported.iter().find(|(m, _)| *m == matches) {
+            return Err(Error::BadInput(format!(
+                "--match model: {other} and {} are both {}, so their sweet spots would be \
+                 one entry; export one of them (--device) or --match identity",
+                spot.identity,
+                matches.describe()
+            )));
+        }
+        exported.push((matches.clone(), spot.identity.clone()));
         let mut knobs = Setting::new();
         for (k, v) in without_zero_pair_member(changed(&spot)) {
             if is_host_knob(&k) {
@@ -339,6 +352,35 @@ pub fn rfc3339(secs: i64) -> String {
     )
 }
 
+/// The Unix seconds of a time written exactly as [`rfc3339`] writes it
+/// (`2026-12-01T08:00:00Z`); `None` for any other text or a date that does not exist
+/// (`2026-02-30T00:00:00Z`). Civil date to days: Howard Hinnant's `days_from_civil`.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let shape = b.len() == 20
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        });
+    if !shape {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s[r].parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let y = y - i64::from(m <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let secs = (era * 146_097 + doe - 719_468) * 86_400 + hh * 3600 + mm * 60 + ss;
+    // Out-of-range fields (month 13, 24:00:00, February 30) come back as another text.
+    (rfc3339(secs) == s).then_some(secs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,5 +391,27 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_764_576_000), "2025-12-01T08:00:00Z");
         assert_eq!(rfc3339(951_782_400 + 3661), "2000-02-29T01:01:01Z");
+    }
+
+    #[test]
+    fn parse_rfc3339_reads_what_rfc3339_writes_and_nothing_else() {
+        for secs in [0, 1_764_576_000, 951_782_400 + 3661, -86_400] {
+            assert_eq!(parse_rfc3339(&rfc3339(secs)), Some(secs));
+        }
+        for bad in [
+            "yesterday",
+            "",
+            "2026-12-01",
+            "2026-12-01 08:00:00Z",
+            "2026-12-01T08:00:00+01:00",
+            "2026-12-01T08:00:00.5Z",
+            "2026-13-01T08:00:00Z",
+            "2026-02-29T08:00:00Z",
+            "2026-12-01T24:00:00Z",
+            "2026-12-01T08:60:00Z",
+            "+026-12-01T08:00:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 }

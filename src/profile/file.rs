@@ -3,10 +3,14 @@
 //!
 //! - A profile is applied as root at boot: one that is world-writable, or (when run as root)
 //!   not owned by root, would let anyone choose what root writes to sysfs, so it is refused.
-//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match`; every knob must be
-//!   one sweetspot knows (the catalogue, `src/knob/catalogue.rs`), with an integer value within
-//!   the catalogue's safe bounds (a `scheduler` is a name); `[host]` takes host-wide knobs only.
+//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value,
+//!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
+//!   find the first one's drifted for ever); `tuned_at` is a time as export writes it
+//!   (`2026-12-01T08:00:00Z`); every knob must be one sweetspot knows (the catalogue,
+//!   `src/knob/catalogue.rs`), with an integer value within the catalogue's safe bounds (a
+//!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
+use super::build::parse_rfc3339;
 use super::model::{Profile, VERSION};
 use crate::knob::catalogue;
 use crate::tune::toml_error::{field_of_error, plain_message};
@@ -72,8 +76,27 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
             ),
         ));
     }
+    let bad_time = |t: &str| {
+        format!("'{t}' is not a time as export writes it (RFC 3339 UTC, e.g. 2026-12-01T08:00:00Z)")
+    };
     for (i, d) in p.devices.iter().enumerate() {
         let m = &d.matches;
+        for (k, v) in [
+            ("wwid", &m.wwid),
+            ("serial", &m.serial),
+            ("model", &m.model),
+            ("firmware", &m.firmware),
+            ("by_path", &m.by_path),
+            ("backing_file", &m.backing_file),
+        ] {
+            if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(err(
+                    span(&["device", "match", k], Some(i)),
+                    format!("device[{i}].match.{k}"),
+                    "must not be empty".into(),
+                ));
+            }
+        }
         let any = [&m.wwid, &m.serial, &m.model, &m.by_path, &m.backing_file]
             .iter()
             .any(|f| f.is_some());
@@ -91,6 +114,26 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 "a serial needs its model".into(),
             ));
         }
+        if let Some(j) = p.devices[..i].iter().position(|e| e.matches == *m) {
+            let first = span(&["device", "match"], Some(j))
+                .map(|at| format!(" (line {})", line_of(at)))
+                .unwrap_or_default();
+            return Err(err(
+                span(&["device", "match"], Some(i)),
+                format!("device[{i}].match"),
+                format!(
+                    "the same match as device[{j}]{first}, {}: give a disk one entry",
+                    m.describe()
+                ),
+            ));
+        }
+        if parse_rfc3339(&d.tuned_at).is_none() {
+            return Err(err(
+                span(&["device", "tuned_at"], Some(i)),
+                format!("device[{i}].tuned_at"),
+                bad_time(&d.tuned_at),
+            ));
+        }
         check_knobs(&d.knobs, false).map_err(|(k, msg)| {
             err(
                 span(&["device", "knobs", &k], Some(i)),
@@ -100,6 +143,15 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
         })?;
     }
     if let Some(h) = &p.host {
+        if let Some(t) = h.tuned_at.as_deref()
+            && parse_rfc3339(t).is_none()
+        {
+            return Err(err(
+                span(&["host", "tuned_at"], None),
+                "host.tuned_at".into(),
+                bad_time(t),
+            ));
+        }
         check_knobs(&h.knobs, true).map_err(|(k, msg)| {
             err(
                 span(&["host", "knobs", &k], None),

@@ -232,6 +232,43 @@ fn model_match_reads_the_present_disks_model() {
 }
 
 #[test]
+fn model_match_of_two_tuned_disks_of_one_model_is_refused() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk()
+        .disk("sdc", "8:32", "none [mq-deadline] kyber bfq", 64)
+        .set("sdc", "device/wwid", "naa.5000c500eeeeeeee")
+        .set("sdc", "device/model", "ST2000DM008");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    for (id, name, fb) in [
+        ("wwid:naa.5000c500a1b2c3d4", "sda", "8"),
+        ("wwid:naa.5000c500eeeeeeee", "sdc", "4"),
+    ] {
+        store_spot(
+            &store,
+            id,
+            name,
+            &[("fifo_batch", fb)],
+            &[("fifo_batch", "16")],
+            true,
+        );
+    }
+    let e = build(&store, &t.root, &all(MatchBy::Model)).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.to_string(),
+        "--match model: wwid:naa.5000c500a1b2c3d4 and wwid:naa.5000c500eeeeeeee are both \
+         model ST2000DM008, so their sweet spots would be one entry; export one of them \
+         (--device) or --match identity"
+    );
+    // By identity they are two entries, and the profile reads back.
+    let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+    assert_eq!(p.devices.len(), 2);
+    let text = p.to_toml().unwrap();
+    super::file::parse(&text, std::path::Path::new("p.toml")).unwrap();
+}
+
+#[test]
 fn sysctl_writes_only_existing_keys_and_the_nonzero_member_of_a_pair() {
     let t = FakeTree::new();
     t.mq_deadline_disk();

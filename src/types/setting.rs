@@ -5,8 +5,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// A knob's value: an integer (most knobs) or a name (`scheduler`).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A knob's value: an integer (most knobs) or a name (`scheduler`). Written as a bare
+/// integer or string; read from one, anything else (a float, a boolean, a table) refused with
+/// what was found (`expected an integer or a string, found a float 512.5`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(untagged)]
 pub enum KnobValue {
     /// An integer value, in the knob's unit.
@@ -30,6 +32,51 @@ impl KnobValue {
             KnobValue::Int(_) => None,
             KnobValue::Name(s) => Some(s),
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for KnobValue {
+    // By hand, not `#[serde(untagged)]`: its one error for every wrong type, "data did not
+    // match any variant of untagged enum KnobValue", names neither what was expected nor what
+    // was found.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(KnobValueVisitor)
+    }
+}
+
+struct KnobValueVisitor;
+
+impl serde::de::Visitor<'_> for KnobValueVisitor {
+    type Value = KnobValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an integer or a string")
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<KnobValue, E> {
+        Ok(KnobValue::Int(v))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<KnobValue, E> {
+        i64::try_from(v)
+            .map(KnobValue::Int)
+            .map_err(|_| E::custom(format!("{v} is out of range for an integer")))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<KnobValue, E> {
+        Err(E::custom(format!(
+            "expected an integer or a string, found a float {v:?}"
+        )))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<KnobValue, E> {
+        Err(E::custom(format!(
+            "expected an integer or a string, found a boolean {v}"
+        )))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<KnobValue, E> {
+        Ok(KnobValue::Name(v.to_string()))
     }
 }
 
