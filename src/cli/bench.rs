@@ -147,9 +147,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         precheck_set(&args.set)?;
     }
     // A killed tune's or bench's knobs are put back first, as `tune` does: its scratch leftover
-    // is then no longer journaled, so the scratch sweep below removes it. A simulation writes
-    // no knob and needs none of it.
+    // is then no longer journaled, so the scratch sweep below removes it. After the cheap
+    // checks of bad input (exit 2 changes nothing) and before this run's own lock (the
+    // device's, which recovery must take). A simulation writes no knob and needs none of it.
     if args.target.sim.is_none() {
+        target::emulation(&args.target)?;
+        if let Some(name) = &args.target.device {
+            crate::device::find(&ctx.root, name)?;
+        }
         crate::tune::recover(&mut ctx.store()?, &ctx.root)?;
     }
     // One writer per device: `--device D` is locked before anything is built. A scratch loop

@@ -90,7 +90,7 @@ pub struct Status {
     pub devices: Vec<DeviceStatus>,
     /// The knobs a killed `bench` or `tune --scratch` journaled and nobody has put back yet
     /// (`device`, `identity`, `knob`, `original`; `device` null for a host-wide knob): the
-    /// next `tune`, `daemon` or `restore` writes them back ([`crate::tune::killed`]). Empty
+    /// next `tune`, `bench` on a device, `daemon` or `restore` writes them back ([`crate::tune::killed`]). Empty
     /// when there are none.
     pub killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
 }

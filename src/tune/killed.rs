@@ -2,7 +2,7 @@
 //! (`status`, `history`). A `bench` or `tune --scratch` killed with SIGKILL (or by the OOM
 //! killer) cannot restore its knobs: their journal entries (owner
 //! [`crate::bench::real::OWNER`]; a scratch tune journals its loop device's baseline under it
-//! before it has a tune id) stay open until the next `tune`, `daemon` or `restore` puts them
+//! before it has a tune id) stay open until the next `tune`, `bench` on a device, `daemon` or `restore` puts them
 //! back ([`super::recover::recover_benches`], `restore`). No `tunes` row names such a benchmark,
 //! so `history`'s `killed` status cannot show it; these entries are what is left of it.
 //!

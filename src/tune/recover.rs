@@ -4,7 +4,8 @@
 //! 1. [`recover`]: an unfinished tune (a `tunes` row still `running` whose process is gone,
 //!    e.g. after SIGKILL) has its device restored from its own journal entries
 //!    (owner `tune:<id>`) before anything else, each device under its lock and the host-wide
-//!    knobs under the host's. `tune`, `restore` and `daemon` call it first.
+//!    knobs under the host's. `tune`, `bench` (on a device), `restore` and `daemon` call it
+//!    first.
 //! 2. [`recover_benches`]: the same for the entries of a killed `bench` or `tune --scratch`
 //!    (owner `bench`), which no `tunes` row names.
 //! 3. [`restore_idle`]: `restore`'s work, every open entry whose writer is gone, leaving
@@ -53,7 +54,7 @@ pub struct Recovered {
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
 /// their devices from their own journal entries (owner `tune:<id>`) first, each under its
 /// device lock ([`crate::lock`]) and their host-wide knobs under the host's ([`lock::HOST`]);
-/// what another writer's lock guards now is left for a later call; marks them `recovered`. Call it at the start of `tune`, `restore` and `daemon`. A tune whose process
+/// what another writer's lock guards now is left for a later call; marks them `recovered`. Call it at the start of `tune`, `bench` (on a device), `restore` and `daemon`. A tune whose process
 /// is alive is left alone.
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
