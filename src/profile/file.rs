@@ -81,14 +81,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
     };
     for (i, d) in p.devices.iter().enumerate() {
         let m = &d.matches;
-        for (k, v) in [
-            ("wwid", &m.wwid),
-            ("serial", &m.serial),
-            ("model", &m.model),
-            ("firmware", &m.firmware),
-            ("by_path", &m.by_path),
-            ("backing_file", &m.backing_file),
-        ] {
+        for (k, v) in m.fields() {
             if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
                 return Err(err(
                     span(&["device", "match", k], Some(i)),

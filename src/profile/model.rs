@@ -69,18 +69,23 @@ pub struct Match {
 }
 
 impl Match {
-    /// What the match looks for, for messages: `wwid naa.5000…`, `model X serial Y`,
-    /// `by_path …`, `backing_file /srv/disk.img`, `model X` (with `firmware F`).
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        for (k, v) in [
+    /// Each match field by its name in the profile file, in the order messages name them.
+    pub fn fields(&self) -> [(&'static str, &Option<String>); 6] {
+        [
             ("wwid", &self.wwid),
             ("model", &self.model),
             ("serial", &self.serial),
             ("firmware", &self.firmware),
             ("by_path", &self.by_path),
             ("backing_file", &self.backing_file),
-        ] {
+        ]
+    }
+
+    /// What the match looks for, for messages: `wwid naa.5000…`, `model X serial Y`,
+    /// `by_path …`, `backing_file /srv/disk.img`, `model X` (with `firmware F`).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (k, v) in self.fields() {
             if let Some(v) = v {
                 parts.push(format!("{k} {v}"));
             }

@@ -530,27 +530,25 @@ impl BayesOpt {
             if self.challenger == Some(t.point) {
                 self.challenger = None;
             }
-            if step.check {
-                self.queue.clear();
-                self.finish(Verdict::keep_default(
-                    self.default,
-                    format!(
-                        "keep the default: a check trial failed ({})",
-                        t.failed.clone().unwrap_or_default()
-                    ),
-                ));
+            // A failed check trial ends the check; a failed reference of the GP search leaves
+            // nothing to compare any setting with (the screen stops so in `plan_screen`; the
+            // caller reports the failure, `tune::run`).
+            let why = if step.check {
+                Some("a check trial failed")
             } else if self.screen.is_none()
                 && t.point == self.default
                 && self.costs(self.default).is_empty()
             {
-                // The GP search's reference failed: nothing to compare any setting with, so no
-                // more runs (the screen stops so in `plan_screen`; the caller reports the
-                // failure, `tune::run`).
+                Some("its reference trial failed")
+            } else {
+                None
+            };
+            if let Some(why) = why {
                 self.queue.clear();
                 self.finish(Verdict::keep_default(
                     self.default,
                     format!(
-                        "keep the default: its reference trial failed ({})",
+                        "keep the default: {why} ({})",
                         t.failed.clone().unwrap_or_default()
                     ),
                 ));
