@@ -99,6 +99,11 @@ pub struct Trial {
     pub value: f64,
     /// Cost: ln objective oriented to minimise, plus any guard penalty; +∞ if failed.
     pub cost: f64,
+    /// The guard penalty included in `cost` (ln units, [`GUARD_PENALTY`] plus 4 × the
+    /// violation per rail this trial broke; 0 when it broke none). A ranking device for the
+    /// search: the final check tests `cost − penalty`, the objective alone, and the guard
+    /// rails judge the answer on its mean metrics ([`Evaluator::feasible`]).
+    pub penalty: f64,
     /// Why the trial failed, if it did.
     pub failed: Option<String>,
     /// The kernel refused the setting (the error, with its errno): nothing was measured.
@@ -290,6 +295,7 @@ impl<'a> Evaluator<'a> {
                         runs: Vec::new(),
                         value: f64::NAN,
                         cost: f64::INFINITY,
+                        penalty: 0.0,
                         failed: Some(format!("refused: {why}")),
                         refused: Some(why),
                         guards_broken: Vec::new(),
@@ -323,6 +329,7 @@ impl<'a> Evaluator<'a> {
         let m = trial_metrics(&runs);
         let value = part_value(&inner.policy.objective, part, &m);
         let mut guards_broken = Vec::new();
+        let mut pen = 0.0;
         let (value, cost, failed) = match (failed, value) {
             (Some(f), _) => (f64::NAN, f64::INFINITY, Some(f)),
             (None, None) => (
@@ -332,7 +339,8 @@ impl<'a> Evaluator<'a> {
             ),
             (None, Some((v, mut c))) => {
                 if point != inner.space.default && part != Part::NoLoad {
-                    c += penalty(inner, &m);
+                    pen = penalty(inner, &m);
+                    c += pen;
                     guards_broken = broken(
                         inner.policy,
                         &m,
@@ -348,6 +356,7 @@ impl<'a> Evaluator<'a> {
             runs,
             value,
             cost,
+            penalty: pen,
             failed,
             refused: None,
             guards_broken,

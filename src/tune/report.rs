@@ -555,6 +555,7 @@ mod tests {
             point,
             value: io / 10.0,
             cost: (io / 10.0).ln(),
+            penalty: 0.0,
             runs,
             failed: None,
             refused: None,

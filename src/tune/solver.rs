@@ -148,9 +148,15 @@ pub struct BayesOpt {
     #[serde(default)]
     groups: Vec<usize>,
     default: usize,
-    /// (point, cost) of every non-failed trial.
+    /// (point, cost) of every non-failed trial, guard penalties included (the search's
+    /// ranking and model).
     obs: Vec<(usize, f64)>,
-    /// (point, cost, objective value) of the check trials, in order.
+    /// The guard penalty inside each `obs` cost, in the same order ([`Trial::penalty`]):
+    /// the final check's statistics take it out ([`BayesOpt::objective_costs`]).
+    #[serde(default)]
+    obs_penalty: Vec<f64>,
+    /// (point, cost, objective value) of the check trials, in order; the cost without guard
+    /// penalties (the check tests the objective; the rails judge the answer on its means).
     check_obs: Vec<(usize, f64, f64)>,
     failed: Vec<usize>,
     incumbent: usize,
@@ -185,6 +191,7 @@ impl BayesOpt {
             groups: Vec::new(),
             default,
             obs: Vec::new(),
+            obs_penalty: Vec::new(),
             check_obs: Vec::new(),
             failed: Vec::new(),
             incumbent: default,
@@ -245,6 +252,18 @@ impl BayesOpt {
             .collect()
     }
 
+    /// The search costs of `p` without guard penalties: the objective alone, for the final
+    /// check's statistics (a single noisy trial over a rail must not count as a worse
+    /// objective in a test of the objective).
+    fn objective_costs(&self, p: usize) -> Vec<f64> {
+        self.obs
+            .iter()
+            .zip(self.obs_penalty.iter().chain(std::iter::repeat(&0.0)))
+            .filter(|((q, _), _)| *q == p)
+            .map(|((_, c), pen)| c - pen)
+            .collect()
+    }
+
     fn mean_cost(&self, p: usize) -> Option<f64> {
         let c = self.costs(p);
         (!c.is_empty()).then(|| stats::mean(&c))
@@ -297,7 +316,11 @@ impl BayesOpt {
 
     /// The pooled sd of one trial's cost from every replicated setting, with its df.
     fn pooled_sd(&self) -> Option<(f64, f64)> {
-        let mut groups: Vec<Vec<f64>> = self.measured().iter().map(|&p| self.costs(p)).collect();
+        let mut groups: Vec<Vec<f64>> = self
+            .measured()
+            .iter()
+            .map(|&p| self.objective_costs(p))
+            .collect();
         for p in [self.default, self.incumbent] {
             let c: Vec<f64> = self
                 .check_obs
@@ -559,11 +582,12 @@ impl BayesOpt {
             self.observe_parts(step.part, t, step.check);
         }
         if step.check {
-            self.check_obs.push((t.point, t.cost, t.value));
+            self.check_obs.push((t.point, t.cost - t.penalty, t.value));
             return;
         }
         if step.part == Part::Full {
             self.obs.push((t.point, t.cost));
+            self.obs_penalty.push(t.penalty);
         }
     }
 }
@@ -712,7 +736,10 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
         }
         let Some(step) = self.queue.pop_front() else {
             if self.phase == Phase::Check {
-                self.conclude();
+                let inc = self.incumbent;
+                self.conclude_if_feasible(
+                    problem.problem.as_ref().is_some_and(|o| o.feasible(inc)),
+                );
             }
             return Ok((
                 state.terminate_with(TerminationReason::SolverConverged),

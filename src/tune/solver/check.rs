@@ -3,7 +3,11 @@
 //!
 //! What it computes, exactly (DESIGN.md: name a test for what it computes):
 //! - **Mean**: the mean over the n fresh pairs of d = ln cost(best) − ln cost(default), each
-//!   pair a default trial then a best trial, measured after the search.
+//!   pair a default trial then a best trial, measured after the search. Here and below a
+//!   cost is the objective's alone: the guard penalty a trial carries in the search
+//!   ([`crate::tune::evaluator::Trial::penalty`], for one noisy trial over a rail) is taken
+//!   out; the rails judge the answer on its mean metrics before the check
+//!   ([`crate::tune::evaluator::Evaluator::feasible`]).
 //! - **Variance** of one pair's d: pooled by df from (a) the n differences themselves and (b)
 //!   every trial of the two settings, the search's included (their variances summed, Welch df)
 //!   ([`stats::paired_variance`]); never from other settings. The df is the larger of the
@@ -163,8 +167,11 @@ impl BayesOpt {
     /// Pairs needed for 90% power at the search's estimated effect (shrunk by a quarter for
     /// the winner's curse) and the pooled within-setting sd; `check_pairs` if unknown.
     pub(super) fn check_size(&self) -> usize {
-        let (Some(md), Some(mb)) = (self.mean_cost(self.default), self.mean_cost(self.incumbent))
-        else {
+        let mean = |p: usize| {
+            let c = self.objective_costs(p);
+            (!c.is_empty()).then(|| stats::mean(&c))
+        };
+        let (Some(md), Some(mb)) = (mean(self.default), mean(self.incumbent)) else {
             return self.cfg.check_pairs;
         };
         let delta = 0.75 * (md - mb);
@@ -187,6 +194,22 @@ impl BayesOpt {
         64
     }
 
+    /// Ends the check: [`BayesOpt::conclude`]'s test when the best still keeps the guard rails
+    /// on its mean metrics over all its trials, the check's included (`feasible`); else keep
+    /// the default. The test itself sees no guard penalties (module docs), so the rails are
+    /// judged here, once more, with every trial.
+    pub(super) fn conclude_if_feasible(&mut self, feasible: bool) {
+        if feasible {
+            self.conclude();
+        } else {
+            self.finish(Verdict::keep_default(
+                self.default,
+                "keep the default: the best breaks a guard rail on its mean metrics over all \
+                 its trials, the check's included",
+            ));
+        }
+    }
+
     pub(super) fn conclude(&mut self) {
         let best = self.incumbent;
         let d: Vec<&(usize, f64, f64)> = self
@@ -202,7 +225,7 @@ impl BayesOpt {
         // settings (search included), never from other settings (noise differs between them).
         let d: Vec<f64> = bc.iter().zip(&dc).map(|(b, d)| b - d).collect();
         let all = |p: usize| -> Vec<f64> {
-            let mut v = self.costs(p);
+            let mut v = self.objective_costs(p);
             v.extend(self.check_obs.iter().filter(|o| o.0 == p).map(|o| o.1));
             v
         };
@@ -324,7 +347,80 @@ fn p_text(p: Option<f64>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::solver;
     use super::*;
+    use crate::tune::evaluator::Trial;
+
+    fn trial(point: usize, cost: f64, penalty: f64) -> Trial {
+        Trial {
+            id: 0,
+            point,
+            runs: Vec::new(),
+            value: (-cost).exp(),
+            cost: cost + penalty,
+            penalty,
+            failed: None,
+            refused: None,
+            guards_broken: Vec::new(),
+        }
+    }
+
+    /// Costs ln 1.0 (default 5) and ln 0.8 (setting 3, 20% better), each measured twice in
+    /// the search, then two check pairs; one trial of the best, in the search and in the
+    /// check, broke a guard rail by noise (a 0.6 penalty in its cost). The check tests the
+    /// objective: the same verdict and p-value as without the penalties.
+    #[test]
+    fn a_guard_penalty_on_one_trial_does_not_enter_the_check() {
+        let run = |pen: f64, feasible: bool| {
+            let mut s = solver(&[]);
+            let search = Step {
+                point: 0,
+                why: String::new(),
+                check: false,
+                part: Part::Full,
+            };
+            let check = Step {
+                check: true,
+                ..search.clone()
+            };
+            let b = 0.8f64.ln();
+            for (p, c, pen) in [
+                (5, 0.01, 0.0),
+                (5, -0.01, 0.0),
+                (3, b + 0.02, pen),
+                (3, b - 0.02, 0.0),
+            ] {
+                s.observe(&search, &trial(p, c, pen));
+            }
+            s.incumbent = 3;
+            for (p, c, pen) in [
+                (5, 0.02, 0.0),
+                (3, b, pen),
+                (5, -0.02, 0.0),
+                (3, b + 0.01, 0.0),
+            ] {
+                s.observe(&check, &trial(p, c, pen));
+            }
+            s.conclude_if_feasible(feasible);
+            s.verdict().cloned().unwrap()
+        };
+        let (clean, noisy) = (run(0.0, true), run(0.6, true));
+        assert!(clean.significant && noisy.significant, "{noisy:?}");
+        let (p0, p1) = (clean.p_value.unwrap(), noisy.p_value.unwrap());
+        assert!((p0 - p1).abs() < 1e-9 * p0, "{p0} {p1}");
+        let (r0, r) = (clean.improvement.unwrap().0, noisy.improvement.unwrap().0);
+        assert!((r0 - r).abs() < 1e-12, "{r0} {r}");
+        assert!((r - 1.0 / 0.8).abs() < 0.02, "{r}");
+        // The rails are judged on the best's means over all its trials, check included: a
+        // best that breaks one there keeps the default, whatever the test would say.
+        let vetoed = run(0.6, false);
+        assert!(!vetoed.significant && vetoed.best == 5, "{vetoed:?}");
+        assert!(
+            vetoed.reason.contains("breaks a guard rail"),
+            "{}",
+            vetoed.reason
+        );
+    }
 
     #[test]
     fn the_arms_test_is_welchs_with_the_minimum_effect_inside() {
