@@ -254,3 +254,44 @@ fn a_root_that_is_not_a_directory_is_bad_input() {
     );
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// An option's default is named once in its help, by clap (`[default: quick]`), not also in
+/// its text: `tune --policy` said "Default: quick [default: quick]".
+#[test]
+fn an_options_default_is_named_once() {
+    let out = Command::new(bin()).args(["tune", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8(out.stdout).unwrap();
+    let policy = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("--policy"))
+        .take_while(|l| !l.trim_start().starts_with("--budget"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(policy.to_lowercase().matches("default").count(), 1, "{policy}");
+    assert!(policy.ends_with("[default: quick]"), "{policy}");
+    // The same for every option of every command: a text that names the default beside a
+    // clap default says it twice.
+    fn check(cmd: &clap::Command, name: &str) {
+        for a in cmd.get_arguments() {
+            let text = [a.get_help(), a.get_long_help()]
+                .into_iter()
+                .flatten()
+                .map(|h| h.to_string().to_lowercase())
+                .collect::<String>();
+            // A flag's implicit `false` is not shown.
+            let shown = a.get_action().takes_values() && !a.is_hide_default_value_set();
+            assert!(
+                !shown || a.get_default_values().is_empty() || !text.contains("default"),
+                "{name} --{}: {text}",
+                a.get_id()
+            );
+        }
+        for sub in cmd.get_subcommands() {
+            check(sub, &format!("{name} {}", sub.get_name()));
+        }
+    }
+    let mut top = <sweetspot::cli::Cli as clap::CommandFactory>::command();
+    top.build();
+    check(&top, "sweetspot");
+}
