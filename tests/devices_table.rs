@@ -32,7 +32,9 @@ fn tree(sys: &Path) {
 
 /// The character offset of `word` in `line`.
 fn column(line: &str, word: &str) -> usize {
-    let at = line.find(word).unwrap_or_else(|| panic!("'{word}' in {line}"));
+    let at = line
+        .find(word)
+        .unwrap_or_else(|| panic!("'{word}' in {line}"));
     line[..at].chars().count()
 }
 
@@ -46,7 +48,10 @@ fn a_long_loop_identity_keeps_the_columns_aligned_and_json_has_it_whole() {
     let text = String::from_utf8(common::ok_stdout(out)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let (head, rows) = (lines[0], &lines[1..3]);
-    assert!(rows[0].starts_with("loop3 ") && rows[1].starts_with("sda "), "{text}");
+    assert!(
+        rows[0].starts_with("loop3 ") && rows[1].starts_with("sda "),
+        "{text}"
+    );
     // Every row's identity and mounts start under their headings.
     let (id, mounts) = (column(head, "identity"), column(head, "mounts"));
     assert_eq!(column(rows[0], "loop:/var/lib/"), id, "{text}");
@@ -71,5 +76,9 @@ fn a_long_loop_identity_keeps_the_columns_aligned_and_json_has_it_whole() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&common::ok_stdout(out)).unwrap();
-    assert_eq!(v["devices"][0]["identity"], format!("loop:{BACKING}"), "{v}");
+    assert_eq!(
+        v["devices"][0]["identity"],
+        format!("loop:{BACKING}"),
+        "{v}"
+    );
 }

@@ -304,17 +304,21 @@ fn a_fast_benchmarks_rows_show_its_figure_not_a_zero_time() {
         "no_load rate (MB/s) 0.00420 rate (MB/s) 0.00420",
         "{report}"
     );
-    assert!(!report.contains("Time 0.0 s") && !report.contains("Loads 0"), "{report}");
+    assert!(
+        !report.contains("Time 0.0 s") && !report.contains("Loads 0"),
+        "{report}"
+    );
     assert!(
         stderr.contains("=1  rate (MB/s)  0.00420   incumbent"),
         "{stderr}"
     );
     let mut history = sweetspot(&db);
     with_roots(&mut history);
-    let h = String::from_utf8(common::ok_stdout(
-        history.arg("history").output().unwrap(),
-    ))
-    .unwrap();
-    assert_eq!(h.matches("\n         rate (MB/s) 0.00420\n").count(), 6, "{h}");
+    let h = String::from_utf8(common::ok_stdout(history.arg("history").output().unwrap())).unwrap();
+    assert_eq!(
+        h.matches("\n         rate (MB/s) 0.00420\n").count(),
+        6,
+        "{h}"
+    );
     assert!(!h.contains(" 0.0 s"), "{h}");
 }

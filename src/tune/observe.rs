@@ -86,7 +86,9 @@ impl TrialLog {
         let n = |p: usize| self.values.get(&p).map_or(0, Vec::len);
         let reason = match self.broke.get(&prev) {
             Some(why) => why.clone(),
-            None if point == prev => format!("re-measured, now {} over {} trials", fmt_value(a), n(prev)),
+            None if point == prev => {
+                format!("re-measured, now {} over {} trials", fmt_value(a), n(prev))
+            }
             None => format!(
                 "ranked lower by the score (its mean over {} trial{} shrunk toward the \
                  model's prediction, plus 1.5 sd; {} trials here)",
