@@ -27,10 +27,12 @@ pub enum Command {
     /// --host`) with the host-wide knobs: as sweetspot's TOML, udev rules, a sysctl.d file or
     /// a TuneD profile. Sweet spots of --scratch and --sim devices are never exported (they do
     /// not last past the run).
+    #[command(after_help = super::EXIT_STATUS)]
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
     /// now, matched by identity, journaled so `restore` undoes it. Exit 1 when a knob was not
     /// applied.
+    #[command(after_help = super::EXIT_STATUS)]
     Apply(ApplyArgs),
 }
 
