@@ -486,14 +486,14 @@ mod tests {
 
     #[test]
     fn a_figure_has_three_significant_digits_and_a_small_one_is_no_zero() {
-        let shown: Vec<String> = [0.0, 0.0042, 0.0132, 0.5, 3.14159, 12.34, 1234.4, 7.0]
+        let shown: Vec<String> = [0.0, 0.0042, 0.0132, 0.5, 4.5678, 12.34, 1234.4, 7.0]
             .into_iter()
             .map(figure)
             .collect();
         assert_eq!(
             shown,
             [
-                "0", "0.00420", "0.0132", "0.500", "3.14", "12.3", "1234", "7"
+                "0", "0.00420", "0.0132", "0.500", "4.57", "12.3", "1234", "7"
             ]
         );
         assert_eq!(figure(2e-12), "2.00e-12");
