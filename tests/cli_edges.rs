@@ -254,3 +254,89 @@ fn a_root_that_is_not_a_directory_is_bad_input() {
     );
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// An option's default is named once in its help, by clap (`[default: quick]`), not also in
+/// its text: `tune --policy` said "Default: quick [default: quick]".
+#[test]
+fn an_options_default_is_named_once() {
+    let out = Command::new(bin())
+        .args(["tune", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8(out.stdout).unwrap();
+    let policy = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("--policy"))
+        .take_while(|l| !l.trim_start().starts_with("--budget"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(
+        policy.to_lowercase().matches("default").count(),
+        1,
+        "{policy}"
+    );
+    assert!(policy.ends_with("[default: quick]"), "{policy}");
+    // The same for every option of every command: a text that names the default beside a
+    // clap default says it twice.
+    fn check(cmd: &clap::Command, name: &str) {
+        for a in cmd.get_arguments() {
+            let text = [a.get_help(), a.get_long_help()]
+                .into_iter()
+                .flatten()
+                .map(|h| h.to_string().to_lowercase())
+                .collect::<String>();
+            // A flag's implicit `false` is not shown.
+            let shown = a.get_action().takes_values() && !a.is_hide_default_value_set();
+            assert!(
+                !shown || a.get_default_values().is_empty() || !text.contains("default"),
+                "{name} --{}: {text}",
+                a.get_id()
+            );
+        }
+        for sub in cmd.get_subcommands() {
+            check(sub, &format!("{name} {}", sub.get_name()));
+        }
+    }
+    let mut top = <sweetspot::cli::Cli as clap::CommandFactory>::command();
+    top.build();
+    check(&top, "sweetspot");
+}
+
+/// Every command's `-h` and `--help` end with the exit codes (one text, [`sweetspot::cli::EXIT_STATUS`],
+/// which the man pages' EXIT STATUS section is made from), once; the daemon's after its
+/// signals and files.
+#[test]
+fn every_commands_help_ends_with_the_exit_status() {
+    fn paths(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(path.clone());
+        // `help` is clap's own (`sweetspot help tune`).
+        let shown = |s: &&clap::Command| !s.is_hide_set() && s.get_name() != "help";
+        for sub in cmd.get_subcommands().filter(shown) {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            paths(sub, p, out);
+        }
+    }
+    let mut top = <sweetspot::cli::Cli as clap::CommandFactory>::command();
+    top.build();
+    let mut all = Vec::new();
+    paths(&top, Vec::new(), &mut all);
+    assert!(all.len() >= 14, "{all:?}");
+    for (path, flag) in all.iter().flat_map(|p| [(p, "-h"), (p, "--help")]) {
+        let out = Command::new(bin()).args(path).arg(flag).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{path:?} {flag}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            help.ends_with(&format!("\n\n{}\n", sweetspot::cli::EXIT_STATUS)),
+            "{path:?} {flag}:\n{help}"
+        );
+        assert_eq!(help.matches("Exit status:").count(), 1, "{path:?} {flag}");
+        if path == &["daemon"] && flag == "--help" {
+            assert!(
+                help.contains("\nSignals:\n") && help.contains("\nFiles:\n"),
+                "{help}"
+            );
+        }
+    }
+}

@@ -7,22 +7,39 @@
 use clap::CommandFactory;
 use std::path::PathBuf;
 
-/// What every page ends with: the exit codes (README "Safety", DESIGN.md's CLI contract).
-const EXIT_STATUS: &str = r#".SH "EXIT STATUS"
-.TP
-\fB0\fR
-Success (also when the reader of the output went away, as with \fB| head\fR).
-.TP
-\fB1\fR
-The work failed: a knob not honoured, a run that failed, drift found by \fBverify\fR.
-.TP
-\fB2\fR
-Bad usage or input (a policy, surface, profile or config file names its file, line and field;
-a knob its name and value), or a device held by another writer. Nothing was changed.
-.TP
-\fB130\fR
-Interrupted by Ctrl-C or SIGTERM; the device was restored.
-"#;
+/// What every page ends with: the exit codes, from the text under every `--help`
+/// ([`sweetspot::cli::EXIT_STATUS`]): one `.TP` entry a code, a sentence, `` `x` `` in bold.
+fn exit_status() -> String {
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for line in sweetspot::cli::EXIT_STATUS.lines().skip(1) {
+        let text = line.trim();
+        match text.split_once(' ') {
+            Some((code, rest)) if code.parse::<u8>().is_ok() => {
+                entries.push((code.to_string(), rest.trim().to_string()))
+            }
+            _ => {
+                let last = entries.last_mut().expect("an entry before a continuation");
+                last.1 = format!("{} {text}", last.1);
+            }
+        }
+    }
+    let mut out = String::from(".SH \"EXIT STATUS\"\n");
+    for (code, text) in entries {
+        let mut roff = String::new();
+        for (i, part) in text.replace('-', "\\-").split('`').enumerate() {
+            if i % 2 == 1 {
+                roff.push_str(&format!("\\fB{part}\\fR"));
+            } else {
+                roff.push_str(part);
+            }
+        }
+        let mut chars = roff.chars();
+        let first = chars.next().map(|c| c.to_uppercase().collect::<String>());
+        let roff = format!("{}{}.", first.unwrap_or_default(), chars.as_str());
+        out.push_str(&format!(".TP\n\\fB{code}\\fR\n{roff}\n"));
+    }
+    out
+}
 
 /// (file name, rendered page) for `sweetspot` and each visible subcommand, nested ones
 /// included (`sweetspot-tune.1`, `sweetspot-profile-export.1`). The command is built first,
@@ -40,17 +57,28 @@ fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
     // clap names are &'static str without its `string` feature; a test may leak a few.
     let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
     let mut buf = Vec::new();
-    // The top command's exit codes are its --help's epilogue; the page has its own section.
-    let page_cmd = if name == "sweetspot" {
-        cmd.clone().after_help(None::<&str>)
-    } else {
-        cmd.clone()
+    // The exit codes are every --help's epilogue; the page has its own section for them, and
+    // the rest of an epilogue (the daemon's signals and files) is its EXTRA section.
+    let extra = [cmd.get_after_long_help(), cmd.get_after_help()]
+        .into_iter()
+        .flatten()
+        .map(|h| h.to_string())
+        .next()
+        .and_then(|h| {
+            let rest = h.strip_suffix(sweetspot::cli::EXIT_STATUS).unwrap_or(&h);
+            let rest = rest.trim_end();
+            (!rest.is_empty()).then(|| rest.to_string())
+        });
+    let page_cmd = cmd.clone().after_help(None::<&str>);
+    let page_cmd = match extra {
+        Some(e) => page_cmd.after_long_help(e),
+        None => page_cmd.after_long_help(None::<&str>),
     };
     clap_mangen::Man::new(page_cmd.name(leaked))
         .render(&mut buf)
         .unwrap();
     let mut page = String::from_utf8(buf).unwrap();
-    page.push_str(EXIT_STATUS);
+    page.push_str(&exit_status());
     out.push((format!("{name}.1"), page));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         walk(sub, format!("{name}-{}", sub.get_name()), out);

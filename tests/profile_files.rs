@@ -71,6 +71,8 @@ fn bad_profiles_name_file_line_and_field() {
             ":7: device[0].tuned_at: 'yesterday' is not a time as export writes it (RFC 3339 \
              UTC, e.g. 2026-12-01T08:00:00Z)",
         ),
+        // Not TOML at all: no field to name, `syntax` instead, as every parser says it.
+        ("not-toml.toml", "not-toml.toml:2: syntax: "),
         (
             "host-tuned-at-not-a-time.toml",
             ":6: host.tuned_at: '2026-12-01 08:00' is not a time as export writes it",

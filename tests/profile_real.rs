@@ -367,3 +367,45 @@ fn exporting_onto_a_full_file_system_is_exit_1_naming_enospc() {
         "left behind"
     );
 }
+
+/// The same when the temporary file cannot even be created (a tmpfs without a free inode:
+/// `open(O_CREAT)` fails with ENOSPC): exit 1, naming the path and the OS error; it said
+/// "no storage space", tempfile's wrapper having hidden the errno.
+#[test]
+fn a_temporary_file_that_cannot_be_created_is_exit_1_naming_enospc() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("full.db");
+    let surface =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
+    let sim = [
+        "-q",
+        "tune",
+        "--seed",
+        "1",
+        "--sim",
+        surface.to_str().unwrap(),
+    ];
+    let out = common::sweetspot(&db, &sim);
+    assert!(out.status.success(), "{out:?}");
+    let fs = common::Tmpfs::with_inodes(2);
+    File::create(fs.dir.join("taken")).unwrap();
+    assert!(
+        File::create(fs.dir.join("one-more")).is_err(),
+        "an inode left"
+    );
+    let target = fs.dir.join("sweetspot.toml");
+    let out = common::sweetspot(
+        &db,
+        &["-q", "profile", "export", "--out", target.to_str().unwrap()],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "sweetspot: error: writing {}: No space left on device (os error 28)",
+            target.display()
+        )
+    );
+    assert_eq!(common::names(&fs.dir), ["taken"], "left behind");
+}

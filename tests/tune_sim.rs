@@ -486,7 +486,7 @@ fn invalid_policies_name_file_line_and_field() {
             "no_knob_here.toml: knobs: none of policy 'no_knob_here's knobs exists on this \
              device: quantum, slice_idle (it offers: fifo_batch)",
         ),
-        ("syntax_error.toml", "syntax_error.toml:"),
+        ("syntax_error.toml", "syntax_error.toml:2: syntax: "),
         // Bounds and values outside the surface's min/max (1–256) are errors, not clamped.
         (
             "bounds_outside_domain.toml",

@@ -5,7 +5,9 @@
 //!   loop device: the figure is tuned, recorded with the trials, and the device is put back;
 //! - `tune --host` against a lighttpd on 127.0.0.1 benchmarked by `ab` (bounded request
 //!   counts), tuning the real `kernel.sched_autogroup_enabled`, which a guard also restores;
-//! - a benchmark that fails at the default setting fails the tune (exit 1) with its stderr.
+//! - a benchmark that fails at the default setting fails the tune (exit 1) with its stderr;
+//! - a benchmark that measures a small figure fast shows that figure in the report, the trial
+//!   log and `history`, never a `Time 0.0 s` or `Loads 0`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -266,4 +268,57 @@ fn a_benchmark_failing_at_the_default_fails_the_tune_with_its_stderr() {
     // It stopped at the failed reference: no other setting was run against nothing.
     let runs = std::fs::read_to_string(&count).unwrap();
     assert_eq!(runs.lines().count(), 1, "{runs}");
+}
+
+#[test]
+fn a_fast_benchmarks_rows_show_its_figure_not_a_zero_time() {
+    let t = tempfile::tempdir().unwrap();
+    let (sys, proc_, policy) = common::autogroup_host(t.path());
+    let db = t.path().join("s.db");
+    let with_roots = |c: &mut assert_cmd::Command| {
+        c.arg("--sysfs-root")
+            .arg(&sys)
+            .arg("--procfs-root")
+            .arg(&proc_);
+    };
+    let mut tune = sweetspot(&db);
+    with_roots(&mut tune);
+    let out = tune
+        .args(["tune", "--host", "--seed", "3", "--policy"])
+        .arg(&policy)
+        .args(["--job", "echo 'rate: 0.0042'"])
+        .args(["--metric", r"regex:rate: ([0-9.]+)", "--maximize", "rate"])
+        .args(["--unit", "MB/s"])
+        .output()
+        .unwrap();
+    let (code, stderr) = common::code_and_stderr(out.clone());
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        report.contains("\n  rate (MB/s) 0.00420 → 0.00420 (no change"),
+        "{report}"
+    );
+    let row = report.lines().find(|l| l.starts_with("  no_load")).unwrap();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>().join(" "),
+        "no_load rate (MB/s) 0.00420 rate (MB/s) 0.00420",
+        "{report}"
+    );
+    assert!(
+        !report.contains("Time 0.0 s") && !report.contains("Loads 0"),
+        "{report}"
+    );
+    assert!(
+        stderr.contains("=1  rate (MB/s)  0.00420   incumbent"),
+        "{stderr}"
+    );
+    let mut history = sweetspot(&db);
+    with_roots(&mut history);
+    let h = String::from_utf8(common::ok_stdout(history.arg("history").output().unwrap())).unwrap();
+    assert_eq!(
+        h.matches("\n         rate (MB/s) 0.00420\n").count(),
+        6,
+        "{h}"
+    );
+    assert!(!h.contains(" 0.0 s"), "{h}");
 }

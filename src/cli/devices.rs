@@ -33,10 +33,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if args.json {
         return print_json(&listing);
     }
-    let mut out = format!(
-        "{:<10} {:<7} {:>10} {:<4} {:<40} {:<4} {:<40} mounts\n",
-        "name", "dev", "size", "rot", "schedulers", "rw", "identity"
-    );
+    let mut rows = vec![HEAD.map(String::from)];
+    let mut shortened = false;
     for d in &listing.devices {
         let scheds = d
             .schedulers
@@ -56,20 +54,85 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .map(|m| format!("{} on {} ({})", m.source, m.target.display(), m.fstype))
             .collect::<Vec<_>>()
             .join(", ");
-        out += &format!(
-            "{:<10} {:<7} {:>10} {:<4} {:<40} {:<4} {:<40} {}\n",
-            d.name,
-            d.dev,
+        let identity = shorten(&d.identity, IDENTITY_MAX);
+        shortened |= identity != d.identity;
+        let or_dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
+        rows.push([
+            d.name.clone(),
+            d.dev.clone(),
             human_size(d.size_bytes),
-            if d.rotational { "yes" } else { "no" },
-            if scheds.is_empty() { "-" } else { &scheds },
-            if d.writable { "yes" } else { "no" },
-            d.identity,
-            if mounts.is_empty() { "-" } else { &mounts },
+            if d.rotational { "yes" } else { "no" }.into(),
+            or_dash(scheds),
+            if d.writable { "yes" } else { "no" }.into(),
+            identity,
+            or_dash(mounts),
+        ]);
+    }
+    let mut out = table(&rows);
+    if shortened {
+        out += &format!(
+            "(identities longer than {IDENTITY_MAX} characters are shortened with …; \
+             `sweetspot devices --json` has them whole)\n"
         );
     }
     out += &format!("kernel {}\n", listing.kernel);
     print_out(&out)
+}
+
+/// The table's columns; `size` is right-aligned, `mounts` (the last) is not padded.
+const HEAD: [&str; 8] = [
+    "name",
+    "dev",
+    "size",
+    "rot",
+    "schedulers",
+    "rw",
+    "identity",
+    "mounts",
+];
+
+/// The widest identity the table shows whole; a loop device's (`loop:` and its backing
+/// file's path) is often longer.
+const IDENTITY_MAX: usize = 48;
+
+/// `rows` (the header first) with every column as wide as its widest cell.
+fn table(rows: &[[String; 8]]) -> String {
+    let mut width = [0; 8];
+    for r in rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(width)
+            .enumerate()
+            .map(|(i, (c, w))| match i {
+                2 => format!("{c:>w$}"),
+                7 => c.clone(),
+                _ => format!("{c:<w$}"),
+            })
+            .collect();
+        out += &cells.join("  ");
+        out += "\n";
+    }
+    out
+}
+
+/// `s` if at most `max` characters, else its start and end around a `…` (`max` in all):
+/// for a path, the file name stays.
+fn shorten(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let tail = (max - 1) * 2 / 3;
+    let head = max - 1 - tail;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// Bytes in binary units (`64.0 MiB`).

@@ -70,8 +70,25 @@ fn figures(store: &crate::store::Store, id: i64) -> Result<Vec<Figures>> {
         .collect())
 }
 
-/// `no_load 67.7 s; io_load 109.1 s Ratio 1.61 Loads 12`.
-fn figures_text(f: &[Figures]) -> String {
+/// `no_load 67.7 s; io_load 109.1 s Ratio 1.61 Loads 12`; a user benchmark's trial (its
+/// `sizes` name the benchmark) shows its figure instead, `rate (MB/s) 0.00420`: it has no
+/// contest Time.
+fn figures_text(f: &[Figures], sizes: &serde_json::Value) -> String {
+    let b = &sizes["benchmark"];
+    if let Some(name) = b["name"].as_str() {
+        let label = match b["unit"].as_str().filter(|u| !u.is_empty()) {
+            Some(u) => format!("{name} ({u})"),
+            None => name.to_string(),
+        };
+        return f
+            .iter()
+            .map(|x| {
+                let v = x.loads.map_or("–".into(), crate::tune::evaluator::figure);
+                format!("{label} {v}")
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
     f.iter()
         .map(|x| {
             let mut s = format!("{}", x.load);
@@ -271,7 +288,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         s.push_str("  (none)\n");
     }
     for t in &h.trials {
-        let f = figures_text(&t.figures);
+        let f = figures_text(&t.figures, &t.row.sizes);
         let t = &t.row;
         s.push_str(&format!(
             "  #{:<5} tune {:<5} {:<40} {}{}\n",

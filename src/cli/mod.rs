@@ -19,16 +19,27 @@ use crate::{Error, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-/// The exit codes, shown under every `--help` (docs/DESIGN.md "External contract").
-const EXIT_STATUS: &str = "\
+/// The text of [`EXIT_STATUS`], as a macro so that [`DAEMON_NOTES`] can end with it.
+macro_rules! exit_status {
+    () => {
+        "\
 Exit status:
   0    success (also when the reader of the output went away: `| head`)
-  1    the job failed: a knob was not honoured, a run failed, the kernel refused a write
-  2    bad usage or input: the file, line and field, or the knob and value, are named
-  130  interrupted by Ctrl-C or SIGTERM (the device was restored first)";
+  1    the job failed: a knob was not honoured, a run failed, the kernel refused a write,
+       `verify` found drift
+  2    bad usage or input (a file's error names the file, line and field; a knob's, the knob
+       and value), or a device held by another writer; nothing was changed
+  130  interrupted by Ctrl-C or SIGTERM (the device was restored first)"
+    };
+}
 
-/// Signals and files of `sweetspot daemon` (its `--help` and man page).
-const DAEMON_NOTES: &str = "\
+/// The exit codes (docs/DESIGN.md "External contract"), shown under every command's help (`-h`
+/// and `--help`); the man pages' EXIT STATUS section is made from it.
+pub const EXIT_STATUS: &str = exit_status!();
+
+/// Signals and files of `sweetspot daemon` (its `--help` and man page), then the exit codes.
+const DAEMON_NOTES: &str = concat!(
+    "\
 Signals:
   SIGHUP           reload the config; a broken one is logged (file, line, field) and the old
                    one kept
@@ -42,7 +53,11 @@ Files:
   /etc/sweetspot/policies/         policies by name, beside the built-in ones
 
 An annotated config with every key and its default: examples/daemon.toml in the source
-tree.";
+tree.
+
+",
+    exit_status!()
+);
 
 /// The default `--sysfs-root`.
 const SYSFS_ROOT: &str = "/sys";
@@ -89,35 +104,47 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List whole disks with identity, schedulers, size and mounts.
+    #[command(after_help = EXIT_STATUS)]
     Devices(devices::Args),
     /// List the knobs a device offers now, with domain, unit and current value.
+    #[command(after_help = EXIT_STATUS)]
     Knobs(knobs::Args),
     /// Set knobs (journaled; `restore` undoes): `set sda scheduler=mq-deadline fifo_batch=8`.
     // The usage spelled out: clap_mangen's synopsis leaves out the "..." of a repeated
     // positional (KNOB=VALUE), which --help's usage has.
-    #[command(override_usage = "sweetspot set [OPTIONS] <DEVICE> <KNOB=VALUE>...")]
+    #[command(
+        override_usage = "sweetspot set [OPTIONS] <DEVICE> <KNOB=VALUE>...",
+        after_help = EXIT_STATUS
+    )]
     Set(set::Args),
     /// Put journaled knobs back to their original values (all devices, or one).
+    #[command(after_help = EXIT_STATUS)]
     Restore(restore::Args),
     /// Measure a device under contest's loads and print contest's table.
     // `--host` is `tune`'s (a user benchmark over host knobs); `bench` has nothing to run there.
     #[command(
         mut_arg("host", |a| a.hide(true)),
-        override_usage = "sweetspot bench [OPTIONS] <--device <DEVICE>|--scratch|--sim <FILE>>"
+        override_usage = "sweetspot bench [OPTIONS] <--device <DEVICE>|--scratch|--sim <FILE>>",
+        after_help = EXIT_STATUS
     )]
     Bench(bench::Args),
     /// Find a device's sweet spot for a policy and store it.
+    #[command(after_help = EXIT_STATUS)]
     Tune(tune::Args),
     /// Show stored trials and sweet spots.
+    #[command(after_help = EXIT_STATUS)]
     History(history::Args),
     /// Export sweet spots as profiles for boot (TOML, udev, sysctl.d, TuneD), or apply one.
+    #[command(after_help = EXIT_STATUS)]
     Profile(profile::Args),
     /// Compare a profile (default: the latest sweet spots) with the disks now; exit 1 on drift.
+    #[command(after_help = EXIT_STATUS)]
     Verify(profile::VerifyArgs),
     /// Keep devices at their sweet spot: apply profiles to disks as they appear, watch drift.
-    #[command(after_long_help = DAEMON_NOTES)]
+    #[command(after_help = EXIT_STATUS, after_long_help = DAEMON_NOTES)]
     Daemon(daemon::Args),
     /// Show per enrolled device the last tune, the sweet spot, and what the daemon does.
+    #[command(after_help = EXIT_STATUS)]
     Status(daemon::StatusArgs),
     /// Internal: the reference job and the loads run as this (hidden).
     #[command(name = "__worker", hide = true)]

@@ -27,10 +27,12 @@ pub enum Command {
     /// --host`) with the host-wide knobs: as sweetspot's TOML, udev rules, a sysctl.d file or
     /// a TuneD profile. Sweet spots of --scratch and --sim devices are never exported (they do
     /// not last past the run).
+    #[command(after_help = super::EXIT_STATUS)]
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
     /// now, matched by identity, journaled so `restore` undoes it. Exit 1 when a knob was not
     /// applied.
+    #[command(after_help = super::EXIT_STATUS)]
     Apply(ApplyArgs),
 }
 
@@ -319,7 +321,7 @@ fn os_error(e: &std::io::Error) -> std::io::Error {
 /// 0644, so a reader at boot never sees half a file; missing parent directories are created
 /// (as `--format tuned` creates its directory), e.g. `/etc/sweetspot/` on a fresh machine.
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -329,7 +331,17 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
     // tempfile's errors name its random file; the user gave `path`. The OS error is kept
     // (its kind decides the exit code, its text is what the user reads).
     let ctx = |e: std::io::Error| Error::io(format!("writing {}", path.display()), os_error(&e));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(ctx)?;
+    // Created by our own `open`: tempfile's own creation wraps the errno away (ENOSPC with no
+    // inode left read "no storage space"), `make_in` passes ours on.
+    let mut tmp = tempfile::Builder::new()
+        .make_in(dir, |p| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(p)
+        })
+        .map_err(ctx)?;
     // Through the File: tempfile's own Write wraps the errno away.
     tmp.as_file_mut().write_all(text.as_bytes()).map_err(ctx)?;
     tmp.as_file()

@@ -26,7 +26,7 @@ pub struct Args {
     pub target: TargetArgs,
 
     /// Policy: a built-in name (quick, desktop, throughput, slowdisk), a name in
-    /// /etc/sweetspot/policies/, or a TOML file (format: docs/policy.md). Default: quick.
+    /// /etc/sweetspot/policies/, or a TOML file (format: docs/policy.md).
     #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
     pub policy: String,
 

@@ -382,6 +382,9 @@ mod tests {
         );
         let e = parse("\n[idle]\nfor_s = \"long\"\n", p).unwrap_err();
         assert!(e.to_string().starts_with("d.toml:3: idle.for_s: "), "{e}");
+        // Not TOML at all: `syntax` where a field would be, as in a policy or a surface.
+        let e = parse("poll_s = 5\n[idle\n", p).unwrap_err();
+        assert!(e.to_string().starts_with("d.toml:2: syntax: "), "{e}");
         let e = parse("polls = 3\n", p).unwrap_err();
         assert!(e.to_string().contains("polls"), "{e}");
         assert_eq!(e.exit_code(), 2);

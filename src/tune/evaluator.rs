@@ -450,14 +450,20 @@ pub fn broken(
         .collect()
 }
 
-/// A metric as people read it: 3 significant digits, whole numbers above 100.
+/// A metric as people read it: 3 significant digits, whole numbers above 100 (`0.0042`,
+/// `1.23`, `12.3`, `1234`), so a small figure never reads as a zero.
 pub fn figure(x: f64) -> String {
     if (x.fract() == 0.0 && x.abs() < 1e15) || x.abs() >= 100.0 {
         format!("{x:.0}")
     } else if x.abs() >= 10.0 {
         format!("{x:.1}")
-    } else {
+    } else if x.abs() >= 1.0 || !x.is_finite() {
         format!("{x:.2}")
+    } else if x.abs() >= 1e-9 {
+        let decimals = 2 - x.abs().log10().floor() as i32;
+        format!("{x:.0$}", decimals.max(2) as usize)
+    } else {
+        format!("{x:.2e}")
     }
 }
 
@@ -486,6 +492,21 @@ fn penalty(inner: &Inner, m: &BTreeMap<(Load, &'static str), f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_figure_has_three_significant_digits_and_a_small_one_is_no_zero() {
+        let shown: Vec<String> = [0.0, 0.0042, 0.0132, 0.5, 4.5678, 12.34, 1234.4, 7.0]
+            .into_iter()
+            .map(figure)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "0", "0.00420", "0.0132", "0.500", "4.57", "12.3", "1234", "7"
+            ]
+        );
+        assert_eq!(figure(2e-12), "2.00e-12");
+    }
 
     #[test]
     fn a_part_of_a_trial_costs_what_it_measured() {

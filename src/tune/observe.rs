@@ -86,7 +86,9 @@ impl TrialLog {
         let n = |p: usize| self.values.get(&p).map_or(0, Vec::len);
         let reason = match self.broke.get(&prev) {
             Some(why) => why.clone(),
-            None if point == prev => format!("re-measured, now {a:.3} over {} trials", n(prev)),
+            None if point == prev => {
+                format!("re-measured, now {} over {} trials", fmt_value(a), n(prev))
+            }
             None => format!(
                 "ranked lower by the score (its mean over {} trial{} shrunk toward the \
                  model's prediction, plus 1.5 sd; {} trials here)",
@@ -95,7 +97,7 @@ impl TrialLog {
                 n(inc)
             ),
         };
-        Some(format!("; was {was} ({a:.3}): {reason}"))
+        Some(format!("; was {was} ({}): {reason}", fmt_value(a)))
     }
 
     fn line(&self, s: String) {
@@ -167,7 +169,7 @@ impl Observe<TuneState> for TrialLog {
                 time.map_or("?".into(), crate::tune::evaluator::figure)
             )
         } else {
-            format!("{value:>8.3}")
+            format!("{:>8}", fmt_value(value))
         };
         if part == "loaded"
             && failed.is_empty()
@@ -178,7 +180,7 @@ impl Observe<TuneState> for TrialLog {
         // A screen leader measured by its loaded runs only has no Ratio yet: its loaded Time
         // (the geometric mean of its trials', as the screen ranks them) instead.
         let best_v = if best_v.is_finite() {
-            format!("{best_v:.3}")
+            fmt_value(best_v)
         } else if let Some(t) = self.loaded.get(&inc) {
             format!(
                 "loaded Time {} s",
@@ -212,5 +214,15 @@ impl Observe<TuneState> for TrialLog {
             b.finish_and_clear();
         }
         Ok(())
+    }
+}
+
+/// An objective value in the log: 3 decimals (a Ratio), or 3 significant digits below 0.1 (a
+/// benchmark's small figure), never a zero that was not measured.
+fn fmt_value(x: f64) -> String {
+    if x.abs() >= 0.1 || x == 0.0 || !x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        crate::tune::evaluator::figure(x)
     }
 }

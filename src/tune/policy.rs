@@ -779,7 +779,7 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.starts_with("p.toml:2: (syntax): "), "{e}");
+        assert!(e.starts_with("p.toml:2: syntax: "), "{e}");
     }
 
     #[test]

@@ -382,7 +382,7 @@ pub fn text(r: &Report) -> String {
     ));
     if let Some(b) = &r.benchmark {
         s.push_str(&format!(
-            "  benchmark `{}`{}{}; its figure (the Loads column): {}, {}\n",
+            "  benchmark `{}`{}{}; its figure: {}, {}\n",
             b.command,
             b.nice.map_or_else(String::new, |n| format!(", nice {n}")),
             b.cpus.as_ref().map_or_else(String::new, |c| format!(
@@ -397,18 +397,23 @@ pub fn text(r: &Report) -> String {
         ));
     }
     let o = &r.objective;
+    // A benchmark's figure may be 0.004 or 4724075: 3 significant digits, not 2 decimals.
+    let objective = |x: Option<f64>| match &r.benchmark {
+        Some(_) => x.map_or_else(|| "–".to_string(), crate::tune::evaluator::figure),
+        None => opt(x, 2),
+    };
     match &o.improvement {
         Some(i) => s.push_str(&format!(
             "  {} {} → {} ({})\n",
             o.name,
-            opt(o.default, 2),
-            opt(o.best, 2),
+            objective(o.default),
+            objective(o.best),
             improvement_text(i)
         )),
         None => s.push_str(&format!(
             "  {} at the default: {}\n",
             o.name,
-            opt(o.default, 2)
+            objective(o.default)
         )),
     }
     s.push_str(&format!("  {}\n", r.reason));
@@ -425,6 +430,10 @@ pub fn text(r: &Report) -> String {
         s.push_str(&format!("  note: {n}\n"));
     }
     let cell = |m: &LoadMeans| {
+        // A benchmark run has no contest Time: its figure is what was measured.
+        if let Some(b) = &r.benchmark {
+            return format!("{} {}", b.label(), objective(m.loads));
+        }
         let mut c = format!("Time {} s", opt(m.time_s, 1));
         if m.ratio.is_some() {
             c.push_str(&format!("  Ratio {}", opt(m.ratio, 2)));

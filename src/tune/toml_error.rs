@@ -9,7 +9,8 @@ use toml::de::{DeTable, DeValue};
 /// The field a toml/serde error is about, in the policy's own terms (`runs`,
 /// `knobs.fifo_batch.max`, `guard[1].min_vs_default`, `loads[0]`): the key whose key or value
 /// span holds the start of the error's `span`; for "missing field `x`" the table whose span is
-/// the error's, plus `x`. `(syntax)` when the text is not TOML at all and no field is named.
+/// the error's, plus `x`. `syntax` (as a surface file's error says) when the text is not TOML
+/// at all and no field is named.
 pub fn field_of_error(text: &str, span: Option<Range<usize>>, msg: &str) -> String {
     let named = ["unknown field `", "missing field `"]
         .iter()
@@ -19,7 +20,7 @@ pub fn field_of_error(text: &str, span: Option<Range<usize>>, msg: &str) -> Stri
         });
     let doc = DeTable::parse(text).ok();
     let (Some(doc), Some(span)) = (doc, span) else {
-        return named.unwrap_or_else(|| "(syntax)".to_string());
+        return named.unwrap_or_else(|| "syntax".to_string());
     };
     match named {
         Some(n) if msg.starts_with("missing field") => match table_at(doc.get_ref(), &span, "") {
@@ -28,7 +29,7 @@ pub fn field_of_error(text: &str, span: Option<Range<usize>>, msg: &str) -> Stri
         },
         _ => key_at(doc.get_ref(), span.start, "")
             .or(named)
-            .unwrap_or_else(|| "(syntax)".to_string()),
+            .unwrap_or_else(|| "syntax".to_string()),
     }
 }
 

@@ -236,6 +236,42 @@ impl Drop for BindMount {
     }
 }
 
+/// A small tmpfs on a directory of its own, unmounted on drop (also when the test fails).
+pub struct Tmpfs {
+    /// Mount point.
+    pub dir: PathBuf,
+    _parent: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// A tmpfs of 1 MiB with room for `inodes` inodes, its root directory included: with 2,
+    /// one file fits and the next `open(O_CREAT)` fails with ENOSPC.
+    pub fn with_inodes(inodes: u32) -> Tmpfs {
+        let parent = tempfile::tempdir().expect("tempdir");
+        let dir = parent.path().join("mnt");
+        std::fs::create_dir(&dir).expect("mkdir mnt");
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o"])
+            .arg(format!("size=1m,nr_inodes={inodes},mode=755"))
+            .arg("sweetspot-test")
+            .arg(&dir)
+            .status()
+            .expect("mount")
+            .success();
+        assert!(ok, "mount -t tmpfs failed");
+        Tmpfs {
+            dir,
+            _parent: parent,
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+    }
+}
+
 /// A temp dir with a database path and a fake procfs (`sys/vm/*`).
 pub struct Env {
     pub dir: tempfile::TempDir,
