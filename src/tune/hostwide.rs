@@ -5,7 +5,7 @@
 //! A host-wide entry is the device's when `set <DEVICE>` alone journaled it: owner `set`,
 //! journaled for that device ([`Entry::for_identity`], which a `set` of the same knob for
 //! another device clears), the only open entry of its file (no tune, bench, profile or daemon
-//! journaled it since: their originals are not this `set`'s to overwrite), and, for an
+//! journaled it too: their originals are not this `set`'s to overwrite), and, for an
 //! exclusive pair (`dirty_ratio`/`dirty_bytes`: writing one zeroes the other), its partner's
 //! open entry, if any, the device's too. Anything else is left to `restore` of everything,
 //! which writes each file's oldest original.
