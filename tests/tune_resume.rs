@@ -206,6 +206,35 @@ fn resume_says_which_stopped_tune_it_does_not_resume_and_why() {
     assert!(rep.get("resumed").is_none(), "{rep}");
 }
 
+/// `--seed` is compared only with a stopped tune that `--resume` would resume: one made with
+/// another budget is not resumed anyway, so `--resume --seed 3` says why and runs a fresh tune
+/// under seed 3 (it was refused, exit 2, for the stopped tune's seed 43).
+#[test]
+fn a_seed_refuses_only_a_tune_that_would_be_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, db2) = (dir.path().join("s.db"), dir.path().join("u.db"));
+    let from = stopped_tune(&db, 43, 8);
+    let k = {
+        let store = Store::open(&db).unwrap();
+        let t = store.trials_of_tune(from).unwrap();
+        t.iter().filter(|t| t.finished_at.is_some()).count()
+    };
+    let (rep, err) = cli_tune(&db, &["--resume", "--seed", "3", "--budget", "20"]);
+    let want = format!(
+        "nothing to resume for sim:seed-2.5.39-mm1-fifo_batch (policy quick, budget 20, kernel \
+         sim): tune #{from} (interrupted, {k} finished trials) was made with budget 12, not 20: \
+         a fresh tune; give --budget 12 to resume it"
+    );
+    assert!(err.contains(&want), "want '{want}' in {err}");
+    assert!(!err.contains("--seed 3 with --resume"), "{err}");
+    assert!(rep.get("resumed").is_none(), "{rep}");
+    // The fresh tune ran under the seed given: as the same tune without --resume does.
+    let (fresh, _) = cli_tune(&db2, &["--seed", "3", "--budget", "20"]);
+    for key in ["best", "candidate", "objective", "p_value", "runs", "loads"] {
+        assert_eq!(rep[key], fresh[key], "{key}");
+    }
+}
+
 /// A budget the policy cannot use is refused (exit 2) before `--resume` looks anything up:
 /// no "nothing to resume" line ahead of the error.
 #[test]

@@ -164,6 +164,7 @@ mod tests {
         let e = crate::store::journal::NewEntry {
             device: Some("loop9".into()),
             identity: Some(format!("loop:{}/backing.img", t.path().display())),
+            for_identity: None,
             knob: "scheduler".into(),
             path: "/sys/block/loop9/queue/scheduler".into(),
             original: "[none] bfq".into(),

@@ -1,6 +1,9 @@
 //! `sweetspot restore [<DEVICE>]`: puts journaled knobs back (every owner's; the oldest open
 //! entry of each file is the true original). Without a device it restores everything,
-//! host-wide vm knobs included. First it finishes tunes that were killed
+//! host-wide vm knobs included. With one, it restores that device's knobs and the host-wide
+//! ones that `set DEVICE` alone journaled ([`crate::tune::hostwide`]), and names the
+//! host-wide knobs that stay changed, with the command that puts them back. First it
+//! finishes tunes that were killed
 //! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
 //! marked `recovered` instead of staying `running`). A tune that is still running keeps its
 //! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends. Last, on the real `/sys` as root, it
@@ -18,7 +21,8 @@ use crate::sysroot::SysRoot;
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only this device (default: every journaled knob, host-wide vm knobs included).
+    /// Only this device, and the host-wide knobs that `set DEVICE` alone changed (default:
+    /// every journaled knob, host-wide vm knobs included).
     pub device: Option<String>,
 }
 
@@ -116,6 +120,17 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             "left alone: the host-wide {}, while {}; `restore` again once it is done\n",
             h.knobs.join(", "),
             h.why
+        ));
+    }
+    if let (Some(d), n @ 1..) = (dev, r.host_changed.len()) {
+        let one = n == 1;
+        out.push_str(&format!(
+            "{n} host-wide knob{} changed: {} (`restore {d}` puts back only those that `set \
+             {d}` alone changed); `{}` puts {} back, with every other journaled knob\n",
+            if one { " stays" } else { "s stay" },
+            r.host_changed.join(", "),
+            crate::tune::recover::undo_command(&ctx.db, &ctx.root, None),
+            if one { "it" } else { "them" }
         ));
     }
     Ok(out)

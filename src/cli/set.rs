@@ -1,10 +1,13 @@
 //! `sweetspot set <DEVICE> <KNOB=VALUE>...`: journaled writes (owner `set`); `restore` undoes.
+//! A host-wide knob (vm, CPU scheduler) is marked so in the output, and journaled for the
+//! device, so that `restore <DEVICE>` puts it back when no other command journaled it too.
 
 use super::{Ctx, print_out};
 use crate::device;
 use crate::knob::apply::apply_with;
 use crate::knob::io::RealIo;
-use crate::knob::{KnobValue, Setting};
+use crate::knob::{KnobValue, Setting, catalogue};
+use crate::store::journal::SET_OWNER;
 use crate::{Error, Result};
 
 /// Arguments of `sweetspot set`.
@@ -50,10 +53,19 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let _host = super::target::lock_host(ctx, setting.keys().map(String::as_str), "set")?;
     let mut store = ctx.store()?;
     store.record_device(&dev, &device::kernel_release())?;
-    let changes = apply_with(&RealIo, &mut store, &ctx.root, &dev, &setting, "set")?;
+    let changes = apply_with(&RealIo, &mut store, &ctx.root, &dev, &setting, SET_OWNER)?;
     let mut out = String::new();
     for c in &changes {
-        out += &format!("{} {}: {} -> {}\n", dev.name, c.knob, c.from, c.to);
+        // A host-wide knob acts on every device, not only the one named.
+        let host = catalogue::order_of(&c.knob).is_some_and(|o| o.is_host());
+        out += &format!(
+            "{} {}: {} -> {}{}\n",
+            dev.name,
+            c.knob,
+            c.from,
+            c.to,
+            if host { " (host-wide)" } else { "" }
+        );
     }
     if changes.is_empty() {
         out += &format!("{}: already set, nothing changed\n", dev.name);

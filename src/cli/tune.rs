@@ -41,7 +41,8 @@ pub struct Args {
     /// interrupted (Ctrl-C, SIGTERM, a kill) with the same budget: its finished trials are
     /// replayed from the database, not run again, and the tune continues with its seed.
     /// Without such a tune a fresh one starts, and stderr says so. A --seed given too must be
-    /// the interrupted tune's (so the command that was stopped, plus --resume, resumes it).
+    /// the seed of the tune it resumes (so the command that was stopped, plus --resume,
+    /// resumes it); a stopped tune it does not resume leaves --seed to the fresh tune.
     #[arg(long)]
     pub resume: bool,
 
@@ -255,13 +256,24 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     {
         let t = dev.target();
         if let Some((row, s, _)) = store.resumable_tune(&t.identity, &t.kernel, &pol.name)? {
-            // Refused here, not after: a simulation opened under another seed would not
-            // match the stopped tune at all, and a fresh tune would start under the wrong one.
-            if let Some(given) = args.target.seed {
-                same_seed(given, row.id, s)?;
+            let reseeded = crate::bench::SimDevice::new(dev.surface().clone(), s);
+            match args.target.seed {
+                // Refused here, not after: a simulation opened under another seed would not
+                // match the stopped tune at all. But only when that tune would be resumed:
+                // one that another reason (budget, sizes) excludes leaves --seed to the fresh
+                // tune, and `find_resume` says why it is not resumed.
+                Some(given) if given != s => {
+                    let budget = args.budget.unwrap_or(pol.budget);
+                    let sizes = reseeded.sizes();
+                    if Resume::find_or_why(&store, &t, &pol.name, budget, &sizes)?.is_ok() {
+                        same_seed(given, row.id, s)?;
+                    }
+                }
+                _ => {
+                    seed = s;
+                    sim = Some(reseeded);
+                }
             }
-            seed = s;
-            sim = Some(crate::bench::SimDevice::new(dev.surface().clone(), s));
         }
     }
     // One writer per device: the lock comes before anything is built (a scratch loop device

@@ -290,12 +290,26 @@ pub fn known_names() -> Vec<&'static str> {
 /// The known knob name closest to a misspelt `name` (Damerau–Levenshtein distance ≤ 2), for
 /// "did you mean" hints.
 pub fn closest(name: &str) -> Option<&'static str> {
-    known_names()
+    closest_of(name, known_names())
+}
+
+/// The closest of `names` to a misspelt `name` (Damerau–Levenshtein distance ≤ 2; the first
+/// in alphabetical order among equals).
+fn closest_of<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names
         .into_iter()
         .map(|n| (strsim::damerau_levenshtein(name, n), n))
         .filter(|(d, _)| *d <= 2)
         .min()
         .map(|(_, n)| n)
+}
+
+/// ` (did you mean 'x'?)` for the closest of `names` to `name` (Damerau–Levenshtein distance
+/// ≤ 2), else empty: the hint an "unknown knob" error carries.
+pub fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    closest_of(name, names)
+        .map(|n| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default()
 }
 
 /// The other member of an exclusive vm pair: writing one zeroes the other

@@ -194,7 +194,8 @@ pub fn check_knob_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// The error for a knob `name` that `device` does not offer now.
+/// The error for a knob `name` that `device` does not offer now; a misspelt one gets the
+/// closest name it offers or sweetspot knows ([`catalogue::did_you_mean`]).
 pub fn not_here(knobs: &[Knob], device: &Device, name: &str) -> Error {
     let active = knobs
         .iter()
@@ -219,8 +220,10 @@ pub fn not_here(knobs: &[Knob], device: &Device, name: &str) -> Error {
         ));
     }
     let valid: Vec<&str> = knobs.iter().map(|k| k.name.as_str()).collect();
+    let known = catalogue::known_names();
+    let hint = catalogue::did_you_mean(name, valid.iter().copied().chain(known));
     Error::BadInput(format!(
-        "unknown knob '{name}' for {}; valid knobs: {}",
+        "unknown knob '{name}' for {}{hint}; valid knobs: {}",
         device.name,
         valid.join(", ")
     ))

@@ -243,7 +243,8 @@ fn check_writable(writes: &[Write]) -> Result<()> {
 }
 
 /// The originals to journal: each written knob that exists now, plus side effects. Host-wide
-/// knobs are journaled without a device (`device` is `None` for a host-only plan).
+/// knobs are journaled without a device, for `device` (`for_identity`; `None` for a
+/// host-only plan).
 fn journal_set<'k>(
     io: &dyn KnobIo,
     device: Option<&Device>,
@@ -297,6 +298,9 @@ fn journal_set<'k>(
             Ok(NewEntry {
                 device: dev.map(|d| d.name.clone()),
                 identity: dev.map(|d| d.identity.clone()),
+                for_identity: device
+                    .filter(|_| k.order.is_host())
+                    .map(|d| d.identity.clone()),
                 knob,
                 path: k.path.clone(),
                 original,

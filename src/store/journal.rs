@@ -4,6 +4,11 @@
 //! entry for that owner keeps the first one, which is the value before that owner changed it.
 //! Entries are never deleted; a restored entry gets `restored_at`. Entries of an earlier boot
 //! are closed unwritten ([`Store::journal_close_stale`]): the kernel reset those knobs.
+//!
+//! A host-wide entry journaled by a command for one device carries that device's identity
+//! (`for_identity`), until a command for another device journals the same knob under the
+//! same owner: then it is nobody's alone (NULL), and only a `restore` of everything puts it
+//! back.
 
 use super::{Store, now};
 use crate::Result;
@@ -11,6 +16,9 @@ use crate::types::ApplyOrder;
 use rusqlite::params;
 use serde::Serialize;
 use std::path::PathBuf;
+
+/// The owner of the entries `sweetspot set` journals.
+pub const SET_OWNER: &str = "set";
 
 /// One journal row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -21,6 +29,9 @@ pub struct Entry {
     pub device: Option<String>,
     /// Device identity at the time.
     pub identity: Option<String>,
+    /// For a host-wide entry: the identity of the device whose command journaled it (`set
+    /// sdz dirty_ratio=30`); `None` otherwise, or when commands for several devices did.
+    pub for_identity: Option<String>,
     /// Knob base name.
     pub knob: String,
     /// The file.
@@ -62,6 +73,8 @@ pub struct NewEntry {
     pub device: Option<String>,
     /// Device identity.
     pub identity: Option<String>,
+    /// For a host-wide knob written by a command for one device: that device's identity.
+    pub for_identity: Option<String>,
     /// Knob base name.
     pub knob: String,
     /// The file.
@@ -79,7 +92,8 @@ pub struct NewEntry {
 impl Store {
     /// Records `entries` for `owner` in one transaction, durably (WAL, synchronous=FULL) before
     /// it returns. A path that already has an open entry for `owner` keeps it (close entries
-    /// of earlier boots first: [`Store::journal_close_stale`]). Returns how many rows were new.
+    /// of earlier boots first: [`Store::journal_close_stale`]), and loses its `for_identity`
+    /// when this entry's differs. Returns how many rows were new.
     pub fn journal_record(&mut self, owner: &str, entries: &[NewEntry]) -> Result<usize> {
         let t = now();
         let tx = self.conn_mut().transaction()?;
@@ -87,22 +101,32 @@ impl Store {
         {
             let mut st = tx.prepare(
                 "INSERT OR IGNORE INTO journal (device, identity, knob, path, original, \
-                 apply_order, scheduler, owner, recorded_at, boot_id) \
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                 apply_order, scheduler, owner, recorded_at, boot_id, for_identity) \
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+            )?;
+            let mut shared = tx.prepare(
+                "UPDATE journal SET for_identity = NULL WHERE path = ?1 AND owner = ?2 \
+                 AND restored_at IS NULL AND for_identity IS NOT ?3",
             )?;
             for e in entries {
-                n += st.execute(params![
+                let path = e.path.to_string_lossy();
+                let new = st.execute(params![
                     e.device,
                     e.identity,
                     e.knob,
-                    e.path.to_string_lossy(),
+                    path,
                     e.original,
                     e.order as i64,
                     e.scheduler,
                     owner,
                     t,
-                    e.boot_id
+                    e.boot_id,
+                    e.for_identity
                 ])?;
+                if new == 0 {
+                    shared.execute(params![path, owner, e.for_identity])?;
+                }
+                n += new;
             }
         }
         tx.commit()?;
@@ -137,7 +161,7 @@ impl Store {
     ) -> Result<Vec<Entry>> {
         let sql = format!(
             "SELECT id, device, identity, knob, path, original, apply_order, scheduler, owner, \
-             recorded_at, restored_at, boot_id FROM journal {filter} ORDER BY id"
+             recorded_at, restored_at, boot_id, for_identity FROM journal {filter} ORDER BY id"
         );
         let mut st = self.conn().prepare(&sql)?;
         let rows = st.query_map(params![device, owner], |r| {
@@ -155,6 +179,7 @@ impl Store {
                 recorded_at: r.get(9)?,
                 restored_at: r.get(10)?,
                 boot_id: r.get(11)?,
+                for_identity: r.get(12)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
@@ -200,6 +225,7 @@ mod tests {
         NewEntry {
             device: Some("loop9".into()),
             identity: Some("loop:/x".into()),
+            for_identity: None,
             knob: path.rsplit('/').next().unwrap().into(),
             path: PathBuf::from(path),
             original: original.into(),
@@ -249,5 +275,48 @@ mod tests {
                 .unwrap(),
             1
         );
+    }
+
+    #[test]
+    fn a_host_wide_entry_is_one_devices_until_another_devices_command_journals_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+        let ratio = |for_identity: Option<&str>, original: &str| NewEntry {
+            device: None,
+            identity: None,
+            for_identity: for_identity.map(Into::into),
+            order: ApplyOrder::Vm,
+            scheduler: None,
+            ..entry("/proc/sys/vm/dirty_ratio", original)
+        };
+        let attributed = |s: &Store| s.journal_open(None, Some("set")).unwrap()[0].clone();
+        assert_eq!(
+            s.journal_record("set", &[ratio(Some("sdz"), "20")])
+                .unwrap(),
+            1
+        );
+        // Journaled again for the same device: still its own, the first original kept.
+        assert_eq!(
+            s.journal_record("set", &[ratio(Some("sdz"), "30")])
+                .unwrap(),
+            0
+        );
+        let e = attributed(&s);
+        assert_eq!(
+            (e.for_identity.as_deref(), &*e.original),
+            (Some("sdz"), "20")
+        );
+        // Another owner's entry does not touch it.
+        s.journal_record("tune:1", &[ratio(Some("sdy"), "30")])
+            .unwrap();
+        assert_eq!(attributed(&s).for_identity.as_deref(), Some("sdz"));
+        // Another device's `set` of the same knob: nobody's alone, for good.
+        s.journal_record("set", &[ratio(Some("sdy"), "40")])
+            .unwrap();
+        assert_eq!(attributed(&s).for_identity, None);
+        s.journal_record("set", &[ratio(Some("sdz"), "40")])
+            .unwrap();
+        assert_eq!(attributed(&s).for_identity, None);
+        assert_eq!(attributed(&s).original, "20");
     }
 }

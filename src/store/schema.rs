@@ -128,6 +128,12 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
             "ALTER TABLE tunes ADD COLUMN seed INTEGER;
              ALTER TABLE tunes ADD COLUMN budget INTEGER;",
         ),
+        // For a host-wide entry (no device): the identity of the device whose command
+        // journaled it (`set sdz dirty_ratio=30`), so `restore sdz` can tell the host-wide
+        // knobs that `set sdz` alone changed. NULL for a device's own entries, a command
+        // without a device, entries from before this migration, and once commands for two
+        // devices changed the same knob under one owner.
+        M::up("ALTER TABLE journal ADD COLUMN for_identity TEXT;"),
     ])
 }
 

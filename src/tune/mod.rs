@@ -26,6 +26,7 @@
 
 pub mod evaluator;
 pub mod gp;
+pub mod hostwide;
 pub mod killed;
 pub mod needs;
 pub mod observe;

@@ -11,6 +11,7 @@
 //! 3. [`restore_idle`]: `restore`'s work, every open entry whose writer is gone, leaving
 //!    alone what a live writer's lock guards.
 
+use super::hostwide;
 use crate::lock::{self, DeviceLock, Holder, Taken};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -281,6 +282,10 @@ pub struct Restored {
     pub held: Vec<(String, Option<Holder>)>,
     /// Open host-wide entries left alone, and why.
     pub host_left: Option<HostLeft>,
+    /// With a device: the host-wide knobs that stay changed, their open entries not its
+    /// `set`'s alone to put back ([`hostwide::still_changed`]), sorted; `restore` of
+    /// everything puts them back.
+    pub host_changed: Vec<String>,
 }
 
 /// Host-wide knobs (vm, CPU scheduler) [`restore_idle`] left open.
@@ -295,11 +300,12 @@ pub struct HostLeft {
 }
 
 /// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
-/// entry (of `device` only, when given) through `io`, except what a tune that is still
-/// running works on: its device, every file it journaled, and the host-wide knobs while it
-/// tunes a real device. Writing those would change a setting in the middle of its
-/// measurement. The tune restores its own changes when it ends (Ctrl-C or SIGTERM stop it);
-/// other owners' entries there wait for the next `restore`.
+/// entry (with `device`: its own, and the host-wide ones that its `set` alone journaled,
+/// [`hostwide::set_alone`]; the rest it lists in [`Restored::host_changed`]) through `io`,
+/// except what a tune that is still running works on: its device, every file it journaled,
+/// and the host-wide knobs while it tunes a real device. Writing those would change a
+/// setting in the middle of its measurement. The tune restores its own changes when it ends
+/// (Ctrl-C or SIGTERM stop it); other owners' entries there wait for the next `restore`.
 ///
 /// One writer per device: every device restored is locked ([`crate::lock`]) while it is
 /// written, and the host-wide knobs under the host's lock ([`lock::HOST`]). A device whose
@@ -366,6 +372,14 @@ pub fn restore_idle(
     // Host-wide knobs act on every device, the busy ones too: left alone while a real device
     // is being tuned or written (a measurement there would see them change). Otherwise they
     // are written under the host's own lock, and left alone when another writer holds it.
+    // With a device, only those its `set` alone journaled are its to put back.
+    let dev_id = device
+        .and_then(|d| crate::device::find(root, d).ok())
+        .map(|d| d.identity);
+    let mine = match &dev_id {
+        Some(id) => hostwide::set_alone(store, root, id)?,
+        None => Vec::new(),
+    };
     let mut host_knobs: Vec<String> = if device.is_none() {
         store
             .journal_open(None, None)?
@@ -375,7 +389,7 @@ pub fn restore_idle(
             .map(|e| e.knob)
             .collect()
     } else {
-        Vec::new()
+        mine.iter().map(|e| e.knob.clone()).collect()
     };
     host_knobs.sort();
     host_knobs.dedup();
@@ -384,8 +398,13 @@ pub fn restore_idle(
             .map_or_else(|| "another sweetspot".to_string(), Holder::to_string)
     };
     let mut host_left = None;
-    let mut _host_lock = None;
+    let mut host_lock = None;
     if !host_knobs.is_empty() {
+        // `restore <device>` locks that device only: another writer of a journaled one?
+        let elsewhere = match device {
+            Some(d) => hostwide::held_elsewhere(store, &db, root, d)?,
+            None => None,
+        };
         let why = if let Some(t) = busy.iter().find(|t| t.device.is_some()) {
             Some(format!(
                 "tune {} (pid {}) is tuning {}, and they act on every device",
@@ -393,7 +412,7 @@ pub fn restore_idle(
                 t.pid,
                 t.device.as_deref().unwrap_or_default()
             ))
-        } else if let Some((d, h)) = held.first() {
+        } else if let Some((d, h)) = held.first().or(elsewhere.as_ref()) {
             Some(format!(
                 "{} writes {d}, and they act on every device",
                 who(h)
@@ -404,7 +423,7 @@ pub fn restore_idle(
                 Holder::me("restore"),
             )? {
                 Taken::Ours(l) => {
-                    _host_lock = Some(l);
+                    host_lock = Some(l);
                     None
                 }
                 Taken::Held(h) => Some(format!("{} holds the host-wide knobs' lock", who(&h))),
@@ -421,7 +440,24 @@ pub fn restore_idle(
             || paths.contains(&e.path)
             || (e.device.is_none() && host_busy)
     };
-    let put = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
+    let mut put = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
+    if let (Some(_), Some(id)) = (&host_lock, &dev_id) {
+        // Asked again under the host's lock: no other writer journals a host-wide knob now.
+        let mine = hostwide::set_alone(store, root, id)?;
+        let ids: Vec<i64> = mine.iter().map(|e| e.id).collect();
+        let not_mine = |e: &crate::store::journal::Entry| !ids.contains(&e.id);
+        let owner = Some(crate::store::journal::SET_OWNER);
+        put.extend(crate::knob::apply::restore_except(
+            io, store, root, None, owner, &not_mine,
+        )?);
+    }
+    let host_changed = match (device, &host_left) {
+        (None, _) => Vec::new(),
+        (Some(_), left) => {
+            let left = left.as_ref().map(|h| h.knobs.clone()).unwrap_or_default();
+            hostwide::still_changed(io, store, root, &owners, &left)?
+        }
+    };
     Ok(Restored {
         knobs: rec.knobs + put.len(),
         recovered: rec.tunes,
@@ -430,6 +466,7 @@ pub fn restore_idle(
         put,
         held,
         host_left,
+        host_changed,
     })
 }
 

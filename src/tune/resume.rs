@@ -92,25 +92,15 @@ impl Resume {
         else {
             return Ok(Err(why_not_newest(store, target, policy)?));
         };
-        let mut trials = Vec::new();
-        let mut other_sizes = None;
-        for t in store.trials_of_tune(tune.id)? {
-            // Only the last trial can be unfinished (the tune stopped there).
-            if t.finished_at.is_none() {
-                break;
-            }
-            if &t.sizes != sizes && other_sizes.is_none() {
-                other_sizes = Some(t.sizes.clone());
-            }
-            let runs = store.runs(t.id)?.into_iter().map(|r| r.run).collect();
-            trials.push(Stored {
-                id: t.id,
-                setting: t.setting,
-                runs,
-            });
-        }
-        let this = stopped(tune.id, &tune.status, trials.len());
-        if trials.is_empty() {
+        // Only the last trial can be unfinished (the tune stopped there).
+        let finished: Vec<_> = store
+            .trials_of_tune(tune.id)?
+            .into_iter()
+            .take_while(|t| t.finished_at.is_some())
+            .collect();
+        let other_sizes = finished.iter().find(|t| &t.sizes != sizes);
+        let this = stopped(tune.id, &tune.status, finished.len());
+        if finished.is_empty() {
             return Ok(Err(format!(
                 "tune #{} ({}) stopped before its first trial finished: a fresh tune",
                 tune.id, tune.status
@@ -125,8 +115,18 @@ impl Resume {
         if let Some(old) = other_sizes {
             return Ok(Err(format!(
                 "{this} was measured with other job or load sizes ({}): a fresh tune",
-                differences(&old, sizes)
+                differences(&old.sizes, sizes)
             )));
+        }
+        // Resumable: only now are the runs read.
+        let mut trials = Vec::with_capacity(finished.len());
+        for t in finished {
+            let runs = store.runs(t.id)?.into_iter().map(|r| r.run).collect();
+            trials.push(Stored {
+                id: t.id,
+                setting: t.setting,
+                runs,
+            });
         }
         Ok(Ok(Resume {
             from_tune: tune.id,

@@ -220,25 +220,13 @@ fn offered(knobs: &[SpaceKnob]) -> String {
         .join(", ")
 }
 
-/// ` (did you mean 'x'?)` for the closest of `names` to `name` (Damerau–Levenshtein distance
-/// ≤ 2), else empty.
-fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
-    names
-        .into_iter()
-        .map(|n| (strsim::damerau_levenshtein(name, n), n))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, n)| format!(" (did you mean '{n}'?)"))
-        .unwrap_or_default()
-}
-
 /// A policy knob that is neither in the catalogue nor offered here: a typo, never skipped.
 /// Names the file, the line of `[knobs.<name>]`, the closest known name (Damerau–Levenshtein
 /// distance ≤ 2) and what the device offers.
 fn unknown_knob(name: &str, choice: &KnobChoice, knobs: &[SpaceKnob], policy: &Policy) -> Error {
     let mut names = catalogue::known_names();
     names.extend(knobs.iter().map(|k| k.name.as_str()));
-    let hint = did_you_mean(name, names);
+    let hint = catalogue::did_you_mean(name, names);
     Error::BadFile {
         path: policy.path.clone(),
         line: choice.line,
@@ -262,7 +250,7 @@ fn unknown_scheduler(
 ) -> Error {
     let name = x.to_string();
     let known = catalogue::ELEVATORS.iter().copied();
-    let hint = did_you_mean(&name, known.chain(offered.iter().map(String::as_str)));
+    let hint = catalogue::did_you_mean(&name, known.chain(offered.iter().map(String::as_str)));
     Error::BadFile {
         path: policy.path.clone(),
         line: choice.field_lines.values.or(choice.line),

@@ -1,0 +1,106 @@
+//! `restore <DEVICE>` and the host-wide knobs (vm, CPU scheduler), which act on every device:
+//! which of their open journal entries are that device's to put back, and which host-wide
+//! knobs stay changed after it.
+//!
+//! A host-wide entry is the device's when `set <DEVICE>` alone journaled it: owner `set`,
+//! journaled for that device ([`Entry::for_identity`], which a `set` of the same knob for
+//! another device clears), the only open entry of its file (no tune, bench, profile or daemon
+//! journaled it too: their originals are not this `set`'s to overwrite), and, for an
+//! exclusive pair (`dirty_ratio`/`dirty_bytes`: writing one zeroes the other), its partner's
+//! open entry, if any, the device's too. Anything else is left to `restore` of everything,
+//! which writes each file's oldest original.
+
+use crate::Result;
+use crate::knob::ApplyOrder;
+use crate::knob::catalogue::exclusive_partner;
+use crate::knob::io::{KnobIo, read_knob, read_value};
+use crate::lock::{self, Holder};
+use crate::store::Store;
+use crate::store::journal::{Entry, SET_OWNER};
+use crate::sysroot::SysRoot;
+use std::path::Path;
+
+/// The open host-wide entries under `root` that `set` alone journaled for the device with
+/// `identity` (see the module docs): what `restore <DEVICE>` puts back. Errors: the store's.
+pub fn set_alone(store: &Store, root: &SysRoot, identity: &str) -> Result<Vec<Entry>> {
+    let open: Vec<Entry> = store
+        .journal_open(None, None)?
+        .into_iter()
+        .filter(|e| e.device.is_none() && under(root, e))
+        .collect();
+    let alone = |e: &Entry| open.iter().filter(|o| o.path == e.path).count() == 1;
+    let (mine, others): (Vec<Entry>, Vec<Entry>) = open.iter().cloned().partition(|e| {
+        e.owner == SET_OWNER && e.for_identity.as_deref() == Some(identity) && alone(e)
+    });
+    let blocked = |knob: &str| others.iter().any(|o| o.knob == knob);
+    Ok(mine
+        .into_iter()
+        .filter(|e| exclusive_partner(&e.knob).is_none_or(|p| !blocked(p)))
+        .collect())
+}
+
+/// The host-wide knobs under `root` with open entries (of an owner not in `skip_owners`, a
+/// knob not in `skip_knobs`) whose value now differs from their original, sorted: what stays
+/// changed after `restore <DEVICE>`. A knob that cannot be read counts as changed.
+/// Errors: the store's.
+pub fn still_changed(
+    io: &dyn KnobIo,
+    store: &Store,
+    root: &SysRoot,
+    skip_owners: &[String],
+    skip_knobs: &[String],
+) -> Result<Vec<String>> {
+    let mut out: Vec<String> = store
+        .journal_open(None, None)?
+        .into_iter()
+        .filter(|e| e.device.is_none() && under(root, e))
+        .filter(|e| !skip_owners.contains(&e.owner) && !skip_knobs.contains(&e.knob))
+        .filter(|e| {
+            let now = match e.order {
+                // The features file is journaled whole (every flag as it was).
+                ApplyOrder::SchedFeature => read_knob(io, &e.path),
+                _ => read_value(io, &e.path, e.order, &e.knob),
+            };
+            !now.is_ok_and(|v| v.trim() == e.original.trim())
+        })
+        .map(|e| e.knob)
+        .collect();
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// True when `e`'s file is under `root`'s sysfs or procfs (entries of another tree are left
+/// alone, as [`crate::knob::apply::restore_except`] does).
+fn under(root: &SysRoot, e: &Entry) -> bool {
+    e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc)
+}
+
+/// For `restore <DEVICE>`, which locks `device` only: the first other device with open
+/// entries whose lock another writer holds now (a bench measuring it), with the holder when
+/// its lock file names it. The host-wide knobs act on that device too. Errors: the store's.
+pub fn held_elsewhere(
+    store: &Store,
+    db: &Path,
+    root: &SysRoot,
+    device: &str,
+) -> Result<Option<(String, Option<Holder>)>> {
+    let mut names: Vec<String> = store
+        .journal_open(None, None)?
+        .into_iter()
+        .filter_map(|e| e.device)
+        .filter(|d| d != device)
+        .collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let Ok(d) = crate::device::find(root, &name) else {
+            continue;
+        };
+        let path = lock::path(db, root, &d.identity);
+        if lock::held(&path) {
+            return Ok(Some((name, lock::holder(&path))));
+        }
+    }
+    Ok(None)
+}

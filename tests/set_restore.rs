@@ -1,0 +1,292 @@
+//! `sweetspot set` and `restore <DEVICE>` on a fake sysfs and procfs (no root, no loop
+//! device, the host's knobs untouched): a misspelt knob gets a "did you mean"; a host-wide
+//! knob is marked so; `restore sdz` puts back the host-wide knobs that a `set sdz` alone
+//! journaled, and names the ones it leaves changed with the command that puts them back.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use sweetspot::store::Store;
+
+/// A fake host: `common::Env`'s procfs (dirty_ratio 20, dirty_bytes 0, swappiness 60) and a
+/// sysfs with the mq-deadline disks sdy and sdz (fifo_batch 16), each its own identity.
+struct Host {
+    env: common::Env,
+    sys: PathBuf,
+}
+
+impl Host {
+    fn new() -> Host {
+        let env = common::Env::new();
+        let sys = env.dir.path().join("sys");
+        for (name, dev, serial) in [("sdy", "8:224", "Y1"), ("sdz", "8:240", "Z1")] {
+            let d = sys.join("block").join(name);
+            std::fs::create_dir_all(d.join("queue/iosched")).unwrap();
+            std::fs::create_dir_all(d.join("device")).unwrap();
+            for (file, v) in [
+                ("dev", dev),
+                ("device/model", "FAKE"),
+                ("device/serial", serial),
+                ("queue/scheduler", "none [mq-deadline]"),
+                ("queue/nr_requests", "64"),
+                ("queue/iosched/fifo_batch", "16"),
+            ] {
+                std::fs::write(d.join(file), format!("{v}\n")).unwrap();
+            }
+        }
+        Host { env, sys }
+    }
+
+    /// `sweetspot --db … --procfs-root … --sysfs-root … <args>`: exit code, stdout, stderr.
+    fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let out = self
+            .env
+            .cmd(&["--sysfs-root", self.sys.to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    /// `run`, which must exit 0; its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let (code, out, err) = self.run(args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        out
+    }
+
+    /// The fake roots.
+    fn root(&self) -> sweetspot::sysroot::SysRoot {
+        sweetspot::sysroot::SysRoot::new(&self.sys, self.env.proc())
+    }
+
+    fn fifo_batch(&self, dev: &str) -> String {
+        let p = self
+            .sys
+            .join("block")
+            .join(dev)
+            .join("queue/iosched/fifo_batch");
+        std::fs::read_to_string(p).unwrap().trim().to_string()
+    }
+
+    /// The open journal entries: (device or `host`, knob, owner), oldest first.
+    fn open(&self) -> Vec<(String, String, String)> {
+        let s = Store::open(&self.env.db()).unwrap();
+        s.journal_open(None, None)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.device.unwrap_or("host".into()), e.knob, e.owner))
+            .collect()
+    }
+
+    /// The `sweetspot … restore` that puts everything back, as `restore` prints it.
+    fn restore_all(&self) -> String {
+        format!(
+            "sweetspot --db {} --sysfs-root {} --procfs-root {} restore",
+            self.env.db().display(),
+            self.sys.display(),
+            self.env.proc().display()
+        )
+    }
+}
+
+#[test]
+fn set_with_a_misspelt_knob_says_did_you_mean_and_changes_nothing() {
+    let h = Host::new();
+    for (pair, meant) in [
+        ("fifo_btach=8", "fifo_batch"),
+        ("dirty_ration=30", "dirty_ratio"),
+    ] {
+        let (code, out, err) = h.run(&["set", "sdz", pair]);
+        let typo = pair.split('=').next().unwrap();
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(out, "");
+        assert_eq!(
+            err,
+            format!(
+                "sweetspot: error: unknown knob '{typo}' for sdz (did you mean '{meant}'?); \
+                 valid knobs: scheduler, nr_requests, fifo_batch, dirty_ratio, dirty_bytes, \
+                 swappiness\n"
+            )
+        );
+    }
+    assert_eq!(h.fifo_batch("sdz"), "16");
+    assert_eq!(h.env.vm("dirty_ratio"), "20");
+    assert!(h.open().is_empty(), "{:?}", h.open());
+}
+
+/// `set sdz dirty_ratio=30` says the knob is host-wide, and `restore sdz` puts it back: only
+/// `set sdz` journaled it.
+#[test]
+fn restore_of_a_device_puts_back_the_host_wide_knobs_its_set_alone_changed() {
+    let h = Host::new();
+    let out = h.ok(&["set", "sdz", "dirty_ratio=30", "fifo_batch=8"]);
+    assert_eq!(
+        out,
+        "sdz fifo_batch: 16 -> 8\nsdz dirty_ratio: 20 -> 30 (host-wide)\n"
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "30");
+    // Not sdy's to put back, but `restore sdy` says it stays changed.
+    assert_eq!(
+        h.ok(&["restore", "sdy"]),
+        format!(
+            "restored 0 knobs on sdy\n1 host-wide knob stays changed: dirty_ratio (`restore \
+             sdy` puts back only those that `set sdy` alone changed); `{}` puts it back, with \
+             every other journaled knob\n",
+            h.restore_all()
+        )
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "30");
+    let out = h.ok(&["restore", "sdz"]);
+    assert_eq!(
+        out,
+        "restored 2 knobs on sdz\n  sdz fifo_batch = 16\n  host-wide dirty_ratio = 20\n"
+    );
+    assert_eq!(
+        (
+            h.fifo_batch("sdz").as_str(),
+            h.env.vm("dirty_ratio").as_str()
+        ),
+        ("16", "20")
+    );
+    // dirty_bytes, journaled with it (writing dirty_ratio zeroes it), is closed too.
+    assert!(h.open().is_empty(), "{:?}", h.open());
+    // A host-wide knob alone: its set's restore puts it back as well.
+    assert_eq!(
+        h.ok(&["set", "sdz", "swappiness=10"]),
+        "sdz swappiness: 60 -> 10 (host-wide)\n"
+    );
+    assert_eq!(
+        h.ok(&["restore", "sdz"]),
+        "restored 1 knob on sdz\n  host-wide swappiness = 60\n"
+    );
+    assert_eq!(h.env.vm("swappiness"), "60");
+}
+
+/// A host-wide knob that `set` changed for two devices, or that another command journaled
+/// too, is not one device's to put back: `restore sdz` leaves it, says so, and names the
+/// command that does.
+#[test]
+fn restore_of_a_device_names_the_host_wide_knobs_it_leaves_changed() {
+    let h = Host::new();
+    h.ok(&["set", "sdy", "dirty_ratio=30"]);
+    h.ok(&[
+        "set",
+        "sdz",
+        "dirty_ratio=40",
+        "swappiness=10",
+        "fifo_batch=8",
+    ]);
+    let out = h.ok(&["restore", "sdz"]);
+    assert_eq!(
+        out,
+        format!(
+            "restored 2 knobs on sdz\n  sdz fifo_batch = 16\n  host-wide swappiness = 60\n\
+             1 host-wide knob stays changed: dirty_ratio (`restore sdz` puts back only those \
+             that `set sdz` alone changed); `{}` puts it back, with every other journaled \
+             knob\n",
+            h.restore_all()
+        )
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "40");
+    // Nor is it sdy's alone.
+    let out = h.ok(&["restore", "sdy"]);
+    assert!(
+        out.starts_with("restored 0 knobs on sdy\n1 host-wide knob stays changed: dirty_ratio"),
+        "{out}"
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "40");
+    // The command it names puts back the true original.
+    let out = h.ok(&["restore"]);
+    assert_eq!(out, "restored 1 knob\n  host-wide dirty_ratio = 20\n");
+    assert!(h.open().is_empty(), "{:?}", h.open());
+
+    // Another owner's open entry for the same file (a tune, the daemon's profile): its
+    // original is not `set sdz`'s to overwrite.
+    h.ok(&["set", "sdz", "dirty_ratio=30"]);
+    let mut s = Store::open(&h.env.db()).unwrap();
+    let ten = [(
+        "dirty_ratio".to_string(),
+        sweetspot::knob::KnobValue::Int(10),
+    )]
+    .into();
+    sweetspot::knob::apply::apply_host(&mut s, &h.root(), &ten, "profile").unwrap();
+    assert_eq!(h.env.vm("dirty_ratio"), "10");
+    let out = h.ok(&["restore", "sdz"]);
+    assert!(
+        out.starts_with(
+            "restored 0 knobs on sdz\n1 host-wide knob stays changed: dirty_ratio (`restore \
+             sdz` puts back only those that `set sdz` alone changed)"
+        ),
+        "{out}"
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "10");
+    // `restore` of everything writes the oldest original: the one before `set sdz`.
+    let out = h.ok(&["restore"]);
+    assert_eq!(out, "restored 1 knob\n  host-wide dirty_ratio = 20\n");
+    assert!(h.open().is_empty(), "{:?}", h.open());
+}
+
+/// While another writer holds the host-wide knobs' lock, or writes another journaled device
+/// (the host-wide knobs act on it too), `restore sdz` restores sdz and leaves the host-wide
+/// knob its set changed, saying whose lock kept it.
+#[test]
+fn restore_of_a_device_leaves_host_wide_knobs_under_another_writers_lock() {
+    use sweetspot::lock::{self, DeviceLock, Holder};
+    let h = Host::new();
+    h.ok(&["set", "sdy", "fifo_batch=4"]);
+    h.ok(&["set", "sdz", "dirty_ratio=30", "fifo_batch=8"]);
+    // A bench measures sdy.
+    let sdy = sweetspot::device::find(&h.root(), "sdy").unwrap();
+    let bench = DeviceLock::acquire(
+        &lock::path(&h.env.db(), &h.root(), &sdy.identity),
+        "sdy",
+        Holder::me("bench"),
+    )
+    .unwrap();
+    let out = h.ok(&["restore", "sdz"]);
+    let head = format!(
+        "restored 1 knob on sdz\n  sdz fifo_batch = 16\nleft alone: the host-wide dirty_bytes, \
+         dirty_ratio, while `sweetspot bench` (pid {}, ",
+        std::process::id()
+    );
+    assert!(out.starts_with(&head), "{out}");
+    assert!(
+        out.ends_with(
+            "writes sdy, and they act on every device; `restore` again once it is done\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "30");
+    drop(bench);
+    h.ok(&["set", "sdz", "fifo_batch=8"]);
+    // Another writer holds the host-wide knobs' own lock.
+    let held = DeviceLock::acquire(
+        &lock::path(&h.env.db(), &h.root(), lock::HOST),
+        "the host",
+        Holder::me("tune"),
+    )
+    .unwrap();
+    let out = h.ok(&["restore", "sdz"]);
+    let head = format!(
+        "restored 1 knob on sdz\n  sdz fifo_batch = 16\nleft alone: the host-wide dirty_bytes, \
+         dirty_ratio, while `sweetspot tune` (pid {}, ",
+        std::process::id()
+    );
+    assert!(out.starts_with(&head), "{out}");
+    assert!(
+        out.ends_with("holds the host-wide knobs' lock; `restore` again once it is done\n"),
+        "{out}"
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "30");
+    drop(held);
+    assert_eq!(
+        h.ok(&["restore", "sdz"]),
+        "restored 1 knob on sdz\n  host-wide dirty_ratio = 20\n"
+    );
+}
