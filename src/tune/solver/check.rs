@@ -6,8 +6,9 @@
 //!   pair a default trial then a best trial, measured after the search. Here and below a
 //!   cost is the objective's alone: the guard penalty a trial carries in the search
 //!   ([`crate::tune::evaluator::Trial::penalty`], for one noisy trial over a rail) is taken
-//!   out; the rails judge the answer on its mean metrics before the check
-//!   ([`crate::tune::evaluator::Evaluator::feasible`]).
+//!   out; the rails judge the answer on its mean metrics over all its trials, the check's
+//!   included, when the check ends ([`BayesOpt::conclude_if_feasible`],
+//!   [`crate::tune::evaluator::Evaluator::feasible`]).
 //! - **Variance** of one pair's d: pooled by df from (a) the n differences themselves and (b)
 //!   every trial of the two settings, the search's included (their variances summed, Welch df)
 //!   ([`stats::paired_variance`]); never from other settings. The df is the larger of the
@@ -203,7 +204,7 @@ impl BayesOpt {
             self.conclude();
         } else {
             self.finish(Verdict::keep_default(
-                self.default,
+                self.incumbent,
                 "keep the default: the best breaks a guard rail on its mean metrics over all \
                  its trials, the check's included",
             ));
@@ -414,7 +415,7 @@ mod tests {
         // The rails are judged on the best's means over all its trials, check included: a
         // best that breaks one there keeps the default, whatever the test would say.
         let vetoed = run(0.6, false);
-        assert!(!vetoed.significant && vetoed.best == 5, "{vetoed:?}");
+        assert!(!vetoed.significant && vetoed.best == 3, "{vetoed:?}");
         assert!(
             vetoed.reason.contains("breaks a guard rail"),
             "{}",
