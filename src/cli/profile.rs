@@ -29,8 +29,9 @@ pub enum Command {
     /// not last past the run).
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
-    /// now, matched by identity, journaled so `restore` undoes it. Exit 1 when a knob was not
-    /// applied.
+    /// now, matched by identity, journaled so `restore` undoes it. A disk several entries
+    /// match gets the narrowest one (one disk over model and firmware over model alone), with
+    /// a warning; two equally narrow ones are refused. Exit 1 when a knob was not applied.
     Apply(ApplyArgs),
 }
 

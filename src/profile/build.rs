@@ -213,6 +213,7 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             version: VERSION,
             devices,
             host: (!host.knobs.is_empty() || host.is_tuned()).then_some(host),
+            origin: None,
         },
         transient,
     })

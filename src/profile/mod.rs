@@ -7,6 +7,8 @@
 //!   (with the same provenance fields when the host's own sweet spot, `tune --host`, is in it).
 //! - [`build`]: the profile of the sweet spots in the database (the latest per identity,
 //!   kernel and policy), carrying only the knobs a sweet spot changed from its baseline.
+//! - [`overlap`]: of the entries matching one disk, the narrowest applies (one disk over
+//!   model and firmware over model alone); equally narrow ones are refused.
 //! - One file per output format: [`udev`] (rules, no sweetspot binary needed at boot),
 //!   [`sysctl`] (`sysctl.d`, the host knobs only), [`tuned`] (a TuneD profile directory, host
 //!   knobs in `[sysctl]`). udev rules cannot set sysctls: they name the host knobs in a comment.
@@ -16,6 +18,7 @@ pub mod apply;
 pub mod build;
 pub mod file;
 pub mod model;
+pub mod overlap;
 pub mod sysctl;
 pub mod tuned;
 pub mod udev;

@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 /// The profile format's version; a file with another one is refused.
 pub const VERSION: u32 = 1;
 
-/// A whole profile.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A whole profile. Two profiles are equal when their files say the same: [`Profile::origin`]
+/// is left out.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// Always [`VERSION`].
@@ -40,6 +41,20 @@ pub struct Profile {
     /// Host-wide knobs (vm, kernel.sched_*), never per device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<Host>,
+    /// The file it was read from, for messages naming file and line; `None` when built from
+    /// the database. Not part of the format.
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+}
+
+/// Where a profile was read from ([`super::file::parse`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Origin {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// The 1-based line of each device entry's `match`, by entry index (`None` where the
+    /// parser could not tell).
+    pub match_lines: Vec<Option<usize>>,
 }
 
 /// How a device entry finds its disk. Exactly one way: `wwid`; `serial` with `model`;
@@ -170,6 +185,18 @@ pub struct DeviceEntry {
     /// What the tune measured against (the device's values then).
     #[serde(default)]
     pub baseline: Setting,
+}
+
+impl PartialEq for Profile {
+    fn eq(&self, o: &Self) -> bool {
+        let Profile {
+            version,
+            devices,
+            host,
+            origin: _,
+        } = self;
+        (version, devices, host) == (&o.version, &o.devices, &o.host)
+    }
 }
 
 /// Host-wide knobs, and where the host's own sweet spot came from.
@@ -320,6 +347,7 @@ mod tests {
                 baseline: Setting::new(),
             }],
             host: None,
+            origin: None,
         };
         let text = p.to_toml().unwrap();
         assert!(text.contains("[[device]]"), "{text}");

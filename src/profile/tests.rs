@@ -645,6 +645,7 @@ fn host_knobs_apply_without_any_disk_each_to_its_own_file() {
             ]),
             ..Default::default()
         }),
+        origin: None,
     };
     let dry = super::apply::apply(&mut store, &t.root, &db, &profile, None, true, "test").unwrap();
     let super::apply::Status::DryRun { commands } = &dry[0].status else {
