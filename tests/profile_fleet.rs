@@ -3,6 +3,8 @@
 //! `firmware`. The narrowest match applies to the disk, and `verify` and `profile apply` say
 //! which entries matched it and which one applied; entries that are equally narrow on one disk
 //! are refused with exit 2, naming the file, line and field, before anything is written.
+//! And `profile export --match model`: disks of one model whose sweet spots set the same knobs
+//! share one entry (TOML, udev, TuneD); different ones are refused, naming the knobs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -237,4 +239,109 @@ fn entries_equally_narrow_on_one_disk_are_refused_with_file_line_and_field() {
         assert!(err.contains(&want), "{cmd:?}: {err}");
     }
     assert_eq!(f.fifo_batch("sdb"), "16", "nothing written");
+}
+
+/// Stores a sweet spot of fifo_batch `best` (against 16) for each `(disk, best)`, keyed by the
+/// fake disk's wwid, on the running kernel.
+fn store(f: &Fleet, spots: &[(&str, &str)]) {
+    for (disk, best) in spots {
+        let n = ["sda", "sdb", "sdc"]
+            .iter()
+            .position(|d| d == disk)
+            .unwrap()
+            + 1;
+        common::store_sweet_spot(
+            &f.env.db(),
+            &format!("wwid:naa.5000c500aaaa000{n}"),
+            disk,
+            &sweetspot::device::kernel_release(),
+            &[("scheduler", "mq-deadline"), ("fifo_batch", best)],
+            &[("scheduler", "mq-deadline"), ("fifo_batch", "16")],
+            2.2,
+        );
+    }
+}
+
+/// Two disks of one model whose sweet spots set the same knobs export `--match model` as one
+/// entry, one udev rule and one TuneD section pair (before the fix: exit 2, "would be one
+/// entry"); the TOML applies to both and to no other disk.
+#[test]
+fn export_by_model_of_two_disks_with_the_same_sweet_spot_is_one_entry() {
+    let f = Fleet::new();
+    store(&f, &[("sda", "8"), ("sdb", "8")]);
+    let file = f.path("fleet.toml");
+    let (code, _, err) = f.run(&["profile", "export", "--match", "model", "--out", s(&file)]);
+    assert_eq!(code, Some(0), "{err}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.matches("[[device]]").count(), 1, "{text}");
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    let entry = &v["device"][0];
+    assert_eq!(
+        entry["match"],
+        toml::Value::Table(toml::toml! { model = "ST2000DM008"
+        firmware = "0001" }),
+        "{text}"
+    );
+    assert_eq!(
+        entry["knobs"],
+        toml::Value::Table(toml::toml! { fifo_batch = 8 })
+    );
+    assert!(
+        text.contains(
+            "\n# one entry for 2 disks of this model whose sweet spots set the same knobs: sdb \
+             (below, the newest) and sda (wwid:naa.5000c500aaaa0001)\n[[device]]\nname = \"sdb\"\n"
+        ),
+        "{text}"
+    );
+
+    let (code, rules, err) = f.run(&["profile", "export", "--match", "model", "--format", "udev"]);
+    assert_eq!(code, Some(0), "{err}");
+    let rule: Vec<&str> = rules.lines().filter(|l| l.starts_with("ACTION")).collect();
+    assert_eq!(
+        rule,
+        [
+            r#"ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{model}=="ST2000DM008", ATTRS{rev}=="0001", ATTR{queue/iosched/fifo_batch}="8""#
+        ],
+        "{rules}"
+    );
+
+    let (code, tc, err) = f.run(&["profile", "export", "--match", "model", "--format", "tuned"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(tc.matches("type=disk").count(), 1, "{tc}");
+    assert_eq!(tc.matches("type=sysfs").count(), 1, "{tc}");
+    for d in ["sda", "sdb"] {
+        assert!(
+            tc.contains(&format!("\n/sys/block/{d}/queue/iosched/fifo_batch=8\n")),
+            "{d}: {tc}"
+        );
+    }
+    assert!(!tc.contains("/sys/block/sdc/"), "{tc}");
+
+    let (code, out, err) = f.run(&["profile", "apply", s(&file)]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let now: Vec<String> = ["sda", "sdb", "sdc"]
+        .iter()
+        .map(|d| f.fifo_batch(d))
+        .collect();
+    assert_eq!(now, ["8", "8", "16"]);
+}
+
+/// Disks of one model whose sweet spots differ cannot share a model entry: exit 2, naming the
+/// disks, the knobs that differ with each disk's value, and the way out.
+#[test]
+fn export_by_model_of_two_disks_with_different_sweet_spots_names_the_difference() {
+    let f = Fleet::new();
+    store(&f, &[("sda", "8"), ("sdb", "4")]);
+    let (code, out, err) = f.run(&["profile", "export", "--match", "model"]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains(
+            "--match model: sda (wwid:naa.5000c500aaaa0001) and sdb (wwid:naa.5000c500aaaa0002) \
+             are both model ST2000DM008 firmware 0001, but their sweet spots differ (fifo_batch: \
+             8 on sda, 4 on sdb), and one model entry sets one value: export them with --match \
+             identity, or one of them with --device"
+        ),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
 }

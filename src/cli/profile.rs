@@ -86,7 +86,9 @@ pub struct ExportArgs {
     #[arg(long, value_name = "POLICY")]
     pub policy: Option<String>,
     /// Match each disk by its identity (one disk), or by its model (every disk of that model,
-    /// e.g. a fleet of identical boards; the disk must be present to read its model).
+    /// e.g. a fleet of identical boards; the disk must be present to read its model). Disks
+    /// of one model whose sweet spots set the same knobs share one entry; if they differ, the
+    /// export is refused, naming the knobs.
     #[arg(long = "match", value_enum, default_value = "identity")]
     pub match_by: MatchBy,
     /// Write here (mode 0644, replaced atomically; missing directories are created) instead

@@ -160,8 +160,9 @@ pub struct Improvement {
     pub runs: u64,
 }
 
-/// One device's sweet spot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One device's sweet spot. Two entries are equal when their files say the same:
+/// [`DeviceEntry::also`], a comment, is left out.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceEntry {
     /// The kernel name when tuned (informational only: never used to match).
@@ -185,6 +186,11 @@ pub struct DeviceEntry {
     /// What the tune measured against (the device's values then).
     #[serde(default)]
     pub baseline: Setting,
+    /// The other disks whose sweet spots this entry carries too, as `name (identity)`: a
+    /// `--match model` export of disks of one model whose sweet spots set the same knobs
+    /// ([`super::fleet`]). Written as a comment only, not part of the format.
+    #[serde(skip)]
+    pub also: Vec<String>,
 }
 
 impl PartialEq for Profile {
@@ -196,6 +202,32 @@ impl PartialEq for Profile {
             origin: _,
         } = self;
         (version, devices, host) == (&o.version, &o.devices, &o.host)
+    }
+}
+
+impl PartialEq for DeviceEntry {
+    fn eq(&self, o: &Self) -> bool {
+        let DeviceEntry {
+            name,
+            matches,
+            kernel,
+            policy,
+            tuned_at,
+            improvement,
+            knobs,
+            baseline,
+            also: _,
+        } = self;
+        (name, matches, kernel, policy, tuned_at, improvement)
+            == (
+                &o.name,
+                &o.matches,
+                &o.kernel,
+                &o.policy,
+                &o.tuned_at,
+                &o.improvement,
+            )
+            && (knobs, baseline) == (&o.knobs, &o.baseline)
     }
 }
 
@@ -269,6 +301,11 @@ impl Profile {
         let mut idx = 0;
         for line in body.lines() {
             if line == "[[device]]" {
+                if let Some(d) = self.devices.get(idx)
+                    && !d.also.is_empty()
+                {
+                    out.push_str(&format!("# {}\n", super::fleet::shared(d)));
+                }
                 if let Some(d) = self.devices.get(idx)
                     && d.knobs.is_empty()
                 {
@@ -345,6 +382,7 @@ mod tests {
                 }),
                 knobs,
                 baseline: Setting::new(),
+                also: Vec::new(),
             }],
             host: None,
             origin: None,
