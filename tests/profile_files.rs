@@ -58,6 +58,12 @@ fn bad_profiles_name_file_line_and_field() {
              disk one entry",
         ),
         (
+            "entry-narrowing-another-of-one-disk.toml",
+            ":12: device[1].match: wwid naa.1 model X and device[0]'s (line 4) wwid naa.1 can \
+             match the same disk, and neither is narrower (both name one disk): give a disk one \
+             entry",
+        ),
+        (
             "empty-match-value.toml",
             ":4: device[0].match.wwid: must not be empty",
         ),

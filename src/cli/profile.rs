@@ -30,8 +30,9 @@ pub enum Command {
     #[command(after_help = super::EXIT_STATUS)]
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
-    /// now, matched by identity, journaled so `restore` undoes it. Exit 1 when a knob was not
-    /// applied.
+    /// now, matched by identity, journaled so `restore` undoes it. A disk several entries
+    /// match gets the narrowest one (one disk over model and firmware over model alone), with
+    /// a warning; two equally narrow ones are refused. Exit 1 when a knob was not applied.
     #[command(after_help = super::EXIT_STATUS)]
     Apply(ApplyArgs),
 }
@@ -87,7 +88,9 @@ pub struct ExportArgs {
     #[arg(long, value_name = "POLICY")]
     pub policy: Option<String>,
     /// Match each disk by its identity (one disk), or by its model (every disk of that model,
-    /// e.g. a fleet of identical boards; the disk must be present to read its model).
+    /// e.g. a fleet of identical boards; the disk must be present to read its model). Disks
+    /// of one model whose sweet spots set the same knobs share one entry; if they differ, the
+    /// export is refused, naming the knobs.
     #[arg(long = "match", value_enum, default_value = "identity")]
     pub match_by: MatchBy,
     /// Write here (mode 0644, replaced atomically; missing directories are created) instead

@@ -96,6 +96,9 @@ pub fn disks_of<'a>(root: &SysRoot, present: &'a [Device], d: &DeviceEntry) -> V
 /// to `root`, each disk under its device lock ([`crate::lock`], held by `command`); `dry_run`
 /// writes nothing and takes no lock.
 ///
+/// A disk several entries match gets the narrowest one only ([`super::overlap`]: one disk
+/// over model and firmware over model alone), with a warning naming them.
+///
 /// All or nothing up front: every entry and the host knobs are checked against the disks as
 /// they are now ([`crate::knob::apply::check`]: a knob the scheduler lacks, both members of a
 /// dirty pair, a value the kernel's domain refuses) and every lock is taken before the first
@@ -114,13 +117,13 @@ pub fn apply(
     let present = device::list(root)?;
     let kernel = device::kernel_release();
     let mut out = Vec::new();
-    let mut targets: Vec<(&DeviceEntry, &Device)> = Vec::new();
+    // Each disk once, with the narrowest entry that matches it (refused when two tie).
+    let resolved = super::overlap::resolve(root, &present, profile, only)?;
+    for o in &resolved.overlaps {
+        tracing::warn!("{}", o.message);
+    }
     for d in &profile.devices {
-        let disks: Vec<&Device> = disks_of(root, &present, d)
-            .into_iter()
-            .filter(|p| only.is_none_or(|o| o == p.name))
-            .collect();
-        if disks.is_empty() && only.is_none() {
+        if only.is_none() && disks_of(root, &present, d).is_empty() {
             out.push(Outcome {
                 entry: d.name.clone(),
                 device: None,
@@ -130,8 +133,12 @@ pub fn apply(
                 },
             });
         }
-        targets.extend(disks.into_iter().map(|dev| (d, dev)));
     }
+    let targets: Vec<(&DeviceEntry, &Device)> = resolved
+        .targets
+        .iter()
+        .map(|(i, dev)| (&profile.devices[*i], *dev))
+        .collect();
     // The host's entry: its knobs, or a "keep the default" host sweet spot to report.
     let host = profile
         .host

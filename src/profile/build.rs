@@ -2,6 +2,7 @@
 //! policy), each carrying only the knobs it changed from its baseline, host-wide knobs
 //! gathered under `[host]` with the host's own sweet spot (`tune --host`).
 
+use super::fleet;
 use super::model::{DeviceEntry, Host, Improvement, Match, Profile, VERSION};
 use crate::device::{self, Device};
 use crate::knob::catalogue;
@@ -76,8 +77,9 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
 /// device's over an earlier one's, each named in a warning.
 ///
 /// Errors (exit 2): `--device` names nothing present nor stored; a `--match model` entry
-/// whose disk is not present now (its model is read from sysfs) or has no model; two
-/// `--match model` entries of one model (and firmware), which would be one match. Sweet spots
+/// whose disk is not present now (its model is read from sysfs) or has no model; disks of
+/// one model (and firmware) whose sweet spots set different knobs, which would be one match
+/// ([`super::fleet`]: equal ones become one entry). Sweet spots
 /// of simulated and scratch devices are left out (listed in [`Built::transient`]): they
 /// name nothing that survives the run.
 pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built> {
@@ -142,10 +144,9 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     let (hosts, spots): (Vec<SweetSpotRow>, Vec<SweetSpotRow>) = latest
         .into_values()
         .partition(|s| is_host_identity(&s.identity));
-    let mut devices = Vec::new();
+    let mut members = Vec::new();
     let mut transient = Vec::new();
     let mut host = Host::default();
-    let mut exported: Vec<(Match, String)> = Vec::new();
     for spot in spots {
         let Some(identity_match) = Match::from_identity(&spot.identity) else {
             tracing::info!("{}: not a lasting identity; not exported", spot.identity);
@@ -156,17 +157,6 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             MatchBy::Identity => identity_match,
             MatchBy::Model => model_match(root, &present, &spot.identity)?,
         };
-        // Two disks of one model: one entry would set both, and two entries with the same
-        // match are refused by the profile reader ([`super::file::parse`]).
-        if let Some((_, other)) = exported.iter().find(|(m, _)| *m == matches) {
-            return Err(Error::BadInput(format!(
-                "--match model: {other} and {} are both {}, so their sweet spots would be \
-                 one entry; export one of them (--device) or --match identity",
-                spot.identity,
-                matches.describe()
-            )));
-        }
-        exported.push((matches.clone(), spot.identity.clone()));
         let mut knobs = Setting::new();
         for (k, v) in without_zero_pair_member(changed(&spot)) {
             if is_host_knob(&k) {
@@ -181,17 +171,24 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             .filter(|(k, _)| !is_host_knob(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        devices.push(DeviceEntry {
-            name: tuned_name(&spot),
-            matches,
-            kernel: spot.kernel.clone(),
-            policy: spot.policy.clone(),
-            tuned_at: rfc3339(spot.created_at),
-            improvement: improvement(&spot),
-            knobs,
-            baseline,
+        members.push(fleet::Member {
+            entry: DeviceEntry {
+                name: tuned_name(&spot),
+                matches,
+                kernel: spot.kernel.clone(),
+                policy: spot.policy.clone(),
+                tuned_at: rfc3339(spot.created_at),
+                improvement: improvement(&spot),
+                knobs,
+                baseline,
+                also: Vec::new(),
+            },
+            identity: spot.identity.clone(),
+            order: (spot.created_at, spot.id),
         });
     }
+    // Disks of one model (`--match model`): one entry when their knobs are equal.
+    let devices = fleet::merge(members)?;
     if let Some(spot) = pick_host(root, hosts) {
         for (k, v) in without_zero_pair_member(changed(&spot)) {
             merge_host(&mut host.knobs, k, v, &spot.identity);
@@ -213,6 +210,7 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             version: VERSION,
             devices,
             host: (!host.knobs.is_empty() || host.is_tuned()).then_some(host),
+            origin: None,
         },
         transient,
     })

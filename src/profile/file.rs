@@ -5,13 +5,15 @@
 //!   not owned by root, would let anyone choose what root writes to sysfs, so it is refused.
 //! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value,
 //!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
-//!   find the first one's drifted for ever); `tuned_at` is a time as export writes it
+//!   find the first one's drifted for ever); an entry whose `match` narrows another's (every
+//!   field of it, and more) is named with a warning, or refused when neither is narrower by
+//!   kind ([`super::overlap`]); `tuned_at` is a time as export writes it
 //!   (`2026-12-01T08:00:00Z`); every knob must be one sweetspot knows (the catalogue,
 //!   `src/knob/catalogue.rs`), with an integer value within the catalogue's safe bounds (a
 //!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
 use super::build::parse_rfc3339;
-use super::model::{Profile, VERSION};
+use super::model::{Origin, Profile, VERSION};
 use crate::knob::catalogue;
 use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::types::{KnobValue, Setting};
@@ -120,6 +122,23 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 ),
             ));
         }
+        // One entry narrowing another (super::overlap): said here, with the file and line.
+        for (j, e) in p.devices[..i].iter().enumerate() {
+            let at = span(&["device", "match"], Some(j))
+                .map(|at| format!(" (line {})", line_of(at)))
+                .unwrap_or_default();
+            if let Some((refuse, msg)) = super::overlap::nested(i, m, j, &e.matches, &at) {
+                let e = err(
+                    span(&["device", "match"], Some(i)),
+                    format!("device[{i}].match"),
+                    msg,
+                );
+                if refuse {
+                    return Err(e);
+                }
+                tracing::warn!("{e}");
+            }
+        }
         if parse_rfc3339(&d.tuned_at).is_none() {
             return Err(err(
                 span(&["device", "tuned_at"], Some(i)),
@@ -153,7 +172,14 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
             )
         })?;
     }
-    Ok(p)
+    let match_lines = (0..p.devices.len())
+        .map(|i| span(&["device", "match"], Some(i)).map(line_of))
+        .collect();
+    let path = path.to_path_buf();
+    Ok(Profile {
+        origin: Some(Origin { path, match_lines }),
+        ..p
+    })
 }
 
 /// The first knob of `knobs` that is unknown, misplaced, out of its safe bounds, not under

@@ -6,7 +6,10 @@
 //!   `tuned_at`, `improvement`, `knobs` and `baseline`, and a `[host]` table for host-wide knobs
 //!   (with the same provenance fields when the host's own sweet spot, `tune --host`, is in it).
 //! - [`build`]: the profile of the sweet spots in the database (the latest per identity,
-//!   kernel and policy), carrying only the knobs a sweet spot changed from its baseline.
+//!   kernel and policy), carrying only the knobs a sweet spot changed from its baseline;
+//!   [`fleet`] merges `--match model` entries of one model that set the same knobs.
+//! - [`overlap`]: of the entries matching one disk, the narrowest applies (one disk over
+//!   model and firmware over model alone); equally narrow ones are refused.
 //! - One file per output format: [`udev`] (rules, no sweetspot binary needed at boot),
 //!   [`sysctl`] (`sysctl.d`, the host knobs only), [`tuned`] (a TuneD profile directory, host
 //!   knobs in `[sysctl]`). udev rules cannot set sysctls: they name the host knobs in a comment.
@@ -15,7 +18,9 @@
 pub mod apply;
 pub mod build;
 pub mod file;
+pub mod fleet;
 pub mod model;
+pub mod overlap;
 pub mod sysctl;
 pub mod tuned;
 pub mod udev;
@@ -26,10 +31,19 @@ pub use model::{DeviceEntry, Host, Match, Profile};
 use crate::knob::catalogue;
 use crate::types::{ApplyOrder, Setting};
 
-/// One comment line on where an entry comes from.
+/// One comment line on where an entry comes from (and, for an entry several disks of one
+/// model share, which other sweet spots set the same knobs).
 pub fn describe(d: &DeviceEntry) -> String {
+    let also = if d.also.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; the sweet spots of {} set the same knobs",
+            d.also.join(", ")
+        )
+    };
     format!(
-        "{} when tuned: kernel {}, policy {}, {}: {}",
+        "{} when tuned: kernel {}, policy {}, {}: {}{also}",
         d.name,
         d.kernel,
         d.policy,

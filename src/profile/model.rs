@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 /// The profile format's version; a file with another one is refused.
 pub const VERSION: u32 = 1;
 
-/// A whole profile.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A whole profile. Two profiles are equal when their files say the same: [`Profile::origin`]
+/// is left out.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// Always [`VERSION`].
@@ -40,6 +41,20 @@ pub struct Profile {
     /// Host-wide knobs (vm, kernel.sched_*), never per device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<Host>,
+    /// The file it was read from, for messages naming file and line; `None` when built from
+    /// the database. Not part of the format.
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+}
+
+/// Where a profile was read from ([`super::file::parse`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Origin {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// The 1-based line of each device entry's `match`, by entry index (`None` where the
+    /// parser could not tell).
+    pub match_lines: Vec<Option<usize>>,
 }
 
 /// How a device entry finds its disk. Exactly one way: `wwid`; `serial` with `model`;
@@ -145,8 +160,9 @@ pub struct Improvement {
     pub runs: u64,
 }
 
-/// One device's sweet spot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One device's sweet spot. Two entries are equal when their files say the same:
+/// [`DeviceEntry::also`], a comment, is left out.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceEntry {
     /// The kernel name when tuned (informational only: never used to match).
@@ -170,6 +186,49 @@ pub struct DeviceEntry {
     /// What the tune measured against (the device's values then).
     #[serde(default)]
     pub baseline: Setting,
+    /// The other disks whose sweet spots this entry carries too, as `name (identity)`: a
+    /// `--match model` export of disks of one model whose sweet spots set the same knobs
+    /// ([`super::fleet`]). Written as a comment only, not part of the format.
+    #[serde(skip)]
+    pub also: Vec<String>,
+}
+
+impl PartialEq for Profile {
+    fn eq(&self, o: &Self) -> bool {
+        let Profile {
+            version,
+            devices,
+            host,
+            origin: _,
+        } = self;
+        (version, devices, host) == (&o.version, &o.devices, &o.host)
+    }
+}
+
+impl PartialEq for DeviceEntry {
+    fn eq(&self, o: &Self) -> bool {
+        let DeviceEntry {
+            name,
+            matches,
+            kernel,
+            policy,
+            tuned_at,
+            improvement,
+            knobs,
+            baseline,
+            also: _,
+        } = self;
+        (name, matches, kernel, policy, tuned_at, improvement)
+            == (
+                &o.name,
+                &o.matches,
+                &o.kernel,
+                &o.policy,
+                &o.tuned_at,
+                &o.improvement,
+            )
+            && (knobs, baseline) == (&o.knobs, &o.baseline)
+    }
 }
 
 /// Host-wide knobs, and where the host's own sweet spot came from.
@@ -242,6 +301,11 @@ impl Profile {
         let mut idx = 0;
         for line in body.lines() {
             if line == "[[device]]" {
+                if let Some(d) = self.devices.get(idx)
+                    && !d.also.is_empty()
+                {
+                    out.push_str(&format!("# {}\n", super::fleet::shared(d)));
+                }
                 if let Some(d) = self.devices.get(idx)
                     && d.knobs.is_empty()
                 {
@@ -318,8 +382,10 @@ mod tests {
                 }),
                 knobs,
                 baseline: Setting::new(),
+                also: Vec::new(),
             }],
             host: None,
+            origin: None,
         };
         let text = p.to_toml().unwrap();
         assert!(text.contains("[[device]]"), "{text}");

@@ -232,7 +232,7 @@ fn model_match_reads_the_present_disks_model() {
 }
 
 #[test]
-fn model_match_of_two_tuned_disks_of_one_model_is_refused() {
+fn model_match_of_two_disks_of_one_model_with_different_sweet_spots_is_refused() {
     let t = FakeTree::new();
     t.mq_deadline_disk()
         .disk("sdc", "8:32", "none [mq-deadline] kyber bfq", 64)
@@ -257,9 +257,10 @@ fn model_match_of_two_tuned_disks_of_one_model_is_refused() {
     assert_eq!(e.exit_code(), 2);
     assert_eq!(
         e.to_string(),
-        "--match model: wwid:naa.5000c500a1b2c3d4 and wwid:naa.5000c500eeeeeeee are both \
-         model ST2000DM008, so their sweet spots would be one entry; export one of them \
-         (--device) or --match identity"
+        "--match model: sda (wwid:naa.5000c500a1b2c3d4) and sdc (wwid:naa.5000c500eeeeeeee) \
+         are both model ST2000DM008, but their sweet spots differ (fifo_batch: 8 on sda, 4 on \
+         sdc), and one model entry sets one value: export them with --match identity, or one \
+         of them with --device"
     );
     // By identity they are two entries, and the profile reads back.
     let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
@@ -645,6 +646,7 @@ fn host_knobs_apply_without_any_disk_each_to_its_own_file() {
             ]),
             ..Default::default()
         }),
+        origin: None,
     };
     let dry = super::apply::apply(&mut store, &t.root, &db, &profile, None, true, "test").unwrap();
     let super::apply::Status::DryRun { commands } = &dry[0].status else {

@@ -9,6 +9,7 @@
 //! What TuneD cannot match as exactly as the udev rules do, each said in a comment:
 //! - `[sysfs]` takes paths, not udev properties: the disk's bus path under `/sys/devices`
 //!   (stable for fixed hardware), read from the present device, or else its name when tuned;
+//!   for a model entry, those of every disk of the model present at export;
 //! - a SCSI/ATA `naa.` wwid is udev's `ID_WWN=0x…` (lower case); a `t10.` wwid has no udev
 //!   property, and neither has a loop device's backing file: those are matched by name.
 
@@ -74,13 +75,15 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
             }
         }
         if !sysfs.is_empty() {
-            let (base, note) = sysfs_base(root, &present, d);
+            let (bases, note) = sysfs_bases(root, &present, d);
             if let Some(n) = note {
                 out.push_str(&format!("# {n}\n"));
             }
             out.push_str(&format!("\n[sysfs_{inst}]\ntype=sysfs\n"));
-            for (k, v) in sysfs {
-                out.push_str(&format!("{base}/{}={v}\n", attr_path(k)));
+            for base in &bases {
+                for (k, v) in &sysfs {
+                    out.push_str(&format!("{base}/{}={v}\n", attr_path(k)));
+                }
             }
         }
     }
@@ -183,37 +186,71 @@ fn udev_regex(m: &Match, name: &str) -> (String, Option<String>) {
     by_name("udev has no property for a loop device's backing file")
 }
 
-/// The `[sysfs]` base directory of an entry's disk, and a note when it is by name.
-fn sysfs_base(
+/// The `[sysfs]` base directories of an entry's disks, and a note when they are by name. A
+/// model entry's are those of every present disk of the model (TuneD's [sysfs] takes paths,
+/// not a model): one attached later gets the [disk] instance's knobs only, as the note says.
+fn sysfs_bases(
     root: &SysRoot,
     present: &[device::Device],
     d: &DeviceEntry,
-) -> (String, Option<String>) {
+) -> (Vec<String>, Option<String>) {
     if let Some(p) = &d.matches.by_path {
-        return (format!("/sys/devices/{p}/{}*", block_dir(p)), None);
+        return (vec![format!("/sys/devices/{p}/{}*", block_dir(p))], None);
+    }
+    let by_name = |name: &str| {
+        (
+            vec![format!("/sys/block/{name}")],
+            Some(format!(
+                "TuneD's [sysfs] takes paths: {name} by its name when tuned, which may change"
+            )),
+        )
+    };
+    if d.matches.is_model_class() {
+        let disks = super::apply::disks_of(root, present, d);
+        if disks.is_empty() {
+            return by_name(&d.name);
+        }
+        let names: Vec<&str> = disks.iter().map(|p| p.name.as_str()).collect();
+        let mut named = Vec::new();
+        let mut bases = Vec::new();
+        for p in disks {
+            bases.push(bus_base(root, p).unwrap_or_else(|| {
+                named.push(p.name.as_str());
+                format!("/sys/block/{}", p.name)
+            }));
+        }
+        let mut note = format!(
+            "TuneD's [sysfs] takes paths, not a model: those of the disks of this model \
+             present at export ({}); one attached later gets only the [disk] settings",
+            names.join(", ")
+        );
+        if !named.is_empty() {
+            note.push_str(&format!("; {} by name, which may change", named.join(", ")));
+        }
+        return (bases, Some(note));
     }
     let found = present
         .iter()
         .find(|p| Match::from_identity(&p.identity).is_some_and(|m| m == d.matches));
-    if let Some(dev) = found
-        && let Ok(path) = std::fs::canonicalize(root.block_dev(&dev.name))
-        && let Ok(rel) = path.strip_prefix(&root.sys)
-        && rel.starts_with("devices")
-        && !rel.starts_with("devices/virtual")
-    {
-        let parent = rel
-            .parent()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        return (format!("/sys/{parent}/*"), None);
+    match found.and_then(|dev| bus_base(root, dev)) {
+        Some(base) => (vec![base], None),
+        None => by_name(&d.name),
     }
-    (
-        format!("/sys/block/{}", d.name),
-        Some(format!(
-            "TuneD's [sysfs] takes paths: {} by its name when tuned, which may change",
-            d.name
-        )),
-    )
+}
+
+/// `/sys/devices/…/block/*`: the glob over the disk's directory under its bus path; `None`
+/// for a virtual device (or a fake tree without `/sys/devices`).
+fn bus_base(root: &SysRoot, dev: &device::Device) -> Option<String> {
+    let path = std::fs::canonicalize(root.block_dev(&dev.name)).ok()?;
+    let rel = path.strip_prefix(&root.sys).ok()?;
+    if !rel.starts_with("devices") || rel.starts_with("devices/virtual") {
+        return None;
+    }
+    let parent = rel
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    Some(format!("/sys/{parent}/*"))
 }
 
 #[cfg(test)]

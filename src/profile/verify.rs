@@ -1,10 +1,12 @@
 //! `verify`: the profile's expected values against what the present disks and host have now,
 //! per device and knob (as saptune's `verify` does). Drift is any knob whose value differs or
 //! that does not exist now (its scheduler is not active); an entry whose disk is absent is
-//! reported, not counted as drift.
+//! reported, not counted as drift. A disk several entries match is checked against the one
+//! that applies to it ([`super::overlap`]), and the table ends with a line naming them.
 
 use super::apply::disks_of;
 use super::model::Profile;
+use super::overlap::{Overlap, resolve};
 use crate::Result;
 use crate::device;
 use crate::knob::apply::holds;
@@ -40,9 +42,13 @@ pub struct Verification {
     pub clean: bool,
     /// Every row.
     pub rows: Vec<Row>,
+    /// The present disks several entries match, and which one applies (the narrowest; only
+    /// its knobs are in `rows`).
+    pub overlaps: Vec<Overlap>,
 }
 
-/// Compares `profile` with `root` now.
+/// Compares `profile` with `root` now. Errors: those of [`resolve`] (two entries equally
+/// narrow on one disk, exit 2) and of reading sysfs.
 pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
     let present = device::list(root)?;
     let mut rows = Vec::new();
@@ -63,12 +69,12 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
             status,
         }
     };
-    for d in &profile.devices {
+    let resolved = resolve(root, &present, profile, None)?;
+    for (i, d) in profile.devices.iter().enumerate() {
         if d.knobs.is_empty() {
             continue;
         }
-        let disks = disks_of(root, &present, d);
-        if disks.is_empty() {
+        if disks_of(root, &present, d).is_empty() {
             rows.push(Row {
                 device: d.name.clone(),
                 knob: "-".into(),
@@ -77,7 +83,7 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
                 status: "absent",
             });
         }
-        for dev in disks {
+        for (_, dev) in resolved.targets.iter().filter(|(e, _)| *e == i) {
             let knobs = discover::knobs(root, dev)?;
             for (k, v) in &d.knobs {
                 rows.push(row(&dev.name, k, v, knobs.iter().find(|x| &x.name == k)));
@@ -96,6 +102,7 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
             .iter()
             .all(|r| r.status == "ok" || r.status == "absent"),
         rows,
+        overlaps: resolved.overlaps,
     })
 }
 
@@ -114,6 +121,12 @@ pub fn table(v: &Verification) -> String {
             r.actual.as_deref().unwrap_or("-"),
             r.status
         ));
+    }
+    if !v.overlaps.is_empty() {
+        out.push('\n');
+    }
+    for o in &v.overlaps {
+        out.push_str(&format!("{}\n", o.message));
     }
     out
 }
