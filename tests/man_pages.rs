@@ -7,11 +7,12 @@
 use clap::CommandFactory;
 use std::path::PathBuf;
 
-/// What every page ends with: the exit codes, from the text under every `--help`
-/// ([`sweetspot::cli::EXIT_STATUS`]): one `.TP` entry a code, a sentence, `` `x` `` in bold.
-fn exit_status() -> String {
+/// What every page ends with: the exit codes, from the text under its `--help` (`status`:
+/// [`sweetspot::cli::EXIT_STATUS`], or the daemon's own): one `.TP` entry a code, a sentence,
+/// `` `x` `` in bold.
+fn exit_status(status: &str) -> String {
     let mut entries: Vec<(String, String)> = Vec::new();
-    for line in sweetspot::cli::EXIT_STATUS.lines().skip(1) {
+    for line in status.lines().skip(1) {
         let text = line.trim();
         match text.split_once(' ') {
             Some((code, rest)) if code.parse::<u8>().is_ok() => {
@@ -57,15 +58,20 @@ fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
     // clap names are &'static str without its `string` feature; a test may leak a few.
     let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
     let mut buf = Vec::new();
-    // The exit codes are every --help's epilogue; the page has its own section for them, and
-    // the rest of an epilogue (the daemon's signals and files) is its EXTRA section.
+    // The exit codes are every -h's epilogue (the daemon's its own) and end every --help;
+    // the page has its own section for them, and the rest of a --help epilogue (the daemon's
+    // signals and files) is its EXTRA section.
+    let status = cmd.get_after_help().map_or_else(
+        || sweetspot::cli::EXIT_STATUS.to_string(),
+        |h| h.to_string(),
+    );
     let extra = [cmd.get_after_long_help(), cmd.get_after_help()]
         .into_iter()
         .flatten()
         .map(|h| h.to_string())
         .next()
         .and_then(|h| {
-            let rest = h.strip_suffix(sweetspot::cli::EXIT_STATUS).unwrap_or(&h);
+            let rest = h.strip_suffix(status.as_str()).unwrap_or(&h);
             let rest = rest.trim_end();
             (!rest.is_empty()).then(|| rest.to_string())
         });
@@ -78,7 +84,7 @@ fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
         .render(&mut buf)
         .unwrap();
     let mut page = String::from_utf8(buf).unwrap();
-    page.push_str(&exit_status());
+    page.push_str(&exit_status(&status));
     out.push((format!("{name}.1"), page));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         walk(sub, format!("{name}-{}", sub.get_name()), out);
@@ -109,6 +115,19 @@ fn man_pages_are_current() {
         "the synopsis names the command as typed"
     );
     assert!(tune.contains("EXIT STATUS"));
+    assert!(tune.contains(".TP\n\\fB130\\fR\n\\fBtune\\fR or \\fBbench\\fR interrupted"));
+    // The daemon stopped by SIGTERM exits 0 (tests/daemon_proc.rs), and its page says so.
+    let daemon = &pages
+        .iter()
+        .find(|(n, _)| n == "sweetspot-daemon.1")
+        .unwrap()
+        .1;
+    assert!(
+        daemon.contains(".TP\n\\fB0\\fR\nStopped by SIGTERM or SIGINT"),
+        "{daemon}"
+    );
+    assert!(!daemon.contains("\\fB130\\fR"), "{daemon}");
+    assert_eq!(daemon.matches("EXIT STATUS").count(), 1, "{daemon}");
     assert!(
         !pages.iter().any(|(n, _)| n.contains("__worker")),
         "the hidden worker has no page"

@@ -1,7 +1,8 @@
 //! `sweetspot set` and `restore <DEVICE>` on a fake sysfs and procfs (no root, no loop
 //! device, the host's knobs untouched): a misspelt knob gets a "did you mean"; a host-wide
-//! knob is marked so; `restore sdz` puts back the host-wide knobs that a `set sdz` alone
-//! journaled, and names the ones it leaves changed with the command that puts them back.
+//! knob is marked so; `restore sdz` puts back the host-wide knobs that a `set sdz` (or a
+//! `tune --device sdz --apply`) alone journaled, and names the ones it leaves changed with the
+//! command that puts them back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -136,8 +137,8 @@ fn restore_of_a_device_puts_back_the_host_wide_knobs_its_set_alone_changed() {
         h.ok(&["restore", "sdy"]),
         format!(
             "restored 0 knobs on sdy\n1 host-wide knob stays changed: dirty_ratio (`restore \
-             sdy` puts back only those that `set sdy` alone changed); `{}` puts it back, with \
-             every other journaled knob\n",
+             sdy` puts back only those that `set sdy` or `tune --device sdy --apply` alone \
+             changed); `{}` puts it back, with every other journaled knob\n",
             h.restore_all()
         )
     );
@@ -188,8 +189,8 @@ fn restore_of_a_device_names_the_host_wide_knobs_it_leaves_changed() {
         format!(
             "restored 2 knobs on sdz\n  sdz fifo_batch = 16\n  host-wide swappiness = 60\n\
              1 host-wide knob stays changed: dirty_ratio (`restore sdz` puts back only those \
-             that `set sdz` alone changed); `{}` puts it back, with every other journaled \
-             knob\n",
+             that `set sdz` or `tune --device sdz --apply` alone changed); `{}` puts it back, \
+             with every other journaled knob\n",
             h.restore_all()
         )
     );
@@ -221,7 +222,8 @@ fn restore_of_a_device_names_the_host_wide_knobs_it_leaves_changed() {
     assert!(
         out.starts_with(
             "restored 0 knobs on sdz\n1 host-wide knob stays changed: dirty_ratio (`restore \
-             sdz` puts back only those that `set sdz` alone changed)"
+             sdz` puts back only those that `set sdz` or `tune --device sdz --apply` alone \
+             changed)"
         ),
         "{out}"
     );
@@ -289,4 +291,76 @@ fn restore_of_a_device_leaves_host_wide_knobs_under_another_writers_lock() {
         h.ok(&["restore", "sdz"]),
         "restored 1 knob on sdz\n  host-wide dirty_ratio = 20\n"
     );
+}
+
+/// `tune --device sdz --apply` with a policy tuning the host-wide dirty_ratio leaves it at the
+/// sweet spot, journaled for sdz under the tune, as `set sdz` journals it: `restore sdz`
+/// puts it back, as the tune's report says. The tune runs a user benchmark on the fake
+/// tree (its figure grows with dirty_ratio), in a work directory on the file system sdz
+/// stands for (the fake disk takes the temp dir's device number).
+#[test]
+fn restore_of_a_device_puts_back_the_host_wide_knobs_its_tune_apply_left() {
+    use std::os::unix::fs::MetadataExt;
+    let h = Host::new();
+    let work = h.env.dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let dev = std::fs::metadata(&work).unwrap().dev();
+    let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
+    std::fs::write(h.sys.join("block/sdz/dev"), format!("{major}:{minor}\n")).unwrap();
+    let ratio = h.env.proc().join("sys/vm/dirty_ratio");
+    // 100 × dirty_ratio, with a little noise (the check needs a variance).
+    let job = format!(
+        "echo \"x $(( $(cat {}) * 100 + $$ % 7 ))\"",
+        ratio.display()
+    );
+    let policy = h.env.dir.path().join("p.toml");
+    std::fs::write(
+        &policy,
+        "loads = [\"no_load\", \"io_load\"]\nbudget = 12\ncheck_pairs = 3\n[objective]\n\
+         minimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.dirty_ratio]\nmin = 20\nmax = 40\n",
+    )
+    .unwrap();
+    let out = h.ok(&[
+        "tune",
+        "--device",
+        "sdz",
+        "--dir",
+        work.to_str().unwrap(),
+        "--apply",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--job",
+        &job,
+        "--metric",
+        "regex:x (\\d+)",
+        "--maximize",
+        "x",
+        "--seed",
+        "1",
+    ]);
+    assert!(
+        out.contains("    dirty_ratio      20 → 40   (host-wide: every device)\n"),
+        "{out}"
+    );
+    assert!(out.contains("restore sdz` undoes it)"), "{out}");
+    assert_eq!(h.env.vm("dirty_ratio"), "40");
+    assert_eq!(
+        h.open(),
+        [
+            ("host".into(), "dirty_ratio".into(), "tune:1".into()),
+            ("host".into(), "dirty_bytes".into(), "tune:1".into()),
+        ]
+    );
+    // Not sdy's: `restore sdy` leaves it and says so.
+    assert!(
+        h.ok(&["restore", "sdy"])
+            .starts_with("restored 0 knobs on sdy\n1 host-wide knob stays changed: dirty_ratio"),
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "40");
+    assert_eq!(
+        h.ok(&["restore", "sdz"]),
+        "restored 1 knob on sdz\n  host-wide dirty_ratio = 20\n"
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "20");
+    assert!(h.open().is_empty(), "{:?}", h.open());
 }

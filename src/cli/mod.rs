@@ -19,23 +19,38 @@ use crate::{Error, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-/// The text of [`EXIT_STATUS`], as a macro so that [`DAEMON_NOTES`] can end with it.
-macro_rules! exit_status {
+/// The text of [`DAEMON_EXIT_STATUS`], as a macro so that [`DAEMON_NOTES`] can end with it.
+macro_rules! daemon_exit_status {
     () => {
         "\
+Exit status:
+  0    stopped by SIGTERM or SIGINT (a retune in progress was stopped and its device
+       restored first)
+  1    it could not go on: the database, sysfs or its event loop failed (a write the kernel
+       refuses or does not honour is logged, and it goes on)
+  2    bad usage or input (the config's error names the file, line and field), or another
+       daemon runs on the database; nothing was changed"
+    };
+}
+
+/// The exit codes (docs/DESIGN.md "External contract"), shown under every command's help (`-h`
+/// and `--help`) but the daemon's ([`DAEMON_EXIT_STATUS`]); the man pages' EXIT STATUS
+/// section is made from it. Only `tune` and `bench` catch SIGINT and SIGTERM
+/// ([`crate::signals::install`]); the other commands keep the default action.
+pub const EXIT_STATUS: &str = "\
 Exit status:
   0    success (also when the reader of the output went away: `| head`)
   1    the job failed: a knob was not honoured, a run failed, the kernel refused a write,
        `verify` found drift
   2    bad usage or input (a file's error names the file, line and field; a knob's, the knob
        and value), or a device held by another writer; nothing was changed
-  130  interrupted by Ctrl-C or SIGTERM (the device was restored first)"
-    };
-}
+  130  `tune` or `bench` interrupted by Ctrl-C or SIGTERM (the device was restored first);
+       the other commands end by the signal itself (a shell shows 128 + its number), and
+       `daemon` stops with 0";
 
-/// The exit codes (docs/DESIGN.md "External contract"), shown under every command's help (`-h`
-/// and `--help`); the man pages' EXIT STATUS section is made from it.
-pub const EXIT_STATUS: &str = exit_status!();
+/// The exit codes of `sweetspot daemon`, shown under its help and in its man page: a service
+/// stopped by SIGTERM or SIGINT exits 0 (systemd's normal stop), not 130 as `tune` does.
+pub const DAEMON_EXIT_STATUS: &str = daemon_exit_status!();
 
 /// Signals and files of `sweetspot daemon` (its `--help` and man page), then the exit codes.
 const DAEMON_NOTES: &str = concat!(
@@ -43,8 +58,9 @@ const DAEMON_NOTES: &str = concat!(
 Signals:
   SIGHUP           reload the config; a broken one is logged (file, line, field) and the old
                    one kept
-  SIGTERM, SIGINT  stop: a retune in progress stops after its current run, its device is
-                   restored, and the next retune of that device resumes it; exit 0
+  SIGTERM, SIGINT  stop: a retune in progress abandons its current run, its device is
+                   restored, its finished trials are kept, and the next retune of that device
+                   resumes it; exit 0
 
 Files:
   /etc/sweetspot/daemon.toml       the config (--config); every key is optional
@@ -56,7 +72,7 @@ An annotated config with every key and its default: examples/daemon.toml in the 
 tree.
 
 ",
-    exit_status!()
+    daemon_exit_status!()
 );
 
 /// The default `--sysfs-root`.
@@ -141,7 +157,7 @@ pub enum Command {
     #[command(after_help = EXIT_STATUS)]
     Verify(profile::VerifyArgs),
     /// Keep devices at their sweet spot: apply profiles to disks as they appear, watch drift.
-    #[command(after_help = EXIT_STATUS, after_long_help = DAEMON_NOTES)]
+    #[command(after_help = DAEMON_EXIT_STATUS, after_long_help = DAEMON_NOTES)]
     Daemon(daemon::Args),
     /// Show per enrolled device the last tune, the sweet spot, and what the daemon does.
     #[command(after_help = EXIT_STATUS)]

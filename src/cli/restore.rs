@@ -1,7 +1,8 @@
 //! `sweetspot restore [<DEVICE>]`: puts journaled knobs back (every owner's; the oldest open
 //! entry of each file is the true original). Without a device it restores everything,
 //! host-wide vm knobs included. With one, it restores that device's knobs and the host-wide
-//! ones that `set DEVICE` alone journaled ([`crate::tune::hostwide`]), and names the
+//! ones that `set DEVICE` or `tune --device DEVICE --apply` alone journaled
+//! ([`crate::tune::hostwide`]), and names the
 //! host-wide knobs that stay changed, with the command that puts them back. First it
 //! finishes tunes that were killed
 //! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
@@ -21,8 +22,8 @@ use crate::sysroot::SysRoot;
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only this device, and the host-wide knobs that `set DEVICE` alone changed (default:
-    /// every journaled knob, host-wide vm knobs included).
+    /// Only this device, and the host-wide knobs that `set DEVICE` or `tune --device DEVICE
+    /// --apply` alone changed (default: every journaled knob, host-wide vm knobs included).
     pub device: Option<String>,
 }
 
@@ -126,7 +127,8 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
         let one = n == 1;
         out.push_str(&format!(
             "{n} host-wide knob{} changed: {} (`restore {d}` puts back only those that `set \
-             {d}` alone changed); `{}` puts {} back, with every other journaled knob\n",
+             {d}` or `tune --device {d} --apply` alone changed); `{}` puts {} back, with \
+             every other journaled knob\n",
             if one { " stays" } else { "s stay" },
             r.host_changed.join(", "),
             crate::tune::recover::undo_command(&ctx.db, &ctx.root, None),

@@ -2,7 +2,9 @@
 //! on fake sysfs trees):
 //!
 //! - a disk seen for the first time (at start, or attached later: a cheap listing of
-//!   `/sys/block` every poll) gets its profile entries, through the journaled path;
+//!   `/sys/block` every poll) gets its profile entry, through the journaled path: of the
+//!   entries matching it, the narrowest, as `profile apply` picks it
+//!   ([`crate::profile::overlap::entry_for`]), and that entry's values are the ones managed;
 //! - a managed value that changed behind the daemon's back is "contested by another writer":
 //!   logged with the knob and both values, re-applied once, and after a second change left
 //!   alone for good (as bpftune backs off), so the daemon never fights in a loop.
@@ -14,7 +16,8 @@ use crate::knob::discover;
 use crate::knob::io::RealIo;
 use crate::lock::{DeviceLock, Holder, Taken};
 use crate::profile::Profile;
-use crate::profile::apply::{Status, apply, disks_of};
+use crate::profile::apply::{Status, apply};
+use crate::profile::overlap::entry_for;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::types::Setting;
@@ -80,15 +83,17 @@ impl Manager {
             if !self.seen.contains(&dev.identity) || busy == Some(dev.identity.as_str()) {
                 continue;
             }
-            let mut wanted = BTreeMap::new();
-            for entry in &profile.devices {
-                if disks_of(root, std::slice::from_ref(&dev), entry).is_empty() {
-                    continue;
-                }
-                for (k, v) in &entry.knobs {
-                    wanted.insert(k.clone(), v.to_string());
-                }
-            }
+            // The entry `profile apply` would apply (the narrowest), as poll manages it; two
+            // equally narrow ones: forgotten, so that the next poll says why it applies none.
+            let Ok(entry) = entry_for(root, &dev, profile) else {
+                self.forget(&dev.identity);
+                continue;
+            };
+            let wanted: BTreeMap<String, String> = entry
+                .iter()
+                .flat_map(|e| &e.knobs)
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect();
             let have: BTreeMap<String, String> = self
                 .managed
                 .iter()
@@ -152,21 +157,19 @@ impl Manager {
                     _ => {}
                 }
             }
-            for entry in &profile.devices {
-                if disks_of(root, std::slice::from_ref(dev), entry).is_empty() {
-                    continue;
-                }
-                for (k, v) in &entry.knobs {
-                    self.managed.insert(
-                        (dev.identity.clone(), k.clone()),
-                        Managed {
-                            device: dev.name.clone(),
-                            expected: v.to_string(),
-                            reapplied: false,
-                            contested: None,
-                        },
-                    );
-                }
+            // What `apply` wrote: the narrowest matching entry's knobs, not a broader one's.
+            // (`apply` resolved the same entries without an error just now.)
+            let entry = entry_for(root, dev, profile).ok().flatten();
+            for (k, v) in entry.iter().flat_map(|e| &e.knobs) {
+                self.managed.insert(
+                    (dev.identity.clone(), k.clone()),
+                    Managed {
+                        device: dev.name.clone(),
+                        expected: v.to_string(),
+                        reapplied: false,
+                        contested: None,
+                    },
+                );
             }
         }
         // A disk that went away is handled afresh when it comes back.
@@ -240,18 +243,18 @@ impl Manager {
     }
 }
 
-/// The profile's value of `knob` for `dev`.
+/// The profile's value of `knob` for `dev`: the value of the entry that applies to it
+/// ([`entry_for`]: the narrowest), as `profile apply` wrote it.
 fn profile_value(
     profile: &Profile,
     root: &SysRoot,
     dev: &device::Device,
     knob: &str,
 ) -> Option<crate::types::KnobValue> {
-    profile
-        .devices
-        .iter()
-        .filter(|e| !disks_of(root, std::slice::from_ref(dev), e).is_empty())
-        .find_map(|e| e.knobs.get(knob).cloned())
+    entry_for(root, dev, profile)
+        .ok()
+        .flatten()
+        .and_then(|e| e.knobs.get(knob).cloned())
 }
 
 /// The log line of an event (journald-friendly: one line, no colour).
@@ -300,6 +303,128 @@ mod tests {
                 "fifo_batch = 4",
             ),
         ])
+    }
+
+    /// sda's model-wide entry (`read_ahead_kb = 512`, `fifo_batch = 8`) and its one-disk
+    /// entry (`read_ahead_kb = 256`), in the order `narrow_first` says.
+    fn overlapping(narrow_first: bool, broad_ra: u32) -> Profile {
+        let broad_knobs = format!("read_ahead_kb = {broad_ra}, fifo_batch = 8");
+        let broad = (
+            "fleet",
+            r#"model = "ST2000DM008""#,
+            "6.18.0",
+            broad_knobs.as_str(),
+        );
+        let narrow = (
+            "sda",
+            r#"wwid = "naa.5000c500a1b2c3d4""#,
+            "6.18.0",
+            "read_ahead_kb = 256",
+        );
+        if narrow_first {
+            crate::testkit::profile::profile(&[narrow, broad])
+        } else {
+            crate::testkit::profile::profile(&[broad, narrow])
+        }
+    }
+
+    #[test]
+    fn manages_the_narrowest_entry_as_profile_apply_does_not_a_broader_one() {
+        const SDA: &str = "wwid:naa.5000c500a1b2c3d4";
+        for narrow_first in [false, true] {
+            let t = FakeTree::new();
+            t.mq_deadline_disk();
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("d.db");
+            let mut store = Store::open(&db).unwrap();
+            let p = overlapping(narrow_first, 512);
+            let mut m = Manager::default();
+            let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+            assert_eq!(
+                ev,
+                vec![Event::Applied(
+                    "sda".into(),
+                    vec![("read_ahead_kb".into(), "128".into(), "256".into())]
+                )],
+                "narrow first: {narrow_first}"
+            );
+            assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+            // Managed: the narrow entry's knobs and values, as written; not the broad one's.
+            let managed: Vec<(&str, &str, &str)> = m
+                .managed
+                .iter()
+                .map(|((i, k), v)| (i.as_str(), k.as_str(), v.expected.as_str()))
+                .collect();
+            assert_eq!(managed, [(SDA, "read_ahead_kb", "256")]);
+            assert_eq!(
+                m.poll(&mut store, &t.root, &db, &p).unwrap(),
+                vec![],
+                "no drift: the disk is as the profile left it (narrow first: {narrow_first})"
+            );
+            // Another writer: the narrow entry's value is put back, not the broad one's.
+            t.set("sda", "queue/read_ahead_kb", "4096");
+            let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+            assert_eq!(
+                ev,
+                vec![Event::Contested(
+                    "sda".into(),
+                    "read_ahead_kb".into(),
+                    "256".into(),
+                    "4096".into(),
+                    false
+                )]
+            );
+            assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+            assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+            // A reload that changes only the broad entry changes nothing on sda: its state
+            // (re-applied once) is kept, and nothing is applied again.
+            let key = (SDA.to_string(), "read_ahead_kb".to_string());
+            m.reconcile(&t.root, &overlapping(narrow_first, 1024), None)
+                .unwrap();
+            assert!(m.managed[&key].reapplied, "narrow first: {narrow_first}");
+            assert_eq!(m.poll(&mut store, &t.root, &db, &p).unwrap(), vec![]);
+            // One that changes the narrow entry: sda is handled afresh.
+            let other = crate::testkit::profile::profile(&[(
+                "sda",
+                r#"wwid = "naa.5000c500a1b2c3d4""#,
+                "6.18.0",
+                "read_ahead_kb = 384",
+            )]);
+            m.reconcile(&t.root, &other, None).unwrap();
+            assert!(!m.manages(SDA));
+            m.poll(&mut store, &t.root, &db, &other).unwrap();
+            assert_eq!(t.get("sda", "queue/read_ahead_kb"), "384");
+            assert_eq!(m.managed[&key].expected, "384");
+        }
+    }
+
+    #[test]
+    fn a_reload_to_two_equally_narrow_entries_forgets_the_disk_and_says_why() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("d.db");
+        let mut store = Store::open(&db).unwrap();
+        let mut m = Manager::default();
+        m.poll(&mut store, &t.root, &db, &overlapping(false, 512))
+            .unwrap();
+        assert!(m.manages("wwid:naa.5000c500a1b2c3d4"));
+        // The reader refuses such a file; a profile built in memory can still hold one.
+        let mut tie = crate::testkit::profile::profile(&[(
+            "a",
+            r#"wwid = "naa.5000c500a1b2c3d4""#,
+            "6.18.0",
+            "read_ahead_kb = 256",
+        )]);
+        tie.devices.push(tie.devices[0].clone());
+        m.reconcile(&t.root, &tie, None).unwrap();
+        assert!(!m.manages("wwid:naa.5000c500a1b2c3d4"));
+        let ev = m.poll(&mut store, &t.root, &db, &tie).unwrap();
+        assert!(
+            matches!(&ev[..], [Event::Busy(d, e)] if d == "sda" && e.contains("neither is narrower")),
+            "{ev:?}"
+        );
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! is narrower.
 
 use super::apply::matches;
-use super::model::{Match, Profile};
+use super::model::{DeviceEntry, Match, Profile};
 use crate::device::Device;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
@@ -150,6 +150,19 @@ pub fn resolve<'a>(
         .flat_map(|(i, disks)| disks.into_iter().map(move |d| (i, d)))
         .collect();
     Ok(Resolved { targets, overlaps })
+}
+
+/// The entry that applies to the disk `dev`: of the entries matching it, the narrowest, as
+/// [`resolve`] picks it for `profile apply`; `None` when none matches. The daemon manages what
+/// it applied by this, so it never expects (or re-applies) a broader entry's value.
+/// Errors: as [`resolve`]'s (two equally narrow entries match `dev`, exit 2).
+pub fn entry_for<'p>(
+    root: &SysRoot,
+    dev: &Device,
+    profile: &'p Profile,
+) -> Result<Option<&'p DeviceEntry>> {
+    let r = resolve(root, std::slice::from_ref(dev), profile, None)?;
+    Ok(r.targets.first().map(|&(i, _)| &profile.devices[i]))
 }
 
 /// How entry `i`'s match `m` relates to the earlier entry `j`'s `other` (`at_j`: ` (line N)`

@@ -2,13 +2,15 @@
 //! which of their open journal entries are that device's to put back, and which host-wide
 //! knobs stay changed after it.
 //!
-//! A host-wide entry is the device's when `set <DEVICE>` alone journaled it: owner `set`,
-//! journaled for that device ([`Entry::for_identity`], which a `set` of the same knob for
-//! another device clears), the only open entry of its file (no tune, bench, profile or daemon
-//! journaled it too: their originals are not this `set`'s to overwrite), and, for an
-//! exclusive pair (`dirty_ratio`/`dirty_bytes`: writing one zeroes the other), its partner's
-//! open entry, if any, the device's too. Anything else is left to `restore` of everything,
-//! which writes each file's oldest original.
+//! A host-wide entry is the device's when `set <DEVICE>` or `tune --device <DEVICE> --apply`
+//! alone journaled it: owner `set` or a tune's (`tune:<id>`, whose entries stay open only when
+//! the tune left its sweet spot applied), journaled for that device ([`Entry::for_identity`],
+//! which a `set` of the same knob for another device clears), the only open entry of its file
+//! (no other tune, set, bench, profile or daemon journaled it too: their originals are not
+//! this command's to overwrite), and, for an exclusive pair (`dirty_ratio`/`dirty_bytes`:
+//! writing one zeroes the other), its partner's open entry, if any, the device's too.
+//! Anything else is left to `restore` of everything, which writes each file's oldest
+//! original.
 
 use crate::Result;
 use crate::knob::ApplyOrder;
@@ -20,9 +22,16 @@ use crate::store::journal::{Entry, SET_OWNER};
 use crate::sysroot::SysRoot;
 use std::path::Path;
 
-/// The open host-wide entries under `root` that `set` alone journaled for the device with
-/// `identity` (see the module docs): what `restore <DEVICE>` puts back. Errors: the store's.
-pub fn set_alone(store: &Store, root: &SysRoot, identity: &str) -> Result<Vec<Entry>> {
+/// True for the owners that change knobs for one device and leave them so: `set`, and a tune
+/// (`tune:<id>`) that applied its sweet spot (`tune --device D --apply`).
+fn for_one_device(owner: &str) -> bool {
+    owner == SET_OWNER || owner.starts_with("tune:")
+}
+
+/// The open host-wide entries under `root` that `set` or `tune --apply` alone journaled for
+/// the device with `identity` (see the module docs): what `restore <DEVICE>` puts back.
+/// Errors: the store's.
+pub fn device_alone(store: &Store, root: &SysRoot, identity: &str) -> Result<Vec<Entry>> {
     let open: Vec<Entry> = store
         .journal_open(None, None)?
         .into_iter()
@@ -30,7 +39,7 @@ pub fn set_alone(store: &Store, root: &SysRoot, identity: &str) -> Result<Vec<En
         .collect();
     let alone = |e: &Entry| open.iter().filter(|o| o.path == e.path).count() == 1;
     let (mine, others): (Vec<Entry>, Vec<Entry>) = open.iter().cloned().partition(|e| {
-        e.owner == SET_OWNER && e.for_identity.as_deref() == Some(identity) && alone(e)
+        for_one_device(&e.owner) && e.for_identity.as_deref() == Some(identity) && alone(e)
     });
     let blocked = |knob: &str| others.iter().any(|o| o.knob == knob);
     Ok(mine

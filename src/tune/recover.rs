@@ -300,8 +300,8 @@ pub struct HostLeft {
 }
 
 /// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
-/// entry (with `device`: its own, and the host-wide ones that its `set` alone journaled,
-/// [`hostwide::set_alone`]; the rest it lists in [`Restored::host_changed`]) through `io`,
+/// entry (with `device`: its own, and the host-wide ones that its `set` or `tune --apply`
+/// alone journaled, [`hostwide::device_alone`]; the rest it lists in [`Restored::host_changed`]) through `io`,
 /// except what a tune that is still running works on: its device, every file it journaled,
 /// and the host-wide knobs while it tunes a real device. Writing those would change a
 /// setting in the middle of its measurement. The tune restores its own changes when it ends
@@ -372,12 +372,13 @@ pub fn restore_idle(
     // Host-wide knobs act on every device, the busy ones too: left alone while a real device
     // is being tuned or written (a measurement there would see them change). Otherwise they
     // are written under the host's own lock, and left alone when another writer holds it.
-    // With a device, only those its `set` alone journaled are its to put back.
+    // With a device, only those its `set` or `tune --apply` alone journaled are its to put
+    // back.
     let dev_id = device
         .and_then(|d| crate::device::find(root, d).ok())
         .map(|d| d.identity);
     let mine = match &dev_id {
-        Some(id) => hostwide::set_alone(store, root, id)?,
+        Some(id) => hostwide::device_alone(store, root, id)?,
         None => Vec::new(),
     };
     let mut host_knobs: Vec<String> = if device.is_none() {
@@ -443,12 +444,11 @@ pub fn restore_idle(
     let mut put = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
     if let (Some(_), Some(id)) = (&host_lock, &dev_id) {
         // Asked again under the host's lock: no other writer journals a host-wide knob now.
-        let mine = hostwide::set_alone(store, root, id)?;
+        let mine = hostwide::device_alone(store, root, id)?;
         let ids: Vec<i64> = mine.iter().map(|e| e.id).collect();
         let not_mine = |e: &crate::store::journal::Entry| !ids.contains(&e.id);
-        let owner = Some(crate::store::journal::SET_OWNER);
         put.extend(crate::knob::apply::restore_except(
-            io, store, root, None, owner, &not_mine,
+            io, store, root, None, None, &not_mine,
         )?);
     }
     let host_changed = match (device, &host_left) {
