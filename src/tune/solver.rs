@@ -443,11 +443,23 @@ impl BayesOpt {
             return;
         };
         let best = pred.mean[self.incumbent];
+        let noise = self
+            .pooled_sd()
+            .filter(|(_, df)| *df >= 2.0)
+            .map_or(ASSUMED_NOISE, |(s, _)| s);
+        // Unmeasured settings: the model's expected improvement. Measured ones (but the
+        // incumbent, which the races re-measure): the augmented one of their own posterior,
+        // while they keep the guard rails on their means.
         let ei: Vec<f64> = (0..self.coords.len())
             .map(|p| {
-                // Re-measuring is the races' job; the model explores unmeasured settings.
-                if self.failed.contains(&p) || measured.contains(&p) {
+                if self.failed.contains(&p) || p == self.incumbent {
                     0.0
+                } else if measured.contains(&p) {
+                    if feasible(p) {
+                        self.augmented_ei(p, best, noise)
+                    } else {
+                        0.0
+                    }
                 } else {
                     pred.expected_improvement(p, best)
                 }
@@ -465,17 +477,47 @@ impl BayesOpt {
             self.start_check("converged: no setting is expected to improve", feasible);
             return;
         }
+        let why = if measured.contains(&p) {
+            let (m, v) = self.posterior(p);
+            let n = self.costs(p).len();
+            format!(
+                "measured again (after {n} trial{}): {}",
+                if n == 1 { "" } else { "s" },
+                ei_why(ei[p], m, v.sqrt(), best).replace("the model predicts", "its trials say")
+            )
+        } else {
+            ei_why(ei[p], pred.mean[p], pred.sd[p], best)
+        };
         self.queue.push_back(Step {
             point: p,
-            why: ei_why(ei[p], pred.mean[p], pred.sd[p], best),
+            why,
             check: false,
             part: Part::Full,
         });
     }
 
-    /// After the model converged: while the runner-up (second-lowest [`BayesOpt::score`]) is
-    /// within noise of the incumbent (posterior means less than 2 sds of their difference
-    /// apart, and that sd above the minimum effect), measure both once more, interleaved.
+    /// Augmented expected improvement of measuring setting `p` once more (Huang, Allen,
+    /// Notz & Zeng 2006, "Global optimization of stochastic black-box systems via sequential
+    /// kriging meta-models", J. Global Optim. 34): the expected improvement of its posterior
+    /// ([`BayesOpt::posterior`], mean m and sd s, ln cost) below `best`, times
+    /// `1 − noise / √(s² + noise²)`, which falls toward 0 as its trials pile up. `noise` is
+    /// one trial's sd (ln units). So a setting measured once that may still beat the
+    /// incumbent (a scheduler with no kin to lean on, an unlucky draw) is measured again by
+    /// the search itself, not only by a race it may never enter.
+    fn augmented_ei(&self, p: usize, best: f64, noise: f64) -> f64 {
+        let (m, v) = self.posterior(p);
+        if !m.is_finite() {
+            return 0.0;
+        }
+        gp::expected_improvement(m, v.sqrt(), best) * (1.0 - noise / (v + noise * noise).sqrt())
+    }
+
+    /// After the model converged: while the challenger (of the other settings, the lowest
+    /// lower bound, posterior mean − [`PENALTY`] sds, as LUCB picks it: Kalyanakrishnan,
+    /// Tewari, Auer & Stone 2012) is within noise of the incumbent (posterior means less than
+    /// 2 sds of their difference apart, and that sd above the minimum effect), measure both
+    /// once more, interleaved. (The second-best score would be a near-twin of the incumbent
+    /// whenever a child knob is flat: eleven `fifo_batch` values of one mq-deadline.)
     /// [`BayesOpt::plan`] stops this when the search's share of the budget is spent; it also
     /// stops once both have [`SEPARATE_CAP`] trials.
     /// True when queued.
@@ -485,16 +527,9 @@ impl BayesOpt {
             return false;
         }
         let inc = self.incumbent;
-        let runner = self
-            .measured()
-            .into_iter()
-            .filter(|&p| {
-                p != inc && !self.failed.contains(&p) && (p == self.default || feasible(p))
-            })
-            .map(|p| (self.score(p), p))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, p)| p);
-        let Some(r) = runner else { return false };
+        let Some(r) = self.challenger_of(inc, feasible) else {
+            return false;
+        };
         if self.costs(inc).len().min(self.costs(r).len()) >= SEPARATE_CAP {
             return false;
         }
@@ -514,6 +549,22 @@ impl BayesOpt {
             });
         }
         true
+    }
+
+    /// The challenger of incumbent `inc`: of the other measured, feasible settings, the one
+    /// with the lowest lower bound (posterior mean − [`PENALTY`] posterior sds; LUCB's rule).
+    fn challenger_of(&self, inc: usize, feasible: &dyn Fn(usize) -> bool) -> Option<usize> {
+        self.measured()
+            .into_iter()
+            .filter(|&p| {
+                p != inc && !self.failed.contains(&p) && (p == self.default || feasible(p))
+            })
+            .map(|p| {
+                let (m, v) = self.posterior(p);
+                (m - PENALTY * v.sqrt(), p)
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, p)| p)
     }
 
     /// Makes the measured, feasible setting with the lowest [`BayesOpt::score`] the incumbent,
@@ -816,6 +867,55 @@ pub(super) mod tests {
         let mut s = BayesOpt::new(cfg, coords, 5);
         s.obs = obs.to_vec();
         s
+    }
+
+    #[test]
+    fn the_challenger_is_the_most_optimistic_setting_not_the_incumbents_twin() {
+        // Settings 5 and 6 four trials each near 0.8 (6 the best; a flat child knob's twins);
+        // setting 2, alone in its group (a scheduler without kin), once at 0.78; the rest once
+        // at 1.0.
+        let mut obs: Vec<(usize, f64)> = [0, 1, 3, 4, 7, 8].iter().map(|&p| (p, 1.0)).collect();
+        obs.extend([(6, 0.70), (6, 0.90), (6, 0.72), (6, 0.86)]);
+        obs.extend([(5, 0.72), (5, 0.92), (5, 0.74), (5, 0.88)]);
+        obs.push((2, 0.78));
+        let s = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
+        let all = |_: usize| true;
+        // The second-best score is the twin (5): measuring it again teaches nothing new.
+        let second = (0..9)
+            .filter(|&p| p != 6)
+            .min_by(|&a, &b| s.score(a).total_cmp(&s.score(b)))
+            .unwrap();
+        assert_eq!(second, 5);
+        // The lower bound picks the setting measured once that may still be best.
+        assert_eq!(s.challenger_of(6, &all), Some(2));
+        // Unless it breaks a guard rail.
+        assert_eq!(s.challenger_of(6, &|p: usize| p != 2), Some(5));
+    }
+
+    #[test]
+    fn a_setting_measured_once_that_may_beat_the_best_is_worth_measuring_again() {
+        let base: Vec<(usize, f64)> = [0, 1, 3, 4, 5, 7, 8].iter().map(|&p| (p, 1.0)).collect();
+        let mut obs = base.clone();
+        obs.extend([(6, 0.70), (6, 0.90), (6, 0.72), (6, 0.86)]);
+        obs.push((2, 0.82));
+        let s = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
+        let best = s.posterior(6).0;
+        let once = s.augmented_ei(2, best, 0.1);
+        // Its own posterior (no kin: its one trial, the noise pooled from setting 6) below the
+        // best's mean, times 1 − noise / √(s² + noise²).
+        let want = gp::expected_improvement(0.82, s.posterior(2).1.sqrt(), best)
+            * (1.0 - 0.1 / (s.posterior(2).1 + 0.01).sqrt());
+        assert!((once - want).abs() < 1e-12, "{once} vs {want}");
+        assert!(once > 1e-3, "{once}");
+        // The same mean over five trials: much less left to learn.
+        obs.extend([(2, 0.80), (2, 0.84), (2, 0.82), (2, 0.82)]);
+        let s5 = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
+        let five = s5.augmented_ei(2, s5.posterior(6).0, 0.1);
+        assert!(five < once / 3.0, "{five} vs {once}");
+        // A setting far worse than the best: next to nothing. Unmeasured: nothing.
+        assert!(s.augmented_ei(8, best, 0.1) < 1e-3);
+        let s0 = solver(&base);
+        assert_eq!(s0.augmented_ei(6, 0.8, 0.1), 0.0);
     }
 
     #[test]
