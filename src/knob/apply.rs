@@ -1,8 +1,9 @@
 //! The journaled apply path and restore: the safe write path for every feature.
 //!
-//! `apply` validates the whole setting first (exit 2, nothing changed), journals every knob the
-//! writes can change in one durable transaction, then writes in kernel order and reads each
-//! value back. `restore` writes the originals back in the same order and marks the entries
+//! `apply` validates the whole setting first (exit 2, nothing changed) and reads every original
+//! the writes can change, then writes in kernel order and reads each value back. A write that
+//! would change nothing is skipped and journals nothing; one that changes its knob first
+//! journals, durably, the originals of every knob it can change (side effects included). `restore` writes the originals back in the same order and marks the entries
 //! restored. Both go through [`KnobIo`] so unit tests can simulate the kernel on fake trees.
 
 use super::io::{KnobIo, RealIo, parse_int, read_value, write_text};
@@ -10,7 +11,7 @@ use super::plan::{Write, plan, plan_host, rank};
 use super::{ApplyOrder, KnobValue, Setting, catalogue};
 use crate::device::{Device, identity::identity};
 use crate::store::Store;
-use crate::store::journal::Entry;
+use crate::store::journal::{Entry, NewEntry};
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use serde::Serialize;
@@ -28,8 +29,9 @@ pub struct Change {
     pub to: String,
 }
 
-/// Applies `setting` to `device` (device knobs) and the host (vm and CPU-scheduler knobs), journaling under
-/// `owner` (`"set"` or `"tune:<id>"`) every knob the writes can change before the first write.
+/// Applies `setting` to `device` (device knobs) and the host (vm and CPU-scheduler knobs),
+/// journaling under `owner` (`"set"` or `"tune:<id>"`), durably before each write, every knob
+/// that write can change; a knob already at its value is neither written nor journaled.
 /// Order: scheduler → nr_requests → iosched → other queue → vm. Every value is validated first
 /// (exit 2, nothing changed); each write is read back (NotHonoured on mismatch).
 pub fn apply(
@@ -104,7 +106,8 @@ pub fn apply_with(
     execute(io, store, root, plan, owner, &device.name)
 }
 
-/// Journals `plan`'s originals durably, then writes it in order, reading each value back.
+/// Writes `plan` in order, reading each value back; before each write that changes its knob,
+/// journals durably the originals of the knobs it can change ([`super::plan::Plan::before`]).
 fn execute(
     io: &dyn KnobIo,
     store: &mut Store,
@@ -132,9 +135,12 @@ fn execute(
     for e in &mut plan.journal {
         e.boot_id.clone_from(&boot.id);
     }
-    store.journal_record(owner, &plan.journal)?;
+    // Journaled lazily: a write that changes nothing journals nothing (`restore` must not
+    // later overwrite a value sweetspot never wrote); one that does records, durably before
+    // it writes, the originals (read before the first write) of every knob it can change.
+    let mut journaled = vec![false; plan.journal.len()];
     let mut changes = Vec::new();
-    for w in &plan.writes {
+    for (w, before) in plan.writes.iter().zip(&plan.before) {
         if w.order == ApplyOrder::Iosched && !w.path.exists() {
             // This kernel's scheduler lacks the file (a knob of another version): ENOENT, as
             // the write would give, so a tune marks the setting infeasible and goes on.
@@ -154,7 +160,19 @@ fn execute(
         }
         let from = read_value(io, &w.path, w.order, &w.name)?;
         if same(&w.value, &from) {
+            // Nothing journaled; an open entry of this owner for another device's command
+            // (a host-wide knob) is shared now, as a write would make it.
+            let mine: Vec<NewEntry> = before.iter().map(|&i| plan.journal[i].clone()).collect();
+            store.journal_share(owner, &mine)?;
             continue;
+        }
+        let due: Vec<NewEntry> = before
+            .iter()
+            .filter(|&&i| !std::mem::replace(&mut journaled[i], true))
+            .map(|&i| plan.journal[i].clone())
+            .collect();
+        if !due.is_empty() {
+            store.journal_record(owner, &due)?;
         }
         write_checked(io, w)?;
         changes.push(Change {

@@ -690,3 +690,95 @@ fn a_closed_entry_says_truthfully_why_it_cannot_be_restored() {
         "sda is now another disk (wwid:b)"
     );
 }
+
+/// The open entries as `knob=original`, oldest first.
+fn open_entries(s: &Store) -> Vec<String> {
+    s.journal_open(None, None)
+        .unwrap()
+        .iter()
+        .map(|e| format!("{}={}", e.knob, e.original))
+        .collect()
+}
+
+#[test]
+fn a_set_that_changes_nothing_journals_nothing_and_restore_keeps_the_admins_value() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk()
+        .set("sda", "queue/read_ahead_kb", "2560");
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    for set in [
+        setting(&[("read_ahead_kb", 2560.into())]),
+        setting(&[("swappiness", 60.into())]),
+        setting(&[("dirty_ratio", 20.into())]),
+        setting(&[
+            ("scheduler", "mq-deadline".into()),
+            ("nr_requests", 64.into()),
+        ]),
+    ] {
+        let ch = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+        assert!(ch.is_empty(), "{set:?}: {ch:?}");
+        assert_eq!(open_entries(&s), Vec::<String>::new(), "{set:?}");
+    }
+    // An admin changes them afterwards: restore has nothing of sweetspot's to put back.
+    t.set("sda", "queue/read_ahead_kb", "1024");
+    std::fs::write(t.root.vm().join("swappiness"), "30\n").unwrap();
+    std::fs::write(t.root.vm().join("dirty_ratio"), "15\n").unwrap();
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "1024");
+    assert_eq!(t.vm("swappiness"), "30");
+    assert_eq!(t.vm("dirty_ratio"), "15");
+}
+
+#[test]
+fn only_the_knobs_a_set_changes_are_journaled_with_their_side_effects() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    // fifo_batch is already 16: only read_ahead_kb is journaled.
+    let set = setting(&[("fifo_batch", 16.into()), ("read_ahead_kb", 512.into())]);
+    let ch = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    assert_eq!(ch.len(), 1);
+    assert_eq!(open_entries(&s), ["read_ahead_kb=128"]);
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    // dirty_bytes written: its partner dirty_ratio (zeroed by the write) is journaled too.
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("dirty_bytes", (1i64 << 26).into())]),
+        "set",
+    )
+    .unwrap();
+    assert_eq!(open_entries(&s), ["dirty_bytes=0", "dirty_ratio=20"]);
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(
+        (t.vm("dirty_ratio"), t.vm("dirty_bytes")),
+        ("20".into(), "0".into())
+    );
+}
+
+#[test]
+fn a_tune_journals_a_knob_when_it_first_writes_it_and_restores_it() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let fifo = |v: i64| setting(&[("fifo_batch", v.into())]);
+    // The default setting first: nothing written, nothing journaled.
+    apply_with(&k, &mut s, &t.root, &d, &fifo(16), "tune:1").unwrap();
+    assert_eq!(open_entries(&s), Vec::<String>::new());
+    apply_with(&k, &mut s, &t.root, &d, &fifo(4), "tune:1").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(64), "tune:1").unwrap();
+    assert_eq!(open_entries(&s), ["fifo_batch=16"]);
+    assert_eq!(
+        restore_with(&k, &mut s, &t.root, Some("sda"), Some("tune:1")).unwrap(),
+        1
+    );
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+}
