@@ -364,3 +364,50 @@ fn restore_of_a_device_puts_back_the_host_wide_knobs_its_tune_apply_left() {
     assert_eq!(h.env.vm("dirty_ratio"), "20");
     assert!(h.open().is_empty(), "{:?}", h.open());
 }
+
+#[test]
+fn a_set_that_changes_nothing_leaves_nothing_for_restore_to_overwrite() {
+    let h = Host::new();
+    for pair in ["fifo_batch=16", "swappiness=60", "dirty_ratio=20"] {
+        assert_eq!(
+            h.ok(&["set", "sdz", pair]),
+            "sdz: already set, nothing changed\n"
+        );
+    }
+    assert_eq!(h.open(), Vec::<(String, String, String)>::new());
+    // An admin changes them by hand afterwards: restore has nothing of sweetspot's to undo.
+    let fifo = h.sys.join("block/sdz/queue/iosched/fifo_batch");
+    std::fs::write(&fifo, "8\n").unwrap();
+    std::fs::write(h.env.proc().join("sys/vm/swappiness"), "30\n").unwrap();
+    std::fs::write(h.env.proc().join("sys/vm/dirty_ratio"), "15\n").unwrap();
+    assert_eq!(h.ok(&["restore", "sdz"]), "restored 0 knobs on sdz\n");
+    assert_eq!(h.ok(&["restore"]), "restored 0 knobs\n");
+    assert_eq!(h.fifo_batch("sdz"), "8");
+    assert_eq!(h.env.vm("swappiness"), "30");
+    assert_eq!(h.env.vm("dirty_ratio"), "15");
+}
+
+#[test]
+fn a_no_op_set_for_another_device_still_makes_a_host_wide_knob_shared() {
+    let h = Host::new();
+    h.ok(&["set", "sdz", "dirty_ratio=30"]);
+    assert_eq!(
+        h.ok(&["set", "sdy", "dirty_ratio=30"]),
+        "sdy: already set, nothing changed\n"
+    );
+    // The entries of `set sdz` (dirty_ratio and its partner), now nobody's alone: `restore
+    // sdz` leaves them.
+    let host = |k: &str| ("host".to_string(), k.to_string(), "set".to_string());
+    assert_eq!(h.open(), [host("dirty_ratio"), host("dirty_bytes")]);
+    let out = h.ok(&["restore", "sdz"]);
+    assert!(
+        out.starts_with("restored 0 knobs on sdz\n1 host-wide knob stays changed: dirty_ratio"),
+        "{out}"
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "30");
+    assert_eq!(
+        h.ok(&["restore"]),
+        "restored 1 knob\n  host-wide dirty_ratio = 20\n"
+    );
+    assert_eq!(h.env.vm("dirty_ratio"), "20");
+}

@@ -1,8 +1,9 @@
 //! The journaled apply path and restore: the safe write path for every feature.
 //!
-//! `apply` validates the whole setting first (exit 2, nothing changed), journals every knob the
-//! writes can change in one durable transaction, then writes in kernel order and reads each
-//! value back. `restore` writes the originals back in the same order and marks the entries
+//! `apply` validates the whole setting first (exit 2, nothing changed) and reads every original
+//! the writes can change, then writes in kernel order and reads each value back. A write that
+//! would change nothing is skipped and journals nothing; one that changes its knob first
+//! journals, durably, the originals of every knob it can change (side effects included). `restore` writes the originals back in the same order and marks the entries
 //! restored. Both go through [`KnobIo`] so unit tests can simulate the kernel on fake trees.
 
 use super::io::{KnobIo, RealIo, parse_int, read_value, write_text};
@@ -10,7 +11,7 @@ use super::plan::{Write, plan, plan_host, rank};
 use super::{ApplyOrder, KnobValue, Setting, catalogue};
 use crate::device::{Device, identity::identity};
 use crate::store::Store;
-use crate::store::journal::Entry;
+use crate::store::journal::{Entry, NewEntry};
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use serde::Serialize;
@@ -28,8 +29,9 @@ pub struct Change {
     pub to: String,
 }
 
-/// Applies `setting` to `device` (device knobs) and the host (vm and CPU-scheduler knobs), journaling under
-/// `owner` (`"set"` or `"tune:<id>"`) every knob the writes can change before the first write.
+/// Applies `setting` to `device` (device knobs) and the host (vm and CPU-scheduler knobs),
+/// journaling under `owner` (`"set"` or `"tune:<id>"`), durably before each write, every knob
+/// that write can change; a knob already at its value is neither written nor journaled.
 /// Order: scheduler → nr_requests → iosched → other queue → vm. Every value is validated first
 /// (exit 2, nothing changed); each write is read back (NotHonoured on mismatch).
 pub fn apply(
@@ -100,11 +102,47 @@ pub fn apply_with(
     setting: &Setting,
     owner: &str,
 ) -> Result<Vec<Change>> {
+    settle_foreign(io, store, root, device)?;
     let plan = plan(io, root, device, setting)?;
     execute(io, store, root, plan, owner, &device.name)
 }
 
-/// Journals `plan`'s originals durably, then writes it in order, reading each value back.
+/// Settles the open entries under `device`'s kernel name that were journaled for another
+/// device (a loop number attached to another file since, e.g. a killed `--scratch` run's):
+/// written back first when their loop queue is still there ([`close_foreign`]), else closed.
+/// So the plan then reads the queue's true originals, and they are not kept out of the
+/// journal by an older open entry of the same file and owner. The caller holds `device`'s
+/// lock. Errors: a write back that failed (nothing of `setting` was written then).
+fn settle_foreign(
+    io: &dyn KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    device: &Device,
+) -> Result<()> {
+    warn_stale(&store.journal_close_stale(&root.boot())?);
+    let foreign: Vec<Entry> = store
+        .journal_open(Some(&device.name), None)?
+        .into_iter()
+        .filter(|e| e.identity.as_deref() != Some(device.identity.as_str()))
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    let mut r = Restorer {
+        io,
+        store,
+        put: Vec::new(),
+        first_err: None,
+    };
+    r.device(root, &device.name, foreign)?;
+    match r.first_err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Writes `plan` in order, reading each value back; before each write that changes its knob,
+/// journals durably the originals of the knobs it can change ([`super::plan::Plan::before`]).
 fn execute(
     io: &dyn KnobIo,
     store: &mut Store,
@@ -116,25 +154,15 @@ fn execute(
     // Originals of an earlier boot are stale; those read now carry this boot's id.
     let boot = root.boot();
     warn_stale(&store.journal_close_stale(&boot)?);
-    // Open entries under this kernel name journaled for another device (a scratch loop device
-    // of a killed run, detached since) cannot be restored, and would keep this device's
-    // originals out of the journal (one open entry per file and owner): closed first.
-    let mut devices: Vec<(String, Option<String>)> = plan
-        .journal
-        .iter()
-        .filter_map(|e| e.device.clone().map(|d| (d, e.identity.clone())))
-        .collect();
-    devices.dedup();
-    for (name, id) in devices {
-        let open = store.journal_open(Some(&name), None)?;
-        close_foreign(store, &name, id.as_deref(), open)?;
-    }
     for e in &mut plan.journal {
         e.boot_id.clone_from(&boot.id);
     }
-    store.journal_record(owner, &plan.journal)?;
+    // Journaled lazily: a write that changes nothing journals nothing (`restore` must not
+    // later overwrite a value sweetspot never wrote); one that does records, durably before
+    // it writes, the originals (read before the first write) of every knob it can change.
+    let mut journaled = vec![false; plan.journal.len()];
     let mut changes = Vec::new();
-    for w in &plan.writes {
+    for (w, before) in plan.writes.iter().zip(&plan.before) {
         if w.order == ApplyOrder::Iosched && !w.path.exists() {
             // This kernel's scheduler lacks the file (a knob of another version): ENOENT, as
             // the write would give, so a tune marks the setting infeasible and goes on.
@@ -154,7 +182,19 @@ fn execute(
         }
         let from = read_value(io, &w.path, w.order, &w.name)?;
         if same(&w.value, &from) {
+            // Nothing journaled; an open entry of this owner for another device's command
+            // (a host-wide knob) is shared now, as a write would make it.
+            let mine: Vec<NewEntry> = before.iter().map(|&i| plan.journal[i].clone()).collect();
+            store.journal_share(owner, &mine)?;
             continue;
+        }
+        let due: Vec<NewEntry> = before
+            .iter()
+            .filter(|&&i| !std::mem::replace(&mut journaled[i], true))
+            .map(|&i| plan.journal[i].clone())
+            .collect();
+        if !due.is_empty() {
+            store.journal_record(owner, &due)?;
         }
         write_checked(io, w)?;
         changes.push(Change {
@@ -246,8 +286,11 @@ pub fn restore(
 /// `nr_requests`, then the journaled iosched values of the scheduler now active (entries of any
 /// other scheduler are obsolete and only marked), then other queue knobs; host vm knobs last.
 /// Of an exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written.
-/// `wbt_lat_usec` gets its journaled number (never -1). Entries of a device that is gone or
-/// whose kernel name now has another identity (one warning per device, saying which), and
+/// `wbt_lat_usec` gets its journaled number (never -1). Entries of a loop device detached
+/// (or attached to another file) since are written back to its queue, which outlives
+/// `losetup -d`, unless the file attached now has its own open entry of that knob. Entries
+/// of a device that is gone or whose kernel name is now another disk (one warning per
+/// device, saying which), and
 /// entries journaled in an earlier boot (their `boot_id` is not this boot's: the kernel reset
 /// them), are marked restored with a warning, not written. Entries
 /// outside `root` (another sysfs/procfs tree) are left alone. A failed knob stays open; the
@@ -333,36 +376,89 @@ fn warn_stale(stale: &[Entry]) {
     );
 }
 
-/// Closes (marks restored, unwritten) the entries of `entries` (all under kernel name
-/// `name`) journaled for another device than `now` (the identity `name` has now; `None`
-/// when it is gone), with one warning per device saying why, and returns the rest. Nothing
-/// can put them back: their device is gone, or the name is now another disk (a new queue,
-/// or, for a loop number attached to another file, the queue the last user left, which
-/// sweetspot does not own).
+/// Sorts the entries of `entries` (all under kernel name `name`) journaled for another device
+/// than `now` (the identity `name` has now; `None` when it is gone), and returns those to
+/// restore: the entries of `now`, and those of a loop device whose queue is still there.
+///
+/// A loop queue outlives `losetup -d` and keeps the last user's values: the next file
+/// attached to that number inherits them, so sweetspot's value would stay on the queue. The
+/// journaled originals of an earlier backing file are therefore written back to the same queue
+/// files (the caller holds the lock of the device under `name` now), unless an open entry of
+/// `now` has the same file: that one is the original to restore, and the earlier ones are
+/// closed. The rest are closed (marked restored, unwritten), with one warning per device
+/// saying why: their device is gone, or the name is now another disk (a new queue).
 fn close_foreign(
     store: &mut Store,
+    root: &SysRoot,
     name: &str,
     now: Option<&str>,
     entries: Vec<Entry>,
 ) -> Result<Vec<Entry>> {
-    let (keep, foreign): (Vec<Entry>, Vec<Entry>) = entries
+    let (mut keep, foreign): (Vec<Entry>, Vec<Entry>) = entries
         .into_iter()
         .partition(|e| now.is_some() && e.identity.as_deref() == now);
+    if foreign.is_empty() {
+        return Ok(keep);
+    }
+    let queue = now.is_some() && root.block_dev(name).join("queue").is_dir();
+    let open = store.journal_open(Some(name), None)?;
+    let owned_now = |e: &Entry| {
+        open.iter()
+            .any(|o| o.path == e.path && now.is_some() && o.identity.as_deref() == now)
+    };
+    let (back, foreign): (Vec<Entry>, Vec<Entry>) = foreign.into_iter().partition(|e| {
+        queue
+            && e.identity
+                .as_deref()
+                .is_some_and(|i| i.starts_with("loop:"))
+            && !owned_now(e)
+    });
+    if !back.is_empty() {
+        let mut olds: Vec<&str> = back.iter().filter_map(|e| e.identity.as_deref()).collect();
+        olds.sort_unstable();
+        olds.dedup();
+        tracing::info!(
+            "{name}: writing back {} journaled knobs of {} to its queue, which outlives \
+             `losetup -d` ({})",
+            back.len(),
+            olds.join(", "),
+            olds.iter()
+                .map(|o| why_unrestorable(name, Some(o), now))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        keep.extend(back);
+        keep.sort_by_key(|e| e.id);
+    }
     let mut olds: Vec<Option<String>> = foreign.iter().map(|e| e.identity.clone()).collect();
     olds.sort();
     olds.dedup();
     for old in olds {
-        // Every owner's entries of that device at once: none of them can be restored.
-        let ids: Vec<i64> = store
-            .journal_open(Some(name), None)?
-            .into_iter()
-            .filter(|e| e.identity == old)
+        // Every owner's entries of that device at once, but not those written back above.
+        let ids: Vec<i64> = open
+            .iter()
+            .filter(|e| e.identity == old && !keep.iter().any(|k| k.id == e.id))
+            .filter(|e| {
+                !(queue && old.as_deref().is_some_and(|i| i.starts_with("loop:")) && !owned_now(e))
+            })
             .map(|e| e.id)
             .collect();
-        let why = why_unrestorable(name, old.as_deref(), now);
+        if ids.is_empty() {
+            continue;
+        }
+        let why = if queue && old.as_deref().is_some_and(|i| i.starts_with("loop:")) {
+            format!(
+                "{}, whose own journaled originals of those files are the ones to restore",
+                why_unrestorable(name, old.as_deref(), now)
+            )
+        } else {
+            format!(
+                "{}, so there is nothing to restore them on",
+                why_unrestorable(name, old.as_deref(), now)
+            )
+        };
         tracing::warn!(
-            "{name}: {} journaled knobs of {} closed without writing them back: {why}, so \
-             there is nothing to restore them on",
+            "{name}: {} journaled knobs of {} closed without writing them back: {why}",
             ids.len(),
             old.as_deref().unwrap_or("an unrecorded device")
         );
@@ -436,7 +532,7 @@ impl Restorer<'_> {
             .join("dev")
             .exists()
             .then(|| identity(root, name));
-        let entries = close_foreign(self.store, name, now_id.as_deref(), entries)?;
+        let entries = close_foreign(self.store, root, name, now_id.as_deref(), entries)?;
         if entries.is_empty() {
             return Ok(());
         }

@@ -31,11 +31,16 @@ pub(crate) struct Write {
     pub scheduler: Option<String>,
 }
 
-/// Validated writes in apply order, and the originals to journal before the first of them.
+/// Validated writes in apply order, and the originals to journal before them: `before[i]`
+/// lists (as indices into `journal`) the knobs that `writes[i]` can change, itself and its
+/// side effects. Only a write that changes its knob journals them (a no-op journals nothing,
+/// so a later `restore` cannot overwrite a value sweetspot never wrote), and durably before
+/// it writes.
 #[derive(Clone, Debug)]
 pub(crate) struct Plan {
     pub writes: Vec<Write>,
     pub journal: Vec<NewEntry>,
+    pub before: Vec<Vec<usize>>,
 }
 
 /// Validates every pair of `setting` for `device` and lists what to journal.
@@ -81,8 +86,12 @@ pub(crate) fn plan(
     check_pairs(setting)?;
     writes.sort_by_key(|w| (w.order, rank(&w.name)));
     check_writable(&writes)?;
-    let journal = journal_set(io, Some(device), &knobs, &writes, switching)?;
-    Ok(Plan { writes, journal })
+    let (journal, before) = journal_set(io, Some(device), &knobs, &writes, switching)?;
+    Ok(Plan {
+        writes,
+        journal,
+        before,
+    })
 }
 
 /// [`plan`] for a setting of host-wide knobs only ([`discover::host_knobs`]), with no device:
@@ -115,8 +124,12 @@ pub(crate) fn plan_host(io: &dyn KnobIo, root: &SysRoot, setting: &Setting) -> R
     check_pairs(setting)?;
     writes.sort_by_key(|w| w.order);
     check_writable(&writes)?;
-    let journal = journal_set(io, None, &knobs, &writes, false)?;
-    Ok(Plan { writes, journal })
+    let (journal, before) = journal_set(io, None, &knobs, &writes, false)?;
+    Ok(Plan {
+        writes,
+        journal,
+        before,
+    })
 }
 
 /// Refuses both members of an exclusive vm pair in one setting.
@@ -242,8 +255,9 @@ fn check_writable(writes: &[Write]) -> Result<()> {
     Ok(())
 }
 
-/// The originals to journal: each written knob that exists now, plus side effects. Host-wide
-/// knobs are journaled without a device, for `device` (`for_identity`; `None` for a
+/// The originals to journal: each written knob that exists now, plus side effects, all read
+/// now (before any write), and per write the indices of those it can change ([`Plan::before`]).
+/// Host-wide knobs are journaled without a device, for `device` (`for_identity`; `None` for a
 /// host-only plan).
 fn journal_set<'k>(
     io: &dyn KnobIo,
@@ -251,15 +265,24 @@ fn journal_set<'k>(
     knobs: &'k [Knob],
     writes: &[Write],
     switching: bool,
-) -> Result<Vec<NewEntry>> {
+) -> Result<(Vec<NewEntry>, Vec<Vec<usize>>)> {
     let mut set: Vec<&Knob> = Vec::new();
-    let mut add = |k: &'k Knob| {
-        if !set.iter().any(|s| s.path == k.path) {
-            set.push(k);
-        }
-    };
     let by_name = |n: &str| knobs.iter().find(|k| k.name == n);
+    let mut before = Vec::with_capacity(writes.len());
     for w in writes {
+        let mut touched: Vec<usize> = Vec::new();
+        let mut add = |k: &'k Knob| {
+            let i = match set.iter().position(|s| s.path == k.path) {
+                Some(i) => i,
+                None => {
+                    set.push(k);
+                    set.len() - 1
+                }
+            };
+            if !touched.contains(&i) {
+                touched.push(i);
+            }
+        };
         if let Some(k) = knobs.iter().find(|k| k.path == w.path) {
             add(k);
         }
@@ -283,8 +306,10 @@ fn journal_set<'k>(
         if let Some(p) = resets(&w.name).and_then(by_name) {
             add(p);
         }
+        before.push(touched);
     }
-    set.into_iter()
+    let journal = set
+        .into_iter()
         .map(|k| {
             // The feature flags share one file (and the journal keeps one open entry per
             // path): its entry is the whole file, every flag as it was, under the file's name.
@@ -309,5 +334,6 @@ fn journal_set<'k>(
                 boot_id: None,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    Ok((journal, before))
 }

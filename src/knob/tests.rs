@@ -513,31 +513,73 @@ fn a_tune_restores_only_its_own_entries_and_restore_all_writes_the_oldest() {
     assert!(s.journal_open(None, None).unwrap().is_empty());
 }
 
+/// A loop queue outlives `losetup -d` (the next file attached inherits its values), so the
+/// originals of a detached or replaced file are written back to it; a device that is gone, or
+/// a kernel name that is now another disk (a new queue), has its entries closed unwritten.
 #[test]
-fn entries_of_a_vanished_device_are_closed_not_written() {
+fn a_loop_queue_gets_its_originals_back_after_its_file_is_detached_or_replaced() {
     let t = FakeTree::new();
-    t.disk("loop5", "7:5", "[none] mq-deadline", 128).set(
-        "loop5",
-        "loop/backing_file",
-        "/tmp/a.img",
-    );
-    let d = find(&t.root, "loop5").unwrap();
     let k = FakeKernel::default();
     let mut s = store(&t);
-    apply_with(
-        &k,
-        &mut s,
-        &t.root,
-        &d,
-        &setting(&[("read_ahead_kb", 64.into())]),
-        "set",
+    let ra = |v: i64| setting(&[("read_ahead_kb", v.into())]);
+    t.disk("loop5", "7:5", "[none] mq-deadline", 128);
+    for now in ["", "/tmp/b.img"] {
+        t.set("loop5", "loop/backing_file", "/tmp/a.img").set(
+            "loop5",
+            "queue/read_ahead_kb",
+            "128",
+        );
+        let d = find(&t.root, "loop5").unwrap();
+        apply_with(&k, &mut s, &t.root, &d, &ra(64), "set").unwrap();
+        // Detached (`now` empty), or detached and another file attached to loop5.
+        t.set("loop5", "loop/backing_file", now);
+        assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
+        assert_eq!(t.get("loop5", "queue/read_ahead_kb"), "128", "{now:?}");
+        assert!(s.journal_open(None, None).unwrap().is_empty());
+    }
+    // The file attached now has its own open entry of the knob (journaled after sweetspot's
+    // 64 was inherited, by an older sweetspot): that one is restored, the earlier closed.
+    t.set("loop5", "loop/backing_file", "/tmp/a.img");
+    let a = find(&t.root, "loop5").unwrap();
+    apply_with(&k, &mut s, &t.root, &a, &ra(64), "set").unwrap();
+    t.set("loop5", "loop/backing_file", "/tmp/b.img");
+    let b = find(&t.root, "loop5").unwrap();
+    let mut own = s.journal_open(None, None).unwrap()[0].clone();
+    own.identity = Some(b.identity.clone());
+    s.journal_record(
+        "tune:1",
+        &[crate::store::journal::NewEntry {
+            device: own.device.clone(),
+            identity: own.identity.clone(),
+            for_identity: None,
+            knob: own.knob.clone(),
+            path: own.path.clone(),
+            original: "64".into(),
+            order: own.order,
+            scheduler: None,
+            boot_id: t.root.boot().id,
+        }],
     )
     .unwrap();
-    // Detached and reattached to another file: another disk now.
-    t.set("loop5", "loop/backing_file", "/tmp/b.img");
+    t.set("loop5", "queue/read_ahead_kb", "256");
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
+    assert_eq!(t.get("loop5", "queue/read_ahead_kb"), "64");
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+    // The loop device is gone (its node removed): nothing to write on.
+    apply_with(&k, &mut s, &t.root, &b, &ra(32), "set").unwrap();
+    std::fs::remove_dir_all(t.root.block_dev("loop5")).unwrap();
     k.log.borrow_mut().clear();
     assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
     assert!(k.log.borrow().is_empty());
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+    // A disk name that is another disk now (a new queue): closed, not written.
+    t.mq_deadline_disk().set("sda", "wwid", "naa.1");
+    let sda = find(&t.root, "sda").unwrap();
+    apply_with(&k, &mut s, &t.root, &sda, &ra(512), "set").unwrap();
+    t.set("sda", "wwid", "naa.2")
+        .set("sda", "queue/read_ahead_kb", "1024");
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "1024");
     assert!(s.journal_open(None, None).unwrap().is_empty());
 }
 
@@ -637,7 +679,7 @@ fn max_sectors_kb_journals_the_read_ahead_it_recomputes_and_restore_puts_both_ba
 }
 
 #[test]
-fn entries_of_a_gone_device_under_the_same_name_give_way_to_the_new_ones() {
+fn entries_of_a_replaced_loop_file_are_written_back_before_the_new_ones_are_journaled() {
     let t = FakeTree::new();
     t.disk("loop0", "7:0", "none [mq-deadline]", 128).set(
         "loop0",
@@ -657,8 +699,9 @@ fn entries_of_a_gone_device_under_the_same_name_give_way_to_the_new_ones() {
     );
     let new = find(&t.root, "loop0").unwrap();
     apply_with(&k, &mut s, &t.root, &new, &fifo(8), "bench").unwrap();
-    // The new device's original (4, as it was found) is journaled, not swallowed by the old
-    // entry of the same file and owner, and the old entry is closed.
+    // The old device's original (16) went back to the loop queue first, which the new file
+    // had inherited 4 from; the new device's original (16) is journaled, not swallowed by
+    // the old entry of the same file and owner, which is closed.
     let open = s.journal_open(Some("loop0"), None).unwrap();
     assert!(!open.is_empty());
     assert!(
@@ -666,9 +709,10 @@ fn entries_of_a_gone_device_under_the_same_name_give_way_to_the_new_ones() {
             .all(|e| e.identity.as_deref() == Some(new.identity.as_str()))
     );
     let f = open.iter().find(|e| e.knob == "fifo_batch").unwrap();
-    assert_eq!(f.original, "4");
+    assert_eq!(f.original, "16");
+    assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "8");
     assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
-    assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "4");
+    assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
     assert!(s.journal_open(None, None).unwrap().is_empty());
 }
 
@@ -689,4 +733,96 @@ fn a_closed_entry_says_truthfully_why_it_cannot_be_restored() {
         why_unrestorable("sda", Some("wwid:a"), Some("wwid:b")),
         "sda is now another disk (wwid:b)"
     );
+}
+
+/// The open entries as `knob=original`, oldest first.
+fn open_entries(s: &Store) -> Vec<String> {
+    s.journal_open(None, None)
+        .unwrap()
+        .iter()
+        .map(|e| format!("{}={}", e.knob, e.original))
+        .collect()
+}
+
+#[test]
+fn a_set_that_changes_nothing_journals_nothing_and_restore_keeps_the_admins_value() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk()
+        .set("sda", "queue/read_ahead_kb", "2560");
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    for set in [
+        setting(&[("read_ahead_kb", 2560.into())]),
+        setting(&[("swappiness", 60.into())]),
+        setting(&[("dirty_ratio", 20.into())]),
+        setting(&[
+            ("scheduler", "mq-deadline".into()),
+            ("nr_requests", 64.into()),
+        ]),
+    ] {
+        let ch = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+        assert!(ch.is_empty(), "{set:?}: {ch:?}");
+        assert_eq!(open_entries(&s), Vec::<String>::new(), "{set:?}");
+    }
+    // An admin changes them afterwards: restore has nothing of sweetspot's to put back.
+    t.set("sda", "queue/read_ahead_kb", "1024");
+    std::fs::write(t.root.vm().join("swappiness"), "30\n").unwrap();
+    std::fs::write(t.root.vm().join("dirty_ratio"), "15\n").unwrap();
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "1024");
+    assert_eq!(t.vm("swappiness"), "30");
+    assert_eq!(t.vm("dirty_ratio"), "15");
+}
+
+#[test]
+fn only_the_knobs_a_set_changes_are_journaled_with_their_side_effects() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    // fifo_batch is already 16: only read_ahead_kb is journaled.
+    let set = setting(&[("fifo_batch", 16.into()), ("read_ahead_kb", 512.into())]);
+    let ch = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    assert_eq!(ch.len(), 1);
+    assert_eq!(open_entries(&s), ["read_ahead_kb=128"]);
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    // dirty_bytes written: its partner dirty_ratio (zeroed by the write) is journaled too.
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &d,
+        &setting(&[("dirty_bytes", (1i64 << 26).into())]),
+        "set",
+    )
+    .unwrap();
+    assert_eq!(open_entries(&s), ["dirty_bytes=0", "dirty_ratio=20"]);
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(
+        (t.vm("dirty_ratio"), t.vm("dirty_bytes")),
+        ("20".into(), "0".into())
+    );
+}
+
+#[test]
+fn a_tune_journals_a_knob_when_it_first_writes_it_and_restores_it() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let fifo = |v: i64| setting(&[("fifo_batch", v.into())]);
+    // The default setting first: nothing written, nothing journaled.
+    apply_with(&k, &mut s, &t.root, &d, &fifo(16), "tune:1").unwrap();
+    assert_eq!(open_entries(&s), Vec::<String>::new());
+    apply_with(&k, &mut s, &t.root, &d, &fifo(4), "tune:1").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(64), "tune:1").unwrap();
+    assert_eq!(open_entries(&s), ["fifo_batch=16"]);
+    assert_eq!(
+        restore_with(&k, &mut s, &t.root, Some("sda"), Some("tune:1")).unwrap(),
+        1
+    );
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
 }

@@ -133,6 +133,27 @@ impl Store {
         Ok(n)
     }
 
+    /// For a write that changes nothing (so journals nothing): the open entries of `owner` for
+    /// the paths of `entries` lose their `for_identity` when the entry's differs, as
+    /// [`Store::journal_record`] would do, and no row is added. So `set sdy dirty_ratio=30`
+    /// after `set sdz dirty_ratio=30` still makes that knob nobody's alone, and `restore sdz`
+    /// leaves it. Returns how many entries changed.
+    pub fn journal_share(&mut self, owner: &str, entries: &[NewEntry]) -> Result<usize> {
+        let tx = self.conn_mut().transaction()?;
+        let mut n = 0;
+        {
+            let mut shared = tx.prepare(
+                "UPDATE journal SET for_identity = NULL WHERE path = ?1 AND owner = ?2 \
+                 AND restored_at IS NULL AND for_identity IS NOT ?3",
+            )?;
+            for e in entries {
+                n += shared.execute(params![e.path.to_string_lossy(), owner, e.for_identity])?;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
     /// Open entries, oldest first, optionally only of one device (kernel name; vm entries have
     /// no device and are included only when `device` is `None`) and one owner.
     pub fn journal_open(&self, device: Option<&str>, owner: Option<&str>) -> Result<Vec<Entry>> {

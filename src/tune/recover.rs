@@ -776,7 +776,8 @@ mod tests {
     }
 
     #[test]
-    fn a_killed_benchs_entries_are_restored_under_its_lock_or_closed_when_its_device_is_gone() {
+    fn a_killed_benchs_entries_are_restored_under_its_lock_also_after_a_detach_or_closed_when_gone()
+    {
         let t = FakeTree::new();
         t.disk("loop0", "7:0", "none [mq-deadline]", 128).set(
             "loop0",
@@ -812,21 +813,27 @@ mod tests {
         assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 1);
         assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
         assert_eq!(open(&s), 0);
-        // Killed again, and the sweep detached loop0 since (no backing file): nothing to write
-        // them on, so they are closed, unwritten.
-        apply_with(
-            &k,
-            &mut s,
-            &t.root,
-            &dev,
-            &fifo(8),
-            crate::bench::real::OWNER,
-        )
-        .unwrap();
+        // Killed again, and the sweep detached loop0 since (no backing file): its queue
+        // outlives `losetup -d` and would hand 8 to loop0's next user, so 16 goes back.
+        let killed = |s: &mut Store| {
+            apply_with(&k, s, &t.root, &dev, &fifo(8), crate::bench::real::OWNER).unwrap();
+        };
+        killed(&mut s);
         t.set("loop0", "loop/backing_file", "");
+        assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 1);
+        assert_eq!(open(&s), 0);
+        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
+        // Killed again, and loop0 itself is gone since: nothing to write them on, so they are
+        // closed, unwritten.
+        t.set(
+            "loop0",
+            "loop/backing_file",
+            "/tmp/sweetspot-scratch-A/backing.img",
+        );
+        killed(&mut s);
+        std::fs::remove_dir_all(t.root.block_dev("loop0")).unwrap();
         assert_eq!(recover_benches(&k, &mut s, &t.root).unwrap(), 0);
         assert_eq!(open(&s), 0);
-        assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "8");
     }
 
     #[test]
