@@ -93,6 +93,19 @@ fn bad_surfaces_name_file_line_and_field_and_exit_2() {
             "unknown knob 'fifo_btach' (did you mean 'fifo_batch'?): not a knob sweetspot knows",
         ),
         ("bad_toml", 9, "syntax", ""),
+        (
+            "time_s_overflowing",
+            14,
+            "point[2].no_load.time_s",
+            "must be 0.001–1000000 s (no contest run is shorter than 1 ms or longer than 11.6 \
+             days), not 1e308",
+        ),
+        (
+            "knob_range_beyond_catalogue",
+            5,
+            "knobs.read_ahead_kb.max",
+            "99999999999 is outside read_ahead_kb's safe bounds 0–65536 (src/knob/catalogue.rs)",
+        ),
     ];
     for (name, line, field, msg) in cases {
         let file = format!("tests/invalid_surfaces/{name}.toml");

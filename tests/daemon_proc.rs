@@ -201,6 +201,40 @@ fn a_bad_config_names_file_line_and_field_and_exits_2() {
     );
 }
 
+/// An enrolled "identity" that no device can have (no `kind:` prefix, or a kernel name, which
+/// changes across boots) is refused at start with the file, line and index, exit 2: it would
+/// otherwise stay "absent" in `status` for ever. `status` reads the same config and refuses it
+/// too.
+#[test]
+fn an_enrolled_name_that_is_no_identity_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("daemon.toml");
+    for (id, line) in [("nosuchidentity", 2), ("loop1", 2)] {
+        std::fs::write(&cfg, format!("poll_s = 5\nenroll = [\"{id}\"]\n")).unwrap();
+        for cmd in ["daemon", "status"] {
+            let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+                .arg("--db")
+                .arg(dir.path().join("d.db"))
+                .args([cmd, "--config"])
+                .arg(&cfg)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {id}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "{}:{line}: enroll[0]: '{id}' is not a device identity, so no device would \
+                     ever be enrolled by it: give one as `sweetspot devices` shows it \
+                     (wwid:WWID, model-serial:MODEL:SERIAL, by-path:PATH, loop:BACKING_FILE, \
+                     virtual:NAME); a kernel name (sda, loop1) changes across boots",
+                    cfg.display()
+                )),
+                "{cmd} {id}: {err}"
+            );
+        }
+    }
+}
+
 /// `sweetspot status --json` on the fake tree, with `db` on the command line, in
 /// `SWEETSPOT_DB`, or neither; returns the JSON and the exit code's stderr.
 fn status_json(

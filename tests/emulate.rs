@@ -477,6 +477,23 @@ fn a_bad_spec_names_field_and_value_with_exit_2() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("field 'chanels': unknown"));
+    // A field given twice: the last one silently won (and the run went on, exit 0). Refused
+    // before anything is opened: not even the database is created.
+    for cmd in ["bench", "tune"] {
+        let fresh = Env::new();
+        let out = fresh
+            .cmd(&[cmd, "--scratch", "--emulate", "latency=500us,latency=1ms"])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim_end(),
+            "sweetspot: error: --emulate: latency '1ms': given twice (first '500us'): give it \
+             once",
+            "{cmd}"
+        );
+        assert!(!fresh.db().exists(), "{cmd}: the database was created");
+    }
     // --emulate is for --scratch only.
     let out = env
         .cmd(&["bench", "--sim", "x.toml", "--emulate", "hdd-5400"])

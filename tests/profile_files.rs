@@ -64,6 +64,12 @@ fn bad_profiles_name_file_line_and_field() {
              entry",
         ),
         (
+            "two-identity-kinds-in-one-match.toml",
+            ":4: device[0].match.backing_file: wwid and backing_file are two ways to name a \
+             disk, and a disk has one identity: this entry would match none; give one of wwid, \
+             serial+model, by_path, backing_file",
+        ),
+        (
             "empty-match-value.toml",
             ":4: device[0].match.wwid: must not be empty",
         ),

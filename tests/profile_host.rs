@@ -206,4 +206,78 @@ fn an_export_of_simulated_sweet_spots_only_says_why_it_is_empty() {
             "{format}: {stderr}"
         );
     }
+    // `profile apply` and `verify` of the same database say so too, and exit 0: a boot-time
+    // apply before the first tune has nothing to do, which is no error.
+    let db = h.env.db().display().to_string();
+    for (cmd, what) in [
+        (&["profile", "apply"][..], "apply"),
+        (&["profile", "apply", "--dry-run"][..], "apply"),
+        (&["verify"][..], "verify"),
+    ] {
+        let (_, stderr) = h.run_ok(cmd);
+        assert!(
+            stderr.contains(&format!(
+                "nothing to {what}: the database {db} has sweet spots of scratch or simulated \
+                 devices only (sim:seed-2.5.39-mm1-fifo_batch), which do not last past the run"
+            )),
+            "{cmd:?}: {stderr}"
+        );
+    }
+}
+
+/// `profile apply --device loop0 FILE` where no entry of FILE matches loop0, and a FILE
+/// without entries: said on stderr (what was not done), exit 0; `verify` of an empty FILE
+/// says there is nothing to verify.
+#[test]
+fn apply_and_verify_with_nothing_to_do_say_so() {
+    let h = Host::new();
+    let b = h.sys().join("block/loop0");
+    for (rel, v) in [
+        ("dev", "7:0"),
+        ("size", "2097152"),
+        ("loop/backing_file", "/srv/other.img"),
+        ("queue/scheduler", "[none] mq-deadline"),
+        ("queue/read_ahead_kb", "128"),
+    ] {
+        std::fs::create_dir_all(b.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(b.join(rel), format!("{v}\n")).unwrap();
+    }
+    let file = h.path("p.toml");
+    std::fs::write(
+        &file,
+        "version = 1\n[[device]]\nname = \"sda\"\nmatch = { wwid = \"naa.1\" }\n\
+         kernel = \"6.18.0\"\npolicy = \"quick\"\ntuned_at = \"2026-12-01T08:00:00Z\"\n\
+         knobs = { read_ahead_kb = 512 }\n",
+    )
+    .unwrap();
+    let f = file.display().to_string();
+    let (stdout, stderr) = h.run_ok(&["profile", "apply", "--device", "loop0", &f]);
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.contains(&format!(
+            "loop0: no entry of {f} matches it; nothing applied"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.join("queue/read_ahead_kb")).unwrap(),
+        "128\n"
+    );
+    let empty = h.path("empty.toml");
+    std::fs::write(&empty, "version = 1\n").unwrap();
+    let e = empty.display().to_string();
+    for (cmd, what) in [
+        (&["profile", "apply"][..], "apply"),
+        (&["verify"][..], "verify"),
+    ] {
+        let mut args = cmd.to_vec();
+        args.push(&e);
+        let (_, stderr) = h.run_ok(&args);
+        assert!(
+            stderr.contains(&format!(
+                "nothing to {what}: {e} has no device entry and no [host] knobs"
+            )),
+            "{cmd:?}: {stderr}"
+        );
+    }
 }

@@ -543,6 +543,15 @@ fn a_bad_surface_is_refused_before_a_tune_is_stored() {
             "7: knobs.fifo_btach: unknown knob 'fifo_btach' (did you mean 'fifo_batch'?): not a \
              knob sweetspot knows",
         ),
+        (
+            "time_s_overflowing",
+            "14: point[2].no_load.time_s: must be 0.001–1000000 s",
+        ),
+        (
+            "knob_range_beyond_catalogue",
+            "5: knobs.read_ahead_kb.max: 99999999999 is outside read_ahead_kb's safe bounds \
+             0–65536",
+        ),
     ];
     for (name, want) in cases {
         let file = format!("tests/invalid_surfaces/{name}.toml");

@@ -31,9 +31,13 @@
 //! Rules checked here, each failing with [`Error::BadFile`] naming the file, the 1-based line
 //! and the field (`point[3].io_load.time_s`, where `point[N]` counts `[[point]]` blocks from 1):
 //! TOML syntax; unknown keys (outside `[device]`); a load that is not one of contest's names;
-//! a missing `time_s` or one that is not a finite number > 0 (0 and negative alike); a noise
-//! parameter outside its range (`surface/noise.rs`); a `[knobs.<name>]` that is not a knob
-//! sweetspot knows ([`catalogue::is_known`]: a typo, with the closest known name); a knob value
+//! a missing `time_s` or one that is not a finite number > 0 (0 and negative alike), or one
+//! outside [`MIN_TIME_S`]–[`MAX_TIME_S`]; an optional metric below 0 or above [`MAX_METRIC`]
+//! (bounds that keep the arithmetic on them finite: `time_s = 1e308` showed `Time inf s`); a
+//! noise parameter outside its range (`surface/noise.rs`); a `[knobs.<name>]` that is not a
+//! knob sweetspot knows ([`catalogue::is_known`]: a typo, with the closest known name), or
+//! whose `min` or `max` lies outside the catalogue's safe bounds for it
+//! ([`catalogue::bounds`]: a simulated device offers no value a real one refuses); a knob value
 //! outside `[min, max]` or a knob that is not declared; points that do not form a full grid
 //! (every combination of the listed values of every knob exactly once); every point listing the same loads, and each optional metric of a
 //! load given at every point or at none (so each metric can be interpolated everywhere).
@@ -207,6 +211,18 @@ impl Surface {
     }
 }
 
+/// Shortest `time_s`, s: a millisecond. Below it a Ratio (a time ÷ the mean no_load time)
+/// could overflow to infinity.
+pub const MIN_TIME_S: f64 = 1e-3;
+
+/// Longest `time_s`, s: 10⁶ s is 11.6 days, and no contest run takes that long. Above it the
+/// arithmetic on times (means, variances, Ratios) could overflow to infinity.
+pub const MAX_TIME_S: f64 = 1e6;
+
+/// Largest optional metric (`cpu_pct`, `loads`, `lcpu_pct`): far above any run's, and far
+/// below where a variance (a square) overflows.
+pub const MAX_METRIC: f64 = 1e12;
+
 /// `x` as a message shows it: `0.04`, `-5`, but `1e300` rather than its 301 digits.
 fn shown(x: f64) -> String {
     if x.is_finite() && x != 0.0 && !(1e-4..1e6).contains(&x.abs()) {
@@ -270,6 +286,13 @@ impl Parser<'_> {
                 format!("must be a finite number ≥ 0, not {}", shown(x)),
             ));
         }
+        if x > MAX_METRIC {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("must be at most {}, not {}", shown(MAX_METRIC), shown(x)),
+            ));
+        }
         Ok(x)
     }
 
@@ -282,6 +305,17 @@ impl Parser<'_> {
                 v.span(),
                 field,
                 format!("must be a finite number > 0, not {}", shown(x)),
+            ));
+        }
+        if !(MIN_TIME_S..=MAX_TIME_S).contains(&x) {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!(
+                    "must be {MIN_TIME_S}–{MAX_TIME_S} s (no contest run is shorter than 1 ms \
+                     or longer than 11.6 days), not {}",
+                    shown(x)
+                ),
             ));
         }
         Ok(x)
@@ -487,6 +521,23 @@ impl Parser<'_> {
             let (default, min, max) = (get("default")?, get("min")?, get("max")?);
             if min > max {
                 return Err(self.err(v.span(), &f, format!("min {min} > max {max}")));
+            }
+            // A knob the catalogue knows: a simulated device offers nothing a real one refuses
+            // (`max = 99999999999` had the tuner try read_ahead_kb=67108864).
+            if let Some((lo, hi)) = catalogue::bounds(&name) {
+                for (key, x) in [("min", min), ("max", max)] {
+                    if !(lo..=hi).contains(&x) {
+                        let span = t.get(key).map(|d| d.span()).unwrap_or(v.span());
+                        return Err(self.err(
+                            span,
+                            format!("{f}.{key}"),
+                            format!(
+                                "{x} is outside {name}'s safe bounds {} (src/knob/catalogue.rs)",
+                                catalogue::domain_text(lo, hi)
+                            ),
+                        ));
+                    }
+                }
             }
             if !(min..=max).contains(&default) {
                 let span = t.get("default").map(|d| d.span()).unwrap_or(v.span());
@@ -883,6 +934,62 @@ mod tests {
             parse(&src).unwrap().points[0].loads[&Load::IoLoad].loads,
             Some(0.0)
         );
+    }
+
+    #[test]
+    fn times_metrics_and_knob_ranges_that_would_overflow_are_refused() {
+        let pt = |m: &str| format!("{HEAD}[[point]]\nknobs = {{ fifo_batch = 2 }}\n{m}\n");
+        for (m, field, msg) in [
+            (
+                "no_load = { time_s = 1e308 }",
+                "point[1].no_load.time_s",
+                "must be 0.001–1000000 s (no contest run is shorter than 1 ms or longer than \
+                 11.6 days), not 1e308",
+            ),
+            (
+                "no_load = { time_s = 1000000.5 }",
+                "point[1].no_load.time_s",
+                "must be 0.001–1000000 s (no contest run is shorter than 1 ms or longer than \
+                 11.6 days), not 1.0000005e6",
+            ),
+            (
+                "no_load = { time_s = 1e-320 }",
+                "point[1].no_load.time_s",
+                "must be 0.001–1000000 s (no contest run is shorter than 1 ms or longer than \
+                 11.6 days), not 1e-320",
+            ),
+            (
+                "io_load = { time_s = 1, loads = 1e300 }",
+                "point[1].io_load.loads",
+                "must be at most 1e12, not 1e300",
+            ),
+        ] {
+            let (l, f, got) = bad(&pt(m));
+            assert_eq!((l, f.as_str(), got.as_str()), (7, field, msg), "{m}");
+        }
+        // The bounds themselves are accepted.
+        for m in ["no_load = { time_s = 1e6 }", "no_load = { time_s = 0.001 }"] {
+            parse(&pt(m)).unwrap();
+        }
+        // A knob range beyond the catalogue's safe bounds (read_ahead_kb: 0–65536).
+        let knob = |min: i64, max: i64| {
+            format!(
+                "[knobs.read_ahead_kb]\ndefault = 128\nmin = {min}\nmax = {max}\n[[point]]\n\
+                 knobs = {{ read_ahead_kb = 128 }}\nno_load = {{ time_s = 3 }}\n"
+            )
+        };
+        let (l, f, m) = bad(&knob(0, 99_999_999_999));
+        assert_eq!(
+            (l, f.as_str(), m.as_str()),
+            (
+                4,
+                "knobs.read_ahead_kb.max",
+                "99999999999 is outside read_ahead_kb's safe bounds 0–65536 (src/knob/catalogue.rs)"
+            )
+        );
+        let (l, f, _) = bad(&knob(-1, 256));
+        assert_eq!((l, f.as_str()), (3, "knobs.read_ahead_kb.min"));
+        parse(&knob(0, 65536)).unwrap();
     }
 
     #[test]

@@ -146,6 +146,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if args.target.sim.is_none() {
         precheck_set(&args.set)?;
     }
+    // io_other without --other-dir, dbench_load without dbench: refused before a scratch
+    // device is made or anything measured.
+    target::check_loads(&args.target, &loads)?;
     // A killed tune's or bench's knobs are put back first, as `tune` does: its scratch leftover
     // is then no longer journaled, so the scratch sweep below removes it. After the cheap
     // checks of bad input (exit 2 changes nothing) and before this run's own lock (the

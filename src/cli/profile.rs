@@ -107,10 +107,43 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
 }
 
+/// A profile to apply or verify, with what messages call it and why it may hold nothing.
+struct Source {
+    profile: Profile,
+    /// `FILE`, or `the database DB`.
+    name: String,
+    /// Identities of the database's sweet spots left out (scratch, simulated devices).
+    transient: Vec<String>,
+}
+
+impl Source {
+    /// Why the profile gives nothing to apply or verify (said when it does not): it is empty
+    /// (with the left-out scratch and simulated sweet spots, if any) or keeps every default.
+    fn why_nothing(&self) -> String {
+        let p = &self.profile;
+        if !p.devices.is_empty() || p.host.is_some() {
+            format!("{} sets no knob (its entries keep the defaults)", self.name)
+        } else if !self.transient.is_empty() {
+            format!(
+                "{} has sweet spots of scratch or simulated devices only ({}), which do not \
+                 last past the run",
+                self.name,
+                self.transient.join(", ")
+            )
+        } else {
+            format!("{} has no device entry and no [host] knobs", self.name)
+        }
+    }
+}
+
 /// The profile in `file`, or the database's latest sweet spots.
-fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Profile> {
+fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
     match file {
-        Some(f) => crate::profile::file::load(f),
+        Some(f) => Ok(Source {
+            profile: crate::profile::file::load(f)?,
+            name: f.display().to_string(),
+            transient: Vec::new(),
+        }),
         None => {
             if !ctx.db.exists() {
                 return Err(Error::BadInput(format!(
@@ -123,13 +156,22 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Profile> {
                 policy: None,
                 by: MatchBy::Identity,
             };
-            build::build(&ctx.store_read_only()?, &ctx.root, &sel)
+            let built = build::build_noting(&ctx.store_read_only()?, &ctx.root, &sel)?;
+            Ok(Source {
+                profile: built.profile,
+                name: format!("the database {}", ctx.db.display()),
+                transient: built.transient,
+            })
         }
     }
 }
 
+/// Runs `sweetspot profile apply`. Nothing to apply (no entry matches `--device`, or the
+/// profile is empty) is said on stderr and is no error (exit 0): a boot-time apply before the
+/// first tune has nothing to do.
 fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
-    let profile = source(ctx, args.file.as_deref())?;
+    let src = source(ctx, args.file.as_deref())?;
+    let profile = &src.profile;
     if let Some(d) = &args.device {
         crate::device::find(&ctx.root, d)?;
     }
@@ -138,11 +180,17 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
         &mut store,
         &ctx.root,
         &ctx.db,
-        &profile,
+        profile,
         args.device.as_deref(),
         args.dry_run,
         "profile apply",
     )?;
+    if outcomes.is_empty() {
+        match &args.device {
+            Some(d) => tracing::warn!("{d}: no entry of {} matches it; nothing applied", src.name),
+            None => tracing::warn!("nothing to apply: {}", src.why_nothing()),
+        }
+    }
     let mut text = String::new();
     let mut failed = 0;
     for o in &outcomes {
@@ -203,8 +251,11 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
 
 /// Runs `sweetspot verify`.
 pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
-    let profile = source(ctx, args.file.as_deref())?;
-    let v = crate::profile::verify::verify(&ctx.root, &profile)?;
+    let src = source(ctx, args.file.as_deref())?;
+    let v = crate::profile::verify::verify(&ctx.root, &src.profile)?;
+    if v.rows.is_empty() {
+        tracing::warn!("nothing to verify: {}", src.why_nothing());
+    }
     if args.json {
         super::print_json(&v)?;
     } else {

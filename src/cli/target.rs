@@ -4,7 +4,7 @@
 use super::Ctx;
 use crate::bench::real::{RealDevice, scratch_identity};
 use crate::bench::realrun::BenchOptions;
-use crate::bench::{SimDevice, Testbed};
+use crate::bench::{Load, SimDevice, Testbed};
 use crate::lock::{DeviceLock, Holder};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -163,6 +163,34 @@ pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLo
     lock(ctx, &d.identity, &d.name, command)
 }
 
+/// Refuses the loads of `loads` that the real target `args` name cannot run: `io_other`
+/// without `--other-dir`, `dbench_load` without `dbench` on `PATH`
+/// ([`crate::bench::loads::check_available`]). Called before anything is locked or built: the
+/// same check before each run ([`crate::bench::realrun::Bencher::run`]) would come only after
+/// a scratch loop device was made, knobs journaled and the reference measured. A simulation
+/// runs no load, so nothing is refused for `--sim`. Errors: bad input (exit 2), naming the
+/// load and what it needs.
+pub fn check_loads(args: &TargetArgs, loads: &[Load]) -> Result<()> {
+    if args.sim.is_some() {
+        return Ok(());
+    }
+    for &l in loads {
+        crate::bench::loads::check_available(l, args.other_dir.as_deref())?;
+    }
+    Ok(())
+}
+
+/// Refuses `--sim` for a user benchmark (a surface has no command to run), before anything
+/// is opened or locked. Errors: bad input (exit 2).
+pub fn no_sim_benchmark(args: &TargetArgs) -> Result<()> {
+    if args.sim.is_some() {
+        return Err(Error::BadInput(
+            "a user benchmark runs a command: give --host, --device or --scratch, not --sim".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Opens the testbed for a user benchmark `job` ([`crate::bench::user`]): the host alone
 /// (`--host`: host-wide knobs, runs in the current directory), or a real device (its knobs
 /// and the host's, runs in its work directory on the device's filesystem). Errors: bad input
@@ -174,11 +202,7 @@ pub fn open_benchmark(
     job: crate::bench::user::UserJob,
 ) -> Result<Box<dyn Testbed>> {
     use crate::bench::userbed::{HostBed, UserBench};
-    if args.sim.is_some() {
-        return Err(Error::BadInput(
-            "a user benchmark runs a command: give --host, --device or --scratch, not --sim".into(),
-        ));
-    }
+    no_sim_benchmark(args)?;
     if args.host {
         crate::signals::install();
         let dir = std::env::current_dir().map_err(|e| Error::io("the current directory", e))?;

@@ -234,6 +234,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         Objective::Benchmark(job) => Some(job.clone()),
         _ => None,
     };
+    // Bad input before anything is looked up, locked or built: a benchmark under --sim (its
+    // own message, not "give --device ..."), loads this target cannot run, a bad --emulate.
+    if benchmark.is_some() {
+        target::no_sim_benchmark(&args.target)?;
+    }
+    target::check_loads(&args.target, &pol.loads)?;
+    target::emulation(&args.target)?;
     if args.target.host && benchmark.is_none() {
         return Err(crate::Error::BadInput(format!(
             "--host tunes host-wide knobs against a user benchmark, and policy '{}' has none: \

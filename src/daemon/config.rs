@@ -190,6 +190,25 @@ fn key_offset(text: &str, key: &str) -> Option<usize> {
     text.find(key)
 }
 
+/// The identity forms a device can have ([`crate::device::identity`]), for messages.
+const IDENTITY_FORMS: &str =
+    "wwid:WWID, model-serial:MODEL:SERIAL, by-path:PATH, loop:BACKING_FILE, virtual:NAME";
+
+/// True when `id` has the form of a device's identity ([`crate::device::identity`]): a known
+/// kind, a colon and a non-empty rest (`model-serial:` with both its fields).
+fn is_identity(id: &str) -> bool {
+    match id.split_once(':') {
+        Some(("virtual", rest)) => !rest.is_empty(),
+        Some((_, rest)) if !rest.is_empty() => crate::profile::Match::from_identity(id)
+            .is_some_and(|m| {
+                m.fields()
+                    .iter()
+                    .all(|(_, v)| v.as_deref().is_none_or(|v| !v.is_empty()))
+            }),
+        _ => false,
+    }
+}
+
 /// Parses and checks a config text (`path` names it in errors).
 pub fn parse(text: &str, path: &Path) -> Result<Config> {
     let line_of = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
@@ -216,6 +235,22 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
             "enroll",
             format!("'{s}': give \"tuned\" or a list of identities"),
         ));
+    }
+    if let Enroll::Identities(ids) = &c.enroll {
+        for (i, id) in ids.iter().enumerate() {
+            if !is_identity(id) {
+                let at = text.find(&format!("\"{id}\"")).or_else(|| at("enroll"));
+                return Err(bad(
+                    at,
+                    &format!("enroll[{i}]"),
+                    format!(
+                        "'{id}' is not a device identity, so no device would ever be enrolled \
+                         by it: give one as `sweetspot devices` shows it ({IDENTITY_FORMS}); a \
+                         kernel name (sda, loop1) changes across boots"
+                    ),
+                ));
+            }
+        }
     }
     if !(c.retune_interval_days.is_finite() && c.retune_interval_days > 0.0) {
         return Err(bad(
@@ -360,6 +395,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.enroll, Enroll::Identities(vec!["wwid:naa.1".into()]));
+        // Every form `sweetspot devices` shows is an identity; anything else would never be
+        // present, so it is refused with its line and index.
+        let ok = "enroll = [\"wwid:naa.1\", \"model-serial:M:S\", \"by-path:pci0/x\", \
+                  \"loop:/srv/d.img\", \"virtual:zram0\"]\n";
+        assert!(matches!(parse(ok, p).unwrap().enroll, Enroll::Identities(v) if v.len() == 5));
+        for (id, at) in [
+            ("nosuchidentity", 0),
+            ("loop1", 1),
+            ("wwid:", 1),
+            ("model-serial:M", 1),
+            ("scratch:ext4-on:dev:7:0", 1),
+        ] {
+            let text = format!("poll_s = 5\nenroll = [\"wwid:naa.1\",\n  \"{id}\"]\n");
+            let text = if at == 0 {
+                format!("enroll = [\"{id}\"]\n")
+            } else {
+                text
+            };
+            let e = parse(&text, p).unwrap_err();
+            let line = if at == 0 { 1 } else { 3 };
+            assert!(
+                e.to_string().starts_with(&format!(
+                    "d.toml:{line}: enroll[{at}]: '{id}' is not a device identity, so no \
+                     device would ever be enrolled by it: give one as `sweetspot devices` \
+                     shows it (wwid:WWID, "
+                )),
+                "{e}"
+            );
+            assert_eq!(e.exit_code(), 2);
+        }
         assert_eq!(
             quiet_window(c.quiet_hours.as_deref().unwrap()),
             Some((1350, 360))

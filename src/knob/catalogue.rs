@@ -262,6 +262,16 @@ pub fn lookup(scheduler: Option<&str>, name: &str) -> Option<&'static Fact> {
         .find(|f| f.name == name && f.scheduler == scheduler)
 }
 
+/// The safe bounds of `name` over every entry of [`FACTS`] for it (a knob several schedulers
+/// have takes the widest); `None` for `scheduler`, a feature flag or an unknown name.
+pub fn bounds(name: &str) -> Option<(i64, i64)> {
+    FACTS
+        .iter()
+        .filter(|f| f.name == name)
+        .map(|f| (f.min, f.max))
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+}
+
 /// The schedulers whose `iosched/` has a knob called `name` (empty for queue/vm knobs).
 pub fn schedulers_with(name: &str) -> Vec<&'static str> {
     FACTS

@@ -3,7 +3,8 @@
 //!
 //! - A profile is applied as root at boot: one that is world-writable, or (when run as root)
 //!   not owned by root, would let anyone choose what root writes to sysfs, so it is refused.
-//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value,
+//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value
+//!   and one way of naming a disk (not `wwid` and `backing_file`: a disk has one identity),
 //!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
 //!   find the first one's drifted for ever); an entry whose `match` narrows another's (every
 //!   field of it, and more) is named with a warning, or refused when neither is narrower by
@@ -100,6 +101,29 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 span(&["device"], Some(i)),
                 format!("device[{i}].match"),
                 "missing: give wwid, serial+model, by_path, backing_file, or model".into(),
+            ));
+        }
+        // A disk has one identity ([`crate::device::identity`]) and a match is read against
+        // it: two kinds in one match (wwid and backing_file) would match no disk at all.
+        let kinds: Vec<&str> = [
+            ("wwid", &m.wwid),
+            ("serial", &m.serial),
+            ("by_path", &m.by_path),
+            ("backing_file", &m.backing_file),
+        ]
+        .iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, _)| *k)
+        .collect();
+        if let [first, second, ..] = kinds[..] {
+            return Err(err(
+                span(&["device", "match", second], Some(i)),
+                format!("device[{i}].match.{second}"),
+                format!(
+                    "{first} and {second} are two ways to name a disk, and a disk has one \
+                     identity: this entry would match none; give one of wwid, serial+model, \
+                     by_path, backing_file"
+                ),
             ));
         }
         if m.serial.is_some() && m.model.is_none() {

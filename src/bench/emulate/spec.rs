@@ -136,6 +136,7 @@ impl Spec {
             seek: Seek::None,
         };
         let mut write_latency_set = false;
+        let mut given = std::collections::BTreeMap::new();
         if let Some(first) = items.peek().copied()
             && !first.contains('=')
         {
@@ -164,6 +165,15 @@ impl Spec {
                 ));
             };
             let (k, v) = (k.trim().replace('_', "-"), v.trim());
+            // One value per field: the last would silently win (a preset's values are the
+            // base that fields override, so a preset and a field are not a repeat).
+            if let Some(first) = given.insert(k.clone(), v.to_string()) {
+                return Err(bad(
+                    &k,
+                    v,
+                    &format!("given twice (first '{first}'): give it once"),
+                ));
+            }
             match k.as_str() {
                 "latency" => {
                     spec.read_latency_s = duration(&k, v)?;
@@ -479,6 +489,18 @@ mod tests {
                 .starts_with("--emulate: track-seek '30ms': longer than full-seek 20ms")
         );
         assert!(err("hdd-5400,rpm=99").starts_with("--emulate: rpm '99':"));
+        assert_eq!(
+            err("latency=500us,latency=1ms"),
+            "--emulate: latency '1ms': given twice (first '500us'): give it once"
+        );
+        assert_eq!(
+            err("hdd-5400,write_latency=1ms,channels=2,write-latency=2ms"),
+            "--emulate: write-latency '2ms': given twice (first '1ms'): give it once"
+        );
+        assert!(
+            Spec::parse("hdd-5400,latency=1ms").is_ok(),
+            "a preset, then a field"
+        );
         assert!(
             err("latency=500us,,channels=2")
                 .starts_with("--emulate: item '': expected field=value")
