@@ -59,7 +59,7 @@ fn small_real_tune_stores_a_sweet_spot_and_restores_the_device() {
     // quick names no CPU-scheduler knob: nothing about debugfs, mounted or not.
     assert_eq!(v["not_touched"], serde_json::json!([]), "{v}");
     assert!(v["runs"].as_u64().unwrap() >= 4, "{v}");
-    assert!(v["evaluations"].as_u64().unwrap() <= 6, "{v}");
+    assert!(v["trials"].as_u64().unwrap() <= 6, "{v}");
     assert_eq!(knobs(&dev), before, "the device is back as it was");
     let store = sweetspot::store::Store::open(&db).unwrap();
     let spots = store.sweet_spots(None).unwrap();

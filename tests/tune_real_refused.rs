@@ -124,7 +124,7 @@ fn a_host_wide_vm_knob_is_tuned_marked_and_restored() {
     assert!(!err.contains("dropped"), "{err}");
     assert_eq!(v["host_wide"], serde_json::json!(["dirty_ratio"]), "{v}");
     assert_eq!(v["default"]["dirty_ratio"], 20);
-    assert!(v["evaluations"].as_u64().unwrap() >= 3, "{v}");
+    assert!(v["trials"].as_u64().unwrap() >= 3, "{v}");
     assert_eq!(env.vm("dirty_ratio"), "20", "restored at the end");
     assert_eq!(env.vm("dirty_bytes"), "0");
     assert_eq!(

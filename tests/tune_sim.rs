@@ -117,7 +117,7 @@ fn a_large_budget_is_a_bound_not_a_target() {
     let v = tune_json(&db, &["--sim", &seed, "--seed", "3", "--budget", "1000"]);
     // The two best are separated up to SEPARATE_CAP (20) trials each, and the check takes
     // at most CHECK_CAP × check_pairs = 16 pairs: it was 485 pairs, or 333 search trials.
-    let n = v["evaluations"].as_u64().unwrap();
+    let n = v["trials"].as_u64().unwrap();
     assert!((20..=100).contains(&n), "{n} trials");
     assert_eq!(v["significant"], true, "{v}");
     assert!(
@@ -265,7 +265,7 @@ fn stores_sweet_spot_and_history_shows_it() {
     assert_eq!(h["tunes"][0]["status"], "done");
     assert_eq!(
         h["trials"].as_array().unwrap().len() as u64,
-        v["evaluations"].as_u64().unwrap()
+        v["trials"].as_u64().unwrap()
     );
     assert!(
         h["trials"]
@@ -794,4 +794,21 @@ fn unknown_policy_name_lists_the_built_in_ones() {
         err.contains("unknown policy 'fastest'")
             && err.contains("desktop, quick, slowdisk, throughput")
     );
+}
+
+#[test]
+fn the_readme_example_counts_settings_as_evaluations_and_trials_apart() {
+    // README: `tune --sim data/surfaces/seed-2.5.39-mm1-fifo_batch.toml --seed 7` reports
+    // "22 trials of 9 settings, 23 load runs" and fifo_batch 32 → 8, significant. DESIGN.md's
+    // JSON contract: `evaluations` is the settings measured; `trials` counts repeats too.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let v = tune_json(&db, &["--sim", &seed, "--seed", "7"]);
+    assert_eq!(v["evaluations"], 9, "{v}");
+    assert_eq!(v["trials"], 22, "{v}");
+    assert_eq!(v["runs"], 23, "{v}");
+    assert_eq!(v["best"]["fifo_batch"], 8, "{v}");
+    assert_eq!(v["significant"], true, "{v}");
+    assert!(v.get("settings").is_none(), "{v}");
 }

@@ -140,7 +140,7 @@ fn a_fio_benchmark_is_tuned_on_a_loop_device_and_recorded_with_its_trials() {
     // Budget 6 with quick's 2 check pairs leaves 2 search trials; the check runs only when a
     // setting measured better than the default.
     assert!(v["runs"].as_u64().unwrap() >= 2, "{v}");
-    assert_eq!(v["runs"], v["evaluations"], "one run per trial: {v}");
+    assert_eq!(v["runs"], v["trials"], "one run per trial: {v}");
     assert_eq!(std::fs::read_to_string(&sched).unwrap(), before, "put back");
     // Every run's figure is stored (in `loads`), and the benchmark with every trial.
     let store = sweetspot::store::Store::open(&db).unwrap();

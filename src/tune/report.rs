@@ -1,6 +1,6 @@
 //! The tune's final report: human text and the JSON of DESIGN.md (`target`, `policy`,
 //! `default`, `best`, `objective{default, best, improvement{ratio, ci95}}`, `significant`,
-//! `evaluations`, `runs`), plus per-load means, knob changes and the reason.
+//! `evaluations`, `trials`, `runs`), plus per-load means, knob changes and the reason.
 
 use crate::bench::{Load, TargetInfo};
 use crate::knob::{KnobValue, Setting, setting_label};
@@ -93,10 +93,10 @@ pub struct Report {
     pub reason: String,
     /// One-sided p-value of the final check, if it ran.
     pub p_value: Option<f64>,
-    /// Trials measured (settings measured, repeats included).
+    /// Distinct settings measured (DESIGN.md's JSON contract: "settings measured").
     pub evaluations: usize,
-    /// Distinct settings measured.
-    pub settings: usize,
+    /// Trials measured, repeats included (a setting's trial: one run of each of its loads).
+    pub trials: usize,
     /// Load runs in total, no_load included: the cost of the tune.
     pub runs: u64,
     /// Knobs that differ between default and sweet spot.
@@ -127,7 +127,7 @@ pub struct Report {
     /// locked down: its CPU-scheduler knobs were left out of the search).
     pub not_touched: Vec<String>,
     /// The interrupted tune this one resumed, and the trials and runs of it reused
-    /// ([`crate::tune::resume`]); `runs` and `evaluations` above include them.
+    /// ([`crate::tune::resume`]); `runs`, `trials` and `evaluations` above include them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resumed: Option<crate::tune::resume::Resumed>,
 }
@@ -328,8 +328,8 @@ pub fn build_with(
             .as_ref()
             .map_or_else(|| "interrupted".to_string(), |v| v.reason.clone()),
         p_value: v.as_ref().and_then(|v| v.p_value),
-        evaluations: out.trials.len(),
-        settings: distinct.len(),
+        evaluations: distinct.len(),
+        trials: out.trials.len(),
         runs: out.runs,
         changes,
         loads,
@@ -524,8 +524,8 @@ pub fn text(r: &Report) -> String {
     }
     s.push_str(&format!(
         "\n  {} trials of {} settings, {} load runs{}\n",
+        r.trials,
         r.evaluations,
-        r.settings,
         r.runs,
         match (&r.applied, &r.undo) {
             (true, Some(u)) => format!("; the sweet spot stays applied (`{u}` undoes it)"),
