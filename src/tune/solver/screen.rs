@@ -698,7 +698,7 @@ impl BayesOpt {
                 self.push(
                     p,
                     Part::Full,
-                    "no_load depends on the setting: a full trial of a finalist",
+                    "no_load may depend on the setting: a full trial of a finalist",
                 );
                 return;
             }
@@ -860,8 +860,8 @@ impl BayesOpt {
             "no_load flat at the default and the finalists: pooled".to_string()
         } else {
             format!(
-                "no_load depends on the setting ({} {} vs the default's): each setting ranked \
-                 by its own Ratio, not a pooled no_load",
+                "no_load may depend on the setting ({} {} vs the default's, more than {FLAT_Z} \
+                 standard errors): each setting ranked by its own Ratio, not a pooled no_load",
                 if differ.len() == 1 {
                     "a finalist's"
                 } else {
