@@ -70,6 +70,11 @@ fn bad_profiles_name_file_line_and_field() {
              serial+model, by_path, backing_file",
         ),
         (
+            "loop-device-with-a-model.toml",
+            ":4: device[0].match.model: a loop device (backing_file) has no model in sysfs: \
+             this entry would match none; drop model",
+        ),
+        (
             "empty-match-value.toml",
             ":4: device[0].match.wwid: must not be empty",
         ),

@@ -126,6 +126,22 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 ),
             ));
         }
+        // A loop device has no `device/` in sysfs, so no model or firmware to match.
+        if m.backing_file.is_some() {
+            let extra = [("model", &m.model), ("firmware", &m.firmware)]
+                .into_iter()
+                .find(|(_, v)| v.is_some());
+            if let Some((k, _)) = extra {
+                return Err(err(
+                    span(&["device", "match", k], Some(i)),
+                    format!("device[{i}].match.{k}"),
+                    format!(
+                        "a loop device (backing_file) has no {k} in sysfs: this entry would \
+                         match none; drop {k}"
+                    ),
+                ));
+            }
+        }
         if m.serial.is_some() && m.model.is_none() {
             return Err(err(
                 span(&["device", "match", "serial"], Some(i)),
