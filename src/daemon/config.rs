@@ -325,6 +325,23 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
         if let Err(e) = crate::tune::config(&pol, r.budget, 0) {
             return Err(bad(at("budget"), "retune.budget", e.to_string()));
         }
+        // A retune runs on the device's own filesystem, with no --other-dir: a load it cannot
+        // run would fail every retune, so it is refused here.
+        for &l in &pol.loads {
+            let why = match l {
+                crate::bench::Load::IoOther => Some(
+                    "it runs io_other, which writes to another filesystem, and a retune has \
+                     none: give a policy without io_other"
+                        .to_string(),
+                ),
+                _ => crate::bench::loads::check_available(l, None)
+                    .err()
+                    .map(|e| e.to_string()),
+            };
+            if let Some(why) = why {
+                return Err(bad(at(&key), &field, format!("'{name}': {why}")));
+            }
+        }
     }
     let i = &c.idle;
     for (key, v, ok, range) in [
@@ -384,6 +401,32 @@ pub fn quiet_window(s: &str) -> Option<(u32, u32)> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_retune_policy_with_a_load_a_retune_cannot_run_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let pol = dir.path().join("other.toml");
+        std::fs::write(
+            &pol,
+            "loads = [\"no_load\", \"io_other\"]\nbudget = 8\n[objective]\nminimize = \"ratio\"\n\
+             loads = [\"io_other\"]\n[knobs.read_ahead_kb]\n",
+        )
+        .unwrap();
+        let p = Path::new("d.toml");
+        let text = format!("poll_s = 5\ndefault_policy = \"{}\"\n", pol.display());
+        let e = parse(&text, p).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "d.toml:2: default_policy: '{}': it runs io_other, which writes to another \
+                 filesystem, and a retune has none: give a policy without io_other",
+                pol.display()
+            )
+        );
+        assert_eq!(e.exit_code(), 2);
+        // The shipped policies run loads a retune can.
+        assert!(parse("default_policy = \"throughput\"\n", p).is_ok());
+    }
 
     #[test]
     fn defaults_and_errors_with_line_and_field() {
