@@ -11,10 +11,13 @@
 //!
 //! 1. **Search.** The default first, then a seeded Latin-hypercube design, then the grid point
 //!    with the largest expected improvement under the GP ([`crate::tune::gp`]), integrated over
-//!    its hyperparameters. The incumbent is the measured, feasible setting with the lowest
+//!    its hyperparameters, or a measured setting with a larger augmented one
+//!    ([`BayesOpt::augmented_ei`]: measured again, as its posterior may still beat the best).
+//!    The incumbent is the measured, feasible setting with the lowest
 //!    [`BayesOpt::score`]: its own trials shrunk toward the model's leave-one-out prediction,
 //!    plus [`PENALTY`] posterior sds. Exploration ends when the largest expected improvement
-//!    falls below a tenth of the minimum effect (then the two best are separated, below), and
+//!    falls below a tenth of the minimum effect (then the incumbent and its challenger are
+//!    separated, below), and
 //!    the search ends when its share of the budget is spent: at least [`CHECK_SHARE`] of it,
 //!    and enough pairs for 90% power (at most budget / [`RESERVE_DIV`]), are kept for the
 //!    check.
@@ -22,9 +25,11 @@
 //!    a setting measured once whose score beats the incumbent's, but by less than 2 noise sds,
 //!    starts a race: the incumbent is re-measured (up to [`RACE_CAP`] trials) and the
 //!    challenger once more, interleaved; the lower score then wins. Once the model has
-//!    converged, the two best settings are measured in turns while the runner-up's posterior
-//!    mean is within 2 sds of the incumbent's and that sd still exceeds the minimum effect,
-//!    until the search's share is spent or both have [`SEPARATE_CAP`] trials.
+//!    converged, the incumbent and its challenger (the other setting with the lowest lower
+//!    bound, posterior mean − [`PENALTY`] sds, as in LUCB) are measured in turns while the
+//!    challenger's posterior mean is within 2 sds of the incumbent's and that sd still
+//!    exceeds the minimum effect, until the search's share is spent or either has
+//!    [`SEPARATE_CAP`] trials.
 //! 3. **Final check.** The incumbent is compared with the default on fresh interleaved pairs
 //!    (default, best, default, best, …). The trials the search left go to the check (at
 //!    least `check_pairs` pairs, at most what 90% power needs or [`CHECK_CAP`] ×
@@ -74,8 +79,9 @@ pub const RESERVE_DIV: usize = 4;
 /// The least share of the budget kept for the final check.
 pub const CHECK_SHARE: f64 = 0.3;
 
-/// The two best settings are no longer separated once both have this many search trials: a
-/// tie at the minimum effect would otherwise take the whole search share of a large budget.
+/// The incumbent and its challenger are no longer separated once either has this many trials,
+/// and a setting with this many is not measured again for its augmented expected improvement:
+/// a tie at the minimum effect would otherwise take the whole search share of a large budget.
 /// (20: the 2-D bowl at budget 80 keeps 95% of 400 seeds and 96% of the first 50, as without
 /// a cap; 16 gave 94% of those 50, 12 gave 94% of 400.)
 pub const SEPARATE_CAP: usize = 20;
@@ -447,18 +453,22 @@ impl BayesOpt {
             .pooled_sd()
             .filter(|(_, df)| *df >= 2.0)
             .map_or(ASSUMED_NOISE, |(s, _)| s);
-        // Unmeasured settings: the model's expected improvement. Measured ones (but the
-        // incumbent, which the races re-measure): the augmented one of their own posterior,
-        // while they keep the guard rails on their means.
+        // Unmeasured settings: the GP's expected improvement below the GP's mean at the
+        // incumbent. Measured ones that keep the rails on their means, with fewer than
+        // SEPARATE_CAP trials: the augmented one of their own posterior, below the effective
+        // best of those posteriors (one model for both sides of each comparison).
+        let eff = self.effective_best(&measured, feasible);
         let ei: Vec<f64> = (0..self.coords.len())
             .map(|p| {
-                if self.failed.contains(&p) || p == self.incumbent {
+                if self.failed.contains(&p) {
                     0.0
                 } else if measured.contains(&p) {
-                    if feasible(p) {
-                        self.augmented_ei(p, best, noise)
-                    } else {
-                        0.0
+                    let room = self.costs(p).len() < SEPARATE_CAP;
+                    match eff {
+                        Some(b) if room && (p == self.default || feasible(p)) => {
+                            self.augmented_ei(p, b, noise)
+                        }
+                        _ => 0.0,
                     }
                 } else {
                     pred.expected_improvement(p, best)
@@ -483,7 +493,9 @@ impl BayesOpt {
             format!(
                 "measured again (after {n} trial{}): {}",
                 if n == 1 { "" } else { "s" },
-                ei_why(ei[p], m, v.sqrt(), best).replace("the model predicts", "its trials say")
+                ei_why(ei[p], m, v.sqrt(), eff.unwrap_or(best))
+                    .replace("the model predicts", "its posterior says")
+                    .replace("the best", "the best's upper bound")
             )
         } else {
             ei_why(ei[p], pred.mean[p], pred.sd[p], best)
@@ -496,14 +508,32 @@ impl BayesOpt {
         });
     }
 
-    /// Augmented expected improvement of measuring setting `p` once more (Huang, Allen,
-    /// Notz & Zeng 2006, "Global optimization of stochastic black-box systems via sequential
-    /// kriging meta-models", J. Global Optim. 34): the expected improvement of its posterior
-    /// ([`BayesOpt::posterior`], mean m and sd s, ln cost) below `best`, times
+    /// The effective best of the measured settings that keep the rails (the default always
+    /// counts): the lowest posterior mean + 1 posterior sd ([`BayesOpt::posterior`]; Huang et
+    /// al. 2006's effective best with c = 1). `None` when none is measured.
+    fn effective_best(&self, measured: &[usize], feasible: &dyn Fn(usize) -> bool) -> Option<f64> {
+        measured
+            .iter()
+            .filter(|&&p| !self.failed.contains(&p) && (p == self.default || feasible(p)))
+            .map(|&p| {
+                let (m, v) = self.posterior(p);
+                m + v.sqrt()
+            })
+            .filter(|x| x.is_finite())
+            .min_by(f64::total_cmp)
+    }
+
+    /// Augmented expected improvement of measuring setting `p` once more, adapted from
+    /// Huang, Allen, Notz & Zeng 2006 ("Global optimization of stochastic black-box systems
+    /// via sequential kriging meta-models", J. Global Optim. 34): the expected improvement of
+    /// its posterior ([`BayesOpt::posterior`]: its trials shrunk toward its kin, mean m and
+    /// sd s, ln cost) below `best` ([`BayesOpt::effective_best`]), times
     /// `1 − noise / √(s² + noise²)`, which falls toward 0 as its trials pile up. `noise` is
-    /// one trial's sd (ln units). So a setting measured once that may still beat the
-    /// incumbent (a scheduler with no kin to lean on, an unlucky draw) is measured again by
-    /// the search itself, not only by a race it may never enter.
+    /// one trial's sd (ln units). Unlike Huang's, the posterior is not the GP's, and the
+    /// unmeasured settings keep the GP's plain expected improvement. So a setting measured
+    /// once that may still beat the incumbent (a scheduler with no kin to lean on, an
+    /// unlucky draw) is measured again by the search itself, not only by a race it may never
+    /// enter; [`BayesOpt::plan`] stops this at [`SEPARATE_CAP`] trials of a setting.
     fn augmented_ei(&self, p: usize, best: f64, noise: f64) -> f64 {
         let (m, v) = self.posterior(p);
         if !m.is_finite() {
@@ -519,7 +549,7 @@ impl BayesOpt {
     /// once more, interleaved. (The second-best score would be a near-twin of the incumbent
     /// whenever a child knob is flat: eleven `fifo_batch` values of one mq-deadline.)
     /// [`BayesOpt::plan`] stops this when the search's share of the budget is spent; it also
-    /// stops once both have [`SEPARATE_CAP`] trials.
+    /// stops once the incumbent or the challenger has [`SEPARATE_CAP`] trials.
     /// True when queued.
     fn separate_top_two(&mut self, feasible: &dyn Fn(usize) -> bool) -> bool {
         let left = self.search_budget().saturating_sub(self.trials);
@@ -530,7 +560,8 @@ impl BayesOpt {
         let Some(r) = self.challenger_of(inc, feasible) else {
             return false;
         };
-        if self.costs(inc).len().min(self.costs(r).len()) >= SEPARATE_CAP {
+        // The incumbent takes part in every round, whichever challenger: its trials bound them.
+        if self.costs(inc).len() >= SEPARATE_CAP || self.costs(r).len() >= SEPARATE_CAP {
             return false;
         }
         let (mi, vi) = self.posterior(inc);
@@ -543,7 +574,7 @@ impl BayesOpt {
         for p in [inc, r] {
             self.queue.push_back(Step {
                 point: p,
-                why: "intensify: the two best settings are within noise".into(),
+                why: "intensify: the incumbent and its challenger are within noise".into(),
                 check: false,
                 part: Part::Full,
             });
@@ -893,24 +924,47 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn the_incumbents_trials_bound_the_separation_whichever_challenger() {
+        // The incumbent (6) with SEPARATE_CAP − 1 trials, a challenger (2, alone in its group)
+        // once, within noise: one more round is queued, the incumbent and the challenger.
+        let mut obs: Vec<(usize, f64)> = [0, 1, 3, 4, 5, 7, 8].iter().map(|&p| (p, 1.0)).collect();
+        obs.extend((0..SEPARATE_CAP - 1).map(|i| (6, if i % 2 == 0 { 0.72 } else { 0.88 })));
+        obs.push((2, 0.80));
+        let all = |_: usize| true;
+        let mut s = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
+        s.incumbent = 6;
+        assert!(s.separate_top_two(&all));
+        let queued: Vec<usize> = s.queue.iter().map(|q| q.point).collect();
+        assert_eq!(queued, vec![6, 2]);
+        // At SEPARATE_CAP trials of the incumbent no round is queued, though the challenger
+        // has one trial (the cap once needed both at it, so new challengers kept it going).
+        obs.push((6, 0.80));
+        let mut s = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
+        s.incumbent = 6;
+        assert!(!s.separate_top_two(&all));
+        assert!(s.queue.is_empty());
+    }
+
+    #[test]
     fn a_setting_measured_once_that_may_beat_the_best_is_worth_measuring_again() {
         let base: Vec<(usize, f64)> = [0, 1, 3, 4, 5, 7, 8].iter().map(|&p| (p, 1.0)).collect();
         let mut obs = base.clone();
         obs.extend([(6, 0.70), (6, 0.90), (6, 0.72), (6, 0.86)]);
         obs.push((2, 0.82));
         let s = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
-        let best = s.posterior(6).0;
+        let all = |_: usize| true;
+        // The reference plan uses: the lowest posterior mean + 1 sd (6's, with 4 trials).
+        let best = s.effective_best(&s.measured(), &all).unwrap();
+        let (m6, v6) = s.posterior(6);
+        assert!((best - (m6 + v6.sqrt())).abs() < 1e-12, "{best}");
         let once = s.augmented_ei(2, best, 0.1);
-        // Its own posterior (no kin: its one trial, the noise pooled from setting 6) below the
-        // best's mean, times 1 − noise / √(s² + noise²).
-        let want = gp::expected_improvement(0.82, s.posterior(2).1.sqrt(), best)
-            * (1.0 - 0.1 / (s.posterior(2).1 + 0.01).sqrt());
-        assert!((once - want).abs() < 1e-12, "{once} vs {want}");
+        // No kin: its posterior is its one trial, with the noise pooled from setting 6.
+        assert!((s.posterior(2).0 - 0.82).abs() < 1e-12);
         assert!(once > 1e-3, "{once}");
         // The same mean over five trials: much less left to learn.
         obs.extend([(2, 0.80), (2, 0.84), (2, 0.82), (2, 0.82)]);
         let s5 = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
-        let five = s5.augmented_ei(2, s5.posterior(6).0, 0.1);
+        let five = s5.augmented_ei(2, s5.effective_best(&s5.measured(), &all).unwrap(), 0.1);
         assert!(five < once / 3.0, "{five} vs {once}");
         // A setting far worse than the best: next to nothing. Unmeasured: nothing.
         assert!(s.augmented_ei(8, best, 0.1) < 1e-3);
