@@ -12,7 +12,7 @@
 //! 1. **Search.** The default first, then a seeded Latin-hypercube design, then the grid point
 //!    with the largest expected improvement under the GP ([`crate::tune::gp`]), integrated over
 //!    its hyperparameters, or a measured setting with a larger augmented one
-//!    ([`BayesOpt::augmented_ei`]: measured again, as its posterior may still beat the best).
+//!    (`BayesOpt::augmented_ei`: measured again, as its posterior may still beat the best).
 //!    The incumbent is the measured, feasible setting with the lowest
 //!    [`BayesOpt::score`]: its own trials shrunk toward the model's leave-one-out prediction,
 //!    plus [`PENALTY`] posterior sds. Exploration ends when the largest expected improvement
