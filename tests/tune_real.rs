@@ -183,6 +183,9 @@ fn a_killed_scratch_tune_leaves_no_open_journal_entry_after_the_next_tune() {
     assert!(open() > 0, "the killed tune left open entries");
     // The next scratch tune (refused for its budget after its device was made) recovers the
     // killed one's entries, the baseline's too, on the leftover loop device before sweeping it.
+    // (The baseline, owner `bench`, is journaled only where it changed a knob: a loop queue
+    // keeps its last user's values, so whether `recover_benches` has anything to say depends
+    // on what used this loop number before.)
     let out = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
         .env("TMPDIR", tmp.0.path())
         .arg("--db")
@@ -194,10 +197,6 @@ fn a_killed_scratch_tune_leaves_no_open_journal_entry_after_the_next_tune() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("tune 1 on loop"), "{err}");
-    assert!(
-        err.contains("a killed `sweetspot bench` or `tune --scratch` left"),
-        "{err}"
-    );
     assert!(!err.contains("closed without writing"), "{err}");
     assert_eq!(open(), 0, "{err}");
     let store = sweetspot::store::Store::open(&db).unwrap();
