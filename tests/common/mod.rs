@@ -85,6 +85,7 @@ pub struct LoopDev {
     /// The backing file.
     pub file: PathBuf,
     mounted: Option<PathBuf>,
+    detached: bool,
     _dir: tempfile::TempDir,
 }
 
@@ -102,6 +103,7 @@ impl LoopDev {
             dev,
             file,
             mounted: None,
+            detached: false,
             _dir: dir,
         }
     }
@@ -129,6 +131,20 @@ impl LoopDev {
         mnt
     }
 
+    /// Detaches the device now (`losetup -d`; not mounted), as a user would: its queue, and
+    /// [`LoopDev::sys`], stay. Drop then leaves it alone (the number may be another's by then).
+    pub fn detach(&mut self) {
+        assert!(self.mounted.is_none(), "detach: the device is mounted");
+        let ok = Command::new("losetup")
+            .arg("-d")
+            .arg(&self.dev)
+            .status()
+            .expect("run losetup -d")
+            .success();
+        assert!(ok, "losetup -d {} failed", self.dev.display());
+        self.detached = true;
+    }
+
     /// `/sys/block/<name>/<rel>`.
     pub fn sys(&self, rel: &str) -> PathBuf {
         Path::new("/sys/block").join(&self.name).join(rel)
@@ -153,7 +169,9 @@ impl Drop for LoopDev {
         if let Some(m) = self.mounted.take() {
             let _ = Command::new("umount").arg(&m).status();
         }
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        if !self.detached {
+            let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        }
     }
 }
 
