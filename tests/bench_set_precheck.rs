@@ -16,7 +16,9 @@ fn loops_under(dir: &Path) -> usize {
         .count()
 }
 
-fn refused(set: &str, message: &str) {
+/// Runs `bench --scratch --set SET` and checks that it is refused with exit 2 and `message`
+/// before anything is built; gives its stderr.
+fn refused(set: &str, message: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let out = assert_cmd::Command::cargo_bin("sweetspot")
         .unwrap()
@@ -38,14 +40,31 @@ fn refused(set: &str, message: &str) {
         .map(|e| e.file_name())
         .collect();
     assert!(made.is_empty(), "made in TMPDIR: {made:?}");
+    err.into_owned()
 }
 
 #[test]
 fn a_misspelt_set_knob_is_refused_before_the_scratch_device_is_built() {
-    refused(
+    let err = refused(
         "fifo_btach=8",
         "--set: unknown knob 'fifo_btach' (did you mean 'fifo_batch'?)",
     );
+    assert_eq!(
+        err,
+        "sweetspot: error: --set: unknown knob 'fifo_btach' (did you mean 'fifo_batch'?)\n"
+    );
+    // Two edits away (a transposition and a dropped letter), and a host-wide knob.
+    refused(
+        "read_ahaed_k=256",
+        "--set: unknown knob 'read_ahaed_k' (did you mean 'read_ahead_kb'?)",
+    );
+    refused(
+        "dirty_rato=10",
+        "--set: unknown knob 'dirty_rato' (did you mean 'dirty_ratio'?)",
+    );
+    // Nothing close: no hint.
+    let err = refused("colour=red", "--set: unknown knob 'colour'");
+    assert_eq!(err, "sweetspot: error: --set: unknown knob 'colour'\n");
 }
 
 #[test]

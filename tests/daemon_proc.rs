@@ -539,3 +539,136 @@ fn a_retuned_sweet_spot_supersedes_its_predecessor_and_the_profile_names_no_choi
     );
     assert_eq!(err.matches(" over policy ").count(), 1, "{err}");
 }
+
+/// A retune stopped by SIGTERM leaves its device at its sweet spot, not at the kernel's
+/// values the retune started from: the daemon applies the sweet spot again (journaled) before
+/// it exits. The fake sda has a filesystem (a temporary directory, by a fake mountinfo) for
+/// the retune's loads, and a sweet spot of another kernel release, so a retune is due at once.
+#[test]
+fn sigterm_mid_retune_leaves_the_device_at_its_sweet_spot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    put(
+        &proc_.join("self/mountinfo"),
+        &format!(
+            "27 1 8:0 / {} rw,relatime - ext4 /dev/sda rw",
+            mnt.display()
+        ),
+    );
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        "2.6.0-another",
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    // A retune over read_ahead_kb (a plain file honours it) that runs far beyond the test.
+    let policy = dir.path().join("ra.toml");
+    std::fs::write(
+        &policy,
+        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 400\ncheck_pairs = 2\n\
+         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+         [knobs.read_ahead_kb]\nmin = 16\nmax = 4096\n",
+    )
+    .unwrap();
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "poll_s = 1\ndefault_policy = \"{}\"\n[retune]\njob_scale = 0.02\nload_mib = 32\n\
+             lead_s = 0.3\n[idle]\nload_avg_max = 1000\ncpu_busy_pct_max = 100\n\
+             device_kib_per_s_max = 1000000\nfor_s = 0\n",
+            policy.display()
+        ),
+    )
+    .unwrap();
+    let log = dir.path().join("daemon.log");
+    let mut child = Child(
+        Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--sysfs-root")
+            .arg(&sys)
+            .arg("--procfs-root")
+            .arg(&proc_)
+            .args(["-v", "daemon", "--config"])
+            .arg(&cfg)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let tune_running = || {
+        sweetspot::store::Store::open(&db)
+            .unwrap()
+            .tunes(Some(id))
+            .unwrap()
+            .iter()
+            .any(|t| t.status == "running")
+    };
+    wait_for("the retune", || {
+        tune_running()
+            && std::fs::read_to_string(&log)
+                .unwrap()
+                .contains("retuning with policy")
+    });
+    // The retune starts from the kernel's value, not the sweet spot.
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128");
+
+    let pid = nix::unistd::Pid::from_raw(child.0.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "not stopped within 30 s of SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    let (_, after) = err
+        .split_once("sda: retune stopped (the daemon is stopping)")
+        .unwrap_or_else(|| panic!("no retune stopped: {err}"));
+    assert!(
+        after.contains("sda: applied its profile: read_ahead_kb 128 → 256"),
+        "{err}"
+    );
+    assert_eq!(
+        read(&sys, "sda", "queue/read_ahead_kb"),
+        "256",
+        "at its sweet spot: {err}"
+    );
+    let tunes = sweetspot::store::Store::open(&db)
+        .unwrap()
+        .tunes(Some(id))
+        .unwrap();
+    assert_eq!(tunes.last().unwrap().status, "interrupted", "{err}");
+    // Applied through the journal: `restore` puts the kernel's value back.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(&db)
+        .arg("--sysfs-root")
+        .arg(&sys)
+        .arg("--procfs-root")
+        .arg(&proc_)
+        .arg("restore")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128");
+}

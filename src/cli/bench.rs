@@ -104,9 +104,7 @@ fn precheck_set(set: &[String]) -> Result<()> {
             .split_once('=')
             .ok_or_else(|| Error::BadInput(format!("--set '{kv}': expected KNOB=VALUE")))?;
         if !catalogue::is_known(k) {
-            let hint = catalogue::closest(k)
-                .map(|c| format!(" (did you mean '{c}'?)"))
-                .unwrap_or_default();
+            let hint = catalogue::did_you_mean(k, catalogue::known_names());
             return Err(Error::BadInput(format!("--set: unknown knob '{k}'{hint}")));
         }
         let ranges: Vec<(i64, i64)> = catalogue::FACTS

@@ -24,8 +24,8 @@ macro_rules! daemon_exit_status {
     () => {
         "\
 Exit status:
-  0    stopped by SIGTERM or SIGINT (a retune in progress was stopped and its device
-       restored first)
+  0    stopped by SIGTERM or SIGINT (a retune in progress was stopped and its device put
+       back at its sweet spot first)
   1    it could not go on: the database, sysfs or its event loop failed (a write the kernel
        refuses or does not honour is logged, and it goes on)
   2    bad usage or input (the config's error names the file, line and field), or another
@@ -59,7 +59,8 @@ Signals:
   SIGHUP           reload the config; a broken one is logged (file, line, field) and the old
                    one kept
   SIGTERM, SIGINT  stop: a retune in progress abandons its current run, its device is
-                   restored, its finished trials are kept, and the next retune of that device
+                   restored and then put back at its sweet spot (journaled, as at every
+                   poll), its finished trials are kept, and the next retune of that device
                    resumes it; exit 0
 
 Files:

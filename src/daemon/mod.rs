@@ -23,7 +23,10 @@
 //! A retune runs in a second thread (the tune is blocking work); the loop polls every
 //! `poll_s` seconds, every 2 s while a retune runs, and stops the retune
 //! ([`crate::signals::request_stop`]) when other processes' CPU use rises above the idle
-//! threshold or SIGTERM arrives.
+//! threshold or SIGTERM arrives. However a retune ends (done, stopped, failed), its device
+//! goes back to its sweet spot at once through the manager's journaled path, also when the
+//! daemon is stopping: it never exits with the device at the kernel's values the retune
+//! started from.
 
 pub mod config;
 pub mod idle;
@@ -102,8 +105,21 @@ fn unix_now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// Logs a finished retune and lets the manager apply the new sweet spot.
-fn finished(st: &mut State, job: retune::Job, cfg: &config::Config) {
+/// Logs a finished retune (done, stopped or failed) and puts its device back at its sweet
+/// spot at once: the retune started from the kernel's values (the profile's were put back
+/// first, [`retune::Job::start`]) and a stopped or failed one leaves the device there, so
+/// the manager forgets the device and applies its profile now ([`manage_now`], the journaled
+/// path of every poll): the new sweet spot after a tune that stored one, else the old. Also
+/// when the daemon is stopping, so that it does not exit with the device at the kernel's
+/// values.
+fn finished(
+    st: &mut State,
+    job: retune::Job,
+    store: &mut Store,
+    root: &SysRoot,
+    db: &Path,
+    cfg: &config::Config,
+) -> Result<()> {
     let (id, dev, stopping) = (
         job.identity.clone(),
         job.device.clone(),
@@ -138,10 +154,29 @@ fn finished(st: &mut State, job: retune::Job, cfg: &config::Config) {
             st.failed.insert(id.clone(), unix_now() + wait);
         }
     }
-    // The retune started from the kernel's values (the profile's were put back first): the
-    // next poll applies the device's (new) sweet spot again.
     st.manager.forget(&id);
     crate::signals::clear_stop();
+    manage_now(st, store, root, db, cfg)
+}
+
+/// The manager's poll ([`manage::Manager::poll`]: profiles for disks it has not handled,
+/// drift of managed knobs) with the current profile, logged: applied values at info,
+/// failures, drift and busy disks at warn.
+fn manage_now(
+    st: &mut State,
+    store: &mut Store,
+    root: &SysRoot,
+    db: &Path,
+    cfg: &config::Config,
+) -> Result<()> {
+    let (profile, _) = cached(st, store, root, cfg)?;
+    for e in st.manager.poll(store, root, db, &profile)? {
+        match e {
+            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
+            _ => tracing::warn!("{}", manage::describe(&e)),
+        }
+    }
+    Ok(())
 }
 
 /// The profile and sweet spots, from the cache when no sweet spot was stored since.
@@ -180,24 +215,12 @@ fn poll(
     db: &Path,
     cfg: &config::Config,
 ) -> Result<()> {
-    let (profile, _) = cached(st, store, root, cfg)?;
-    for e in st.manager.poll(store, root, db, &profile)? {
-        match e {
-            manage::Event::Contested(..) | manage::Event::Failed(..) | manage::Event::Busy(..) => {
-                tracing::warn!("{}", manage::describe(&e));
-            }
-            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
-        }
-    }
+    manage_now(st, store, root, db, cfg)?;
     if st.job.as_ref().is_some_and(|j| j.is_finished())
         && let Some(j) = st.job.take()
     {
-        finished(st, j, cfg);
-        // The new sweet spot is applied now, not a poll later.
-        let (profile, _) = cached(st, store, root, cfg)?;
-        for e in st.manager.poll(store, root, db, &profile)? {
-            tracing::info!("{}", manage::describe(&e));
-        }
+        // Its device is at its (new) sweet spot now, not a poll later.
+        finished(st, j, store, root, db, cfg)?;
     }
     let (_, spots) = cached(st, store, root, cfg)?;
     let devices = plan::enrolled(root, cfg, &spots)?;
@@ -294,14 +317,7 @@ fn appeared(
             st.manager.forget(&d.identity);
         }
     }
-    let (profile, _) = cached(st, store, root, cfg)?;
-    for e in st.manager.poll(store, root, db, &profile)? {
-        match e {
-            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
-            _ => tracing::warn!("{}", manage::describe(&e)),
-        }
-    }
-    Ok(())
+    manage_now(st, store, root, db, cfg)
 }
 
 /// After a config reload: disks whose profile entries changed (newly enrolled ones
@@ -316,12 +332,7 @@ fn reloaded(
     let (profile, _) = cached(st, store, root, cfg)?;
     let busy = st.job.as_ref().map(|j| j.identity.clone());
     st.manager.reconcile(root, &profile, busy.as_deref())?;
-    for e in st.manager.poll(store, root, db, &profile)? {
-        match e {
-            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
-            _ => tracing::warn!("{}", manage::describe(&e)),
-        }
-    }
+    manage_now(st, store, root, db, cfg)?;
     status::write_state(&state_path(db), &st.manager, &st.waits);
     Ok(())
 }
@@ -471,12 +482,15 @@ pub fn run(
             }
         }
         tracing::info!("sweetspot daemon stopping");
+        // A retune in progress is stopped (its device restored to the kernel's values), and
+        // the device goes back to its sweet spot before the daemon exits.
+        let mut r = Ok(());
         if let Some(mut j) = st.job.take() {
             crate::signals::request_stop();
             j.stopping = Some("the daemon is stopping".into());
-            finished(&mut st, j, &cfg);
+            r = finished(&mut st, j, &mut store, root, &db, &cfg);
         }
         let _ = std::fs::remove_file(state_path(&db));
-        Ok(())
+        r
     })
 }

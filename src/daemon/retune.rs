@@ -5,7 +5,8 @@
 //! device's first writable mounted filesystem, removed after the run) under the device's lock
 //! held for `sweetspot daemon`. The main loop stops it through [`crate::signals::request_stop`]
 //! when the machine stops being idle or SIGTERM arrives: the tune abandons its run, restores
-//! the device and keeps the finished trials.
+//! the device (to the kernel's values it started from) and keeps the finished trials, and the
+//! daemon then puts the device back at its sweet spot (before it exits, on SIGTERM).
 
 use super::config::Config;
 use crate::bench::Testbed;
@@ -157,20 +158,22 @@ impl Job {
                 Holder::me("daemon"),
             )?)
         };
+        let mut opts = BenchOptions::new()?;
+        opts.job_scale = cfg.retune.job_scale;
+        opts.sizes = opts.sizes.with_mib(cfg.retune.load_mib);
+        opts.lead = Duration::from_secs_f64(cfg.retune.lead_s);
+        opts.proc_root = root.proc.clone();
         // The tune compares candidates with the device's values when it starts: the kernel's,
         // not the old sweet spot, so the profile's values are put back first (journaled; the
-        // manager applies the new sweet spot when the tune ends).
+        // daemon applies the sweet spot, the new one or else the old, when the tune ends,
+        // also when it is stopped or fails). Last before the thread, so that nothing else
+        // refuses the start after it.
         crate::knob::apply::restore(
             store,
             root,
             Some(&dev.name),
             Some(crate::profile::apply::OWNER),
         )?;
-        let mut opts = BenchOptions::new()?;
-        opts.job_scale = cfg.retune.job_scale;
-        opts.sizes = opts.sizes.with_mib(cfg.retune.load_mib);
-        opts.lead = Duration::from_secs_f64(cfg.retune.lead_s);
-        opts.proc_root = root.proc.clone();
         let (db, root, name): (PathBuf, SysRoot, String) =
             (db.to_path_buf(), root.clone(), dev.name.clone());
         let budget = cfg.retune.budget;

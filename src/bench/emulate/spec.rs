@@ -7,14 +7,20 @@
 //! | field | value | meaning |
 //! |---|---|---|
 //! | `latency` | duration (`500us`, `8ms`) | per-request access time of a read (flash) or the command overhead (hdd) |
-//! | `write-latency` | duration | the same for writes (default: `latency`) |
+//! | `write-latency` | duration | the same for writes (default: `latency`, or after a preset the preset's) |
 //! | `bandwidth` | rate (`200MB/s`, `30MiB/s`) | transfer rate of reads and writes |
-//! | `read-bandwidth`, `write-bandwidth` | rate | one direction only |
+//! | `read-bandwidth`, `write-bandwidth` | rate | one direction only: wins over `bandwidth`, whatever the order |
 //! | `channels` | 1–256 | requests served at once (flash), or the NCQ depth the disk reorders (hdd; 1 = no NCQ) |
 //! | `seek` | `none` or `hdd` | the positioning model: none (flash-like), or a disk arm and platter |
 //! | `rpm` | 1000–20000 | hdd: spindle speed (rotational latency: half a revolution on average) |
 //! | `track-seek`, `full-seek` | duration | hdd: track-to-track and full-stroke seek times |
 //! | `stroke` | size (`1GiB`, `40GB`) | hdd: the byte span of a full stroke (default: the device size) |
+//!
+//! The items override the preset's values, and among the items the order does not matter: a
+//! field is given at most once, and a direction's own field (`write-latency`,
+//! `read-bandwidth`, `write-bandwidth`) wins over the one for both (`latency`, `bandwidth`),
+//! so `bandwidth=100MB/s,read-bandwidth=20MB/s` and `read-bandwidth=20MB/s,bandwidth=100MB/s`
+//! are the same device (reads 20 MB/s, writes 100 MB/s).
 //!
 //! `_` may stand for `-` in field names. Units: durations in `ns`, `us` (or `µs`), `ms`, `s`;
 //! rates in `B/s`, `kB/s`, `MB/s`, `GB/s` (powers of 1000) or `KiB/s`, `MiB/s`, `GiB/s`; sizes
@@ -185,9 +191,15 @@ impl Spec {
                     spec.write_latency_s = duration(&k, v)?;
                     write_latency_set = true;
                 }
+                // The direction's own field wins, given before or after this one.
                 "bandwidth" => {
-                    spec.read_bw = rate(&k, v)?;
-                    spec.write_bw = spec.read_bw;
+                    let bw = rate(&k, v)?;
+                    if !given.contains_key("read-bandwidth") {
+                        spec.read_bw = bw;
+                    }
+                    if !given.contains_key("write-bandwidth") {
+                        spec.write_bw = bw;
+                    }
                 }
                 "read-bandwidth" => spec.read_bw = rate(&k, v)?,
                 "write-bandwidth" => spec.write_bw = rate(&k, v)?,
@@ -462,6 +474,49 @@ mod tests {
         assert!(
             matches!(s.seek, Seek::Hdd { stroke: Some(40_000_000_000), rpm, .. } if rpm == 7200.0)
         );
+    }
+
+    #[test]
+    fn a_directions_own_field_wins_over_the_one_for_both_in_either_order() {
+        for (lead, a, b, read, write) in [
+            (
+                "",
+                "bandwidth=100MB/s",
+                "read-bandwidth=20MB/s",
+                20e6,
+                100e6,
+            ),
+            (
+                "",
+                "bandwidth=100MB/s",
+                "write_bandwidth=10MB/s",
+                100e6,
+                10e6,
+            ),
+            (
+                "sdcard,",
+                "bandwidth=50MB/s",
+                "read-bandwidth=30MB/s",
+                30e6,
+                50e6,
+            ),
+        ] {
+            let one = Spec::parse(&format!("{lead}{a},{b}")).unwrap();
+            let other = Spec::parse(&format!("{lead}{b},{a}")).unwrap();
+            assert_eq!(one, other, "{lead}{a} {b}");
+            assert_eq!((one.read_bw, one.write_bw), (read, write), "{lead}{a} {b}");
+        }
+        // Overridden in both directions: `bandwidth` in the middle sets nothing.
+        let s =
+            Spec::parse("write-bandwidth=10MB/s,bandwidth=100MB/s,read-bandwidth=20MB/s").unwrap();
+        assert_eq!((s.read_bw, s.write_bw), (20e6, 10e6));
+        let (a, b) = ("latency=1ms", "write-latency=2ms");
+        let one = Spec::parse(&format!("{a},{b}")).unwrap();
+        assert_eq!(one, Spec::parse(&format!("{b},{a}")).unwrap());
+        assert_eq!((one.read_latency_s, one.write_latency_s), (1e-3, 2e-3));
+        // A preset's write latency is kept when only `latency` is given.
+        let s = Spec::parse("sdcard,latency=1ms").unwrap();
+        assert_eq!((s.read_latency_s, s.write_latency_s), (1e-3, 1.6e-3));
     }
 
     #[test]
