@@ -175,8 +175,8 @@ fn apply_and_verify(h: &Host, file: &Path) {
     assert_eq!(v["clean"], true, "{v}");
     assert_eq!(
         v["rows"],
-        serde_json::json!([{"device": "host", "knob": "swappiness", "expected": "10",
-                            "actual": "10", "status": "ok"}])
+        serde_json::json!([{"device": "host", "knob": "swappiness", "expected": 10,
+                            "actual": 10, "status": "ok"}])
     );
     h.run_ok(&["restore"]);
     assert_eq!(h.env.vm("swappiness"), "60", "restore undid the profile");
