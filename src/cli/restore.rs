@@ -136,7 +136,37 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             if one { "it" } else { "them" }
         ));
     }
+    out.push_str(&other_roots(ctx, &store, dev)?);
     Ok(out)
+}
+
+/// The open entries (of `dev`, or all) written under other `--sysfs-root`/`--procfs-root`
+/// than this run's, which it cannot put back: one line per such root, with the knobs and the
+/// command that restores them; empty when there are none.
+fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Result<String> {
+    let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
+    for e in store.journal_open(dev, None)? {
+        let Some(r) = ctx.root.other_for(&e.path) else {
+            continue;
+        };
+        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
+        match roots.iter_mut().find(|(o, _)| *o == r) {
+            Some((_, knobs)) if knobs.contains(&knob) => {}
+            Some((_, knobs)) => knobs.push(knob),
+            None => roots.push((r, vec![knob])),
+        }
+    }
+    Ok(roots
+        .iter()
+        .map(|(r, knobs)| {
+            format!(
+                "left alone: {}, written under other roots than this run's; `{}` puts {} back\n",
+                knobs.join(", "),
+                crate::tune::recover::undo_command(&ctx.db, r, dev),
+                if knobs.len() == 1 { "it" } else { "them" }
+            )
+        })
+        .collect())
 }
 
 /// Sweeps what killed runs left and lists it in `out`, as root (other users' leftovers are
