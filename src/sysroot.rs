@@ -84,6 +84,23 @@ impl SysRoot {
         self.sys.join("kernel/debug")
     }
 
+    /// The roots a journaled knob file `path` was written under, when they are not these:
+    /// `self` with its sysfs root replaced by what precedes `/block/` or `/kernel/debug/` in
+    /// `path`, or its procfs root by what precedes `/sys/vm/` or `/sys/kernel/`. `None` when
+    /// `path` lies under these roots already, or has none of those shapes.
+    pub fn other_for(&self, path: &Path) -> Option<SysRoot> {
+        if path.starts_with(&self.sys) || path.starts_with(&self.proc) {
+            return None;
+        }
+        let text = path.to_str()?;
+        let before = |mark: &str| text.find(mark).map(|i| PathBuf::from(&text[..i]));
+        if let Some(sys) = before("/block/").or_else(|| before("/kernel/debug/")) {
+            return Some(SysRoot::new(sys, self.proc.clone()));
+        }
+        let proc = before("/sys/vm/").or_else(|| before("/sys/kernel/"))?;
+        Some(SysRoot::new(self.sys.clone(), proc))
+    }
+
     /// True when this is the real `/sys` (so tests never touch the host's knobs by accident).
     pub fn is_real(&self) -> bool {
         self.sys == Path::new("/sys")
@@ -93,5 +110,44 @@ impl SysRoot {
     /// `/proc/sys/kernel/*`) live.
     pub fn is_real_proc(&self) -> bool {
         self.proc == Path::new("/proc")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_roots_a_journaled_path_was_written_under() {
+        let real = SysRoot::default();
+        let p = |s: &str| PathBuf::from(s);
+        let sys = |s: &str| Some(SysRoot::new(s, "/proc"));
+        assert_eq!(
+            real.other_for(&p("/sys/block/sda/queue/read_ahead_kb")),
+            None
+        );
+        assert_eq!(real.other_for(&p("/proc/sys/vm/swappiness")), None);
+        assert_eq!(
+            real.other_for(&p("/tmp/rr/sys/block/sda/queue/read_ahead_kb")),
+            sys("/tmp/rr/sys")
+        );
+        assert_eq!(
+            real.other_for(&p("/t/sys/kernel/debug/sched/features")),
+            sys("/t/sys")
+        );
+        assert_eq!(
+            real.other_for(&p("/t/proc/sys/vm/swappiness")),
+            Some(SysRoot::new("/sys", "/t/proc"))
+        );
+        let fake = SysRoot::new("/t/sys", "/t/proc");
+        assert_eq!(
+            fake.other_for(&p("/sys/block/sda/queue/nr_requests")),
+            Some(SysRoot::new("/sys", "/t/proc"))
+        );
+        assert_eq!(
+            fake.other_for(&p("/t/sys/block/sda/queue/nr_requests")),
+            None
+        );
+        assert_eq!(real.other_for(&p("/elsewhere/file")), None);
     }
 }

@@ -46,6 +46,12 @@ impl Host {
     }
     /// A real `tune --host` of swappiness (60 → 10 is about 1.3× better).
     fn tune(&self) {
+        let v = self.tune_json(&[]);
+        assert_eq!(v["best"]["swappiness"], 10, "{v}");
+        assert_eq!(self.env.vm("swappiness"), "60", "the tune put it back");
+    }
+    /// [`Host::tune`] with `extra` arguments; its JSON report.
+    fn tune_json(&self, extra: &[&str]) -> serde_json::Value {
         let policy = self.path("host.toml");
         let swappiness = self.env.proc().join("sys/vm/swappiness");
         std::fs::write(
@@ -60,7 +66,7 @@ impl Host {
             ),
         )
         .unwrap();
-        let (out, _) = self.run_ok(&[
+        let mut args = vec![
             "tune",
             "--host",
             "--json",
@@ -68,11 +74,12 @@ impl Host {
             "1",
             "--policy",
             policy.to_str().unwrap(),
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let (out, _) = self.run_ok(&args);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["significant"], true, "{v}");
-        assert_eq!(v["best"]["swappiness"], 10, "{v}");
-        assert_eq!(self.env.vm("swappiness"), "60", "the tune put it back");
+        v
     }
 }
 
@@ -175,8 +182,8 @@ fn apply_and_verify(h: &Host, file: &Path) {
     assert_eq!(v["clean"], true, "{v}");
     assert_eq!(
         v["rows"],
-        serde_json::json!([{"device": "host", "knob": "swappiness", "expected": "10",
-                            "actual": "10", "status": "ok"}])
+        serde_json::json!([{"device": "host", "knob": "swappiness", "expected": 10,
+                            "actual": 10, "status": "ok"}])
     );
     h.run_ok(&["restore"]);
     assert_eq!(h.env.vm("swappiness"), "60", "restore undid the profile");
@@ -280,4 +287,24 @@ fn apply_and_verify_with_nothing_to_do_say_so() {
             "{cmd:?}: {stderr}"
         );
     }
+}
+
+/// `tune --host --apply` under fake roots names the undo command with those roots (it said
+/// `sweetspot --db … restore`, which would have looked at the real /proc), and that command
+/// puts the knob back.
+#[test]
+fn an_applied_host_tune_names_an_undo_command_with_its_roots() {
+    let h = Host::new();
+    let v = h.tune_json(&["--apply"]);
+    assert_eq!(v["best"]["swappiness"], 10, "{v}");
+    assert_eq!(h.env.vm("swappiness"), "10", "applied");
+    let undo = v["undo"].as_str().unwrap_or_else(|| panic!("undo: {v}"));
+    let want = format!(
+        "--sysfs-root {} --procfs-root {} restore",
+        h.sys().display(),
+        h.env.proc().display()
+    );
+    assert!(undo.ends_with(&want), "{undo}");
+    h.run_ok(&["restore"]);
+    assert_eq!(h.env.vm("swappiness"), "60", "the undo command's restore");
 }

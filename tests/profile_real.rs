@@ -158,8 +158,8 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
         .collect();
     assert_eq!(drift.len(), 1, "{v}");
     assert_eq!(
-        (drift[0]["knob"].as_str(), drift[0]["actual"].as_str()),
-        (Some("read_ahead_kb"), Some("512"))
+        (drift[0]["knob"].as_str(), drift[0]["actual"].as_i64()),
+        (Some("read_ahead_kb"), Some(512))
     );
 
     let out = common::sweetspot(&db, &["restore"]);

@@ -411,3 +411,33 @@ fn a_no_op_set_for_another_device_still_makes_a_host_wide_knob_shared() {
     );
     assert_eq!(h.env.vm("dirty_ratio"), "20");
 }
+
+/// `restore` under other roots than a `set`'s leaves its knob alone and says so, with the
+/// command (the set's roots) that puts it back; it used to say only "restored 0 knobs".
+#[test]
+fn restore_under_other_roots_names_the_knobs_it_cannot_reach_and_how() {
+    let h = Host::new();
+    h.ok(&["set", "sdz", "fifo_batch=8"]);
+    let other = h.env.dir.path().join("sys2");
+    std::fs::create_dir_all(other.join("block")).unwrap();
+    let fifo = h.sys.join("block/sdz/queue/iosched/fifo_batch");
+    let want = format!(
+        "left alone: sdz fifo_batch, written under other roots than this run's; `sweetspot \
+         --db {} --sysfs-root {} --procfs-root {} restore{{}}` puts it back\n",
+        h.env.db().display(),
+        h.sys.display(),
+        h.env.proc().display()
+    );
+    for (dev, tail) in [(Some("sdz"), " sdz"), (None, "")] {
+        let mut args = vec!["--sysfs-root", other.to_str().unwrap(), "restore"];
+        args.extend(dev);
+        let out = h.env.cmd(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(&want.replace("{}", tail)), "{text}");
+        assert_eq!(std::fs::read_to_string(&fifo).unwrap(), "8\n", "left alone");
+    }
+    let text = h.ok(&["restore", "sdz"]);
+    assert!(!text.contains("other roots"), "{text}");
+    assert_eq!(std::fs::read_to_string(&fifo).unwrap(), "16\n", "put back");
+}

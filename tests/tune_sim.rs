@@ -69,6 +69,50 @@ fn seed_surface_finds_fifo_batch_8_or_2_significantly() {
 }
 
 #[test]
+fn a_kept_default_reports_the_defaults_figure_as_best_and_the_candidates_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    // The flat surface: seed 3 keeps the default (fifo_batch 32) after a check of 8.
+    let v = tune_json(
+        &db,
+        &["--sim", &surface("flat-fifo_batch.toml"), "--seed", "3"],
+    );
+    let o = &v["objective"];
+    assert_eq!(v["significant"], false, "{v}");
+    assert_eq!(v["best"], v["default"], "{v}");
+    assert_eq!(v["candidate"]["fifo_batch"], 8, "{v}");
+    // `best` and `objective.best` are one setting: the default.
+    let d = o["default"].as_f64().unwrap();
+    assert_eq!(o["best"].as_f64(), Some(d), "{v}");
+    assert_eq!(o["improvement"], Value::Null, "{v}");
+    // What the default was compared with, and the check's ratio, are the candidate's.
+    let c = o["candidate"].as_f64().unwrap();
+    assert!((c - d).abs() > 1e-6, "{v}");
+    let r = o["candidate_improvement"]["ratio"].as_f64().unwrap();
+    assert!((d / c / r - 1.0).abs() < 1e-9, "{d} / {c} vs {r}");
+    assert!(r < 1.0, "{v}");
+
+    // A significant sweet spot: best is the candidate, and both figures agree.
+    let v = tune_json(
+        &db,
+        &[
+            "--sim",
+            &surface("seed-2.5.39-mm1-fifo_batch.toml"),
+            "--seed",
+            "7",
+        ],
+    );
+    let o = &v["objective"];
+    assert_eq!(v["significant"], true, "{v}");
+    assert_eq!(v["best"], v["candidate"], "{v}");
+    assert_eq!(o["best"], o["candidate"], "{v}");
+    assert_eq!(o["improvement"], o["candidate_improvement"], "{v}");
+    let (d, b) = (o["default"].as_f64().unwrap(), o["best"].as_f64().unwrap());
+    let r = o["improvement"]["ratio"].as_f64().unwrap();
+    assert!((d / b / r - 1.0).abs() < 1e-9, "{d} / {b} vs {r}");
+}
+
+#[test]
 fn a_scheduler_only_tune_picks_the_best_measured_scheduler_and_checks_it() {
     // The Hardening issue's tune: scheduler only, io_load Loads, budget 8, 2 check pairs, from
     // bfq; true Loads kyber 10,056, mq-deadline 9,382, none 9,216, bfq 8,135, noise 9% a run.

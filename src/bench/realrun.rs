@@ -138,6 +138,9 @@ impl Bencher {
         // Held while this run lives, so a sweep after a SIGKILL knows the directory is dead.
         let owner =
             stale::own(scratchpad.path()).map_err(|e| Error::io("locking the run directory", e))?;
+        // So that `restore` finds the work directory after a SIGKILL wherever it is.
+        stale::record_work(scratchpad.path(), work.path())
+            .map_err(|e| Error::io("recording the work directory", e))?;
         if opts.job_command.is_none() && !opts.user_benchmark {
             job::prepare(&job)?;
         }
@@ -418,4 +421,27 @@ fn evict_tree(dir: &Path, skip: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_directory_records_its_work_directory_for_a_sweep_after_a_sigkill() {
+        let target = tempfile::tempdir().unwrap();
+        let mut o = BenchOptions::new().unwrap();
+        o.user_benchmark = true;
+        let b = Bencher::new(target.path(), o).unwrap();
+        let run = b.scratchpad.path().to_path_buf();
+        let recorded = std::fs::read_to_string(run.join(stale::WORK_RECORD)).unwrap();
+        assert_eq!(Path::new(&recorded), b.work_dir());
+        assert!(
+            b.work_dir()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(stale::WORK_PREFIX)
+        );
+    }
 }

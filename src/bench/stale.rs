@@ -13,6 +13,15 @@
 //! detached only when their `loop/backing_file` is the leftover's own `backing.img`, so no
 //! loop device that is not ours is ever detached.
 //!
+//! A run directory records the path of its run's work directory ([`WORK_RECORD`], written by
+//! [`record_work`] once both exist), so [`sweep_runs`] removes a killed run's work directory
+//! wherever it is (a `--dir`, a filesystem no device lists): the record only says where to
+//! look; the work directory is removed only when it is named `.sweetspot-bench-*`, is a
+//! directory (not a symlink) and its own owner lock is free, as in [`sweep_work`]. Only
+//! [`sweep`]'s scratch part touches devices (unmount, `losetup -d`): it reads the real
+//! `/sys/block`, so `restore` runs it only on the real sysfs ([`crate::cli::restore`]);
+//! [`sweep_runs`] and [`sweep_work`] only remove dead directories.
+//!
 //! A leftover whose knobs are still open in the journal of the database that journaled it
 //! (the `--db` of the killed run, recorded in its directory: [`journal_db`]) is left alone,
 //! also by a sweep run with another `--db`: its loop queue outlives `losetup -d`, so only
@@ -36,6 +45,26 @@ pub const WORK_PREFIX: &str = ".sweetspot-bench-";
 pub const LOCK_FILE: &str = "owner.lock";
 /// The `--emulate` FUSE mount point inside a scratch directory.
 pub const FUSE_DIR: &str = "fuse";
+/// The file inside a run directory that names its run's work directory ([`record_work`]).
+pub const WORK_RECORD: &str = "work-dir";
+
+/// Writes the absolute path of `work`, the run's work directory, into `run`'s
+/// [`WORK_RECORD`] (under a temporary name, then renamed), so that [`sweep_runs`] finds the
+/// work directory after a SIGKILL. Call it with both directories' owner locks held. Errors:
+/// the I/O error of any step.
+pub fn record_work(run: &Path, work: &Path) -> std::io::Result<()> {
+    let work = std::path::absolute(work)?;
+    let tmp = run.join(format!("{WORK_RECORD}.new"));
+    std::fs::write(&tmp, work.as_os_str().as_encoded_bytes())?;
+    std::fs::rename(&tmp, run.join(WORK_RECORD))
+}
+
+/// The work directory run directory `run` records, if it records an absolute path.
+fn recorded_work(run: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let bytes = std::fs::read(run.join(WORK_RECORD)).ok()?;
+    Some(PathBuf::from(std::ffi::OsString::from_vec(bytes))).filter(|p| p.is_absolute())
+}
 
 /// Takes the owner lock of a new scratch directory `dir`: the file is created and locked under
 /// a temporary name, then renamed into place, so [`sweep`] never sees an unlocked lock file of
@@ -66,10 +95,19 @@ pub struct Swept {
 /// directory. One writer per device: a loop device whose lock ([`crate::lock`]) another
 /// process holds is left alone too. Failures are logged and the directory is left for the
 /// next sweep; a directory is removed only once nothing is mounted on it.
+/// Then the dead run directories ([`sweep_runs`]).
 pub fn sweep(tmp: &Path, db: &Path) -> Swept {
+    let mut out = sweep_scratch(tmp, db);
+    out.removed.extend(sweep_runs(tmp));
+    out
+}
+
+/// The scratch part of [`sweep`]: dead `sweetspot-scratch-*` directories under `tmp`, their
+/// mounts and loop devices (found in the real `/sys/block`, whatever `--sysfs-root` says).
+pub fn sweep_scratch(tmp: &Path, db: &Path) -> Swept {
     let mut out = Swept::default();
     let root = SysRoot::default();
-    for (dir, _lock) in dead(tmp, &[DIR_PREFIX, RUN_PREFIX]) {
+    for (dir, _lock) in dead(tmp, &[DIR_PREFIX]) {
         let loops = attached(&dir);
         if let Verdict::Keep(why) = journal_db::verdict(&dir, &loops, db) {
             out.left.push(why);
@@ -136,6 +174,42 @@ fn attached(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The dead `sweetspot-scratch-*` directories under `tmp`, left as they are: what a sweep that
+/// may not touch devices (a fake `--sysfs-root`) names instead of removing.
+pub fn dead_scratch(tmp: &Path) -> Vec<PathBuf> {
+    dead(tmp, &[DIR_PREFIX])
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect()
+}
+
+/// Removes the dead run directories (`sweetspot-run-*`) under `tmp`, each with the work
+/// directory it records ([`record_work`]) when that one is dead too: named
+/// `.sweetspot-bench-*`, a directory, and its owner lock free. Touches no device (a run
+/// directory holds no mount or backing file). Returns one line per directory removed.
+pub fn sweep_runs(tmp: &Path) -> Vec<String> {
+    let mut done = Vec::new();
+    for (dir, _lock) in dead(tmp, &[RUN_PREFIX]) {
+        let mut what = Vec::new();
+        if let Some(work) = recorded_work(&dir)
+            && let Some(_work_lock) = dead_dir(&work, &[WORK_PREFIX])
+        {
+            match std::fs::remove_dir_all(&work) {
+                Ok(()) => what.push(format!("removed {}", work.display())),
+                Err(e) => tracing::warn!("leftover work directory {}: {e}", work.display()),
+            }
+        }
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => what.push(format!("removed {}", dir.display())),
+            Err(e) => tracing::warn!("leftover run directory {}: {e}", dir.display()),
+        }
+        if !what.is_empty() {
+            done.push(what.join(", "));
+        }
+    }
+    done
+}
+
 /// Removes the work directories of dead runs (`.sweetspot-bench-*` with an owner lock nobody
 /// holds) directly under `target`, the measured filesystem's directory. Returns one line per
 /// directory removed. Like [`sweep`], a directory without a lock file, or whose owner is
@@ -158,24 +232,28 @@ fn dead(parent: &Path, prefixes: &[&str]) -> Vec<(PathBuf, Flock<File>)> {
     let Ok(rd) = std::fs::read_dir(parent) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        // file_type() does not follow symlinks.
-        if !prefixes.iter().any(|p| name.starts_with(p)) || !e.file_type().is_ok_and(|t| t.is_dir())
-        {
-            continue;
-        }
-        let dir = e.path();
-        let Ok(f) = File::open(dir.join(LOCK_FILE)) else {
-            continue;
-        };
-        // Not taken: its owner is alive (or another sweep is cleaning it).
-        if let Ok(lock) = Flock::lock(f, FlockArg::LockExclusiveNonblock) {
-            out.push((dir, lock));
-        }
+    rd.flatten()
+        .filter_map(|e| {
+            let dir = e.path();
+            dead_dir(&dir, prefixes).map(|lock| (dir, lock))
+        })
+        .collect()
+}
+
+/// The owner lock of `dir` when it is a dead run's directory: named with one of `prefixes`,
+/// a directory (not a symlink), with a lock file this process could lock (its owner is
+/// dead); `None` otherwise.
+fn dead_dir(dir: &Path, prefixes: &[&str]) -> Option<Flock<File>> {
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    // symlink_metadata does not follow symlinks.
+    if !prefixes.iter().any(|p| name.starts_with(p))
+        || !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+    {
+        return None;
     }
-    out
+    let f = File::open(dir.join(LOCK_FILE)).ok()?;
+    // Not taken: its owner is alive (or another sweep is cleaning it).
+    Flock::lock(f, FlockArg::LockExclusiveNonblock).ok()
 }
 
 /// Cleans one leftover whose lock we hold. Returns what was done, or why it stopped.

@@ -74,6 +74,9 @@ impl Testbed for UserBench {
     fn device_name(&self) -> Option<String> {
         self.inner.device_name()
     }
+    fn root(&self) -> Option<SysRoot> {
+        self.inner.root()
+    }
     fn zoned(&self) -> Option<String> {
         self.inner.zoned()
     }
@@ -155,6 +158,9 @@ impl Testbed for HostBed {
     }
     fn set_owner(&mut self, owner: &str) {
         self.owner = owner.to_string();
+    }
+    fn root(&self) -> Option<SysRoot> {
+        Some(self.root.clone())
     }
     fn keep(&mut self) {
         self.applied = false;

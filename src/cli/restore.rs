@@ -7,10 +7,11 @@
 //! finishes tunes that were killed
 //! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
 //! marked `recovered` instead of staying `running`). A tune that is still running keeps its
-//! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends. Last, on the real `/sys` as root, it
-//! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]), except a
-//! leftover whose knobs another database journaled and still has open: that one is named,
-//! with the `sweetspot --db <it> restore` that puts them back.
+//! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends.
+//! Last, as root, it removes what SIGKILLed runs left behind ([`crate::bench::stale`]): their
+//! work directories under any roots, and on the real `/sys` (whatever `--procfs-root` says)
+//! `--scratch` leftovers too, except one whose knobs another database journaled and still
+//! has open: that one is named, with the `sweetspot --db <it> restore` that puts them back.
 
 use super::{Ctx, print_out};
 use crate::Result;
@@ -135,28 +136,98 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             if one { "it" } else { "them" }
         ));
     }
+    out.push_str(&other_roots(ctx, &store, dev)?);
     Ok(out)
 }
 
-/// Sweeps what killed runs left (scratch devices and files, bench work directories, stale
-/// locks) and lists it in `out`.
+/// The open entries (of `dev`, or all) written under other `--sysfs-root`/`--procfs-root`
+/// than this run's, which it cannot put back: one line per such root, with the knobs and the
+/// command that restores them; empty when there are none.
+fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Result<String> {
+    let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
+    for e in store.journal_open(dev, None)? {
+        let Some(r) = ctx.root.other_for(&e.path) else {
+            continue;
+        };
+        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
+        match roots.iter_mut().find(|(o, _)| *o == r) {
+            Some((_, knobs)) if knobs.contains(&knob) => {}
+            Some((_, knobs)) => knobs.push(knob),
+            None => roots.push((r, vec![knob])),
+        }
+    }
+    Ok(roots
+        .iter()
+        .map(|(r, knobs)| {
+            format!(
+                "left alone: {}, written under other roots than this run's; `{}` puts {} back\n",
+                knobs.join(", "),
+                crate::tune::recover::undo_command(&ctx.db, r, dev),
+                if knobs.len() == 1 { "it" } else { "them" }
+            )
+        })
+        .collect())
+}
+
+/// Sweeps what killed runs left and lists it in `out`, as root (other users' leftovers are
+/// not theirs to remove):
+/// - always: dead run directories in `$TMPDIR` with the work directories they record
+///   ([`stale::sweep_runs`]: a killed `tune --device`'s `.sweetspot-bench-*`, also under a
+///   `--dir` or on a fake tree's device), and dead work directories at the top of the
+///   filesystems mounted on the devices ([`stale::sweep_work`]);
+/// - on the real `/sys` only (a fake `--procfs-root` does not make a scratch loop device
+///   fake): `--scratch` leftovers, their mounts and loop devices ([`stale::sweep_scratch`]),
+///   and stale lock files in [`crate::lock::RUN_DIR`]. A fake `--sysfs-root` never leads to
+///   `umount` or `losetup -d`: its dead scratch leftovers are named, with the command that
+///   removes them.
 fn sweep_leftovers(ctx: &Ctx, out: &mut String) {
-    if ctx.root == SysRoot::default() && nix::unistd::geteuid().is_root() {
-        let mut work: Vec<std::path::PathBuf> = crate::device::list(&ctx.root)
-            .unwrap_or_default()
-            .into_iter()
-            .flat_map(|d| d.mounts.into_iter().map(|m| m.target))
-            .collect();
-        work.sort();
-        work.dedup();
-        let scratch = stale::sweep(&std::env::temp_dir(), &ctx.db);
-        let swept = work.iter().flat_map(|t| stale::sweep_work(t));
-        for what in scratch.removed.into_iter().chain(swept) {
-            out.push_str(&format!("leftover of a killed run: {what}\n"));
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let tmp = std::env::temp_dir();
+    // Mounts are the running system's whatever --procfs-root names; on a fake sysfs its
+    // devices' mounts are as its procfs says (no mount is touched: only dead directories
+    // directly under them are removed).
+    let mounts_root = if ctx.root.is_real() {
+        SysRoot::default()
+    } else {
+        ctx.root.clone()
+    };
+    let mut work: Vec<std::path::PathBuf> = crate::device::list(&mounts_root)
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|d| d.mounts.into_iter().map(|m| m.target))
+        .collect();
+    work.sort();
+    work.dedup();
+    let scratch = if ctx.root.is_real() {
+        stale::sweep_scratch(&tmp, &ctx.db)
+    } else {
+        let real = SysRoot::new("/sys", &ctx.root.proc);
+        stale::Swept {
+            removed: Vec::new(),
+            left: stale::dead_scratch(&tmp)
+                .into_iter()
+                .map(|d| {
+                    format!(
+                        "left alone: {} (a killed `--scratch` run's loop device, mount and \
+                         files): a fake --sysfs-root does not reach them; `{}` removes it",
+                        d.display(),
+                        crate::tune::recover::undo_command(&ctx.db, &real, None)
+                    )
+                })
+                .collect(),
         }
-        for why in scratch.left {
-            out.push_str(&format!("{why}\n"));
-        }
+    };
+    let runs = stale::sweep_runs(&tmp);
+    let swept = work.iter().flat_map(|t| stale::sweep_work(t));
+    for what in scratch.removed.into_iter().chain(runs).chain(swept) {
+        out.push_str(&format!("leftover of a killed run: {what}\n"));
+    }
+    for why in scratch.left {
+        out.push_str(&format!("{why}\n"));
+    }
+    if ctx.root.is_real() {
         crate::lock::sweep(std::path::Path::new(crate::lock::RUN_DIR));
     }
 }

@@ -374,14 +374,28 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
             format!("'{}': must be 1–3600 s", c.poll_s),
         ));
     }
-    if let Some(q) = &c.quiet_hours
-        && quiet_window(q).is_none()
-    {
-        return Err(bad(
-            at("quiet_hours"),
-            "quiet_hours",
-            format!("'{q}': expected HH:MM-HH:MM"),
-        ));
+    if let Some(q) = &c.quiet_hours {
+        match quiet_window(q) {
+            None => {
+                return Err(bad(
+                    at("quiet_hours"),
+                    "quiet_hours",
+                    format!("'{q}': expected HH:MM-HH:MM"),
+                ));
+            }
+            // An empty window would silently never be quiet (or, read as a whole day, never
+            // retune): either way the user meant something else.
+            Some((a, b)) if a == b => {
+                return Err(bad(
+                    at("quiet_hours"),
+                    "quiet_hours",
+                    format!(
+                        "'{q}': start and end are equal, an empty window (omit quiet_hours for none)"
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
     }
     Ok(c)
 }
@@ -477,6 +491,13 @@ mod tests {
             e.to_string(),
             "d.toml:2: quiet_hours: '25:00-01:00': expected HH:MM-HH:MM"
         );
+        let e = parse("poll_s = 5\nquiet_hours = \"08:00-08:00\"\n", p).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.toml:2: quiet_hours: '08:00-08:00': start and end are equal, an empty window \
+             (omit quiet_hours for none)"
+        );
+        assert_eq!(e.exit_code(), 2);
         let e = parse("\n[idle]\ncpu_busy_pct_max = 500\n", p).unwrap_err();
         assert_eq!(
             e.to_string(),

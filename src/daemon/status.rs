@@ -56,9 +56,11 @@ pub struct DeviceStatus {
     pub last_tune_at: Option<String>,
     /// The sweet spot's knob changes (`knob=value`), `keep the default`, or `none yet`.
     pub sweet_spot: String,
-    /// The sweet spot's knob changes as an object (`{"read_ahead_kb": "256"}`; empty when it
-    /// keeps the default); `None` when never tuned.
-    pub sweet_spot_knobs: Option<BTreeMap<String, String>>,
+    /// The sweet spot's knob changes as an object, each value as `tune --json` and `history
+    /// --json` print it ([`crate::types::KnobValue`]: a number for a numeric knob, a string
+    /// for a scheduler: `{"read_ahead_kb": 256, "scheduler": "bfq"}`); empty when it keeps
+    /// the default; `None` when never tuned.
+    pub sweet_spot_knobs: Option<crate::types::Setting>,
     /// What holds for the device now: `managed` (the daemon applied its sweet spot and
     /// watches it), `contested: <knob> (another writer keeps <value>)`, `not applied yet`
     /// (the daemon runs but has not applied it), `absent`, `never tuned` (`never tuned,
@@ -278,12 +280,8 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         } else {
             when
         };
-        let sweet_spot_knobs = Some(
-            knobs
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_string()))
-                .collect(),
-        );
+        // Values as `tune` and `history` print them: numbers for numeric knobs.
+        let sweet_spot_knobs = Some(knobs.clone());
         devices.push(DeviceStatus {
             identity,
             device: dev,
@@ -592,11 +590,15 @@ mod tests {
                 .is_some_and(|x| x.starts_with("20"))
         );
         let knobs = a.sweet_spot_knobs.as_ref().unwrap();
-        assert_eq!(knobs.get("read_ahead_kb").map(String::as_str), Some("256"));
+        assert_eq!(
+            knobs.get("read_ahead_kb"),
+            Some(&crate::types::KnobValue::Int(256))
+        );
+        // A number, as `tune --json` and `history --json` print a numeric knob.
         let json = serde_json::to_value(a).unwrap();
         assert_eq!(
             json["sweet_spot_knobs"],
-            serde_json::json!({"read_ahead_kb": "256"})
+            serde_json::json!({"read_ahead_kb": 256})
         );
         assert_eq!(json["sweet_spot"], "read_ahead_kb=256");
         assert_eq!(gone.state, "absent");

@@ -304,10 +304,12 @@ pub fn closest(name: &str) -> Option<&'static str> {
 }
 
 /// The closest of `names` to a misspelt `name` (Damerau–Levenshtein distance ≤ 2; the first
-/// in alphabetical order among equals).
+/// in alphabetical order among equals), never `name` itself: a name that is known but not
+/// valid here (a scheduler this disk does not offer) gets no "did you mean" itself.
 fn closest_of<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     names
         .into_iter()
+        .filter(|n| *n != name)
         .map(|n| (strsim::damerau_levenshtein(name, n), n))
         .filter(|(d, _)| *d <= 2)
         .min()
@@ -359,6 +361,20 @@ pub fn is_bytes_member(name: &str) -> bool {
 mod tests {
     use super::super::features::FEATURES;
     use super::*;
+
+    #[test]
+    fn did_you_mean_never_offers_the_name_itself() {
+        let offered = ["none", "mq-deadline", "kyber", "bfq"];
+        // Known but not valid here: no hint that repeats it.
+        assert_eq!(did_you_mean("bfq", ["none", "bfq"]), "");
+        assert_eq!(did_you_mean("bfx", offered), " (did you mean 'bfq'?)");
+        assert_eq!(
+            did_you_mean("kyber", offered.iter().copied().chain(["kyber"])),
+            ""
+        );
+        assert_eq!(closest("fifo_batch"), None);
+        assert_eq!(closest("fifo_btach"), Some("fifo_batch"));
+    }
 
     #[test]
     fn every_feature_is_known_to_the_catalogue_once() {

@@ -25,9 +25,11 @@ pub struct Row {
     pub device: String,
     /// Knob name (`-` for an absent disk).
     pub knob: String,
-    /// The profile's value.
+    /// The profile's value (in JSON a number for a numeric knob, as `tune --json` has it).
+    #[serde(serialize_with = "crate::types::setting::serialize_printed")]
     pub expected: String,
     /// The value now (`None`: the knob or disk does not exist now).
+    #[serde(serialize_with = "crate::types::setting::serialize_printed_opt")]
     pub actual: Option<String>,
     /// `ok`, `drift`, `missing` (the knob does not exist now) or `absent` (no disk matches).
     pub status: &'static str,

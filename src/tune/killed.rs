@@ -1,16 +1,19 @@
 //! What killed benchmarks left open in the journal, for the commands that only read
 //! (`status`, `history`). A `bench` or `tune --scratch` killed with SIGKILL (or by the OOM
-//! killer) cannot restore its knobs: their journal entries (owner
-//! [`crate::bench::real::OWNER`]; a scratch tune journals its loop device's baseline under it
-//! before it has a tune id) stay open until the next `tune`, `bench` on a device, `daemon` or `restore` puts them
-//! back ([`super::recover::recover_benches`], `restore`). No `tunes` row names such a benchmark,
-//! so `history`'s `killed` status cannot show it; these entries are what is left of it.
+//! killer) cannot restore its knobs: their journal entries stay open until the next `tune`,
+//! `bench` on a device, `daemon` or `restore` puts them back. A `bench`'s are owned by
+//! [`crate::bench::real::OWNER`] ([`super::recover::recover_benches`]); no `tunes` row names
+//! it, so `history`'s `killed` status cannot show it. A scratch tune journals its loop
+//! device's baseline under that owner before it has a tune id, and its trials under
+//! `tune:<id>` ([`super::recover::recover`]): its scratch device is enrolled nowhere, so
+//! `status` would not show them otherwise. These entries are what is left of either.
 //!
-//! An entry counts as such exactly when `recover_benches` would write it: its device's lock
-//! (the host's for host-wide knobs) is free now (a bench that is alive holds it), the device is
-//! the same disk as when it was journaled, and it was journaled in this boot. Entries of a
-//! device that is gone or now another disk, and of an earlier boot, are left out: they are
-//! closed unwritten, there is nothing to put back.
+//! An entry counts as such exactly when `recover` would write it: its writer is gone (a
+//! `tune --scratch` stored as `running` whose process is not alive), its device's lock (the
+//! host's for host-wide knobs) is free now (a bench that is alive holds it), the device is the
+//! same disk as when it was journaled, and it was journaled in this boot. Entries of a device
+//! that is gone or now another disk, and of an earlier boot, are left out: they are closed
+//! unwritten, there is nothing to put back.
 
 use super::recover::{open_devices, undo_command, writer_identity};
 use crate::Result;
@@ -33,37 +36,64 @@ pub struct OpenKnob {
     pub original: String,
 }
 
+/// The journal owners whose open entries count as a killed benchmark's: [`crate::bench::real::OWNER`]
+/// and `tune:<id>` of every `tune --scratch` (its identity `scratch:…`) stored as `running`
+/// whose process is gone ([`super::recover::alive`]). A killed scratch tune journals its
+/// trials under its own id once it has one (and only the baseline of a loop queue a previous
+/// user left changed under `bench`), so the bench owner alone misses them.
+fn killed_owners(store: &Store, root: &SysRoot) -> Result<Vec<String>> {
+    let db = store.path().to_path_buf();
+    let mut owners = vec![crate::bench::real::OWNER.to_string()];
+    owners.extend(
+        store
+            .running_tunes()?
+            .into_iter()
+            .filter(|t| t.identity.starts_with("scratch:") && !super::recover::alive(&db, root, t))
+            .map(|t| format!("tune:{}", t.id)),
+    );
+    Ok(owners)
+}
+
 /// The knobs killed benchmarks left open (see the module doc), devices first (by name), then
-/// the host-wide ones; each group in journal order. Reads only the store and the lock files.
-/// Errors: the store's.
+/// the host-wide ones; each group in journal order, a file journaled by both a killed scratch
+/// run's baseline and its tune listed once, with its oldest (true) original. Reads only the
+/// store and the lock files. Errors: the store's.
 pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>> {
-    let owner = crate::bench::real::OWNER;
     let db = store.path().to_path_buf();
     let boot = root.boot();
-    let mut out = Vec::new();
-    for name in open_devices(store, owner)? {
-        let Some(id) = writer_identity(root, name.as_deref()) else {
-            continue;
-        };
-        if lock::held(&lock::path(&db, root, &id)) {
-            continue;
+    let mut found: Vec<crate::store::journal::Entry> = Vec::new();
+    for owner in killed_owners(store, root)? {
+        for name in open_devices(store, &owner)? {
+            let Some(id) = writer_identity(root, name.as_deref()) else {
+                continue;
+            };
+            if lock::held(&lock::path(&db, root, &id)) {
+                continue;
+            }
+            found.extend(
+                store
+                    .journal_open(name.as_deref(), Some(&owner))?
+                    .into_iter()
+                    .filter(|e| e.device == name && !e.from_another_boot(&boot))
+                    .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+                    .filter(|e| name.is_none() || e.identity.as_deref() == Some(id.as_str())),
+            );
         }
-        out.extend(
-            store
-                .journal_open(name.as_deref(), Some(owner))?
-                .into_iter()
-                .filter(|e| e.device == name && !e.from_another_boot(&boot))
-                .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
-                .filter(|e| name.is_none() || e.identity.as_deref() == Some(id.as_str()))
-                .map(|e| OpenKnob {
-                    device: e.device,
-                    identity: e.identity,
-                    knob: e.knob,
-                    original: e.original,
-                }),
-        );
     }
-    Ok(out)
+    found.sort_by(|a, b| {
+        (a.device.is_none(), &a.device, a.id).cmp(&(b.device.is_none(), &b.device, b.id))
+    });
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|e| seen.insert(e.path.clone()));
+    Ok(found
+        .into_iter()
+        .map(|e| OpenKnob {
+            device: e.device,
+            identity: e.identity,
+            knob: e.knob,
+            original: e.original,
+        })
+        .collect())
 }
 
 /// The sentence `status` and `history` print for `knobs` (none: `None`), with the `restore`

@@ -1,5 +1,6 @@
 //! The tune's final report: human text and the JSON of DESIGN.md (`target`, `policy`,
-//! `default`, `best`, `objective{default, best, improvement{ratio, ci95}}`, `significant`,
+//! `default`, `best`, `candidate`, `objective{default, best, improvement{ratio, ci95},
+//! candidate, candidate_improvement}`, `significant`,
 //! `evaluations`, `trials`, `runs`), plus per-load means, knob changes and the reason.
 
 use crate::bench::{Load, TargetInfo};
@@ -54,20 +55,30 @@ pub struct Improvement {
     pub ci95: [f64; 2],
 }
 
-/// The objective at the default and at the sweet spot.
+/// The objective at the default, at the sweet spot ([`Report::best`]) and at the search's
+/// best setting ([`Report::candidate`]). `best` and `improvement` describe `Report::best`
+/// always, so `default / best` (Ratio) or `best / default` (Loads) reads as `improvement`:
+/// when the verdict keeps the default, `best` is the default's figure and `improvement` is
+/// `None` (the sweet spot is the default). What the default was compared with, and the
+/// check's result, are `candidate` and `candidate_improvement`, whatever the verdict.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ObjectiveReport {
     /// What it is, e.g. `io_load Ratio`.
     pub name: String,
     /// Geometric mean at the default (check trials when the check ran, else all trials).
     pub default: Option<f64>,
-    /// Geometric mean at the search's best setting, [`Report::candidate`] (the same trials),
-    /// also when the verdict keeps the default (then it is what the default was compared
-    /// with, and `Report::best` is the default); `default / best` (Ratio) or `best / default`
-    /// (Loads) is the improvement's ratio when the check ran.
+    /// Geometric mean at the sweet spot, [`Report::best`]: the candidate's when it is
+    /// significant, else the default's (the same as `default`).
     pub best: Option<f64>,
-    /// Improvement with its CI, when the final check ran.
+    /// The sweet spot's improvement over the default with its CI: the final check's when
+    /// the candidate is significant; `None` when the default is kept (or no check ran).
     pub improvement: Option<Improvement>,
+    /// Geometric mean at the search's best setting, [`Report::candidate`] (the same kind of
+    /// trials as `default`), whether or not it is significant.
+    pub candidate: Option<f64>,
+    /// The candidate's ratio over the default with its CI, when the final check ran, whatever
+    /// its verdict: `default / candidate` (Ratio) or `candidate / default` (Loads).
+    pub candidate_improvement: Option<Improvement>,
 }
 
 /// The whole report.
@@ -320,8 +331,14 @@ pub fn build_with(
         objective: ObjectiveReport {
             name: policy.objective.label(),
             default: mean_val(&dt),
-            best: mean_val(&bt),
-            improvement,
+            best: if significant {
+                mean_val(&bt)
+            } else {
+                mean_val(&dt)
+            },
+            improvement: improvement.clone().filter(|_| significant),
+            candidate: mean_val(&bt),
+            candidate_improvement: improvement,
         },
         significant,
         reason: v
@@ -402,12 +419,14 @@ pub fn text(r: &Report) -> String {
         Some(_) => x.map_or_else(|| "–".to_string(), crate::tune::evaluator::figure),
         None => opt(x, 2),
     };
-    match &o.improvement {
+    // The headline is the final check's: the default against the best setting found (the
+    // "best found" column below), also when the verdict keeps the default.
+    match &o.candidate_improvement {
         Some(i) => s.push_str(&format!(
             "  {} {} → {} ({})\n",
             o.name,
             objective(o.default),
-            objective(o.best),
+            objective(o.candidate),
             improvement_text(i)
         )),
         None => s.push_str(&format!(

@@ -305,6 +305,9 @@ impl Testbed for ReplayBed<'_> {
     fn device_name(&self) -> Option<String> {
         self.inner.device_name()
     }
+    fn root(&self) -> Option<crate::sysroot::SysRoot> {
+        self.inner.root()
+    }
     fn zoned(&self) -> Option<String> {
         self.inner.zoned()
     }

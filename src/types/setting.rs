@@ -101,6 +101,32 @@ impl From<&str> for KnobValue {
     }
 }
 
+impl KnobValue {
+    /// The value a knob's printed form (this type's `Display`, e.g. `verify`'s `"256"` or
+    /// `"mq-deadline"`) stands for: an integer when the text is one, else a name. The inverse
+    /// of `Display` for every knob sweetspot knows: only schedulers are names, and no
+    /// scheduler name is a number.
+    pub fn from_printed(text: &str) -> KnobValue {
+        text.parse::<i64>()
+            .map_or_else(|_| KnobValue::Name(text.to_string()), KnobValue::Int)
+    }
+}
+
+/// For `#[serde(serialize_with = ...)]` on a knob value kept as its printed text: writes it as
+/// [`KnobValue`] does (a number for a numeric knob, a string for a scheduler), so every
+/// command's JSON (`tune`, `history`, `status`, `verify`) types a knob's value alike.
+pub fn serialize_printed<S: serde::Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+    KnobValue::from_printed(text).serialize(s)
+}
+
+/// [`serialize_printed`] for an optional value (`None` stays `null`).
+pub fn serialize_printed_opt<S: serde::Serializer>(
+    text: &Option<String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    text.as_deref().map(KnobValue::from_printed).serialize(s)
+}
+
 /// A setting: a value for every knob of a search space, keyed by knob name.
 /// Ordered so labels and JSON are stable.
 pub type Setting = BTreeMap<String, KnobValue>;
@@ -197,5 +223,45 @@ impl ApplyOrder {
             self,
             ApplyOrder::Vm | ApplyOrder::Sched | ApplyOrder::SchedFeature
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_printed_value_serialises_as_the_knob_value_it_came_from() {
+        #[derive(Serialize)]
+        struct Row {
+            #[serde(serialize_with = "serialize_printed")]
+            v: String,
+            #[serde(serialize_with = "serialize_printed_opt")]
+            w: Option<String>,
+        }
+        for value in [
+            KnobValue::Int(256),
+            KnobValue::Int(-1),
+            KnobValue::Int(0),
+            KnobValue::from("mq-deadline"),
+            KnobValue::from("none"),
+        ] {
+            assert_eq!(KnobValue::from_printed(&value.to_string()), value);
+            let row = Row {
+                v: value.to_string(),
+                w: Some(value.to_string()),
+            };
+            let want = serde_json::to_value(&value).unwrap();
+            let got = serde_json::to_value(&row).unwrap();
+            assert_eq!((&got["v"], &got["w"]), (&want, &want), "{value}");
+        }
+        let none = Row {
+            v: "-".into(),
+            w: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&none).unwrap(),
+            serde_json::json!({"v": "-", "w": null})
+        );
     }
 }
