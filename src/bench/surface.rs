@@ -497,9 +497,7 @@ impl Parser<'_> {
             // A simulated device offers what its surface declares; a name no kernel has is a
             // typo, which a tune would only report as a policy knob the device lacks.
             if !catalogue::is_known(&name) {
-                let hint = catalogue::closest(&name)
-                    .map(|n| format!(" (did you mean '{n}'?)"))
-                    .unwrap_or_default();
+                let hint = catalogue::did_you_mean(&name, catalogue::known_names());
                 return Err(self.err(
                     k.span(),
                     &f,

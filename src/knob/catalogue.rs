@@ -297,12 +297,6 @@ pub fn known_names() -> Vec<&'static str> {
     v
 }
 
-/// The known knob name closest to a misspelt `name` (Damerau–Levenshtein distance ≤ 2), for
-/// "did you mean" hints.
-pub fn closest(name: &str) -> Option<&'static str> {
-    closest_of(name, known_names())
-}
-
 /// The closest of `names` to a misspelt `name` (Damerau–Levenshtein distance ≤ 2; the first
 /// in alphabetical order among equals), never `name` itself: a name that is known but not
 /// valid here (a scheduler this disk does not offer) gets no "did you mean" itself.
@@ -372,8 +366,11 @@ mod tests {
             did_you_mean("kyber", offered.iter().copied().chain(["kyber"])),
             ""
         );
-        assert_eq!(closest("fifo_batch"), None);
-        assert_eq!(closest("fifo_btach"), Some("fifo_batch"));
+        assert_eq!(did_you_mean("fifo_batch", known_names()), "");
+        assert_eq!(
+            did_you_mean("fifo_btach", known_names()),
+            " (did you mean 'fifo_batch'?)"
+        );
     }
 
     #[test]

@@ -250,9 +250,7 @@ fn check_knobs(knobs: &Setting, host: bool) -> std::result::Result<(), (String, 
             ));
         }
         let Some(order) = catalogue::order_of(k) else {
-            let hint = catalogue::closest(k)
-                .map(|n| format!(" (did you mean '{n}'?)"))
-                .unwrap_or_default();
+            let hint = catalogue::did_you_mean(k, catalogue::known_names());
             return Err((k.clone(), format!("not a knob sweetspot knows{hint}")));
         };
         if host != order.is_host() {
