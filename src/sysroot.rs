@@ -84,21 +84,46 @@ impl SysRoot {
         self.sys.join("kernel/debug")
     }
 
-    /// The roots a journaled knob file `path` was written under, when they are not these:
-    /// `self` with its sysfs root replaced by what precedes `/block/` or `/kernel/debug/` in
-    /// `path`, or its procfs root by what precedes `/sys/vm/` or `/sys/kernel/`. `None` when
-    /// `path` lies under these roots already, or has none of those shapes.
+    /// The roots a journaled knob file `path` outside these roots was written under, read off
+    /// the knob file shapes sweetspot writes, from the end of the path: `<sys>/block/<dev>/
+    /// queue[/iosched]/<knob>`, `<sys>/kernel/debug/sched/<knob>`, `<proc>/sys/{vm,kernel}/
+    /// <knob>`. The other half is the real one when the derived half is (`/sys` goes with
+    /// `/proc`), else this run's. `None` when `path` lies under these roots, is relative, or
+    /// has none of those shapes.
     pub fn other_for(&self, path: &Path) -> Option<SysRoot> {
-        if path.starts_with(&self.sys) || path.starts_with(&self.proc) {
+        if !path.is_absolute() || path.starts_with(&self.sys) || path.starts_with(&self.proc) {
             return None;
         }
-        let text = path.to_str()?;
-        let before = |mark: &str| text.find(mark).map(|i| PathBuf::from(&text[..i]));
-        if let Some(sys) = before("/block/").or_else(|| before("/kernel/debug/")) {
-            return Some(SysRoot::new(sys, self.proc.clone()));
+        let up = |n: usize| path.ancestors().nth(n);
+        let named = |n: usize, name: &str| up(n).and_then(Path::file_name) == Some(name.as_ref());
+        // <sys>/block/<dev>/queue/<knob> or <sys>/block/<dev>/queue/iosched/<knob>.
+        let sys = if named(1, "queue") && named(3, "block") {
+            up(4)
+        } else if named(1, "iosched") && named(2, "queue") && named(4, "block") {
+            up(5)
+        } else if named(1, "sched") && named(2, "debug") && named(3, "kernel") {
+            up(4)
+        } else {
+            None
+        };
+        if let Some(sys) = sys {
+            let proc = if sys == Path::new("/sys") {
+                PathBuf::from("/proc")
+            } else {
+                self.proc.clone()
+            };
+            return Some(SysRoot::new(sys, proc));
         }
-        let proc = before("/sys/vm/").or_else(|| before("/sys/kernel/"))?;
-        Some(SysRoot::new(self.sys.clone(), proc))
+        if (named(1, "vm") || named(1, "kernel")) && named(2, "sys") {
+            let proc = up(3)?;
+            let sys = if proc == Path::new("/proc") {
+                PathBuf::from("/sys")
+            } else {
+                self.sys.clone()
+            };
+            return Some(SysRoot::new(sys, proc));
+        }
+        None
     }
 
     /// True when this is the real `/sys` (so tests never touch the host's knobs by accident).
@@ -121,7 +146,7 @@ mod tests {
     fn the_roots_a_journaled_path_was_written_under() {
         let real = SysRoot::default();
         let p = |s: &str| PathBuf::from(s);
-        let sys = |s: &str| Some(SysRoot::new(s, "/proc"));
+        let r = |a: &str, b: &str| Some(SysRoot::new(a, b));
         assert_eq!(
             real.other_for(&p("/sys/block/sda/queue/read_ahead_kb")),
             None
@@ -129,25 +154,40 @@ mod tests {
         assert_eq!(real.other_for(&p("/proc/sys/vm/swappiness")), None);
         assert_eq!(
             real.other_for(&p("/tmp/rr/sys/block/sda/queue/read_ahead_kb")),
-            sys("/tmp/rr/sys")
+            r("/tmp/rr/sys", "/proc")
+        );
+        // Read from the end: a root that itself holds `block` or `sys` components.
+        assert_eq!(
+            real.other_for(&p("/srv/block/sys/block/sda/queue/iosched/fifo_batch")),
+            r("/srv/block/sys", "/proc")
         );
         assert_eq!(
             real.other_for(&p("/t/sys/kernel/debug/sched/features")),
-            sys("/t/sys")
+            r("/t/sys", "/proc")
         );
         assert_eq!(
-            real.other_for(&p("/t/proc/sys/vm/swappiness")),
-            Some(SysRoot::new("/sys", "/t/proc"))
+            real.other_for(&p("/t/block/proc/sys/vm/swappiness")),
+            r("/sys", "/t/block/proc")
         );
+        assert_eq!(
+            real.other_for(&p("/block/sda/queue/nr_requests")),
+            r("/", "/proc")
+        );
+        // From a fake tree: the real roots go together.
         let fake = SysRoot::new("/t/sys", "/t/proc");
         assert_eq!(
             fake.other_for(&p("/sys/block/sda/queue/nr_requests")),
-            Some(SysRoot::new("/sys", "/t/proc"))
+            r("/sys", "/proc")
+        );
+        assert_eq!(
+            fake.other_for(&p("/u/sys/block/sda/queue/nr_requests")),
+            r("/u/sys", "/t/proc")
         );
         assert_eq!(
             fake.other_for(&p("/t/sys/block/sda/queue/nr_requests")),
             None
         );
+        assert_eq!(real.other_for(&p("sys/block/sda/queue/nr_requests")), None);
         assert_eq!(real.other_for(&p("/elsewhere/file")), None);
     }
 }

@@ -305,6 +305,14 @@ fn an_applied_host_tune_names_an_undo_command_with_its_roots() {
         h.env.proc().display()
     );
     assert!(undo.ends_with(&want), "{undo}");
-    h.run_ok(&["restore"]);
+    // The command itself, as pasted (the temporary paths hold no spaces).
+    let words: Vec<&str> = undo.split_whitespace().collect();
+    assert_eq!(words[0], "sweetspot", "{undo}");
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .args(&words[1..])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{undo}: {out:?}");
     assert_eq!(h.env.vm("swappiness"), "60", "the undo command's restore");
 }

@@ -66,6 +66,18 @@ fn recorded_work(run: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(std::ffi::OsString::from_vec(bytes))).filter(|p| p.is_absolute())
 }
 
+/// True when the work directory `work` a run directory `run` records belongs to the run's
+/// owner: both owned by one uid, and `work` reached without a symbolic link (its canonical
+/// path is itself). `$TMPDIR` is world-writable, so a run directory may be anyone's; `restore`
+/// as root removes only what that one user could have removed.
+fn same_owner(run: &Path, work: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let uid = |p: &Path| std::fs::symlink_metadata(p).ok().map(|m| m.uid());
+    std::fs::canonicalize(work).is_ok_and(|c| c == work)
+        && uid(run).is_some()
+        && uid(run) == uid(work)
+}
+
 /// Takes the owner lock of a new scratch directory `dir`: the file is created and locked under
 /// a temporary name, then renamed into place, so [`sweep`] never sees an unlocked lock file of
 /// a live owner. Errors: the I/O error of creating, locking or renaming the file.
@@ -192,6 +204,7 @@ pub fn sweep_runs(tmp: &Path) -> Vec<String> {
     for (dir, _lock) in dead(tmp, &[RUN_PREFIX]) {
         let mut what = Vec::new();
         if let Some(work) = recorded_work(&dir)
+            && same_owner(&dir, &work)
             && let Some(_work_lock) = dead_dir(&work, &[WORK_PREFIX])
         {
             match std::fs::remove_dir_all(&work) {
@@ -319,4 +332,49 @@ fn loops_backed_by(backing: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A dead run directory and the dead work directory it records, both under `tmp`; the
+    /// work directory owned by `uid`.
+    fn killed_run(tmp: &Path, n: u32, work_parent: &Path, uid: u32) -> (PathBuf, PathBuf) {
+        let run = tmp.join(format!("{RUN_PREFIX}{n}"));
+        let work = work_parent.join(format!("{WORK_PREFIX}{n}"));
+        for d in [&run, &work] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join(LOCK_FILE), "").unwrap();
+        }
+        record_work(&run, &work).unwrap();
+        nix::unistd::chown(&work, Some(nix::unistd::Uid::from_raw(uid)), None).unwrap();
+        (run, work)
+    }
+
+    /// `restore` (as root) removes a killed run's recorded work directory only when the run
+    /// directory's owner owns it and no symbolic link leads there: `$TMPDIR` is anyone's.
+    #[test]
+    fn a_recorded_work_directory_is_removed_only_for_its_own_owner() {
+        assert!(nix::unistd::geteuid().is_root(), "chown needs root");
+        let tmp = tempfile::tempdir().unwrap();
+        let fs = tempfile::tempdir().unwrap();
+        let (run_a, work_a) = killed_run(tmp.path(), 1, fs.path(), 0);
+        let (run_b, work_b) = killed_run(tmp.path(), 2, fs.path(), 65534);
+        // A path through a symbolic link to a directory of the same owner.
+        std::os::unix::fs::symlink(fs.path(), tmp.path().join("link")).unwrap();
+        let (run_c, work_c) = killed_run(tmp.path(), 3, &tmp.path().join("link"), 0);
+        let done = sweep_runs(tmp.path());
+        assert_eq!(done.len(), 3, "{done:?}");
+        assert!(!run_a.exists() && !work_a.exists(), "{done:?}");
+        assert!(
+            !run_b.exists() && work_b.exists(),
+            "another user's: {done:?}"
+        );
+        assert!(
+            !run_c.exists() && work_c.exists(),
+            "through a link: {done:?}"
+        );
+    }
 }

@@ -17,7 +17,7 @@ use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The text of [`DAEMON_EXIT_STATUS`], as a macro so that [`DAEMON_NOTES`] can end with it.
 macro_rules! daemon_exit_status {
@@ -316,6 +316,12 @@ fn check_roots(cli: &Cli) -> Result<()> {
     Ok(())
 }
 
+/// `dir` made absolute against the working directory (not resolved: `/sys` stays `/sys`).
+/// Errors: bad input when there is no working directory to resolve it against.
+fn absolute(dir: &Path) -> Result<PathBuf> {
+    std::path::absolute(dir).map_err(|e| Error::BadInput(format!("{}: {e}", dir.display())))
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     check_roots(&cli)?;
@@ -325,7 +331,8 @@ pub fn run(cli: Cli) -> Result<()> {
             .map(PathBuf::from)
     });
     let ctx = Ctx {
-        root: SysRoot::new(cli.sysfs_root, cli.procfs_root),
+        // Absolute, so the journal's paths and the commands printed work from any directory.
+        root: SysRoot::new(absolute(&cli.sysfs_root)?, absolute(&cli.procfs_root)?),
         db_given: given.is_some(),
         db: given.unwrap_or_else(Store::default_path),
         verbose: cli.verbose,

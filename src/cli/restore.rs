@@ -145,19 +145,31 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
 /// command that restores them; empty when there are none.
 fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Result<String> {
     let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
+    let mut unknown = String::new();
     for e in store.journal_open(dev, None)? {
+        if e.path.starts_with(&ctx.root.sys) || e.path.starts_with(&ctx.root.proc) {
+            continue;
+        }
+        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
         let Some(r) = ctx.root.other_for(&e.path) else {
+            // A relative path (journaled by an older sweetspot under a relative root).
+            unknown += &format!(
+                "left alone: {knob}, journaled at {} under other roots than this run's; \
+                 `restore` with the --sysfs-root/--procfs-root it was written under puts it \
+                 back\n",
+                e.path.display()
+            );
             continue;
         };
-        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
         match roots.iter_mut().find(|(o, _)| *o == r) {
             Some((_, knobs)) if knobs.contains(&knob) => {}
             Some((_, knobs)) => knobs.push(knob),
             None => roots.push((r, vec![knob])),
         }
     }
-    Ok(roots
-        .iter()
+    Ok(unknown
+        + &roots
+            .iter()
         .map(|(r, knobs)| {
             format!(
                 "left alone: {}, written under other roots than this run's; `{}` puts {} back\n",
@@ -166,7 +178,7 @@ fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Res
                 if knobs.len() == 1 { "it" } else { "them" }
             )
         })
-        .collect())
+        .collect::<String>())
 }
 
 /// Sweeps what killed runs left and lists it in `out`, as root (other users' leftovers are

@@ -16,8 +16,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The `status --json` format's version.
-pub const JSON_VERSION: u32 = 1;
+/// The `status --json` format's version: 2 since `sweet_spot_knobs` type a numeric knob's value as a
+/// number (1: every value a string).
+pub const JSON_VERSION: u32 = 2;
 
 /// Writes the manager's state atomically (a temporary file and a rename); failures only warn.
 pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>) {

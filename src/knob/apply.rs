@@ -119,7 +119,7 @@ fn settle_foreign(
     root: &SysRoot,
     device: &Device,
 ) -> Result<()> {
-    warn_stale(&store.journal_close_stale(&root.boot())?);
+    warn_stale(&store.journal_close_stale(root, &root.boot())?);
     let foreign: Vec<Entry> = store
         .journal_open(Some(&device.name), None)?
         .into_iter()
@@ -153,7 +153,7 @@ fn execute(
 ) -> Result<Vec<Change>> {
     // Originals of an earlier boot are stale; those read now carry this boot's id.
     let boot = root.boot();
-    warn_stale(&store.journal_close_stale(&boot)?);
+    warn_stale(&store.journal_close_stale(root, &boot)?);
     for e in &mut plan.journal {
         e.boot_id.clone_from(&boot.id);
     }
@@ -327,7 +327,7 @@ pub fn restore_except(
     owner: Option<&str>,
     skip: &dyn Fn(&Entry) -> bool,
 ) -> Result<Vec<PutBack>> {
-    warn_stale(&store.journal_close_stale(&root.boot())?);
+    warn_stale(&store.journal_close_stale(root, &root.boot())?);
     let entries: Vec<Entry> = store
         .journal_open(device, owner)?
         .into_iter()

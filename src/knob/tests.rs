@@ -198,7 +198,11 @@ fn an_entry_from_before_boot_ids_is_stale_once_older_than_the_boot() {
     };
     stat(now - 100);
     boot(&t, "bbbb");
-    assert!(s.journal_close_stale(&t.root.boot()).unwrap().is_empty());
+    assert!(
+        s.journal_close_stale(&t.root, &t.root.boot())
+            .unwrap()
+            .is_empty()
+    );
     // A reboot after the entry: the kernel reset fifo_batch to 16, a boot script set 12, and
     // a tune now journals 12, its original, and changes it to 4.
     stat(now + 100);
@@ -825,4 +829,43 @@ fn a_tune_journals_a_knob_when_it_first_writes_it_and_restores_it() {
         1
     );
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+}
+
+/// Another tree's open entries are never closed by this tree's boot: a `restore` under a
+/// fake procfs whose boot id differs (a test's) must not drop the real `/sys` originals, or
+/// another fake tree's, unwritten as "earlier boot".
+#[test]
+fn another_trees_entries_are_not_stale_by_this_trees_boot() {
+    let a = FakeTree::new();
+    a.mq_deadline_disk();
+    let b = FakeTree::new();
+    b.mq_deadline_disk();
+    boot(&a, "aaaa");
+    boot(&b, "bbbb");
+    let k = FakeKernel::default();
+    let mut s = store(&a);
+    let d = find(&a.root, "sda").unwrap();
+    apply_with(
+        &k,
+        &mut s,
+        &a.root,
+        &d,
+        &setting(&[("fifo_batch", 8.into())]),
+        "set",
+    )
+    .unwrap();
+    assert!(
+        s.journal_close_stale(&b.root, &b.root.boot())
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(s.journal_open(None, None).unwrap().len(), 1);
+    // Its own tree's boot still judges it: a reboot of `a` closes it.
+    boot(&a, "cccc");
+    assert_eq!(
+        s.journal_close_stale(&a.root, &a.root.boot())
+            .unwrap()
+            .len(),
+        1
+    );
 }

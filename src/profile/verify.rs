@@ -15,8 +15,9 @@ use crate::sysroot::SysRoot;
 use crate::types::KnobValue;
 use serde::Serialize;
 
-/// The `verify --json` format's version.
-pub const JSON_VERSION: u32 = 1;
+/// The `verify --json` format's version: 2 since `expected`/`actual` type a numeric knob's value as a
+/// number (1: every value a string).
+pub const JSON_VERSION: u32 = 2;
 
 /// One row: device / knob / expected / actual / status.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -206,14 +206,24 @@ impl Store {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Closes (marks restored, not written) every open entry recorded in an earlier boot than
-    /// `boot` ([`Entry::from_another_boot`]): the kernel reset those knobs at boot, so their
-    /// originals are stale, and a change in this boot must journal the value read now.
-    /// Returns the closed entries.
-    pub fn journal_close_stale(&mut self, boot: &crate::sysroot::Boot) -> Result<Vec<Entry>> {
+    /// Closes (marks restored, not written) every open entry under `root` recorded in an
+    /// earlier boot than `boot`, `root`'s ([`Entry::from_another_boot`]): the kernel reset
+    /// those knobs at boot, so their originals are stale, and a change in this boot must
+    /// journal the value read now. The boot is procfs's: an entry under `root.sys` is judged
+    /// by it only when both roots are real or both fake (one machine's), and an entry under
+    /// other roots (another tree's, a test's) never. Returns the closed entries.
+    pub fn journal_close_stale(
+        &mut self,
+        root: &crate::sysroot::SysRoot,
+        boot: &crate::sysroot::Boot,
+    ) -> Result<Vec<Entry>> {
+        let one_machine = root.is_real() == root.is_real_proc();
         let stale: Vec<Entry> = self
             .journal_open(None, None)?
             .into_iter()
+            .filter(|e| {
+                e.path.starts_with(&root.proc) || (one_machine && e.path.starts_with(&root.sys))
+            })
             .filter(|e| e.from_another_boot(boot))
             .collect();
         let ids: Vec<i64> = stale.iter().map(|e| e.id).collect();
@@ -254,6 +264,35 @@ mod tests {
             scheduler: Some("mq-deadline".into()),
             boot_id: None,
         }
+    }
+
+    #[test]
+    fn a_fake_procfs_boot_does_not_judge_real_sysfs_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+        let proc = dir.path().join("proc");
+        let mut real = entry("/sys/block/loop9/queue/iosched/fifo_batch", "16");
+        real.boot_id = Some("real-boot".into());
+        let mut vm = entry(&format!("{}/sys/vm/swappiness", proc.display()), "60");
+        vm.device = None;
+        vm.boot_id = Some("fake-boot-0".into());
+        s.journal_record("set", &[real, vm]).unwrap();
+        let other = crate::sysroot::Boot {
+            id: Some("fake-boot-1".into()),
+            booted_at: None,
+        };
+        // /sys with a fake /proc: only the fake procfs's own entry is judged by its boot.
+        let mixed = crate::sysroot::SysRoot::new("/sys", &proc);
+        let closed = s.journal_close_stale(&mixed, &other).unwrap();
+        assert_eq!(
+            closed.iter().map(|e| e.knob.as_str()).collect::<Vec<_>>(),
+            ["swappiness"]
+        );
+        let open = s.journal_open(None, None).unwrap();
+        assert_eq!((open.len(), open[0].knob.as_str()), (1, "fifo_batch"));
+        // The real roots' boot does judge it.
+        let real_root = crate::sysroot::SysRoot::new("/sys", "/proc");
+        assert_eq!(s.journal_close_stale(&real_root, &other).unwrap().len(), 1);
     }
 
     #[test]
