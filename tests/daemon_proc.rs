@@ -672,3 +672,156 @@ fn sigterm_mid_retune_leaves_the_device_at_its_sweet_spot() {
     );
     assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128");
 }
+
+/// `sweetspot` on the fake tree: its output, stderr and exit code.
+fn cli(db: &Path, sys: &Path, proc_: &Path, args: &[&str]) -> (String, String, Option<i32>) {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(db)
+        .arg("--sysfs-root")
+        .arg(sys)
+        .arg("--procfs-root")
+        .arg(proc_)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// A fake sda (fifo_batch 16) with a filesystem in the fake mountinfo at `mnt` (which need
+/// not exist: a retune there fails at once), and the daemon's config in `dir/daemon.toml`:
+/// poll 1 s, retunes every `interval_s` with `policy`, always idle; returns (sys, proc, cfg).
+fn retune_tree(
+    dir: &Path,
+    mnt: &Path,
+    interval_s: u32,
+    policy: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let (sys, proc_) = (dir.join("sys"), dir.join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    put(
+        &proc_.join("self/mountinfo"),
+        &format!(
+            "27 1 8:0 / {} rw,relatime - ext4 /dev/sda rw",
+            mnt.display()
+        ),
+    );
+    let cfg = dir.join("daemon.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "poll_s = 1\nretune_interval_s = {interval_s}\ndefault_policy = \"{policy}\"\n\
+             [retune]\njob_scale = 0.02\nload_mib = 32\nlead_s = 0.3\n[idle]\n\
+             load_avg_max = 1000\ncpu_busy_pct_max = 100\ndevice_kib_per_s_max = 1000000\n\
+             for_s = 0\n"
+        ),
+    )
+    .unwrap();
+    (sys, proc_, cfg)
+}
+
+/// The daemon on the fake tree, its stderr in `log`.
+fn spawn_daemon(db: &Path, sys: &Path, proc_: &Path, cfg: &Path, log: &Path) -> Child {
+    Child(
+        Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+            .arg("--db")
+            .arg(db)
+            .arg("--sysfs-root")
+            .arg(sys)
+            .arg("--procfs-root")
+            .arg(proc_)
+            .args(["-v", "daemon", "--config"])
+            .arg(cfg)
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// SIGTERM, and the exit code once it is gone (within 30 s).
+fn stop(child: &mut Child) -> Option<i32> {
+    let pid = nix::unistd::Pid::from_raw(child.0.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            return s.code();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "not stopped within 30 s of SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The undo journal is sacred: after a full `restore`, a knob is back at its value from
+/// before sweetspot first touched it. The daemon applies sda's sweet spot (fifo_batch
+/// 16 → 8, journaled under `profile`), an admin's `set` journals 8 and writes 4 (the daemon
+/// puts 8 back once); then a retune is due. It must not start while the admin's change is
+/// journaled: it would restore the profile's entry alone (16, closing the entry that holds
+/// the true original), and after the retune the profile's 8 was journaled again, so
+/// `restore` wrote `set`'s 8. Now the retune waits (`contested`, said once in the log) and
+/// `restore` puts the kernel's 16 back.
+#[test]
+fn a_retune_does_not_start_over_an_admins_journaled_set_and_restore_finds_the_true_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_, cfg) = retune_tree(dir.path(), &dir.path().join("nomnt"), 4, "quick");
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        &sweetspot::device::kernel_release(),
+        &[("fifo_batch", "8")],
+        &[("fifo_batch", "16")],
+        1.5,
+    );
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("sda's profile", || {
+        read(&sys, "sda", "queue/iosched/fifo_batch") == "8"
+    });
+    let (_, err, code) = cli(&db, &sys, &proc_, &["set", "sda", "fifo_batch=4"]);
+    assert_eq!(code, Some(0), "{err}");
+    wait_for("the retune's refusal", || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("sda: retune due, not started: fifo_batch (`sweetspot set`)")
+    });
+    // Said once, not at every poll; and `status` says what it waits for.
+    std::thread::sleep(Duration::from_millis(2500));
+    let (out, err, _) = cli(
+        &db,
+        &sys,
+        &proc_,
+        &["status", "--json", "--config", cfg.to_str().unwrap()],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(v["devices"][0]["waiting"], "contested", "{v}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text.matches("retune due, not started: fifo_batch").count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("retuning with policy"), "{text}");
+    assert_eq!(read(&sys, "sda", "queue/iosched/fifo_batch"), "8", "{text}");
+    assert_eq!(stop(&mut child), Some(0), "{text}");
+
+    let (out, err, code) = cli(&db, &sys, &proc_, &["restore"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        read(&sys, "sda", "queue/iosched/fifo_batch"),
+        "16",
+        "the kernel's value: {out}"
+    );
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert!(store.journal_open(None, None).unwrap().is_empty());
+}

@@ -239,7 +239,14 @@ fn poll(
     }
     st.tracker.update(sample, &cfg.idle);
     let now = unix_now();
-    st.waits.clear();
+    // Last poll's, so that a wait that stays the same is logged once, not at every poll.
+    let before = std::mem::take(&mut st.waits);
+    let changed = |w: &plan::Wait| {
+        before
+            .values()
+            .find(|b| b.device == w.device)
+            .is_none_or(|b| b.kind != w.kind || b.detail != w.detail)
+    };
     for (dev, spot) in &devices {
         if let Some(j) = st.job.as_ref().filter(|j| j.identity == dev.identity) {
             st.waits.insert(
@@ -267,6 +274,17 @@ fn poll(
         {
             w.kind = "busy";
             w.detail = format!("waiting for the retune of {} in progress", j.device);
+        }
+        // Another owner's change of its knobs is journaled (an admin's `set`): the retune
+        // would start from it and the journal's stack would lose the true original.
+        if w.kind == "due"
+            && let Some(why) = retune::contested(store, cfg, dev)?
+        {
+            w.kind = "contested";
+            w.detail = why;
+            if changed(&w) {
+                tracing::warn!("{}: retune due, not started: {}", dev.name, w.detail);
+            }
         }
         if w.kind == "due" {
             match retune::Job::start(store, db, root, dev, cfg, w.detail.clone()) {
