@@ -825,3 +825,48 @@ fn a_retune_does_not_start_over_an_admins_journaled_set_and_restore_finds_the_tr
     let store = sweetspot::store::Store::open(&db).unwrap();
     assert!(store.journal_open(None, None).unwrap().is_empty());
 }
+
+/// A retune that ends between two polls (here it fails at once: its filesystem is gone) left
+/// its device at the kernel's values its restore put back, and the next poll's manager ran
+/// before the finished retune was reaped: it took them for another writer's ("contested by
+/// another writer: profile 256, found 128; re-applied once"), which pushed the daemon to back
+/// off at the next change. Now the finished retune is reaped first, the device is the
+/// retune's until then, and no "contested" line is logged.
+#[test]
+fn a_retune_that_ends_is_reaped_before_the_manager_looks_and_is_no_contest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_, cfg) = retune_tree(dir.path(), &dir.path().join("gone"), 86_400, "quick");
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let db = dir.path().join("d.db");
+    // Tuned on another kernel: a retune is due at once.
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        "2.6.0-another",
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("the retune to fail", || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("sda: retune failed")
+    });
+    wait_for("sda's sweet spot again", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    // A few polls more: nothing takes the retune's restore for another writer.
+    std::thread::sleep(Duration::from_millis(3500));
+    assert_eq!(stop(&mut child), Some(0));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let (_, after) = text.split_once("sda: retune failed").unwrap();
+    assert!(
+        after.contains("sda: applied its profile: read_ahead_kb 128 → 256"),
+        "{text}"
+    );
+    assert!(!text.contains("contested"), "{text}");
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "256", "{text}");
+}

@@ -7,7 +7,10 @@
 //!   ([`crate::profile::overlap::entry_for`]), and that entry's values are the ones managed;
 //! - a managed value that changed behind the daemon's back is "contested by another writer":
 //!   logged with the knob and both values, re-applied once, and after a second change left
-//!   alone for good (as bpftune backs off), so the daemon never fights in a loop.
+//!   alone for good (as bpftune backs off), so the daemon never fights in a loop;
+//! - a disk a retune works on is the retune's ([`Busy`]): neither applied nor checked, so the
+//!   retune's own writes and its restore at the start and the end are never taken for another
+//!   writer; when it ends the disk is forgotten and applied afresh.
 
 use crate::Result;
 use crate::device;
@@ -36,6 +39,14 @@ pub struct Managed {
     pub reapplied: bool,
     /// The value another writer keeps setting: the knob is no longer managed.
     pub contested: Option<String>,
+}
+
+/// What a retune in progress owns, which the manager leaves alone: it neither applies nor
+/// checks it, so the retune's own writes and restores are never taken for another writer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Busy {
+    /// The identity of the disk being retuned.
+    pub device: Option<String>,
 }
 
 /// What a poll did, for the log.
@@ -72,15 +83,12 @@ impl Manager {
     /// entries differ from what is managed for it (newly enrolled, no longer enrolled, or
     /// other knobs) is forgotten, so the next [`Manager::poll`] applies its profile as at
     /// start-up. A disk whose entries are unchanged keeps its state (a contested knob stays
-    /// left alone). `busy` (the disk a retune works on) is left to the retune.
-    pub fn reconcile(
-        &mut self,
-        root: &SysRoot,
-        profile: &Profile,
-        busy: Option<&str>,
-    ) -> Result<()> {
+    /// left alone). `busy` (what a retune works on) is left to the retune.
+    pub fn reconcile(&mut self, root: &SysRoot, profile: &Profile, busy: &Busy) -> Result<()> {
         for dev in device::list(root)? {
-            if !self.seen.contains(&dev.identity) || busy == Some(dev.identity.as_str()) {
+            if !self.seen.contains(&dev.identity)
+                || busy.device.as_deref() == Some(dev.identity.as_str())
+            {
                 continue;
             }
             // The entry `profile apply` would apply (the narrowest), as poll manages it; two
@@ -126,17 +134,20 @@ impl Manager {
     }
 
     /// One poll: profile entries for disks not seen before, then drift of managed knobs.
+    /// The disk `busy` names is left to the retune in progress.
     pub fn poll(
         &mut self,
         store: &mut Store,
         root: &SysRoot,
         db: &Path,
         profile: &Profile,
+        busy: &Busy,
     ) -> Result<Vec<Event>> {
         let present = device::list(root)?;
         let mut events = Vec::new();
+        let busy_disk = |d: &device::Device| busy.device.as_deref() == Some(d.identity.as_str());
         for dev in &present {
-            if self.seen.contains(&dev.identity) {
+            if self.seen.contains(&dev.identity) || busy_disk(dev) {
                 continue;
             }
             let outcomes = match apply(store, root, db, profile, Some(&dev.name), false, "daemon") {
@@ -176,7 +187,7 @@ impl Manager {
         let ids: BTreeSet<&String> = present.iter().map(|d| &d.identity).collect();
         self.seen.retain(|i| ids.contains(i));
         self.managed.retain(|(i, _), _| ids.contains(i));
-        for dev in &present {
+        for dev in present.iter().filter(|d| !busy_disk(d)) {
             let mine: Vec<String> = self
                 .managed
                 .iter()
@@ -339,7 +350,9 @@ mod tests {
             let mut store = Store::open(&db).unwrap();
             let p = overlapping(narrow_first, 512);
             let mut m = Manager::default();
-            let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+            let ev = m
+                .poll(&mut store, &t.root, &db, &p, &Busy::default())
+                .unwrap();
             assert_eq!(
                 ev,
                 vec![Event::Applied(
@@ -357,13 +370,16 @@ mod tests {
                 .collect();
             assert_eq!(managed, [(SDA, "read_ahead_kb", "256")]);
             assert_eq!(
-                m.poll(&mut store, &t.root, &db, &p).unwrap(),
+                m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+                    .unwrap(),
                 vec![],
                 "no drift: the disk is as the profile left it (narrow first: {narrow_first})"
             );
             // Another writer: the narrow entry's value is put back, not the broad one's.
             t.set("sda", "queue/read_ahead_kb", "4096");
-            let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+            let ev = m
+                .poll(&mut store, &t.root, &db, &p, &Busy::default())
+                .unwrap();
             assert_eq!(
                 ev,
                 vec![Event::Contested(
@@ -379,10 +395,14 @@ mod tests {
             // A reload that changes only the broad entry changes nothing on sda: its state
             // (re-applied once) is kept, and nothing is applied again.
             let key = (SDA.to_string(), "read_ahead_kb".to_string());
-            m.reconcile(&t.root, &overlapping(narrow_first, 1024), None)
+            m.reconcile(&t.root, &overlapping(narrow_first, 1024), &Busy::default())
                 .unwrap();
             assert!(m.managed[&key].reapplied, "narrow first: {narrow_first}");
-            assert_eq!(m.poll(&mut store, &t.root, &db, &p).unwrap(), vec![]);
+            assert_eq!(
+                m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+                    .unwrap(),
+                vec![]
+            );
             // One that changes the narrow entry: sda is handled afresh.
             let other = crate::testkit::profile::profile(&[(
                 "sda",
@@ -390,9 +410,10 @@ mod tests {
                 "6.18.0",
                 "read_ahead_kb = 384",
             )]);
-            m.reconcile(&t.root, &other, None).unwrap();
+            m.reconcile(&t.root, &other, &Busy::default()).unwrap();
             assert!(!m.manages(SDA));
-            m.poll(&mut store, &t.root, &db, &other).unwrap();
+            m.poll(&mut store, &t.root, &db, &other, &Busy::default())
+                .unwrap();
             assert_eq!(t.get("sda", "queue/read_ahead_kb"), "384");
             assert_eq!(m.managed[&key].expected, "384");
         }
@@ -406,8 +427,14 @@ mod tests {
         let db = dir.path().join("d.db");
         let mut store = Store::open(&db).unwrap();
         let mut m = Manager::default();
-        m.poll(&mut store, &t.root, &db, &overlapping(false, 512))
-            .unwrap();
+        m.poll(
+            &mut store,
+            &t.root,
+            &db,
+            &overlapping(false, 512),
+            &Busy::default(),
+        )
+        .unwrap();
         assert!(m.manages("wwid:naa.5000c500a1b2c3d4"));
         // The reader refuses such a file; a profile built in memory can still hold one.
         let mut tie = crate::testkit::profile::profile(&[(
@@ -417,9 +444,11 @@ mod tests {
             "read_ahead_kb = 256",
         )]);
         tie.devices.push(tie.devices[0].clone());
-        m.reconcile(&t.root, &tie, None).unwrap();
+        m.reconcile(&t.root, &tie, &Busy::default()).unwrap();
         assert!(!m.manages("wwid:naa.5000c500a1b2c3d4"));
-        let ev = m.poll(&mut store, &t.root, &db, &tie).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &tie, &Busy::default())
+            .unwrap();
         assert!(
             matches!(&ev[..], [Event::Busy(d, e)] if d == "sda" && e.contains("neither is narrower")),
             "{ev:?}"
@@ -436,26 +465,34 @@ mod tests {
         let mut store = Store::open(&db).unwrap();
         let p = profile();
         let mut m = Manager::default();
-        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
         assert!(
             matches!(&ev[..], [Event::Applied(d, c)] if d == "sda" && c.len() == 1),
             "{ev:?}"
         );
         assert!(
-            m.poll(&mut store, &t.root, &db, &p).unwrap().is_empty(),
+            m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+                .unwrap()
+                .is_empty(),
             "nothing to do"
         );
 
         // A disk attached after the start gets its values at the next poll.
         t.disk("sdq", "65:0", "none [mq-deadline] kyber bfq", 64)
             .set("sdq", "device/wwid", "naa.5000c500eeeeeeee");
-        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
         assert_eq!(t.get("sdq", "queue/iosched/fifo_batch"), "4", "{ev:?}");
 
         // Another writer changes a managed value: re-applied once ...
         t.set("sda", "queue/read_ahead_kb", "4096");
-        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
         assert_eq!(
             ev,
             vec![Event::Contested(
@@ -470,12 +507,18 @@ mod tests {
         assert!(describe(&ev[0]).contains("contested by another writer"));
         // ... and when it changes it again, left alone: no fight in a loop.
         t.set("sda", "queue/read_ahead_kb", "4096");
-        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
         assert!(
             matches!(&ev[..], [Event::Contested(_, _, _, _, true)]),
             "{ev:?}"
         );
-        assert!(m.poll(&mut store, &t.root, &db, &p).unwrap().is_empty());
+        assert!(
+            m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "4096");
         let key = (
             "wwid:naa.5000c500a1b2c3d4".to_string(),

@@ -23,10 +23,12 @@
 //! A retune runs in a second thread (the tune is blocking work); the loop polls every
 //! `poll_s` seconds, every 2 s while a retune runs, and stops the retune
 //! ([`crate::signals::request_stop`]) when other processes' CPU use rises above the idle
-//! threshold or SIGTERM arrives. However a retune ends (done, stopped, failed), its device
-//! goes back to its sweet spot at once through the manager's journaled path, also when the
-//! daemon is stopping: it never exits with the device at the kernel's values the retune
-//! started from.
+//! threshold or SIGTERM arrives. Until it ends, its device is the retune's: the manager
+//! neither applies nor checks it ([`manage::Busy`]), and a retune that ended is reaped before
+//! the manager looks, so its restore is never taken for another writer. However a retune
+//! ends (done, stopped, failed), its device goes back to its sweet spot at once through the
+//! manager's journaled path, also when the daemon is stopping: it never exits with the
+//! device at the kernel's values the retune started from.
 
 pub mod config;
 pub mod idle;
@@ -170,13 +172,21 @@ fn manage_now(
     cfg: &config::Config,
 ) -> Result<()> {
     let (profile, _) = cached(st, store, root, cfg)?;
-    for e in st.manager.poll(store, root, db, &profile)? {
+    let busy = busy(st);
+    for e in st.manager.poll(store, root, db, &profile, &busy)? {
         match e {
             manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
             _ => tracing::warn!("{}", manage::describe(&e)),
         }
     }
     Ok(())
+}
+
+/// What the retune in progress owns ([`manage::Busy`]): the manager leaves it alone.
+fn busy(st: &State) -> manage::Busy {
+    manage::Busy {
+        device: st.job.as_ref().map(|j| j.identity.clone()),
+    }
 }
 
 /// The profile and sweet spots, from the cache when no sweet spot was stored since.
@@ -215,12 +225,16 @@ fn poll(
     db: &Path,
     cfg: &config::Config,
 ) -> Result<()> {
-    manage_now(st, store, root, db, cfg)?;
+    // A retune that ended since the last poll is reaped first: its device is at the
+    // kernel's values its restore put back, which the manager would take for another
+    // writer's (contested, and backed off at the next). `finished` forgets the device and
+    // applies its (new) sweet spot now, not a poll later.
     if st.job.as_ref().is_some_and(|j| j.is_finished())
         && let Some(j) = st.job.take()
     {
-        // Its device is at its (new) sweet spot now, not a poll later.
         finished(st, j, store, root, db, cfg)?;
+    } else {
+        manage_now(st, store, root, db, cfg)?;
     }
     let (_, spots) = cached(st, store, root, cfg)?;
     let devices = plan::enrolled(root, cfg, &spots)?;
@@ -348,8 +362,7 @@ fn reloaded(
     cfg: &config::Config,
 ) -> Result<()> {
     let (profile, _) = cached(st, store, root, cfg)?;
-    let busy = st.job.as_ref().map(|j| j.identity.clone());
-    st.manager.reconcile(root, &profile, busy.as_deref())?;
+    st.manager.reconcile(root, &profile, &busy(st))?;
     manage_now(st, store, root, db, cfg)?;
     status::write_state(&state_path(db), &st.manager, &st.waits);
     Ok(())
