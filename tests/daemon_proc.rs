@@ -870,3 +870,92 @@ fn a_retune_that_ends_is_reaped_before_the_manager_looks_and_is_no_contest() {
     assert!(!text.contains("contested"), "{text}");
     assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "256", "{text}");
 }
+
+/// A `restore` while the daemon runs is the admin's explicit choice: the daemon sees in the
+/// journal that its entries were closed by someone else and stops managing the disk (it was
+/// re-applied within one poll, as "contested by another writer", so only a second restore
+/// stuck). `restore` says so, `status` shows it, the other disk stays managed, and SIGHUP
+/// takes the disk back.
+#[test]
+fn a_restore_while_the_daemon_runs_is_honoured_until_a_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    disk(&sys, "sdb", "8:16", "naa.5000c500eeeeeeee");
+    let db = db_with_two_sweet_spots(dir.path());
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 1\n").unwrap();
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("both profiles", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+            && read(&sys, "sdb", "queue/iosched/fifo_batch") == "4"
+    });
+    // A poll that finds them as applied (the daemon writes its state file every poll).
+    std::thread::sleep(Duration::from_millis(1500));
+    let (out, err, code) = cli(&db, &sys, &proc_, &["restore", "sda"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("restored 1 knob on sda\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "note: the running daemon (pid {}) managed sda: it leaves it alone now, neither \
+             re-applying its sweet spot nor retuning it, until it restarts or reloads its \
+             config (SIGHUP)",
+            child.0.id()
+        )),
+        "{out}"
+    );
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128");
+    wait_for("the daemon to see the restore", || {
+        std::fs::read_to_string(&log).unwrap().contains(
+            "sda: restored by `sweetspot restore` (read_ahead_kb 128 (profile 256)): no longer \
+             managed until the daemon restarts or reloads its config (SIGHUP)",
+        )
+    });
+    // Several polls: left alone, no contest.
+    std::thread::sleep(Duration::from_millis(3000));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128", "{text}");
+    assert!(!text.contains("contested"), "{text}");
+    let status = || -> serde_json::Value {
+        let (out, err, _) = cli(
+            &db,
+            &sys,
+            &proc_,
+            &["status", "--json", "--config", cfg.to_str().unwrap()],
+        );
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"))
+    };
+    let of = |v: &serde_json::Value, dev: &str, field: &str| -> String {
+        v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev)
+            .map(|d| d[field].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    };
+    let v = status();
+    assert!(
+        of(&v, "sda", "state").starts_with("restored by `sweetspot restore` at 20")
+            && of(&v, "sda", "state").ends_with(
+                ": not managed until the daemon restarts or reloads its config (SIGHUP)"
+            ),
+        "{v}"
+    );
+    assert_eq!(of(&v, "sda", "waiting"), "restored", "{v}");
+    assert_eq!(of(&v, "sdb", "state"), "managed", "{v}");
+    assert_eq!(read(&sys, "sdb", "queue/iosched/fifo_batch"), "4");
+
+    // A reload takes it back.
+    let pid = nix::unistd::Pid::from_raw(child.0.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    wait_for("sda's profile after SIGHUP", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    wait_for("status to call sda managed", || {
+        of(&status(), "sda", "state") == "managed"
+    });
+    assert_eq!(stop(&mut child), Some(0));
+}

@@ -57,7 +57,7 @@ const DAEMON_NOTES: &str = concat!(
     "\
 Signals:
   SIGHUP           reload the config; a broken one is logged (file, line, field) and the old
-                   one kept
+                   one kept; disks `sweetspot restore` put back are managed again
   SIGTERM, SIGINT  stop: a retune in progress abandons its current run, its device is
                    restored and then put back at its sweet spot (journaled, as at every
                    poll), its finished trials are kept, and the next retune of that device
@@ -135,6 +135,11 @@ pub enum Command {
     )]
     Set(set::Args),
     /// Put journaled knobs back to their original values (all devices, or one).
+    ///
+    /// After a full restore every knob is at its value from before sweetspot first touched
+    /// it. A disk that a running `sweetspot daemon` manages is then left alone by the daemon
+    /// (neither re-applied nor retuned) until it restarts or reloads its config (SIGHUP);
+    /// restore says so.
     #[command(after_help = EXIT_STATUS)]
     Restore(restore::Args),
     /// Measure a device under contest's loads and print contest's table.

@@ -10,7 +10,9 @@
 //! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends. Last, on the real `/sys` as root, it
 //! removes what SIGKILLed `--scratch` runs left behind ([`crate::bench::stale`]), except a
 //! leftover whose knobs another database journaled and still has open: that one is named,
-//! with the `sweetspot --db <it> restore` that puts them back.
+//! with the `sweetspot --db <it> restore` that puts them back. When a running daemon manages a
+//! disk whose knobs it put back, it says that the daemon leaves that disk alone now, until it
+//! restarts or reloads its config.
 
 use super::{Ctx, print_out};
 use crate::Result;
@@ -123,6 +125,9 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             h.why
         ));
     }
+    if let Some(note) = daemon_note(ctx, r.recovered_put.iter().chain(&r.put)) {
+        out.push_str(&note);
+    }
     if let (Some(d), n @ 1..) = (dev, r.host_changed.len()) {
         let one = n == 1;
         out.push_str(&format!(
@@ -136,6 +141,39 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
         ));
     }
     Ok(out)
+}
+
+/// A note when a running daemon (its state file beside the database) manages a disk whose
+/// knobs this restore put back to values other than its sweet spot's: the daemon sees the
+/// restore in the journal and leaves the disk alone, not re-applying it, until it restarts or
+/// reloads its config ([`crate::daemon::manage`]).
+fn daemon_note<'a>(
+    ctx: &Ctx,
+    put: impl Iterator<Item = &'a crate::knob::apply::PutBack>,
+) -> Option<String> {
+    let (pid, managed) =
+        crate::daemon::status::running_daemon(&crate::daemon::state_path(&ctx.db))?;
+    let mut disks: Vec<&str> = put
+        .filter_map(|p| {
+            let d = p.device.as_deref()?;
+            managed
+                .iter()
+                .any(|(md, k, want)| md == d && *k == p.knob && *want != p.value)
+                .then_some(d)
+        })
+        .collect();
+    disks.sort_unstable();
+    disks.dedup();
+    if disks.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "note: the running daemon (pid {pid}) managed {}: it leaves {} alone now, neither \
+         re-applying its sweet spot nor retuning it, until it restarts or reloads its config \
+         (SIGHUP)\n",
+        disks.join(", "),
+        if disks.len() == 1 { "it" } else { "them" }
+    ))
 }
 
 /// Sweeps what killed runs left (scratch devices and files, bench work directories, stale

@@ -10,7 +10,15 @@
 //!   alone for good (as bpftune backs off), so the daemon never fights in a loop;
 //! - a disk a retune works on is the retune's ([`Busy`]): neither applied nor checked, so the
 //!   retune's own writes and its restore at the start and the end are never taken for another
-//!   writer; when it ends the disk is forgotten and applied afresh.
+//!   writer; when it ends the disk is forgotten and applied afresh;
+//! - a managed value that changed because `sweetspot restore` put it back is the admin's
+//!   explicit choice, not contention: the disk is released, no longer managed (nor retuned)
+//!   until the daemon restarts or reloads its config (SIGHUP). A restore is told from
+//!   another writer by the journal: an entry of the disk's knobs that was open at the last
+//!   poll that found them as managed (with no other writer holding the disk's lock), or right
+//!   after the daemon wrote them, is closed now, and a value changed. The daemon itself closes
+//!   such entries only when a retune starts ([`super::retune::Job::start`]), on a disk that is
+//!   then the retune's and is forgotten when it ends.
 
 use crate::Result;
 use crate::device;
@@ -41,6 +49,15 @@ pub struct Managed {
     pub contested: Option<String>,
 }
 
+/// A disk `sweetspot restore` put back while the daemon managed it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Released {
+    /// The disk's kernel name then.
+    pub device: String,
+    /// When the daemon saw it (Unix s).
+    pub at: i64,
+}
+
 /// What a retune in progress owns, which the manager leaves alone: it neither applies nor
 /// checks it, so the retune's own writes and restores are never taken for another writer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -60,6 +77,9 @@ pub enum Event {
     Contested(String, String, String, String, bool),
     /// Another writer holds the disk (a tune, `set`): left for a later poll.
     Busy(String, String),
+    /// `sweetspot restore` put the disk's knobs back: `(device, [(knob, expected, found)])`;
+    /// no longer managed.
+    Restored(String, Vec<(String, String, String)>),
 }
 
 /// The manager's state between polls.
@@ -69,22 +89,50 @@ pub struct Manager {
     seen: BTreeSet<String>,
     /// Managed knobs by (identity, knob).
     pub managed: BTreeMap<(String, String), Managed>,
+    /// Per identity: the ids of the open journal entries of its knobs at the last poll that
+    /// found them all as managed with no other writer holding its lock, or right after the
+    /// daemon wrote them. One of them closed since, and a value changed: a `restore`.
+    journaled: BTreeMap<String, BTreeSet<i64>>,
+    /// Disks `sweetspot restore` put back: not managed nor retuned until the
+    /// daemon restarts or reloads its config ([`Manager::reconcile`]).
+    pub released: BTreeMap<String, Released>,
+}
+
+/// The ids of the open journal entries of `dev`'s knobs (under its name and identity).
+fn open_ids(store: &Store, dev: &device::Device) -> Result<BTreeSet<i64>> {
+    Ok(store
+        .journal_open(Some(&dev.name), None)?
+        .into_iter()
+        .filter(|e| e.identity.as_deref() == Some(dev.identity.as_str()))
+        .map(|e| e.id)
+        .collect())
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Manager {
     /// Forgets a disk (after a retune stored a new sweet spot): the next poll applies its
-    /// profile afresh and manages the new values.
+    /// profile afresh and manages the new values. A released disk stays released.
     pub fn forget(&mut self, identity: &str) {
         self.seen.remove(identity);
         self.managed.retain(|(i, _), _| i != identity);
+        self.journaled.remove(identity);
     }
 
     /// After a config reload (`profile` is the new one): a present disk whose profile
     /// entries differ from what is managed for it (newly enrolled, no longer enrolled, or
     /// other knobs) is forgotten, so the next [`Manager::poll`] applies its profile as at
-    /// start-up. A disk whose entries are unchanged keeps its state (a contested knob stays
-    /// left alone). `busy` (what a retune works on) is left to the retune.
+    /// start-up; so is every disk `sweetspot restore` released (a reload takes them back). A
+    /// disk whose entries are unchanged keeps its state (a contested knob stays left alone).
+    /// `busy` (what a retune works on) is left to the retune.
     pub fn reconcile(&mut self, root: &SysRoot, profile: &Profile, busy: &Busy) -> Result<()> {
+        for id in std::mem::take(&mut self.released).into_keys() {
+            self.forget(&id);
+        }
         for dev in device::list(root)? {
             if !self.seen.contains(&dev.identity)
                 || busy.device.as_deref() == Some(dev.identity.as_str())
@@ -102,17 +150,20 @@ impl Manager {
                 .flat_map(|e| &e.knobs)
                 .map(|(k, v)| (k.clone(), v.to_string()))
                 .collect();
-            let have: BTreeMap<String, String> = self
-                .managed
-                .iter()
-                .filter(|((i, _), _)| *i == dev.identity)
-                .map(|((_, k), m)| (k.clone(), m.expected.clone()))
-                .collect();
-            if wanted != have {
+            if wanted != self.expected(&dev.identity) {
                 self.forget(&dev.identity);
             }
         }
         Ok(())
+    }
+
+    /// The managed values of `identity`, by knob.
+    fn expected(&self, identity: &str) -> BTreeMap<String, String> {
+        self.managed
+            .iter()
+            .filter(|((i, _), _)| i == identity)
+            .map(|((_, k), m)| (k.clone(), m.expected.clone()))
+            .collect()
     }
 
     /// True when the daemon has applied the disk's profile and manages at least one knob.
@@ -133,8 +184,9 @@ impl Manager {
             .collect()
     }
 
-    /// One poll: profile entries for disks not seen before, then drift of managed knobs.
-    /// The disk `busy` names is left to the retune in progress.
+    /// One poll: profile entries for disks not seen before, then drift of managed knobs (a
+    /// restore releases; another writer is contested). The disk `busy` names is left to the
+    /// retune in progress.
     pub fn poll(
         &mut self,
         store: &mut Store,
@@ -147,7 +199,10 @@ impl Manager {
         let mut events = Vec::new();
         let busy_disk = |d: &device::Device| busy.device.as_deref() == Some(d.identity.as_str());
         for dev in &present {
-            if self.seen.contains(&dev.identity) || busy_disk(dev) {
+            if self.seen.contains(&dev.identity)
+                || self.released.contains_key(&dev.identity)
+                || busy_disk(dev)
+            {
                 continue;
             }
             let outcomes = match apply(store, root, db, profile, Some(&dev.name), false, "daemon") {
@@ -182,75 +237,118 @@ impl Manager {
                     },
                 );
             }
+            self.snapshot(store, dev)?;
         }
         // A disk that went away is handled afresh when it comes back.
-        let ids: BTreeSet<&String> = present.iter().map(|d| &d.identity).collect();
-        self.seen.retain(|i| ids.contains(i));
-        self.managed.retain(|(i, _), _| ids.contains(i));
+        let ids: BTreeSet<&str> = present.iter().map(|d| d.identity.as_str()).collect();
+        self.seen.retain(|i| ids.contains(i.as_str()));
+        self.managed.retain(|(i, _), _| ids.contains(i.as_str()));
+        self.journaled.retain(|i, _| ids.contains(i.as_str()));
         for dev in present.iter().filter(|d| !busy_disk(d)) {
-            let mine: Vec<String> = self
-                .managed
-                .iter()
-                .filter(|((i, _), m)| *i == dev.identity && m.contested.is_none())
-                .map(|((_, k), _)| k.clone())
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let knobs = discover::knobs(root, dev)?;
-            for k in mine {
-                let key = (dev.identity.clone(), k.clone());
-                let Some(m) = self.managed.get_mut(&key) else {
-                    continue;
-                };
-                let found = knobs
-                    .iter()
-                    .find(|x| x.name == k)
-                    .map_or_else(|| "absent".to_string(), |x| x.current.to_string());
-                if found == m.expected {
-                    continue;
-                }
-                if m.reapplied {
-                    m.contested = Some(found.clone());
-                    events.push(Event::Contested(
-                        dev.name.clone(),
-                        k,
-                        m.expected.clone(),
-                        found,
-                        true,
-                    ));
-                    continue;
-                }
-                let lock = match DeviceLock::try_acquire(
-                    &crate::lock::path(db, root, &dev.identity),
-                    Holder::me("daemon"),
-                )? {
-                    Taken::Ours(l) => l,
-                    // A tune or `set` is writing it now: that is no drift to fight.
-                    Taken::Held(_) => continue,
-                };
-                m.reapplied = true;
-                let value = profile_value(profile, root, dev, &k);
-                if let Some(v) = value {
-                    let mut s = Setting::new();
-                    s.insert(k.clone(), v);
-                    if let Err(e) =
-                        apply_with(&RealIo, store, root, dev, &s, crate::profile::apply::OWNER)
-                    {
-                        events.push(Event::Failed(dev.name.clone(), e.to_string()));
-                    }
-                }
-                drop(lock);
-                events.push(Event::Contested(
-                    dev.name.clone(),
-                    k,
-                    m.expected.clone(),
-                    found,
-                    false,
-                ));
-            }
+            self.check(store, root, db, profile, dev, &mut events)?;
         }
         Ok(events)
+    }
+
+    /// Remembers which journal entries of `dev`'s knobs are open now ([`Manager::journaled`]).
+    fn snapshot(&mut self, store: &Store, dev: &device::Device) -> Result<()> {
+        let ids = open_ids(store, dev)?;
+        self.journaled.insert(dev.identity.clone(), ids);
+        Ok(())
+    }
+
+    /// Drift of `dev`'s managed knobs: none (the journal snapshot is refreshed when no other
+    /// writer holds its lock), a `restore` (released), or another writer (contested:
+    /// re-applied once, then left alone).
+    fn check(
+        &mut self,
+        store: &mut Store,
+        root: &SysRoot,
+        db: &Path,
+        profile: &Profile,
+        dev: &device::Device,
+        events: &mut Vec<Event>,
+    ) -> Result<()> {
+        let id = dev.identity.clone();
+        let expected = self.expected(&id);
+        if expected.is_empty() {
+            return Ok(());
+        }
+        let now = discover::knobs(root, dev)?;
+        let found = |k: &str| {
+            now.iter()
+                .find(|x| x.name == k)
+                .map_or_else(|| "absent".to_string(), |x| x.current.to_string())
+        };
+        let off: Vec<(String, String, String)> = expected
+            .iter()
+            .map(|(k, want)| (k.clone(), want.clone(), found(k)))
+            .filter(|(_, want, f)| f != want)
+            .collect();
+        let lock_path = crate::lock::path(db, root, &id);
+        if off.is_empty() {
+            if !crate::lock::held(&lock_path) {
+                self.snapshot(store, dev)?;
+            }
+            return Ok(());
+        }
+        let open = open_ids(store, dev)?;
+        if self
+            .journaled
+            .get(&id)
+            .is_some_and(|before| before.iter().any(|e| !open.contains(e)))
+        {
+            // Entries the daemon saw open were closed by someone else: `sweetspot restore`.
+            self.managed.retain(|(i, _), _| *i != id);
+            self.journaled.remove(&id);
+            self.released.insert(
+                id,
+                Released {
+                    device: dev.name.clone(),
+                    at: unix_now(),
+                },
+            );
+            events.push(Event::Restored(dev.name.clone(), off));
+            return Ok(());
+        }
+        let mut lock: Option<DeviceLock> = None;
+        for (k, want, found) in off {
+            let key = (id.clone(), k.clone());
+            let Some(m) = self.managed.get_mut(&key) else {
+                continue;
+            };
+            if m.contested.is_some() {
+                continue;
+            }
+            if m.reapplied {
+                m.contested = Some(found.clone());
+                events.push(Event::Contested(dev.name.clone(), k, want, found, true));
+                continue;
+            }
+            if lock.is_none() {
+                match DeviceLock::try_acquire(&lock_path, Holder::me("daemon"))? {
+                    Taken::Ours(l) => lock = Some(l),
+                    // A tune or `set` is writing it now: that is no drift to fight.
+                    Taken::Held(_) => return Ok(()),
+                }
+            }
+            m.reapplied = true;
+            if let Some(v) = profile_value(profile, root, dev, &k) {
+                let mut s = Setting::new();
+                s.insert(k.clone(), v);
+                if let Err(e) =
+                    apply_with(&RealIo, store, root, dev, &s, crate::profile::apply::OWNER)
+                {
+                    events.push(Event::Failed(dev.name.clone(), e.to_string()));
+                }
+            }
+            events.push(Event::Contested(dev.name.clone(), k, want, found, false));
+        }
+        if lock.is_some() {
+            // Under the lock: what the daemon journaled just now is in the snapshot.
+            self.snapshot(store, dev)?;
+        }
+        Ok(())
     }
 }
 
@@ -282,6 +380,17 @@ pub fn describe(e: &Event) -> String {
             format!("{d}: applied its profile: {}", c.join(", "))
         }
         Event::Failed(d, e) => format!("{d}: not applied: {e}"),
+        Event::Restored(d, off) => {
+            let c: Vec<String> = off
+                .iter()
+                .map(|(k, want, found)| format!("{k} {found} (profile {want})"))
+                .collect();
+            format!(
+                "{d}: restored by `sweetspot restore` ({}): no longer managed until the daemon \
+                 restarts or reloads its config (SIGHUP)",
+                c.join(", ")
+            )
+        }
         Event::Busy(d, e) => format!("{d}: not applied now, trying again at the next poll: {e}"),
         Event::Contested(d, k, want, found, false) => format!(
             "{d}: {k} contested by another writer: profile {want}, found {found}; re-applied once"
@@ -454,6 +563,63 @@ mod tests {
             "{ev:?}"
         );
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+    }
+
+    #[test]
+    fn a_restore_releases_the_disk_until_a_reload_and_a_retune_is_no_restore() {
+        const SDA: &str = "wwid:naa.5000c500a1b2c3d4";
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("d.db");
+        let mut store = Store::open(&db).unwrap();
+        let p = profile();
+        let none = Busy::default();
+        let mut m = Manager::default();
+        m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+        // `sweetspot restore sda`: the daemon's entry is closed by someone else.
+        crate::knob::apply::restore(&mut store, &t.root, Some("sda"), None).unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(
+            ev,
+            vec![Event::Restored(
+                "sda".into(),
+                vec![("read_ahead_kb".into(), "256".into(), "128".into())]
+            )]
+        );
+        assert!(describe(&ev[0]).contains("restored by `sweetspot restore`"));
+        assert!(!m.manages(SDA));
+        assert!(m.released.contains_key(SDA));
+        // Left alone: not applied again, not contested.
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &none).unwrap(), vec![]);
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
+        // A reload takes it back.
+        m.reconcile(&t.root, &p, &none).unwrap();
+        m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+        assert!(m.manages(SDA) && m.released.is_empty());
+
+        // A retune's restore (the disk is the retune's meanwhile, then forgotten) is neither
+        // a restore nor a contest: the disk is applied afresh.
+        let busy = Busy {
+            device: Some(SDA.into()),
+        };
+        crate::knob::apply::restore(&mut store, &t.root, Some("sda"), Some("profile")).unwrap();
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &busy).unwrap(), vec![]);
+        m.forget(SDA);
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(matches!(&ev[..], [Event::Applied(..)]), "{ev:?}");
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+
+        // Another writer (no journal entry closed) is contested, not a restore.
+        t.set("sda", "queue/read_ahead_kb", "4096");
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(
+            matches!(&ev[..], [Event::Contested(_, _, _, _, false)]),
+            "{ev:?}"
+        );
+        assert!(m.released.is_empty());
     }
 
     #[test]

@@ -175,7 +175,9 @@ fn manage_now(
     let busy = busy(st);
     for e in st.manager.poll(store, root, db, &profile, &busy)? {
         match e {
-            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
+            manage::Event::Applied(..) | manage::Event::Restored(..) => {
+                tracing::info!("{}", manage::describe(&e))
+            }
             _ => tracing::warn!("{}", manage::describe(&e)),
         }
     }
@@ -269,6 +271,23 @@ fn poll(
                     device: dev.name.clone(),
                     kind: "tuning",
                     detail: format!("retuning with policy {} ({})", j.policy, j.why),
+                    due_at: None,
+                },
+            );
+            continue;
+        }
+        // `sweetspot restore` put it back: the admin's choice, left alone (not retuned).
+        if let Some(r) = st.manager.released.get(&dev.identity) {
+            st.waits.insert(
+                dev.identity.clone(),
+                plan::Wait {
+                    device: dev.name.clone(),
+                    kind: "restored",
+                    detail: format!(
+                        "`sweetspot restore` put it back at {}: not managed nor retuned until \
+                         the daemon restarts or reloads its config (SIGHUP)",
+                        crate::profile::build::rfc3339(r.at)
+                    ),
                     due_at: None,
                 },
             );

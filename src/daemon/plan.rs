@@ -20,8 +20,9 @@ pub struct Wait {
     pub device: String,
     /// `tuning`, `not idle`, `quiet hours`, `interval`, `contested` (a knob another writer
     /// keeps, or another owner's change of its knobs journaled and not restored:
-    /// [`super::retune::journaled`]), `busy`, `failed`, `no filesystem`, or `due` (it starts
-    /// at this poll).
+    /// [`super::retune::journaled`]), `busy`, `failed`, `no filesystem`, `restored`
+    /// (`sweetspot restore` put it back: left alone until the daemon restarts or reloads), or
+    /// `due` (it starts at this poll).
     pub kind: &'static str,
     /// In words: the criterion over its threshold, the window, the due time, the holder; for
     /// `due` (and a started retune) why it is due. The reason a retune is due is not repeated

@@ -29,8 +29,9 @@ pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>) {
             "expected": v.expected, "contested": v.contested})
         })
         .collect();
-    let text = serde_json::json!({ "pid": std::process::id(), "managed": rows, "waits": waits })
-        .to_string();
+    let text = serde_json::json!({ "pid": std::process::id(), "managed": rows, "waits": waits,
+        "released": m.released })
+    .to_string();
     let tmp = path.with_extension("tmp");
     if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
         tracing::warn!("cannot write the daemon state {}: {e}", path.display());
@@ -61,9 +62,11 @@ pub struct DeviceStatus {
     pub sweet_spot_knobs: Option<BTreeMap<String, String>>,
     /// What holds for the device now: `managed` (the daemon applied its sweet spot and
     /// watches it), `contested: <knob> (another writer keeps <value>)`, `not applied yet`
-    /// (the daemon runs but has not applied it), `absent`, `never tuned` (`never tuned,
-    /// absent`), or with the daemon stopped `not managed (the daemon is not running): at its
-    /// sweet spot` / `...: <knob> is <now>, sweet spot <value>`.
+    /// (the daemon runs but has not applied it), `restored by \`sweetspot restore\` at
+    /// <RFC 3339>: ...` (the daemon leaves it alone until it restarts or reloads), `absent`,
+    /// `never tuned` (`never tuned, absent`), or with the daemon stopped `not managed (the
+    /// daemon is not running): at its sweet spot` / `...: <knob> is <now>, sweet spot
+    /// <value>`.
     pub state: String,
     /// When the next retune is due and why: `due now: never tuned`, `due now: tuned on
     /// <kernel>, ...`, `due now (the interval elapsed at <RFC 3339>; every <interval>)`,
@@ -72,8 +75,8 @@ pub struct DeviceStatus {
     /// is present`.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
-    /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`;
-    /// `None` when the daemon is not running.
+    /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`,
+    /// `restored`; `None` when the daemon is not running.
     pub waiting: Option<String>,
     /// The same in words (the criterion over its threshold, the window, the holder).
     pub waiting_detail: Option<String>,
@@ -239,20 +242,25 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 )
             })
             .collect();
-        let state = match (&dev, running) {
-            (None, _) => "absent".to_string(),
-            (Some(name), false) => format!(
+        let released = st
+            .as_ref()
+            .filter(|_| running)
+            .and_then(|v| v["released"][identity.as_str()]["at"].as_i64());
+        let state = match (&dev, running, released) {
+            (None, _, _) => "absent".to_string(),
+            (Some(name), false, _) => format!(
                 "not managed (the daemon is not running): {}",
                 against_now(root, &present, name, &knobs)
             ),
-            (Some(_), true) if !contested.is_empty() => {
+            (Some(_), true, Some(at)) => released_state(at),
+            (Some(_), true, None) if !contested.is_empty() => {
                 format!("contested: {}", contested.join(", "))
             }
             // A sweet spot with changes the daemon manages none of: not applied (yet).
-            (Some(_), true) if rows.is_empty() && !knobs.is_empty() => {
+            (Some(_), true, None) if rows.is_empty() && !knobs.is_empty() => {
                 "not applied yet (the daemon has not applied its sweet spot)".to_string()
             }
-            (Some(_), true) => "managed".to_string(),
+            (Some(_), true, None) => "managed".to_string(),
         };
         let when = if spot.kernel != kernel {
             format!(
@@ -309,6 +317,42 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         devices,
         killed_bench_knobs,
     })
+}
+
+/// The state of a device `sweetspot restore` put back at `at` (Unix s) while the daemon
+/// managed it.
+fn released_state(at: i64) -> String {
+    format!(
+        "restored by `sweetspot restore` at {}: not managed until the daemon restarts or \
+         reloads its config (SIGHUP)",
+        rfc3339(at)
+    )
+}
+
+/// A knob the daemon manages: `(device, knob, expected)`.
+pub type ManagedKnob = (String, String, String);
+
+/// The running daemon's pid and the knobs it manages now, `(device, knob, expected)` (the
+/// disk's kernel name), from its state file `state` ([`super::state_path`]); `None` when it
+/// is not running. `sweetspot restore` says when the daemon will leave a disk alone.
+pub fn running_daemon(state: &Path) -> Option<(i32, Vec<ManagedKnob>)> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(state).ok()?).ok()?;
+    let pid = i32::try_from(v["pid"].as_i64()?).ok()?;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).ok()?;
+    let managed = v["managed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["contested"].is_null())
+        .filter_map(|r| {
+            Some((
+                r["device"].as_str()?.to_string(),
+                r["knob"].as_str()?.to_string(),
+                r["expected"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    Some((pid, managed))
 }
 
 /// Whether disk `name` is at the sweet spot's `knobs` now (read from sysfs/procfs):
