@@ -959,3 +959,75 @@ fn a_restore_while_the_daemon_runs_is_honoured_until_a_reload() {
     });
     assert_eq!(stop(&mut child), Some(0));
 }
+
+/// A sweet spot with a host-wide knob (dirty_ratio 20 → 10 beside read_ahead_kb 128 → 256):
+/// the daemon applied only the disk's knobs (its apply named the disk, which leaves `[host]`
+/// out), while `status` said "managed". Now it applies the profile's host-wide knobs too,
+/// journaled under the host's lock, watches them, and `restore` puts 20 back.
+#[test]
+fn the_daemon_applies_a_sweet_spots_host_wide_knobs_and_status_is_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    put(&proc_.join("sys/vm/dirty_bytes"), "0");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        "6.18.0",
+        &[("read_ahead_kb", "256"), ("dirty_ratio", "10")],
+        &[("read_ahead_kb", "128"), ("dirty_ratio", "20")],
+        1.5,
+    );
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 1\n").unwrap();
+    let log = dir.path().join("daemon.log");
+    let dirty = || {
+        std::fs::read_to_string(proc_.join("sys/vm/dirty_ratio"))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("sda's profile", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    wait_for("the host-wide knob", || dirty() == "10");
+    let v: serde_json::Value = {
+        let (out, err, _) = cli(
+            &db,
+            &sys,
+            &proc_,
+            &["status", "--json", "--config", cfg.to_str().unwrap()],
+        );
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"))
+    };
+    assert_eq!(v["devices"][0]["state"], "managed", "{v}");
+    assert_eq!(
+        v["devices"][0]["sweet_spot"], "dirty_ratio=10 read_ahead_kb=256",
+        "{v}"
+    );
+    // Another writer: re-applied once, as a disk's knob is.
+    put(&proc_.join("sys/vm/dirty_ratio"), "30");
+    wait_for("dirty_ratio re-applied", || dirty() == "10");
+    assert_eq!(stop(&mut child), Some(0));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("host-wide knobs: applied the profile's: dirty_ratio 20 → 10"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "host-wide: dirty_ratio contested by another writer: profile 10, found 30; \
+             re-applied once"
+        ),
+        "{text}"
+    );
+    // Journaled: `restore` puts the kernel's values back.
+    let (out, err, code) = cli(&db, &sys, &proc_, &["restore"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(dirty(), "20", "{out}");
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128", "{out}");
+}

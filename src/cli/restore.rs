@@ -153,26 +153,36 @@ fn daemon_note<'a>(
 ) -> Option<String> {
     let (pid, managed) =
         crate::daemon::status::running_daemon(&crate::daemon::state_path(&ctx.db))?;
+    // The daemon's state names the host-wide knobs `host-wide` where a disk's name would be.
+    let host = crate::daemon::manage::HOST_LABEL;
     let mut disks: Vec<&str> = put
         .filter_map(|p| {
-            let d = p.device.as_deref()?;
+            let d = p.device.as_deref().unwrap_or(host);
             managed
                 .iter()
                 .any(|(md, k, want)| md == d && *k == p.knob && *want != p.value)
                 .then_some(d)
         })
         .collect();
-    disks.sort_unstable();
+    disks.sort_unstable_by_key(|d| (*d == host, *d));
     disks.dedup();
     if disks.is_empty() {
         return None;
     }
+    let one = disks.len() == 1 && disks[0] != host;
+    let names: Vec<&str> = disks
+        .iter()
+        .map(|d| if *d == host { "the host-wide knobs" } else { d })
+        .collect();
     Some(format!(
         "note: the running daemon (pid {pid}) managed {}: it leaves {} alone now, neither \
          re-applying its sweet spot nor retuning it, until it restarts or reloads its config \
          (SIGHUP)\n",
-        disks.join(", "),
-        if disks.len() == 1 { "it" } else { "them" }
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.join(""),
+        },
+        if one { "it" } else { "them" }
     ))
 }
 

@@ -5,10 +5,15 @@
 //!   `/sys/block` every poll) gets its profile entry, through the journaled path: of the
 //!   entries matching it, the narrowest, as `profile apply` picks it
 //!   ([`crate::profile::overlap::entry_for`]), and that entry's values are the ones managed;
+//! - the profile's host-wide knobs (`[host]`: those of the enrolled disks' sweet spots, and
+//!   the host's own sweet spot, which wins, as `profile apply` applies them) are applied once
+//!   the same way, under the host's lock ([`crate::lock::HOST`]), and managed like a disk's
+//!   knobs under the identity [`HOST`] (drift, contest, restore);
 //! - a managed value that changed behind the daemon's back is "contested by another writer":
 //!   logged with the knob and both values, re-applied once, and after a second change left
 //!   alone for good (as bpftune backs off), so the daemon never fights in a loop;
-//! - a disk a retune works on is the retune's ([`Busy`]): neither applied nor checked, so the
+//! - a disk a retune works on is the retune's ([`Busy`]), and so are the host-wide knobs when
+//!   its policy tunes some: neither applied nor checked, so the
 //!   retune's own writes and its restore at the start and the end are never taken for another
 //!   writer; when it ends the disk is forgotten and applied afresh;
 //! - a managed value that changed because `sweetspot restore` put it back is the admin's
@@ -22,7 +27,7 @@
 
 use crate::Result;
 use crate::device;
-use crate::knob::apply::apply_with;
+use crate::knob::apply::{apply_host_with, apply_with};
 use crate::knob::discover;
 use crate::knob::io::RealIo;
 use crate::lock::{DeviceLock, Holder, Taken};
@@ -36,10 +41,16 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// One managed knob of one disk.
+/// The identity under which the manager keeps the host-wide knobs: the host lock's name.
+pub const HOST: &str = crate::lock::HOST;
+
+/// How the log and the state file name the host-wide knobs where a disk's name would be.
+pub const HOST_LABEL: &str = "host-wide";
+
+/// One managed knob of one disk (or of the host, [`HOST`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Managed {
-    /// The disk's kernel name now.
+    /// The disk's kernel name now ([`HOST_LABEL`] for a host-wide knob).
     pub device: String,
     /// The profile's value.
     pub expected: String,
@@ -49,10 +60,10 @@ pub struct Managed {
     pub contested: Option<String>,
 }
 
-/// A disk `sweetspot restore` put back while the daemon managed it.
+/// A disk (or the host-wide knobs) `sweetspot restore` put back while the daemon managed it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Released {
-    /// The disk's kernel name then.
+    /// The disk's kernel name then ([`HOST_LABEL`] for the host-wide knobs).
     pub device: String,
     /// When the daemon saw it (Unix s).
     pub at: i64,
@@ -64,6 +75,8 @@ pub struct Released {
 pub struct Busy {
     /// The identity of the disk being retuned.
     pub device: Option<String>,
+    /// True when the retune holds the host's lock (its policy tunes host-wide knobs).
+    pub host: bool,
 }
 
 /// What a poll did, for the log.
@@ -85,7 +98,7 @@ pub enum Event {
 /// The manager's state between polls.
 #[derive(Debug, Default, Serialize)]
 pub struct Manager {
-    /// Disks already handled, by identity.
+    /// Disks already handled, by identity ([`HOST`] for the host-wide knobs).
     seen: BTreeSet<String>,
     /// Managed knobs by (identity, knob).
     pub managed: BTreeMap<(String, String), Managed>,
@@ -93,19 +106,72 @@ pub struct Manager {
     /// found them all as managed with no other writer holding its lock, or right after the
     /// daemon wrote them. One of them closed since, and a value changed: a `restore`.
     journaled: BTreeMap<String, BTreeSet<i64>>,
-    /// Disks `sweetspot restore` put back: not managed nor retuned until the
+    /// Disks (and [`HOST`]) `sweetspot restore` put back: not managed nor retuned until the
     /// daemon restarts or reloads its config ([`Manager::reconcile`]).
     pub released: BTreeMap<String, Released>,
 }
 
-/// The ids of the open journal entries of `dev`'s knobs (under its name and identity).
-fn open_ids(store: &Store, dev: &device::Device) -> Result<BTreeSet<i64>> {
-    Ok(store
-        .journal_open(Some(&dev.name), None)?
-        .into_iter()
-        .filter(|e| e.identity.as_deref() == Some(dev.identity.as_str()))
-        .map(|e| e.id)
-        .collect())
+/// What the manager manages: a disk or the host-wide knobs.
+enum Target<'a> {
+    Disk(&'a device::Device),
+    Host,
+}
+
+impl Target<'_> {
+    fn identity(&self) -> &str {
+        match self {
+            Target::Disk(d) => &d.identity,
+            Target::Host => HOST,
+        }
+    }
+
+    fn label(&self) -> &str {
+        match self {
+            Target::Disk(d) => &d.name,
+            Target::Host => HOST_LABEL,
+        }
+    }
+
+    /// Its knobs' values now.
+    fn knobs(&self, root: &SysRoot) -> Result<Vec<crate::knob::Knob>> {
+        match self {
+            Target::Disk(d) => discover::knobs(root, d),
+            Target::Host => Ok(discover::host_knobs(root)),
+        }
+    }
+
+    /// The ids of the open journal entries of its knobs: a disk's own (its name and
+    /// identity), or the host-wide entries of `knobs` (and their exclusive partners).
+    fn open_ids(&self, store: &Store, knobs: &[String]) -> Result<BTreeSet<i64>> {
+        Ok(match self {
+            Target::Disk(d) => store
+                .journal_open(Some(&d.name), None)?
+                .into_iter()
+                .filter(|e| e.identity.as_deref() == Some(d.identity.as_str()))
+                .map(|e| e.id)
+                .collect(),
+            Target::Host => store
+                .journal_open(None, None)?
+                .into_iter()
+                .filter(|e| {
+                    e.device.is_none()
+                        && (knobs.contains(&e.knob)
+                            || crate::knob::catalogue::exclusive_partner(&e.knob)
+                                .is_some_and(|p| knobs.iter().any(|k| k == p)))
+                })
+                .map(|e| e.id)
+                .collect(),
+        })
+    }
+
+    /// Writes `s` through the journaled path under the owner `profile`.
+    fn write(&self, store: &mut Store, root: &SysRoot, s: &Setting) -> Result<()> {
+        match self {
+            Target::Disk(d) => apply_with(&RealIo, store, root, d, s, crate::profile::apply::OWNER),
+            Target::Host => apply_host_with(&RealIo, store, root, s, crate::profile::apply::OWNER),
+        }
+        .map(|_| ())
+    }
 }
 
 fn unix_now() -> i64 {
@@ -126,12 +192,20 @@ impl Manager {
     /// After a config reload (`profile` is the new one): a present disk whose profile
     /// entries differ from what is managed for it (newly enrolled, no longer enrolled, or
     /// other knobs) is forgotten, so the next [`Manager::poll`] applies its profile as at
-    /// start-up; so is every disk `sweetspot restore` released (a reload takes them back). A
-    /// disk whose entries are unchanged keeps its state (a contested knob stays left alone).
-    /// `busy` (what a retune works on) is left to the retune.
+    /// start-up; so are the host-wide knobs when the profile's `[host]` changed, and every
+    /// disk `sweetspot restore` released (a reload takes them back). A disk whose entries are
+    /// unchanged keeps its state (a contested knob stays left alone). `busy` (what a retune
+    /// works on) is left to the retune.
     pub fn reconcile(&mut self, root: &SysRoot, profile: &Profile, busy: &Busy) -> Result<()> {
         for id in std::mem::take(&mut self.released).into_keys() {
             self.forget(&id);
+        }
+        let wanted_host: BTreeMap<String, String> = host_setting(profile)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect();
+        if !busy.host && self.seen.contains(HOST) && wanted_host != self.expected(HOST) {
+            self.forget(HOST);
         }
         for dev in device::list(root)? {
             if !self.seen.contains(&dev.identity)
@@ -184,9 +258,9 @@ impl Manager {
             .collect()
     }
 
-    /// One poll: profile entries for disks not seen before, then drift of managed knobs (a
-    /// restore releases; another writer is contested). The disk `busy` names is left to the
-    /// retune in progress.
+    /// One poll: profile entries for disks not seen before and the host-wide knobs when not
+    /// applied yet, then drift of managed knobs (a restore releases; another writer is
+    /// contested). What `busy` names is left to the retune in progress.
     pub fn poll(
         &mut self,
         store: &mut Store,
@@ -237,27 +311,105 @@ impl Manager {
                     },
                 );
             }
-            self.snapshot(store, dev)?;
+            self.snapshot(store, &Target::Disk(dev))?;
         }
+        self.apply_host(store, root, db, profile, busy, &mut events)?;
         // A disk that went away is handled afresh when it comes back.
-        let ids: BTreeSet<&str> = present.iter().map(|d| d.identity.as_str()).collect();
+        let ids: BTreeSet<&str> = present
+            .iter()
+            .map(|d| d.identity.as_str())
+            .chain([HOST])
+            .collect();
         self.seen.retain(|i| ids.contains(i.as_str()));
         self.managed.retain(|(i, _), _| ids.contains(i.as_str()));
         self.journaled.retain(|i, _| ids.contains(i.as_str()));
-        for dev in present.iter().filter(|d| !busy_disk(d)) {
-            self.check(store, root, db, profile, dev, &mut events)?;
+        let mut targets: Vec<Target> = present
+            .iter()
+            .filter(|d| !busy_disk(d))
+            .map(Target::Disk)
+            .collect();
+        if !busy.host {
+            targets.push(Target::Host);
+        }
+        for t in targets {
+            self.check(store, root, db, profile, &t, &mut events)?;
         }
         Ok(events)
     }
 
-    /// Remembers which journal entries of `dev`'s knobs are open now ([`Manager::journaled`]).
-    fn snapshot(&mut self, store: &Store, dev: &device::Device) -> Result<()> {
-        let ids = open_ids(store, dev)?;
-        self.journaled.insert(dev.identity.clone(), ids);
+    /// The host-wide knobs of `profile` applied once, under the host's lock (another holder:
+    /// said, and tried again at the next poll), journaled under the owner `profile`.
+    fn apply_host(
+        &mut self,
+        store: &mut Store,
+        root: &SysRoot,
+        db: &Path,
+        profile: &Profile,
+        busy: &Busy,
+        events: &mut Vec<Event>,
+    ) -> Result<()> {
+        let knobs = host_setting(profile);
+        if knobs.is_empty()
+            || busy.host
+            || self.seen.contains(HOST)
+            || self.released.contains_key(HOST)
+        {
+            return Ok(());
+        }
+        let _lock = match DeviceLock::try_acquire(
+            &crate::lock::path(db, root, HOST),
+            Holder::me("daemon"),
+        )? {
+            Taken::Ours(l) => l,
+            Taken::Held(h) => {
+                events.push(Event::Busy(
+                    HOST_LABEL.into(),
+                    format!(
+                        "{} holds the host-wide knobs' lock",
+                        h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
+                    ),
+                ));
+                return Ok(());
+            }
+        };
+        self.seen.insert(HOST.to_string());
+        match apply_host_with(&RealIo, store, root, &knobs, crate::profile::apply::OWNER) {
+            Ok(changes) => events.push(Event::Applied(
+                HOST_LABEL.into(),
+                changes
+                    .into_iter()
+                    .map(|c| (c.knob, c.from, c.to))
+                    .collect(),
+            )),
+            // Refused (a knob this kernel lacks) or not honoured: said once, not managed.
+            Err(e) => {
+                events.push(Event::Failed(HOST_LABEL.into(), e.to_string()));
+                return Ok(());
+            }
+        }
+        for (k, v) in &knobs {
+            self.managed.insert(
+                (HOST.to_string(), k.clone()),
+                Managed {
+                    device: HOST_LABEL.into(),
+                    expected: v.to_string(),
+                    reapplied: false,
+                    contested: None,
+                },
+            );
+        }
+        self.snapshot(store, &Target::Host)
+    }
+
+    /// Remembers which journal entries of `t`'s knobs are open now ([`Manager::journaled`]).
+    fn snapshot(&mut self, store: &Store, t: &Target) -> Result<()> {
+        let knobs: Vec<String> = self.expected(t.identity()).into_keys().collect();
+        let ids = t.open_ids(store, &knobs)?;
+        self.journaled.insert(t.identity().to_string(), ids);
         Ok(())
     }
 
-    /// Drift of `dev`'s managed knobs: none (the journal snapshot is refreshed when no other
+    /// Drift of `t`'s managed knobs: none (the journal snapshot is refreshed when no other
     /// writer holds its lock), a `restore` (released), or another writer (contested:
     /// re-applied once, then left alone).
     fn check(
@@ -266,15 +418,15 @@ impl Manager {
         root: &SysRoot,
         db: &Path,
         profile: &Profile,
-        dev: &device::Device,
+        t: &Target,
         events: &mut Vec<Event>,
     ) -> Result<()> {
-        let id = dev.identity.clone();
+        let id = t.identity().to_string();
         let expected = self.expected(&id);
         if expected.is_empty() {
             return Ok(());
         }
-        let now = discover::knobs(root, dev)?;
+        let now = t.knobs(root)?;
         let found = |k: &str| {
             now.iter()
                 .find(|x| x.name == k)
@@ -288,11 +440,12 @@ impl Manager {
         let lock_path = crate::lock::path(db, root, &id);
         if off.is_empty() {
             if !crate::lock::held(&lock_path) {
-                self.snapshot(store, dev)?;
+                self.snapshot(store, t)?;
             }
             return Ok(());
         }
-        let open = open_ids(store, dev)?;
+        let knobs: Vec<String> = expected.keys().cloned().collect();
+        let open = t.open_ids(store, &knobs)?;
         if self
             .journaled
             .get(&id)
@@ -304,11 +457,11 @@ impl Manager {
             self.released.insert(
                 id,
                 Released {
-                    device: dev.name.clone(),
+                    device: t.label().to_string(),
                     at: unix_now(),
                 },
             );
-            events.push(Event::Restored(dev.name.clone(), off));
+            events.push(Event::Restored(t.label().to_string(), off));
             return Ok(());
         }
         let mut lock: Option<DeviceLock> = None;
@@ -322,7 +475,13 @@ impl Manager {
             }
             if m.reapplied {
                 m.contested = Some(found.clone());
-                events.push(Event::Contested(dev.name.clone(), k, want, found, true));
+                events.push(Event::Contested(
+                    t.label().to_string(),
+                    k,
+                    want,
+                    found,
+                    true,
+                ));
                 continue;
             }
             if lock.is_none() {
@@ -333,23 +492,40 @@ impl Manager {
                 }
             }
             m.reapplied = true;
-            if let Some(v) = profile_value(profile, root, dev, &k) {
+            let value = match t {
+                Target::Disk(dev) => profile_value(profile, root, dev, &k),
+                Target::Host => host_setting(profile).get(&k).cloned(),
+            };
+            if let Some(v) = value {
                 let mut s = Setting::new();
                 s.insert(k.clone(), v);
-                if let Err(e) =
-                    apply_with(&RealIo, store, root, dev, &s, crate::profile::apply::OWNER)
-                {
-                    events.push(Event::Failed(dev.name.clone(), e.to_string()));
+                if let Err(e) = t.write(store, root, &s) {
+                    events.push(Event::Failed(t.label().to_string(), e.to_string()));
                 }
             }
-            events.push(Event::Contested(dev.name.clone(), k, want, found, false));
+            events.push(Event::Contested(
+                t.label().to_string(),
+                k,
+                want,
+                found,
+                false,
+            ));
         }
         if lock.is_some() {
             // Under the lock: what the daemon journaled just now is in the snapshot.
-            self.snapshot(store, dev)?;
+            self.snapshot(store, t)?;
         }
         Ok(())
     }
+}
+
+/// The profile's host-wide knobs (`[host]`), empty when it has none.
+pub fn host_setting(profile: &Profile) -> Setting {
+    profile
+        .host
+        .as_ref()
+        .map(|h| h.knobs.clone())
+        .unwrap_or_default()
 }
 
 /// The profile's value of `knob` for `dev`: the value of the entry that applies to it
@@ -369,6 +545,17 @@ fn profile_value(
 /// The log line of an event (journald-friendly: one line, no colour).
 pub fn describe(e: &Event) -> String {
     match e {
+        Event::Applied(d, changes) if d == HOST_LABEL => {
+            let c: Vec<String> = changes
+                .iter()
+                .map(|(k, f, t)| format!("{k} {f} → {t}"))
+                .collect();
+            if c.is_empty() {
+                "host-wide knobs: already at the profile's values".to_string()
+            } else {
+                format!("host-wide knobs: applied the profile's: {}", c.join(", "))
+            }
+        }
         Event::Applied(d, changes) if changes.is_empty() => {
             format!("{d}: already at its sweet spot")
         }
@@ -604,6 +791,7 @@ mod tests {
         // a restore nor a contest: the disk is applied afresh.
         let busy = Busy {
             device: Some(SDA.into()),
+            host: false,
         };
         crate::knob::apply::restore(&mut store, &t.root, Some("sda"), Some("profile")).unwrap();
         assert_eq!(m.poll(&mut store, &t.root, &db, &p, &busy).unwrap(), vec![]);
@@ -620,6 +808,91 @@ mod tests {
             "{ev:?}"
         );
         assert!(m.released.is_empty());
+    }
+
+    #[test]
+    fn the_profiles_host_wide_knobs_are_applied_and_managed_under_the_hosts_lock() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("d.db");
+        let mut store = Store::open(&db).unwrap();
+        let mut p = profile();
+        p.host = Some(crate::profile::Host {
+            knobs: [("dirty_ratio".to_string(), 10.into())].into(),
+            ..Default::default()
+        });
+        let none = Busy::default();
+        let mut m = Manager::default();
+        // Another writer holds the host's lock: said, and tried again at the next poll.
+        let held = DeviceLock::acquire(
+            &crate::lock::path(&db, &t.root, HOST),
+            "the host (dirty_ratio)",
+            Holder::me("set"),
+        )
+        .unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(
+            matches!(&ev[..], [Event::Applied(d, _), Event::Busy(h, why)]
+                if d == "sda" && h == HOST_LABEL && why.contains("`sweetspot set`")),
+            "{ev:?}"
+        );
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        drop(held);
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(
+            ev,
+            vec![Event::Applied(
+                HOST_LABEL.into(),
+                vec![("dirty_ratio".into(), "20".into(), "10".into())]
+            )]
+        );
+        assert_eq!(
+            describe(&ev[0]),
+            "host-wide knobs: applied the profile's: dirty_ratio 20 → 10"
+        );
+        assert_eq!(t.vm("dirty_ratio"), "10");
+        assert!(m.manages(HOST));
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &none).unwrap(), vec![]);
+        // Another writer: re-applied once, under the host's lock, journaled.
+        std::fs::write(t.root.vm().join("dirty_ratio"), "30\n").unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(
+            ev,
+            vec![Event::Contested(
+                HOST_LABEL.into(),
+                "dirty_ratio".into(),
+                "10".into(),
+                "30".into(),
+                false
+            )]
+        );
+        assert_eq!(t.vm("dirty_ratio"), "10");
+        // A retune whose policy tunes host-wide knobs owns them: not checked meanwhile.
+        let busy = Busy {
+            device: None,
+            host: true,
+        };
+        std::fs::write(t.root.vm().join("dirty_ratio"), "25\n").unwrap();
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &busy).unwrap(), vec![]);
+        std::fs::write(t.root.vm().join("dirty_ratio"), "10\n").unwrap();
+        // `restore` puts everything back, the host-wide knob too: both released.
+        crate::knob::apply::restore(&mut store, &t.root, None, None).unwrap();
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(
+            matches!(&ev[..], [Event::Restored(d, _), Event::Restored(h, _)]
+                if d == "sda" && h == HOST_LABEL),
+            "{ev:?}"
+        );
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &none).unwrap(), vec![]);
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        // A reload whose profile has no host-wide knobs: nothing of the host is managed.
+        p.host = None;
+        m.reconcile(&t.root, &p, &none).unwrap();
+        m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(!m.manages(HOST));
+        assert_eq!(t.vm("dirty_ratio"), "20");
     }
 
     #[test]

@@ -64,26 +64,25 @@ pub fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf 
     }
 }
 
-/// The profile the daemon keeps: the database's latest sweet spots of enrolled devices.
+/// The profile the daemon keeps: the database's latest sweet spots of enrolled devices, and
+/// `[host]` as `profile apply` applies it: the host-wide knobs of those sweet spots and of the
+/// host's own (`tune --host`), which wins.
 pub fn profile(
     store: &Store,
     root: &SysRoot,
     cfg: &config::Config,
 ) -> Result<crate::profile::Profile> {
+    let only = match &cfg.enroll {
+        config::Enroll::Identities(ids) => Some(ids.as_slice()),
+        config::Enroll::Tuned(_) => None,
+    };
     let sel = Select {
         device: None,
         policy: None,
         by: MatchBy::Identity,
+        only,
     };
-    let mut p = build::build(store, root, &sel)?;
-    if let config::Enroll::Identities(ids) = &cfg.enroll {
-        let wanted: Vec<crate::profile::Match> = ids
-            .iter()
-            .filter_map(|i| crate::profile::Match::from_identity(i))
-            .collect();
-        p.devices.retain(|d| wanted.contains(&d.matches));
-    }
-    Ok(p)
+    build::build(store, root, &sel)
 }
 
 /// What the loop keeps between polls.
@@ -122,10 +121,11 @@ fn finished(
     db: &Path,
     cfg: &config::Config,
 ) -> Result<()> {
-    let (id, dev, stopping) = (
+    let (id, dev, stopping, host) = (
         job.identity.clone(),
         job.device.clone(),
         job.stopping.clone(),
+        job.host,
     );
     match job.join() {
         Ok(rep) => tracing::info!(
@@ -157,6 +157,10 @@ fn finished(
         }
     }
     st.manager.forget(&id);
+    if host {
+        // Its policy's host-wide knobs were put back too: the profile's `[host]` again.
+        st.manager.forget(manage::HOST);
+    }
     crate::signals::clear_stop();
     manage_now(st, store, root, db, cfg)
 }
@@ -188,6 +192,7 @@ fn manage_now(
 fn busy(st: &State) -> manage::Busy {
     manage::Busy {
         device: st.job.as_ref().map(|j| j.identity.clone()),
+        host: st.job.as_ref().is_some_and(|j| j.host),
     }
 }
 
@@ -206,11 +211,14 @@ fn cached(
             let s = plan::latest_spots(store)?;
             // A device whose sweet spot is new (a tune by hand, another daemon's) gets it at
             // this poll, even if the manager has seen the device already.
-            if let Some((_, _, old)) = &st.cache {
+            if let Some((_, old_p, old)) = &st.cache {
                 for (identity, spot) in &s {
                     if old.get(identity).is_none_or(|o| o.id != spot.id) {
                         st.manager.forget(identity);
                     }
+                }
+                if manage::host_setting(old_p) != manage::host_setting(&p) {
+                    st.manager.forget(manage::HOST);
                 }
             }
             st.cache = Some((id, p.clone(), s.clone()));

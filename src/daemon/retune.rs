@@ -200,6 +200,9 @@ pub struct Job {
     pub why: String,
     /// Set once the main loop asked it to stop: why.
     pub stopping: Option<String>,
+    /// True when it holds the host's lock (its policy tunes host-wide knobs): the manager
+    /// leaves those alone until it ends.
+    pub host: bool,
     handle: JoinHandle<Result<Report>>,
 }
 
@@ -270,6 +273,7 @@ impl Job {
             None,
             &|e| !ids.contains(&e.id),
         )?;
+        let host_lock_taken = host_lock.is_some();
         let (db, root, name): (PathBuf, SysRoot, String) =
             (db.to_path_buf(), root.clone(), dev.name.clone());
         let budget = cfg.retune.budget;
@@ -313,6 +317,7 @@ impl Job {
             policy: policy_name,
             why,
             stopping: None,
+            host: host_lock_taken,
             handle,
         })
     }

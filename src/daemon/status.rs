@@ -60,9 +60,10 @@ pub struct DeviceStatus {
     /// The sweet spot's knob changes as an object (`{"read_ahead_kb": "256"}`; empty when it
     /// keeps the default); `None` when never tuned.
     pub sweet_spot_knobs: Option<BTreeMap<String, String>>,
-    /// What holds for the device now: `managed` (the daemon applied its sweet spot and
-    /// watches it), `contested: <knob> (another writer keeps <value>)`, `not applied yet`
-    /// (the daemon runs but has not applied it), `restored by \`sweetspot restore\` at
+    /// What holds for the device now: `managed` (the daemon applied its sweet spot, its
+    /// host-wide knobs included, and watches it; `managed, but not its host-wide <knob>: …`
+    /// when those are not applied yet or were restored), `contested: <knob> (another writer
+    /// keeps <value>)`, `not applied yet` (the daemon runs but has not applied it), `restored by \`sweetspot restore\` at
     /// <RFC 3339>: ...` (the daemon leaves it alone until it restarts or reloads), `absent`,
     /// `never tuned` (`never tuned, absent`), or with the daemon stopped `not managed (the
     /// daemon is not running): at its sweet spot` / `...: <knob> is <now>, sweet spot
@@ -224,15 +225,32 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         } else {
             crate::types::setting_label(&knobs)
         };
-        let rows: Vec<serde_json::Value> = st
-            .as_ref()
-            .and_then(|v| v["managed"].as_array().cloned())
-            .unwrap_or_default()
+        let managed_rows = |id: &str| -> Vec<serde_json::Value> {
+            st.as_ref()
+                .and_then(|v| v["managed"].as_array().cloned())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|r| r["identity"] == id)
+                .collect()
+        };
+        let rows = managed_rows(&identity);
+        // Its host-wide knobs: the daemon manages them once for the host ([`manage::HOST`]).
+        let host_knobs: Vec<&String> = knobs
+            .keys()
+            .filter(|k| crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()))
+            .collect();
+        let host_rows: Vec<serde_json::Value> = managed_rows(super::manage::HOST)
             .into_iter()
-            .filter(|r| r["identity"] == identity.as_str())
+            .filter(|r| host_knobs.iter().any(|k| r["knob"] == k.as_str()))
+            .collect();
+        let unmanaged_host: Vec<&str> = host_knobs
+            .iter()
+            .filter(|k| !host_rows.iter().any(|r| r["knob"] == k.as_str()))
+            .map(|k| k.as_str())
             .collect();
         let contested: Vec<String> = rows
             .iter()
+            .chain(&host_rows)
             .filter(|r| !r["contested"].is_null())
             .map(|r| {
                 format!(
@@ -242,10 +260,15 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 )
             })
             .collect();
-        let released = st
-            .as_ref()
-            .filter(|_| running)
-            .and_then(|v| v["released"][identity.as_str()]["at"].as_i64());
+        let released_at = |id: &str| {
+            st.as_ref()
+                .filter(|_| running)
+                .and_then(|v| v["released"][id]["at"].as_i64())
+        };
+        let host_released = released_at(super::manage::HOST);
+        let device_knobs = knobs.len() > host_knobs.len();
+        // Only host-wide knobs, and `restore` put those back: the sweet spot is restored.
+        let released = released_at(&identity).or(host_released.filter(|_| !device_knobs));
         let state = match (&dev, running, released) {
             (None, _, _) => "absent".to_string(),
             (Some(name), false, _) => format!(
@@ -257,9 +280,23 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 format!("contested: {}", contested.join(", "))
             }
             // A sweet spot with changes the daemon manages none of: not applied (yet).
-            (Some(_), true, None) if rows.is_empty() && !knobs.is_empty() => {
+            (Some(_), true, None)
+                if rows.is_empty() && host_rows.is_empty() && !knobs.is_empty() =>
+            {
                 "not applied yet (the daemon has not applied its sweet spot)".to_string()
             }
+            (Some(_), true, None) if !unmanaged_host.is_empty() => match host_released {
+                Some(at) => format!(
+                    "managed, but not its host-wide {}: restored by `sweetspot restore` at {}, \
+                     not managed until the daemon restarts or reloads its config (SIGHUP)",
+                    unmanaged_host.join(", "),
+                    rfc3339(at)
+                ),
+                None => format!(
+                    "managed, but not its host-wide {}: not applied yet",
+                    unmanaged_host.join(", ")
+                ),
+            },
             (Some(_), true, None) => "managed".to_string(),
         };
         let when = if spot.kernel != kernel {
@@ -677,5 +714,85 @@ mod tests {
         assert_eq!(s.devices[0].state, "managed");
         assert_eq!(s.devices[0].retune, "tuning now");
         assert_eq!(s.devices[0].waiting.as_deref(), Some("tuning"));
+    }
+
+    /// A sweet spot with a host-wide knob is `managed` only when the daemon manages that
+    /// knob too (once, for the host); otherwise `status` says which and why.
+    #[test]
+    fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
+        use crate::types::{Setting, TargetInfo};
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        t.set("sda", "device/wwid", "naa.5000c500a1b2c3d4");
+        let store = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let sda = device::find(&t.root, "sda").unwrap().identity;
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: sda.clone(),
+            kernel: device::kernel_release(),
+        };
+        let set = |ra: i64, dr: i64| -> Setting {
+            [
+                ("read_ahead_kb".to_string(), ra.into()),
+                ("dirty_ratio".to_string(), dr.into()),
+            ]
+            .into()
+        };
+        store
+            .insert_sweet_spot(
+                &target,
+                "quick",
+                None,
+                &set(256, 10),
+                &set(128, 20),
+                true,
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        let state = t.dir.path().join("s.db.daemon.json");
+        let row = |id: &str, dev: &str, knob: &str, v: &str| {
+            serde_json::json!({"identity": id, "knob": knob, "device": dev, "expected": v,
+                "contested": null})
+        };
+        let disk = row(&sda, "sda", "read_ahead_kb", "256");
+        let host = row("host", "host-wide", "dirty_ratio", "10");
+        let state_of = |managed: serde_json::Value, released: serde_json::Value| {
+            std::fs::write(
+                &state,
+                serde_json::json!({"pid": std::process::id(), "managed": managed,
+                    "waits": {}, "released": released})
+                .to_string(),
+            )
+            .unwrap();
+            status(Some(&store), &t.root, &Config::default(), &state)
+                .unwrap()
+                .devices[0]
+                .state
+                .clone()
+        };
+        assert_eq!(
+            state_of(serde_json::json!([disk, host]), serde_json::json!({})),
+            "managed"
+        );
+        assert_eq!(
+            state_of(serde_json::json!([disk]), serde_json::json!({})),
+            "managed, but not its host-wide dirty_ratio: not applied yet"
+        );
+        let released = state_of(
+            serde_json::json!([disk]),
+            serde_json::json!({"host": {"device": "host-wide", "at": 0}}),
+        );
+        assert_eq!(
+            released,
+            "managed, but not its host-wide dirty_ratio: restored by `sweetspot restore` at \
+             1970-01-01T00:00:00Z, not managed until the daemon restarts or reloads its config \
+             (SIGHUP)"
+        );
+        let mut contested = host.clone();
+        contested["contested"] = serde_json::json!("30");
+        assert_eq!(
+            state_of(serde_json::json!([disk, contested]), serde_json::json!({})),
+            "contested: dirty_ratio (another writer keeps \"30\")"
+        );
     }
 }
