@@ -1031,3 +1031,63 @@ fn the_daemon_applies_a_sweet_spots_host_wide_knobs_and_status_is_true() {
     assert_eq!(dirty(), "20", "{out}");
     assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128", "{out}");
 }
+
+/// SIGTERM is a clean stop (exit 0) even when the daemon's last poll fails. A retune runs
+/// on sda; `/sys/block` goes away and SIGTERM comes: putting sda back at its sweet spot
+/// cannot list the disks. The daemon exited 1; now it says so as a warning and exits 0, and
+/// the journal still holds the kernel's value: `restore` puts 128 back.
+#[test]
+fn sigterm_exits_0_when_the_last_poll_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let policy = dir.path().join("ra.toml");
+    std::fs::write(
+        &policy,
+        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 400\ncheck_pairs = 2\n\
+         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+         [knobs.read_ahead_kb]\nmin = 16\nmax = 4096\n",
+    )
+    .unwrap();
+    let (sys, proc_, cfg) = retune_tree(dir.path(), &mnt, 1, policy.to_str().unwrap());
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        "2.6.0-another",
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("the retune", || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("retuning with policy")
+    });
+    let (block, away) = (sys.join("block"), sys.join("block.away"));
+    std::fs::rename(&block, &away).unwrap();
+    let code = stop(&mut child);
+    std::fs::rename(&away, &block).unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(code, Some(0), "{err}");
+    let (_, after) = err
+        .split_once("sweetspot daemon stopping")
+        .unwrap_or_else(|| panic!("not stopped by SIGTERM: {err}"));
+    assert!(
+        after.contains("stopping: the last poll failed (listing ")
+            && after.contains("the retuned device may be left at the kernel's values"),
+        "{err}"
+    );
+    assert!(!sweetspot::daemon::state_path(&db).exists(), "{err}");
+    let (out, e, code) = cli(&db, &sys, &proc_, &["restore"]);
+    assert_eq!(code, Some(0), "{e}");
+    assert_eq!(
+        read(&sys, "sda", "queue/read_ahead_kb"),
+        "128",
+        "{out}{err}"
+    );
+}

@@ -25,7 +25,7 @@ macro_rules! daemon_exit_status {
         "\
 Exit status:
   0    stopped by SIGTERM or SIGINT (a retune in progress was stopped and its device put
-       back at its sweet spot first)
+       back at its sweet spot first; a failure doing so is logged as a warning)
   1    it could not go on: the database, sysfs or its event loop failed (a write the kernel
        refuses or does not honour is logged, and it goes on)
   2    bad usage or input (the config's error names the file, line and field), or another

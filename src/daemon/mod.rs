@@ -419,7 +419,11 @@ fn notify_ready() {
 }
 
 /// Runs the daemon until SIGTERM/SIGINT. `db` is the command line's database, `db_given`
-/// true when `--db` or `SWEETSPOT_DB` named it ([`db_path`]).
+/// true when `--db` or `SWEETSPOT_DB` named it ([`db_path`]). Errors: a bad config or
+/// another daemon on the database ([`Error::BadInput`]); the database, sysfs or the event
+/// loop failing while it runs. Once SIGTERM/SIGINT asked it to stop, a failure of its last
+/// poll (putting a stopped retune's device back) is logged as a warning, not returned: a
+/// stop asked for exits 0.
 pub fn run(
     config_path: &Path,
     explicit: bool,
@@ -542,13 +546,19 @@ pub fn run(
         tracing::info!("sweetspot daemon stopping");
         // A retune in progress is stopped (its device restored to the kernel's values), and
         // the device goes back to its sweet spot before the daemon exits.
-        let mut r = Ok(());
         if let Some(mut j) = st.job.take() {
             crate::signals::request_stop();
             j.stopping = Some("the daemon is stopping".into());
-            r = finished(&mut st, j, &mut store, root, &db, &cfg);
+            // A stop asked for is a clean stop (exit 0) even when this last poll fails: said,
+            // and the device is left as the journal has it (`restore` puts it back).
+            if let Err(e) = finished(&mut st, j, &mut store, root, &db, &cfg) {
+                tracing::warn!(
+                    "stopping: the last poll failed ({e}); the retuned device may be left at \
+                     the kernel's values until the daemon starts again"
+                );
+            }
         }
         let _ = std::fs::remove_file(state_path(&db));
-        r
+        Ok(())
     })
 }
