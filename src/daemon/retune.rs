@@ -56,7 +56,7 @@ pub fn due(
             s.kernel
         ));
     }
-    let at = s.created_at + cfg.interval_s().ceil() as i64;
+    let at = interval_due_at(s, cfg);
     if now >= at {
         Ok(format!(
             "the retune interval ({}) elapsed",
@@ -65,6 +65,12 @@ pub fn due(
     } else {
         Err(at)
     }
+}
+
+/// When the retune interval of sweet spot `s` elapses (Unix s): its `created_at` plus the
+/// interval, rounded up to whole seconds. [`due`] and `status` both take it from here.
+pub fn interval_due_at(s: &SweetSpotRow, cfg: &Config) -> i64 {
+    s.created_at + cfg.interval_s().ceil() as i64
 }
 
 /// Minutes after local midnight now (localtime_r(3), so `TZ` and /etc/localtime count).

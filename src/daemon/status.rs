@@ -71,9 +71,11 @@ pub struct DeviceStatus {
     pub state: String,
     /// When the next retune is due and why: `due now: never tuned`, `due now: tuned on
     /// <kernel>, ...`, `due now (the interval elapsed at <RFC 3339>; every <interval>)`,
-    /// `due <RFC 3339> (every <interval>)` (in the future), `tuning now`; for an absent
+    /// `due <RFC 3339> (every <interval>)` (in the future), `due <RFC 3339> (the last retune
+    /// failed; every <interval>)` (the daemon's back-off), `tuning now`; for an absent
     /// device `due when it is present: never tuned`, or one of those followed by `, when it
-    /// is present`.
+    /// is present`. The date is the daemon's ([`super::retune::due`], from the sweet spot it
+    /// keeps), the one its `interval` wait names.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
     /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`,
@@ -119,8 +121,14 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         Some(st) => st.sweet_spots(None)?,
         None => vec![],
     };
+    // The sweet spot the daemon keeps and retunes from ([`super::plan::supersedes`]), so
+    // that its due date here is the daemon's.
     for s in spots {
-        if Match::from_identity(&s.identity).is_some() {
+        if Match::from_identity(&s.identity).is_some()
+            && latest
+                .get(&s.identity)
+                .is_none_or(|old| super::plan::supersedes(&s, old, &kernel))
+        {
             latest.insert(s.identity.clone(), s);
         }
     }
@@ -133,7 +141,6 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
     for id in cfg.named() {
         rows.entry(id).or_insert(None);
     }
-    let interval_s = cfg.interval_s().ceil() as i64;
     let waits = st.as_ref().map(|v| v["waits"].clone());
     let mut devices = Vec::new();
     for (identity, spot) in rows {
@@ -299,22 +306,33 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             },
             (Some(_), true, None) => "managed".to_string(),
         };
-        let when = if spot.kernel != kernel {
-            format!(
+        // When the daemon retunes it: [`super::retune::due`], as the daemon decides, or the
+        // daemon's own later date when a failed retune backs off.
+        let now = crate::store::now();
+        let failed_until = w
+            .as_ref()
+            .filter(|v| v["kind"] == "failed")
+            .and_then(|v| v["due_at"].as_i64())
+            .filter(|&at| at > now);
+        let when = match (
+            super::retune::due(Some(&spot), &kernel, now, cfg),
+            failed_until,
+        ) {
+            (Ok(_), Some(at)) => format!(
+                "due {} (the last retune failed; every {})",
+                rfc3339(at),
+                cfg.interval_label()
+            ),
+            (Ok(_), None) if spot.kernel != kernel => format!(
                 "due now: tuned on {}, running {kernel} (the sweet spot is stale)",
                 spot.kernel
-            )
-        } else {
-            let due = spot.created_at + interval_s;
-            if due <= crate::store::now() {
-                format!(
-                    "due now (the interval elapsed at {}; every {})",
-                    rfc3339(due),
-                    cfg.interval_label()
-                )
-            } else {
-                format!("due {} (every {})", rfc3339(due), cfg.interval_label())
-            }
+            ),
+            (Ok(_), None) => format!(
+                "due now (the interval elapsed at {}; every {})",
+                rfc3339(super::retune::interval_due_at(&spot, cfg)),
+                cfg.interval_label()
+            ),
+            (Err(at), _) => format!("due {} (every {})", rfc3339(at), cfg.interval_label()),
         };
         let retune = if tuning {
             "tuning now".to_string()
@@ -714,6 +732,89 @@ mod tests {
         assert_eq!(s.devices[0].state, "managed");
         assert_eq!(s.devices[0].retune, "tuning now");
         assert_eq!(s.devices[0].waiting.as_deref(), Some("tuning"));
+    }
+
+    /// `status` and the daemon name one due date. sda was tuned on the running kernel, then
+    /// on another (booted once): the daemon keeps the running kernel's sweet spot and waits
+    /// for its interval, `status` took the newer row and said `due now: tuned on …` beside
+    /// the daemon's `interval: next retune due after <date>`. And a failed retune's back-off
+    /// is the due date, not `due now`.
+    #[test]
+    fn the_retune_line_names_the_daemons_due_date() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        t.set("sda", "device/wwid", "naa.5000c500a1b2c3d4");
+        let store = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let sda = device::find(&t.root, "sda").unwrap().identity;
+        spot(&store, &sda);
+        let other = crate::types::TargetInfo {
+            label: "sda".into(),
+            identity: sda.clone(),
+            kernel: "2.6.0-another".into(),
+        };
+        let set =
+            |v: i64| -> crate::types::Setting { [("read_ahead_kb".to_string(), v.into())].into() };
+        store
+            .insert_sweet_spot(
+                &other,
+                "quick",
+                None,
+                &set(512),
+                &set(128),
+                true,
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        // The running kernel's sweet spot is a day old: due in six days.
+        store
+            .conn()
+            .execute(
+                "UPDATE sweet_spots SET created_at = created_at - 86400 WHERE kernel != ?1",
+                ["2.6.0-another"],
+            )
+            .unwrap();
+        let cfg = Config::default();
+        let spots = super::super::plan::latest_spots(&store).unwrap();
+        let kept = &spots[&sda];
+        assert_eq!(kept.kernel, device::kernel_release());
+        let now = crate::store::now();
+        let at = super::super::retune::due(Some(kept), &kept.kernel, now, &cfg).unwrap_err();
+        assert_eq!(at, kept.created_at + 7 * 86400);
+        let state = t.dir.path().join("s.db.daemon.json");
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert_eq!(s.devices.len(), 1);
+        assert_eq!(s.devices[0].sweet_spot, "read_ahead_kb=256");
+        assert_eq!(
+            s.devices[0].retune,
+            format!("due {} (every 7 days)", rfc3339(at))
+        );
+        // Eight days on the interval has elapsed, but the last retune failed: the daemon
+        // tries again after its back-off, and that is the due date.
+        store
+            .conn()
+            .execute(
+                "UPDATE sweet_spots SET created_at = created_at - 7 * 86400",
+                [],
+            )
+            .unwrap();
+        let until = now + 3600;
+        std::fs::write(
+            &state,
+            serde_json::json!({"pid": std::process::id(), "managed": [], "released": {},
+                "waits": {sda.as_str(): {"device": "sda", "kind": "failed",
+                "detail": "the last retune failed; next try after x", "due_at": until}}})
+            .to_string(),
+        )
+        .unwrap();
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert_eq!(
+            s.devices[0].retune,
+            format!(
+                "due {} (the last retune failed; every 7 days)",
+                rfc3339(until)
+            )
+        );
+        assert_eq!(s.devices[0].waiting.as_deref(), Some("failed"));
     }
 
     /// A sweet spot with a host-wide knob is `managed` only when the daemon manages that
