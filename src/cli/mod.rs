@@ -56,21 +56,27 @@ pub const DAEMON_EXIT_STATUS: &str = daemon_exit_status!();
 const DAEMON_NOTES: &str = concat!(
     "\
 Signals:
-  SIGHUP           reload the config; a broken one is logged (file, line, field) and the old
-                   one kept; disks `sweetspot restore` put back are managed again
-  SIGTERM, SIGINT  stop: a retune in progress abandons its current run, its device is
-                   restored and then put back at its sweet spot (journaled, as at every
-                   poll), its finished trials are kept, and the next retune of that device
-                   resumes it; exit 0
+  SIGHUP           reload the config; a broken one is logged (file,
+                   line, field) and the old one is kept; disks
+                   `sweetspot restore` put back are managed again
+  SIGTERM, SIGINT  stop: a retune in progress abandons its current
+                   run, its device is restored and then put back at
+                   its sweet spot (journaled, as at every poll), its
+                   finished trials are kept, and the next retune of
+                   that device resumes it; exit 0
 
 Files:
-  /etc/sweetspot/daemon.toml       the config (--config); every key is optional
-  /var/lib/sweetspot/sweetspot.db  the database as root (--db, SWEETSPOT_DB)
-  <database>.daemon.json           the daemon's state, read by `sweetspot status`
-  /etc/sweetspot/policies/         policies by name, beside the built-in ones
+  /etc/sweetspot/daemon.toml       the config (--config); every key
+                                   is optional
+  /var/lib/sweetspot/sweetspot.db  the database as root (--db,
+                                   SWEETSPOT_DB)
+  <database>.daemon.json           the daemon's state, read by
+                                   `sweetspot status`
+  /etc/sweetspot/policies/         policies by name, beside the
+                                   built-in ones
 
-An annotated config with every key and its default: examples/daemon.toml in the source
-tree.
+An annotated config with every key and its default:
+examples/daemon.toml in the source tree.
 
 ",
     daemon_exit_status!()
