@@ -119,7 +119,7 @@ fn holds_a_sweet_spot(owner: &str) -> bool {
 
 /// The open journal entries a retune of `dev` touches: the device's own (under its name and
 /// identity) and the host-wide ones of `host` (the policy's host-wide knobs and their
-/// exclusive partners), as `(sweet spots, others)` ([`holds_a_sweet_spot`]).
+/// exclusive partners), as `(sweet spots, others)` (`holds_a_sweet_spot`).
 ///
 /// The rule (the undo journal is sacred): a retune does not start while another owner's
 /// change of those knobs is journaled and not restored. It would start from that value, not

@@ -63,8 +63,9 @@ pub struct DeviceStatus {
     /// What holds for the device now: `managed` (the daemon applied its sweet spot, its
     /// host-wide knobs included, and watches it; `managed, but not its host-wide <knob>: …`
     /// when those are not applied yet or were restored), `contested: <knob> (another writer
-    /// keeps <value>)`, `not applied yet` (the daemon runs but has not applied it), `restored by \`sweetspot restore\` at
-    /// <RFC 3339>: ...` (the daemon leaves it alone until it restarts or reloads), `absent`,
+    /// keeps <value>)`, `not applied yet` (the daemon runs but has not applied it),
+    /// ``restored by `sweetspot restore` at <RFC 3339>: ...`` (the daemon leaves it alone
+    /// until it restarts or reloads), `absent`,
     /// `never tuned` (`never tuned, absent`), or with the daemon stopped `not managed (the
     /// daemon is not running): at its sweet spot` / `...: <knob> is <now>, sweet spot
     /// <value>`.

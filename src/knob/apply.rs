@@ -327,7 +327,7 @@ pub struct PutBack {
 /// sweetspot first touched it. So when only some entries of a file are restored (one owner's,
 /// or all but those `skip` keeps), an entry lying under a later open entry of another owner is
 /// not written (the later owner's value stays on the knob) but closed, its original handed down
-/// to that later entry ([`hand_down`]); only entries at the top of their file's stack are
+/// to that later entry (`hand_down`); only entries at the top of their file's stack are
 /// written.
 pub fn restore_except(
     io: &dyn KnobIo,
