@@ -672,3 +672,422 @@ fn sigterm_mid_retune_leaves_the_device_at_its_sweet_spot() {
     );
     assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128");
 }
+
+/// `sweetspot` on the fake tree: its output, stderr and exit code.
+fn cli(db: &Path, sys: &Path, proc_: &Path, args: &[&str]) -> (String, String, Option<i32>) {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+        .arg("--db")
+        .arg(db)
+        .arg("--sysfs-root")
+        .arg(sys)
+        .arg("--procfs-root")
+        .arg(proc_)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// A fake sda (fifo_batch 16) with a filesystem in the fake mountinfo at `mnt` (which need
+/// not exist: a retune there fails at once), and the daemon's config in `dir/daemon.toml`:
+/// poll 1 s, retunes every `interval_s` with `policy`, always idle; returns (sys, proc, cfg).
+fn retune_tree(
+    dir: &Path,
+    mnt: &Path,
+    interval_s: u32,
+    policy: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let (sys, proc_) = (dir.join("sys"), dir.join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    put(
+        &proc_.join("self/mountinfo"),
+        &format!(
+            "27 1 8:0 / {} rw,relatime - ext4 /dev/sda rw",
+            mnt.display()
+        ),
+    );
+    let cfg = dir.join("daemon.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "poll_s = 1\nretune_interval_s = {interval_s}\ndefault_policy = \"{policy}\"\n\
+             [retune]\njob_scale = 0.02\nload_mib = 32\nlead_s = 0.3\n[idle]\n\
+             load_avg_max = 1000\ncpu_busy_pct_max = 100\ndevice_kib_per_s_max = 1000000\n\
+             for_s = 0\n"
+        ),
+    )
+    .unwrap();
+    (sys, proc_, cfg)
+}
+
+/// The daemon on the fake tree, its stderr in `log`.
+fn spawn_daemon(db: &Path, sys: &Path, proc_: &Path, cfg: &Path, log: &Path) -> Child {
+    Child(
+        Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+            .arg("--db")
+            .arg(db)
+            .arg("--sysfs-root")
+            .arg(sys)
+            .arg("--procfs-root")
+            .arg(proc_)
+            .args(["-v", "daemon", "--config"])
+            .arg(cfg)
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// SIGTERM, and the exit code once it is gone (within 30 s).
+fn stop(child: &mut Child) -> Option<i32> {
+    let pid = nix::unistd::Pid::from_raw(child.0.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            return s.code();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "not stopped within 30 s of SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The undo journal is sacred: after a full `restore`, a knob is back at its value from
+/// before sweetspot first touched it. The daemon applies sda's sweet spot (fifo_batch
+/// 16 → 8, journaled under `profile`), an admin's `set` journals 8 and writes 4 (the daemon
+/// puts 8 back once); then a retune is due. It must not start while the admin's change is
+/// journaled: it would restore the profile's entry alone (16, closing the entry that holds
+/// the true original), and after the retune the profile's 8 was journaled again, so
+/// `restore` wrote `set`'s 8. Now the retune waits (`contested`, said once in the log) and
+/// `restore` puts the kernel's 16 back.
+#[test]
+fn a_retune_does_not_start_over_an_admins_journaled_set_and_restore_finds_the_true_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_, cfg) = retune_tree(dir.path(), &dir.path().join("nomnt"), 4, "quick");
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        &sweetspot::device::kernel_release(),
+        &[("fifo_batch", "8")],
+        &[("fifo_batch", "16")],
+        1.5,
+    );
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("sda's profile", || {
+        read(&sys, "sda", "queue/iosched/fifo_batch") == "8"
+    });
+    let (_, err, code) = cli(&db, &sys, &proc_, &["set", "sda", "fifo_batch=4"]);
+    assert_eq!(code, Some(0), "{err}");
+    wait_for("the retune's refusal", || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("sda: retune due, not started: fifo_batch (`sweetspot set`)")
+    });
+    // Said once, not at every poll; and `status` says what it waits for.
+    std::thread::sleep(Duration::from_millis(2500));
+    let (out, err, _) = cli(
+        &db,
+        &sys,
+        &proc_,
+        &["status", "--json", "--config", cfg.to_str().unwrap()],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(v["devices"][0]["waiting"], "contested", "{v}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text.matches("retune due, not started: fifo_batch").count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("retuning with policy"), "{text}");
+    assert_eq!(read(&sys, "sda", "queue/iosched/fifo_batch"), "8", "{text}");
+    assert_eq!(stop(&mut child), Some(0), "{text}");
+
+    let (out, err, code) = cli(&db, &sys, &proc_, &["restore"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        read(&sys, "sda", "queue/iosched/fifo_batch"),
+        "16",
+        "the kernel's value: {out}"
+    );
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert!(store.journal_open(None, None).unwrap().is_empty());
+}
+
+/// A retune that ends between two polls (here it fails at once: its filesystem is gone) left
+/// its device at the kernel's values its restore put back, and the next poll's manager ran
+/// before the finished retune was reaped: it took them for another writer's ("contested by
+/// another writer: profile 256, found 128; re-applied once"), which pushed the daemon to back
+/// off at the next change. Now the finished retune is reaped first, the device is the
+/// retune's until then, and no "contested" line is logged.
+#[test]
+fn a_retune_that_ends_is_reaped_before_the_manager_looks_and_is_no_contest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_, cfg) = retune_tree(dir.path(), &dir.path().join("gone"), 86_400, "quick");
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let db = dir.path().join("d.db");
+    // Tuned on another kernel: a retune is due at once.
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        "2.6.0-another",
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("the retune to fail", || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("sda: retune failed")
+    });
+    wait_for("sda's sweet spot again", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    // A few polls more: nothing takes the retune's restore for another writer.
+    std::thread::sleep(Duration::from_millis(3500));
+    assert_eq!(stop(&mut child), Some(0));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let (_, after) = text.split_once("sda: retune failed").unwrap();
+    assert!(
+        after.contains("sda: applied its profile: read_ahead_kb 128 → 256"),
+        "{text}"
+    );
+    assert!(!text.contains("contested"), "{text}");
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "256", "{text}");
+}
+
+/// A `restore` while the daemon runs is the admin's explicit choice: the daemon sees in the
+/// journal that its entries were closed by someone else and stops managing the disk (it was
+/// re-applied within one poll, as "contested by another writer", so only a second restore
+/// stuck). `restore` says so, `status` shows it, the other disk stays managed, and SIGHUP
+/// takes the disk back.
+#[test]
+fn a_restore_while_the_daemon_runs_is_honoured_until_a_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    disk(&sys, "sdb", "8:16", "naa.5000c500eeeeeeee");
+    let db = db_with_two_sweet_spots(dir.path());
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 1\n").unwrap();
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("both profiles", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+            && read(&sys, "sdb", "queue/iosched/fifo_batch") == "4"
+    });
+    // A poll that finds them as applied (the daemon writes its state file every poll).
+    std::thread::sleep(Duration::from_millis(1500));
+    let (out, err, code) = cli(&db, &sys, &proc_, &["restore", "sda"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("restored 1 knob on sda\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "note: the running daemon (pid {}) managed sda: it leaves it alone now, neither \
+             re-applying its sweet spot nor retuning it, until it restarts or reloads its \
+             config (SIGHUP)",
+            child.0.id()
+        )),
+        "{out}"
+    );
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128");
+    wait_for("the daemon to see the restore", || {
+        std::fs::read_to_string(&log).unwrap().contains(
+            "sda: restored by `sweetspot restore` (read_ahead_kb 128 (profile 256)): no longer \
+             managed until the daemon restarts or reloads its config (SIGHUP)",
+        )
+    });
+    // Several polls: left alone, no contest.
+    std::thread::sleep(Duration::from_millis(3000));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128", "{text}");
+    assert!(!text.contains("contested"), "{text}");
+    let status = || -> serde_json::Value {
+        let (out, err, _) = cli(
+            &db,
+            &sys,
+            &proc_,
+            &["status", "--json", "--config", cfg.to_str().unwrap()],
+        );
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"))
+    };
+    let of = |v: &serde_json::Value, dev: &str, field: &str| -> String {
+        v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev)
+            .map(|d| d[field].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    };
+    let v = status();
+    assert!(
+        of(&v, "sda", "state").starts_with("restored by `sweetspot restore` at 20")
+            && of(&v, "sda", "state").ends_with(
+                ": not managed until the daemon restarts or reloads its config (SIGHUP)"
+            ),
+        "{v}"
+    );
+    assert_eq!(of(&v, "sda", "waiting"), "restored", "{v}");
+    assert_eq!(of(&v, "sdb", "state"), "managed", "{v}");
+    assert_eq!(read(&sys, "sdb", "queue/iosched/fifo_batch"), "4");
+
+    // A reload takes it back.
+    let pid = nix::unistd::Pid::from_raw(child.0.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    wait_for("sda's profile after SIGHUP", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    wait_for("status to call sda managed", || {
+        of(&status(), "sda", "state") == "managed"
+    });
+    assert_eq!(stop(&mut child), Some(0));
+}
+
+/// A sweet spot with a host-wide knob (dirty_ratio 20 → 10 beside read_ahead_kb 128 → 256):
+/// the daemon applied only the disk's knobs (its apply named the disk, which leaves `[host]`
+/// out), while `status` said "managed". Now it applies the profile's host-wide knobs too,
+/// journaled under the host's lock, watches them, and `restore` puts 20 back.
+#[test]
+fn the_daemon_applies_a_sweet_spots_host_wide_knobs_and_status_is_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    put(&proc_.join("sys/vm/dirty_bytes"), "0");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        "6.18.0",
+        &[("read_ahead_kb", "256"), ("dirty_ratio", "10")],
+        &[("read_ahead_kb", "128"), ("dirty_ratio", "20")],
+        1.5,
+    );
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 1\n").unwrap();
+    let log = dir.path().join("daemon.log");
+    let dirty = || {
+        std::fs::read_to_string(proc_.join("sys/vm/dirty_ratio"))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("sda's profile", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    wait_for("the host-wide knob", || dirty() == "10");
+    let v: serde_json::Value = {
+        let (out, err, _) = cli(
+            &db,
+            &sys,
+            &proc_,
+            &["status", "--json", "--config", cfg.to_str().unwrap()],
+        );
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"))
+    };
+    assert_eq!(v["devices"][0]["state"], "managed", "{v}");
+    assert_eq!(
+        v["devices"][0]["sweet_spot"], "dirty_ratio=10 read_ahead_kb=256",
+        "{v}"
+    );
+    // Another writer: re-applied once, as a disk's knob is.
+    put(&proc_.join("sys/vm/dirty_ratio"), "30");
+    wait_for("dirty_ratio re-applied", || dirty() == "10");
+    assert_eq!(stop(&mut child), Some(0));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("host-wide knobs: applied the profile's: dirty_ratio 20 → 10"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "host-wide: dirty_ratio contested by another writer: profile 10, found 30; \
+             re-applied once"
+        ),
+        "{text}"
+    );
+    // Journaled: `restore` puts the kernel's values back.
+    let (out, err, code) = cli(&db, &sys, &proc_, &["restore"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(dirty(), "20", "{out}");
+    assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128", "{out}");
+}
+
+/// SIGTERM is a clean stop (exit 0) even when the daemon's last poll fails. A retune runs
+/// on sda; `/sys/block` goes away and SIGTERM comes: putting sda back at its sweet spot
+/// cannot list the disks. The daemon exited 1; now it says so as a warning and exits 0, and
+/// the journal still holds the kernel's value: `restore` puts 128 back.
+#[test]
+fn sigterm_exits_0_when_the_last_poll_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let policy = dir.path().join("ra.toml");
+    std::fs::write(
+        &policy,
+        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 400\ncheck_pairs = 2\n\
+         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+         [knobs.read_ahead_kb]\nmin = 16\nmax = 4096\n",
+    )
+    .unwrap();
+    let (sys, proc_, cfg) = retune_tree(dir.path(), &mnt, 1, policy.to_str().unwrap());
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        "2.6.0-another",
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("the retune", || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("retuning with policy")
+    });
+    let (block, away) = (sys.join("block"), sys.join("block.away"));
+    std::fs::rename(&block, &away).unwrap();
+    let code = stop(&mut child);
+    std::fs::rename(&away, &block).unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(code, Some(0), "{err}");
+    let (_, after) = err
+        .split_once("sweetspot daemon stopping")
+        .unwrap_or_else(|| panic!("not stopped by SIGTERM: {err}"));
+    assert!(
+        after.contains("stopping: the last poll failed (listing ")
+            && after.contains("the retuned device may be left at the kernel's values"),
+        "{err}"
+    );
+    assert!(!sweetspot::daemon::state_path(&db).exists(), "{err}");
+    let (out, e, code) = cli(&db, &sys, &proc_, &["restore"]);
+    assert_eq!(code, Some(0), "{e}");
+    assert_eq!(
+        read(&sys, "sda", "queue/read_ahead_kb"),
+        "128",
+        "{out}{err}"
+    );
+}

@@ -84,6 +84,16 @@ fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
         .render(&mut buf)
         .unwrap();
     let mut page = String::from_utf8(buf).unwrap();
+    // The EXTRA section is `--help`'s text, laid out by hand in two columns: no-fill, or
+    // roff refills it and breaks mid-phrase ("... field) and the" / "old"). It is the
+    // last section clap_mangen writes.
+    if let Some(i) = page.find(".SH EXTRA\n") {
+        page.insert_str(i + ".SH EXTRA\n".len(), ".nf\n");
+        if !page.ends_with('\n') {
+            page.push('\n');
+        }
+        page.push_str(".fi\n");
+    }
     page.push_str(&exit_status(&status));
     out.push((format!("{name}.1"), page));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -128,6 +138,24 @@ fn man_pages_are_current() {
     );
     assert!(!daemon.contains("\\fB130\\fR"), "{daemon}");
     assert_eq!(daemon.matches("EXIT STATUS").count(), 1, "{daemon}");
+    // Its signals and files keep their lines (no-fill), each within 72 columns, so that
+    // `man` at 80 (a 7-column indent) neither refills nor breaks them.
+    let extra = daemon
+        .split_once(".SH EXTRA\n.nf\n")
+        .and_then(|(_, rest)| rest.split_once(".fi\n"))
+        .map(|(e, _)| e)
+        .unwrap_or_else(|| panic!("no no-fill EXTRA section: {daemon}"));
+    assert!(
+        extra.contains("(file,\n                   line, field) and the old one is kept;"),
+        "{extra}"
+    );
+    for line in extra.lines() {
+        let shown = line.replace("\\-", "-").replace("\\*(Aq", "'");
+        assert!(
+            shown.chars().count() <= 72,
+            "too wide for man at 80: {shown:?}"
+        );
+    }
     assert!(
         !pages.iter().any(|(n, _)| n.contains("__worker")),
         "the hidden worker has no page"

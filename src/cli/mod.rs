@@ -25,7 +25,7 @@ macro_rules! daemon_exit_status {
         "\
 Exit status:
   0    stopped by SIGTERM or SIGINT (a retune in progress was stopped and its device put
-       back at its sweet spot first)
+       back at its sweet spot first; a failure doing so is logged as a warning)
   1    it could not go on: the database, sysfs or its event loop failed (a write the kernel
        refuses or does not honour is logged, and it goes on)
   2    bad usage or input (the config's error names the file, line and field), or another
@@ -56,21 +56,27 @@ pub const DAEMON_EXIT_STATUS: &str = daemon_exit_status!();
 const DAEMON_NOTES: &str = concat!(
     "\
 Signals:
-  SIGHUP           reload the config; a broken one is logged (file, line, field) and the old
-                   one kept
-  SIGTERM, SIGINT  stop: a retune in progress abandons its current run, its device is
-                   restored and then put back at its sweet spot (journaled, as at every
-                   poll), its finished trials are kept, and the next retune of that device
-                   resumes it; exit 0
+  SIGHUP           reload the config; a broken one is logged (file,
+                   line, field) and the old one is kept; disks
+                   `sweetspot restore` put back are managed again
+  SIGTERM, SIGINT  stop: a retune in progress abandons its current
+                   run, its device is restored and then put back at
+                   its sweet spot (journaled, as at every poll), its
+                   finished trials are kept, and the next retune of
+                   that device resumes it; exit 0
 
 Files:
-  /etc/sweetspot/daemon.toml       the config (--config); every key is optional
-  /var/lib/sweetspot/sweetspot.db  the database as root (--db, SWEETSPOT_DB)
-  <database>.daemon.json           the daemon's state, read by `sweetspot status`
-  /etc/sweetspot/policies/         policies by name, beside the built-in ones
+  /etc/sweetspot/daemon.toml       the config (--config); every key
+                                   is optional
+  /var/lib/sweetspot/sweetspot.db  the database as root (--db,
+                                   SWEETSPOT_DB)
+  <database>.daemon.json           the daemon's state, read by
+                                   `sweetspot status`
+  /etc/sweetspot/policies/         policies by name, beside the
+                                   built-in ones
 
-An annotated config with every key and its default: examples/daemon.toml in the source
-tree.
+An annotated config with every key and its default:
+examples/daemon.toml in the source tree.
 
 ",
     daemon_exit_status!()
@@ -135,6 +141,11 @@ pub enum Command {
     )]
     Set(set::Args),
     /// Put journaled knobs back to their original values (all devices, or one).
+    ///
+    /// After a full restore every knob is at its value from before sweetspot first touched
+    /// it. A disk that a running `sweetspot daemon` manages is then left alone by the daemon
+    /// (neither re-applied nor retuned) until it restarts or reloads its config (SIGHUP);
+    /// restore says so.
     #[command(after_help = EXIT_STATUS)]
     Restore(restore::Args),
     /// Measure a device under contest's loads and print contest's table.

@@ -155,6 +155,7 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
                 device: None,
                 policy: None,
                 by: MatchBy::Identity,
+                only: None,
             };
             let built = build::build_noting(&ctx.store_read_only()?, &ctx.root, &sel)?;
             Ok(Source {
@@ -289,6 +290,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
         device: args.device.as_deref(),
         policy: args.policy.as_deref(),
         by: args.match_by,
+        only: None,
     };
     let built = build::build_noting(&store, &ctx.root, &sel)?;
     let profile = built.profile;

@@ -12,6 +12,8 @@
 //! work directories under any roots, and on the real `/sys` (whatever `--procfs-root` says)
 //! `--scratch` leftovers too, except one whose knobs another database journaled and still
 //! has open: that one is named, with the `sweetspot --db <it> restore` that puts them back.
+//! When a running daemon manages a disk whose knobs it put back, it says that the daemon
+//! leaves that disk alone now, until it restarts or reloads its config.
 
 use super::{Ctx, print_out};
 use crate::Result;
@@ -124,6 +126,9 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             h.why
         ));
     }
+    if let Some(note) = daemon_note(ctx, r.recovered_put.iter().chain(&r.put)) {
+        out.push_str(&note);
+    }
     if let (Some(d), n @ 1..) = (dev, r.host_changed.len()) {
         let one = n == 1;
         out.push_str(&format!(
@@ -179,6 +184,49 @@ fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Res
             )
         })
         .collect::<String>())
+}
+
+/// A note when a running daemon (its state file beside the database) manages a disk whose
+/// knobs this restore put back to values other than its sweet spot's: the daemon sees the
+/// restore in the journal and leaves the disk alone, not re-applying it, until it restarts or
+/// reloads its config ([`crate::daemon::manage`]).
+fn daemon_note<'a>(
+    ctx: &Ctx,
+    put: impl Iterator<Item = &'a crate::knob::apply::PutBack>,
+) -> Option<String> {
+    let (pid, managed) =
+        crate::daemon::status::running_daemon(&crate::daemon::state_path(&ctx.db))?;
+    // The daemon's state names the host-wide knobs `host-wide` where a disk's name would be.
+    let host = crate::daemon::manage::HOST_LABEL;
+    let mut disks: Vec<&str> = put
+        .filter_map(|p| {
+            let d = p.device.as_deref().unwrap_or(host);
+            managed
+                .iter()
+                .any(|(md, k, want)| md == d && *k == p.knob && *want != p.value)
+                .then_some(d)
+        })
+        .collect();
+    disks.sort_unstable_by_key(|d| (*d == host, *d));
+    disks.dedup();
+    if disks.is_empty() {
+        return None;
+    }
+    let one = disks.len() == 1 && disks[0] != host;
+    let names: Vec<&str> = disks
+        .iter()
+        .map(|d| if *d == host { "the host-wide knobs" } else { d })
+        .collect();
+    Some(format!(
+        "note: the running daemon (pid {pid}) managed {}: it leaves {} alone now, neither \
+         re-applying its sweet spot nor retuning it, until it restarts or reloads its config \
+         (SIGHUP)\n",
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.join(""),
+        },
+        if one { "it" } else { "them" }
+    ))
 }
 
 /// Sweeps what killed runs left and lists it in `out`, as root (other users' leftovers are

@@ -325,6 +325,22 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
         if let Err(e) = crate::tune::config(&pol, r.budget, 0) {
             return Err(bad(at("budget"), "retune.budget", e.to_string()));
         }
+        // A retune measures with contest's loads on the device's real testbed: a policy that
+        // optimises its own benchmark (`[benchmark]`) needs the user-benchmark testbed, so
+        // every retune of it failed (after restoring the device): refused here.
+        if let crate::tune::policy::Objective::Benchmark(job) = &pol.objective {
+            return Err(bad(
+                at(&key),
+                &field,
+                format!(
+                    "'{name}': it optimises its own benchmark (`[benchmark]`: {}), which a \
+                     retune cannot run (a retune measures with contest's loads): give a policy \
+                     with `loads`, or tune it by hand with `sweetspot tune --device D --policy \
+                     {name}`",
+                    job.label()
+                ),
+            ));
+        }
         // A retune runs on the device's own filesystem, with no --other-dir: a load it cannot
         // run would fail every retune, so it is refused here.
         for &l in &pol.loads {
@@ -440,6 +456,48 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         // The shipped policies run loads a retune can.
         assert!(parse("default_policy = \"throughput\"\n", p).is_ok());
+    }
+
+    #[test]
+    fn a_retune_policy_with_its_own_benchmark_is_refused_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let pol = dir.path().join("bench.toml");
+        std::fs::write(
+            &pol,
+            "runs = 2\nbudget = 20\n[benchmark]\ncommand = \"echo t 5\"\n\
+             regex = 't ([0-9.]+)'\nminimize = \"t\"\n[knobs.fifo_batch]\nvalues = [8, 16]\n",
+        )
+        .unwrap();
+        let p = Path::new("d.toml");
+        for (text, line, field) in [
+            (
+                format!(
+                    "poll_s = 1\n[policy]\n\"wwid:naa.5000c500a1b2c3d4\" = \"{}\"\n",
+                    pol.display()
+                ),
+                3,
+                "policy.wwid:naa.5000c500a1b2c3d4",
+            ),
+            (
+                format!("default_policy = \"{}\"\n", pol.display()),
+                1,
+                "default_policy",
+            ),
+        ] {
+            let e = parse(&text, p).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "d.toml:{line}: {field}: '{}': it optimises its own benchmark \
+                     (`[benchmark]`: t), which a retune cannot run (a retune measures with \
+                     contest's loads): give a policy with `loads`, or tune it by hand with \
+                     `sweetspot tune --device D --policy {}`",
+                    pol.display(),
+                    pol.display()
+                )
+            );
+            assert_eq!(e.exit_code(), 2);
+        }
     }
 
     #[test]

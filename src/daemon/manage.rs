@@ -5,13 +5,29 @@
 //!   `/sys/block` every poll) gets its profile entry, through the journaled path: of the
 //!   entries matching it, the narrowest, as `profile apply` picks it
 //!   ([`crate::profile::overlap::entry_for`]), and that entry's values are the ones managed;
+//! - the profile's host-wide knobs (`[host]`: those of the enrolled disks' sweet spots, and
+//!   the host's own sweet spot, which wins, as `profile apply` applies them) are applied once
+//!   the same way, under the host's lock ([`crate::lock::HOST`]), and managed like a disk's
+//!   knobs under the identity [`HOST`] (drift, contest, restore);
 //! - a managed value that changed behind the daemon's back is "contested by another writer":
 //!   logged with the knob and both values, re-applied once, and after a second change left
-//!   alone for good (as bpftune backs off), so the daemon never fights in a loop.
+//!   alone for good (as bpftune backs off), so the daemon never fights in a loop;
+//! - a disk a retune works on is the retune's ([`Busy`]), and so are the host-wide knobs when
+//!   its policy tunes some: neither applied nor checked, so the
+//!   retune's own writes and its restore at the start and the end are never taken for another
+//!   writer; when it ends the disk is forgotten and applied afresh;
+//! - a managed value that changed because `sweetspot restore` put it back is the admin's
+//!   explicit choice, not contention: the disk is released, no longer managed (nor retuned)
+//!   until the daemon restarts or reloads its config (SIGHUP). A restore is told from
+//!   another writer by the journal: an entry of the disk's knobs that was open at the last
+//!   poll that found them as managed (with no other writer holding the disk's lock), or right
+//!   after the daemon wrote them, is closed now, and a value changed. The daemon itself closes
+//!   such entries only when a retune starts ([`super::retune::Job::start`]), on a disk that is
+//!   then the retune's and is forgotten when it ends.
 
 use crate::Result;
 use crate::device;
-use crate::knob::apply::apply_with;
+use crate::knob::apply::{apply_host_with, apply_with};
 use crate::knob::discover;
 use crate::knob::io::RealIo;
 use crate::lock::{DeviceLock, Holder, Taken};
@@ -25,10 +41,16 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// One managed knob of one disk.
+/// The identity under which the manager keeps the host-wide knobs: the host lock's name.
+pub const HOST: &str = crate::lock::HOST;
+
+/// How the log and the state file name the host-wide knobs where a disk's name would be.
+pub const HOST_LABEL: &str = "host-wide";
+
+/// One managed knob of one disk (or of the host, [`HOST`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Managed {
-    /// The disk's kernel name now.
+    /// The disk's kernel name now ([`HOST_LABEL`] for a host-wide knob).
     pub device: String,
     /// The profile's value.
     pub expected: String,
@@ -36,6 +58,25 @@ pub struct Managed {
     pub reapplied: bool,
     /// The value another writer keeps setting: the knob is no longer managed.
     pub contested: Option<String>,
+}
+
+/// A disk (or the host-wide knobs) `sweetspot restore` put back while the daemon managed it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Released {
+    /// The disk's kernel name then ([`HOST_LABEL`] for the host-wide knobs).
+    pub device: String,
+    /// When the daemon saw it (Unix s).
+    pub at: i64,
+}
+
+/// What a retune in progress owns, which the manager leaves alone: it neither applies nor
+/// checks it, so the retune's own writes and restores are never taken for another writer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Busy {
+    /// The identity of the disk being retuned.
+    pub device: Option<String>,
+    /// True when the retune holds the host's lock (its policy tunes host-wide knobs).
+    pub host: bool,
 }
 
 /// What a poll did, for the log.
@@ -49,38 +90,127 @@ pub enum Event {
     Contested(String, String, String, String, bool),
     /// Another writer holds the disk (a tune, `set`): left for a later poll.
     Busy(String, String),
+    /// `sweetspot restore` put the disk's knobs back: `(device, [(knob, expected, found)])`;
+    /// no longer managed.
+    Restored(String, Vec<(String, String, String)>),
 }
 
 /// The manager's state between polls.
 #[derive(Debug, Default, Serialize)]
 pub struct Manager {
-    /// Disks already handled, by identity.
+    /// Disks already handled, by identity ([`HOST`] for the host-wide knobs).
     seen: BTreeSet<String>,
     /// Managed knobs by (identity, knob).
     pub managed: BTreeMap<(String, String), Managed>,
+    /// Per identity: the ids of the open journal entries of its knobs at the last poll that
+    /// found them all as managed with no other writer holding its lock, or right after the
+    /// daemon wrote them. One of them closed since, and a value changed: a `restore`.
+    journaled: BTreeMap<String, BTreeSet<i64>>,
+    /// Disks (and [`HOST`]) `sweetspot restore` put back: not managed nor retuned until the
+    /// daemon restarts or reloads its config ([`Manager::reconcile`]).
+    pub released: BTreeMap<String, Released>,
+}
+
+/// What the manager manages: a disk or the host-wide knobs.
+enum Target<'a> {
+    Disk(&'a device::Device),
+    Host,
+}
+
+impl Target<'_> {
+    fn identity(&self) -> &str {
+        match self {
+            Target::Disk(d) => &d.identity,
+            Target::Host => HOST,
+        }
+    }
+
+    fn label(&self) -> &str {
+        match self {
+            Target::Disk(d) => &d.name,
+            Target::Host => HOST_LABEL,
+        }
+    }
+
+    /// Its knobs' values now.
+    fn knobs(&self, root: &SysRoot) -> Result<Vec<crate::knob::Knob>> {
+        match self {
+            Target::Disk(d) => discover::knobs(root, d),
+            Target::Host => Ok(discover::host_knobs(root)),
+        }
+    }
+
+    /// The ids of the open journal entries of its knobs: a disk's own (its name and
+    /// identity), or the host-wide entries of `knobs` (and their exclusive partners).
+    fn open_ids(&self, store: &Store, knobs: &[String]) -> Result<BTreeSet<i64>> {
+        Ok(match self {
+            Target::Disk(d) => store
+                .journal_open(Some(&d.name), None)?
+                .into_iter()
+                .filter(|e| e.identity.as_deref() == Some(d.identity.as_str()))
+                .map(|e| e.id)
+                .collect(),
+            Target::Host => store
+                .journal_open(None, None)?
+                .into_iter()
+                .filter(|e| {
+                    e.device.is_none()
+                        && (knobs.contains(&e.knob)
+                            || crate::knob::catalogue::exclusive_partner(&e.knob)
+                                .is_some_and(|p| knobs.iter().any(|k| k == p)))
+                })
+                .map(|e| e.id)
+                .collect(),
+        })
+    }
+
+    /// Writes `s` through the journaled path under the owner `profile`.
+    fn write(&self, store: &mut Store, root: &SysRoot, s: &Setting) -> Result<()> {
+        match self {
+            Target::Disk(d) => apply_with(&RealIo, store, root, d, s, crate::profile::apply::OWNER),
+            Target::Host => apply_host_with(&RealIo, store, root, s, crate::profile::apply::OWNER),
+        }
+        .map(|_| ())
+    }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Manager {
     /// Forgets a disk (after a retune stored a new sweet spot): the next poll applies its
-    /// profile afresh and manages the new values.
+    /// profile afresh and manages the new values. A released disk stays released.
     pub fn forget(&mut self, identity: &str) {
         self.seen.remove(identity);
         self.managed.retain(|(i, _), _| i != identity);
+        self.journaled.remove(identity);
     }
 
     /// After a config reload (`profile` is the new one): a present disk whose profile
     /// entries differ from what is managed for it (newly enrolled, no longer enrolled, or
     /// other knobs) is forgotten, so the next [`Manager::poll`] applies its profile as at
-    /// start-up. A disk whose entries are unchanged keeps its state (a contested knob stays
-    /// left alone). `busy` (the disk a retune works on) is left to the retune.
-    pub fn reconcile(
-        &mut self,
-        root: &SysRoot,
-        profile: &Profile,
-        busy: Option<&str>,
-    ) -> Result<()> {
+    /// start-up; so are the host-wide knobs when the profile's `[host]` changed, and every
+    /// disk `sweetspot restore` released (a reload takes them back). A disk whose entries are
+    /// unchanged keeps its state (a contested knob stays left alone). `busy` (what a retune
+    /// works on) is left to the retune.
+    pub fn reconcile(&mut self, root: &SysRoot, profile: &Profile, busy: &Busy) -> Result<()> {
+        for id in std::mem::take(&mut self.released).into_keys() {
+            self.forget(&id);
+        }
+        let wanted_host: BTreeMap<String, String> = host_setting(profile)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect();
+        if !busy.host && self.seen.contains(HOST) && wanted_host != self.expected(HOST) {
+            self.forget(HOST);
+        }
         for dev in device::list(root)? {
-            if !self.seen.contains(&dev.identity) || busy == Some(dev.identity.as_str()) {
+            if !self.seen.contains(&dev.identity)
+                || busy.device.as_deref() == Some(dev.identity.as_str())
+            {
                 continue;
             }
             // The entry `profile apply` would apply (the narrowest), as poll manages it; two
@@ -94,17 +224,20 @@ impl Manager {
                 .flat_map(|e| &e.knobs)
                 .map(|(k, v)| (k.clone(), v.to_string()))
                 .collect();
-            let have: BTreeMap<String, String> = self
-                .managed
-                .iter()
-                .filter(|((i, _), _)| *i == dev.identity)
-                .map(|((_, k), m)| (k.clone(), m.expected.clone()))
-                .collect();
-            if wanted != have {
+            if wanted != self.expected(&dev.identity) {
                 self.forget(&dev.identity);
             }
         }
         Ok(())
+    }
+
+    /// The managed values of `identity`, by knob.
+    fn expected(&self, identity: &str) -> BTreeMap<String, String> {
+        self.managed
+            .iter()
+            .filter(|((i, _), _)| i == identity)
+            .map(|((_, k), m)| (k.clone(), m.expected.clone()))
+            .collect()
     }
 
     /// True when the daemon has applied the disk's profile and manages at least one knob.
@@ -125,18 +258,25 @@ impl Manager {
             .collect()
     }
 
-    /// One poll: profile entries for disks not seen before, then drift of managed knobs.
+    /// One poll: profile entries for disks not seen before and the host-wide knobs when not
+    /// applied yet, then drift of managed knobs (a restore releases; another writer is
+    /// contested). What `busy` names is left to the retune in progress.
     pub fn poll(
         &mut self,
         store: &mut Store,
         root: &SysRoot,
         db: &Path,
         profile: &Profile,
+        busy: &Busy,
     ) -> Result<Vec<Event>> {
         let present = device::list(root)?;
         let mut events = Vec::new();
+        let busy_disk = |d: &device::Device| busy.device.as_deref() == Some(d.identity.as_str());
         for dev in &present {
-            if self.seen.contains(&dev.identity) {
+            if self.seen.contains(&dev.identity)
+                || self.released.contains_key(&dev.identity)
+                || busy_disk(dev)
+            {
                 continue;
             }
             let outcomes = match apply(store, root, db, profile, Some(&dev.name), false, "daemon") {
@@ -171,76 +311,221 @@ impl Manager {
                     },
                 );
             }
+            self.snapshot(store, &Target::Disk(dev))?;
         }
+        self.apply_host(store, root, db, profile, busy, &mut events)?;
         // A disk that went away is handled afresh when it comes back.
-        let ids: BTreeSet<&String> = present.iter().map(|d| &d.identity).collect();
-        self.seen.retain(|i| ids.contains(i));
-        self.managed.retain(|(i, _), _| ids.contains(i));
-        for dev in &present {
-            let mine: Vec<String> = self
-                .managed
-                .iter()
-                .filter(|((i, _), m)| *i == dev.identity && m.contested.is_none())
-                .map(|((_, k), _)| k.clone())
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let knobs = discover::knobs(root, dev)?;
-            for k in mine {
-                let key = (dev.identity.clone(), k.clone());
-                let Some(m) = self.managed.get_mut(&key) else {
-                    continue;
-                };
-                let found = knobs
-                    .iter()
-                    .find(|x| x.name == k)
-                    .map_or_else(|| "absent".to_string(), |x| x.current.to_string());
-                if found == m.expected {
-                    continue;
-                }
-                if m.reapplied {
-                    m.contested = Some(found.clone());
-                    events.push(Event::Contested(
-                        dev.name.clone(),
-                        k,
-                        m.expected.clone(),
-                        found,
-                        true,
-                    ));
-                    continue;
-                }
-                let lock = match DeviceLock::try_acquire(
-                    &crate::lock::path(db, root, &dev.identity),
-                    Holder::me("daemon"),
-                )? {
-                    Taken::Ours(l) => l,
-                    // A tune or `set` is writing it now: that is no drift to fight.
-                    Taken::Held(_) => continue,
-                };
-                m.reapplied = true;
-                let value = profile_value(profile, root, dev, &k);
-                if let Some(v) = value {
-                    let mut s = Setting::new();
-                    s.insert(k.clone(), v);
-                    if let Err(e) =
-                        apply_with(&RealIo, store, root, dev, &s, crate::profile::apply::OWNER)
-                    {
-                        events.push(Event::Failed(dev.name.clone(), e.to_string()));
-                    }
-                }
-                drop(lock);
-                events.push(Event::Contested(
-                    dev.name.clone(),
-                    k,
-                    m.expected.clone(),
-                    found,
-                    false,
-                ));
-            }
+        let ids: BTreeSet<&str> = present
+            .iter()
+            .map(|d| d.identity.as_str())
+            .chain([HOST])
+            .collect();
+        self.seen.retain(|i| ids.contains(i.as_str()));
+        self.managed.retain(|(i, _), _| ids.contains(i.as_str()));
+        self.journaled.retain(|i, _| ids.contains(i.as_str()));
+        let mut targets: Vec<Target> = present
+            .iter()
+            .filter(|d| !busy_disk(d))
+            .map(Target::Disk)
+            .collect();
+        if !busy.host {
+            targets.push(Target::Host);
+        }
+        for t in targets {
+            self.check(store, root, db, profile, &t, &mut events)?;
         }
         Ok(events)
     }
+
+    /// The host-wide knobs of `profile` applied once, under the host's lock (another holder:
+    /// said, and tried again at the next poll), journaled under the owner `profile`.
+    fn apply_host(
+        &mut self,
+        store: &mut Store,
+        root: &SysRoot,
+        db: &Path,
+        profile: &Profile,
+        busy: &Busy,
+        events: &mut Vec<Event>,
+    ) -> Result<()> {
+        let knobs = host_setting(profile);
+        if knobs.is_empty()
+            || busy.host
+            || self.seen.contains(HOST)
+            || self.released.contains_key(HOST)
+        {
+            return Ok(());
+        }
+        let _lock = match DeviceLock::try_acquire(
+            &crate::lock::path(db, root, HOST),
+            Holder::me("daemon"),
+        )? {
+            Taken::Ours(l) => l,
+            Taken::Held(h) => {
+                events.push(Event::Busy(
+                    HOST_LABEL.into(),
+                    format!(
+                        "{} holds the host-wide knobs' lock",
+                        h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
+                    ),
+                ));
+                return Ok(());
+            }
+        };
+        self.seen.insert(HOST.to_string());
+        match apply_host_with(&RealIo, store, root, &knobs, crate::profile::apply::OWNER) {
+            Ok(changes) => events.push(Event::Applied(
+                HOST_LABEL.into(),
+                changes
+                    .into_iter()
+                    .map(|c| (c.knob, c.from, c.to))
+                    .collect(),
+            )),
+            // Refused (a knob this kernel lacks) or not honoured: said once, not managed.
+            Err(e) => {
+                events.push(Event::Failed(HOST_LABEL.into(), e.to_string()));
+                return Ok(());
+            }
+        }
+        for (k, v) in &knobs {
+            self.managed.insert(
+                (HOST.to_string(), k.clone()),
+                Managed {
+                    device: HOST_LABEL.into(),
+                    expected: v.to_string(),
+                    reapplied: false,
+                    contested: None,
+                },
+            );
+        }
+        self.snapshot(store, &Target::Host)
+    }
+
+    /// Remembers which journal entries of `t`'s knobs are open now ([`Manager::journaled`]).
+    fn snapshot(&mut self, store: &Store, t: &Target) -> Result<()> {
+        let knobs: Vec<String> = self.expected(t.identity()).into_keys().collect();
+        let ids = t.open_ids(store, &knobs)?;
+        self.journaled.insert(t.identity().to_string(), ids);
+        Ok(())
+    }
+
+    /// Drift of `t`'s managed knobs: none (the journal snapshot is refreshed when no other
+    /// writer holds its lock), a `restore` (released), or another writer (contested:
+    /// re-applied once, then left alone).
+    fn check(
+        &mut self,
+        store: &mut Store,
+        root: &SysRoot,
+        db: &Path,
+        profile: &Profile,
+        t: &Target,
+        events: &mut Vec<Event>,
+    ) -> Result<()> {
+        let id = t.identity().to_string();
+        let expected = self.expected(&id);
+        if expected.is_empty() {
+            return Ok(());
+        }
+        let now = t.knobs(root)?;
+        let found = |k: &str| {
+            now.iter()
+                .find(|x| x.name == k)
+                .map_or_else(|| "absent".to_string(), |x| x.current.to_string())
+        };
+        let off: Vec<(String, String, String)> = expected
+            .iter()
+            .map(|(k, want)| (k.clone(), want.clone(), found(k)))
+            .filter(|(_, want, f)| f != want)
+            .collect();
+        let lock_path = crate::lock::path(db, root, &id);
+        if off.is_empty() {
+            if !crate::lock::held(&lock_path) {
+                self.snapshot(store, t)?;
+            }
+            return Ok(());
+        }
+        let knobs: Vec<String> = expected.keys().cloned().collect();
+        let open = t.open_ids(store, &knobs)?;
+        if self
+            .journaled
+            .get(&id)
+            .is_some_and(|before| before.iter().any(|e| !open.contains(e)))
+        {
+            // Entries the daemon saw open were closed by someone else: `sweetspot restore`.
+            self.managed.retain(|(i, _), _| *i != id);
+            self.journaled.remove(&id);
+            self.released.insert(
+                id,
+                Released {
+                    device: t.label().to_string(),
+                    at: unix_now(),
+                },
+            );
+            events.push(Event::Restored(t.label().to_string(), off));
+            return Ok(());
+        }
+        let mut lock: Option<DeviceLock> = None;
+        for (k, want, found) in off {
+            let key = (id.clone(), k.clone());
+            let Some(m) = self.managed.get_mut(&key) else {
+                continue;
+            };
+            if m.contested.is_some() {
+                continue;
+            }
+            if m.reapplied {
+                m.contested = Some(found.clone());
+                events.push(Event::Contested(
+                    t.label().to_string(),
+                    k,
+                    want,
+                    found,
+                    true,
+                ));
+                continue;
+            }
+            if lock.is_none() {
+                match DeviceLock::try_acquire(&lock_path, Holder::me("daemon"))? {
+                    Taken::Ours(l) => lock = Some(l),
+                    // A tune or `set` is writing it now: that is no drift to fight.
+                    Taken::Held(_) => return Ok(()),
+                }
+            }
+            m.reapplied = true;
+            let value = match t {
+                Target::Disk(dev) => profile_value(profile, root, dev, &k),
+                Target::Host => host_setting(profile).get(&k).cloned(),
+            };
+            if let Some(v) = value {
+                let mut s = Setting::new();
+                s.insert(k.clone(), v);
+                if let Err(e) = t.write(store, root, &s) {
+                    events.push(Event::Failed(t.label().to_string(), e.to_string()));
+                }
+            }
+            events.push(Event::Contested(
+                t.label().to_string(),
+                k,
+                want,
+                found,
+                false,
+            ));
+        }
+        if lock.is_some() {
+            // Under the lock: what the daemon journaled just now is in the snapshot.
+            self.snapshot(store, t)?;
+        }
+        Ok(())
+    }
+}
+
+/// The profile's host-wide knobs (`[host]`), empty when it has none.
+pub fn host_setting(profile: &Profile) -> Setting {
+    profile
+        .host
+        .as_ref()
+        .map(|h| h.knobs.clone())
+        .unwrap_or_default()
 }
 
 /// The profile's value of `knob` for `dev`: the value of the entry that applies to it
@@ -260,6 +545,17 @@ fn profile_value(
 /// The log line of an event (journald-friendly: one line, no colour).
 pub fn describe(e: &Event) -> String {
     match e {
+        Event::Applied(d, changes) if d == HOST_LABEL => {
+            let c: Vec<String> = changes
+                .iter()
+                .map(|(k, f, t)| format!("{k} {f} → {t}"))
+                .collect();
+            if c.is_empty() {
+                "host-wide knobs: already at the profile's values".to_string()
+            } else {
+                format!("host-wide knobs: applied the profile's: {}", c.join(", "))
+            }
+        }
         Event::Applied(d, changes) if changes.is_empty() => {
             format!("{d}: already at its sweet spot")
         }
@@ -271,6 +567,17 @@ pub fn describe(e: &Event) -> String {
             format!("{d}: applied its profile: {}", c.join(", "))
         }
         Event::Failed(d, e) => format!("{d}: not applied: {e}"),
+        Event::Restored(d, off) => {
+            let c: Vec<String> = off
+                .iter()
+                .map(|(k, want, found)| format!("{k} {found} (profile {want})"))
+                .collect();
+            format!(
+                "{d}: restored by `sweetspot restore` ({}): no longer managed until the daemon \
+                 restarts or reloads its config (SIGHUP)",
+                c.join(", ")
+            )
+        }
         Event::Busy(d, e) => format!("{d}: not applied now, trying again at the next poll: {e}"),
         Event::Contested(d, k, want, found, false) => format!(
             "{d}: {k} contested by another writer: profile {want}, found {found}; re-applied once"
@@ -339,7 +646,9 @@ mod tests {
             let mut store = Store::open(&db).unwrap();
             let p = overlapping(narrow_first, 512);
             let mut m = Manager::default();
-            let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+            let ev = m
+                .poll(&mut store, &t.root, &db, &p, &Busy::default())
+                .unwrap();
             assert_eq!(
                 ev,
                 vec![Event::Applied(
@@ -357,13 +666,16 @@ mod tests {
                 .collect();
             assert_eq!(managed, [(SDA, "read_ahead_kb", "256")]);
             assert_eq!(
-                m.poll(&mut store, &t.root, &db, &p).unwrap(),
+                m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+                    .unwrap(),
                 vec![],
                 "no drift: the disk is as the profile left it (narrow first: {narrow_first})"
             );
             // Another writer: the narrow entry's value is put back, not the broad one's.
             t.set("sda", "queue/read_ahead_kb", "4096");
-            let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+            let ev = m
+                .poll(&mut store, &t.root, &db, &p, &Busy::default())
+                .unwrap();
             assert_eq!(
                 ev,
                 vec![Event::Contested(
@@ -379,10 +691,14 @@ mod tests {
             // A reload that changes only the broad entry changes nothing on sda: its state
             // (re-applied once) is kept, and nothing is applied again.
             let key = (SDA.to_string(), "read_ahead_kb".to_string());
-            m.reconcile(&t.root, &overlapping(narrow_first, 1024), None)
+            m.reconcile(&t.root, &overlapping(narrow_first, 1024), &Busy::default())
                 .unwrap();
             assert!(m.managed[&key].reapplied, "narrow first: {narrow_first}");
-            assert_eq!(m.poll(&mut store, &t.root, &db, &p).unwrap(), vec![]);
+            assert_eq!(
+                m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+                    .unwrap(),
+                vec![]
+            );
             // One that changes the narrow entry: sda is handled afresh.
             let other = crate::testkit::profile::profile(&[(
                 "sda",
@@ -390,9 +706,10 @@ mod tests {
                 "6.18.0",
                 "read_ahead_kb = 384",
             )]);
-            m.reconcile(&t.root, &other, None).unwrap();
+            m.reconcile(&t.root, &other, &Busy::default()).unwrap();
             assert!(!m.manages(SDA));
-            m.poll(&mut store, &t.root, &db, &other).unwrap();
+            m.poll(&mut store, &t.root, &db, &other, &Busy::default())
+                .unwrap();
             assert_eq!(t.get("sda", "queue/read_ahead_kb"), "384");
             assert_eq!(m.managed[&key].expected, "384");
         }
@@ -406,8 +723,14 @@ mod tests {
         let db = dir.path().join("d.db");
         let mut store = Store::open(&db).unwrap();
         let mut m = Manager::default();
-        m.poll(&mut store, &t.root, &db, &overlapping(false, 512))
-            .unwrap();
+        m.poll(
+            &mut store,
+            &t.root,
+            &db,
+            &overlapping(false, 512),
+            &Busy::default(),
+        )
+        .unwrap();
         assert!(m.manages("wwid:naa.5000c500a1b2c3d4"));
         // The reader refuses such a file; a profile built in memory can still hold one.
         let mut tie = crate::testkit::profile::profile(&[(
@@ -417,14 +740,159 @@ mod tests {
             "read_ahead_kb = 256",
         )]);
         tie.devices.push(tie.devices[0].clone());
-        m.reconcile(&t.root, &tie, None).unwrap();
+        m.reconcile(&t.root, &tie, &Busy::default()).unwrap();
         assert!(!m.manages("wwid:naa.5000c500a1b2c3d4"));
-        let ev = m.poll(&mut store, &t.root, &db, &tie).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &tie, &Busy::default())
+            .unwrap();
         assert!(
             matches!(&ev[..], [Event::Busy(d, e)] if d == "sda" && e.contains("neither is narrower")),
             "{ev:?}"
         );
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+    }
+
+    #[test]
+    fn a_restore_releases_the_disk_until_a_reload_and_a_retune_is_no_restore() {
+        const SDA: &str = "wwid:naa.5000c500a1b2c3d4";
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("d.db");
+        let mut store = Store::open(&db).unwrap();
+        let p = profile();
+        let none = Busy::default();
+        let mut m = Manager::default();
+        m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+        // `sweetspot restore sda`: the daemon's entry is closed by someone else.
+        crate::knob::apply::restore(&mut store, &t.root, Some("sda"), None).unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(
+            ev,
+            vec![Event::Restored(
+                "sda".into(),
+                vec![("read_ahead_kb".into(), "256".into(), "128".into())]
+            )]
+        );
+        assert!(describe(&ev[0]).contains("restored by `sweetspot restore`"));
+        assert!(!m.manages(SDA));
+        assert!(m.released.contains_key(SDA));
+        // Left alone: not applied again, not contested.
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &none).unwrap(), vec![]);
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");
+        // A reload takes it back.
+        m.reconcile(&t.root, &p, &none).unwrap();
+        m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+        assert!(m.manages(SDA) && m.released.is_empty());
+
+        // A retune's restore (the disk is the retune's meanwhile, then forgotten) is neither
+        // a restore nor a contest: the disk is applied afresh.
+        let busy = Busy {
+            device: Some(SDA.into()),
+            host: false,
+        };
+        crate::knob::apply::restore(&mut store, &t.root, Some("sda"), Some("profile")).unwrap();
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &busy).unwrap(), vec![]);
+        m.forget(SDA);
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(matches!(&ev[..], [Event::Applied(..)]), "{ev:?}");
+        assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+
+        // Another writer (no journal entry closed) is contested, not a restore.
+        t.set("sda", "queue/read_ahead_kb", "4096");
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(
+            matches!(&ev[..], [Event::Contested(_, _, _, _, false)]),
+            "{ev:?}"
+        );
+        assert!(m.released.is_empty());
+    }
+
+    #[test]
+    fn the_profiles_host_wide_knobs_are_applied_and_managed_under_the_hosts_lock() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("d.db");
+        let mut store = Store::open(&db).unwrap();
+        let mut p = profile();
+        p.host = Some(crate::profile::Host {
+            knobs: [("dirty_ratio".to_string(), 10.into())].into(),
+            ..Default::default()
+        });
+        let none = Busy::default();
+        let mut m = Manager::default();
+        // Another writer holds the host's lock: said, and tried again at the next poll.
+        let held = DeviceLock::acquire(
+            &crate::lock::path(&db, &t.root, HOST),
+            "the host (dirty_ratio)",
+            Holder::me("set"),
+        )
+        .unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(
+            matches!(&ev[..], [Event::Applied(d, _), Event::Busy(h, why)]
+                if d == "sda" && h == HOST_LABEL && why.contains("`sweetspot set`")),
+            "{ev:?}"
+        );
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        drop(held);
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(
+            ev,
+            vec![Event::Applied(
+                HOST_LABEL.into(),
+                vec![("dirty_ratio".into(), "20".into(), "10".into())]
+            )]
+        );
+        assert_eq!(
+            describe(&ev[0]),
+            "host-wide knobs: applied the profile's: dirty_ratio 20 → 10"
+        );
+        assert_eq!(t.vm("dirty_ratio"), "10");
+        assert!(m.manages(HOST));
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &none).unwrap(), vec![]);
+        // Another writer: re-applied once, under the host's lock, journaled.
+        std::fs::write(t.root.vm().join("dirty_ratio"), "30\n").unwrap();
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert_eq!(
+            ev,
+            vec![Event::Contested(
+                HOST_LABEL.into(),
+                "dirty_ratio".into(),
+                "10".into(),
+                "30".into(),
+                false
+            )]
+        );
+        assert_eq!(t.vm("dirty_ratio"), "10");
+        // A retune whose policy tunes host-wide knobs owns them: not checked meanwhile.
+        let busy = Busy {
+            device: None,
+            host: true,
+        };
+        std::fs::write(t.root.vm().join("dirty_ratio"), "25\n").unwrap();
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &busy).unwrap(), vec![]);
+        std::fs::write(t.root.vm().join("dirty_ratio"), "10\n").unwrap();
+        // `restore` puts everything back, the host-wide knob too: both released.
+        crate::knob::apply::restore(&mut store, &t.root, None, None).unwrap();
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(
+            matches!(&ev[..], [Event::Restored(d, _), Event::Restored(h, _)]
+                if d == "sda" && h == HOST_LABEL),
+            "{ev:?}"
+        );
+        assert_eq!(m.poll(&mut store, &t.root, &db, &p, &none).unwrap(), vec![]);
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        // A reload whose profile has no host-wide knobs: nothing of the host is managed.
+        p.host = None;
+        m.reconcile(&t.root, &p, &none).unwrap();
+        m.poll(&mut store, &t.root, &db, &p, &none).unwrap();
+        assert!(!m.manages(HOST));
+        assert_eq!(t.vm("dirty_ratio"), "20");
     }
 
     #[test]
@@ -436,26 +904,34 @@ mod tests {
         let mut store = Store::open(&db).unwrap();
         let p = profile();
         let mut m = Manager::default();
-        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
         assert!(
             matches!(&ev[..], [Event::Applied(d, c)] if d == "sda" && c.len() == 1),
             "{ev:?}"
         );
         assert!(
-            m.poll(&mut store, &t.root, &db, &p).unwrap().is_empty(),
+            m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+                .unwrap()
+                .is_empty(),
             "nothing to do"
         );
 
         // A disk attached after the start gets its values at the next poll.
         t.disk("sdq", "65:0", "none [mq-deadline] kyber bfq", 64)
             .set("sdq", "device/wwid", "naa.5000c500eeeeeeee");
-        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
         assert_eq!(t.get("sdq", "queue/iosched/fifo_batch"), "4", "{ev:?}");
 
         // Another writer changes a managed value: re-applied once ...
         t.set("sda", "queue/read_ahead_kb", "4096");
-        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
         assert_eq!(
             ev,
             vec![Event::Contested(
@@ -470,12 +946,18 @@ mod tests {
         assert!(describe(&ev[0]).contains("contested by another writer"));
         // ... and when it changes it again, left alone: no fight in a loop.
         t.set("sda", "queue/read_ahead_kb", "4096");
-        let ev = m.poll(&mut store, &t.root, &db, &p).unwrap();
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
         assert!(
             matches!(&ev[..], [Event::Contested(_, _, _, _, true)]),
             "{ev:?}"
         );
-        assert!(m.poll(&mut store, &t.root, &db, &p).unwrap().is_empty());
+        assert!(
+            m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "4096");
         let key = (
             "wwid:naa.5000c500a1b2c3d4".to_string(),

@@ -23,10 +23,12 @@
 //! A retune runs in a second thread (the tune is blocking work); the loop polls every
 //! `poll_s` seconds, every 2 s while a retune runs, and stops the retune
 //! ([`crate::signals::request_stop`]) when other processes' CPU use rises above the idle
-//! threshold or SIGTERM arrives. However a retune ends (done, stopped, failed), its device
-//! goes back to its sweet spot at once through the manager's journaled path, also when the
-//! daemon is stopping: it never exits with the device at the kernel's values the retune
-//! started from.
+//! threshold or SIGTERM arrives. Until it ends, its device is the retune's: the manager
+//! neither applies nor checks it ([`manage::Busy`]), and a retune that ended is reaped before
+//! the manager looks, so its restore is never taken for another writer. However a retune
+//! ends (done, stopped, failed), its device goes back to its sweet spot at once through the
+//! manager's journaled path, also when the daemon is stopping: it never exits with the
+//! device at the kernel's values the retune started from.
 
 pub mod config;
 pub mod idle;
@@ -62,26 +64,25 @@ pub fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf 
     }
 }
 
-/// The profile the daemon keeps: the database's latest sweet spots of enrolled devices.
+/// The profile the daemon keeps: the database's latest sweet spots of enrolled devices, and
+/// `[host]` as `profile apply` applies it: the host-wide knobs of those sweet spots and of the
+/// host's own (`tune --host`), which wins.
 pub fn profile(
     store: &Store,
     root: &SysRoot,
     cfg: &config::Config,
 ) -> Result<crate::profile::Profile> {
+    let only = match &cfg.enroll {
+        config::Enroll::Identities(ids) => Some(ids.as_slice()),
+        config::Enroll::Tuned(_) => None,
+    };
     let sel = Select {
         device: None,
         policy: None,
         by: MatchBy::Identity,
+        only,
     };
-    let mut p = build::build(store, root, &sel)?;
-    if let config::Enroll::Identities(ids) = &cfg.enroll {
-        let wanted: Vec<crate::profile::Match> = ids
-            .iter()
-            .filter_map(|i| crate::profile::Match::from_identity(i))
-            .collect();
-        p.devices.retain(|d| wanted.contains(&d.matches));
-    }
-    Ok(p)
+    build::build(store, root, &sel)
 }
 
 /// What the loop keeps between polls.
@@ -120,10 +121,11 @@ fn finished(
     db: &Path,
     cfg: &config::Config,
 ) -> Result<()> {
-    let (id, dev, stopping) = (
+    let (id, dev, stopping, host) = (
         job.identity.clone(),
         job.device.clone(),
         job.stopping.clone(),
+        job.host,
     );
     match job.join() {
         Ok(rep) => tracing::info!(
@@ -155,6 +157,10 @@ fn finished(
         }
     }
     st.manager.forget(&id);
+    if host {
+        // Its policy's host-wide knobs were put back too: the profile's `[host]` again.
+        st.manager.forget(manage::HOST);
+    }
     crate::signals::clear_stop();
     manage_now(st, store, root, db, cfg)
 }
@@ -170,13 +176,24 @@ fn manage_now(
     cfg: &config::Config,
 ) -> Result<()> {
     let (profile, _) = cached(st, store, root, cfg)?;
-    for e in st.manager.poll(store, root, db, &profile)? {
+    let busy = busy(st);
+    for e in st.manager.poll(store, root, db, &profile, &busy)? {
         match e {
-            manage::Event::Applied(..) => tracing::info!("{}", manage::describe(&e)),
+            manage::Event::Applied(..) | manage::Event::Restored(..) => {
+                tracing::info!("{}", manage::describe(&e))
+            }
             _ => tracing::warn!("{}", manage::describe(&e)),
         }
     }
     Ok(())
+}
+
+/// What the retune in progress owns ([`manage::Busy`]): the manager leaves it alone.
+fn busy(st: &State) -> manage::Busy {
+    manage::Busy {
+        device: st.job.as_ref().map(|j| j.identity.clone()),
+        host: st.job.as_ref().is_some_and(|j| j.host),
+    }
 }
 
 /// The profile and sweet spots, from the cache when no sweet spot was stored since.
@@ -194,11 +211,14 @@ fn cached(
             let s = plan::latest_spots(store)?;
             // A device whose sweet spot is new (a tune by hand, another daemon's) gets it at
             // this poll, even if the manager has seen the device already.
-            if let Some((_, _, old)) = &st.cache {
+            if let Some((_, old_p, old)) = &st.cache {
                 for (identity, spot) in &s {
                     if old.get(identity).is_none_or(|o| o.id != spot.id) {
                         st.manager.forget(identity);
                     }
+                }
+                if manage::host_setting(old_p) != manage::host_setting(&p) {
+                    st.manager.forget(manage::HOST);
                 }
             }
             st.cache = Some((id, p.clone(), s.clone()));
@@ -215,12 +235,16 @@ fn poll(
     db: &Path,
     cfg: &config::Config,
 ) -> Result<()> {
-    manage_now(st, store, root, db, cfg)?;
+    // A retune that ended since the last poll is reaped first: its device is at the
+    // kernel's values its restore put back, which the manager would take for another
+    // writer's (contested, and backed off at the next). `finished` forgets the device and
+    // applies its (new) sweet spot now, not a poll later.
     if st.job.as_ref().is_some_and(|j| j.is_finished())
         && let Some(j) = st.job.take()
     {
-        // Its device is at its (new) sweet spot now, not a poll later.
         finished(st, j, store, root, db, cfg)?;
+    } else {
+        manage_now(st, store, root, db, cfg)?;
     }
     let (_, spots) = cached(st, store, root, cfg)?;
     let devices = plan::enrolled(root, cfg, &spots)?;
@@ -239,7 +263,14 @@ fn poll(
     }
     st.tracker.update(sample, &cfg.idle);
     let now = unix_now();
-    st.waits.clear();
+    // Last poll's, so that a wait that stays the same is logged once, not at every poll.
+    let before = std::mem::take(&mut st.waits);
+    let changed = |w: &plan::Wait| {
+        before
+            .values()
+            .find(|b| b.device == w.device)
+            .is_none_or(|b| b.kind != w.kind || b.detail != w.detail)
+    };
     for (dev, spot) in &devices {
         if let Some(j) = st.job.as_ref().filter(|j| j.identity == dev.identity) {
             st.waits.insert(
@@ -248,6 +279,23 @@ fn poll(
                     device: dev.name.clone(),
                     kind: "tuning",
                     detail: format!("retuning with policy {} ({})", j.policy, j.why),
+                    due_at: None,
+                },
+            );
+            continue;
+        }
+        // `sweetspot restore` put it back: the admin's choice, left alone (not retuned).
+        if let Some(r) = st.manager.released.get(&dev.identity) {
+            st.waits.insert(
+                dev.identity.clone(),
+                plan::Wait {
+                    device: dev.name.clone(),
+                    kind: "restored",
+                    detail: format!(
+                        "`sweetspot restore` put it back at {}: not managed nor retuned until \
+                         the daemon restarts or reloads its config (SIGHUP)",
+                        crate::profile::build::rfc3339(r.at)
+                    ),
                     due_at: None,
                 },
             );
@@ -267,6 +315,17 @@ fn poll(
         {
             w.kind = "busy";
             w.detail = format!("waiting for the retune of {} in progress", j.device);
+        }
+        // Another owner's change of its knobs is journaled (an admin's `set`): the retune
+        // would start from it and the journal's stack would lose the true original.
+        if w.kind == "due"
+            && let Some(why) = retune::contested(store, cfg, dev)?
+        {
+            w.kind = "contested";
+            w.detail = why;
+            if changed(&w) {
+                tracing::warn!("{}: retune due, not started: {}", dev.name, w.detail);
+            }
         }
         if w.kind == "due" {
             match retune::Job::start(store, db, root, dev, cfg, w.detail.clone()) {
@@ -330,8 +389,7 @@ fn reloaded(
     cfg: &config::Config,
 ) -> Result<()> {
     let (profile, _) = cached(st, store, root, cfg)?;
-    let busy = st.job.as_ref().map(|j| j.identity.clone());
-    st.manager.reconcile(root, &profile, busy.as_deref())?;
+    st.manager.reconcile(root, &profile, &busy(st))?;
     manage_now(st, store, root, db, cfg)?;
     status::write_state(&state_path(db), &st.manager, &st.waits);
     Ok(())
@@ -361,7 +419,11 @@ fn notify_ready() {
 }
 
 /// Runs the daemon until SIGTERM/SIGINT. `db` is the command line's database, `db_given`
-/// true when `--db` or `SWEETSPOT_DB` named it ([`db_path`]).
+/// true when `--db` or `SWEETSPOT_DB` named it ([`db_path`]). Errors: a bad config or
+/// another daemon on the database ([`Error::BadInput`]); the database, sysfs or the event
+/// loop failing while it runs. Once SIGTERM/SIGINT asked it to stop, a failure of its last
+/// poll (putting a stopped retune's device back) is logged as a warning, not returned: a
+/// stop asked for exits 0.
 pub fn run(
     config_path: &Path,
     explicit: bool,
@@ -484,13 +546,19 @@ pub fn run(
         tracing::info!("sweetspot daemon stopping");
         // A retune in progress is stopped (its device restored to the kernel's values), and
         // the device goes back to its sweet spot before the daemon exits.
-        let mut r = Ok(());
         if let Some(mut j) = st.job.take() {
             crate::signals::request_stop();
             j.stopping = Some("the daemon is stopping".into());
-            r = finished(&mut st, j, &mut store, root, &db, &cfg);
+            // A stop asked for is a clean stop (exit 0) even when this last poll fails: said,
+            // and the device is left as the journal has it (`restore` puts it back).
+            if let Err(e) = finished(&mut st, j, &mut store, root, &db, &cfg) {
+                tracing::warn!(
+                    "stopping: the last poll failed ({e}); the retuned device may be left at \
+                     the kernel's values until the daemon starts again"
+                );
+            }
         }
         let _ = std::fs::remove_file(state_path(&db));
-        r
+        Ok(())
     })
 }

@@ -18,8 +18,11 @@ use std::collections::BTreeMap;
 pub struct Wait {
     /// The disk's kernel name.
     pub device: String,
-    /// `tuning`, `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`,
-    /// `no filesystem`, or `due` (it starts at this poll).
+    /// `tuning`, `not idle`, `quiet hours`, `interval`, `contested` (a knob another writer
+    /// keeps, or another owner's change of its knobs journaled and not restored:
+    /// [`super::retune::journaled`]), `busy`, `failed`, `no filesystem`, `restored`
+    /// (`sweetspot restore` put it back: left alone until the daemon restarts or reloads), or
+    /// `due` (it starts at this poll).
     pub kind: &'static str,
     /// In words: the criterion over its threshold, the window, the due time, the holder; for
     /// `due` (and a started retune) why it is due. The reason a retune is due is not repeated
@@ -38,16 +41,23 @@ pub fn latest_spots(store: &Store) -> Result<Spots> {
     let kernel = device::kernel_release();
     let mut latest = Spots::new();
     for mut s in store.sweet_spots(None)? {
-        let better = latest
+        if latest
             .get(&s.identity)
-            .is_none_or(|old| (s.kernel == kernel) >= (old.kernel == kernel));
-        if better {
+            .is_none_or(|old| supersedes(&s, old, &kernel))
+        {
             // The evidence (a whole report) is not needed here.
             s.evidence = serde_json::Value::Null;
             latest.insert(s.identity.clone(), s);
         }
     }
     Ok(latest)
+}
+
+/// Whether sweet spot `new`, stored after `old` of the same device, is the one that counts:
+/// the running `kernel`'s over another kernel's, else the newer. The daemon ([`latest_spots`])
+/// and `status` pick by this one rule, so they agree on the sweet spot and its due date.
+pub fn supersedes(new: &SweetSpotRow, old: &SweetSpotRow, kernel: &str) -> bool {
+    (new.kernel == kernel) >= (old.kernel == kernel)
 }
 
 /// The enrolled devices present now with their latest sweet spot: `enroll = "tuned"` takes

@@ -56,7 +56,7 @@ pub fn due(
             s.kernel
         ));
     }
-    let at = s.created_at + cfg.interval_s().ceil() as i64;
+    let at = interval_due_at(s, cfg);
     if now >= at {
         Ok(format!(
             "the retune interval ({}) elapsed",
@@ -65,6 +65,12 @@ pub fn due(
     } else {
         Err(at)
     }
+}
+
+/// When the retune interval of sweet spot `s` elapses (Unix s): its `created_at` plus the
+/// interval, rounded up to whole seconds. [`due`] and `status` both take it from here.
+pub fn interval_due_at(s: &SweetSpotRow, cfg: &Config) -> i64 {
+    s.created_at + cfg.interval_s().ceil() as i64
 }
 
 /// Minutes after local midnight now (localtime_r(3), so `TZ` and /etc/localtime count).
@@ -102,6 +108,92 @@ pub fn host_knobs(policy: &crate::tune::policy::Policy) -> Vec<&str> {
         .collect()
 }
 
+/// True for the journal owners whose open entries hold a sweet spot, which a retune of the
+/// device puts back first (it measures from the kernel's values) and the daemon applies again
+/// when it ends: `profile` (the daemon's own writes and `profile apply`'s) and `tune:<id>` (a
+/// `tune --device D --apply`). Any other owner's open entry (an admin's `set`, a killed
+/// `bench`) keeps the retune from starting ([`journaled`]).
+fn holds_a_sweet_spot(owner: &str) -> bool {
+    owner == crate::profile::apply::OWNER || owner.starts_with("tune:")
+}
+
+/// The open journal entries a retune of `dev` touches: the device's own (under its name and
+/// identity) and the host-wide ones of `host` (the policy's host-wide knobs and their
+/// exclusive partners), as `(sweet spots, others)` (`holds_a_sweet_spot`).
+///
+/// The rule (the undo journal is sacred): a retune does not start while another owner's
+/// change of those knobs is journaled and not restored. It would start from that value, not
+/// the kernel's, and restoring only the sweet spots' entries under it would leave the later
+/// owner's entry holding a value sweetspot wrote (a full `restore` then left the knob at the
+/// daemon's value: [`crate::knob::apply::restore_except`] now hands the original down in
+/// that case, too). The daemon says so (`contested`) and retunes once `sweetspot restore`
+/// has put those knobs back. Errors: the store's.
+pub fn journaled(
+    store: &Store,
+    dev: &Device,
+    host: &[&str],
+) -> Result<(
+    Vec<crate::store::journal::Entry>,
+    Vec<crate::store::journal::Entry>,
+)> {
+    let on_host = |k: &str| {
+        host.contains(&k)
+            || crate::knob::catalogue::exclusive_partner(k).is_some_and(|p| host.contains(&p))
+    };
+    Ok(store
+        .journal_open(None, None)?
+        .into_iter()
+        .filter(|e| match &e.device {
+            Some(d) => *d == dev.name && e.identity.as_deref() == Some(dev.identity.as_str()),
+            None => on_host(&e.knob),
+        })
+        .partition(|e| holds_a_sweet_spot(&e.owner)))
+}
+
+/// Why a retune of `dev` waits for `others` (another owner's open entries, [`journaled`]):
+/// `fifo_batch (\`sweetspot set\`) is journaled and not restored: a retune would start from
+/// it; \`sweetspot restore sda\` puts it back`.
+pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> String {
+    let mut what: Vec<String> = others
+        .iter()
+        .map(|e| {
+            let who = match e.owner.as_str() {
+                crate::store::journal::SET_OWNER => "`sweetspot set`".to_string(),
+                crate::bench::real::OWNER => "a killed `sweetspot bench`".to_string(),
+                o => o.to_string(),
+            };
+            let host = if e.device.is_none() { " host-wide" } else { "" };
+            format!("{}{host} ({who})", e.knob)
+        })
+        .collect();
+    what.sort();
+    what.dedup();
+    let one = what.len() == 1;
+    format!(
+        "{} {} changed by another owner and journaled, not restored: a retune would start \
+         from {}, not the kernel's values; `sweetspot restore {}` puts {} back",
+        what.join(", "),
+        if one { "is" } else { "are" },
+        if one { "it" } else { "them" },
+        dev.name,
+        if one { "it" } else { "them" }
+    )
+}
+
+/// Why a retune of `dev` may not start now: another owner's change of its knobs (or of the
+/// host-wide knobs its policy tunes) is journaled and not restored ([`journaled`],
+/// [`contested_by`]); `None` when nothing stands in its way. A policy that cannot be resolved
+/// gives `None` here: [`Job::start`] says why. Errors: the store's.
+pub fn contested(store: &Store, cfg: &Config, dev: &Device) -> Result<Option<String>> {
+    let name = cfg.policy_for(&dev.identity, class(dev));
+    let Ok(policy) = crate::tune::policy::resolve(name, Path::new(crate::tune::policy::SYSTEM_DIR))
+    else {
+        return Ok(None);
+    };
+    let (_, others) = journaled(store, dev, &host_knobs(&policy))?;
+    Ok((!others.is_empty()).then(|| contested_by(dev, &others)))
+}
+
 /// A retune running in its own thread.
 pub struct Job {
     /// The device's identity.
@@ -114,6 +206,9 @@ pub struct Job {
     pub why: String,
     /// Set once the main loop asked it to stop: why.
     pub stopping: Option<String>,
+    /// True when it holds the host's lock (its policy tunes host-wide knobs): the manager
+    /// leaves those alone until it ends.
+    pub host: bool,
     handle: JoinHandle<Result<Report>>,
 }
 
@@ -121,9 +216,11 @@ impl Job {
     /// Takes `dev`'s lock for `sweetspot daemon` (refused, naming the holder, when a CLI
     /// `tune`, `set`, ... has it), and the host's lock ([`crate::lock::HOST`]) too when the
     /// policy has host-wide knobs ([`host_knobs`]), and starts the tune in a thread with its own database
-    /// connection. The profile's values on the device are put back to what they were before
-    /// it (the kernel's), so the tune measures against those. Errors: the lock is held; no
-    /// writable mounted filesystem; an unknown policy; those of the restore.
+    /// connection. The sweet spots' values on the device (and on the policy's host-wide
+    /// knobs) are put back to what they were before them (the kernel's), so the tune measures
+    /// against those ([`journaled`]). Errors: the lock is held; another owner's change is
+    /// journaled ([`journaled`], [`contested_by`]); no writable mounted filesystem; an unknown
+    /// policy; those of the restore.
     pub fn start(
         store: &mut Store,
         db: &Path,
@@ -164,16 +261,25 @@ impl Job {
         opts.lead = Duration::from_secs_f64(cfg.retune.lead_s);
         opts.proc_root = root.proc.clone();
         // The tune compares candidates with the device's values when it starts: the kernel's,
-        // not the old sweet spot, so the profile's values are put back first (journaled; the
-        // daemon applies the sweet spot, the new one or else the old, when the tune ends,
-        // also when it is stopped or fails). Last before the thread, so that nothing else
+        // not the old sweet spot, so the sweet spots' values are put back first (journaled;
+        // the daemon applies the sweet spot, the new one or else the old, when the tune ends,
+        // also when it is stopped or fails). Another owner's change refuses the start (under
+        // the locks, so no `set` comes between). Last before the thread, so that nothing else
         // refuses the start after it.
-        crate::knob::apply::restore(
+        let (spots, others) = journaled(store, dev, &host)?;
+        if !others.is_empty() {
+            return Err(Error::BadInput(contested_by(dev, &others)));
+        }
+        let ids: Vec<i64> = spots.iter().map(|e| e.id).collect();
+        crate::knob::apply::restore_except(
+            &crate::knob::io::RealIo,
             store,
             root,
-            Some(&dev.name),
-            Some(crate::profile::apply::OWNER),
+            None,
+            None,
+            &|e| !ids.contains(&e.id),
         )?;
+        let host_lock_taken = host_lock.is_some();
         let (db, root, name): (PathBuf, SysRoot, String) =
             (db.to_path_buf(), root.clone(), dev.name.clone());
         let budget = cfg.retune.budget;
@@ -217,6 +323,7 @@ impl Job {
             policy: policy_name,
             why,
             stopping: None,
+            host: host_lock_taken,
             handle,
         })
     }

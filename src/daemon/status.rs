@@ -30,8 +30,9 @@ pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>) {
             "expected": v.expected, "contested": v.contested})
         })
         .collect();
-    let text = serde_json::json!({ "pid": std::process::id(), "managed": rows, "waits": waits })
-        .to_string();
+    let text = serde_json::json!({ "pid": std::process::id(), "managed": rows, "waits": waits,
+        "released": m.released })
+    .to_string();
     let tmp = path.with_extension("tmp");
     if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
         tracing::warn!("cannot write the daemon state {}: {e}", path.display());
@@ -62,21 +63,27 @@ pub struct DeviceStatus {
     /// for a scheduler: `{"read_ahead_kb": 256, "scheduler": "bfq"}`); empty when it keeps
     /// the default; `None` when never tuned.
     pub sweet_spot_knobs: Option<crate::types::Setting>,
-    /// What holds for the device now: `managed` (the daemon applied its sweet spot and
-    /// watches it), `contested: <knob> (another writer keeps <value>)`, `not applied yet`
-    /// (the daemon runs but has not applied it), `absent`, `never tuned` (`never tuned,
-    /// absent`), or with the daemon stopped `not managed (the daemon is not running): at its
-    /// sweet spot` / `...: <knob> is <now>, sweet spot <value>`.
+    /// What holds for the device now: `managed` (the daemon applied its sweet spot, its
+    /// host-wide knobs included, and watches it; `managed, but not its host-wide <knob>: …`
+    /// when those are not applied yet or were restored), `contested: <knob> (another writer
+    /// keeps <value>)`, `not applied yet` (the daemon runs but has not applied it),
+    /// ``restored by `sweetspot restore` at <RFC 3339>: ...`` (the daemon leaves it alone
+    /// until it restarts or reloads), `absent`,
+    /// `never tuned` (`never tuned, absent`), or with the daemon stopped `not managed (the
+    /// daemon is not running): at its sweet spot` / `...: <knob> is <now>, sweet spot
+    /// <value>`.
     pub state: String,
     /// When the next retune is due and why: `due now: never tuned`, `due now: tuned on
     /// <kernel>, ...`, `due now (the interval elapsed at <RFC 3339>; every <interval>)`,
-    /// `due <RFC 3339> (every <interval>)` (in the future), `tuning now`; for an absent
+    /// `due <RFC 3339> (every <interval>)` (in the future), `due <RFC 3339> (the last retune
+    /// failed; every <interval>)` (the daemon's back-off), `tuning now`; for an absent
     /// device `due when it is present: never tuned`, or one of those followed by `, when it
-    /// is present`.
+    /// is present`. The date is the daemon's ([`super::retune::due`], from the sweet spot it
+    /// keeps), the one its `interval` wait names.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
-    /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`;
-    /// `None` when the daemon is not running.
+    /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`,
+    /// `restored`; `None` when the daemon is not running.
     pub waiting: Option<String>,
     /// The same in words (the criterion over its threshold, the window, the holder).
     pub waiting_detail: Option<String>,
@@ -118,8 +125,14 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         Some(st) => st.sweet_spots(None)?,
         None => vec![],
     };
+    // The sweet spot the daemon keeps and retunes from ([`super::plan::supersedes`]), so
+    // that its due date here is the daemon's.
     for s in spots {
-        if Match::from_identity(&s.identity).is_some() {
+        if Match::from_identity(&s.identity).is_some()
+            && latest
+                .get(&s.identity)
+                .is_none_or(|old| super::plan::supersedes(&s, old, &kernel))
+        {
             latest.insert(s.identity.clone(), s);
         }
     }
@@ -132,7 +145,6 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
     for id in cfg.named() {
         rows.entry(id).or_insert(None);
     }
-    let interval_s = cfg.interval_s().ceil() as i64;
     let waits = st.as_ref().map(|v| v["waits"].clone());
     let mut devices = Vec::new();
     for (identity, spot) in rows {
@@ -224,15 +236,32 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         } else {
             crate::types::setting_label(&knobs)
         };
-        let rows: Vec<serde_json::Value> = st
-            .as_ref()
-            .and_then(|v| v["managed"].as_array().cloned())
-            .unwrap_or_default()
+        let managed_rows = |id: &str| -> Vec<serde_json::Value> {
+            st.as_ref()
+                .and_then(|v| v["managed"].as_array().cloned())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|r| r["identity"] == id)
+                .collect()
+        };
+        let rows = managed_rows(&identity);
+        // Its host-wide knobs: the daemon manages them once for the host ([`manage::HOST`]).
+        let host_knobs: Vec<&String> = knobs
+            .keys()
+            .filter(|k| crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()))
+            .collect();
+        let host_rows: Vec<serde_json::Value> = managed_rows(super::manage::HOST)
             .into_iter()
-            .filter(|r| r["identity"] == identity.as_str())
+            .filter(|r| host_knobs.iter().any(|k| r["knob"] == k.as_str()))
+            .collect();
+        let unmanaged_host: Vec<&str> = host_knobs
+            .iter()
+            .filter(|k| !host_rows.iter().any(|r| r["knob"] == k.as_str()))
+            .map(|k| k.as_str())
             .collect();
         let contested: Vec<String> = rows
             .iter()
+            .chain(&host_rows)
             .filter(|r| !r["contested"].is_null())
             .map(|r| {
                 format!(
@@ -242,37 +271,72 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 )
             })
             .collect();
-        let state = match (&dev, running) {
-            (None, _) => "absent".to_string(),
-            (Some(name), false) => format!(
+        let released_at = |id: &str| {
+            st.as_ref()
+                .filter(|_| running)
+                .and_then(|v| v["released"][id]["at"].as_i64())
+        };
+        let host_released = released_at(super::manage::HOST);
+        let device_knobs = knobs.len() > host_knobs.len();
+        // Only host-wide knobs, and `restore` put those back: the sweet spot is restored.
+        let released = released_at(&identity).or(host_released.filter(|_| !device_knobs));
+        let state = match (&dev, running, released) {
+            (None, _, _) => "absent".to_string(),
+            (Some(name), false, _) => format!(
                 "not managed (the daemon is not running): {}",
                 against_now(root, &present, name, &knobs)
             ),
-            (Some(_), true) if !contested.is_empty() => {
+            (Some(_), true, Some(at)) => released_state(at),
+            (Some(_), true, None) if !contested.is_empty() => {
                 format!("contested: {}", contested.join(", "))
             }
             // A sweet spot with changes the daemon manages none of: not applied (yet).
-            (Some(_), true) if rows.is_empty() && !knobs.is_empty() => {
+            (Some(_), true, None)
+                if rows.is_empty() && host_rows.is_empty() && !knobs.is_empty() =>
+            {
                 "not applied yet (the daemon has not applied its sweet spot)".to_string()
             }
-            (Some(_), true) => "managed".to_string(),
+            (Some(_), true, None) if !unmanaged_host.is_empty() => match host_released {
+                Some(at) => format!(
+                    "managed, but not its host-wide {}: restored by `sweetspot restore` at {}, \
+                     not managed until the daemon restarts or reloads its config (SIGHUP)",
+                    unmanaged_host.join(", "),
+                    rfc3339(at)
+                ),
+                None => format!(
+                    "managed, but not its host-wide {}: not applied yet",
+                    unmanaged_host.join(", ")
+                ),
+            },
+            (Some(_), true, None) => "managed".to_string(),
         };
-        let when = if spot.kernel != kernel {
-            format!(
+        // When the daemon retunes it: [`super::retune::due`], as the daemon decides, or the
+        // daemon's own later date when a failed retune backs off.
+        let now = crate::store::now();
+        let failed_until = w
+            .as_ref()
+            .filter(|v| v["kind"] == "failed")
+            .and_then(|v| v["due_at"].as_i64())
+            .filter(|&at| at > now);
+        let when = match (
+            super::retune::due(Some(&spot), &kernel, now, cfg),
+            failed_until,
+        ) {
+            (Ok(_), Some(at)) => format!(
+                "due {} (the last retune failed; every {})",
+                rfc3339(at),
+                cfg.interval_label()
+            ),
+            (Ok(_), None) if spot.kernel != kernel => format!(
                 "due now: tuned on {}, running {kernel} (the sweet spot is stale)",
                 spot.kernel
-            )
-        } else {
-            let due = spot.created_at + interval_s;
-            if due <= crate::store::now() {
-                format!(
-                    "due now (the interval elapsed at {}; every {})",
-                    rfc3339(due),
-                    cfg.interval_label()
-                )
-            } else {
-                format!("due {} (every {})", rfc3339(due), cfg.interval_label())
-            }
+            ),
+            (Ok(_), None) => format!(
+                "due now (the interval elapsed at {}; every {})",
+                rfc3339(super::retune::interval_due_at(&spot, cfg)),
+                cfg.interval_label()
+            ),
+            (Err(at), _) => format!("due {} (every {})", rfc3339(at), cfg.interval_label()),
         };
         let retune = if tuning {
             "tuning now".to_string()
@@ -308,6 +372,42 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         devices,
         killed_bench_knobs,
     })
+}
+
+/// The state of a device `sweetspot restore` put back at `at` (Unix s) while the daemon
+/// managed it.
+fn released_state(at: i64) -> String {
+    format!(
+        "restored by `sweetspot restore` at {}: not managed until the daemon restarts or \
+         reloads its config (SIGHUP)",
+        rfc3339(at)
+    )
+}
+
+/// A knob the daemon manages: `(device, knob, expected)`.
+pub type ManagedKnob = (String, String, String);
+
+/// The running daemon's pid and the knobs it manages now, `(device, knob, expected)` (the
+/// disk's kernel name), from its state file `state` ([`super::state_path`]); `None` when it
+/// is not running. `sweetspot restore` says when the daemon will leave a disk alone.
+pub fn running_daemon(state: &Path) -> Option<(i32, Vec<ManagedKnob>)> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(state).ok()?).ok()?;
+    let pid = i32::try_from(v["pid"].as_i64()?).ok()?;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).ok()?;
+    let managed = v["managed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["contested"].is_null())
+        .filter_map(|r| {
+            Some((
+                r["device"].as_str()?.to_string(),
+                r["knob"].as_str()?.to_string(),
+                r["expected"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    Some((pid, managed))
 }
 
 /// Whether disk `name` is at the sweet spot's `knobs` now (read from sysfs/procfs):
@@ -636,5 +736,168 @@ mod tests {
         assert_eq!(s.devices[0].state, "managed");
         assert_eq!(s.devices[0].retune, "tuning now");
         assert_eq!(s.devices[0].waiting.as_deref(), Some("tuning"));
+    }
+
+    /// `status` and the daemon name one due date. sda was tuned on the running kernel, then
+    /// on another (booted once): the daemon keeps the running kernel's sweet spot and waits
+    /// for its interval, `status` took the newer row and said `due now: tuned on …` beside
+    /// the daemon's `interval: next retune due after <date>`. And a failed retune's back-off
+    /// is the due date, not `due now`.
+    #[test]
+    fn the_retune_line_names_the_daemons_due_date() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        t.set("sda", "device/wwid", "naa.5000c500a1b2c3d4");
+        let store = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let sda = device::find(&t.root, "sda").unwrap().identity;
+        spot(&store, &sda);
+        let other = crate::types::TargetInfo {
+            label: "sda".into(),
+            identity: sda.clone(),
+            kernel: "2.6.0-another".into(),
+        };
+        let set =
+            |v: i64| -> crate::types::Setting { [("read_ahead_kb".to_string(), v.into())].into() };
+        store
+            .insert_sweet_spot(
+                &other,
+                "quick",
+                None,
+                &set(512),
+                &set(128),
+                true,
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        // The running kernel's sweet spot is a day old: due in six days.
+        store
+            .conn()
+            .execute(
+                "UPDATE sweet_spots SET created_at = created_at - 86400 WHERE kernel != ?1",
+                ["2.6.0-another"],
+            )
+            .unwrap();
+        let cfg = Config::default();
+        let spots = super::super::plan::latest_spots(&store).unwrap();
+        let kept = &spots[&sda];
+        assert_eq!(kept.kernel, device::kernel_release());
+        let now = crate::store::now();
+        let at = super::super::retune::due(Some(kept), &kept.kernel, now, &cfg).unwrap_err();
+        assert_eq!(at, kept.created_at + 7 * 86400);
+        let state = t.dir.path().join("s.db.daemon.json");
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert_eq!(s.devices.len(), 1);
+        assert_eq!(s.devices[0].sweet_spot, "read_ahead_kb=256");
+        assert_eq!(
+            s.devices[0].retune,
+            format!("due {} (every 7 days)", rfc3339(at))
+        );
+        // Eight days on the interval has elapsed, but the last retune failed: the daemon
+        // tries again after its back-off, and that is the due date.
+        store
+            .conn()
+            .execute(
+                "UPDATE sweet_spots SET created_at = created_at - 7 * 86400",
+                [],
+            )
+            .unwrap();
+        let until = now + 3600;
+        std::fs::write(
+            &state,
+            serde_json::json!({"pid": std::process::id(), "managed": [], "released": {},
+                "waits": {sda.as_str(): {"device": "sda", "kind": "failed",
+                "detail": "the last retune failed; next try after x", "due_at": until}}})
+            .to_string(),
+        )
+        .unwrap();
+        let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
+        assert_eq!(
+            s.devices[0].retune,
+            format!(
+                "due {} (the last retune failed; every 7 days)",
+                rfc3339(until)
+            )
+        );
+        assert_eq!(s.devices[0].waiting.as_deref(), Some("failed"));
+    }
+
+    /// A sweet spot with a host-wide knob is `managed` only when the daemon manages that
+    /// knob too (once, for the host); otherwise `status` says which and why.
+    #[test]
+    fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
+        use crate::types::{Setting, TargetInfo};
+        let t = FakeTree::new();
+        t.mq_deadline_disk();
+        t.set("sda", "device/wwid", "naa.5000c500a1b2c3d4");
+        let store = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let sda = device::find(&t.root, "sda").unwrap().identity;
+        let target = TargetInfo {
+            label: "sda".into(),
+            identity: sda.clone(),
+            kernel: device::kernel_release(),
+        };
+        let set = |ra: i64, dr: i64| -> Setting {
+            [
+                ("read_ahead_kb".to_string(), ra.into()),
+                ("dirty_ratio".to_string(), dr.into()),
+            ]
+            .into()
+        };
+        store
+            .insert_sweet_spot(
+                &target,
+                "quick",
+                None,
+                &set(256, 10),
+                &set(128, 20),
+                true,
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        let state = t.dir.path().join("s.db.daemon.json");
+        let row = |id: &str, dev: &str, knob: &str, v: &str| {
+            serde_json::json!({"identity": id, "knob": knob, "device": dev, "expected": v,
+                "contested": null})
+        };
+        let disk = row(&sda, "sda", "read_ahead_kb", "256");
+        let host = row("host", "host-wide", "dirty_ratio", "10");
+        let state_of = |managed: serde_json::Value, released: serde_json::Value| {
+            std::fs::write(
+                &state,
+                serde_json::json!({"pid": std::process::id(), "managed": managed,
+                    "waits": {}, "released": released})
+                .to_string(),
+            )
+            .unwrap();
+            status(Some(&store), &t.root, &Config::default(), &state)
+                .unwrap()
+                .devices[0]
+                .state
+                .clone()
+        };
+        assert_eq!(
+            state_of(serde_json::json!([disk, host]), serde_json::json!({})),
+            "managed"
+        );
+        assert_eq!(
+            state_of(serde_json::json!([disk]), serde_json::json!({})),
+            "managed, but not its host-wide dirty_ratio: not applied yet"
+        );
+        let released = state_of(
+            serde_json::json!([disk]),
+            serde_json::json!({"host": {"device": "host-wide", "at": 0}}),
+        );
+        assert_eq!(
+            released,
+            "managed, but not its host-wide dirty_ratio: restored by `sweetspot restore` at \
+             1970-01-01T00:00:00Z, not managed until the daemon restarts or reloads its config \
+             (SIGHUP)"
+        );
+        let mut contested = host.clone();
+        contested["contested"] = serde_json::json!("30");
+        assert_eq!(
+            state_of(serde_json::json!([disk, contested]), serde_json::json!({})),
+            "contested: dirty_ratio (another writer keeps \"30\")"
+        );
     }
 }

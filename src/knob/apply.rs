@@ -269,7 +269,10 @@ fn write_checked(io: &dyn KnobIo, w: &Write) -> Result<()> {
 
 /// Restores open journal entries in apply order and marks them restored. `device` limits it to
 /// one device (kernel name); `owner` to one owner (a tune restores only its own entries). With
-/// several open entries for one file, the oldest (the true original) is written.
+/// several open entries for one file, the oldest (the true original) is written; an owner's
+/// entry under a later open entry of another owner is not written but hands its original
+/// down to that entry ([`restore_except`]'s rule), so a full `restore` still writes the value
+/// from before sweetspot first touched the knob.
 /// Returns how many knobs were written back.
 pub fn restore(
     store: &mut Store,
@@ -319,6 +322,13 @@ pub struct PutBack {
 /// [`restore_with`], leaving alone (open, unwritten) every entry for which `skip` is true:
 /// `sweetspot restore` skips what a tune that is still running owns. Returns the knobs put
 /// back.
+///
+/// The undo journal's rule: after a full `restore`, every knob is back at its value from before
+/// sweetspot first touched it. So when only some entries of a file are restored (one owner's,
+/// or all but those `skip` keeps), an entry lying under a later open entry of another owner is
+/// not written (the later owner's value stays on the knob) but closed, its original handed down
+/// to that later entry (`hand_down`); only entries at the top of their file's stack are
+/// written.
 pub fn restore_except(
     io: &dyn KnobIo,
     store: &mut Store,
@@ -334,6 +344,7 @@ pub fn restore_except(
         .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
         .filter(|e| !skip(e))
         .collect();
+    let entries = hand_down(store, entries)?;
     let mut groups: BTreeMap<(bool, Option<String>), Vec<Entry>> = BTreeMap::new();
     for e in entries {
         groups
@@ -357,6 +368,82 @@ pub fn restore_except(
         Some(e) => Err(e),
         None => Ok(r.put),
     }
+}
+
+/// The rule that keeps the true original of a file when only some of its open entries are
+/// restored (one owner's: a tune's, the daemon's `profile`; or all but a running tune's). The
+/// open entries of one file (and one device identity) form a stack by id, each holding the
+/// value before its owner's change; the knob's value now belongs to the newest. Of `entries`
+/// (those to restore), a run lying under a later open entry that is not restored now is not
+/// written: that later owner's value stays on the knob, the run is closed, and its oldest
+/// original is handed down to the later entry (its original now), so a later full `restore`
+/// writes the true original, not a value an earlier owner wrote. (An iosched entry of another
+/// scheduler gets nothing: its scheduler's values were not these.) Only the runs at the top of
+/// their stacks are returned, to be written as before: each file's oldest of them.
+///
+/// Example: `profile` journals fifo_batch 16 and writes 8, `set` journals 8 and writes 4;
+/// restoring `profile` alone leaves 4 and gives `set`'s entry the original 16; `restore`
+/// then writes 16 (without this rule: `profile`'s restore wrote 16 over the admin's 4, and
+/// the full restore wrote `set`'s 8, the value the daemon had set).
+fn hand_down(store: &mut Store, entries: Vec<Entry>) -> Result<Vec<Entry>> {
+    if entries.is_empty() {
+        return Ok(entries);
+    }
+    let chosen: std::collections::BTreeSet<i64> = entries.iter().map(|e| e.id).collect();
+    let open = store.journal_open(None, None)?;
+    let mut closed: Vec<i64> = Vec::new();
+    let mut originals: Vec<(i64, String)> = Vec::new();
+    let mut below: Vec<i64> = Vec::new();
+    let mut stacks: BTreeMap<(std::path::PathBuf, Option<String>), Vec<&Entry>> = BTreeMap::new();
+    for e in &open {
+        if entries
+            .iter()
+            .any(|c| c.path == e.path && c.identity == e.identity)
+        {
+            stacks
+                .entry((e.path.clone(), e.identity.clone()))
+                .or_default()
+                .push(e);
+        }
+    }
+    for stack in stacks.values() {
+        // `journal_open` is ordered by id: oldest first.
+        let mut run: Vec<&Entry> = Vec::new();
+        for e in stack {
+            if chosen.contains(&e.id) {
+                run.push(e);
+                continue;
+            }
+            let Some(oldest) = run.first() else {
+                continue;
+            };
+            if oldest.scheduler == e.scheduler {
+                tracing::info!(
+                    "{}{}: {}'s original {} handed down to the later entry of {}, whose value \
+                     stays on the knob",
+                    e.device
+                        .as_deref()
+                        .map_or(String::new(), |d| format!("{d} ")),
+                    e.knob,
+                    oldest.owner,
+                    oldest.original.trim(),
+                    e.owner
+                );
+                originals.push((e.id, oldest.original.clone()));
+            }
+            closed.extend(run.iter().map(|r| r.id));
+            below.extend(run.iter().map(|r| r.id));
+            run.clear();
+        }
+    }
+    if closed.is_empty() {
+        return Ok(entries);
+    }
+    store.journal_hand_down(&closed, &originals)?;
+    Ok(entries
+        .into_iter()
+        .filter(|e| !below.contains(&e.id))
+        .collect())
 }
 
 /// Says which journal entries were closed because an earlier boot recorded them.

@@ -517,6 +517,63 @@ fn a_tune_restores_only_its_own_entries_and_restore_all_writes_the_oldest() {
     assert!(s.journal_open(None, None).unwrap().is_empty());
 }
 
+/// The undo journal's rule: restoring one owner's entry that lies under a later open entry of
+/// another owner writes nothing (the later owner's value stays) and hands the original down, so
+/// that after a full `restore` the knob is at its value from before sweetspot first touched it.
+/// The daemon's case: its profile writes fifo_batch 16 → 8, an admin's `set` 8 → 4, a retune
+/// restores the profile's entries alone, the profile is applied again, then `restore`.
+#[test]
+fn restoring_one_owners_entry_under_anothers_hands_its_original_down() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let d = find(&t.root, "sda").unwrap();
+    let k = FakeKernel::default();
+    let mut s = store(&t);
+    let fifo = |v: i64| setting(&[("fifo_batch", v.into())]);
+    apply_with(&k, &mut s, &t.root, &d, &fifo(8), "profile").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(4), "set").unwrap();
+    assert_eq!(open_entries(&s), ["fifo_batch=16", "fifo_batch=8"]);
+
+    let n = restore_with(&k, &mut s, &t.root, Some("sda"), Some("profile")).unwrap();
+    assert_eq!(n, 0, "nothing written");
+    assert_eq!(
+        t.get("sda", "queue/iosched/fifo_batch"),
+        "4",
+        "the admin's value stays on the knob"
+    );
+    let open = s.journal_open(None, None).unwrap();
+    assert_eq!(
+        open.iter()
+            .map(|e| (e.owner.as_str(), e.original.as_str()))
+            .collect::<Vec<_>>(),
+        [("set", "16")],
+        "the true original handed down to set's entry"
+    );
+    // The profile applied again journals the value it found (4), above set's entry.
+    apply_with(&k, &mut s, &t.root, &d, &fifo(8), "profile").unwrap();
+    assert_eq!(open_entries(&s), ["fifo_batch=16", "fifo_batch=4"]);
+    assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
+    assert_eq!(
+        t.get("sda", "queue/iosched/fifo_batch"),
+        "16",
+        "the kernel's value from before sweetspot touched it"
+    );
+    assert!(s.journal_open(None, None).unwrap().is_empty());
+
+    // The top of a stack is written as before: restoring the newest owner alone puts back
+    // the value before its change (the one the owner below it wrote).
+    apply_with(&k, &mut s, &t.root, &d, &fifo(8), "profile").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(4), "set").unwrap();
+    assert_eq!(
+        restore_with(&k, &mut s, &t.root, Some("sda"), Some("set")).unwrap(),
+        1
+    );
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
+    assert_eq!(open_entries(&s), ["fifo_batch=16"]);
+    restore_with(&k, &mut s, &t.root, None, None).unwrap();
+    assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+}
+
 /// A loop queue outlives `losetup -d` (the next file attached inherits its values), so the
 /// originals of a detached or replaced file are written back to it; a device that is gone, or
 /// a kernel name that is now another disk (a new queue), has its entries closed unwritten.

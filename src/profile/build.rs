@@ -32,6 +32,9 @@ pub struct Select<'a> {
     pub policy: Option<&'a str>,
     /// Identity or model matches.
     pub by: MatchBy,
+    /// Only the sweet spots of these device identities (the daemon's enrolled disks), and
+    /// the host's own (`tune --host`); `None`: every one.
+    pub only: Option<&'a [String]>,
 }
 
 /// The knobs of `spot` that differ from its baseline (default setting).
@@ -99,6 +102,9 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     for s in store.sweet_spots(wanted_identity.as_deref())? {
         if sel.policy.is_some_and(|p| p != s.policy)
             || (all_hosts && !is_host_identity(&s.identity))
+            || sel
+                .only
+                .is_some_and(|ids| !is_host_identity(&s.identity) && !ids.contains(&s.identity))
         {
             continue;
         }

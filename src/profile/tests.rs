@@ -57,6 +57,7 @@ fn all(by: MatchBy) -> Select<'static> {
         device: None,
         policy: None,
         by,
+        only: None,
     }
 }
 
@@ -309,6 +310,7 @@ fn a_device_with_no_sweet_spot_is_bad_input() {
         device: Some("sda"),
         policy: None,
         by: MatchBy::Identity,
+        only: None,
     };
     let e = build(&store, &t.root, &sel).unwrap_err();
     assert_eq!(e.exit_code(), 2);
@@ -322,6 +324,7 @@ fn a_device_with_no_sweet_spot_is_bad_input() {
         device: None,
         policy: Some("quikc"),
         by: MatchBy::Identity,
+        only: None,
     };
     let e = build(&store, &t.root, &sel).unwrap_err();
     assert_eq!(e.exit_code(), 2);
@@ -749,6 +752,7 @@ fn a_host_sweet_spot_goes_into_host_with_its_provenance() {
         device: Some("host"),
         policy: None,
         by: MatchBy::Identity,
+        only: None,
     };
     let only = build(&store, &t.root, &sel).unwrap();
     assert!(only.devices.is_empty(), "{only:?}");

@@ -2,6 +2,11 @@
 //!
 //! At most one open entry exists per (path, owner): recording a knob that already has an open
 //! entry for that owner keeps the first one, which is the value before that owner changed it.
+//! The open entries of one file form a stack, oldest (the true original) first; each owner's
+//! entry holds the value before its change, and the knob's value now is the newest owner's.
+//! Restoring some owners' entries only, under a later open entry of another owner, hands the
+//! oldest original down to that entry instead of writing it
+//! ([`Store::journal_hand_down`], [`crate::knob::apply::restore_except`]).
 //! Entries are never deleted; a restored entry gets `restored_at`. Entries of an earlier boot
 //! are closed unwritten ([`Store::journal_close_stale`]): the kernel reset those knobs.
 //!
@@ -229,6 +234,31 @@ impl Store {
         let ids: Vec<i64> = stale.iter().map(|e| e.id).collect();
         self.journal_mark_restored(&ids)?;
         Ok(stale)
+    }
+
+    /// Closes the entries `closed` unwritten (marks them restored) and gives each entry of
+    /// `originals` its new original, in one transaction: a restore of one owner's layer of a
+    /// file that lies under a later open entry of another owner hands its original down to that
+    /// entry ([`crate::knob::apply::restore_except`]), so the true original is never lost.
+    pub fn journal_hand_down(&mut self, closed: &[i64], originals: &[(i64, String)]) -> Result<()> {
+        let t = now();
+        let tx = self.conn_mut().transaction()?;
+        {
+            let mut up = tx.prepare(
+                "UPDATE journal SET original = ?2 WHERE id = ?1 AND restored_at IS NULL",
+            )?;
+            for (id, original) in originals {
+                up.execute(params![id, original])?;
+            }
+            let mut st = tx.prepare(
+                "UPDATE journal SET restored_at = ?2 WHERE id = ?1 AND restored_at IS NULL",
+            )?;
+            for id in closed {
+                st.execute(params![id, t])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// Marks entries restored (kept as history), durably, in one transaction.
