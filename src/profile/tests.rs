@@ -625,6 +625,73 @@ fn verify_allows_a_jiffy_on_ms_knobs() {
     assert!(!super::verify::verify(&t.root, &profile).unwrap().clean);
 }
 
+/// Only the knobs the kernel keeps in jiffies read back rounded (up, never down, 0 as 0); bfq
+/// keeps `slice_idle` and `fifo_expire_*` in ns, so 8 where the profile says 0 is drift, as
+/// is an mq-deadline `read_expire` below the profile's value.
+#[test]
+fn verify_compares_knobs_not_kept_in_jiffies_exactly() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk().bfq_disk();
+    let profile = crate::testkit::profile::profile(&[
+        (
+            "sda",
+            r#"wwid = "naa.5000c500a1b2c3d4""#,
+            "6.18.0",
+            "read_expire = 10, prio_aging_expire = 0, write_expire = 5000",
+        ),
+        (
+            "sdb",
+            r#"serial = "WD-WCC6Y1234567", model = "WDC WD10EZEX""#,
+            "6.18.0",
+            "slice_idle = 0, fifo_expire_sync = 120, timeout_sync = 125",
+        ),
+    ]);
+    // sda: read_expire rounded up to a jiffy (ok), prio_aging_expire 8 for 0 (a write of 0
+    // reads back 0), write_expire below what was written (rounding never goes down).
+    t.set("sda", "queue/iosched/read_expire", "12")
+        .set("sda", "queue/iosched/prio_aging_expire", "8")
+        .set("sda", "queue/iosched/write_expire", "4996")
+        // sdb: slice_idle 8 for 0, fifo_expire_sync 125 for 120 (both ns-based: drift), and
+        // timeout_sync (jiffies) 128 for 125 (ok).
+        .set("sdb", "queue/iosched/slice_idle", "8")
+        .set("sdb", "queue/iosched/fifo_expire_sync", "125")
+        .set("sdb", "queue/iosched/timeout_sync", "128");
+    let v = super::verify::verify(&t.root, &profile).unwrap();
+    let status: Vec<(&str, &str, &str, Option<&str>, &str)> = v
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.device.as_str(),
+                r.knob.as_str(),
+                r.expected.as_str(),
+                r.actual.as_deref(),
+                r.status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        status,
+        vec![
+            ("sda", "prio_aging_expire", "0", Some("8"), "drift"),
+            ("sda", "read_expire", "10", Some("12"), "ok"),
+            ("sda", "write_expire", "5000", Some("4996"), "drift"),
+            ("sdb", "fifo_expire_sync", "120", Some("125"), "drift"),
+            ("sdb", "slice_idle", "0", Some("8"), "drift"),
+            ("sdb", "timeout_sync", "125", Some("128"), "ok"),
+        ]
+    );
+    assert!(!v.clean);
+    assert!(
+        super::verify::table(&v)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["sdb", "slice_idle", "0", "8", "drift"]),
+        "{}",
+        super::verify::table(&v)
+    );
+}
+
 /// Host knobs go through the host's own write path: with no disk present at all, a vm knob, a
 /// `kernel.sched_*` sysctl and a debugfs feature flag are applied (the dry run names each one's
 /// own file, in apply order), journaled under `profile`, and `restore` puts them back.
