@@ -284,7 +284,8 @@ fn export_by_model_of_two_disks_with_the_same_sweet_spot_is_one_entry() {
     );
     assert_eq!(
         entry["knobs"],
-        toml::Value::Table(toml::toml! { fifo_batch = 8 })
+        toml::Value::Table(toml::toml! { fifo_batch = 8
+        scheduler = "mq-deadline" })
     );
     assert!(
         text.contains(
@@ -300,7 +301,7 @@ fn export_by_model_of_two_disks_with_the_same_sweet_spot_is_one_entry() {
     assert_eq!(
         rule,
         [
-            r#"ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{model}=="ST2000DM008", ATTRS{rev}=="0001", ATTR{queue/iosched/fifo_batch}="8""#
+            r#"ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{model}=="ST2000DM008", ATTRS{rev}=="0001", ATTR{queue/scheduler}="mq-deadline", ATTR{queue/iosched/fifo_batch}="8""#
         ],
         "{rules}"
     );

@@ -27,6 +27,12 @@ pub enum Command {
     /// --host`) with the host-wide knobs: as sweetspot's TOML, udev rules, a sysctl.d file or
     /// a TuneD profile. Sweet spots of --scratch and --sim devices are never exported (they do
     /// not last past the run).
+    ///
+    /// An entry carries the knobs its sweet spot changed, and, when those include knobs of a
+    /// scheduler's iosched/ directory (slice_idle, fifo_batch, …) but not the scheduler, the
+    /// scheduler they were tuned under: those files exist only under it, so every format sets
+    /// it first (TOML `scheduler`, udev `ATTR{queue/scheduler}`, TuneD `elevator`), whatever
+    /// scheduler the disk comes up on.
     #[command(after_help = super::EXIT_STATUS)]
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present

@@ -1,6 +1,7 @@
 //! The profile of the sweet spots in the database: the latest per (identity, kernel,
-//! policy), each carrying only the knobs it changed from its baseline, host-wide knobs
-//! gathered under `[host]` with the host's own sweet spot (`tune --host`).
+//! policy), each carrying only the knobs it changed from its baseline (and the scheduler its
+//! iosched knobs belong to, `pinned_scheduler`), host-wide knobs gathered under `[host]`
+//! with the host's own sweet spot (`tune --host`).
 
 use super::fleet;
 use super::model::{DeviceEntry, Host, Improvement, Match, Profile, VERSION};
@@ -9,7 +10,7 @@ use crate::knob::catalogue;
 use crate::store::Store;
 use crate::store::tunes::SweetSpotRow;
 use crate::sysroot::SysRoot;
-use crate::types::{ApplyOrder, Setting};
+use crate::types::{ApplyOrder, KnobValue, Setting};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -165,12 +166,20 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
                 knobs.insert(k, v);
             }
         }
-        let baseline = spot
+        let mut baseline: Setting = spot
             .default_setting
             .iter()
             .filter(|(k, _)| !is_host_knob(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        // iosched knobs exist only under their scheduler: the entry pins it, in every format,
+        // so it applies whatever scheduler the disk comes up on.
+        if let Some(s) = pinned_scheduler(store, &present, &spot, &knobs)? {
+            baseline
+                .entry("scheduler".into())
+                .or_insert_with(|| s.clone());
+            knobs.insert("scheduler".into(), s);
+        }
         members.push(fleet::Member {
             entry: DeviceEntry {
                 name: tuned_name(&spot),
@@ -215,6 +224,100 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
         transient,
     })
 }
+
+/// The scheduler to pin with an entry's `knobs` when they set knobs of an `iosched/`
+/// directory but not the scheduler (the sweet spot did not change it): a disk that comes up
+/// on another scheduler has none of those files, and `profile apply` refuses the profile.
+/// `None` when `knobs` has no iosched knob or sets the scheduler already. From, in order:
+/// - the sweet spot's setting (a tuned scheduler kept at its default);
+/// - its report's `fixed_scheduler` (the scheduler active, and not tuned, during the tune);
+/// - the journal of its tune (sweet spots stored before the report had it): the scheduler
+///   recorded with the tune's first entry of one of the knobs;
+/// - the catalogue: the one scheduler that has every one of the knobs, among those the disk
+///   offers now when it is present, else among a current kernel's (5.0 and later: none,
+///   mq-deadline, bfq, kyber) for a sweet spot tuned on one.
+///
+/// Errors (exit 2): none of these names one scheduler (a sweet spot of a legacy kernel with
+/// neither a report nor a journal saying it).
+fn pinned_scheduler(
+    store: &Store,
+    present: &[Device],
+    spot: &SweetSpotRow,
+    knobs: &Setting,
+) -> Result<Option<KnobValue>> {
+    let iosched: Vec<&str> = knobs
+        .keys()
+        .filter(|k| catalogue::order_of(k) == Some(ApplyOrder::Iosched))
+        .map(String::as_str)
+        .collect();
+    if iosched.is_empty() || knobs.contains_key("scheduler") {
+        return Ok(None);
+    }
+    if let Some(s) = spot.setting.get("scheduler") {
+        return Ok(Some(s.clone()));
+    }
+    if let Some(s) = spot.evidence["fixed_scheduler"].as_str() {
+        return Ok(Some(KnobValue::Name(s.to_string())));
+    }
+    if let Some(tune) = spot.tune_id
+        && let Some(s) = store.journal_tune_scheduler(tune, &iosched)?
+    {
+        return Ok(Some(KnobValue::Name(s)));
+    }
+    let offered = present
+        .iter()
+        .find(|d| d.identity == spot.identity)
+        .map(|d| d.schedulers.clone());
+    let current = spot
+        .kernel
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok())
+        .is_some_and(|major| major >= 5);
+    let mut owners: Vec<&str> = catalogue::ELEVATORS
+        .iter()
+        .copied()
+        .filter(|s| {
+            iosched
+                .iter()
+                .all(|k| catalogue::schedulers_with(k).contains(s))
+        })
+        .filter(|s| match &offered {
+            Some(list) => list.iter().any(|o| o == s),
+            None => !current || CURRENT_ELEVATORS.contains(s),
+        })
+        .collect();
+    owners.dedup();
+    match owners[..] {
+        [one] => Ok(Some(KnobValue::Name(one.to_string()))),
+        _ => Err(Error::BadInput(format!(
+            "profile export: the sweet spot of {} sets {}, which {} only under {}, and the \
+             database does not say which scheduler was active when it was tuned: retune it \
+             (`sweetspot tune --device …`), or export it as TOML and add the scheduler to its \
+             knobs",
+            spot.identity,
+            iosched.join(", "),
+            if iosched.len() == 1 {
+                "exists"
+            } else {
+                "exist"
+            },
+            iosched
+                .iter()
+                .flat_map(|k| catalogue::schedulers_with(k))
+                .fold(Vec::new(), |mut v, s| {
+                    if !v.contains(&s) {
+                        v.push(s);
+                    }
+                    v
+                })
+                .join(" or ")
+        ))),
+    }
+}
+
+/// The I/O schedulers of kernels 5.0 and later (the legacy single-queue ones went in 5.0).
+const CURRENT_ELEVATORS: &[&str] = &["none", "mq-deadline", "bfq", "kyber"];
 
 fn is_host_knob(k: &str) -> bool {
     catalogue::order_of(k).is_some_and(ApplyOrder::is_host)

@@ -6,7 +6,8 @@
 //!   `tuned_at`, `improvement`, `knobs` and `baseline`, and a `[host]` table for host-wide knobs
 //!   (with the same provenance fields when the host's own sweet spot, `tune --host`, is in it).
 //! - [`build`]: the profile of the sweet spots in the database (the latest per identity,
-//!   kernel and policy), carrying only the knobs a sweet spot changed from its baseline;
+//!   kernel and policy), carrying only the knobs a sweet spot changed from its baseline, and
+//!   the scheduler its iosched knobs exist under;
 //!   [`fleet`] merges `--match model` entries of one model that set the same knobs.
 //! - [`overlap`]: of the entries matching one disk, the narrowest applies (one disk over
 //!   model and firmware over model alone); equally narrow ones are refused.

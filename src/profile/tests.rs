@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::build::{MatchBy, Select, build};
-use super::model::Profile;
+use super::model::{Match, Profile};
 use super::{sysctl, tuned, udev};
 use crate::store::Store;
 use crate::testkit::tree::FakeTree;
@@ -106,8 +106,8 @@ fn exports_only_changed_knobs_host_knobs_apart_and_keep_default_empty() {
     let sda = p.devices.iter().find(|d| d.name == "sda").unwrap();
     assert_eq!(
         sda.knobs,
-        setting(&[("fifo_batch", "8")]),
-        "only what changed"
+        setting(&[("scheduler", "mq-deadline"), ("fifo_batch", "8")]),
+        "only what changed, and the scheduler its iosched knob needs"
     );
     assert_eq!(sda.matches.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
     assert_eq!(sda.improvement.as_ref().unwrap().ratio, 2.201);
@@ -201,6 +201,104 @@ fn udev_sets_the_scheduler_before_its_iosched_knobs() {
     assert!(rule.contains(
         r#"DEVPATH=="/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/*""#
     ));
+}
+
+/// An entry that sets iosched knobs but not the scheduler pins the scheduler they belong to:
+/// the one the tune's report names (`fixed_scheduler`), else the one its journal recorded
+/// with them, else the one the catalogue gives for the knobs on a current kernel; a legacy
+/// kernel's sweet spot with none of these is refused (exit 2), naming the knobs.
+#[test]
+fn iosched_knobs_are_exported_with_the_scheduler_they_belong_to() {
+    let t = FakeTree::new();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    // Absent disks (the catalogue cannot ask them what they offer), on a 4.9 kernel, where
+    // fifo_batch is both deadline's and mq-deadline's.
+    let spot = |identity: &str, kernel: &str, evidence: serde_json::Value| -> i64 {
+        let target = TargetInfo {
+            label: "sdx".into(),
+            identity: identity.into(),
+            kernel: kernel.into(),
+        };
+        let tune = store.insert_tune(&target, Some("sdx"), "quick").unwrap();
+        store
+            .insert_sweet_spot(
+                &target,
+                "quick",
+                Some(tune),
+                &setting(&[("fifo_batch", "8"), ("read_ahead_kb", "256")]),
+                &setting(&[("fifo_batch", "16"), ("read_ahead_kb", "128")]),
+                true,
+                &evidence,
+            )
+            .unwrap();
+        store.finish_tune(tune, "done").unwrap();
+        tune
+    };
+    let knobs_of = |identity: &str| {
+        let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+        let d = p
+            .devices
+            .iter()
+            .find(|d| Match::from_identity(identity).as_ref() == Some(&d.matches))
+            .unwrap()
+            .clone();
+        (d.knobs, d.baseline)
+    };
+    spot(
+        "wwid:naa.1",
+        "4.9.0",
+        serde_json::json!({"fixed_scheduler": "mq-deadline"}),
+    );
+    let (knobs, baseline) = knobs_of("wwid:naa.1");
+    assert_eq!(
+        knobs,
+        setting(&[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "8"),
+            ("read_ahead_kb", "256")
+        ])
+    );
+    assert_eq!(
+        baseline,
+        setting(&[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "16"),
+            ("read_ahead_kb", "128")
+        ])
+    );
+    // No report field: the journal of the tune says deadline.
+    let tune = spot("wwid:naa.2", "4.9.0", serde_json::json!({}));
+    store
+        .conn()
+        .execute(
+            "INSERT INTO journal (device, identity, knob, path, original, apply_order, \
+             scheduler, owner, recorded_at) VALUES ('sdx', 'wwid:naa.2', 'fifo_batch', \
+             '/sys/block/sdx/queue/iosched/fifo_batch', '16', 2, 'deadline', ?1, 0)",
+            [format!("tune:{tune}")],
+        )
+        .unwrap();
+    assert_eq!(
+        knobs_of("wwid:naa.2").0.get("scheduler"),
+        Some(&"deadline".into())
+    );
+    // Neither, on a current kernel: fifo_batch is mq-deadline's alone.
+    spot("wwid:naa.3", "6.18.0", serde_json::json!({}));
+    assert_eq!(
+        knobs_of("wwid:naa.3").0.get("scheduler"),
+        Some(&"mq-deadline".into())
+    );
+    // Neither, on 4.9: which one is not known, and the export says so.
+    spot("wwid:naa.4", "4.9.0", serde_json::json!({}));
+    let e = build(&store, &t.root, &all(MatchBy::Identity)).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.to_string(),
+        "profile export: the sweet spot of wwid:naa.4 sets fifo_batch, which exists only under \
+         mq-deadline or deadline, and the database does not say which scheduler was active \
+         when it was tuned: retune it (`sweetspot tune --device …`), or export it as TOML and \
+         add the scheduler to its knobs"
+    );
 }
 
 #[test]
@@ -375,7 +473,8 @@ fn round_trip_export_apply_verify_and_drift() {
     assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
     let v = super::verify::verify(&t.root, &profile).unwrap();
     assert!(v.clean, "{v:?}");
-    assert_eq!(v.rows.len(), 2);
+    // fifo_batch, read_ahead_kb, and the scheduler fifo_batch belongs to.
+    assert_eq!(v.rows.len(), 3);
     // A change behind sweetspot's back is drift.
     t.set("sda", "queue/read_ahead_kb", "4096");
     let v = super::verify::verify(&t.root, &profile).unwrap();
@@ -602,7 +701,10 @@ fn one_sweet_spot_per_disk_the_running_kernels() {
     }
     let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
     assert_eq!(p.devices.len(), 1, "{p:?}");
-    assert_eq!(p.devices[0].knobs, setting(&[("fifo_batch", "8")]));
+    assert_eq!(
+        p.devices[0].knobs,
+        setting(&[("scheduler", "mq-deadline"), ("fifo_batch", "8")])
+    );
     assert_eq!(p.devices[0].kernel, running);
 }
 
