@@ -268,3 +268,57 @@ fn iosched_knobs_are_exported_with_their_scheduler_and_apply_on_a_boot_on_anothe
     );
     assert_eq!(m.read("sdb", "queue/read_ahead_kb"), "128", "a dry run");
 }
+
+/// A loop device whose backing file has udev's pattern characters: a rule would read `|` as
+/// alternatives and `*?[]` as globs (matching `/srv/img/disk` and not the file itself), so the
+/// udev export is refused with exit 2, naming the field and value, and writes nothing; the
+/// TOML export and `profile apply` match the file exactly.
+#[test]
+fn udev_export_refuses_a_backing_file_with_pattern_characters() {
+    let m = Machine::new();
+    let backing = "/srv/img/disk|old [v2]*.img";
+    put(&m.block("loop6", "dev"), "7:6");
+    put(&m.block("loop6", "size"), "2097152");
+    put(&m.block("loop6", "loop/backing_file"), backing);
+    put(&m.block("loop6", "queue/scheduler"), "[none] mq-deadline kyber");
+    put(&m.block("loop6", "queue/read_ahead_kb"), "128");
+    let (code, out, err) = m.run(&["devices", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let identity = format!("loop:{backing}");
+    assert!(out.contains(&identity), "{out}");
+    common::store_sweet_spot(
+        &m.path("s.db"),
+        &identity,
+        "loop6",
+        &sweetspot::device::kernel_release(),
+        &[("read_ahead_kb", "1024")],
+        &[("read_ahead_kb", "128")],
+        2.0,
+    );
+    let rules = m.path("99-sweetspot.rules");
+    let (code, out, err) = m.run(&[
+        "profile",
+        "export",
+        "--format",
+        "udev",
+        "--out",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains(
+            "match.backing_file '/srv/img/disk|old [v2]*.img': a udev rule cannot match '|' \
+             literally (udev reads '*', '?' and '[]' as globs and '|' as alternatives, with no \
+             escape); export it with --format toml, which `profile apply` matches exactly"
+        ),
+        "{err}"
+    );
+    assert!(!rules.exists(), "nothing written");
+    let toml = m.path("p.toml");
+    let (code, _, err) = m.run(&["profile", "export", "--out", toml.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, out, err) = m.run(&["profile", "apply", toml.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("loop6: read_ahead_kb 128 → 1024"), "{out}");
+    assert_eq!(m.read("loop6", "queue/read_ahead_kb"), "1024");
+}

@@ -301,6 +301,78 @@ fn iosched_knobs_are_exported_with_the_scheduler_they_belong_to() {
     );
 }
 
+/// udev(7) reads `*?[]` in a match value as globs and `|` as alternatives, with no escape: a
+/// loop device's backing file `/srv/img/disk|old [v2]*.img` would match `/srv/img/disk` (or
+/// any `old …img`) and not itself, so the udev export refuses it (exit 2), naming the field
+/// and value; a plain path is matched as it is.
+#[test]
+fn udev_refuses_a_match_value_with_glob_characters() {
+    let t = FakeTree::new();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    store_spot(
+        &store,
+        "loop:/srv/img/disk|old [v2]*.img",
+        "loop6",
+        &[("read_ahead_kb", "1024")],
+        &[("read_ahead_kb", "128")],
+        true,
+    );
+    let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+    let e = udev::render(&p).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.to_string(),
+        "match.backing_file '/srv/img/disk|old [v2]*.img': a udev rule cannot match '|' \
+         literally (udev reads '*', '?' and '[]' as globs and '|' as alternatives, with no \
+         escape); export it with --format toml, which `profile apply` matches exactly"
+    );
+    // Each pattern character alone, in each kind of match value.
+    for c in ['*', '?', '[', ']', '|'] {
+        for m in [
+            Match {
+                backing_file: Some(format!("/srv/a{c}b.img")),
+                ..Match::default()
+            },
+            Match {
+                wwid: Some(format!("naa.5{c}")),
+                ..Match::default()
+            },
+            Match {
+                model: Some(format!("WDC {c}")),
+                serial: Some("S1".into()),
+                ..Match::default()
+            },
+            Match {
+                model: Some("WDC".into()),
+                serial: Some(format!("S{c}1")),
+                ..Match::default()
+            },
+            Match {
+                by_path: Some(format!("pci0000:00/0000:00:1f.2/ata{c}")),
+                ..Match::default()
+            },
+        ] {
+            let mut one = p.clone();
+            one.devices[0].matches = m.clone();
+            let e = udev::render(&one).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("cannot match '{c}' literally")),
+                "{m:?}: {e}"
+            );
+        }
+    }
+    let mut plain = p.clone();
+    plain.devices[0].matches.backing_file = Some("/srv/img/disk-old_v2.img".into());
+    let rules = udev::render(&plain).unwrap();
+    assert!(
+        rules.contains(
+            r#"ATTR{loop/backing_file}=="/srv/img/disk-old_v2.img", ATTR{queue/read_ahead_kb}="1024""#
+        ),
+        "{rules}"
+    );
+}
+
 #[test]
 fn model_match_reads_the_present_disks_model() {
     let t = FakeTree::new();
