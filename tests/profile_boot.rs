@@ -280,7 +280,10 @@ fn udev_export_refuses_a_backing_file_with_pattern_characters() {
     put(&m.block("loop6", "dev"), "7:6");
     put(&m.block("loop6", "size"), "2097152");
     put(&m.block("loop6", "loop/backing_file"), backing);
-    put(&m.block("loop6", "queue/scheduler"), "[none] mq-deadline kyber");
+    put(
+        &m.block("loop6", "queue/scheduler"),
+        "[none] mq-deadline kyber",
+    );
     put(&m.block("loop6", "queue/read_ahead_kb"), "128");
     let (code, out, err) = m.run(&["devices", "--json"]);
     assert_eq!(code, Some(0), "{err}");

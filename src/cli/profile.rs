@@ -33,6 +33,16 @@ pub enum Command {
     /// scheduler they were tuned under: those files exist only under it, so every format sets
     /// it first (TOML `scheduler`, udev `ATTR{queue/scheduler}`, TuneD `elevator`), whatever
     /// scheduler the disk comes up on.
+    ///
+    /// Every format matches a disk by its identity, never by a kernel name that may swap.
+    /// TuneD's [disk] plugin matches udev properties (ID_WWN, ID_SERIAL_SHORT, ID_MODEL,
+    /// DEVPATH) and sets elevator and readahead; its [sysfs] plugin, which sets the rest
+    /// (nr_requests, iosched/*, the other queue files), matches no device and takes paths:
+    /// the disk's bus path (its by_path identity, or the bus path of a disk present at
+    /// export, which follows the port). --format tuned is refused (exit 2), naming the entry,
+    /// its knobs and why, when an entry cannot be matched so: a loop device or a t10 wwid
+    /// (no udev property), such knobs of a disk with no bus path here, or of a --match model
+    /// entry (a fleet profile goes to other machines). Export those with --format udev or toml.
     #[command(after_help = super::EXIT_STATUS)]
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
@@ -76,7 +86,8 @@ pub enum Format {
     Udev,
     /// A sysctl.d file (/etc/sysctl.d/99-sweetspot.conf) with the host-wide knobs only.
     Sysctl,
-    /// A TuneD profile: with --out DIR, DIR/tuned.conf; else tuned.conf on stdout.
+    /// A TuneD profile: with --out DIR, DIR/tuned.conf; else tuned.conf on stdout. Refused
+    /// for an entry TuneD cannot match by identity (see above).
     Tuned,
 }
 
@@ -318,7 +329,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
         Format::Toml => profile.to_toml()?,
         Format::Udev => udev::render(&profile)?,
         Format::Sysctl => sysctl::render(&profile, &ctx.root),
-        Format::Tuned => tuned::render(&profile, &ctx.root),
+        Format::Tuned => tuned::render(&profile, &ctx.root)?,
     };
     let Some(out) = &args.out else {
         return super::print_out(&text);

@@ -148,23 +148,97 @@ fn exports_only_changed_knobs_host_knobs_apart_and_keep_default_empty() {
     let conf = sysctl::render(&p, &t.root);
     assert!(conf.lines().any(|l| l == "vm.dirty_ratio = 10"), "{conf}");
 
-    let tc = tuned::render(&p, &t.root);
+    // The fake tree has no /sys/devices bus path: TuneD's [sysfs] could reach fifo_batch by
+    // sda's name only, which may swap, so the TuneD export is refused (exit 2), naming it.
+    let e = tuned::render(&p, &t.root).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.to_string(),
+        "--format tuned: TuneD cannot match this entry by the disk's identity: sda (wwid \
+         naa.5000c500a1b2c3d4): fifo_batch: TuneD's [sysfs] plugin takes paths and matches no \
+         device, and sda has no bus path under /sys/devices here (absent now, or a virtual \
+         device): only its kernel name, which may change; export it with --format udev or \
+         toml, which match every disk by its identity"
+    );
+}
+
+/// TuneD matches every entry by an identity or refuses it: its [disk] plugin by udev
+/// properties (ID_WWN, ID_SERIAL_SHORT, ID_MODEL, DEVPATH), its [sysfs] plugin (no device
+/// matching) only by a bus path under /sys/devices. A disk present here at its bus path gets
+/// both units; a fleet (`--match model`) entry only the [disk] one, and is refused with
+/// knobs only [sysfs] sets; so are an absent disk's [sysfs] knobs and a loop device.
+#[test]
+fn tuned_matches_every_entry_by_identity_or_refuses_it() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    // sda at its bus path, as the kernel shows it: /sys/block/sda is a link into /sys/devices.
+    let bus = "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block";
+    let block = t.root.sys.join("block/sda");
+    std::fs::create_dir_all(t.root.sys.join(bus)).unwrap();
+    std::fs::rename(&block, t.root.sys.join(bus).join("sda")).unwrap();
+    std::os::unix::fs::symlink(format!("../{bus}/sda"), &block).unwrap();
+    let entry = |matches: &str, knobs: &str| {
+        crate::testkit::profile::profile(&[("sdx", matches, "6.18.0", knobs)])
+    };
+    let sda = entry(
+        r#"wwid = "naa.5000c500a1b2c3d4""#,
+        r#"scheduler = "mq-deadline", fifo_batch = 8, read_ahead_kb = 256"#,
+    );
+    let tc = tuned::render(&sda, &t.root).unwrap();
+    let body = &tc[tc.find("[disk_sdx]").unwrap()..];
+    assert_eq!(
+        body,
+        "[disk_sdx]\ntype=disk\ndevices_udev_regex=^ID_WWN(_WITH_EXTENSION)?=0x5000c500a1b2c3d4$\n\
+         elevator=mq-deadline\nreadahead=256\n# TuneD's [sysfs] takes paths: sda's bus path here, \
+         which follows the port it is on, not the disk\n\n[sysfs_sdx]\ntype=sysfs\n\
+         /sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/*/queue/\
+         iosched/fifo_batch=8\n"
+    );
+    // A fleet entry: [disk] by ID_MODEL for what it can set ...
+    let fleet = entry(r#"model = "ST2000DM008""#, "read_ahead_kb = 256");
+    let tc = tuned::render(&fleet, &t.root).unwrap();
     assert!(
-        tc.contains("[main]\nsummary=sweetspot sweet spots of 2 device(s)"),
+        tc.ends_with(
+            "[disk_sdx]\ntype=disk\ndevices_udev_regex=^ID_MODEL=ST2000DM008\nreadahead=256\n"
+        ),
         "{tc}"
     );
-    assert!(
-        tc.contains("devices_udev_regex=^ID_WWN(_WITH_EXTENSION)?=0x5000c500a1b2c3d4$"),
-        "{tc}"
-    );
-    // The fake tree has no /sys/devices bus path: by the name when tuned, and said so (never a
-    // glob over every disk).
-    assert!(
-        tc.contains("\n/sys/block/sda/queue/iosched/fifo_batch=8\n"),
-        "{tc}"
-    );
-    assert!(tc.contains("by its name when tuned"), "{tc}");
-    assert!(tc.contains("[sysctl]\nvm.dirty_ratio=10"), "{tc}");
+    // ... refused with a knob only [sysfs] sets (even with its disk here, at a bus path).
+    let cases = [
+        (
+            entry(
+                r#"model = "ST2000DM008""#,
+                "nr_requests = 32, read_ahead_kb = 256",
+            ),
+            "sdx (model ST2000DM008): nr_requests: TuneD's [sysfs] plugin takes paths and \
+             matches no device, so a fleet profile (--match model) would write them to whatever \
+             disks have this machine's paths, or names, on every machine",
+        ),
+        (
+            entry(r#"wwid = "naa.5000c500ffffffff""#, "nr_requests = 32"),
+            "sdx (wwid naa.5000c500ffffffff): nr_requests: TuneD's [sysfs] plugin takes paths \
+             and matches no device, and sdx has no bus path under /sys/devices here",
+        ),
+        (
+            entry(r#"backing_file = "/srv/disk.img""#, "read_ahead_kb = 1024"),
+            "sdx (backing_file /srv/disk.img): read_ahead_kb: udev has no property for a loop \
+             device's backing file, so TuneD's [disk] plugin could match it only by its kernel \
+             name, which may change",
+        ),
+    ];
+    for (p, want) in cases {
+        let e = tuned::render(&p, &t.root).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let e = e.to_string();
+        assert!(
+            e.starts_with("--format tuned: TuneD cannot match this entry by the disk's identity: ")
+                && e.contains(want)
+                && e.ends_with(
+                    "export it with --format udev or toml, which match every disk by its identity"
+                ),
+            "{e}"
+        );
+    }
 }
 
 #[test]
