@@ -281,3 +281,98 @@ fn apply_and_verify_with_nothing_to_do_say_so() {
         );
     }
 }
+
+/// `[host].knobs` of `profile export` (TOML) as (knob, value) pairs, and its stderr.
+fn host_knobs(h: &Host) -> (Vec<(String, i64)>, String) {
+    let (text, stderr) = h.run_ok(&["profile", "export"]);
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    let knobs = v["host"]["knobs"]
+        .as_table()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_integer().unwrap()))
+        .collect();
+    (knobs, stderr)
+}
+
+fn pairs(p: &[(&str, i64)]) -> Vec<(String, i64)> {
+    p.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// Of two host sweet spots (`tune --host`) of one kernel, only the newer counts: the
+/// dirty_ratio of the older is not exported.
+#[test]
+fn a_newer_host_sweet_spot_supersedes_an_older_ones_knobs() {
+    let h = Host::new();
+    let db = h.env.db();
+    let host = |best: &[(&str, &str)], default: &[(&str, &str)]| {
+        common::store_sweet_spot(&db, "host:testhost", "host", "6.18.0", best, default, 1.5);
+    };
+    host(&[("dirty_ratio", "10")], &[("dirty_ratio", "20")]);
+    assert_eq!(host_knobs(&h).0, pairs(&[("dirty_ratio", 10)]));
+    host(&[("swappiness", "10")], &[("swappiness", "60")]);
+    let (knobs, stderr) = host_knobs(&h);
+    assert_eq!(knobs, pairs(&[("swappiness", 10)]), "{stderr}");
+    assert!(!stderr.contains("WARN"), "{stderr}");
+}
+
+/// Host-wide knobs of device tunes: the newer sweet spot's value wins (not the identity that
+/// sorts last), and the host's own sweet spot, which tuned dirty_ratio and kept its default,
+/// drops a device's older dirty_ratio; each is said in one readable warning.
+#[test]
+fn the_host_sweet_spot_decides_the_host_wide_knobs_it_tuned() {
+    let h = Host::new();
+    let db = h.env.db();
+    let (older, newer) = ("wwid:naa.5000c500bbbbbbbb", "wwid:naa.5000c500aaaaaaaa");
+    common::store_sweet_spot(
+        &db,
+        older,
+        "sdb",
+        "6.18.0",
+        &[("dirty_ratio", "10"), ("read_ahead_kb", "256")],
+        &[("dirty_ratio", "20"), ("read_ahead_kb", "128")],
+        1.5,
+    );
+    common::store_sweet_spot(
+        &db,
+        newer,
+        "sda",
+        "6.18.0",
+        &[("dirty_ratio", "15")],
+        &[("dirty_ratio", "20")],
+        1.5,
+    );
+    let (knobs, stderr) = host_knobs(&h);
+    assert_eq!(knobs, pairs(&[("dirty_ratio", 15)]), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "host-wide dirty_ratio: exporting 15 from the sweet spot of {newer} over 10 from \
+             the sweet spot of {older}\n"
+        )),
+        "{stderr}"
+    );
+    common::store_sweet_spot(
+        &db,
+        "host:testhost",
+        "host",
+        "6.18.0",
+        &[("dirty_ratio", "20"), ("swappiness", "10")],
+        &[("dirty_ratio", "20"), ("swappiness", "60")],
+        1.5,
+    );
+    let (knobs, stderr) = host_knobs(&h);
+    assert_eq!(knobs, pairs(&[("swappiness", 10)]), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "host-wide dirty_ratio: not exporting 15 from the sweet spot of {newer}: the \
+             host's own sweet spot host:testhost, which tuned dirty_ratio, keeps it at 20\n"
+        )),
+        "{stderr}"
+    );
+    let (conf, _) = h.run_ok(&["profile", "export", "--format", "sysctl"]);
+    let body: Vec<&str> = lines(&conf)
+        .into_iter()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert_eq!(body, vec!["vm.swappiness = 10"], "{conf}");
+}

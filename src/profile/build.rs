@@ -4,6 +4,7 @@
 //! with the host's own sweet spot (`tune --host`).
 
 use super::fleet;
+use super::host_knobs::HostKnobs;
 use super::model::{DeviceEntry, Host, Improvement, Match, Profile, VERSION};
 use crate::device::{self, Device};
 use crate::knob::catalogue;
@@ -73,9 +74,10 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
 /// the host-wide knobs of every exported sweet spot plus the host's own sweet spot
 /// (`tune --host`, identity `host:<hostname>`; `--device host` selects it alone, as does
 /// `--device host:<hostname>`). Of several host identities (the database of another host,
-/// a renamed host) the running host's is exported, else the newest. Where two sweet spots set
-/// one host knob to different values, the host's own wins over a device's, and a later
-/// device's over an earlier one's, each named in a warning.
+/// a renamed host) the running host's is exported, else the newest. Where two sweet spots
+/// set one host knob to different values, the host's own wins over a device's, and a newer
+/// device's over an older one's, each named in a warning; a knob the host's own sweet spot
+/// tuned and kept at its default is not exported from a device's ([`super::host_knobs`]).
 ///
 /// Errors (exit 2): `--device` names nothing present nor stored; a `--match model` entry
 /// whose disk is not present now (its model is read from sysfs) or has no model; disks of
@@ -148,6 +150,8 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     let mut members = Vec::new();
     let mut transient = Vec::new();
     let mut host = Host::default();
+    // Host-wide knobs of the device tunes, merged oldest first after the loop.
+    let mut device_host_knobs = Vec::new();
     for spot in spots {
         let Some(identity_match) = Match::from_identity(&spot.identity) else {
             tracing::info!("{}: not a lasting identity; not exported", spot.identity);
@@ -159,13 +163,19 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             MatchBy::Model => model_match(root, &present, &spot.identity)?,
         };
         let mut knobs = Setting::new();
+        let mut host_knobs = Setting::new();
         for (k, v) in without_zero_pair_member(changed(&spot)) {
             if is_host_knob(&k) {
-                merge_host(&mut host.knobs, k, v, &spot.identity);
+                host_knobs.insert(k, v);
             } else {
                 knobs.insert(k, v);
             }
         }
+        device_host_knobs.push((
+            (spot.created_at, spot.id),
+            spot.identity.clone(),
+            host_knobs,
+        ));
         let mut baseline: Setting = spot
             .default_setting
             .iter()
@@ -198,10 +208,29 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     }
     // Disks of one model (`--match model`): one entry when their knobs are equal.
     let devices = fleet::merge(members)?;
-    if let Some(spot) = pick_host(root, hosts) {
-        for (k, v) in without_zero_pair_member(changed(&spot)) {
-            merge_host(&mut host.knobs, k, v, &spot.identity);
+    let mut merged = HostKnobs::default();
+    device_host_knobs.sort_by_key(|(order, ..)| *order);
+    for (_, identity, knobs) in device_host_knobs {
+        for (k, v) in knobs {
+            merged.set(k, v, &identity);
         }
+    }
+    let own = pick_host(root, hosts);
+    if let Some(spot) = &own {
+        let set = without_zero_pair_member(changed(spot));
+        // Every host-wide knob it tuned is its to decide: kept at the default (or the zero
+        // member of a pair), a device's older value of it is dropped.
+        for (k, kept) in spot.setting.iter().filter(|(k, _)| is_host_knob(k)) {
+            if !set.contains_key(k) {
+                merged.keep(k, kept, &spot.identity);
+            }
+        }
+        for (k, v) in set {
+            merged.set(k, v, &spot.identity);
+        }
+    }
+    host.knobs = merged.into_setting();
+    if let Some(spot) = own {
         host.name = Some(spot.identity[HOST_PREFIX.len()..].to_string());
         host.kernel = Some(spot.kernel.clone());
         host.policy = Some(spot.policy.clone());
@@ -321,19 +350,6 @@ const CURRENT_ELEVATORS: &[&str] = &["none", "mq-deadline", "bfq", "kyber"];
 
 fn is_host_knob(k: &str) -> bool {
     catalogue::order_of(k).is_some_and(ApplyOrder::is_host)
-}
-
-/// Sets host knob `k` to `v` from the sweet spot of `from`, warning when an earlier one set
-/// it to another value (the later wins: devices in identity order, then the host's own).
-fn merge_host(host: &mut Setting, k: String, v: crate::types::KnobValue, from: &str) {
-    if let Some(old) = host.get(&k)
-        && *old != v
-    {
-        tracing::warn!(
-            "host-wide {k}: exporting {v} from the sweet spot of {from} over {old} from an              earlier one"
-        );
-    }
-    host.insert(k, v);
 }
 
 /// The host sweet spot to export: the running host's (`host:<its hostname>`), else the
