@@ -282,6 +282,55 @@ fn apply_and_verify_with_nothing_to_do_say_so() {
     }
 }
 
+/// Before the first tune (no database yet, or one with no sweet spot), `profile apply`
+/// (also `--dry-run`) and `verify` have nothing to do: each says so on stderr and exits 0,
+/// `verify --json` prints the empty result, and the missing database is not created.
+#[test]
+fn apply_and_verify_before_the_first_tune_exit_0() {
+    let h = Host::new();
+    let db = h.env.db();
+    let d = db.display().to_string();
+    let cases: [(&[&str], &str); 4] = [
+        (&["profile", "apply"], "apply"),
+        (&["profile", "apply", "--dry-run"], "apply"),
+        (&["verify"], "verify"),
+        (&["verify", "--json"], "verify"),
+    ];
+    let empty_json = serde_json::json!({"version": 1, "clean": true, "rows": [], "overlaps": []});
+    for (why, stored) in [
+        ("does not exist yet (nothing tuned with this --db)", false),
+        (
+            "has no sweet spot stored yet (see `sweetspot history`)",
+            true,
+        ),
+    ] {
+        if stored {
+            drop(sweetspot::store::Store::open(&db).unwrap());
+        }
+        for (args, what) in cases {
+            let out = h.cmd(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(&format!("nothing to {what}: the database {d} {why}")),
+                "{args:?}: {stderr}"
+            );
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            if args.contains(&"--json") {
+                let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(v, empty_json);
+            } else if what == "apply" {
+                assert_eq!(stdout, "", "{args:?}");
+            }
+            assert_eq!(
+                db.exists(),
+                stored,
+                "{args:?}: the database was not created"
+            );
+        }
+    }
+}
+
 /// `[host].knobs` of `profile export` (TOML) as (knob, value) pairs, and its stderr.
 fn host_knobs(h: &Host) -> (Vec<(String, i64)>, String) {
     let (text, stderr) = h.run_ok(&["profile", "export"]);

@@ -131,6 +131,8 @@ struct Source {
     name: String,
     /// Identities of the database's sweet spots left out (scratch, simulated devices).
     transient: Vec<String>,
+    /// From the database (no FILE given); `Some(false)` when it does not exist yet.
+    db_exists: Option<bool>,
 }
 
 impl Source {
@@ -147,26 +149,47 @@ impl Source {
                 self.name,
                 self.transient.join(", ")
             )
+        } else if self.db_exists == Some(false) {
+            format!(
+                "{} does not exist yet (nothing tuned with this --db)",
+                self.name
+            )
+        } else if self.db_exists == Some(true) {
+            format!(
+                "{} has no sweet spot stored yet (see `sweetspot history`)",
+                self.name
+            )
         } else {
             format!("{} has no device entry and no [host] knobs", self.name)
         }
     }
 }
 
-/// The profile in `file`, or the database's latest sweet spots.
+/// The profile in `file`, or the database's latest sweet spots: an empty profile when the
+/// database does not exist yet (before the first tune there is nothing to apply, which is
+/// no error), and it is not created.
 fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
     match file {
         Some(f) => Ok(Source {
             profile: crate::profile::file::load(f)?,
             name: f.display().to_string(),
             transient: Vec::new(),
+            db_exists: None,
         }),
         None => {
+            let name = format!("the database {}", ctx.db.display());
             if !ctx.db.exists() {
-                return Err(Error::BadInput(format!(
-                    "no profile given and {} does not exist (nothing tuned with this --db)",
-                    ctx.db.display()
-                )));
+                return Ok(Source {
+                    profile: Profile {
+                        version: crate::profile::model::VERSION,
+                        devices: Vec::new(),
+                        host: None,
+                        origin: None,
+                    },
+                    name,
+                    transient: Vec::new(),
+                    db_exists: Some(false),
+                });
             }
             let sel = Select {
                 device: None,
@@ -176,21 +199,27 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
             let built = build::build_noting(&ctx.store_read_only()?, &ctx.root, &sel)?;
             Ok(Source {
                 profile: built.profile,
-                name: format!("the database {}", ctx.db.display()),
+                name,
                 transient: built.transient,
+                db_exists: Some(true),
             })
         }
     }
 }
 
-/// Runs `sweetspot profile apply`. Nothing to apply (no entry matches `--device`, or the
-/// profile is empty) is said on stderr and is no error (exit 0): a boot-time apply before the
-/// first tune has nothing to do.
+/// Runs `sweetspot profile apply`. Nothing to apply (no entry matches `--device`, the
+/// profile is empty, the database does not exist yet) is said on stderr and is no error
+/// (exit 0): a boot-time apply before the first tune has nothing to do.
 fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     let src = source(ctx, args.file.as_deref())?;
     let profile = &src.profile;
     if let Some(d) = &args.device {
         crate::device::find(&ctx.root, d)?;
+    }
+    if src.db_exists == Some(false) {
+        // Opening the store to journal would create the database: there is nothing to write.
+        tracing::warn!("nothing to apply: {}", src.why_nothing());
+        return Ok(());
     }
     let mut store = ctx.store()?;
     let outcomes = crate::profile::apply::apply(
