@@ -57,7 +57,8 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct ApplyArgs {
     /// A profile (sweetspot's TOML, from `profile export`); default: the database's latest
-    /// sweet spots.
+    /// sweet spots. It must be writable by root alone: not world-writable, not group-writable
+    /// unless its group is root (gid 0), and, when run as root, owned by root.
     pub file: Option<PathBuf>,
     /// Only this present disk (kernel name).
     #[arg(long, value_name = "DEVICE")]
@@ -70,7 +71,8 @@ pub struct ApplyArgs {
 /// Arguments of `sweetspot verify`.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// A profile (sweetspot's TOML); default: the database's latest sweet spots.
+    /// A profile (sweetspot's TOML); default: the database's latest sweet spots. It must be
+    /// writable by root alone, as for `profile apply`.
     pub file: Option<PathBuf>,
     /// Print JSON (with a `version` field).
     #[arg(long)]
