@@ -290,11 +290,20 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     }
     super::print_out(&text)?;
     if failed > 0 {
-        return Err(Error::Failed(format!(
-            "{failed} profile entries were not applied"
-        )));
+        return Err(Error::Failed(not_applied(failed)));
     }
     Ok(())
+}
+
+/// `profile apply`'s error when `failed` entries were not applied: "1 profile entry was not
+/// applied", "2 profile entries were not applied".
+fn not_applied(failed: usize) -> String {
+    let entries = if failed == 1 {
+        "profile entry was"
+    } else {
+        "profile entries were"
+    };
+    format!("{failed} {entries} not applied")
 }
 
 /// Runs `sweetspot verify`.
@@ -452,4 +461,13 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
     tmp.as_file().sync_all().map_err(ctx)?;
     tmp.persist(path).map_err(|e| ctx(e.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn not_applied_says_entry_or_entries() {
+        assert_eq!(super::not_applied(1), "1 profile entry was not applied");
+        assert_eq!(super::not_applied(2), "2 profile entries were not applied");
+    }
 }
