@@ -19,10 +19,18 @@ fn bin() -> PathBuf {
 /// A database with one significant sweet spot of a WWID disk that changed the scheduler,
 /// fifo_batch, read_ahead_kb and dirty_ratio.
 fn db_with_sweet_spot(dir: &Path) -> PathBuf {
+    db_with_sweet_spot_of(dir, "wwid:naa.5000c500a1b2c3d4")
+}
+
+/// A SATA disk's bus path identity.
+const BY_PATH: &str = "by-path:pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0";
+
+/// [`db_with_sweet_spot`] for the disk of `identity`.
+fn db_with_sweet_spot_of(dir: &Path, identity: &str) -> PathBuf {
     let db = dir.join("b.db");
     common::store_sweet_spot(
         &db,
-        "wwid:naa.5000c500a1b2c3d4",
+        identity,
         "sda",
         "6.18.0",
         &[
@@ -171,11 +179,13 @@ fn export_out_creates_missing_directories() {
     }
 }
 
-/// tuned.conf parsed as INI (`[section]`, `key=value`, `#` comments).
+/// tuned.conf parsed as INI (`[section]`, `key=value`, `#` comments). The disk is one named
+/// by its bus path (`by_path`): TuneD's [sysfs] plugin, which matches no device, reaches
+/// fifo_batch through that path, so the disk is still matched by an identity.
 #[test]
 fn tuned_conf_parses_as_ini_with_the_expected_sections() {
     let dir = tempfile::tempdir().unwrap();
-    let db = db_with_sweet_spot(dir.path());
+    let db = db_with_sweet_spot_of(dir.path(), BY_PATH);
     let out = dir.path().join("tuned-profile");
     let st = Command::new(bin())
         .arg("--db")
@@ -226,6 +236,22 @@ fn tuned_conf_parses_as_ini_with_the_expected_sections() {
     assert_eq!(get("disk_sda", "elevator").as_deref(), Some("mq-deadline"));
     assert_eq!(get("disk_sda", "readahead").as_deref(), Some("256"));
     assert_eq!(get("sysfs_sda", "type").as_deref(), Some("sysfs"));
+    assert_eq!(
+        get(
+            "sysfs_sda",
+            "/sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/*/queue/\
+             iosched/fifo_batch"
+        )
+        .as_deref(),
+        Some("8")
+    );
+    assert_eq!(
+        get("disk_sda", "devices_udev_regex").as_deref(),
+        Some(
+            "^DEVPATH=/devices/pci0000:00/0000:00:1f\\.2/ata1/host0/target0:0:0/0:0:0:0/block/\
+             [^/]+$"
+        )
+    );
     assert_eq!(get("sysctl", "vm.dirty_ratio").as_deref(), Some("10"));
 }
 

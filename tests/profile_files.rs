@@ -136,3 +136,46 @@ fn as_root_a_profile_not_owned_by_root_is_refused() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("owned by uid 65534"), "{err}");
 }
+
+/// A profile writable by its group is refused (exit 2, naming mode and gid) unless that group
+/// is root's (gid 0): any member of another group could choose what root writes.
+#[test]
+fn a_group_writable_profile_is_refused_unless_its_group_is_root() {
+    let root = nix::unistd::geteuid().is_root();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.toml");
+    std::fs::write(&file, "version = 1\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let gid = if root {
+        nix::unistd::chown(&file, None, Some(nix::unistd::Gid::from_raw(65534))).unwrap();
+        65534
+    } else {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&file).unwrap().gid()
+    };
+    assert_ne!(gid, 0, "a test user's own group is not root's");
+    for cmd in [&["profile", "apply"][..], &["verify"][..]] {
+        let (code, err) = run(cmd, &file);
+        assert_eq!(code, Some(2), "{cmd:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "p.toml: group-writable (mode 664) by gid {gid}, not root's: that group could \
+                 choose what it writes as root; chmod g-w it (or chgrp root it)"
+            )),
+            "{cmd:?}: {err}"
+        );
+    }
+    if !root {
+        eprintln!("skipped the gid 0 half: needs root (CI runs as root)");
+        return;
+    }
+    nix::unistd::chown(&file, None, Some(nix::unistd::Gid::from_raw(0))).unwrap();
+    for cmd in [&["profile", "apply"][..], &["verify"][..]] {
+        let (code, err) = run(cmd, &file);
+        assert_eq!(code, Some(0), "{cmd:?}: group root may write it: {err}");
+        assert!(
+            err.contains("has no device entry and no [host] knobs"),
+            "{err}"
+        );
+    }
+}

@@ -263,8 +263,8 @@ fn store(f: &Fleet, spots: &[(&str, &str)]) {
 }
 
 /// Two disks of one model whose sweet spots set the same knobs export `--match model` as one
-/// entry, one udev rule and one TuneD section pair (before the fix: exit 2, "would be one
-/// entry"); the TOML applies to both and to no other disk.
+/// entry and one udev rule (before the fix: exit 2, "would be one entry"); TuneD, which
+/// cannot set fifo_batch by model, refuses; the TOML applies to both and to no other disk.
 #[test]
 fn export_by_model_of_two_disks_with_the_same_sweet_spot_is_one_entry() {
     let f = Fleet::new();
@@ -284,7 +284,8 @@ fn export_by_model_of_two_disks_with_the_same_sweet_spot_is_one_entry() {
     );
     assert_eq!(
         entry["knobs"],
-        toml::Value::Table(toml::toml! { fifo_batch = 8 })
+        toml::Value::Table(toml::toml! { fifo_batch = 8
+        scheduler = "mq-deadline" })
     );
     assert!(
         text.contains(
@@ -300,22 +301,26 @@ fn export_by_model_of_two_disks_with_the_same_sweet_spot_is_one_entry() {
     assert_eq!(
         rule,
         [
-            r#"ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{model}=="ST2000DM008", ATTRS{rev}=="0001", ATTR{queue/iosched/fifo_batch}="8""#
+            r#"ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{model}=="ST2000DM008", ATTRS{rev}=="0001", ATTR{queue/scheduler}="mq-deadline", ATTR{queue/iosched/fifo_batch}="8""#
         ],
         "{rules}"
     );
 
+    // TuneD's [sysfs] plugin matches no device: a fleet entry's fifo_batch would go to
+    // whatever disk has this machine's paths (here: names) on every machine. Refused.
     let (code, tc, err) = f.run(&["profile", "export", "--match", "model", "--format", "tuned"]);
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(tc.matches("type=disk").count(), 1, "{tc}");
-    assert_eq!(tc.matches("type=sysfs").count(), 1, "{tc}");
-    for d in ["sda", "sdb"] {
-        assert!(
-            tc.contains(&format!("\n/sys/block/{d}/queue/iosched/fifo_batch=8\n")),
-            "{d}: {tc}"
-        );
-    }
-    assert!(!tc.contains("/sys/block/sdc/"), "{tc}");
+    assert_eq!(code, Some(2), "{tc}{err}");
+    assert!(
+        err.contains(
+            "--format tuned: TuneD cannot match this entry by the disk's identity: sdb (model \
+             ST2000DM008 firmware 0001): fifo_batch: TuneD's [sysfs] plugin takes paths and \
+             matches no device, so a fleet profile (--match model) would write them to \
+             whatever disks have this machine's paths, or names, on every machine; export it \
+             with --format udev or toml, which match every disk by its identity"
+        ),
+        "{err}"
+    );
+    assert!(tc.is_empty(), "{tc}");
 
     let (code, out, err) = f.run(&["profile", "apply", s(&file)]);
     assert_eq!(code, Some(0), "{out}{err}");

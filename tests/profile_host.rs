@@ -316,3 +316,147 @@ fn an_applied_host_tune_names_an_undo_command_with_its_roots() {
     assert!(out.status.success(), "{undo}: {out:?}");
     assert_eq!(h.env.vm("swappiness"), "60", "the undo command's restore");
 }
+
+/// Before the first tune (no database yet, or one with no sweet spot), `profile apply`
+/// (also `--dry-run`) and `verify` have nothing to do: each says so on stderr and exits 0,
+/// `verify --json` prints the empty result, and the missing database is not created.
+#[test]
+fn apply_and_verify_before_the_first_tune_exit_0() {
+    let h = Host::new();
+    let db = h.env.db();
+    let d = db.display().to_string();
+    let cases: [(&[&str], &str); 4] = [
+        (&["profile", "apply"], "apply"),
+        (&["profile", "apply", "--dry-run"], "apply"),
+        (&["verify"], "verify"),
+        (&["verify", "--json"], "verify"),
+    ];
+    let empty_json = serde_json::json!({"version": 2, "clean": true, "rows": [], "overlaps": []});
+    for (why, stored) in [
+        ("does not exist yet (nothing tuned with this --db)", false),
+        (
+            "has no sweet spot stored yet (see `sweetspot history`)",
+            true,
+        ),
+    ] {
+        if stored {
+            drop(sweetspot::store::Store::open(&db).unwrap());
+        }
+        for (args, what) in cases {
+            let out = h.cmd(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(&format!("nothing to {what}: the database {d} {why}")),
+                "{args:?}: {stderr}"
+            );
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            if args.contains(&"--json") {
+                let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(v, empty_json);
+            } else if what == "apply" {
+                assert_eq!(stdout, "", "{args:?}");
+            }
+            assert_eq!(
+                db.exists(),
+                stored,
+                "{args:?}: the database was not created"
+            );
+        }
+    }
+}
+
+/// `[host].knobs` of `profile export` (TOML) as (knob, value) pairs, and its stderr.
+fn host_knobs(h: &Host) -> (Vec<(String, i64)>, String) {
+    let (text, stderr) = h.run_ok(&["profile", "export"]);
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    let knobs = v["host"]["knobs"]
+        .as_table()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_integer().unwrap()))
+        .collect();
+    (knobs, stderr)
+}
+
+fn pairs(p: &[(&str, i64)]) -> Vec<(String, i64)> {
+    p.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// Of two host sweet spots (`tune --host`) of one kernel, only the newer counts: the
+/// dirty_ratio of the older is not exported.
+#[test]
+fn a_newer_host_sweet_spot_supersedes_an_older_ones_knobs() {
+    let h = Host::new();
+    let db = h.env.db();
+    let host = |best: &[(&str, &str)], default: &[(&str, &str)]| {
+        common::store_sweet_spot(&db, "host:testhost", "host", "6.18.0", best, default, 1.5);
+    };
+    host(&[("dirty_ratio", "10")], &[("dirty_ratio", "20")]);
+    assert_eq!(host_knobs(&h).0, pairs(&[("dirty_ratio", 10)]));
+    host(&[("swappiness", "10")], &[("swappiness", "60")]);
+    let (knobs, stderr) = host_knobs(&h);
+    assert_eq!(knobs, pairs(&[("swappiness", 10)]), "{stderr}");
+    assert!(!stderr.contains("WARN"), "{stderr}");
+}
+
+/// Host-wide knobs of device tunes: the newer sweet spot's value wins (not the identity that
+/// sorts last), and the host's own sweet spot, which tuned dirty_ratio and kept its default,
+/// drops a device's older dirty_ratio; each is said in one readable warning.
+#[test]
+fn the_host_sweet_spot_decides_the_host_wide_knobs_it_tuned() {
+    let h = Host::new();
+    let db = h.env.db();
+    let (older, newer) = ("wwid:naa.5000c500bbbbbbbb", "wwid:naa.5000c500aaaaaaaa");
+    common::store_sweet_spot(
+        &db,
+        older,
+        "sdb",
+        "6.18.0",
+        &[("dirty_ratio", "10"), ("read_ahead_kb", "256")],
+        &[("dirty_ratio", "20"), ("read_ahead_kb", "128")],
+        1.5,
+    );
+    common::store_sweet_spot(
+        &db,
+        newer,
+        "sda",
+        "6.18.0",
+        &[("dirty_ratio", "15")],
+        &[("dirty_ratio", "20")],
+        1.5,
+    );
+    let (knobs, stderr) = host_knobs(&h);
+    assert_eq!(knobs, pairs(&[("dirty_ratio", 15)]), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "host-wide dirty_ratio: exporting 15 from the sweet spot of {newer} over 10 from \
+             the sweet spot of {older}\n"
+        )),
+        "{stderr}"
+    );
+    common::store_sweet_spot(
+        &db,
+        "host:testhost",
+        "host",
+        "6.18.0",
+        &[("dirty_ratio", "20"), ("swappiness", "10")],
+        &[("dirty_ratio", "20"), ("swappiness", "60")],
+        1.5,
+    );
+    let (knobs, stderr) = host_knobs(&h);
+    assert_eq!(knobs, pairs(&[("swappiness", 10)]), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "host-wide dirty_ratio: not exporting 15 from the sweet spot of {newer}: the \
+             host's own sweet spot host:testhost, which tuned dirty_ratio, keeps it at 20\n"
+        )),
+        "{stderr}"
+    );
+    let (conf, _) = h.run_ok(&["profile", "export", "--format", "sysctl"]);
+    let body: Vec<&str> = lines(&conf)
+        .into_iter()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert_eq!(body, vec!["vm.swappiness = 10"], "{conf}");
+}

@@ -27,6 +27,22 @@ pub enum Command {
     /// --host`) with the host-wide knobs: as sweetspot's TOML, udev rules, a sysctl.d file or
     /// a TuneD profile. Sweet spots of --scratch and --sim devices are never exported (they do
     /// not last past the run).
+    ///
+    /// An entry carries the knobs its sweet spot changed, and, when those include knobs of a
+    /// scheduler's iosched/ directory (slice_idle, fifo_batch, …) but not the scheduler, the
+    /// scheduler they were tuned under: those files exist only under it, so every format sets
+    /// it first (TOML `scheduler`, udev `ATTR{queue/scheduler}`, TuneD `elevator`), whatever
+    /// scheduler the disk comes up on.
+    ///
+    /// Every format matches a disk by its identity, never by a kernel name that may swap.
+    /// TuneD's [disk] plugin matches udev properties (ID_WWN, ID_SERIAL_SHORT, ID_MODEL,
+    /// DEVPATH) and sets elevator and readahead; its [sysfs] plugin, which sets the rest
+    /// (nr_requests, iosched/*, the other queue files), matches no device and takes paths:
+    /// the disk's bus path (its by_path identity, or the bus path of a disk present at
+    /// export, which follows the port). --format tuned is refused (exit 2), naming the entry,
+    /// its knobs and why, when an entry cannot be matched so: a loop device or a t10 wwid
+    /// (no udev property), such knobs of a disk with no bus path here, or of a --match model
+    /// entry (a fleet profile goes to other machines). Export those with --format udev or toml.
     #[command(after_help = super::EXIT_STATUS)]
     Export(ExportArgs),
     /// Apply a profile (default: the latest sweet spots in the database) to the disks present
@@ -41,7 +57,8 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct ApplyArgs {
     /// A profile (sweetspot's TOML, from `profile export`); default: the database's latest
-    /// sweet spots.
+    /// sweet spots. It must be writable by root alone: not world-writable, not group-writable
+    /// unless its group is root (gid 0), and, when run as root, owned by root.
     pub file: Option<PathBuf>,
     /// Only this present disk (kernel name).
     #[arg(long, value_name = "DEVICE")]
@@ -54,7 +71,8 @@ pub struct ApplyArgs {
 /// Arguments of `sweetspot verify`.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// A profile (sweetspot's TOML); default: the database's latest sweet spots.
+    /// A profile (sweetspot's TOML); default: the database's latest sweet spots. It must be
+    /// writable by root alone, as for `profile apply`.
     pub file: Option<PathBuf>,
     /// Print JSON (with a `version` field).
     #[arg(long)]
@@ -70,7 +88,8 @@ pub enum Format {
     Udev,
     /// A sysctl.d file (/etc/sysctl.d/99-sweetspot.conf) with the host-wide knobs only.
     Sysctl,
-    /// A TuneD profile: with --out DIR, DIR/tuned.conf; else tuned.conf on stdout.
+    /// A TuneD profile: with --out DIR, DIR/tuned.conf; else tuned.conf on stdout. Refused
+    /// for an entry TuneD cannot match by identity (see above).
     Tuned,
 }
 
@@ -114,6 +133,8 @@ struct Source {
     name: String,
     /// Identities of the database's sweet spots left out (scratch, simulated devices).
     transient: Vec<String>,
+    /// From the database (no FILE given); `Some(false)` when it does not exist yet.
+    db_exists: Option<bool>,
 }
 
 impl Source {
@@ -130,26 +151,47 @@ impl Source {
                 self.name,
                 self.transient.join(", ")
             )
+        } else if self.db_exists == Some(false) {
+            format!(
+                "{} does not exist yet (nothing tuned with this --db)",
+                self.name
+            )
+        } else if self.db_exists == Some(true) {
+            format!(
+                "{} has no sweet spot stored yet (see `sweetspot history`)",
+                self.name
+            )
         } else {
             format!("{} has no device entry and no [host] knobs", self.name)
         }
     }
 }
 
-/// The profile in `file`, or the database's latest sweet spots.
+/// The profile in `file`, or the database's latest sweet spots: an empty profile when the
+/// database does not exist yet (before the first tune there is nothing to apply, which is
+/// no error), and it is not created.
 fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
     match file {
         Some(f) => Ok(Source {
             profile: crate::profile::file::load(f)?,
             name: f.display().to_string(),
             transient: Vec::new(),
+            db_exists: None,
         }),
         None => {
+            let name = format!("the database {}", ctx.db.display());
             if !ctx.db.exists() {
-                return Err(Error::BadInput(format!(
-                    "no profile given and {} does not exist (nothing tuned with this --db)",
-                    ctx.db.display()
-                )));
+                return Ok(Source {
+                    profile: Profile {
+                        version: crate::profile::model::VERSION,
+                        devices: Vec::new(),
+                        host: None,
+                        origin: None,
+                    },
+                    name,
+                    transient: Vec::new(),
+                    db_exists: Some(false),
+                });
             }
             let sel = Select {
                 device: None,
@@ -160,21 +202,27 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
             let built = build::build_noting(&ctx.store_read_only()?, &ctx.root, &sel)?;
             Ok(Source {
                 profile: built.profile,
-                name: format!("the database {}", ctx.db.display()),
+                name,
                 transient: built.transient,
+                db_exists: Some(true),
             })
         }
     }
 }
 
-/// Runs `sweetspot profile apply`. Nothing to apply (no entry matches `--device`, or the
-/// profile is empty) is said on stderr and is no error (exit 0): a boot-time apply before the
-/// first tune has nothing to do.
+/// Runs `sweetspot profile apply`. Nothing to apply (no entry matches `--device`, the
+/// profile is empty, the database does not exist yet) is said on stderr and is no error
+/// (exit 0): a boot-time apply before the first tune has nothing to do.
 fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     let src = source(ctx, args.file.as_deref())?;
     let profile = &src.profile;
     if let Some(d) = &args.device {
         crate::device::find(&ctx.root, d)?;
+    }
+    if src.db_exists == Some(false) {
+        // Opening the store to journal would create the database: there is nothing to write.
+        tracing::warn!("nothing to apply: {}", src.why_nothing());
+        return Ok(());
     }
     let mut store = ctx.store()?;
     let outcomes = crate::profile::apply::apply(
@@ -243,11 +291,20 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     }
     super::print_out(&text)?;
     if failed > 0 {
-        return Err(Error::Failed(format!(
-            "{failed} profile entries were not applied"
-        )));
+        return Err(Error::Failed(not_applied(failed)));
     }
     Ok(())
+}
+
+/// `profile apply`'s error when `failed` entries were not applied: "1 profile entry was not
+/// applied", "2 profile entries were not applied".
+fn not_applied(failed: usize) -> String {
+    let entries = if failed == 1 {
+        "profile entry was"
+    } else {
+        "profile entries were"
+    };
+    format!("{failed} {entries} not applied")
 }
 
 /// Runs `sweetspot verify`.
@@ -314,7 +371,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
         Format::Toml => profile.to_toml()?,
         Format::Udev => udev::render(&profile)?,
         Format::Sysctl => sysctl::render(&profile, &ctx.root),
-        Format::Tuned => tuned::render(&profile, &ctx.root),
+        Format::Tuned => tuned::render(&profile, &ctx.root)?,
     };
     let Some(out) = &args.out else {
         return super::print_out(&text);
@@ -406,4 +463,13 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
     tmp.as_file().sync_all().map_err(ctx)?;
     tmp.persist(path).map_err(|e| ctx(e.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn not_applied_says_entry_or_entries() {
+        assert_eq!(super::not_applied(1), "1 profile entry was not applied");
+        assert_eq!(super::not_applied(2), "2 profile entries were not applied");
+    }
 }

@@ -27,7 +27,7 @@
 
 use crate::Result;
 use crate::device;
-use crate::knob::apply::{apply_host_with, apply_with};
+use crate::knob::apply::{apply_host_with, apply_with, knob_holds};
 use crate::knob::discover;
 use crate::knob::io::RealIo;
 use crate::lock::{DeviceLock, Holder, Taken};
@@ -432,10 +432,23 @@ impl Manager {
                 .find(|x| x.name == k)
                 .map_or_else(|| "absent".to_string(), |x| x.current.to_string())
         };
+        // Judged as `verify` and the write path judge it (a knob kept in jiffies reads back
+        // rounded up to one; every other knob exactly).
+        let holds = |k: &str, want: &str| {
+            let value = match t {
+                Target::Disk(dev) => profile_value(profile, root, dev, k),
+                Target::Host => host_setting(profile).get(k).cloned(),
+            };
+            match (now.iter().find(|x| x.name == k), value) {
+                (Some(x), Some(v)) => knob_holds(x, &v),
+                (Some(x), None) => x.current.to_string() == want,
+                (None, _) => false,
+            }
+        };
         let off: Vec<(String, String, String)> = expected
             .iter()
+            .filter(|(k, want)| !holds(k, want))
             .map(|(k, want)| (k.clone(), want.clone(), found(k)))
-            .filter(|(_, want, f)| f != want)
             .collect();
         let lock_path = crate::lock::path(db, root, &id);
         if off.is_empty() {
@@ -750,6 +763,55 @@ mod tests {
             "{ev:?}"
         );
         assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+    }
+
+    /// A managed knob the kernel keeps in jiffies that reads back rounded up to one is no
+    /// drift (as `verify` says), so it is not re-applied; bfq's `slice_idle` (ns) read back as
+    /// 8 for 0 is.
+    #[test]
+    fn drift_is_judged_as_verify_judges_it() {
+        let t = FakeTree::new();
+        t.mq_deadline_disk().bfq_disk();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("d.db");
+        let mut store = Store::open(&db).unwrap();
+        let p = crate::testkit::profile::profile(&[
+            (
+                "sda",
+                r#"wwid = "naa.5000c500a1b2c3d4""#,
+                "6.18.0",
+                "read_expire = 10",
+            ),
+            (
+                "sdb",
+                r#"serial = "WD-WCC6Y1234567", model = "WDC WD10EZEX""#,
+                "6.18.0",
+                "slice_idle = 0",
+            ),
+        ]);
+        let mut m = Manager::default();
+        m.poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
+        assert_eq!(t.get("sda", "queue/iosched/read_expire"), "10");
+        assert_eq!(t.get("sdb", "queue/iosched/slice_idle"), "0");
+        // What HZ=250 reads back for 10 ms, and another writer's slice_idle.
+        t.set("sda", "queue/iosched/read_expire", "12")
+            .set("sdb", "queue/iosched/slice_idle", "8");
+        let ev = m
+            .poll(&mut store, &t.root, &db, &p, &Busy::default())
+            .unwrap();
+        assert_eq!(
+            ev,
+            vec![Event::Contested(
+                "sdb".into(),
+                "slice_idle".into(),
+                "0".into(),
+                "8".into(),
+                false
+            )]
+        );
+        assert_eq!(t.get("sda", "queue/iosched/read_expire"), "12");
+        assert_eq!(t.get("sdb", "queue/iosched/slice_idle"), "0");
     }
 
     #[test]

@@ -227,19 +227,29 @@ fn same(v: &KnobValue, read: &str) -> bool {
 
 /// True when `read` (a value as the kernel prints it) is what `w` asked for ([`holds`]).
 fn honoured(w: &Write, read: &str) -> bool {
-    holds(&w.value, &w.unit, read)
+    let jiffies = catalogue::kept_in_jiffies(w.scheduler.as_deref(), &w.name);
+    holds(&w.value, jiffies, read)
 }
 
-/// True when a knob in `unit` that reads `read` holds `v`: equal, or within
-/// [`catalogue::JIFFY_TOLERANCE_MS`] for an `ms` knob kept in jiffies (what a write of `v` is
-/// read back as, so `verify` judges drift as the write path judges "honoured").
-pub fn holds(v: &KnobValue, unit: &str, read: &str) -> bool {
+/// True when a knob that reads `read` holds `v`: equal, or, for a knob the kernel keeps in
+/// `jiffies` ([`catalogue::kept_in_jiffies`]), `v` rounded up to a jiffy: above `v` by less
+/// than [`catalogue::JIFFY_TOLERANCE_MS`] (0 stays 0). That is what a write of `v` reads back
+/// as, so `verify`, `status` and the daemon judge drift as the write path judges
+/// "honoured"; every other knob must read back exactly (bfq's `slice_idle` 8 is not 0).
+pub fn holds(v: &KnobValue, jiffies: bool, read: &str) -> bool {
     match v {
         KnobValue::Name(n) => read == n,
         KnobValue::Int(v) => parse_int(read).is_some_and(|r| {
-            r == *v || (unit == "ms" && (r - v).abs() <= catalogue::JIFFY_TOLERANCE_MS)
+            r == *v || (jiffies && *v > 0 && r > *v && r - v < catalogue::JIFFY_TOLERANCE_MS)
         }),
     }
+}
+
+/// True when `knob`, as discovered now, holds `v` ([`holds`], with the knob's own jiffies
+/// fact): the one judgement of drift for `verify`, `status` and the daemon.
+pub fn knob_holds(knob: &super::Knob, v: &KnobValue) -> bool {
+    let jiffies = catalogue::kept_in_jiffies(knob.scheduler.as_deref(), &knob.name);
+    holds(v, jiffies, &knob.current.to_string())
 }
 
 /// Writes `"{v}\n"` (`X`/`NO_X` for a feature flag), reads it back, and fails unless the
@@ -704,7 +714,6 @@ impl Restorer<'_> {
                 path: e.path.clone(),
                 value,
                 order: e.order,
-                unit: unit_of(e),
                 scheduler: e.scheduler.clone(),
             };
             if !same(&w.value, &read_value(self.io, &w.path, w.order, &w.name)?) {
@@ -750,7 +759,6 @@ impl Restorer<'_> {
                     path: e.path.clone(),
                     value: KnobValue::Int(i64::from(on)),
                     order: ApplyOrder::SchedFeature,
-                    unit: "bool".into(),
                     scheduler: None,
                 };
                 write_checked(self.io, &w)?;
@@ -779,10 +787,4 @@ impl Restorer<'_> {
             }
         }
     }
-}
-
-fn unit_of(e: &Entry) -> String {
-    catalogue::lookup(e.scheduler.as_deref(), &e.knob)
-        .map(|f| f.unit.to_string())
-        .unwrap_or_default()
 }

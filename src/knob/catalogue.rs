@@ -8,6 +8,10 @@
 //! kernel accepts anything up to `INT_MAX` (`fifo_batch` 1..1024). Caps that protect against a
 //! kernel quirk say so in `note` (bfq `slice_idle` wraps above 4294 ms: it is stored as
 //! `u32`-overflowing nanoseconds, measured here: 5000 reads back as 705).
+//!
+//! Which `ms` knobs the kernel keeps in jiffies is a per-knob fact ([`Fact::jiffies`]): only
+//! those read back rounded to a jiffy, so only those are compared with
+//! [`JIFFY_TOLERANCE_MS`]; every other knob must read back exactly what was written.
 
 use super::ApplyOrder;
 
@@ -30,16 +34,37 @@ pub struct Fact {
     pub source: &'static str,
     /// Kernel default or a quirk worth knowing.
     pub note: &'static str,
+    /// True when the kernel keeps the value in jiffies: its store function converts the
+    /// written milliseconds with `msecs_to_jiffies` (which rounds up to a whole jiffy) and its
+    /// show function prints `jiffies_to_msecs`, so a write of `v` reads back as `v` rounded up
+    /// to a jiffy. The sources, per knob:
+    /// - mq-deadline `read_expire`, `write_expire`, `prio_aging_expire`: block/mq-deadline.c,
+    ///   `SHOW_JIFFIES`/`STORE_JIFFIES`; the legacy deadline's `*_expire` the same
+    ///   (block/deadline-iosched.c);
+    /// - bfq `timeout_sync`: block/bfq-iosched.c, `SHOW_FUNCTION(…, bfqd->bfq_timeout, 1)`
+    ///   (`__CONV == 1`: jiffies). bfq's `slice_idle` and `fifo_expire_sync`/`_async` are kept
+    ///   in ns (`__CONV == 2`: `div_u64(…, NSEC_PER_MSEC)` on show, `* NSEC_PER_MSEC` on
+    ///   store), so they read back exactly;
+    /// - cfq's time knobs: block/cfq-iosched.c kept them in jiffies until 4.10 (commit
+    ///   "cfq-iosched: Convert from jiffies to nanoseconds"), in ns from 4.10 to its removal
+    ///   in 5.0: the tolerance covers the older kernels;
+    /// - anticipatory's: block/as-iosched.c, `jiffies_to_msecs` on show.
+    ///
+    /// kyber's `*_lat_nsec` are ns, and `sched_rr_timeslice_ms` reads back the milliseconds
+    /// written (kernel/sched/rt.c `sched_rr_handler` keeps `sysctl_sched_rr_timeslice` as
+    /// written and converts a copy): all compared exactly.
+    pub jiffies: bool,
 }
 
 /// Domain given to an iosched file the catalogue does not know: a non-negative C `int`
 /// (most iosched store functions parse into an `int`).
 pub const UNKNOWN_DOMAIN: (i64, i64) = (0, i32::MAX as i64);
 
-/// Read-back tolerance for `ms` knobs. Many are kept in jiffies (`msecs_to_jiffies`), so a
-/// written value reads back rounded to a jiffy; HZ is not visible from userspace, and one jiffy
-/// is at most 10 ms (HZ=100). Measured here: mq-deadline `read_expire` 501 reads back as 504
-/// (HZ=250).
+/// Read-back tolerance for the `ms` knobs the kernel keeps in jiffies ([`Fact::jiffies`]):
+/// `msecs_to_jiffies` rounds a written value up to a whole jiffy, so it reads back at most one
+/// jiffy less 1 ms above what was written, never below, and 0 as 0. HZ is not visible from
+/// userspace, and one jiffy is at most 10 ms (HZ=100). Measured here: mq-deadline
+/// `read_expire` 501 reads back as 504 (HZ=250).
 pub const JIFFY_TOLERANCE_MS: i64 = 10;
 
 #[allow(clippy::too_many_arguments)] // one row of the table below
@@ -62,6 +87,17 @@ const fn f(
         max,
         source,
         note,
+        jiffies: false,
+    }
+}
+
+impl Fact {
+    /// The same fact, for a knob the kernel keeps in jiffies ([`Fact::jiffies`]).
+    const fn in_jiffies(self) -> Fact {
+        Fact {
+            jiffies: true,
+            ..self
+        }
     }
 }
 
@@ -91,13 +127,13 @@ const SEC_NS: i64 = 1_000_000_000;
 #[rustfmt::skip]
 pub static FACTS: &[Fact] = &[
     // mq-deadline (current kernels).
-    f("read_expire", MQD, I, "ms", 1, 60_000, MQD_C, "default 500 (HZ/2); kept in jiffies"),
-    f("write_expire", MQD, I, "ms", 1, 120_000, MQD_C, "default 5000 (5*HZ); kept in jiffies"),
+    f("read_expire", MQD, I, "ms", 1, 60_000, MQD_C, "default 500 (HZ/2); kept in jiffies").in_jiffies(),
+    f("write_expire", MQD, I, "ms", 1, 120_000, MQD_C, "default 5000 (5*HZ); kept in jiffies").in_jiffies(),
     f("writes_starved", MQD, I, "", 0, 64, MQD_C, "default 2"),
     f("front_merges", MQD, I, "bool", 0, 1, MQD_C, "default 1"),
     f("fifo_batch", MQD, I, "requests", 1, 1024, MQD_C, "default 16; kernel clamps below 0"),
     f("async_depth", MQD, I, "requests", 1, 2048, MQD_C, "reset to nr_requests when nr_requests is written"),
-    f("prio_aging_expire", MQD, I, "ms", 0, 120_000, MQD_C, "default 10000; kept in jiffies"),
+    f("prio_aging_expire", MQD, I, "ms", 0, 120_000, MQD_C, "default 10000; kept in jiffies").in_jiffies(),
     // bfq.
     f("back_seek_max", BFQ, I, "KiB", 0, 1 << 20, BFQ_C, "default 16384"),
     f("back_seek_penalty", BFQ, I, "", 1, 1024, BFQ_C, "default 2"),
@@ -108,35 +144,35 @@ pub static FACTS: &[Fact] = &[
     f("slice_idle", BFQ, I, "ms", 0, 4294, BFQ_C, "default 8; wraps above 4294 (ns overflow)"),
     f("slice_idle_us", BFQ, I, "µs", 0, 4_294_967, BFQ_C, "default 8000; wraps above 4294967"),
     f("strict_guarantees", BFQ, I, "bool", 0, 1, BFQ_C, "default 0"),
-    f("timeout_sync", BFQ, I, "ms", 1, 60_000, BFQ_C, "default 125; kept in jiffies"),
+    f("timeout_sync", BFQ, I, "ms", 1, 60_000, BFQ_C, "default 125; kept in jiffies").in_jiffies(),
     // kyber.
     f("read_lat_nsec", KY, I, "ns", 1, NS_MAX, KY_C, "default 2000000"),
     f("write_lat_nsec", KY, I, "ns", 1, NS_MAX, KY_C, "default 10000000"),
     // Legacy deadline (before 5.0).
-    f("read_expire", DL, I, "ms", 1, 60_000, DL_C, "default 500 (HZ/2)"),
-    f("write_expire", DL, I, "ms", 1, 120_000, DL_C, "default 5000 (5*HZ)"),
+    f("read_expire", DL, I, "ms", 1, 60_000, DL_C, "default 500 (HZ/2)").in_jiffies(),
+    f("write_expire", DL, I, "ms", 1, 120_000, DL_C, "default 5000 (5*HZ)").in_jiffies(),
     f("writes_starved", DL, I, "", 0, 64, DL_C, "default 2"),
     f("front_merges", DL, I, "bool", 0, 1, DL_C, "default 1"),
     f("fifo_batch", DL, I, "requests", 1, 1024, DL_C, "default 16 (32 in early 2.5)"),
     // Legacy cfq (before 5.0).
     f("quantum", CFQ, I, "requests", 1, 64, CFQ_C, "default 8 (4 in 2.6.x)"),
-    f("fifo_expire_sync", CFQ, I, "ms", 1, 60_000, CFQ_C, "default 125"),
-    f("fifo_expire_async", CFQ, I, "ms", 1, 60_000, CFQ_C, "default 250"),
+    f("fifo_expire_sync", CFQ, I, "ms", 1, 60_000, CFQ_C, "default 125").in_jiffies(),
+    f("fifo_expire_async", CFQ, I, "ms", 1, 60_000, CFQ_C, "default 250").in_jiffies(),
     f("back_seek_max", CFQ, I, "KiB", 0, 1 << 20, CFQ_C, "default 16384"),
     f("back_seek_penalty", CFQ, I, "", 1, 1024, CFQ_C, "default 2"),
-    f("slice_sync", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 100"),
-    f("slice_async", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 40"),
+    f("slice_sync", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 100").in_jiffies(),
+    f("slice_async", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 40").in_jiffies(),
     f("slice_async_rq", CFQ, I, "requests", 1, 64, CFQ_C, "default 2"),
-    f("slice_idle", CFQ, I, "ms", 0, 1000, CFQ_C, "default 8"),
-    f("group_idle", CFQ, I, "ms", 0, 1000, CFQ_C, "default 8"),
+    f("slice_idle", CFQ, I, "ms", 0, 1000, CFQ_C, "default 8").in_jiffies(),
+    f("group_idle", CFQ, I, "ms", 0, 1000, CFQ_C, "default 8").in_jiffies(),
     f("low_latency", CFQ, I, "bool", 0, 1, CFQ_C, "default 1"),
-    f("target_latency", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 300"),
+    f("target_latency", CFQ, I, "ms", 1, 10_000, CFQ_C, "default 300").in_jiffies(),
     // Legacy anticipatory (before 2.6.33).
-    f("read_expire", AS, I, "ms", 1, 60_000, AS_C, "default 125"),
-    f("read_batch_expire", AS, I, "ms", 1, 60_000, AS_C, "default 500"),
-    f("write_expire", AS, I, "ms", 1, 120_000, AS_C, "default 250"),
-    f("write_batch_expire", AS, I, "ms", 1, 60_000, AS_C, "default 125"),
-    f("antic_expire", AS, I, "ms", 0, 1000, AS_C, "default 6"),
+    f("read_expire", AS, I, "ms", 1, 60_000, AS_C, "default 125").in_jiffies(),
+    f("read_batch_expire", AS, I, "ms", 1, 60_000, AS_C, "default 500").in_jiffies(),
+    f("write_expire", AS, I, "ms", 1, 120_000, AS_C, "default 250").in_jiffies(),
+    f("write_batch_expire", AS, I, "ms", 1, 60_000, AS_C, "default 125").in_jiffies(),
+    f("antic_expire", AS, I, "ms", 0, 1000, AS_C, "default 6").in_jiffies(),
     // queue/ (any scheduler).
     f("nr_requests", None, NrRequests, "requests", 4, 2048, SYSFS_C,
       "clamped below 4 (BLKDEV_MIN_RQ); EINVAL above the tag depth or 2048; reset by a scheduler switch"),
@@ -161,7 +197,7 @@ pub static FACTS: &[Fact] = &[
     f("sched_cfs_bandwidth_slice_us", None, S, "µs", 1, 1_000_000, FAIR_C,
       "default 5000; at least 1 (proc_dointvec_minmax, SYSCTL_ONE)"),
     f("sched_rr_timeslice_ms", None, S, "ms", 1, 10_000, "kernel/sched/rt.c",
-      "default 100 (RR_TIMESLICE); kept in jiffies; <= 0 resets to the default"),
+      "default 100 (RR_TIMESLICE); reads back as written (a copy is kept in jiffies); <= 0 resets to the default"),
     // The same before 5.13 (moved to debugfs sched/ then, and the first three went in 6.6).
     f("sched_latency_ns", None, S, "ns", 100_000, SEC_NS, OLD_SYSCTL,
       "default 6000000 x (1 + ilog2(CPUs)); bounds min/max_sched_granularity_ns"),
@@ -346,6 +382,13 @@ pub fn order_of(name: &str) -> Option<ApplyOrder> {
     FACTS.iter().find(|f| f.name == name).map(|f| f.order)
 }
 
+/// True when the kernel keeps knob `name` (of `scheduler`, for an iosched knob) in jiffies, so
+/// it reads back rounded up to a jiffy ([`Fact::jiffies`]); false for every other knob and for
+/// a knob the catalogue does not know.
+pub fn kept_in_jiffies(scheduler: Option<&str>, name: &str) -> bool {
+    lookup(scheduler, name).is_some_and(|f| f.jiffies)
+}
+
 /// True for the `*_bytes` member of an exclusive pair (0 is not writable there: EINVAL).
 pub fn is_bytes_member(name: &str) -> bool {
     exclusive_partner(name).is_some() && name.ends_with("_bytes")
@@ -419,6 +462,46 @@ mod tests {
         assert_eq!(f.max, 4294);
         assert_eq!(f.unit, "ms");
         assert_eq!(lookup(Some("cfq"), "quantum").unwrap().source, CFQ_C);
+    }
+
+    /// The knobs kept in jiffies, as the kernel sources named in [`Fact::jiffies`] say; bfq's
+    /// `slice_idle` and `fifo_expire_*` (ns), kyber's (ns) and every non-`ms` knob are not.
+    #[test]
+    fn only_knobs_kept_in_jiffies_say_so() {
+        let mut jiffies: Vec<String> = FACTS
+            .iter()
+            .filter(|f| f.jiffies)
+            .map(|f| format!("{}/{}", f.scheduler.unwrap_or("-"), f.name))
+            .collect();
+        jiffies.sort();
+        assert_eq!(
+            jiffies,
+            [
+                "anticipatory/antic_expire",
+                "anticipatory/read_batch_expire",
+                "anticipatory/read_expire",
+                "anticipatory/write_batch_expire",
+                "anticipatory/write_expire",
+                "bfq/timeout_sync",
+                "cfq/fifo_expire_async",
+                "cfq/fifo_expire_sync",
+                "cfq/group_idle",
+                "cfq/slice_async",
+                "cfq/slice_idle",
+                "cfq/slice_sync",
+                "cfq/target_latency",
+                "deadline/read_expire",
+                "deadline/write_expire",
+                "mq-deadline/prio_aging_expire",
+                "mq-deadline/read_expire",
+                "mq-deadline/write_expire",
+            ]
+        );
+        assert!(FACTS.iter().filter(|f| f.jiffies).all(|f| f.unit == "ms"));
+        assert!(!kept_in_jiffies(Some("bfq"), "slice_idle"));
+        assert!(kept_in_jiffies(Some("cfq"), "slice_idle"));
+        assert!(!kept_in_jiffies(None, "sched_rr_timeslice_ms"));
+        assert!(!kept_in_jiffies(Some("bfq"), "no_such_knob"));
     }
 
     #[test]

@@ -27,7 +27,6 @@ pub(crate) struct Write {
     pub path: PathBuf,
     pub value: KnobValue,
     pub order: ApplyOrder,
-    pub unit: String,
     pub scheduler: Option<String>,
 }
 
@@ -168,7 +167,6 @@ fn write_for(k: &Knob, v: &KnobValue) -> Write {
         path: k.path.clone(),
         value: v.clone(),
         order: k.order,
-        unit: k.unit.clone(),
         scheduler: k.scheduler.clone(),
     }
 }

@@ -124,6 +124,24 @@ fn find_names_the_scheduler_that_has_a_knob() {
     );
 }
 
+/// A knob kept in jiffies holds a value it reads back rounded up to a jiffy (HZ=100: up to
+/// 9 ms more; never less, and 0 as 0); every other knob only the exact value.
+#[test]
+fn holds_rounds_only_knobs_kept_in_jiffies_and_only_up() {
+    use super::apply::holds;
+    let int = KnobValue::Int;
+    assert!(holds(&int(501), true, "504"));
+    assert!(holds(&int(501), true, "510"));
+    assert!(!holds(&int(501), true, "511"));
+    assert!(!holds(&int(500), true, "496"));
+    assert!(!holds(&int(0), true, "8"));
+    assert!(holds(&int(0), true, "0"));
+    assert!(!holds(&int(0), false, "8"));
+    assert!(!holds(&int(501), false, "504"));
+    assert!(holds(&int(8), false, "8\n"));
+    assert!(holds(&KnobValue::Name("bfq".into()), false, "bfq"));
+}
+
 #[test]
 fn set_and_restore_round_trip_on_mq_deadline() {
     let t = FakeTree::new();

@@ -1,15 +1,17 @@
 //! The profile of the sweet spots in the database: the latest per (identity, kernel,
-//! policy), each carrying only the knobs it changed from its baseline, host-wide knobs
-//! gathered under `[host]` with the host's own sweet spot (`tune --host`).
+//! policy), each carrying only the knobs it changed from its baseline (and the scheduler its
+//! iosched knobs belong to, `pinned_scheduler`), host-wide knobs gathered under `[host]`
+//! with the host's own sweet spot (`tune --host`).
 
 use super::fleet;
+use super::host_knobs::HostKnobs;
 use super::model::{DeviceEntry, Host, Improvement, Match, Profile, VERSION};
 use crate::device::{self, Device};
 use crate::knob::catalogue;
 use crate::store::Store;
 use crate::store::tunes::SweetSpotRow;
 use crate::sysroot::SysRoot;
-use crate::types::{ApplyOrder, Setting};
+use crate::types::{ApplyOrder, KnobValue, Setting};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -75,9 +77,10 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
 /// the host-wide knobs of every exported sweet spot plus the host's own sweet spot
 /// (`tune --host`, identity `host:<hostname>`; `--device host` selects it alone, as does
 /// `--device host:<hostname>`). Of several host identities (the database of another host,
-/// a renamed host) the running host's is exported, else the newest. Where two sweet spots set
-/// one host knob to different values, the host's own wins over a device's, and a later
-/// device's over an earlier one's, each named in a warning.
+/// a renamed host) the running host's is exported, else the newest. Where two sweet spots
+/// set one host knob to different values, the host's own wins over a device's, and a newer
+/// device's over an older one's, each named in a warning; a knob the host's own sweet spot
+/// tuned and kept at its default is not exported from a device's ([`super::host_knobs`]).
 ///
 /// Errors (exit 2): `--device` names nothing present nor stored; a `--match model` entry
 /// whose disk is not present now (its model is read from sysfs) or has no model; disks of
@@ -153,6 +156,8 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     let mut members = Vec::new();
     let mut transient = Vec::new();
     let mut host = Host::default();
+    // Host-wide knobs of the device tunes, merged oldest first after the loop.
+    let mut device_host_knobs = Vec::new();
     for spot in spots {
         let Some(identity_match) = Match::from_identity(&spot.identity) else {
             tracing::info!("{}: not a lasting identity; not exported", spot.identity);
@@ -164,19 +169,33 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             MatchBy::Model => model_match(root, &present, &spot.identity)?,
         };
         let mut knobs = Setting::new();
+        let mut host_knobs = Setting::new();
         for (k, v) in without_zero_pair_member(changed(&spot)) {
             if is_host_knob(&k) {
-                merge_host(&mut host.knobs, k, v, &spot.identity);
+                host_knobs.insert(k, v);
             } else {
                 knobs.insert(k, v);
             }
         }
-        let baseline = spot
+        device_host_knobs.push((
+            (spot.created_at, spot.id),
+            spot.identity.clone(),
+            host_knobs,
+        ));
+        let mut baseline: Setting = spot
             .default_setting
             .iter()
             .filter(|(k, _)| !is_host_knob(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        // iosched knobs exist only under their scheduler: the entry pins it, in every format,
+        // so it applies whatever scheduler the disk comes up on.
+        if let Some(s) = pinned_scheduler(store, &present, &spot, &knobs)? {
+            baseline
+                .entry("scheduler".into())
+                .or_insert_with(|| s.clone());
+            knobs.insert("scheduler".into(), s);
+        }
         members.push(fleet::Member {
             entry: DeviceEntry {
                 name: tuned_name(&spot),
@@ -195,10 +214,29 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     }
     // Disks of one model (`--match model`): one entry when their knobs are equal.
     let devices = fleet::merge(members)?;
-    if let Some(spot) = pick_host(root, hosts) {
-        for (k, v) in without_zero_pair_member(changed(&spot)) {
-            merge_host(&mut host.knobs, k, v, &spot.identity);
+    let mut merged = HostKnobs::default();
+    device_host_knobs.sort_by_key(|(order, ..)| *order);
+    for (_, identity, knobs) in device_host_knobs {
+        for (k, v) in knobs {
+            merged.set(k, v, &identity);
         }
+    }
+    let own = pick_host(root, hosts);
+    if let Some(spot) = &own {
+        let set = without_zero_pair_member(changed(spot));
+        // Every host-wide knob it tuned is its to decide: kept at the default (or the zero
+        // member of a pair), a device's older value of it is dropped.
+        for (k, kept) in spot.setting.iter().filter(|(k, _)| is_host_knob(k)) {
+            if !set.contains_key(k) {
+                merged.keep(k, kept, &spot.identity);
+            }
+        }
+        for (k, v) in set {
+            merged.set(k, v, &spot.identity);
+        }
+    }
+    host.knobs = merged.into_setting();
+    if let Some(spot) = own {
         host.name = Some(spot.identity[HOST_PREFIX.len()..].to_string());
         host.kernel = Some(spot.kernel.clone());
         host.policy = Some(spot.policy.clone());
@@ -222,21 +260,102 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     })
 }
 
-fn is_host_knob(k: &str) -> bool {
-    catalogue::order_of(k).is_some_and(ApplyOrder::is_host)
+/// The scheduler to pin with an entry's `knobs` when they set knobs of an `iosched/`
+/// directory but not the scheduler (the sweet spot did not change it): a disk that comes up
+/// on another scheduler has none of those files, and `profile apply` refuses the profile.
+/// `None` when `knobs` has no iosched knob or sets the scheduler already. From, in order:
+/// - the sweet spot's setting (a tuned scheduler kept at its default);
+/// - its report's `fixed_scheduler` (the scheduler active, and not tuned, during the tune);
+/// - the journal of its tune (sweet spots stored before the report had it): the scheduler
+///   recorded with the tune's first entry of one of the knobs;
+/// - the catalogue: the one scheduler that has every one of the knobs, among those the disk
+///   offers now when it is present, else among a current kernel's (5.0 and later: none,
+///   mq-deadline, bfq, kyber) for a sweet spot tuned on one.
+///
+/// Errors (exit 2): none of these names one scheduler (a sweet spot of a legacy kernel with
+/// neither a report nor a journal saying it).
+fn pinned_scheduler(
+    store: &Store,
+    present: &[Device],
+    spot: &SweetSpotRow,
+    knobs: &Setting,
+) -> Result<Option<KnobValue>> {
+    let iosched: Vec<&str> = knobs
+        .keys()
+        .filter(|k| catalogue::order_of(k) == Some(ApplyOrder::Iosched))
+        .map(String::as_str)
+        .collect();
+    if iosched.is_empty() || knobs.contains_key("scheduler") {
+        return Ok(None);
+    }
+    if let Some(s) = spot.setting.get("scheduler") {
+        return Ok(Some(s.clone()));
+    }
+    if let Some(s) = spot.evidence["fixed_scheduler"].as_str() {
+        return Ok(Some(KnobValue::Name(s.to_string())));
+    }
+    if let Some(tune) = spot.tune_id
+        && let Some(s) = store.journal_tune_scheduler(tune, &iosched)?
+    {
+        return Ok(Some(KnobValue::Name(s)));
+    }
+    let offered = present
+        .iter()
+        .find(|d| d.identity == spot.identity)
+        .map(|d| d.schedulers.clone());
+    let current = spot
+        .kernel
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok())
+        .is_some_and(|major| major >= 5);
+    let mut owners: Vec<&str> = catalogue::ELEVATORS
+        .iter()
+        .copied()
+        .filter(|s| {
+            iosched
+                .iter()
+                .all(|k| catalogue::schedulers_with(k).contains(s))
+        })
+        .filter(|s| match &offered {
+            Some(list) => list.iter().any(|o| o == s),
+            None => !current || CURRENT_ELEVATORS.contains(s),
+        })
+        .collect();
+    owners.dedup();
+    match owners[..] {
+        [one] => Ok(Some(KnobValue::Name(one.to_string()))),
+        _ => Err(Error::BadInput(format!(
+            "profile export: the sweet spot of {} sets {}, which {} only under {}, and the \
+             database does not say which scheduler was active when it was tuned: retune it \
+             (`sweetspot tune --device …`), or export it as TOML and add the scheduler to its \
+             knobs",
+            spot.identity,
+            iosched.join(", "),
+            if iosched.len() == 1 {
+                "exists"
+            } else {
+                "exist"
+            },
+            iosched
+                .iter()
+                .flat_map(|k| catalogue::schedulers_with(k))
+                .fold(Vec::new(), |mut v, s| {
+                    if !v.contains(&s) {
+                        v.push(s);
+                    }
+                    v
+                })
+                .join(" or ")
+        ))),
+    }
 }
 
-/// Sets host knob `k` to `v` from the sweet spot of `from`, warning when an earlier one set
-/// it to another value (the later wins: devices in identity order, then the host's own).
-fn merge_host(host: &mut Setting, k: String, v: crate::types::KnobValue, from: &str) {
-    if let Some(old) = host.get(&k)
-        && *old != v
-    {
-        tracing::warn!(
-            "host-wide {k}: exporting {v} from the sweet spot of {from} over {old} from an              earlier one"
-        );
-    }
-    host.insert(k, v);
+/// The I/O schedulers of kernels 5.0 and later (the legacy single-queue ones went in 5.0).
+const CURRENT_ELEVATORS: &[&str] = &["none", "mq-deadline", "bfq", "kyber"];
+
+fn is_host_knob(k: &str) -> bool {
+    catalogue::order_of(k).is_some_and(ApplyOrder::is_host)
 }
 
 /// The host sweet spot to export: the running host's (`host:<its hostname>`), else the

@@ -1,8 +1,9 @@
 //! Reading a profile file: its ownership and mode, its TOML, and what it asks for, each
 //! refused with the file, line and field (exit 2) before anything is applied.
 //!
-//! - A profile is applied as root at boot: one that is world-writable, or (when run as root)
-//!   not owned by root, would let anyone choose what root writes to sysfs, so it is refused.
+//! - A profile is applied as root at boot: one that is world-writable, group-writable by a
+//!   group other than root's (gid 0), or (when run as root) not owned by root, would let
+//!   others choose what root writes to sysfs, so it is refused.
 //! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value
 //!   and one way of naming a disk (not `wwid` and `backing_file`: a disk has one identity),
 //!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
@@ -38,6 +39,15 @@ pub fn load(path: &Path) -> Result<Profile> {
             "world-writable (mode {:o}): anyone could choose what it writes as root; \
              chmod o-w it",
             meta.mode() & 0o7777
+        )));
+    }
+    // A group other than root's may be every user of the machine (`users`), or a service's.
+    if meta.mode() & 0o020 != 0 && meta.gid() != 0 {
+        return Err(bad(format!(
+            "group-writable (mode {:o}) by gid {}, not root's: that group could choose what \
+             it writes as root; chmod g-w it (or chgrp root it)",
+            meta.mode() & 0o7777,
+            meta.gid()
         )));
     }
     if nix::unistd::geteuid().is_root() && meta.uid() != 0 {

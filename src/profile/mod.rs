@@ -6,8 +6,11 @@
 //!   `tuned_at`, `improvement`, `knobs` and `baseline`, and a `[host]` table for host-wide knobs
 //!   (with the same provenance fields when the host's own sweet spot, `tune --host`, is in it).
 //! - [`build`]: the profile of the sweet spots in the database (the latest per identity,
-//!   kernel and policy), carrying only the knobs a sweet spot changed from its baseline;
-//!   [`fleet`] merges `--match model` entries of one model that set the same knobs.
+//!   kernel and policy), carrying only the knobs a sweet spot changed from its baseline, and
+//!   the scheduler its iosched knobs exist under;
+//!   [`fleet`] merges `--match model` entries of one model that set the same knobs;
+//!   [`host_knobs`] gathers the host-wide ones, the host's own sweet spot deciding those it
+//!   tuned.
 //! - [`overlap`]: of the entries matching one disk, the narrowest applies (one disk over
 //!   model and firmware over model alone); equally narrow ones are refused.
 //! - One file per output format: [`udev`] (rules, no sweetspot binary needed at boot),
@@ -19,6 +22,7 @@ pub mod apply;
 pub mod build;
 pub mod file;
 pub mod fleet;
+pub mod host_knobs;
 pub mod model;
 pub mod overlap;
 pub mod sysctl;

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::build::{MatchBy, Select, build};
-use super::model::Profile;
+use super::model::{Match, Profile};
 use super::{sysctl, tuned, udev};
 use crate::store::Store;
 use crate::testkit::tree::FakeTree;
@@ -107,8 +107,8 @@ fn exports_only_changed_knobs_host_knobs_apart_and_keep_default_empty() {
     let sda = p.devices.iter().find(|d| d.name == "sda").unwrap();
     assert_eq!(
         sda.knobs,
-        setting(&[("fifo_batch", "8")]),
-        "only what changed"
+        setting(&[("scheduler", "mq-deadline"), ("fifo_batch", "8")]),
+        "only what changed, and the scheduler its iosched knob needs"
     );
     assert_eq!(sda.matches.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
     assert_eq!(sda.improvement.as_ref().unwrap().ratio, 2.201);
@@ -149,23 +149,97 @@ fn exports_only_changed_knobs_host_knobs_apart_and_keep_default_empty() {
     let conf = sysctl::render(&p, &t.root);
     assert!(conf.lines().any(|l| l == "vm.dirty_ratio = 10"), "{conf}");
 
-    let tc = tuned::render(&p, &t.root);
+    // The fake tree has no /sys/devices bus path: TuneD's [sysfs] could reach fifo_batch by
+    // sda's name only, which may swap, so the TuneD export is refused (exit 2), naming it.
+    let e = tuned::render(&p, &t.root).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.to_string(),
+        "--format tuned: TuneD cannot match this entry by the disk's identity: sda (wwid \
+         naa.5000c500a1b2c3d4): fifo_batch: TuneD's [sysfs] plugin takes paths and matches no \
+         device, and sda has no bus path under /sys/devices here (absent now, or a virtual \
+         device): only its kernel name, which may change; export it with --format udev or \
+         toml, which match every disk by its identity"
+    );
+}
+
+/// TuneD matches every entry by an identity or refuses it: its [disk] plugin by udev
+/// properties (ID_WWN, ID_SERIAL_SHORT, ID_MODEL, DEVPATH), its [sysfs] plugin (no device
+/// matching) only by a bus path under /sys/devices. A disk present here at its bus path gets
+/// both units; a fleet (`--match model`) entry only the [disk] one, and is refused with
+/// knobs only [sysfs] sets; so are an absent disk's [sysfs] knobs and a loop device.
+#[test]
+fn tuned_matches_every_entry_by_identity_or_refuses_it() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    // sda at its bus path, as the kernel shows it: /sys/block/sda is a link into /sys/devices.
+    let bus = "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block";
+    let block = t.root.sys.join("block/sda");
+    std::fs::create_dir_all(t.root.sys.join(bus)).unwrap();
+    std::fs::rename(&block, t.root.sys.join(bus).join("sda")).unwrap();
+    std::os::unix::fs::symlink(format!("../{bus}/sda"), &block).unwrap();
+    let entry = |matches: &str, knobs: &str| {
+        crate::testkit::profile::profile(&[("sdx", matches, "6.18.0", knobs)])
+    };
+    let sda = entry(
+        r#"wwid = "naa.5000c500a1b2c3d4""#,
+        r#"scheduler = "mq-deadline", fifo_batch = 8, read_ahead_kb = 256"#,
+    );
+    let tc = tuned::render(&sda, &t.root).unwrap();
+    let body = &tc[tc.find("[disk_sdx]").unwrap()..];
+    assert_eq!(
+        body,
+        "[disk_sdx]\ntype=disk\ndevices_udev_regex=^ID_WWN(_WITH_EXTENSION)?=0x5000c500a1b2c3d4$\n\
+         elevator=mq-deadline\nreadahead=256\n# TuneD's [sysfs] takes paths: sda's bus path here, \
+         which follows the port it is on, not the disk\n\n[sysfs_sdx]\ntype=sysfs\n\
+         /sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/*/queue/\
+         iosched/fifo_batch=8\n"
+    );
+    // A fleet entry: [disk] by ID_MODEL for what it can set ...
+    let fleet = entry(r#"model = "ST2000DM008""#, "read_ahead_kb = 256");
+    let tc = tuned::render(&fleet, &t.root).unwrap();
     assert!(
-        tc.contains("[main]\nsummary=sweetspot sweet spots of 2 device(s)"),
+        tc.ends_with(
+            "[disk_sdx]\ntype=disk\ndevices_udev_regex=^ID_MODEL=ST2000DM008\nreadahead=256\n"
+        ),
         "{tc}"
     );
-    assert!(
-        tc.contains("devices_udev_regex=^ID_WWN(_WITH_EXTENSION)?=0x5000c500a1b2c3d4$"),
-        "{tc}"
-    );
-    // The fake tree has no /sys/devices bus path: by the name when tuned, and said so (never a
-    // glob over every disk).
-    assert!(
-        tc.contains("\n/sys/block/sda/queue/iosched/fifo_batch=8\n"),
-        "{tc}"
-    );
-    assert!(tc.contains("by its name when tuned"), "{tc}");
-    assert!(tc.contains("[sysctl]\nvm.dirty_ratio=10"), "{tc}");
+    // ... refused with a knob only [sysfs] sets (even with its disk here, at a bus path).
+    let cases = [
+        (
+            entry(
+                r#"model = "ST2000DM008""#,
+                "nr_requests = 32, read_ahead_kb = 256",
+            ),
+            "sdx (model ST2000DM008): nr_requests: TuneD's [sysfs] plugin takes paths and \
+             matches no device, so a fleet profile (--match model) would write them to whatever \
+             disks have this machine's paths, or names, on every machine",
+        ),
+        (
+            entry(r#"wwid = "naa.5000c500ffffffff""#, "nr_requests = 32"),
+            "sdx (wwid naa.5000c500ffffffff): nr_requests: TuneD's [sysfs] plugin takes paths \
+             and matches no device, and sdx has no bus path under /sys/devices here",
+        ),
+        (
+            entry(r#"backing_file = "/srv/disk.img""#, "read_ahead_kb = 1024"),
+            "sdx (backing_file /srv/disk.img): read_ahead_kb: udev has no property for a loop \
+             device's backing file, so TuneD's [disk] plugin could match it only by its kernel \
+             name, which may change",
+        ),
+    ];
+    for (p, want) in cases {
+        let e = tuned::render(&p, &t.root).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let e = e.to_string();
+        assert!(
+            e.starts_with("--format tuned: TuneD cannot match this entry by the disk's identity: ")
+                && e.contains(want)
+                && e.ends_with(
+                    "export it with --format udev or toml, which match every disk by its identity"
+                ),
+            "{e}"
+        );
+    }
 }
 
 #[test]
@@ -202,6 +276,176 @@ fn udev_sets_the_scheduler_before_its_iosched_knobs() {
     assert!(rule.contains(
         r#"DEVPATH=="/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/*""#
     ));
+}
+
+/// An entry that sets iosched knobs but not the scheduler pins the scheduler they belong to:
+/// the one the tune's report names (`fixed_scheduler`), else the one its journal recorded
+/// with them, else the one the catalogue gives for the knobs on a current kernel; a legacy
+/// kernel's sweet spot with none of these is refused (exit 2), naming the knobs.
+#[test]
+fn iosched_knobs_are_exported_with_the_scheduler_they_belong_to() {
+    let t = FakeTree::new();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    // Absent disks (the catalogue cannot ask them what they offer), on a 4.9 kernel, where
+    // fifo_batch is both deadline's and mq-deadline's.
+    let spot = |identity: &str, kernel: &str, evidence: serde_json::Value| -> i64 {
+        let target = TargetInfo {
+            label: "sdx".into(),
+            identity: identity.into(),
+            kernel: kernel.into(),
+        };
+        let tune = store.insert_tune(&target, Some("sdx"), "quick").unwrap();
+        store
+            .insert_sweet_spot(
+                &target,
+                "quick",
+                Some(tune),
+                &setting(&[("fifo_batch", "8"), ("read_ahead_kb", "256")]),
+                &setting(&[("fifo_batch", "16"), ("read_ahead_kb", "128")]),
+                true,
+                &evidence,
+            )
+            .unwrap();
+        store.finish_tune(tune, "done").unwrap();
+        tune
+    };
+    let knobs_of = |identity: &str| {
+        let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+        let d = p
+            .devices
+            .iter()
+            .find(|d| Match::from_identity(identity).as_ref() == Some(&d.matches))
+            .unwrap()
+            .clone();
+        (d.knobs, d.baseline)
+    };
+    spot(
+        "wwid:naa.1",
+        "4.9.0",
+        serde_json::json!({"fixed_scheduler": "mq-deadline"}),
+    );
+    let (knobs, baseline) = knobs_of("wwid:naa.1");
+    assert_eq!(
+        knobs,
+        setting(&[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "8"),
+            ("read_ahead_kb", "256")
+        ])
+    );
+    assert_eq!(
+        baseline,
+        setting(&[
+            ("scheduler", "mq-deadline"),
+            ("fifo_batch", "16"),
+            ("read_ahead_kb", "128")
+        ])
+    );
+    // No report field: the journal of the tune says deadline.
+    let tune = spot("wwid:naa.2", "4.9.0", serde_json::json!({}));
+    store
+        .conn()
+        .execute(
+            "INSERT INTO journal (device, identity, knob, path, original, apply_order, \
+             scheduler, owner, recorded_at) VALUES ('sdx', 'wwid:naa.2', 'fifo_batch', \
+             '/sys/block/sdx/queue/iosched/fifo_batch', '16', 2, 'deadline', ?1, 0)",
+            [format!("tune:{tune}")],
+        )
+        .unwrap();
+    assert_eq!(
+        knobs_of("wwid:naa.2").0.get("scheduler"),
+        Some(&"deadline".into())
+    );
+    // Neither, on a current kernel: fifo_batch is mq-deadline's alone.
+    spot("wwid:naa.3", "6.18.0", serde_json::json!({}));
+    assert_eq!(
+        knobs_of("wwid:naa.3").0.get("scheduler"),
+        Some(&"mq-deadline".into())
+    );
+    // Neither, on 4.9: which one is not known, and the export says so.
+    spot("wwid:naa.4", "4.9.0", serde_json::json!({}));
+    let e = build(&store, &t.root, &all(MatchBy::Identity)).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.to_string(),
+        "profile export: the sweet spot of wwid:naa.4 sets fifo_batch, which exists only under \
+         mq-deadline or deadline, and the database does not say which scheduler was active \
+         when it was tuned: retune it (`sweetspot tune --device …`), or export it as TOML and \
+         add the scheduler to its knobs"
+    );
+}
+
+/// udev(7) reads `*?[]` in a match value as globs and `|` as alternatives, with no escape: a
+/// loop device's backing file `/srv/img/disk|old [v2]*.img` would match `/srv/img/disk` (or
+/// any `old …img`) and not itself, so the udev export refuses it (exit 2), naming the field
+/// and value; a plain path is matched as it is.
+#[test]
+fn udev_refuses_a_match_value_with_glob_characters() {
+    let t = FakeTree::new();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    store_spot(
+        &store,
+        "loop:/srv/img/disk|old [v2]*.img",
+        "loop6",
+        &[("read_ahead_kb", "1024")],
+        &[("read_ahead_kb", "128")],
+        true,
+    );
+    let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
+    let e = udev::render(&p).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.to_string(),
+        "match.backing_file '/srv/img/disk|old [v2]*.img': a udev rule cannot match '|' \
+         literally (udev reads '*', '?' and '[]' as globs and '|' as alternatives, with no \
+         escape); export it with --format toml, which `profile apply` matches exactly"
+    );
+    // Each pattern character alone, in each kind of match value.
+    for c in ['*', '?', '[', ']', '|'] {
+        for m in [
+            Match {
+                backing_file: Some(format!("/srv/a{c}b.img")),
+                ..Match::default()
+            },
+            Match {
+                wwid: Some(format!("naa.5{c}")),
+                ..Match::default()
+            },
+            Match {
+                model: Some(format!("WDC {c}")),
+                serial: Some("S1".into()),
+                ..Match::default()
+            },
+            Match {
+                model: Some("WDC".into()),
+                serial: Some(format!("S{c}1")),
+                ..Match::default()
+            },
+            Match {
+                by_path: Some(format!("pci0000:00/0000:00:1f.2/ata{c}")),
+                ..Match::default()
+            },
+        ] {
+            let mut one = p.clone();
+            one.devices[0].matches = m.clone();
+            let e = udev::render(&one).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("cannot match '{c}' literally")),
+                "{m:?}: {e}"
+            );
+        }
+    }
+    let mut plain = p.clone();
+    plain.devices[0].matches.backing_file = Some("/srv/img/disk-old_v2.img".into());
+    let rules = udev::render(&plain).unwrap();
+    assert!(
+        rules.contains(
+            r#"ATTR{loop/backing_file}=="/srv/img/disk-old_v2.img", ATTR{queue/read_ahead_kb}="1024""#
+        ),
+        "{rules}"
+    );
 }
 
 #[test]
@@ -378,7 +622,8 @@ fn round_trip_export_apply_verify_and_drift() {
     assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
     let v = super::verify::verify(&t.root, &profile).unwrap();
     assert!(v.clean, "{v:?}");
-    assert_eq!(v.rows.len(), 2);
+    // fifo_batch, read_ahead_kb, and the scheduler fifo_batch belongs to.
+    assert_eq!(v.rows.len(), 3);
     // A change behind sweetspot's back is drift.
     t.set("sda", "queue/read_ahead_kb", "4096");
     let v = super::verify::verify(&t.root, &profile).unwrap();
@@ -605,7 +850,10 @@ fn one_sweet_spot_per_disk_the_running_kernels() {
     }
     let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
     assert_eq!(p.devices.len(), 1, "{p:?}");
-    assert_eq!(p.devices[0].knobs, setting(&[("fifo_batch", "8")]));
+    assert_eq!(
+        p.devices[0].knobs,
+        setting(&[("scheduler", "mq-deadline"), ("fifo_batch", "8")])
+    );
     assert_eq!(p.devices[0].kernel, running);
 }
 
@@ -626,6 +874,73 @@ fn verify_allows_a_jiffy_on_ms_knobs() {
     assert!(v.clean, "{v:?}");
     t.set("sda", "queue/iosched/read_expire", "40");
     assert!(!super::verify::verify(&t.root, &profile).unwrap().clean);
+}
+
+/// Only the knobs the kernel keeps in jiffies read back rounded (up, never down, 0 as 0); bfq
+/// keeps `slice_idle` and `fifo_expire_*` in ns, so 8 where the profile says 0 is drift, as
+/// is an mq-deadline `read_expire` below the profile's value.
+#[test]
+fn verify_compares_knobs_not_kept_in_jiffies_exactly() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk().bfq_disk();
+    let profile = crate::testkit::profile::profile(&[
+        (
+            "sda",
+            r#"wwid = "naa.5000c500a1b2c3d4""#,
+            "6.18.0",
+            "read_expire = 10, prio_aging_expire = 0, write_expire = 5000",
+        ),
+        (
+            "sdb",
+            r#"serial = "WD-WCC6Y1234567", model = "WDC WD10EZEX""#,
+            "6.18.0",
+            "slice_idle = 0, fifo_expire_sync = 120, timeout_sync = 125",
+        ),
+    ]);
+    // sda: read_expire rounded up to a jiffy (ok), prio_aging_expire 8 for 0 (a write of 0
+    // reads back 0), write_expire below what was written (rounding never goes down).
+    t.set("sda", "queue/iosched/read_expire", "12")
+        .set("sda", "queue/iosched/prio_aging_expire", "8")
+        .set("sda", "queue/iosched/write_expire", "4996")
+        // sdb: slice_idle 8 for 0, fifo_expire_sync 125 for 120 (both ns-based: drift), and
+        // timeout_sync (jiffies) 128 for 125 (ok).
+        .set("sdb", "queue/iosched/slice_idle", "8")
+        .set("sdb", "queue/iosched/fifo_expire_sync", "125")
+        .set("sdb", "queue/iosched/timeout_sync", "128");
+    let v = super::verify::verify(&t.root, &profile).unwrap();
+    let status: Vec<(&str, &str, &str, Option<&str>, &str)> = v
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.device.as_str(),
+                r.knob.as_str(),
+                r.expected.as_str(),
+                r.actual.as_deref(),
+                r.status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        status,
+        vec![
+            ("sda", "prio_aging_expire", "0", Some("8"), "drift"),
+            ("sda", "read_expire", "10", Some("12"), "ok"),
+            ("sda", "write_expire", "5000", Some("4996"), "drift"),
+            ("sdb", "fifo_expire_sync", "120", Some("125"), "drift"),
+            ("sdb", "slice_idle", "0", Some("8"), "drift"),
+            ("sdb", "timeout_sync", "125", Some("128"), "ok"),
+        ]
+    );
+    assert!(!v.clean);
+    assert!(
+        super::verify::table(&v)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["sdb", "slice_idle", "0", "8", "drift"]),
+        "{}",
+        super::verify::table(&v)
+    );
 }
 
 /// Host knobs go through the host's own write path: with no disk present at all, a vm knob, a

@@ -6,20 +6,31 @@
 //! are written; `[sysctl]` takes the host-wide knobs (the host's own sweet spot's, `tune
 //! --host`, and those of device tunes); `summary=` names the provenance.
 //!
-//! What TuneD cannot match as exactly as the udev rules do, each said in a comment:
-//! - `[sysfs]` takes paths, not udev properties: the disk's bus path under `/sys/devices`
-//!   (stable for fixed hardware), read from the present device, or else its name when tuned;
-//!   for a model entry, those of every disk of the model present at export;
-//! - a SCSI/ATA `naa.` wwid is udev's `ID_WWN=0x…` (lower case); a `t10.` wwid has no udev
-//!   property, and neither has a loop device's backing file: those are matched by name.
+//! Every entry is matched by an identity, as the README promises, never by a kernel name
+//! that may swap; what TuneD cannot match that way is refused (exit 2), naming the entry, its
+//! knobs and why, and pointing to the udev rules or the TOML, which can:
+//! - `[disk]` matches udev properties: a SCSI/ATA `naa.` wwid is `ID_WWN=0x…` (lower case),
+//!   `eui.`/`nvme.` ones `ID_WWN`, a serial `ID_SERIAL_SHORT`, a model (`--match model`)
+//!   `ID_MODEL`, a bus path `DEVPATH`. A `t10.` wwid has no udev property, nor has a loop
+//!   device's backing file: refused.
+//! - `[sysfs]` takes paths and matches no device: the knobs only it can set (nr_requests,
+//!   iosched/*, the other queue files) go to the disk's bus path under `/sys/devices` (its
+//!   `by_path` identity, or, for a disk present at export, the bus path it has here, which
+//!   follows the port, as a comment says). A disk with no bus path here (absent, virtual) has
+//!   only its kernel name: refused. So is a `--match model` entry with such knobs: a fleet
+//!   profile goes to other machines, where this one's paths name other disks or none.
 
 use super::model::{DeviceEntry, Match, Profile};
 use super::{attr_path, describe, in_apply_order};
 use crate::device;
 use crate::sysroot::SysRoot;
+use crate::{Error, Result};
 
 /// `tuned.conf` for `profile`; `root` resolves present devices to their sysfs bus paths.
-pub fn render(profile: &Profile, root: &SysRoot) -> String {
+///
+/// Errors (exit 2): entries TuneD cannot match by identity (see the module doc), each named
+/// with its knobs and why.
+pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
     let names: Vec<&str> = profile.devices.iter().map(|d| d.name.as_str()).collect();
     let host = profile.host.as_ref();
     let mut of = Vec::new();
@@ -43,6 +54,7 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
         }
     );
     let present = device::list(root).unwrap_or_default();
+    let mut refused = Vec::new();
     for (i, d) in profile.devices.iter().enumerate() {
         out.push_str(&format!("\n# {}\n", describe(d)));
         if d.knobs.is_empty() {
@@ -59,23 +71,49 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
             }
         );
         let knobs = in_apply_order(&d.knobs);
-        let (regex, note) = udev_regex(&d.matches, &d.name);
+        let (disk, sysfs): (Vec<_>, Vec<_>) = knobs
+            .iter()
+            .partition(|(k, _)| k == "scheduler" || k == "read_ahead_kb");
+        let who = |ks: &[&(String, String)], why: String| {
+            let ks: Vec<&str> = ks.iter().map(|(k, _)| k.as_str()).collect();
+            format!(
+                "{} ({}): {}: {why}",
+                d.name,
+                d.matches.describe(),
+                ks.join(", ")
+            )
+        };
+        let (regex, note) = match udev_regex(&d.matches) {
+            Ok(r) => r,
+            Err(why) => {
+                refused.push(who(&knobs.iter().collect::<Vec<_>>(), why));
+                continue;
+            }
+        };
+        let bases = if sysfs.is_empty() {
+            None
+        } else {
+            match sysfs_bases(root, &present, d) {
+                Ok(b) => Some(b),
+                Err(why) => {
+                    refused.push(who(&sysfs, why));
+                    continue;
+                }
+            }
+        };
         if let Some(n) = note {
             out.push_str(&format!("# {n}\n"));
         }
         out.push_str(&format!(
             "[disk_{inst}]\ntype=disk\ndevices_udev_regex={regex}\n"
         ));
-        let mut sysfs = Vec::new();
-        for (k, v) in &knobs {
+        for (k, v) in &disk {
             match k.as_str() {
                 "scheduler" => out.push_str(&format!("elevator={v}\n")),
-                "read_ahead_kb" => out.push_str(&format!("readahead={v}\n")),
-                _ => sysfs.push((k, v)),
+                _ => out.push_str(&format!("readahead={v}\n")),
             }
         }
-        if !sysfs.is_empty() {
-            let (bases, note) = sysfs_bases(root, &present, d);
+        if let Some((bases, note)) = bases {
             if let Some(n) = note {
                 out.push_str(&format!("# {n}\n"));
             }
@@ -86,6 +124,18 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
                 }
             }
         }
+    }
+    if !refused.is_empty() {
+        let (these, them) = if refused.len() == 1 {
+            ("this entry", "it")
+        } else {
+            ("these entries", "them")
+        };
+        return Err(Error::BadInput(format!(
+            "--format tuned: TuneD cannot match {these} by the disk's identity: {}; export \
+             {them} with --format udev or toml, which match every disk by its identity",
+            refused.join("; ")
+        )));
     }
     let (have, notes) = super::sysctl::present(profile, root);
     let described = host.and_then(super::describe_host);
@@ -108,7 +158,7 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
             out.push_str(&format!("{k}={v}\n"));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Where a disk's directory sits under its bus path: `block/<name>` for SCSI/ATA/virtio, the
@@ -139,102 +189,91 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// The `devices_udev_regex` of a match, and a note when it is not exact.
-fn udev_regex(m: &Match, name: &str) -> (String, Option<String>) {
-    let by_name = |why: &str| {
-        (
-            format!("^DEVNAME=/dev/{}$", escape(name)),
-            Some(format!(
-                "{why}: matched by its name when tuned ({name}), which may change"
-            )),
-        )
-    };
+/// The `devices_udev_regex` of a match, and a note when it is not exact; `Err(why)` when udev
+/// has no property for the identity (a `t10.` wwid, a loop device's backing file).
+fn udev_regex(m: &Match) -> std::result::Result<(String, Option<String>), String> {
     if let Some(w) = &m.wwid {
         return match w.split_once('.') {
-            Some(("naa", hex)) => (
+            Some(("naa", hex)) => Ok((
                 format!(
                     "^ID_WWN(_WITH_EXTENSION)?=0x{}$",
                     escape(&hex.to_lowercase())
                 ),
                 None,
-            ),
-            Some(("eui" | "nvme", _)) => (format!("^ID_WWN={}$", escape(w)), None),
-            _ => by_name(&format!("udev has no property for wwid {w}")),
+            )),
+            Some(("eui" | "nvme", _)) => Ok((format!("^ID_WWN={}$", escape(w)), None)),
+            _ => Err(format!(
+                "udev has no property for wwid {w}, so TuneD's [disk] plugin could match it \
+                 only by its kernel name, which may change"
+            )),
         };
     }
     if let Some(s) = &m.serial {
-        return (format!("^ID_SERIAL_SHORT={}$", escape(s)), None);
+        return Ok((format!("^ID_SERIAL_SHORT={}$", escape(s)), None));
     }
     if let Some(md) = &m.model {
         // udev's ID_MODEL keeps spaces (NVMe) or has them as '_' (ata_id), and ata_id's full
         // IDENTIFY model can be longer than sysfs's 16-byte SCSI one: spaces either way, and a
         // prefix match.
         let words: Vec<String> = md.split_whitespace().map(escape).collect();
-        return (
+        return Ok((
             format!("^ID_MODEL={}", words.join("[ _]")),
             m.firmware
                 .as_ref()
                 .map(|f| format!("firmware {f} is not part of TuneD's match (one regex)")),
-        );
+        ));
     }
     if let Some(p) = &m.by_path {
-        return (
+        return Ok((
             format!("^DEVPATH=/devices/{}/block/[^/]+$", escape(p)),
             None,
-        );
+        ));
     }
-    by_name("udev has no property for a loop device's backing file")
+    Err(
+        "udev has no property for a loop device's backing file, so TuneD's [disk] plugin \
+         could match it only by its kernel name, which may change"
+            .into(),
+    )
 }
 
-/// The `[sysfs]` base directories of an entry's disks, and a note when they are by name. A
-/// model entry's are those of every present disk of the model (TuneD's [sysfs] takes paths,
-/// not a model): one attached later gets the [disk] instance's knobs only, as the note says.
+/// The `[sysfs]` base directories of an entry's disk, and a note on what they follow;
+/// `Err(why)` when no path follows the entry's identity: a model entry (its disks on other
+/// machines have other paths), or a disk with no bus path here (absent, or virtual), which
+/// only its kernel name would reach.
 fn sysfs_bases(
     root: &SysRoot,
     present: &[device::Device],
     d: &DeviceEntry,
-) -> (Vec<String>, Option<String>) {
+) -> std::result::Result<(Vec<String>, Option<String>), String> {
     if let Some(p) = &d.matches.by_path {
-        return (vec![format!("/sys/devices/{p}/{}*", block_dir(p))], None);
+        return Ok((vec![format!("/sys/devices/{p}/{}*", block_dir(p))], None));
     }
-    let by_name = |name: &str| {
-        (
-            vec![format!("/sys/block/{name}")],
-            Some(format!(
-                "TuneD's [sysfs] takes paths: {name} by its name when tuned, which may change"
-            )),
-        )
-    };
     if d.matches.is_model_class() {
-        let disks = super::apply::disks_of(root, present, d);
-        if disks.is_empty() {
-            return by_name(&d.name);
-        }
-        let names: Vec<&str> = disks.iter().map(|p| p.name.as_str()).collect();
-        let mut named = Vec::new();
-        let mut bases = Vec::new();
-        for p in disks {
-            bases.push(bus_base(root, p).unwrap_or_else(|| {
-                named.push(p.name.as_str());
-                format!("/sys/block/{}", p.name)
-            }));
-        }
-        let mut note = format!(
-            "TuneD's [sysfs] takes paths, not a model: those of the disks of this model \
-             present at export ({}); one attached later gets only the [disk] settings",
-            names.join(", ")
+        return Err(
+            "TuneD's [sysfs] plugin takes paths and matches no device, so a fleet \
+                    profile (--match model) would write them to whatever disks have this \
+                    machine's paths, or names, on every machine"
+                .into(),
         );
-        if !named.is_empty() {
-            note.push_str(&format!("; {} by name, which may change", named.join(", ")));
-        }
-        return (bases, Some(note));
     }
     let found = present
         .iter()
         .find(|p| Match::from_identity(&p.identity).is_some_and(|m| m == d.matches));
-    match found.and_then(|dev| bus_base(root, dev)) {
-        Some(base) => (vec![base], None),
-        None => by_name(&d.name),
+    match found.and_then(|dev| bus_base(root, dev).map(|b| (dev, b))) {
+        Some((dev, base)) => Ok((
+            vec![base],
+            Some(format!(
+                "TuneD's [sysfs] takes paths: {}'s bus path here, which follows the port it \
+                 is on, not the disk",
+                dev.name
+            )),
+        )),
+        None => Err(format!(
+            "TuneD's [sysfs] plugin takes paths and matches no device, and {} has no bus path \
+             under /sys/devices here (absent now, or a virtual device): only its kernel name, \
+             which may change",
+            d.name
+        )),
     }
 }
 
@@ -260,12 +299,14 @@ mod tests {
     #[test]
     fn regex_of_an_naa_wwid_is_udevs_id_wwn() {
         let m = Match::from_identity("wwid:naa.5000C500AAAA000A").unwrap_or_default();
-        let (r, note) = udev_regex(&m, "sda");
+        let (r, note) = udev_regex(&m).unwrap();
         assert_eq!(r, "^ID_WWN(_WITH_EXTENSION)?=0x5000c500aaaa000a$");
         assert!(note.is_none());
         let m = Match::from_identity("loop:/tmp/x.img").unwrap_or_default();
-        let (r, note) = udev_regex(&m, "loop0");
-        assert_eq!(r, "^DEVNAME=/dev/loop0$");
-        assert!(note.is_some_and(|n| n.contains("backing file")));
+        let why = udev_regex(&m).unwrap_err();
+        assert!(why.contains("backing file"), "{why}");
+        let m = Match::from_identity("wwid:t10.ATA QEMU HARDDISK").unwrap_or_default();
+        let why = udev_regex(&m).unwrap_err();
+        assert!(why.contains("no property for wwid t10."), "{why}");
     }
 }

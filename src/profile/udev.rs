@@ -18,13 +18,19 @@
 //!   attaches a file, so the rule fires then.
 //! - a model class (`--match model`): `ATTRS{model}`, and `ATTRS{rev}` for the firmware
 //!   (SCSI/ATA `device/rev`; NVMe firmware is not part of a model match).
+//!
+//! A match value is compared as udev(7) compares it: `*`, `?`, `[]` are globs and `|`
+//! separates alternatives, with no escape. A value holding one of them (a backing file
+//! `/srv/img/disk|old [v2]*.img`), or a `"` or a line break, cannot be matched exactly, so the
+//! export is refused (exit 2), naming the field and value; the TOML matches it exactly.
 
 use super::model::{Match, Profile};
 use super::{attr_path, describe, in_apply_order};
 use crate::{Error, Result};
 
-/// The rules file for `profile`. Errors: a match value with a `"` or a line break, which a
-/// udev rule cannot quote.
+/// The rules file for `profile`. Errors (exit 2): a match value with a `"` or a line break,
+/// which a udev rule cannot quote, or with a glob or alternative character (`*?[]|`), which
+/// it cannot match literally.
 pub fn render(profile: &Profile) -> Result<String> {
     let mut out = String::from(
         "# sweetspot sweet spots as udev rules (`sweetspot profile export --format udev`).\n\
@@ -70,10 +76,26 @@ pub fn render(profile: &Profile) -> Result<String> {
     Ok(out)
 }
 
+/// The characters udev(7) reads as a pattern in a match value: `*`, `?` and `[…]` are shell
+/// globs, and `|` separates alternatives (`abc|x*` matches `abc` or `x*`). udev splits a
+/// value at every `|` before it matches, and its rule syntax has no escape for them (systemd
+/// and older udev alike; an `fnmatch` backslash escape is not something a rule can rely on),
+/// so a value holding one would match other devices' values, or not its own.
+const PATTERN_CHARS: &[char] = &['*', '?', '[', ']', '|'];
+
+/// `v` as a match value, refused (exit 2) when a udev rule cannot match it exactly: a `"` or
+/// a line break (no quoting) or one of [`PATTERN_CHARS`].
 fn quoted(field: &str, v: &str) -> Result<String> {
     if v.contains('"') || v.contains('\n') {
         return Err(Error::BadInput(format!(
             "match.{field} '{v}': a udev rule cannot quote '\"' or a line break"
+        )));
+    }
+    if let Some(c) = v.chars().find(|c| PATTERN_CHARS.contains(c)) {
+        return Err(Error::BadInput(format!(
+            "match.{field} '{v}': a udev rule cannot match '{c}' literally (udev reads '*', \
+             '?' and '[]' as globs and '|' as alternatives, with no escape); export it with \
+             --format toml, which `profile apply` matches exactly"
         )));
     }
     Ok(v.to_string())

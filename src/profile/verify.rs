@@ -9,7 +9,7 @@ use super::model::Profile;
 use super::overlap::{Overlap, resolve};
 use crate::Result;
 use crate::device;
-use crate::knob::apply::holds;
+use crate::knob::apply::knob_holds;
 use crate::knob::{Knob, discover};
 use crate::sysroot::SysRoot;
 use crate::types::KnobValue;
@@ -55,13 +55,13 @@ pub struct Verification {
 pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
     let present = device::list(root)?;
     let mut rows = Vec::new();
-    // Judged as the write path judges "honoured" (an ms knob within a jiffy).
+    // Judged as the write path judges "honoured" (a knob kept in jiffies rounded up to one).
     let row = |device: &str, knob: &str, want: &KnobValue, found: Option<&Knob>| {
         let expected = want.to_string();
         let actual = found.map(|k| k.current.to_string());
         let status = match &actual {
             None => "missing",
-            Some(_) if found.is_some_and(|k| holds(want, &k.unit, &k.current.to_string())) => "ok",
+            Some(_) if found.is_some_and(|k| knob_holds(k, want)) => "ok",
             Some(_) => "drift",
         };
         Row {

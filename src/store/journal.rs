@@ -170,6 +170,24 @@ impl Store {
         )
     }
 
+    /// The scheduler the journal recorded with the first entry of tune `tune_id` (owner
+    /// `tune:<id>`) for one of the iosched knobs `knobs`: the scheduler whose `iosched/` held
+    /// it when the tune first changed it. `None` when the tune journaled none of them.
+    pub fn journal_tune_scheduler(&self, tune_id: i64, knobs: &[&str]) -> Result<Option<String>> {
+        let owner = format!("tune:{tune_id}");
+        let mut st = self.conn().prepare(
+            "SELECT scheduler FROM journal WHERE owner = ?1 AND knob = ?2 \
+             AND scheduler IS NOT NULL ORDER BY id LIMIT 1",
+        )?;
+        for k in knobs {
+            let mut rows = st.query(params![owner, k])?;
+            if let Some(r) = rows.next()? {
+                return Ok(Some(r.get(0)?));
+            }
+        }
+        Ok(None)
+    }
+
     /// Every entry (history included), oldest first, optionally of one device.
     pub fn journal_all(&self, device: Option<&str>) -> Result<Vec<Entry>> {
         self.journal_query(

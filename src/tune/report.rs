@@ -137,6 +137,12 @@ pub struct Report {
     /// Knobs the tune could not touch at all, each group once with the reason (e.g. debugfs
     /// locked down: its CPU-scheduler knobs were left out of the search).
     pub not_touched: Vec<String>,
+    /// The device's scheduler, active and not tuned, whose `iosched/` knobs were tuned
+    /// ([`crate::tune::space::Space::fixed_scheduler`]): those knobs exist only under it, so
+    /// `profile export` pins it with them. Absent when the scheduler was tuned (it is in
+    /// `best`) or no iosched knob was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_scheduler: Option<String>,
     /// The interrupted tune this one resumed, and the trials and runs of it reused
     /// ([`crate::tune::resume`]); `runs`, `trials` and `evaluations` above include them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -362,6 +368,7 @@ pub fn build_with(
             _ => None,
         },
         not_touched: Vec::new(),
+        fixed_scheduler: space.fixed_scheduler.clone(),
         resumed: None,
     }
 }

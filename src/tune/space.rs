@@ -51,6 +51,10 @@ pub struct Space {
     pub dropped_values: Vec<String>,
     /// Number of continuous (integer-knob) dimensions.
     pub int_dims: usize,
+    /// The device's active scheduler when the scheduler is not tuned but knobs of its
+    /// `iosched/` are (`None` otherwise): those knobs exist only under it, so a profile that
+    /// sets them must pin it ([`crate::tune::report::Report::fixed_scheduler`]).
+    pub fixed_scheduler: Option<String>,
 }
 
 /// log2 with 0 (and below) mapped one step under 1.
@@ -467,6 +471,8 @@ impl Space {
             names.push("scheduler".into());
         }
         names.extend(axes.iter().map(|a| a.name.clone()));
+        let fixed_scheduler =
+            fixed_sched.filter(|_| sched.is_none() && axes.iter().any(|a| a.schedulers.is_some()));
         Ok(Space {
             points,
             coords,
@@ -475,6 +481,7 @@ impl Space {
             skipped,
             dropped_values,
             int_dims: axes.len(),
+            fixed_scheduler,
         })
     }
 
