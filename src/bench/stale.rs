@@ -17,9 +17,11 @@
 //! [`record_work`] once both exist), so [`sweep_runs`] removes a killed run's work directory
 //! wherever it is (a `--dir`, a filesystem no device lists): the record only says where to
 //! look; the work directory is removed only when it is named `.sweetspot-bench-*`, is a
-//! directory (not a symlink) and its own owner lock is free, as in [`sweep_work`]. Only
+//! directory (not a symlink), belongs to the run directory's owner and is reached through no
+//! symbolic link (`$TMPDIR` is anyone's), and its own owner lock is free, as in
+//! [`sweep_work`]. Only
 //! [`sweep`]'s scratch part touches devices (unmount, `losetup -d`): it reads the real
-//! `/sys/block`, so `restore` runs it only on the real sysfs ([`crate::cli::restore`]);
+//! `/sys/block`, so `restore` runs it only on the real sysfs;
 //! [`sweep_runs`] and [`sweep_work`] only remove dead directories.
 //!
 //! A leftover whose knobs are still open in the journal of the database that journaled it
