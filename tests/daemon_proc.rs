@@ -635,6 +635,8 @@ fn sigterm_mid_retune_leaves_the_device_at_its_sweet_spot() {
         );
         std::thread::sleep(Duration::from_millis(50));
     };
+    // The README quotes this figure (`--nocapture` shows it).
+    eprintln!("the daemon stopped {:?} after SIGTERM", t.elapsed());
     let err = std::fs::read_to_string(&log).unwrap();
     assert_eq!(status.code(), Some(0), "{err}");
     let (_, after) = err

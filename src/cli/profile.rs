@@ -34,7 +34,8 @@ pub enum Command {
     /// it first (TOML `scheduler`, udev `ATTR{queue/scheduler}`, TuneD `elevator`), whatever
     /// scheduler the disk comes up on.
     ///
-    /// Every format matches a disk by its identity, never by a kernel name that may swap.
+    /// Every format matches a disk by its identity, never by a kernel name that may swap,
+    /// except TuneD's [sysfs] part, which matches by the disk's bus path (the port).
     /// TuneD's [disk] plugin matches udev properties (ID_WWN, ID_SERIAL_SHORT, ID_MODEL,
     /// DEVPATH) and sets elevator and readahead; its [sysfs] plugin, which sets the rest
     /// (nr_requests, iosched/*, the other queue files), matches no device and takes paths:
@@ -57,8 +58,8 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct ApplyArgs {
     /// A profile (sweetspot's TOML, from `profile export`); default: the database's latest
-    /// sweet spots. It must be writable by root alone: not world-writable, not group-writable
-    /// unless its group is root (gid 0), and, when run as root, owned by root.
+    /// sweet spots. It must be writable by root alone: not world-writable, and, when run as
+    /// root, owned by root and not group-writable unless its group is root (gid 0).
     pub file: Option<PathBuf>,
     /// Only this present disk (kernel name).
     #[arg(long, value_name = "DEVICE")]
@@ -198,6 +199,7 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
                 policy: None,
                 by: MatchBy::Identity,
                 only: None,
+                export: false,
             };
             let built = build::build_noting(&ctx.store_read_only()?, &ctx.root, &sel)?;
             Ok(Source {
@@ -348,6 +350,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
         policy: args.policy.as_deref(),
         by: args.match_by,
         only: None,
+        export: true,
     };
     let built = build::build_noting(&store, &ctx.root, &sel)?;
     let profile = built.profile;

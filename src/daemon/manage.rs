@@ -426,24 +426,31 @@ impl Manager {
         if expected.is_empty() {
             return Ok(());
         }
+        let knobs: Vec<String> = expected.keys().cloned().collect();
+        // The open entries before the values are read: a `restore` that ends in between
+        // closes some of these, so the next poll still tells it from another writer.
+        let open_before = t.open_ids(store, &knobs)?;
         let now = t.knobs(root)?;
         let found = |k: &str| {
             now.iter()
                 .find(|x| x.name == k)
                 .map_or_else(|| "absent".to_string(), |x| x.current.to_string())
         };
+        // The profile's values for `t`, resolved once.
+        let wanted: Setting = match t {
+            Target::Disk(dev) => entry_for(root, dev, profile)
+                .ok()
+                .flatten()
+                .map(|e| e.knobs.clone())
+                .unwrap_or_default(),
+            Target::Host => host_setting(profile),
+        };
         // Judged as `verify` and the write path judge it (a knob kept in jiffies reads back
         // rounded up to one; every other knob exactly).
-        let holds = |k: &str, want: &str| {
-            let value = match t {
-                Target::Disk(dev) => profile_value(profile, root, dev, k),
-                Target::Host => host_setting(profile).get(k).cloned(),
-            };
-            match (now.iter().find(|x| x.name == k), value) {
-                (Some(x), Some(v)) => knob_holds(x, &v),
-                (Some(x), None) => x.current.to_string() == want,
-                (None, _) => false,
-            }
+        let holds = |k: &str, want: &str| match (now.iter().find(|x| x.name == k), wanted.get(k)) {
+            (Some(x), Some(v)) => knob_holds(x, v),
+            (Some(x), None) => x.current.to_string() == want,
+            (None, _) => false,
         };
         let off: Vec<(String, String, String)> = expected
             .iter()
@@ -453,11 +460,10 @@ impl Manager {
         let lock_path = crate::lock::path(db, root, &id);
         if off.is_empty() {
             if !crate::lock::held(&lock_path) {
-                self.snapshot(store, t)?;
+                self.journaled.insert(id, open_before);
             }
             return Ok(());
         }
-        let knobs: Vec<String> = expected.keys().cloned().collect();
         let open = t.open_ids(store, &knobs)?;
         if self
             .journaled
@@ -505,11 +511,7 @@ impl Manager {
                 }
             }
             m.reapplied = true;
-            let value = match t {
-                Target::Disk(dev) => profile_value(profile, root, dev, &k),
-                Target::Host => host_setting(profile).get(&k).cloned(),
-            };
-            if let Some(v) = value {
+            if let Some(v) = wanted.get(&k).cloned() {
                 let mut s = Setting::new();
                 s.insert(k.clone(), v);
                 if let Err(e) = t.write(store, root, &s) {
@@ -539,20 +541,6 @@ pub fn host_setting(profile: &Profile) -> Setting {
         .as_ref()
         .map(|h| h.knobs.clone())
         .unwrap_or_default()
-}
-
-/// The profile's value of `knob` for `dev`: the value of the entry that applies to it
-/// ([`entry_for`]: the narrowest), as `profile apply` wrote it.
-fn profile_value(
-    profile: &Profile,
-    root: &SysRoot,
-    dev: &device::Device,
-    knob: &str,
-) -> Option<crate::types::KnobValue> {
-    entry_for(root, dev, profile)
-        .ok()
-        .flatten()
-        .and_then(|e| e.knobs.get(knob).cloned())
 }
 
 /// The log line of an event (journald-friendly: one line, no colour).

@@ -81,6 +81,7 @@ pub fn profile(
         policy: None,
         by: MatchBy::Identity,
         only,
+        export: false,
     };
     build::build(store, root, &sel)
 }

@@ -43,7 +43,7 @@ pub fn latest_spots(store: &Store) -> Result<Spots> {
     for mut s in store.sweet_spots(None)? {
         if latest
             .get(&s.identity)
-            .is_none_or(|old| supersedes(&s, old, &kernel))
+            .is_none_or(|old| s.supersedes(old, &kernel))
         {
             // The evidence (a whole report) is not needed here.
             s.evidence = serde_json::Value::Null;
@@ -51,13 +51,6 @@ pub fn latest_spots(store: &Store) -> Result<Spots> {
         }
     }
     Ok(latest)
-}
-
-/// Whether sweet spot `new`, stored after `old` of the same device, is the one that counts:
-/// the running `kernel`'s over another kernel's, else the newer. The daemon ([`latest_spots`])
-/// and `status` pick by this one rule, so they agree on the sweet spot and its due date.
-pub fn supersedes(new: &SweetSpotRow, old: &SweetSpotRow, kernel: &str) -> bool {
-    (new.kernel == kernel) >= (old.kernel == kernel)
 }
 
 /// The enrolled devices present now with their latest sweet spot: `enroll = "tuned"` takes

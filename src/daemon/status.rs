@@ -125,13 +125,13 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         Some(st) => st.sweet_spots(None)?,
         None => vec![],
     };
-    // The sweet spot the daemon keeps and retunes from ([`super::plan::supersedes`]), so
+    // The sweet spot the daemon keeps and retunes from ([`SweetSpotRow::supersedes`](crate::store::tunes::SweetSpotRow::supersedes)), so
     // that its due date here is the daemon's.
     for s in spots {
         if Match::from_identity(&s.identity).is_some()
             && latest
                 .get(&s.identity)
-                .is_none_or(|old| super::plan::supersedes(&s, old, &kernel))
+                .is_none_or(|old| s.supersedes(old, &kernel))
         {
             latest.insert(s.identity.clone(), s);
         }
@@ -146,6 +146,12 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         rows.entry(id).or_insert(None);
     }
     let waits = st.as_ref().map(|v| v["waits"].clone());
+    // The `[host]` the daemon applies ([`super::profile`]): a device's host-wide knob counts
+    // in its state only when that is the value exported (another sweet spot's newer value,
+    // the host's own tune, or an exclusive partner may have superseded it).
+    let built_host = store
+        .and_then(|s| super::profile(s, root, cfg).ok())
+        .map(|p| super::manage::host_setting(&p));
     let mut devices = Vec::new();
     for (identity, spot) in rows {
         let dev = present
@@ -247,8 +253,10 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         let rows = managed_rows(&identity);
         // Its host-wide knobs: the daemon manages them once for the host ([`manage::HOST`]).
         let host_knobs: Vec<&String> = knobs
-            .keys()
-            .filter(|k| crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()))
+            .iter()
+            .filter(|(k, _)| crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()))
+            .filter(|(k, v)| built_host.as_ref().is_none_or(|h| h.get(*k) == Some(*v)))
+            .map(|(k, _)| k)
             .collect();
         let host_rows: Vec<serde_json::Value> = managed_rows(super::manage::HOST)
             .into_iter()
@@ -277,7 +285,9 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 .and_then(|v| v["released"][id]["at"].as_i64())
         };
         let host_released = released_at(super::manage::HOST);
-        let device_knobs = knobs.len() > host_knobs.len();
+        let device_knobs = knobs
+            .keys()
+            .any(|k| !crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()));
         // Only host-wide knobs, and `restore` put those back: the sweet spot is restored.
         let released = released_at(&identity).or(host_released.filter(|_| !device_knobs));
         let state = match (&dev, running, released) {
@@ -926,6 +936,29 @@ mod tests {
         assert_eq!(
             state_of(serde_json::json!([disk, contested]), serde_json::json!({})),
             "contested: dirty_ratio (another writer keeps \"30\")"
+        );
+        // The host's own later tune keeps dirty_ratio at 20: the daemon's `[host]` has no
+        // dirty_ratio, so sda's 10 is superseded, not "not applied yet".
+        let host_target = TargetInfo {
+            label: "host".into(),
+            identity: crate::bench::userbed::host_identity(&t.root),
+            kernel: device::kernel_release(),
+        };
+        let kept: Setting = [("dirty_ratio".to_string(), 20.into())].into();
+        store
+            .insert_sweet_spot(
+                &host_target,
+                "host",
+                None,
+                &kept,
+                &kept,
+                true,
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        assert_eq!(
+            state_of(serde_json::json!([disk]), serde_json::json!({})),
+            "managed"
         );
     }
 }

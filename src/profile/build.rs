@@ -37,6 +37,11 @@ pub struct Select<'a> {
     /// Only the sweet spots of these device identities (the daemon's enrolled disks), and
     /// the host's own (`tune --host`); `None`: every one.
     pub only: Option<&'a [String]>,
+    /// A boot profile to write (`profile export`): an entry whose iosched knobs' scheduler
+    /// cannot be told is refused (exit 2). Otherwise (`profile apply` and `verify` without a
+    /// file, the daemon: they act on the disks present now) that entry is built without a
+    /// scheduler, with a warning, and the rest of the profile still applies.
+    pub export: bool,
 }
 
 /// The knobs of `spot` that differ from its baseline (default setting).
@@ -113,7 +118,7 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
         }
         let better = latest
             .get(&s.identity)
-            .is_none_or(|old| (s.kernel == kernel) >= (old.kernel == kernel));
+            .is_none_or(|old| s.supersedes(old, &kernel));
         if better {
             // An earlier sweet spot of the same policy and kernel (a retune's predecessor,
             // kept as history) is simply superseded: there is no choice to name.
@@ -190,7 +195,14 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             .collect();
         // iosched knobs exist only under their scheduler: the entry pins it, in every format,
         // so it applies whatever scheduler the disk comes up on.
-        if let Some(s) = pinned_scheduler(store, &present, &spot, &knobs)? {
+        let pinned = match pinned_scheduler(store, &present, &spot, &knobs) {
+            Err(e) if !sel.export => {
+                tracing::warn!("{e} (built without a scheduler)");
+                None
+            }
+            r => r?,
+        };
+        if let Some(s) = pinned {
             baseline
                 .entry("scheduler".into())
                 .or_insert_with(|| s.clone());

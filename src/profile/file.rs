@@ -41,8 +41,11 @@ pub fn load(path: &Path) -> Result<Profile> {
             meta.mode() & 0o7777
         )));
     }
-    // A group other than root's may be every user of the machine (`users`), or a service's.
-    if meta.mode() & 0o020 != 0 && meta.gid() != 0 {
+    // A group other than root's may be every user of the machine (`users`), or a service's;
+    // as root that group would choose what root writes (a user's own 664 file under umask
+    // 002 is no such risk for that user).
+    let root = nix::unistd::geteuid().is_root();
+    if root && meta.mode() & 0o020 != 0 && meta.gid() != 0 {
         return Err(bad(format!(
             "group-writable (mode {:o}) by gid {}, not root's: that group could choose what \
              it writes as root; chmod g-w it (or chgrp root it)",
@@ -50,7 +53,7 @@ pub fn load(path: &Path) -> Result<Profile> {
             meta.gid()
         )));
     }
-    if nix::unistd::geteuid().is_root() && meta.uid() != 0 {
+    if root && meta.uid() != 0 {
         return Err(bad(format!(
             "owned by uid {}, not root, and this runs as root: chown root it",
             meta.uid()

@@ -58,6 +58,7 @@ fn all(by: MatchBy) -> Select<'static> {
         policy: None,
         by,
         only: None,
+        export: true,
     }
 }
 
@@ -374,6 +375,23 @@ fn iosched_knobs_are_exported_with_the_scheduler_they_belong_to() {
          when it was tuned: retune it (`sweetspot tune --device …`), or export it as TOML and \
          add the scheduler to its knobs"
     );
+    // Not an export (apply, verify, the daemon): that entry is built unpinned, the rest too.
+    let sel = Select {
+        export: false,
+        ..all(MatchBy::Identity)
+    };
+    let p = build(&store, &t.root, &sel).unwrap();
+    let entry = |w: &str| {
+        p.devices
+            .iter()
+            .find(|d| d.name.contains(w) || format!("{:?}", d.matches).contains(w))
+            .unwrap_or_else(|| panic!("{w}: {p:?}"))
+    };
+    assert_eq!(entry("naa.4").knobs.get("scheduler"), None);
+    assert_eq!(
+        entry("naa.3").knobs.get("scheduler"),
+        Some(&"mq-deadline".into())
+    );
 }
 
 /// udev(7) reads `*?[]` in a match value as globs and `|` as alternatives, with no escape: a
@@ -555,6 +573,7 @@ fn a_device_with_no_sweet_spot_is_bad_input() {
         policy: None,
         by: MatchBy::Identity,
         only: None,
+        export: false,
     };
     let e = build(&store, &t.root, &sel).unwrap_err();
     assert_eq!(e.exit_code(), 2);
@@ -569,6 +588,7 @@ fn a_device_with_no_sweet_spot_is_bad_input() {
         policy: Some("quikc"),
         by: MatchBy::Identity,
         only: None,
+        export: false,
     };
     let e = build(&store, &t.root, &sel).unwrap_err();
     assert_eq!(e.exit_code(), 2);
@@ -1068,6 +1088,7 @@ fn a_host_sweet_spot_goes_into_host_with_its_provenance() {
         policy: None,
         by: MatchBy::Identity,
         only: None,
+        export: false,
     };
     let only = build(&store, &t.root, &sel).unwrap();
     assert!(only.devices.is_empty(), "{only:?}");

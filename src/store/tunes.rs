@@ -57,6 +57,16 @@ pub struct SweetSpotRow {
     pub created_at: i64,
 }
 
+impl SweetSpotRow {
+    /// Whether this sweet spot, stored after `old` of the same device, is the one that
+    /// counts: the running `kernel`'s over another kernel's, else the newer. The daemon,
+    /// `status` and the profile builder pick by this one rule, so they agree on a device's
+    /// sweet spot (and the daemon and `status` on its due date).
+    pub fn supersedes(&self, old: &SweetSpotRow, kernel: &str) -> bool {
+        (self.kernel == kernel) >= (old.kernel == kernel)
+    }
+}
+
 fn json_err(e: serde_json::Error) -> crate::Error {
     crate::Error::Failed(format!("database: bad JSON: {e}"))
 }
