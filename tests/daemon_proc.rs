@@ -561,24 +561,9 @@ fn sigterm_mid_retune_leaves_the_device_at_its_sweet_spot() {
     );
     let id = "wwid:naa.5000c500a1b2c3d4";
     let db = dir.path().join("d.db");
-    common::store_sweet_spot(
-        &db,
-        id,
-        "sda",
-        "2.6.0-another",
-        &[("read_ahead_kb", "256")],
-        &[("read_ahead_kb", "128")],
-        1.5,
-    );
-    // A retune over read_ahead_kb (a plain file honours it) that runs far beyond the test.
+    tuned_on_another_kernel(&db, id);
     let policy = dir.path().join("ra.toml");
-    std::fs::write(
-        &policy,
-        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 400\ncheck_pairs = 2\n\
-         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
-         [knobs.read_ahead_kb]\nmin = 16\nmax = 4096\n",
-    )
-    .unwrap();
+    write_long_read_ahead_policy(&policy);
     let cfg = dir.path().join("daemon.toml");
     std::fs::write(
         &cfg,
@@ -673,6 +658,31 @@ fn sigterm_mid_retune_leaves_the_device_at_its_sweet_spot() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(read(&sys, "sda", "queue/read_ahead_kb"), "128");
+}
+
+/// Stores `id` (the fake sda) with the sweet spot read_ahead_kb 256 (default 128), tuned on
+/// another kernel release: a retune of it is due at once.
+fn tuned_on_another_kernel(db: &Path, id: &str) {
+    common::store_sweet_spot(
+        db,
+        id,
+        "sda",
+        "2.6.0-another",
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+}
+
+/// A retune policy over read_ahead_kb (a plain file honours it) that runs far beyond a test.
+fn write_long_read_ahead_policy(policy: &Path) {
+    std::fs::write(
+        policy,
+        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 400\ncheck_pairs = 2\n\
+         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+         [knobs.read_ahead_kb]\nmin = 16\nmax = 4096\n",
+    )
+    .unwrap();
 }
 
 /// `sweetspot` on the fake tree: its output, stderr and exit code.
@@ -840,16 +850,7 @@ fn a_retune_that_ends_is_reaped_before_the_manager_looks_and_is_no_contest() {
     let (sys, proc_, cfg) = retune_tree(dir.path(), &dir.path().join("gone"), 86_400, "quick");
     let id = "wwid:naa.5000c500a1b2c3d4";
     let db = dir.path().join("d.db");
-    // Tuned on another kernel: a retune is due at once.
-    common::store_sweet_spot(
-        &db,
-        id,
-        "sda",
-        "2.6.0-another",
-        &[("read_ahead_kb", "256")],
-        &[("read_ahead_kb", "128")],
-        1.5,
-    );
+    tuned_on_another_kernel(&db, id);
     let log = dir.path().join("daemon.log");
     let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
     wait_for("the retune to fail", || {
@@ -1044,25 +1045,11 @@ fn sigterm_exits_0_when_the_last_poll_fails() {
     let mnt = dir.path().join("mnt");
     std::fs::create_dir_all(&mnt).unwrap();
     let policy = dir.path().join("ra.toml");
-    std::fs::write(
-        &policy,
-        "loads = [\"no_load\", \"io_load\"]\nruns = 1\nbudget = 400\ncheck_pairs = 2\n\
-         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
-         [knobs.read_ahead_kb]\nmin = 16\nmax = 4096\n",
-    )
-    .unwrap();
+    write_long_read_ahead_policy(&policy);
     let (sys, proc_, cfg) = retune_tree(dir.path(), &mnt, 1, policy.to_str().unwrap());
     let id = "wwid:naa.5000c500a1b2c3d4";
     let db = dir.path().join("d.db");
-    common::store_sweet_spot(
-        &db,
-        id,
-        "sda",
-        "2.6.0-another",
-        &[("read_ahead_kb", "256")],
-        &[("read_ahead_kb", "128")],
-        1.5,
-    );
+    tuned_on_another_kernel(&db, id);
     let log = dir.path().join("daemon.log");
     let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
     wait_for("the retune", || {
