@@ -441,3 +441,80 @@ fn restore_under_other_roots_names_the_knobs_it_cannot_reach_and_how() {
     assert!(!text.contains("other roots"), "{text}");
     assert_eq!(std::fs::read_to_string(&fifo).unwrap(), "16\n", "put back");
 }
+
+/// `restore sdz` under other roots than a `set sdz` of a device knob and a host-wide one: one
+/// line names both (the sibling `…/sys` and `…/proc` are one tree) with one command; once that
+/// tree is deleted, its entries are closed (nothing to put back) and said so, once.
+#[test]
+fn restore_names_a_devices_host_wide_knob_under_other_roots_and_closes_a_deleted_trees() {
+    let h = Host::new();
+    h.ok(&["set", "sdz", "fifo_batch=4", "swappiness=12"]);
+    let other = h.env.dir.path().join("other");
+    std::fs::create_dir_all(other.join("sys/block")).unwrap();
+    std::fs::create_dir_all(other.join("proc/sys/vm")).unwrap();
+    let elsewhere = |dev: &[&str]| -> String {
+        let mut c = assert_cmd::Command::cargo_bin("sweetspot").unwrap();
+        c.arg("--db")
+            .arg(h.env.db())
+            .arg("--sysfs-root")
+            .arg(other.join("sys"))
+            .arg("--procfs-root")
+            .arg(other.join("proc"))
+            .arg("restore")
+            .args(dev);
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = elsewhere(&["sdz"]);
+    let want = format!(
+        "left alone: sdz fifo_batch, host-wide swappiness, written under other roots than this \
+         run's; `sweetspot --db {} --sysfs-root {} --procfs-root {} restore sdz` puts them \
+         back\n",
+        h.env.db().display(),
+        h.sys.display(),
+        h.env.proc().display()
+    );
+    assert!(text.contains(&want), "{text}");
+    assert_eq!(h.env.vm("swappiness"), "12", "left alone");
+    // The tree is deleted: nothing is left to put back, and the entries are closed.
+    std::fs::remove_dir_all(&h.sys).unwrap();
+    std::fs::remove_dir_all(h.env.proc()).unwrap();
+    let text = elsewhere(&[]);
+    for tree in [h.sys.clone(), h.env.proc()] {
+        let line = format!(
+            "closed 1 journal entry of {}, a tree that no longer exists (nothing to put back)",
+            tree.display()
+        );
+        assert!(text.contains(&line), "{text}");
+    }
+    let text = elsewhere(&[]);
+    assert_eq!(text, "restored 0 knobs\n");
+}
+
+/// `set` of a knob the running daemon manages says that the daemon puts it back once (here a
+/// state file names this test's own live pid as the daemon's).
+#[test]
+fn set_of_a_knob_the_daemon_manages_says_what_the_daemon_will_do() {
+    let h = Host::new();
+    let state = format!("{}.daemon.json", h.env.db().display());
+    std::fs::write(
+        &state,
+        serde_json::json!({"pid": std::process::id(), "managed": [
+            {"identity": "x", "device": "sdz", "knob": "fifo_batch", "expected": "8",
+             "contested": null}]})
+        .to_string(),
+    )
+    .unwrap();
+    let text = h.ok(&["set", "sdz", "fifo_batch=32"]);
+    assert!(
+        text.contains(&format!(
+            "note: the running daemon (pid {}) manages fifo_batch (its sweet spot 8): it puts \
+             it back once at its next poll",
+            std::process::id()
+        )),
+        "{text}"
+    );
+    let text = h.ok(&["set", "sdy", "fifo_batch=32"]);
+    assert!(!text.contains("note:"), "sdy is not managed: {text}");
+}

@@ -341,6 +341,9 @@ pub fn run(cli: Cli) -> Result<()> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     });
+    // Absolute too: its lock files and the `--db` of every printed command then name one
+    // database from any directory.
+    let given = given.map(|p| absolute(&p)).transpose()?;
     let ctx = Ctx {
         // Absolute, so the journal's paths and the commands printed work from any directory.
         root: SysRoot::new(absolute(&cli.sysfs_root)?, absolute(&cli.procfs_root)?),

@@ -21,6 +21,7 @@ use crate::bench::stale;
 use crate::device;
 use crate::knob::io::RealIo;
 use crate::sysroot::SysRoot;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
@@ -141,24 +142,33 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             if one { "it" } else { "them" }
         ));
     }
-    out.push_str(&other_roots(ctx, &store, dev)?);
+    out.push_str(&other_roots(ctx, &mut store, dev)?);
     Ok(out)
 }
 
-/// The open entries (of `dev`, or all) written under other `--sysfs-root`/`--procfs-root`
-/// than this run's, which it cannot put back: one line per such root, with the knobs and the
-/// command that restores them; empty when there are none.
-fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Result<String> {
+/// The open entries (of `dev` and the host-wide ones it alone journaled, or all) written
+/// under other `--sysfs-root`/`--procfs-root` than this run's, which it cannot put back: one
+/// line per such tree, with the knobs and the command that restores them (a sysfs and a
+/// procfs root that are siblings, `…/sys` and `…/proc`, make one tree). Entries of a tree that
+/// no longer exists (a deleted fake tree) have nothing to put back: they are closed, and
+/// said so. Empty when there are none.
+fn other_roots(ctx: &Ctx, store: &mut crate::store::Store, dev: Option<&str>) -> Result<String> {
+    let mut entries = store.journal_open(dev, None)?;
+    if dev.is_some() {
+        let ids: Vec<String> = entries.iter().filter_map(|e| e.identity.clone()).collect();
+        entries.extend(store.journal_open(None, None)?.into_iter().filter(|e| {
+            e.device.is_none() && e.for_identity.as_ref().is_some_and(|i| ids.contains(i))
+        }));
+    }
+    let ours = |p: &Path| p.starts_with(&ctx.root.sys) || p.starts_with(&ctx.root.proc);
     let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
-    let mut unknown = String::new();
-    for e in store.journal_open(dev, None)? {
-        if e.path.starts_with(&ctx.root.sys) || e.path.starts_with(&ctx.root.proc) {
-            continue;
-        }
+    let mut gone: Vec<(PathBuf, Vec<i64>)> = Vec::new();
+    let mut out = String::new();
+    for e in entries.iter().filter(|e| !ours(&e.path)) {
         let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
         let Some(r) = ctx.root.other_for(&e.path) else {
             // A relative path (journaled by an older sweetspot under a relative root).
-            unknown += &format!(
+            out += &format!(
                 "left alone: {knob}, journaled at {} under other roots than this run's; \
                  `restore` with the --sysfs-root/--procfs-root it was written under puts it \
                  back\n",
@@ -166,24 +176,65 @@ fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Res
             );
             continue;
         };
+        let tree = if e.path.starts_with(&r.sys) {
+            &r.sys
+        } else {
+            &r.proc
+        };
+        if !tree.exists() {
+            match gone.iter_mut().find(|(t, _)| t == tree) {
+                Some((_, ids)) => ids.push(e.id),
+                None => gone.push((tree.clone(), vec![e.id])),
+            }
+            continue;
+        }
         match roots.iter_mut().find(|(o, _)| *o == r) {
             Some((_, knobs)) if knobs.contains(&knob) => {}
             Some((_, knobs)) => knobs.push(knob),
             None => roots.push((r, vec![knob])),
         }
     }
-    Ok(unknown
-        + &roots
-            .iter()
-        .map(|(r, knobs)| {
-            format!(
-                "left alone: {}, written under other roots than this run's; `{}` puts {} back\n",
-                knobs.join(", "),
-                crate::tune::recover::undo_command(&ctx.db, r, dev),
-                if knobs.len() == 1 { "it" } else { "them" }
-            )
-        })
-        .collect::<String>())
+    // A derived sysfs root and a derived procfs root with one parent are one tree.
+    let mut i = 0;
+    while i < roots.len() {
+        let (a, _) = &roots[i];
+        let sibling = (a.sys != ctx.root.sys && a.proc == ctx.root.proc)
+            .then(|| {
+                roots.iter().position(|(b, _)| {
+                    b.sys == ctx.root.sys
+                        && b.proc != ctx.root.proc
+                        && b.proc.parent().is_some()
+                        && b.proc.parent() == a.sys.parent()
+                })
+            })
+            .flatten();
+        if let Some(j) = sibling {
+            let (b, knobs) = roots.remove(j);
+            let k = if j < i { i - 1 } else { i };
+            roots[k].0.proc = b.proc;
+            roots[k].1.extend(knobs);
+            i = k;
+        }
+        i += 1;
+    }
+    for (tree, ids) in &gone {
+        store.journal_mark_restored(ids)?;
+        out += &format!(
+            "closed {} journal entr{} of {}, a tree that no longer exists (nothing to put back)\n",
+            ids.len(),
+            if ids.len() == 1 { "y" } else { "ies" },
+            tree.display()
+        );
+    }
+    for (r, knobs) in &roots {
+        out += &format!(
+            "left alone: {}, written under other roots than this run's; `{}` puts {} back\n",
+            knobs.join(", "),
+            crate::tune::recover::undo_command(&ctx.db, r, dev),
+            if knobs.len() == 1 { "it" } else { "them" }
+        );
+    }
+    Ok(out)
 }
 
 /// A note when a running daemon (its state file beside the database) manages a disk whose

@@ -70,8 +70,46 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if changes.is_empty() {
         out += &format!("{}: already set, nothing changed\n", dev.name);
     }
+    out += &daemon_note(ctx, &dev.name, &changes);
     if !ctx.quiet {
         print_out(&out)?;
     }
     Ok(())
+}
+
+/// A note when a running daemon manages a knob this `set` changed away from the daemon's
+/// value: the daemon takes it for another writer's change, puts its value back once at its
+/// next poll, and leaves a second change alone (contested) ([`crate::daemon::manage`]).
+/// Empty otherwise.
+fn daemon_note(ctx: &Ctx, device: &str, changes: &[crate::knob::apply::Change]) -> String {
+    let Some((pid, managed)) =
+        crate::daemon::status::running_daemon(&crate::daemon::state_path(&ctx.db))
+    else {
+        return String::new();
+    };
+    let host = crate::daemon::manage::HOST_LABEL;
+    let knobs: Vec<String> = changes
+        .iter()
+        .filter_map(|c| {
+            let on = if catalogue::order_of(&c.knob).is_some_and(|o| o.is_host()) {
+                host
+            } else {
+                device
+            };
+            managed
+                .iter()
+                .find(|(d, k, want)| d == on && *k == c.knob && *want != c.to)
+                .map(|(_, k, want)| format!("{k} (its sweet spot {want})"))
+        })
+        .collect();
+    if knobs.is_empty() {
+        return String::new();
+    }
+    format!(
+        "note: the running daemon (pid {pid}) manages {}: it puts {} back once at its next \
+         poll, and leaves a second change alone (contested); `sweetspot restore` instead \
+         makes it leave the disk alone until it reloads\n",
+        knobs.join(", "),
+        if knobs.len() == 1 { "it" } else { "them" }
+    )
 }

@@ -149,8 +149,12 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
     // The `[host]` the daemon applies ([`super::profile`]): a device's host-wide knob counts
     // in its state only when that is the value exported (another sweet spot's newer value,
     // the host's own tune, or an exclusive partner may have superseded it).
+    // Built quietly: its warnings (which sweet spot's value wins) are `profile export`'s.
     let built_host = store
-        .and_then(|s| super::profile(s, root, cfg).ok())
+        .and_then(|s| {
+            let quiet = tracing::subscriber::NoSubscriber::default();
+            tracing::subscriber::with_default(quiet, || super::profile(s, root, cfg)).ok()
+        })
         .map(|p| super::manage::host_setting(&p));
     let mut devices = Vec::new();
     for (identity, spot) in rows {
@@ -258,6 +262,15 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             .filter(|(k, v)| built_host.as_ref().is_none_or(|h| h.get(*k) == Some(*v)))
             .map(|(k, _)| k)
             .collect();
+        // What holds for this device: its own knobs, and the host-wide ones it still decides.
+        let effective: crate::types::Setting = knobs
+            .iter()
+            .filter(|(k, _)| {
+                !crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host())
+                    || host_knobs.contains(k)
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let host_rows: Vec<serde_json::Value> = managed_rows(super::manage::HOST)
             .into_iter()
             .filter(|r| host_knobs.iter().any(|k| r["knob"] == k.as_str()))
@@ -294,7 +307,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             (None, _, _) => "absent".to_string(),
             (Some(name), false, _) => format!(
                 "not managed (the daemon is not running): {}",
-                against_now(root, &present, name, &knobs)
+                against_now(root, &present, name, &effective)
             ),
             (Some(_), true, Some(at)) => released_state(at),
             (Some(_), true, None) if !contested.is_empty() => {
@@ -959,6 +972,14 @@ mod tests {
         assert_eq!(
             state_of(serde_json::json!([disk]), serde_json::json!({})),
             "managed"
+        );
+        // The daemon stopped: sda is judged by its own knobs and the host-wide ones it still
+        // decides (none: the host's tune keeps dirty_ratio), not by its superseded 10.
+        std::fs::remove_file(&state).unwrap();
+        let st = status(Some(&store), &t.root, &Config::default(), &state).unwrap();
+        assert_eq!(
+            st.devices[0].state,
+            "not managed (the daemon is not running): read_ahead_kb is 128, sweet spot 256"
         );
     }
 }
