@@ -261,6 +261,12 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
                 for (k, from, to) in changes {
                     text.push_str(&format!("{who}: {k} {from} → {to}\n"));
                 }
+                let written = changes.iter().map(|(k, _, to)| (k.as_str(), to.as_str()));
+                text.push_str(&super::set::daemon_note(
+                    ctx,
+                    o.device.as_deref().unwrap_or_default(),
+                    written,
+                ));
             }
             Status::DryRun { commands } => {
                 text.push_str(&format!("# {who}\n"));

@@ -70,18 +70,24 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if changes.is_empty() {
         out += &format!("{}: already set, nothing changed\n", dev.name);
     }
-    out += &daemon_note(ctx, &dev.name, &changes);
+    let written = changes.iter().map(|c| (c.knob.as_str(), c.to.as_str()));
+    out += &daemon_note(ctx, &dev.name, written);
     if !ctx.quiet {
         print_out(&out)?;
     }
     Ok(())
 }
 
-/// A note when a running daemon manages a knob this `set` changed away from the daemon's
-/// value: the daemon takes it for another writer's change, puts its value back once at its
-/// next poll, and leaves a second change alone (contested) ([`crate::daemon::manage`]).
-/// Empty otherwise.
-fn daemon_note(ctx: &Ctx, device: &str, changes: &[crate::knob::apply::Change]) -> String {
+/// A note when a running daemon manages a knob that `set` or `profile apply` just wrote
+/// (`changes`: knob and value written, on disk `device` or, for a host-wide knob, the host)
+/// away from the daemon's value: the daemon takes it for another writer's change, puts its
+/// value back once at its next poll, and leaves a second change alone (contested)
+/// ([`crate::daemon::manage`]). Empty otherwise.
+pub(super) fn daemon_note<'a>(
+    ctx: &Ctx,
+    device: &str,
+    changes: impl Iterator<Item = (&'a str, &'a str)>,
+) -> String {
     let Some((pid, managed)) =
         crate::daemon::status::running_daemon(&crate::daemon::state_path(&ctx.db))
     else {
@@ -89,16 +95,15 @@ fn daemon_note(ctx: &Ctx, device: &str, changes: &[crate::knob::apply::Change]) 
     };
     let host = crate::daemon::manage::HOST_LABEL;
     let knobs: Vec<String> = changes
-        .iter()
-        .filter_map(|c| {
-            let on = if catalogue::order_of(&c.knob).is_some_and(|o| o.is_host()) {
+        .filter_map(|(knob, to)| {
+            let on = if catalogue::order_of(knob).is_some_and(|o| o.is_host()) {
                 host
             } else {
                 device
             };
             managed
                 .iter()
-                .find(|(d, k, want)| d == on && *k == c.knob && *want != c.to)
+                .find(|(d, k, want)| d == on && k == knob && want != to)
                 .map(|(_, k, want)| format!("{k} (its sweet spot {want})"))
         })
         .collect();
