@@ -444,9 +444,9 @@ fn restore_under_other_roots_names_the_knobs_it_cannot_reach_and_how() {
 
 /// `restore sdz` under other roots than a `set sdz` of a device knob and a host-wide one: one
 /// line names both (the sibling `…/sys` and `…/proc` are one tree) with one command; once that
-/// tree is deleted, its entries are closed (nothing to put back) and said so, once.
+/// tree is deleted, the line says so and the entries stay open.
 #[test]
-fn restore_names_a_devices_host_wide_knob_under_other_roots_and_closes_a_deleted_trees() {
+fn restore_names_a_devices_host_wide_knob_under_other_roots_and_a_tree_not_found() {
     let h = Host::new();
     h.ok(&["set", "sdz", "fifo_batch=4", "swappiness=12"]);
     let other = h.env.dir.path().join("other");
@@ -477,19 +477,25 @@ fn restore_names_a_devices_host_wide_knob_under_other_roots_and_closes_a_deleted
     );
     assert!(text.contains(&want), "{text}");
     assert_eq!(h.env.vm("swappiness"), "12", "left alone");
-    // The tree is deleted: nothing is left to put back, and the entries are closed.
+    // The tree is deleted: the entries stay open (a missing path is no proof the knobs are
+    // back), and the line says the tree is not found.
     std::fs::remove_dir_all(&h.sys).unwrap();
     std::fs::remove_dir_all(h.env.proc()).unwrap();
-    let text = elsewhere(&[]);
-    for tree in [h.sys.clone(), h.env.proc()] {
-        let line = format!(
-            "closed 1 journal entry of {}, a tree that no longer exists (nothing to put back)",
-            tree.display()
-        );
-        assert!(text.contains(&line), "{text}");
-    }
-    let text = elsewhere(&[]);
-    assert_eq!(text, "restored 0 knobs\n");
+    let text = elsewhere(&["sdz"]);
+    let gone = format!(
+        " puts them back (not found here now: {}, {})\n",
+        h.sys.display(),
+        h.env.proc().display()
+    );
+    assert!(
+        text.contains(&want.replace(" puts them back\n", &gone)),
+        "{text}"
+    );
+    let open = sweetspot::store::Store::open(&h.env.db())
+        .unwrap()
+        .journal_open(None, None)
+        .unwrap();
+    assert_eq!(open.len(), 2, "kept open: {open:?}");
 }
 
 /// `set` of a knob the running daemon manages says that the daemon puts it back once (here a
@@ -510,7 +516,7 @@ fn set_of_a_knob_the_daemon_manages_says_what_the_daemon_will_do() {
     assert!(
         text.contains(&format!(
             "note: the running daemon (pid {}) manages fifo_batch (its sweet spot 8): it puts \
-             it back once at its next poll",
+             it back at its next poll unless it did so once already",
             std::process::id()
         )),
         "{text}"

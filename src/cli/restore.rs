@@ -21,7 +21,7 @@ use crate::bench::stale;
 use crate::device;
 use crate::knob::io::RealIo;
 use crate::sysroot::SysRoot;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
@@ -142,27 +142,32 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             if one { "it" } else { "them" }
         ));
     }
-    out.push_str(&other_roots(ctx, &mut store, dev)?);
+    out.push_str(&other_roots(ctx, &store, dev)?);
     Ok(out)
 }
 
 /// The open entries (of `dev` and the host-wide ones it alone journaled, or all) written
 /// under other `--sysfs-root`/`--procfs-root` than this run's, which it cannot put back: one
 /// line per such tree, with the knobs and the command that restores them (a sysfs and a
-/// procfs root that are siblings, `…/sys` and `…/proc`, make one tree). Entries of a tree that
-/// no longer exists (a deleted fake tree) have nothing to put back: they are closed, and
-/// said so. Empty when there are none.
-fn other_roots(ctx: &Ctx, store: &mut crate::store::Store, dev: Option<&str>) -> Result<String> {
+/// procfs root that are siblings, `…/sys` and `…/proc`, make one tree). A tree not found
+/// here is named as such, its entries kept open (a missing path is no proof that its knobs
+/// are back). Empty when there are none.
+fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Result<String> {
     let mut entries = store.journal_open(dev, None)?;
-    if dev.is_some() {
-        let ids: Vec<String> = entries.iter().filter_map(|e| e.identity.clone()).collect();
+    if let Some(d) = dev {
+        // The device's identities: here now, and as journaled (closed entries too).
+        let mut ids: Vec<String> = store
+            .journal_all(Some(d))?
+            .into_iter()
+            .filter_map(|e| e.identity)
+            .collect();
+        ids.extend(device::find(&ctx.root, d).ok().map(|x| x.identity));
         entries.extend(store.journal_open(None, None)?.into_iter().filter(|e| {
             e.device.is_none() && e.for_identity.as_ref().is_some_and(|i| ids.contains(i))
         }));
     }
     let ours = |p: &Path| p.starts_with(&ctx.root.sys) || p.starts_with(&ctx.root.proc);
     let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
-    let mut gone: Vec<(PathBuf, Vec<i64>)> = Vec::new();
     let mut out = String::new();
     for e in entries.iter().filter(|e| !ours(&e.path)) {
         let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
@@ -176,18 +181,6 @@ fn other_roots(ctx: &Ctx, store: &mut crate::store::Store, dev: Option<&str>) ->
             );
             continue;
         };
-        let tree = if e.path.starts_with(&r.sys) {
-            &r.sys
-        } else {
-            &r.proc
-        };
-        if !tree.exists() {
-            match gone.iter_mut().find(|(t, _)| t == tree) {
-                Some((_, ids)) => ids.push(e.id),
-                None => gone.push((tree.clone(), vec![e.id])),
-            }
-            continue;
-        }
         match roots.iter_mut().find(|(o, _)| *o == r) {
             Some((_, knobs)) if knobs.contains(&knob) => {}
             Some((_, knobs)) => knobs.push(knob),
@@ -217,21 +210,25 @@ fn other_roots(ctx: &Ctx, store: &mut crate::store::Store, dev: Option<&str>) ->
         }
         i += 1;
     }
-    for (tree, ids) in &gone {
-        store.journal_mark_restored(ids)?;
-        out += &format!(
-            "closed {} journal entr{} of {}, a tree that no longer exists (nothing to put back)\n",
-            ids.len(),
-            if ids.len() == 1 { "y" } else { "ies" },
-            tree.display()
-        );
-    }
     for (r, knobs) in &roots {
+        // Never closed here, even when that tree is not found: a missing path says nothing of
+        // whether its knobs are still changed (an unmounted or bind-mounted sysfs).
+        let missing: Vec<String> = [&r.sys, &r.proc]
+            .into_iter()
+            .filter(|t| **t != ctx.root.sys && **t != ctx.root.proc)
+            .filter(|t| matches!(t.try_exists(), Ok(false)))
+            .map(|t| t.display().to_string())
+            .collect();
         out += &format!(
-            "left alone: {}, written under other roots than this run's; `{}` puts {} back\n",
+            "left alone: {}, written under other roots than this run's; `{}` puts {} back{}\n",
             knobs.join(", "),
             crate::tune::recover::undo_command(&ctx.db, r, dev),
-            if knobs.len() == 1 { "it" } else { "them" }
+            if knobs.len() == 1 { "it" } else { "them" },
+            if missing.is_empty() {
+                String::new()
+            } else {
+                format!(" (not found here now: {})", missing.join(", "))
+            }
         );
     }
     Ok(out)

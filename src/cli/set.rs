@@ -111,9 +111,9 @@ pub(super) fn daemon_note<'a>(
         return String::new();
     }
     format!(
-        "note: the running daemon (pid {pid}) manages {}: it puts {} back once at its next \
-         poll, and leaves a second change alone (contested); `sweetspot restore` instead \
-         makes it leave the disk alone until it reloads\n",
+        "note: the running daemon (pid {pid}) manages {}: it puts {} back at its next poll \
+         unless it did so once already (a second change it leaves alone, contested); \
+         `sweetspot restore` instead makes it leave the disk alone until it reloads\n",
         knobs.join(", "),
         if knobs.len() == 1 { "it" } else { "them" }
     )

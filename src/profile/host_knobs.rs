@@ -36,7 +36,8 @@ impl HostKnobs {
             && let Some(old) = self.knobs.remove(p)
         {
             tracing::warn!(
-                "host-wide {k}: exporting {v} from the sweet spot of {from}, which drops {p} =                  {old} from the sweet spot of {} (writing one zeroes the other)",
+                "host-wide {k}: exporting {v} from the sweet spot of {from}, which drops {p} = \
+                 {old} from the sweet spot of {} (writing one zeroes the other)",
                 self.from.get(p).map_or("another device", String::as_str)
             );
             self.from.remove(p);
