@@ -188,29 +188,34 @@ fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Res
         }
     }
     // A derived sysfs root and a derived procfs root with one parent are one tree.
-    let mut i = 0;
-    while i < roots.len() {
-        let (a, _) = &roots[i];
-        let sibling = (a.sys != ctx.root.sys && a.proc == ctx.root.proc)
-            .then(|| {
-                roots.iter().position(|(b, _)| {
-                    b.sys == ctx.root.sys
-                        && b.proc != ctx.root.proc
-                        && b.proc.parent().is_some()
-                        && b.proc.parent() == a.sys.parent()
-                })
-            })
-            .flatten();
-        if let Some(j) = sibling {
-            let (b, knobs) = roots.remove(j);
-            let k = if j < i { i - 1 } else { i };
-            roots[k].0.proc = b.proc;
-            roots[k].1.extend(knobs);
-            i = k;
+    let sys_only = |r: &SysRoot| r.sys != ctx.root.sys && r.proc == ctx.root.proc;
+    let proc_only = |r: &SysRoot| r.sys == ctx.root.sys && r.proc != ctx.root.proc;
+    fn parent(r: &SysRoot, sys_side: bool) -> Option<&Path> {
+        if sys_side {
+            r.sys.parent()
+        } else {
+            r.proc.parent()
         }
-        i += 1;
     }
-    for (r, knobs) in &roots {
+    let mut trees: Vec<(SysRoot, Vec<String>)> = Vec::new();
+    for (r, knobs) in roots {
+        let sibling = trees.iter_mut().find(|(t, _)| {
+            ((sys_only(&r) && proc_only(t)) || (proc_only(&r) && sys_only(t)))
+                && parent(&r, sys_only(&r)).is_some()
+                && parent(&r, sys_only(&r)) == parent(t, sys_only(t))
+        });
+        let Some((t, k)) = sibling else {
+            trees.push((r, knobs));
+            continue;
+        };
+        if sys_only(&r) {
+            t.sys = r.sys;
+        } else {
+            t.proc = r.proc;
+        }
+        k.extend(knobs);
+    }
+    for (r, knobs) in &trees {
         // Never closed here, even when that tree is not found: a missing path says nothing of
         // whether its knobs are still changed (an unmounted or bind-mounted sysfs).
         let missing: Vec<String> = [&r.sys, &r.proc]

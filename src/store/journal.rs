@@ -6,7 +6,7 @@
 //! entry holds the value before its change, and the knob's value now is the newest owner's.
 //! Restoring some owners' entries only, under a later open entry of another owner, hands the
 //! oldest original down to that entry instead of writing it
-//! ([`Store::journal_hand_down`], [`crate::knob::apply::restore_except`]). The stack is
+//! ([`Store::journal_hand_down`], `knob::apply::restore_except`). The stack is
 //! ordered by entry id, that is by each owner's first change: an owner that writes the knob
 //! again over a later owner's entry keeps its old place, so a partial restore may then take
 //! the wrong entry for the newest writer's (the knob keeps a value one owner wrote). A full
@@ -261,7 +261,7 @@ impl Store {
     /// Closes the entries `closed` unwritten (marks them restored) and gives each entry of
     /// `originals` its new original, in one transaction: a restore of one owner's layer of a
     /// file that lies under a later open entry of another owner hands its original down to that
-    /// entry ([`crate::knob::apply::restore_except`]), so the true original is never lost.
+    /// entry (`knob::apply::restore_except`), so the true original is never lost.
     pub fn journal_hand_down(&mut self, closed: &[i64], originals: &[(i64, String)]) -> Result<()> {
         let t = now();
         let tx = self.conn_mut().transaction()?;
