@@ -268,11 +268,13 @@ fn one_writer_per_device_a_second_is_refused_naming_the_holder() {
             .stderr(contains(format!("{} {holder}", l.name)));
         assert_eq!(l.read("queue/read_ahead_kb"), "4096", "{args:?} wrote");
     }
-    // `restore` of everything leaves the held device alone and says so.
+    // `restore` of everything leaves the held device alone and says so, with exit 1: its
+    // knob is still changed.
     env.cmd(&["restore"])
         .assert()
-        .success()
-        .stdout(contains(format!("left alone: {}", l.name)).and(contains("`sweetspot set`")));
+        .code(1)
+        .stdout(contains(format!("left alone: {}", l.name)).and(contains("`sweetspot set`")))
+        .stderr(contains("sweetspot: error: 1 knob left changed; see above"));
     assert_eq!(l.read("queue/read_ahead_kb"), "4096");
     drop(child);
     env.cmd(&["restore", &l.name])

@@ -61,6 +61,20 @@ impl Host {
         out
     }
 
+    /// `run`, which must exit 1 with the last line that says `n` knobs were left changed;
+    /// its stdout.
+    fn left_changed(&self, args: &[&str], n: usize) -> String {
+        let (code, out, err) = self.run(args);
+        assert_eq!(code, Some(1), "{args:?}: {out}{err}");
+        let knobs = if n == 1 { "knob" } else { "knobs" };
+        assert_eq!(
+            err,
+            format!("sweetspot: error: {n} {knobs} left changed; see above\n"),
+            "{args:?}"
+        );
+        out
+    }
+
     /// The fake roots.
     fn root(&self) -> sweetspot::sysroot::SysRoot {
         sweetspot::sysroot::SysRoot::new(&self.sys, self.env.proc())
@@ -251,7 +265,7 @@ fn restore_of_a_device_leaves_host_wide_knobs_under_another_writers_lock() {
         Holder::me("bench"),
     )
     .unwrap();
-    let out = h.ok(&["restore", "sdz"]);
+    let out = h.left_changed(&["restore", "sdz"], 2);
     let head = format!(
         "restored 1 knob on sdz\n  sdz fifo_batch = 16\nleft alone: the host-wide dirty_bytes, \
          dirty_ratio, while `sweetspot bench` (pid {}, ",
@@ -274,7 +288,7 @@ fn restore_of_a_device_leaves_host_wide_knobs_under_another_writers_lock() {
         Holder::me("tune"),
     )
     .unwrap();
-    let out = h.ok(&["restore", "sdz"]);
+    let out = h.left_changed(&["restore", "sdz"], 2);
     let head = format!(
         "restored 1 knob on sdz\n  sdz fifo_batch = 16\nleft alone: the host-wide dirty_bytes, \
          dirty_ratio, while `sweetspot tune` (pid {}, ",
@@ -432,7 +446,11 @@ fn restore_under_other_roots_names_the_knobs_it_cannot_reach_and_how() {
         let mut args = vec!["--sysfs-root", other.to_str().unwrap(), "restore"];
         args.extend(dev);
         let out = h.env.cmd(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "sweetspot: error: 1 knob left changed; see above\n"
+        );
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains(&want.replace("{}", tail)), "{text}");
         assert_eq!(std::fs::read_to_string(&fifo).unwrap(), "8\n", "left alone");
@@ -463,7 +481,11 @@ fn restore_names_a_devices_host_wide_knob_under_other_roots_and_a_tree_not_found
             .arg("restore")
             .args(dev);
         let out = c.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "sweetspot: error: 2 knobs left changed; see above\n"
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let text = elsewhere(&["sdz"]);
@@ -496,6 +518,149 @@ fn restore_names_a_devices_host_wide_knob_under_other_roots_and_a_tree_not_found
         .journal_open(None, None)
         .unwrap();
     assert_eq!(open.len(), 2, "kept open: {open:?}");
+}
+
+/// The exit status of `restore` tells a script whether every knob it was asked to restore is
+/// back: 1, with a last line on stderr counting the knobs left changed (here journaled under
+/// other roots than its own, so out of its reach), also with `-q`; 0 once none is left. Each
+/// run has its own `$TMPDIR`, so no other run's leftovers are seen.
+#[test]
+fn restore_exits_1_while_it_leaves_knobs_changed_and_0_once_every_knob_is_back() {
+    let h = Host::new();
+    h.ok(&["set", "sdz", "fifo_batch=8", "swappiness=12"]);
+    h.ok(&["set", "sdy", "fifo_batch=4"]);
+    let tmp = h.env.dir.path().join("tmp");
+    let other = h.env.dir.path().join("other");
+    for d in [&tmp, &other.join("sys/block"), &other.join("proc/sys/vm")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // `sweetspot --db … [--sysfs-root S --procfs-root P] <args>`: exit code, stdout, stderr.
+    let run = |roots: [&PathBuf; 2], args: &[&str]| {
+        let mut c = assert_cmd::Command::cargo_bin("sweetspot").unwrap();
+        c.env("TMPDIR", &tmp).arg("--db").arg(h.env.db());
+        c.arg("--sysfs-root").arg(roots[0]);
+        c.arg("--procfs-root").arg(roots[1]);
+        let out = c.args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (here, proc_) = (&h.sys, &h.env.proc());
+    let (sys2, proc2) = (&other.join("sys"), &other.join("proc"));
+    let summary = |n: &str| format!("sweetspot: error: {n} left changed; see above\n");
+    let values = |h: &Host| {
+        (
+            h.fifo_batch("sdy"),
+            h.fifo_batch("sdz"),
+            h.env.vm("swappiness"),
+        )
+    };
+    let changed = || ("4".to_string(), "8".to_string(), "12".to_string());
+
+    // Under other roots: every knob is left, named, counted, and really still changed.
+    let (code, out, err) = run([sys2, proc2], &["restore"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert_eq!(err, summary("3 knobs"), "{out}");
+    assert!(out.starts_with("restored 0 knobs\nleft alone: "), "{out}");
+    assert!(
+        out.contains(
+            "left alone: sdz fifo_batch, sdy fifo_batch, host-wide swappiness, written under \
+             other roots than this run's;"
+        ),
+        "{out}"
+    );
+    assert_eq!(values(&h), changed());
+    assert_eq!(h.open().len(), 3, "{:?}", h.open());
+    // One device: only its knob counts (the host-wide one is `set sdz`'s alone).
+    let (code, out, err) = run([sys2, proc2], &["restore", "sdy"]);
+    assert_eq!((code, err), (Some(1), summary("1 knob")), "{out}");
+    // Quiet: no report, but the exit status and the count.
+    let (code, out, err) = run([sys2, proc2], &["-q", "restore"]);
+    assert_eq!(
+        (code, out, err),
+        (Some(1), String::new(), summary("3 knobs"))
+    );
+    assert_eq!(values(&h), changed());
+
+    // Under its own roots, `restore sdz` puts back sdz and its host-wide knob: exit 0 (sdy,
+    // which it was not asked about, stays changed).
+    let (code, out, err) = run([here, proc_], &["restore", "sdz"]);
+    assert_eq!((code, err.as_str()), (Some(0), ""), "{out}");
+    assert_eq!(values(&h), ("4".into(), "16".into(), "60".into()));
+    let (code, _, err) = run([sys2, proc2], &["restore"]);
+    assert_eq!((code, err), (Some(1), summary("1 knob")));
+    // A full restore of everything: exit 0, nothing on stderr, every knob back.
+    let (code, out, err) = run([here, proc_], &["restore"]);
+    assert_eq!((code, err.as_str()), (Some(0), ""), "{out}");
+    assert_eq!(out, "restored 1 knob\n  sdy fifo_batch = 16\n");
+    assert_eq!(values(&h), ("16".into(), "16".into(), "60".into()));
+    assert!(h.open().is_empty(), "{:?}", h.open());
+    // Nothing journaled is left anywhere: exit 0 under the other roots too.
+    let (code, out, err) = run([sys2, proc2], &["restore"]);
+    assert_eq!(
+        (code, out, err),
+        (Some(0), "restored 0 knobs\n".into(), String::new())
+    );
+}
+
+/// A full `restore` while a running tune or another writer holds sdy leaves sdy and the
+/// host-wide knobs (they act on sdy too) changed: exit 1, counting both; sdz is put back.
+/// Once the holder is gone, `restore` puts the rest back and exits 0.
+#[test]
+fn restore_exits_1_while_a_tune_or_another_writer_holds_a_journaled_device() {
+    use sweetspot::lock::{self, DeviceLock, Holder};
+    for tune in [true, false] {
+        let h = Host::new();
+        h.ok(&["set", "sdy", "fifo_batch=4"]);
+        h.ok(&["set", "sdz", "fifo_batch=8", "swappiness=12"]);
+        let sdy = sweetspot::device::find(&h.root(), "sdy").unwrap();
+        let path = lock::path(&h.env.db(), &h.root(), &sdy.identity);
+        let pid = std::process::id();
+        // A tune of sdy whose process (this test's) is alive and holds sdy's lock, or a bench.
+        let (held, line) = if tune {
+            let target = sweetspot::bench::TargetInfo {
+                label: "sdy".into(),
+                identity: sdy.identity.clone(),
+                kernel: "6.18".into(),
+            };
+            let id = Store::open(&h.env.db())
+                .unwrap()
+                .insert_tune(&target, Some("sdy"), "quick")
+                .unwrap();
+            let l = DeviceLock::acquire(&path, "sdy", Holder::me("tune")).unwrap();
+            (
+                l,
+                format!("left alone: sdy, while tune {id} (pid {pid}) is tuning it;"),
+            )
+        } else {
+            let l = DeviceLock::acquire(&path, "sdy", Holder::me("bench")).unwrap();
+            (
+                l,
+                format!("left alone: sdy, while `sweetspot bench` (pid {pid}, "),
+            )
+        };
+        let out = h.left_changed(&["restore"], 2);
+        assert!(out.contains(&line), "{out}");
+        assert!(
+            out.contains("left alone: the host-wide swappiness, while "),
+            "{out}"
+        );
+        assert!(out.contains("  sdz fifo_batch = 16\n"), "{out}");
+        assert_eq!(
+            (h.fifo_batch("sdy"), h.env.vm("swappiness")),
+            ("4".into(), "12".into())
+        );
+        drop(held);
+        let out = h.ok(&["restore"]);
+        assert!(!out.contains("left alone"), "{out}");
+        assert_eq!(
+            (h.fifo_batch("sdy"), h.env.vm("swappiness")),
+            ("16".into(), "60".into())
+        );
+        assert!(h.open().is_empty(), "{:?}", h.open());
+    }
 }
 
 /// `set` of a knob the running daemon manages says that the daemon puts it back once (here a

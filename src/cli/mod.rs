@@ -41,7 +41,7 @@ pub const EXIT_STATUS: &str = "\
 Exit status:
   0    success (also when the reader of the output went away: `| head`)
   1    the job failed: a knob was not honoured, a run failed, the kernel refused a write,
-       `verify` found drift
+       `verify` found drift, `restore` left journaled knobs changed
   2    bad usage or input (a file's error names the file, line and field; a knob's, the knob
        and value), or a device held by another writer; nothing was changed
   130  `tune` or `bench` interrupted by Ctrl-C or SIGTERM (the device was restored first);
@@ -146,6 +146,14 @@ pub enum Command {
     /// it. A disk that a running `sweetspot daemon` manages is then left alone by the daemon
     /// (neither re-applied nor retuned) until it restarts or reloads its config (SIGHUP);
     /// restore says so.
+    ///
+    /// A journaled knob it cannot put back now stays changed, named on a "left alone" line: a
+    /// device a running tune or another writer holds, the host-wide knobs while another
+    /// writer works, knobs journaled under other --sysfs-root/--procfs-root than this run's.
+    /// Then it exits 1, after a last line on stderr that counts them ("2 knobs left changed;
+    /// see above"). With a DEVICE (refused with exit 2 while another writer holds it), only
+    /// its own knobs and the host-wide ones it alone changed count. Leftovers of killed runs that it does not remove (a `--scratch` loop device,
+    /// mount and files, whose knobs another database journaled) are named, and do not count.
     #[command(after_help = EXIT_STATUS)]
     Restore(restore::Args),
     /// Measure a device under contest's loads and print contest's table.

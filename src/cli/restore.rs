@@ -14,14 +14,26 @@
 //! has open: that one is named, with the `sweetspot --db <it> restore` that puts them back.
 //! When a running daemon manages a disk whose knobs it put back, it says that the daemon
 //! leaves that disk alone now, until it restarts or reloads its config.
+//!
+//! Exit status: 1 when it leaves journaled knobs of what it was asked to restore changed (a
+//! "left alone" line names each: a device a running tune or another writer holds, host-wide
+//! knobs while another writer works, knobs journaled under other roots), after a last line
+//! on stderr that counts them; a script then knows that not every knob is back. What it was
+//! not asked to restore does not count: after `restore DEV`, the host-wide knobs other
+//! commands journaled too (its "stay changed" line) and other devices' running tunes; nor do
+//! the leftovers of killed runs that the sweep names but does not remove (a `--scratch` loop
+//! device, mount and files; their knobs, if any are open, are in another database, whose
+//! `restore` the line names, or in this one, where they count as any other knob does).
 
 use super::{Ctx, print_out};
-use crate::Result;
 use crate::bench::stale;
 use crate::device;
 use crate::knob::io::RealIo;
+use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
-use std::path::Path;
+use crate::{Error, Result};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
@@ -31,7 +43,8 @@ pub struct Args {
     pub device: Option<String>,
 }
 
-/// Runs `sweetspot restore`.
+/// Runs `sweetspot restore`. Errors: [`Error::Failed`] (exit 1), after its report, when it
+/// left journaled knobs changed (see the module docs); those of the restore.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // A device that is gone (a detached loop) can still have open entries, so an unknown name
     // is only checked for shape; a partition resolves to its disk when it exists.
@@ -39,26 +52,34 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // error (exit 2) is reported.
     // No database: nothing was journaled with it (a mistyped --db must not be created and
     // then reported as an all-clear).
-    let mut out = if ctx.db.exists() {
+    let (mut out, left) = if ctx.db.exists() {
         journaled(ctx, args)?
     } else {
         if let Some(name) = args.device.as_deref() {
             device::find(&ctx.root, device::check_name(name)?)?;
         }
-        format!(
+        let none = format!(
             "restored 0 knobs: {} does not exist (nothing was journaled with this --db)\n",
             ctx.db.display()
-        )
+        );
+        (none, 0)
     };
     sweep_leftovers(ctx, &mut out);
     if !ctx.quiet {
         print_out(&out)?;
     }
-    Ok(())
+    match left {
+        0 => Ok(()),
+        n => Err(Error::Failed(format!(
+            "{n} knob{} left changed; see above",
+            if n == 1 { "" } else { "s" }
+        ))),
+    }
 }
 
-/// Restores the journal's open entries and says what it did.
-fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
+/// Restores the journal's open entries and says what it did, with the number of journaled
+/// knobs (files) it was asked to restore and left changed, each named in a "left alone" line.
+fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize)> {
     let mut store = ctx.store()?;
     let dev = match args.device.as_deref() {
         Some(name) => {
@@ -89,6 +110,18 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             }
         }
     );
+    // What it leaves changed of what it was asked to restore, by file: the open entries the
+    // "left alone" lines below stand for (a knob journaled by several owners is one file).
+    let open = store.journal_open(None, None)?;
+    let ours = |p: &Path| p.starts_with(&ctx.root.sys) || p.starts_with(&ctx.root.proc);
+    let mut left: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut leave = |keep: &dyn Fn(&Entry) -> bool| {
+        left.extend(
+            open.iter()
+                .filter(|e| ours(&e.path) && keep(e))
+                .map(|e| e.path.clone()),
+        )
+    };
     let recovered = r.recovered_put.iter().map(|p| (p, " (a killed tune's)"));
     for (p, whose) in recovered.chain(r.put.iter().map(|p| (p, ""))) {
         out.push_str(&format!(
@@ -107,6 +140,12 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             t.id,
             t.pid
         ));
+        // Its device and every file it journaled (host-wide ones too); with a device, another
+        // device's tune is not what `restore DEV` was asked about.
+        if dev.is_none() {
+            let owner = format!("tune:{}", t.id);
+            leave(&|e| e.owner == owner || e.device == t.device);
+        }
     }
     for (d, h) in r
         .held
@@ -119,6 +158,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             h.as_ref()
                 .map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
         ));
+        leave(&|e| e.device.as_deref() == Some(d));
     }
     if let Some(h) = &r.host_left {
         out.push_str(&format!(
@@ -126,6 +166,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             h.knobs.join(", "),
             h.why
         ));
+        leave(&|e| e.device.is_none() && h.knobs.contains(&e.knob));
     }
     if let Some(note) = daemon_note(ctx, r.recovered_put.iter().chain(&r.put)) {
         out.push_str(&note);
@@ -142,8 +183,8 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
             if one { "it" } else { "them" }
         ));
     }
-    out.push_str(&other_roots(ctx, &store, dev)?);
-    Ok(out)
+    out.push_str(&other_roots(ctx, &store, dev, &mut left)?);
+    Ok((out, left.len()))
 }
 
 /// The open entries (of `dev` and the host-wide ones it alone journaled, or all) written
@@ -151,8 +192,13 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<String> {
 /// line per such tree, with the knobs and the command that restores them (a sysfs and a
 /// procfs root that are siblings, `…/sys` and `…/proc`, make one tree). A tree not found
 /// here is named as such, its entries kept open (a missing path is no proof that its knobs
-/// are back). Empty when there are none.
-fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Result<String> {
+/// are back). Empty when there are none. Adds the files of those entries to `left`.
+fn other_roots(
+    ctx: &Ctx,
+    store: &crate::store::Store,
+    dev: Option<&str>,
+    left: &mut BTreeSet<PathBuf>,
+) -> Result<String> {
     let mut entries = store.journal_open(dev, None)?;
     if let Some(d) = dev {
         // The device's identities: here now, and as journaled (closed entries too).
@@ -170,6 +216,7 @@ fn other_roots(ctx: &Ctx, store: &crate::store::Store, dev: Option<&str>) -> Res
     let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
     let mut out = String::new();
     for e in entries.iter().filter(|e| !ours(&e.path)) {
+        left.insert(e.path.clone());
         let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
         let Some(r) = ctx.root.other_for(&e.path) else {
             // A relative path (journaled by an older sweetspot under a relative root).
