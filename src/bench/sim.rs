@@ -52,6 +52,11 @@ use rand_distr::{Distribution, StandardNormal};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Environment variable: milliseconds each simulated load run takes (it sleeps that long
+/// before its figures are drawn; replayed runs do not). A testing aid only: a process test
+/// signals a `--sim` tune in the middle of its runs. Read when the device is made.
+pub const RUN_MS_ENV: &str = "SWEETSPOT_SIM_RUN_MS";
+
 /// Noise-free metrics of one load at one setting, as the surface implies them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics {
@@ -81,6 +86,8 @@ pub struct SimDevice {
     runs: usize,
     /// Stop, as Ctrl-C would, when this many runs are made ([`SimDevice::stop_after`]).
     stop_after: Option<usize>,
+    /// How long each run takes ([`RUN_MS_ENV`]); `None`: no time at all.
+    run_time: Option<std::time::Duration>,
 }
 
 impl SimDevice {
@@ -124,6 +131,10 @@ impl SimDevice {
             seed,
             runs: 0,
             stop_after: None,
+            run_time: std::env::var(RUN_MS_ENV)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(std::time::Duration::from_millis),
         }
     }
 
@@ -423,6 +434,9 @@ impl Testbed for SimDevice {
             return Err(Error::Interrupted);
         }
         self.runs += 1;
+        if let Some(t) = self.run_time {
+            std::thread::sleep(t);
+        }
         self.draw(load)
     }
 

@@ -16,7 +16,8 @@ use crate::bench::{Load, Testbed};
 use crate::tune::policy::{self, Objective};
 use crate::tune::report;
 use crate::tune::resume::Resume;
-use crate::tune::run::{self, Request};
+use crate::tune::run::{self, Ended, Request};
+use crate::tune::stopped::Stopped;
 use std::path::Path;
 
 /// Arguments of `sweetspot tune`.
@@ -51,7 +52,17 @@ pub struct Args {
     #[arg(long)]
     pub apply: bool,
 
-    /// Print JSON.
+    /// Print JSON: the report as one object (`target`, `policy`, `default`, `best`,
+    /// `objective`, `significant`, `evaluations`, `runs`, ...). Stopped by Ctrl-C or SIGTERM
+    /// (exit 130), also with -q, one object all the same: `"interrupted": true`, `tune_id`
+    /// (`history`'s #N), `target`, `policy`, `seed`, `budget`, `default` and `candidate`
+    /// (knob → value; `candidate` is the search's best setting so far, not checked against
+    /// the default, null before a trial finished), `objective` (`name`, and the geometric
+    /// means so far at `default` and `candidate`, null if not measured), `evaluations`
+    /// (settings measured), `trials` (finished trials, as stored: what --resume replays),
+    /// `runs` (load runs made, no_load included), `resumed` when it had resumed a tune, and
+    /// `resume`: the command that resumes it (this one plus --resume, run from the same
+    /// directory and environment), null when no trial finished.
     #[arg(long)]
     pub json: bool,
 
@@ -337,18 +348,101 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if resume.is_none() {
         target::announce_seed(ctx, &args.target, seed);
     }
-    let rep = match run::tune(&store, &ctx.db, testbed.as_mut(), &req) {
-        Err(crate::Error::Interrupted) if !ctx.quiet && !crate::signals::output_closed() => {
-            crate::signals::eprint_line(
-                "sweetspot: tune stopped; the same command with --resume goes on from its finished trials",
-            );
-            return Err(crate::Error::Interrupted);
+    let stopped = match run::tune_or_stop(&store, &ctx.db, testbed.as_mut(), &req) {
+        Ok(Ended::Done(rep)) => {
+            return if args.json {
+                super::print_json(&rep)
+            } else {
+                super::print_out(&report::text(&rep))
+            };
         }
-        r => r?,
+        Ok(Ended::Stopped(s)) => Some(s),
+        Err(crate::Error::Interrupted) => None,
+        Err(e) => return Err(e),
     };
-    if args.json {
-        super::print_json(&rep)
+    if !ctx.quiet && !crate::signals::output_closed() {
+        crate::signals::eprint_line(
+            "sweetspot: tune stopped; the same command with --resume goes on from its finished trials",
+        );
+    }
+    // Exit 130 whatever happens here: the tune was stopped, printed or not.
+    if let Some(s) = stopped.filter(|_| args.json && !crate::signals::output_closed()) {
+        let resume =
+            resume_command(&store, testbed.as_ref(), &s, args.resume).unwrap_or_else(|e| {
+                tracing::warn!("the command that resumes tune #{}: {e}", s.tune_id);
+                None
+            });
+        let json = StoppedJson {
+            interrupted: true,
+            stopped: &s,
+            resume,
+        };
+        if let Err(e) = super::print_json(&json) {
+            tracing::warn!("{e}");
+        }
+    }
+    Err(crate::Error::Interrupted)
+}
+
+/// What `tune --json` prints when Ctrl-C or SIGTERM stopped the tune (exit 130): `"interrupted":
+/// true`, the [`Stopped`] tune's fields, and the command that resumes it.
+#[derive(serde::Serialize)]
+struct StoppedJson<'a> {
+    /// Always true: tells this object from the finished tune's report.
+    interrupted: bool,
+    #[serde(flatten)]
+    stopped: &'a Stopped,
+    /// [`resume_command`].
+    resume: Option<String>,
+}
+
+/// The command that resumes the stopped tune `s`: this process's own command line,
+/// shell-quoted, with `--resume` added unless `resumed` says it was given (stderr's "the same
+/// command with --resume"), to run from the same directory with the same environment.
+/// `None` when `--resume` would tune afresh instead ([`Resume::find_or_why`], the very test
+/// it makes): no trial had finished.
+fn resume_command(
+    store: &crate::store::Store,
+    testbed: &dyn Testbed,
+    s: &Stopped,
+    resumed: bool,
+) -> Result<Option<String>> {
+    let t = testbed.target();
+    let found = Resume::find_or_why(store, &t, &s.policy, s.budget, &testbed.sizes())?;
+    if !found.is_ok_and(|r| r.from_tune == s.tune_id) {
+        return Ok(None);
+    }
+    let mut words: Vec<String> = std::env::args_os()
+        .map(|a| shell_word(&a.to_string_lossy()))
+        .collect();
+    if !resumed {
+        words.push("--resume".into());
+    }
+    Ok(Some(words.join(" ")))
+}
+
+/// `w` as one word for sh: as it is when it holds only characters no shell treats specially,
+/// else single-quoted (a `'` inside as `'\''`).
+fn shell_word(w: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        w.to_string()
     } else {
-        super::print_out(&report::text(&rep))
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_word_is_quoted_only_when_sh_would_read_it_otherwise() {
+        assert_eq!(shell_word("--sim"), "--sim");
+        assert_eq!(shell_word("/tmp/.tmpX1/s.db"), "/tmp/.tmpX1/s.db");
+        assert_eq!(shell_word("fio --rw=read"), "'fio --rw=read'");
+        assert_eq!(shell_word("regex:([0-9.]+)"), "'regex:([0-9.]+)'");
+        assert_eq!(shell_word("it's $HOME"), r"'it'\''s $HOME'");
+        assert_eq!(shell_word(""), "''");
     }
 }

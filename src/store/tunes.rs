@@ -167,6 +167,29 @@ impl Store {
         })
     }
 
+    /// Tune `id`; `None` when there is no such tune.
+    pub fn tune(&self, id: i64) -> Result<Option<TuneRow>> {
+        let mut st = self
+            .conn()
+            .prepare(&format!("SELECT {TUNE_COLS} FROM tunes WHERE id = ?1"))?;
+        Ok(st.query_map(params![id], tune_row)?.next().transpose()?)
+    }
+
+    /// The plan of tune `id`, (seed, trial budget), as [`Store::set_tune_plan`] stored it;
+    /// `None` when there is no such tune or it has no plan (stored by an older sweetspot).
+    pub fn tune_plan(&self, id: i64) -> Result<Option<(u64, u32)>> {
+        let mut st = self
+            .conn()
+            .prepare("SELECT seed, budget FROM tunes WHERE id = ?1")?;
+        let row = st
+            .query_map(params![id], |r| {
+                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<u32>>(1)?))
+            })?
+            .next()
+            .transpose()?;
+        Ok(row.and_then(|(s, b)| Some((s? as u64, b?))))
+    }
+
     /// Marks tune `id` `resumed`: a later tune took its finished trials over
     /// ([`Store::adopt_trial`]), so it is not resumed again.
     pub fn mark_resumed(&self, id: i64) -> Result<()> {
@@ -290,5 +313,34 @@ impl Store {
                 },
             )
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tune_and_its_plan_are_read_back_by_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        let t = TargetInfo {
+            label: "sda".into(),
+            identity: "sim:x".into(),
+            kernel: "6.18".into(),
+        };
+        let id = s.insert_tune(&t, Some("sda"), "quick").unwrap();
+        let row = s.tune(id).unwrap().unwrap();
+        assert_eq!(
+            (row.id, row.target.as_str(), row.policy.as_str()),
+            (id, "sda", "quick")
+        );
+        assert_eq!(row.status, "running");
+        assert_eq!(s.tune_plan(id).unwrap(), None, "no plan stored yet");
+        // A seed above i64::MAX comes back whole (stored as SQLite's signed integer).
+        s.set_tune_plan(id, u64::MAX - 1, 12).unwrap();
+        assert_eq!(s.tune_plan(id).unwrap(), Some((u64::MAX - 1, 12)));
+        assert_eq!(s.tune(id + 1).unwrap(), None);
+        assert_eq!(s.tune_plan(id + 1).unwrap(), None);
     }
 }

@@ -21,6 +21,8 @@
 //! - [`killed`]: the knobs a killed benchmark left open, for `status` and `history`.
 //! - [`resume`]: an interrupted tune's finished trials replayed, so a later tune goes on
 //!   from there.
+//! - [`stopped`]: a tune that Ctrl-C or SIGTERM stopped, read back from the store (what
+//!   `tune --json` prints then).
 //! - [`report`]: the final report and JSON; its `explain` submodule what the report must
 //!   say to be read right (refused and excluded settings, notes).
 
@@ -37,6 +39,7 @@ pub mod resume;
 pub mod run;
 pub mod solver;
 pub mod space;
+pub mod stopped;
 pub mod toml_error;
 
 pub use recover::recover;

@@ -10,8 +10,10 @@ use crate::tune::solver::TuneState;
 use argmin::core::observers::Observe;
 use argmin::core::{Error as ArgminError, KV};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::rc::Rc;
 
 /// Logs each trial and drives the progress bar.
 pub struct TrialLog {
@@ -30,6 +32,8 @@ pub struct TrialLog {
     last_inc: Option<usize>,
     /// Settings with a trial that broke a guard rail, or failed.
     broke: BTreeMap<usize, String>,
+    /// The incumbent of the latest line, shared with [`TrialLog::incumbent`].
+    seen: Rc<Cell<Option<usize>>>,
 }
 
 impl TrialLog {
@@ -56,7 +60,16 @@ impl TrialLog {
             minimize: true,
             last_inc: None,
             broke: BTreeMap::new(),
+            seen: Rc::default(),
         }
+    }
+
+    /// The incumbent (grid index into the space's points) after the latest trial, as its
+    /// line names it, shared: it outlives the log, which the optimiser takes and drops, so a
+    /// tune stopped mid-way can still say what its search had found. `None` until a trial
+    /// is observed, whether the log is quiet or not.
+    pub fn incumbent(&self) -> Rc<Cell<Option<usize>>> {
+        Rc::clone(&self.seen)
     }
 
     /// Whether a smaller objective is better (Ratio; the default) or a larger one (Loads):
@@ -121,6 +134,7 @@ impl Observe<TuneState> for TrialLog {
             return Ok(());
         };
         let (point, inc) = (point as usize, inc as usize);
+        self.seen.set(Some(inc));
         let value = kv
             .get("value")
             .and_then(|v| v.get_float())

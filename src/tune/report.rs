@@ -183,27 +183,18 @@ fn with_pooled_no_load(out: &Outcome, policy: &Policy, ts: Vec<&Trial>) -> Vec<T
         policy.objective,
         crate::tune::policy::Objective::MinRatio { .. }
     );
-    let no_load: Vec<&crate::bench::Run> = out
-        .trials
-        .iter()
-        .filter(|t| t.failed.is_none())
-        .flat_map(|t| &t.runs)
-        .filter(|r| r.load == Load::NoLoad && r.failed.is_none())
-        .collect();
-    let pooled = (!no_load.is_empty()).then(|| crate::bench::Run {
-        load: Load::NoLoad,
-        time_s: stats::mean(&no_load.iter().map(|r| r.time_s).collect::<Vec<_>>()),
-        cpu_pct: stats::mean(&no_load.iter().map(|r| r.cpu_pct).collect::<Vec<_>>()),
-        loads: None,
-        lcpu_pct: None,
-        failed: None,
-        io: None,
-    });
+    let pooled = pooled_no_load(
+        out.trials
+            .iter()
+            .filter(|t| t.failed.is_none())
+            .flat_map(|t| &t.runs),
+    );
     ts.into_iter()
         .map(|t| {
             let mut t = t.clone();
-            let loaded_only = !t.runs.is_empty() && t.runs.iter().all(|r| r.load != Load::NoLoad);
-            if let (true, true, Some(p)) = (ratio, loaded_only, &pooled) {
+            if let (true, Some(p)) = (ratio, &pooled)
+                && loaded_only(&t.runs)
+            {
                 t.runs.push(p.clone());
                 if let Some(v) = objective_value(&policy.objective, &trial_metrics(&t.runs)) {
                     t.value = v;
@@ -212,6 +203,31 @@ fn with_pooled_no_load(out: &Outcome, policy: &Policy, ts: Vec<&Trial>) -> Vec<T
             t
         })
         .collect()
+}
+
+/// True when `runs` are a trial of the loaded runs only (some runs, no no_load among them).
+pub(crate) fn loaded_only(runs: &[crate::bench::Run]) -> bool {
+    !runs.is_empty() && runs.iter().all(|r| r.load != Load::NoLoad)
+}
+
+/// One no_load run at the mean Time and CPU% of the successful no_load runs among `runs`
+/// (`None` when there is none): what a Ratio objective's loaded-only trial is read against.
+pub(crate) fn pooled_no_load<'a>(
+    runs: impl IntoIterator<Item = &'a crate::bench::Run>,
+) -> Option<crate::bench::Run> {
+    let no_load: Vec<&crate::bench::Run> = runs
+        .into_iter()
+        .filter(|r| r.load == Load::NoLoad && r.failed.is_none())
+        .collect();
+    (!no_load.is_empty()).then(|| crate::bench::Run {
+        load: Load::NoLoad,
+        time_s: stats::mean(&no_load.iter().map(|r| r.time_s).collect::<Vec<_>>()),
+        cpu_pct: stats::mean(&no_load.iter().map(|r| r.cpu_pct).collect::<Vec<_>>()),
+        loads: None,
+        lcpu_pct: None,
+        failed: None,
+        io: None,
+    })
 }
 
 /// Builds the report of an outcome.

@@ -7,7 +7,8 @@
 //!    locks each device it writes and leaves held ones alone.
 //! 3. A `tunes` row (running → done / interrupted / failed), trials and runs stored as they
 //!    finish, the sweet spot stored with its evidence, the device restored unless `--apply`
-//!    and significant. Ctrl-C/SIGTERM stop after the current run, restore, keep the trials.
+//!    and significant. Ctrl-C/SIGTERM stop after the current run, restore, keep the trials
+//!    ([`Ended::Stopped`]: what the store has of the stopped tune).
 
 use crate::bench::{Run, TargetInfo, Testbed};
 use crate::knob::Setting;
@@ -19,6 +20,7 @@ use crate::tune::recover::undo_command;
 use crate::tune::report::{self, Report};
 use crate::tune::resume::{Replay, ReplayBed, ReplayRecorder, Resume};
 use crate::tune::space::Space;
+use crate::tune::stopped::Stopped;
 use crate::tune::{Options, observe, optimise};
 use crate::{Error, Result};
 use std::path::Path;
@@ -84,11 +86,38 @@ pub struct Request<'a> {
     pub resume: Option<&'a Resume>,
 }
 
+/// How [`tune_or_stop`] ended, short of an error.
+#[derive(Debug)]
+pub enum Ended {
+    /// The tune finished: its report, stored with the sweet spot.
+    Done(Box<Report>),
+    /// Ctrl-C or SIGTERM stopped it: the testbed was restored and the tune recorded as
+    /// `interrupted`, and this is what the store has of it.
+    Stopped(Box<Stopped>),
+}
+
 /// Runs a whole tune on `testbed` and stores it. On any error, and on Ctrl-C/SIGTERM, the
 /// testbed is restored and the tune marked `interrupted`/`failed`; finished trials stay.
 /// When every trial at the default setting failed (the reference), the tune fails with
 /// [`Error::Failed`] (exit 1) giving the trial's reason, and no sweet spot is stored.
+/// Stopped by Ctrl-C/SIGTERM, it returns [`Error::Interrupted`] ([`tune_or_stop`] says
+/// what was stopped).
 pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) -> Result<Report> {
+    match tune_or_stop(store, db, testbed, req)? {
+        Ended::Done(rep) => Ok(*rep),
+        Ended::Stopped(_) => Err(Error::Interrupted),
+    }
+}
+
+/// [`tune`], but a tune stopped by Ctrl-C/SIGTERM is [`Ended::Stopped`] with what the store
+/// recorded of it ([`Stopped::read`]). It is still [`Error::Interrupted`] when it cannot be
+/// read back (said as a warning).
+pub fn tune_or_stop(
+    store: &Store,
+    db: &Path,
+    testbed: &mut dyn Testbed,
+    req: &Request,
+) -> Result<Ended> {
     let target = testbed.target();
     let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
     crate::tune::config(req.policy, req.budget, req.seed)?;
@@ -151,6 +180,7 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
     let budget = u64::from(req.budget.unwrap_or(req.policy.budget));
     let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet)
         .minimize(req.policy.objective.minimize());
+    let incumbent = log.incumbent();
     let replay = Replay::new(req.resume);
     let res = optimise(
         &mut ReplayBed {
@@ -183,7 +213,17 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
             let r = testbed.restore();
             store.finish_tune(tune_id, status)?;
             r?;
-            return Err(e);
+            if !matches!(e, Error::Interrupted) {
+                return Err(e);
+            }
+            let read = Stopped::read(store, tune_id, req.policy, &space, incumbent.get(), resumed);
+            return match read {
+                Ok(s) => Ok(Ended::Stopped(Box::new(s))),
+                Err(why) => {
+                    tracing::warn!("tune #{tune_id} stopped, but reading it back failed: {why}");
+                    Err(e)
+                }
+            };
         }
     };
     // A reference trial that failed at the default setting measured nothing to tune against:
@@ -252,5 +292,5 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
         &evidence,
     )?;
     store.finish_tune(tune_id, "done")?;
-    Ok(rep)
+    Ok(Ended::Done(Box::new(rep)))
 }
