@@ -101,7 +101,8 @@ pub struct HostBed {
     applied: bool,
 }
 
-/// The identity a host tune is stored and locked under: `host:<hostname>`.
+/// The identity a host tune is stored under: `host:<hostname>`. It is locked under the
+/// host-wide knobs' lock, [`crate::lock::HOST`] ([`crate::tune::recover::tune_lock`]).
 pub fn host_identity(root: &SysRoot) -> String {
     let name = std::fs::read_to_string(root.proc.join("sys/kernel/hostname"))
         .map(|s| s.trim().to_string())

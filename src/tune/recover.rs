@@ -18,15 +18,27 @@ use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
+/// The identity of the lock that a running tune of target `identity` (its `tunes` row's)
+/// holds as its target's: [`lock::HOST`] for the host's own tune (`tune --host`, stored as
+/// `host:<hostname>`, [`crate::bench::userbed::host_identity`]), whose target is the
+/// host-wide knobs; otherwise `identity` itself (a device's, a simulation's).
+pub fn tune_lock(identity: &str) -> &str {
+    if crate::profile::build::is_host_identity(identity) {
+        lock::HOST
+    } else {
+        identity
+    }
+}
+
 /// True when tune `t` of database `db` is still running: a process with its pid exists (not
-/// this one) and its device lock ([`crate::lock`]) is held. The lock matters: after a power
-/// loss the pid may belong to another process, but nobody holds the lock (it lives in `/run`,
-/// or is free).
+/// this one) and the lock of its target ([`tune_lock`], [`crate::lock`]) is held. The lock
+/// matters: after a power loss the pid may belong to another process, but nobody holds the
+/// lock (it lives in `/run`, or is free).
 pub fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
     let pid_exists = t.pid > 0
         && t.pid as u32 != std::process::id()
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid as i32), None).is_ok();
-    pid_exists && lock::held(&lock::path(db, root, &t.identity))
+    pid_exists && lock::held(&lock::path(db, root, tune_lock(&t.identity)))
 }
 
 /// Tunes marked `running` that are alive (see `alive`): their devices are theirs until they
@@ -303,9 +315,10 @@ pub struct HostLeft {
 /// entry (with `device`: its own, and the host-wide ones that its `set` or `tune --apply`
 /// alone journaled, [`hostwide::device_alone`]; the rest it lists in [`Restored::host_changed`]) through `io`,
 /// except what a tune that is still running works on: its device, every file it journaled,
-/// and the host-wide knobs while it tunes a real device. Writing those would change a
-/// setting in the middle of its measurement. The tune restores its own changes when it ends
-/// (Ctrl-C or SIGTERM stop it); other owners' entries there wait for the next `restore`.
+/// and the host-wide knobs while it tunes a real device or the host (`tune --host`). Writing
+/// those would change a setting in the middle of its measurement. The tune restores its own
+/// changes when it ends (Ctrl-C or SIGTERM stop it); other owners' entries there wait for the
+/// next `restore`.
 ///
 /// One writer per device: every device restored is locked ([`crate::lock`]) while it is
 /// written, and the host-wide knobs under the host's lock ([`lock::HOST`]). A device whose
@@ -412,6 +425,13 @@ pub fn restore_idle(
                 t.id,
                 t.pid,
                 t.device.as_deref().unwrap_or_default()
+            ))
+        } else if let Some(t) = busy.iter().find(|t| tune_lock(&t.identity) == lock::HOST) {
+            // The host's own tune holds the host's lock: its knobs are its, and the others'
+            // wait for it too.
+            Some(format!(
+                "tune {} (pid {}) is tuning the host-wide knobs",
+                t.id, t.pid
             ))
         } else if let Some((d, h)) = held.first().or(elsewhere.as_ref()) {
             Some(format!(
@@ -889,5 +909,75 @@ mod tests {
         assert_eq!(r.knobs, 1);
         assert!(r.host_left.is_none());
         assert_eq!(t.vm("dirty_ratio"), "20");
+    }
+
+    #[test]
+    fn a_running_host_tune_is_judged_by_the_host_lock_it_holds() {
+        let (t, k, mut s) = fixture(false);
+        let target = TargetInfo {
+            label: "host".into(),
+            identity: crate::bench::userbed::host_identity(&t.root),
+            kernel: "6.18".into(),
+        };
+        assert_eq!(tune_lock(&target.identity), lock::HOST);
+        assert_eq!(tune_lock("sim:fake-sda"), "sim:fake-sda");
+        // `tune --host`, alive (a child that sleeps) and holding the host's lock, as `tune`
+        // takes it; nothing journaled yet (its first trial is at the default).
+        let host = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, lock::HOST),
+            "the host",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let id = s.insert_tune(&target, None, "host").unwrap();
+        s.conn()
+            .execute(
+                "UPDATE tunes SET pid = ?1 WHERE id = ?2",
+                [child.id() as i64, id],
+            )
+            .unwrap();
+        let row = s.running_tunes().unwrap().remove(0);
+        assert!(alive(s.path(), &t.root, &row));
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
+        assert_eq!(r, Recovered::default());
+        assert!(!log.contains("was killed"), "{log}");
+        assert_eq!(s.running_tunes().unwrap().len(), 1, "marked recovered");
+        // Its trial, and a `set` of another host-wide knob: both left alone, named.
+        let owner = format!("tune:{id}");
+        let knob = |k: &str, v: i64| -> Setting { [(k.to_string(), KnobValue::Int(v))].into() };
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &knob("swappiness", 10), &owner)
+            .unwrap();
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &knob("dirty_ratio", 30), "set")
+            .unwrap();
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert_eq!((r.knobs, r.recovered, r.busy.len()), (0, 0, 1));
+        let h = r.host_left.unwrap();
+        assert_eq!(h.knobs, ["dirty_bytes", "dirty_ratio"]);
+        assert_eq!(
+            h.why,
+            format!(
+                "tune {id} (pid {}) is tuning the host-wide knobs",
+                child.id()
+            )
+        );
+        assert_eq!(
+            (t.vm("swappiness"), t.vm("dirty_ratio")),
+            ("10".into(), "30".into())
+        );
+        // Its lock is free (the pid may be another process's after a power loss): killed,
+        // recovered, and everything put back.
+        drop(host);
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!((r.knobs, r.recovered, r.busy.len()), (2, 1, 0));
+        assert_eq!(
+            (t.vm("swappiness"), t.vm("dirty_ratio")),
+            ("60".into(), "20".into())
+        );
     }
 }
