@@ -17,13 +17,14 @@
 //!
 //! Exit status: 1 when it leaves journaled knobs of what it was asked to restore changed (a
 //! "left alone" line names each: a device a running tune or another writer holds, host-wide
-//! knobs while another writer works, knobs journaled under other roots), after a last line
-//! on stderr that counts them; a script then knows that not every knob is back. What it was
-//! not asked to restore does not count: after `restore DEV`, the host-wide knobs other
-//! commands journaled too (its "stay changed" line) and other devices' running tunes; nor do
-//! the leftovers of killed runs that the sweep names but does not remove (a `--scratch` loop
-//! device, mount and files; their knobs, if any are open, are in another database, whose
-//! `restore` the line names, or in this one, where they count as any other knob does).
+//! knobs while a running `tune --host` or another writer works, knobs journaled under other
+//! roots), after a last line on stderr that counts them; a script then knows that not every
+//! knob is back. What it was not asked to restore does not count: after `restore DEV`, the
+//! host-wide knobs other commands journaled too (its "stay changed" line) and other devices'
+//! or the host's running tunes; nor do the leftovers of killed runs that the sweep names but
+//! does not remove (a `--scratch` loop device, mount and files; their knobs, if any are open,
+//! are in another database, whose `restore` the line names, or in this one, where they count
+//! as any other knob does).
 
 use super::{Ctx, print_out};
 use crate::bench::stale;
@@ -145,6 +146,36 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize)> {
         if dev.is_none() {
             let owner = format!("tune:{}", t.id);
             leave(&|e| e.owner == owner || e.device == t.device);
+        }
+    }
+    // The host's own tune (`tune --host`): no device, the host-wide knobs it journaled.
+    for t in r.busy.iter().filter(|t| {
+        t.device.is_none() && crate::tune::recover::tune_lock(&t.identity) == crate::lock::HOST
+    }) {
+        let owner = format!("tune:{}", t.id);
+        let mut knobs: Vec<&str> = open
+            .iter()
+            .filter(|e| e.owner == owner && e.device.is_none())
+            .map(|e| e.knob.as_str())
+            .collect();
+        knobs.sort_unstable();
+        knobs.dedup();
+        out.push_str(&format!(
+            "left alone: the host-wide {}, while tune {} (pid {}) is tuning {}; the tune \
+             undoes its own changes when it ends, `restore` then does the rest\n",
+            if knobs.is_empty() {
+                "knobs".to_string()
+            } else {
+                knobs.join(", ")
+            },
+            t.id,
+            t.pid,
+            if knobs.len() == 1 { "it" } else { "them" }
+        ));
+        // Every file it journaled; with a device, the host's tune is not what `restore DEV`
+        // was asked about.
+        if dev.is_none() {
+            leave(&|e| e.owner == owner);
         }
     }
     for (d, h) in r
