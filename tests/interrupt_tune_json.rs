@@ -11,18 +11,43 @@ use sweetspot::store::Store;
 
 const SURFACE: &str = "data/surfaces/seed-2.5.39-mm1-fifo_batch.toml";
 
+/// A tune this test started: killed and reaped if the test fails before it ends.
+struct Running(Option<Child>);
+
+impl Running {
+    fn child(&self) -> &Child {
+        self.0.as_ref().unwrap()
+    }
+
+    /// Its exit status and output, once it ends.
+    fn wait(mut self) -> std::process::Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// `sweetspot --db <db> tune --sim SURFACE --json <extra>`, each load run taking 300 ms.
-fn slow_tune(db: &Path, extra: &[&str]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
-        .arg("--db")
-        .arg(db)
-        .args(["tune", "--sim", SURFACE, "--json"])
-        .args(extra)
-        .env(sweetspot::bench::sim::RUN_MS_ENV, "300")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+fn slow_tune(db: &Path, extra: &[&str]) -> Running {
+    Running(Some(
+        Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+            .arg("--db")
+            .arg(db)
+            .args(["tune", "--sim", SURFACE, "--json"])
+            .args(extra)
+            .env(sweetspot::bench::sim::RUN_MS_ENV, "300")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ))
 }
 
 /// `sql`'s count in `db` (0 while the database or its tables do not exist yet).
@@ -59,12 +84,12 @@ fn a_stopped_tune_prints_what_the_database_has_of_it_and_the_command_that_resume
     let db = dir.path().join("s.db");
     let child = slow_tune(&db, &[]);
     sigterm_at(
-        &child,
+        child.child(),
         &db,
         "SELECT count(*) FROM trials WHERE finished_at IS NOT NULL",
         3,
     );
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(
@@ -155,8 +180,8 @@ fn a_tune_stopped_before_its_first_trial_finished_has_nothing_to_resume() {
     let db = dir.path().join("s.db");
     let child = slow_tune(&db, &["-q", "--seed", "5"]);
     // The tune's row is there: its first trial (no_load then io_load) has at most begun.
-    sigterm_at(&child, &db, "SELECT count(*) FROM tunes", 1);
-    let out = child.wait_with_output().unwrap();
+    sigterm_at(child.child(), &db, "SELECT count(*) FROM tunes", 1);
+    let out = child.wait();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(!err.contains("tune stopped"), "{err}");
@@ -182,4 +207,27 @@ fn a_tune_stopped_before_its_first_trial_finished_has_nothing_to_resume() {
     assert!(rep["objective"]["candidate"].is_null(), "{rep}");
     assert!(rep["objective"]["default"].is_null(), "{rep}");
     assert!(rep["resume"].is_null(), "{rep}");
+}
+
+/// A reader that went away before the signal (`tune --json | true`) does not turn the stop
+/// into a clean exit: the JSON's write fails with EPIPE, and the exit stays 130.
+#[test]
+fn a_stopped_tune_whose_reader_went_away_still_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut child = slow_tune(&db, &[]);
+    drop(child.0.as_mut().unwrap().stdout.take());
+    sigterm_at(
+        child.child(),
+        &db,
+        "SELECT count(*) FROM trials WHERE finished_at IS NOT NULL",
+        2,
+    );
+    let out = child.wait();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

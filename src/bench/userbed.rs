@@ -101,13 +101,26 @@ pub struct HostBed {
     applied: bool,
 }
 
-/// The identity a host tune is stored under: `host:<hostname>`. It is locked under the
-/// host-wide knobs' lock, [`crate::lock::HOST`] ([`crate::tune::recover::tune_lock`]).
+/// The identity a host tune is stored under: `host:<hostname>` ([`HOST_PREFIX`]). It is locked
+/// under the host-wide knobs' lock, [`crate::lock::HOST`], which is how other commands judge
+/// whether such a tune is still running (the tune module's recovery maps the identity to it).
 pub fn host_identity(root: &SysRoot) -> String {
     let name = std::fs::read_to_string(root.proc.join("sys/kernel/hostname"))
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
-    format!("host:{}", if name.is_empty() { "localhost" } else { &name })
+    format!(
+        "{HOST_PREFIX}{}",
+        if name.is_empty() { "localhost" } else { &name }
+    )
+}
+
+/// The identity prefix of the host's own tunes and sweet spots (`tune --host`):
+/// [`host_identity`], `host:<hostname>`.
+pub const HOST_PREFIX: &str = "host:";
+
+/// True when `identity` is a host tune's or sweet spot's (`host:<hostname>`).
+pub fn is_host_identity(identity: &str) -> bool {
+    identity.starts_with(HOST_PREFIX)
 }
 
 impl HostBed {

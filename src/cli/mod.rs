@@ -149,12 +149,13 @@ pub enum Command {
     ///
     /// A journaled knob it cannot put back now stays changed, named on a "left alone" line: a
     /// device a running tune or another writer holds, the host-wide knobs while a running
-    /// `tune --host` or another writer works, knobs journaled under other
-    /// --sysfs-root/--procfs-root than this run's.
-    /// Then it exits 1, after a last line on stderr that counts them ("2 knobs left changed;
-    /// see above"). With a DEVICE (refused with exit 2 while another writer holds it), only
-    /// its own knobs and the host-wide ones it alone changed count. Leftovers of killed runs that it does not remove (a `--scratch` loop device,
-    /// mount and files, whose knobs another database journaled) are named, and do not count.
+    /// tune (of a device or `--host`) or another writer works, knobs journaled under other
+    /// --sysfs-root/--procfs-root than this run's. Then it exits 1, after a last line on
+    /// stderr that counts them ("2 knobs left changed; see above"). With a DEVICE (refused
+    /// with exit 2 while another writer holds it), only its own knobs and the host-wide ones
+    /// it alone changed count. Leftovers of killed runs that it does not remove (a
+    /// `--scratch` loop device, mount and files, whose knobs another database journaled) are
+    /// named, and do not count.
     #[command(after_help = EXIT_STATUS)]
     Restore(restore::Args),
     /// Measure a device under contest's loads and print contest's table.

@@ -54,10 +54,10 @@ pub struct Args {
 
     /// Print JSON: the report as one object (`target`, `policy`, `default`, `best`,
     /// `objective`, `significant`, `evaluations`, `runs`, ...). Stopped by Ctrl-C or SIGTERM
-    /// (exit 130), also with -q, one object all the same: `"interrupted": true`, `tune_id`
-    /// (`history`'s #N), `target`, `policy`, `seed`, `budget`, `default` and `candidate`
-    /// (knob → value; `candidate` is the search's best setting so far, not checked against
-    /// the default, null before a trial finished), `objective` (`name`, and the geometric
+    /// once the tune has started (exit 130), also with -q, one object all the same:
+    /// `"interrupted": true`, `tune_id` (`history`'s #N), `target`, `policy`, `seed`,
+    /// `budget`, `default` and `candidate` (knob → value; `candidate` is the search's best
+    /// setting so far, not checked against the default, null before a trial finished), `objective` (`name`, and the geometric
     /// means so far at `default` and `candidate`, null if not measured), `evaluations`
     /// (settings measured), `trials` (finished trials, as stored: what --resume replays),
     /// `runs` (load runs made, no_load included), `resumed` when it had resumed a tune, and
@@ -377,11 +377,27 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             stopped: &s,
             resume,
         };
-        if let Err(e) = super::print_json(&json) {
+        // Not `print_json`: a reader gone away here (EPIPE) must not make this a stop the
+        // closed pipe caused, which `main` ends with 0; the signal stopped it, so 130.
+        if let Err(e) = write_stdout_keeping_the_exit(&json) {
             tracing::warn!("{e}");
         }
     }
     Err(crate::Error::Interrupted)
+}
+
+/// Writes `v` as pretty JSON to stdout; a broken pipe is ignored without marking the output
+/// closed ([`crate::signals::close_output`]), so the caller's exit status stands.
+fn write_stdout_keeping_the_exit<T: serde::Serialize>(v: &T) -> Result<()> {
+    use std::io::Write;
+    let s = serde_json::to_string_pretty(v).map_err(|e| crate::Error::Failed(e.to_string()))?;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{s}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(crate::Error::io("writing to stdout", e))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What `tune --json` prints when Ctrl-C or SIGTERM stopped the tune (exit 130): `"interrupted":

@@ -53,14 +53,7 @@ pub fn changed(spot: &SweetSpotRow) -> Setting {
         .collect()
 }
 
-/// The identity prefix of the host's own sweet spots (`tune --host`):
-/// [`crate::bench::userbed::host_identity`], `host:<hostname>`.
-pub const HOST_PREFIX: &str = "host:";
-
-/// True when `identity` is a host sweet spot's (`host:<hostname>`).
-pub fn is_host_identity(identity: &str) -> bool {
-    identity.starts_with(HOST_PREFIX)
-}
+pub use crate::bench::userbed::{HOST_PREFIX, is_host_identity};
 
 /// A built profile, and the stored sweet spots it had to leave out.
 #[derive(Clone, Debug)]

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 /// `host:<hostname>`, [`crate::bench::userbed::host_identity`]), whose target is the
 /// host-wide knobs; otherwise `identity` itself (a device's, a simulation's).
 pub fn tune_lock(identity: &str) -> &str {
-    if crate::profile::build::is_host_identity(identity) {
+    if crate::bench::userbed::is_host_identity(identity) {
         lock::HOST
     } else {
         identity
