@@ -134,6 +134,12 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
         // without a device, entries from before this migration, and once commands for two
         // devices changed the same knob under one owner.
         M::up("ALTER TABLE journal ADD COLUMN for_identity TEXT;"),
+        // The lock file a tune holds for as long as it runs (its target's, `crate::lock`):
+        // whether a `running` tune is alive is judged by it, whatever its identity (a scratch
+        // tune's `scratch:emulate:<spec>` names no lock). NULL for tunes from before this
+        // migration: judged by the lock their identity maps to
+        // (`crate::tune::recover::tune_lock`).
+        M::up("ALTER TABLE tunes ADD COLUMN lock_file TEXT;"),
     ])
 }
 
@@ -192,5 +198,53 @@ mod tests {
             .unwrap();
         // Trial 2 has 1 run of its tune's 2: stopped. Bench trial 3 has its run.
         assert_eq!(done, [Some(12), None, Some(31)]);
+    }
+
+    #[test]
+    fn a_version_6_tune_keeps_its_row_with_no_lock_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        {
+            let mut c = rusqlite::Connection::open(&path).unwrap();
+            super::migrations().to_version(&mut c, 6).unwrap();
+            c.execute_batch(
+                "INSERT INTO tunes (id, identity, kernel, device, target, policy, pid, started_at,
+                                    status, seed, budget)
+                     VALUES (1, 'scratch:emulate:latency=1ms', '6.18', 'loop0',
+                             'loop0 (emulated)', 'quick', 42, 10, 'running', 7, 12);",
+            )
+            .unwrap();
+        }
+        // Opened by this sweetspot: migrated, the row read whole, with no lock file (judged by
+        // its identity, `tune::recover::tune_lock`).
+        let s = crate::store::Store::open(&path).unwrap();
+        let rows = s.running_tunes().unwrap();
+        assert_eq!(rows.len(), 1);
+        let t = &rows[0];
+        assert_eq!(
+            (t.id, t.identity.as_str(), t.pid, t.status.as_str()),
+            (1, "scratch:emulate:latency=1ms", 42, "running")
+        );
+        assert_eq!(t.lock_file, None);
+        assert_eq!(s.tune_plan(1).unwrap(), Some((7, 12)));
+        // A new row records its lock file, absolute.
+        let target = crate::types::TargetInfo {
+            label: "sim:x".into(),
+            identity: "sim:x".into(),
+            kernel: "sim".into(),
+        };
+        let id = s
+            .insert_tune_holding(
+                &target,
+                None,
+                "quick",
+                std::path::Path::new("locks/sim_x.lock"),
+            )
+            .unwrap();
+        let lock = s.tune(id).unwrap().unwrap().lock_file.unwrap();
+        assert!(
+            lock.is_absolute() && lock.ends_with("locks/sim_x.lock"),
+            "{lock:?}"
+        );
     }
 }

@@ -5,6 +5,7 @@ use super::{Store, now};
 use crate::Result;
 use crate::types::{Setting, TargetInfo};
 use rusqlite::params;
+use std::path::{Path, PathBuf};
 
 /// A `tunes` row.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -30,6 +31,11 @@ pub struct TuneRow {
     /// running, done, interrupted, failed, recovered, resumed (a later tune took its trials
     /// over).
     pub status: String,
+    /// The lock file the tune holds while it runs (its target's, [`crate::lock`]), absolute:
+    /// whether it is still running is judged by it. `None` for a tune stored by an older
+    /// sweetspot, or inserted without one ([`Store::insert_tune`]). Not in `history --json`.
+    #[serde(skip)]
+    pub lock_file: Option<PathBuf>,
 }
 
 /// A stored sweet spot.
@@ -83,23 +89,53 @@ fn tune_row(r: &rusqlite::Row) -> rusqlite::Result<TuneRow> {
         started_at: r.get(7)?,
         finished_at: r.get(8)?,
         status: r.get(9)?,
+        lock_file: r.get::<_, Option<String>>(10)?.map(PathBuf::from),
     })
 }
 
-const TUNE_COLS: &str =
-    "id, identity, kernel, device, target, policy, pid, started_at, finished_at, status";
+const TUNE_COLS: &str = "id, identity, kernel, device, target, policy, pid, started_at, \
+                         finished_at, status, lock_file";
 
 impl Store {
-    /// Inserts a running tune of this process. Returns its id.
+    /// Inserts a running tune of this process, with no lock file: it is judged alive by the
+    /// lock its identity maps to, as a row of an older sweetspot is
+    /// (`tune::recover::alive`). A tune that holds a lock calls
+    /// [`Store::insert_tune_holding`]. Returns its id.
     pub fn insert_tune(
         &self,
         target: &TargetInfo,
         device: Option<&str>,
         policy: &str,
     ) -> Result<i64> {
+        self.insert_tune_with(target, device, policy, None)
+    }
+
+    /// Inserts a running tune of this process that holds the lock at `lock_file` (its
+    /// target's, [`crate::lock`]) for as long as it runs: the other commands judge whether it
+    /// is still alive by that lock ([`TuneRow::lock_file`]). A relative `lock_file` is stored
+    /// made absolute (against the current directory). Returns its id.
+    pub fn insert_tune_holding(
+        &self,
+        target: &TargetInfo,
+        device: Option<&str>,
+        policy: &str,
+        lock_file: &Path,
+    ) -> Result<i64> {
+        let abs = std::path::absolute(lock_file).unwrap_or_else(|_| lock_file.to_path_buf());
+        self.insert_tune_with(target, device, policy, Some(&abs))
+    }
+
+    fn insert_tune_with(
+        &self,
+        target: &TargetInfo,
+        device: Option<&str>,
+        policy: &str,
+        lock_file: Option<&Path>,
+    ) -> Result<i64> {
         self.conn().execute(
-            "INSERT INTO tunes (identity, kernel, device, target, policy, pid, started_at, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running')",
+            "INSERT INTO tunes (identity, kernel, device, target, policy, pid, started_at, status,
+                                lock_file)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8)",
             params![
                 target.identity,
                 target.kernel,
@@ -107,7 +143,8 @@ impl Store {
                 target.label,
                 policy,
                 std::process::id() as i64,
-                now()
+                now(),
+                lock_file.map(|p| p.to_string_lossy().into_owned())
             ],
         )?;
         Ok(self.conn().last_insert_rowid())
@@ -151,8 +188,8 @@ impl Store {
             .query_map(params![identity, kernel, policy], |r| {
                 Ok((
                     tune_row(r)?,
-                    r.get::<_, Option<i64>>(10)?,
-                    r.get::<_, Option<u32>>(11)?,
+                    r.get::<_, Option<i64>>(11)?,
+                    r.get::<_, Option<u32>>(12)?,
                 ))
             })?
             .next()

@@ -19,9 +19,13 @@ use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The identity of the lock that a running tune of target `identity` (its `tunes` row's)
-/// holds as its target's: [`lock::HOST`] for the host's own tune (`tune --host`, stored as
-/// `host:<hostname>`, [`crate::bench::userbed::host_identity`]), whose target is the
-/// host-wide knobs; otherwise `identity` itself (a device's, a simulation's).
+/// holds as its target's, as far as the identity tells: [`lock::HOST`] for the host's own tune
+/// (`tune --host`, stored as `host:<hostname>`, [`crate::bench::userbed::host_identity`]),
+/// whose target is the host-wide knobs; otherwise `identity` itself (a device's, a
+/// simulation's). Not so for a `--scratch` tune, which holds the lock of `$TMPDIR`'s disk
+/// whatever its identity (`scratch:emulate:<spec>` with `--emulate`): a tune records the
+/// lock file it holds in its row ([`crate::store::tunes::TuneRow::lock_file`]), and
+/// [`alive`] asks this only of a row that has none (stored by an older sweetspot).
 pub fn tune_lock(identity: &str) -> &str {
     if crate::bench::userbed::is_host_identity(identity) {
         lock::HOST
@@ -31,14 +35,24 @@ pub fn tune_lock(identity: &str) -> &str {
 }
 
 /// True when tune `t` of database `db` is still running: a process with its pid exists (not
-/// this one) and the lock of its target ([`tune_lock`], [`crate::lock`]) is held. The lock
-/// matters: after a power loss the pid may belong to another process, but nobody holds the
-/// lock (it lives in `/run`, or is free).
+/// this one) and the lock the tune holds is held: the lock file its row records
+/// ([`crate::store::tunes::TuneRow::lock_file`], its target's lock as the tune took it), or
+/// for a row without one the lock its identity maps to ([`tune_lock`], [`crate::lock`]). The
+/// lock matters: after a power loss the pid may belong to another process, but nobody holds
+/// the lock (it lives in `/run`, or is free).
 pub fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
     let pid_exists = t.pid > 0
         && t.pid as u32 != std::process::id()
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid as i32), None).is_ok();
-    pid_exists && lock::held(&lock::path(db, root, tune_lock(&t.identity)))
+    pid_exists && lock::held(&held_lock(db, root, t))
+}
+
+/// The lock file whose lock running tune `t` holds: the one its row records, else the one its
+/// identity maps to ([`tune_lock`]).
+fn held_lock(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> PathBuf {
+    t.lock_file
+        .clone()
+        .unwrap_or_else(|| lock::path(db, root, tune_lock(&t.identity)))
 }
 
 /// Tunes marked `running` that are alive (see `alive`): their devices are theirs until they
@@ -979,5 +993,75 @@ mod tests {
             (t.vm("swappiness"), t.vm("dirty_ratio")),
             ("60".into(), "20".into())
         );
+    }
+
+    #[test]
+    fn a_running_tune_is_judged_by_the_lock_file_its_row_records_and_an_old_row_by_its_identity() {
+        let (t, k, mut s) = fixture(false);
+        // `tune --scratch --emulate`: its identity names no lock; it holds `$TMPDIR`'s disk's
+        // (a `scratch:ext4-on:` identity: under the database's directory on a fake tree).
+        let target = TargetInfo {
+            label: "loop0 (emulated emmc)".into(),
+            identity: "scratch:emulate:latency=100us,channels=4".into(),
+            kernel: "6.18".into(),
+        };
+        let file = lock::path(s.path(), &t.root, "scratch:ext4-on:virtual-fs");
+        let held = DeviceLock::acquire(&file, "--scratch", Holder::me("tune")).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = |s: &Store, id: i64| {
+            s.conn()
+                .execute(
+                    "UPDATE tunes SET pid = ?1 WHERE id = ?2",
+                    [child.id() as i64, id],
+                )
+                .unwrap();
+        };
+        let id = s
+            .insert_tune_holding(&target, None, "quick", &file)
+            .unwrap();
+        pid(&s, id);
+        let row = s.tune(id).unwrap().unwrap();
+        assert_eq!(row.lock_file.as_deref(), Some(file.as_path()));
+        assert!(alive(s.path(), &t.root, &row));
+        // The same tune as an older sweetspot stored it (no lock file): judged by the lock
+        // its identity maps to, which nobody holds, so killed (what every scratch --emulate
+        // tune was before its row recorded its lock).
+        let old = s.insert_tune(&target, None, "quick").unwrap();
+        pid(&s, old);
+        let old_row = s.tune(old).unwrap().unwrap();
+        assert_eq!(old_row.lock_file, None);
+        assert!(!alive(s.path(), &t.root, &old_row));
+        // Recovery leaves the live one running, and marks the old one recovered.
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
+        assert_eq!(r.tunes, 1);
+        assert!(!log.contains(&format!("tune {id} ")), "{log}");
+        assert!(log.contains(&format!("tune {old} on ")), "{log}");
+        let running: Vec<i64> = s.running_tunes().unwrap().iter().map(|t| t.id).collect();
+        assert_eq!(running, [id]);
+        // An old row whose identity maps to a lock that is held (a device's, `sim:`): alive.
+        let sim = TargetInfo {
+            label: "sim:fake-sda".into(),
+            identity: "sim:fake-sda".into(),
+            kernel: "sim".into(),
+        };
+        let sim_lock = DeviceLock::acquire(
+            &lock::path(s.path(), &t.root, &sim.identity),
+            "sim:fake-sda",
+            Holder::me("tune"),
+        )
+        .unwrap();
+        let sim_id = s.insert_tune(&sim, None, "quick").unwrap();
+        pid(&s, sim_id);
+        assert!(alive(s.path(), &t.root, &s.tune(sim_id).unwrap().unwrap()));
+        drop(sim_lock);
+        assert!(!alive(s.path(), &t.root, &s.tune(sim_id).unwrap().unwrap()));
+        // Its lock let go (the file is removed): killed, whatever its identity maps to.
+        drop(held);
+        assert!(!alive(s.path(), &t.root, &s.tune(id).unwrap().unwrap()));
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 }

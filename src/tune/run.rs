@@ -78,8 +78,11 @@ pub struct Request<'a> {
     pub apply: bool,
     /// No log lines or progress bar.
     pub quiet: bool,
-    /// The target's device lock ([`crate::lock::path`] of its identity), taken by the caller
-    /// before the testbed was built; the tune's id is written into it.
+    /// The lock the tune holds as its target's ([`crate::lock::path`]: a device's identity,
+    /// `$TMPDIR`'s disk for `--scratch`, the host's for `--host`), taken by the caller before
+    /// the testbed was built and held until the tune ends; the tune's id is written into it,
+    /// and its file into the tune's row, by which the other commands judge whether the tune is
+    /// still running ([`crate::tune::recover::alive`]).
     pub lock: &'a DeviceLock,
     /// An interrupted tune to resume ([`crate::tune::resume`]): its seed is used instead of
     /// `seed`, and its finished trials are replayed before anything is measured.
@@ -158,7 +161,14 @@ pub fn tune_or_stop(
         tracing::warn!("policy '{}': {v}", req.policy.name);
     }
     store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
-    let tune_id = store.insert_tune(&target, testbed.device_name().as_deref(), &req.policy.name)?;
+    // The lock it holds goes into its row: the other commands judge by it whether it is alive
+    // (a scratch tune's identity names no lock).
+    let tune_id = store.insert_tune_holding(
+        &target,
+        testbed.device_name().as_deref(),
+        &req.policy.name,
+        req.lock.path(),
+    )?;
     req.lock.set_tune(tune_id)?;
     let seed = req.resume.map_or(req.seed, |r| r.seed);
     store.set_tune_plan(tune_id, seed, req.budget.unwrap_or(req.policy.budget))?;
