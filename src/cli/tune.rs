@@ -57,8 +57,9 @@ pub struct Args {
     /// once the tune has started (exit 130), also with -q, one object all the same:
     /// `"interrupted": true`, `tune_id` (`history`'s #N), `target`, `policy`, `seed`,
     /// `budget`, `default` and `candidate` (knob → value; `candidate` is the search's best
-    /// setting so far, not checked against the default, null before a trial finished), `objective` (`name`, and the geometric
-    /// means so far at `default` and `candidate`, null if not measured), `evaluations`
+    /// setting so far, not checked against the default, null before a trial finished),
+    /// `objective` (`name`, and the geometric means so far at `default` and `candidate`, null
+    /// if not measured), `evaluations`
     /// (settings measured), `trials` (finished trials, as stored: what --resume replays),
     /// `runs` (load runs made, no_load included), `resumed` when it had resumed a tune, and
     /// `resume`: the command that resumes it (this one plus --resume, run from the same

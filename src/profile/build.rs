@@ -53,7 +53,7 @@ pub fn changed(spot: &SweetSpotRow) -> Setting {
         .collect()
 }
 
-pub use crate::bench::userbed::{HOST_PREFIX, is_host_identity};
+use crate::bench::userbed::{HOST_PREFIX, is_host_identity};
 
 /// A built profile, and the stored sweet spots it had to leave out.
 #[derive(Clone, Debug)]

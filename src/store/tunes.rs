@@ -144,7 +144,9 @@ impl Store {
                 policy,
                 std::process::id() as i64,
                 now(),
-                lock_file.map(|p| p.to_string_lossy().into_owned())
+                // A path that is not UTF-8 would be stored as another path: none then, so
+                // the row is judged by its identity's lock, as an older row is.
+                lock_file.and_then(|p| p.to_str().map(str::to_string))
             ],
         )?;
         Ok(self.conn().last_insert_rowid())

@@ -81,8 +81,9 @@ pub struct Recovered {
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
 /// their devices from their own journal entries (owner `tune:<id>`) first, each under its
 /// device lock ([`crate::lock`]) and their host-wide knobs under the host's ([`lock::HOST`]);
-/// what another writer's lock guards now is left for a later call; marks them `recovered`. Call it at the start of `tune`, `bench` (on a device), `restore` and `daemon`. A tune whose process
-/// is alive is left alone.
+/// what another writer's lock guards now is left for a later call; marks them `recovered`.
+/// Call it at the start of `tune`, `bench` (on a device), `restore` and `daemon`. A tune
+/// whose process is alive is left alone.
 ///
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
 pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
@@ -327,8 +328,8 @@ pub struct HostLeft {
 
 /// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
 /// entry (with `device`: its own, and the host-wide ones that its `set` or `tune --apply`
-/// alone journaled, [`hostwide::device_alone`]; the rest it lists in [`Restored::host_changed`]) through `io`,
-/// except what a tune that is still running works on: its device, every file it journaled,
+/// alone journaled, [`hostwide::device_alone`]; the rest it lists in
+/// [`Restored::host_changed`]) through `io`, except what a tune that is still running works on: its device, every file it journaled,
 /// and the host-wide knobs while it tunes a real device or the host (`tune --host`). Writing
 /// those would change a setting in the middle of its measurement. The tune restores its own
 /// changes when it ends (Ctrl-C or SIGTERM stop it); other owners' entries there wait for the
