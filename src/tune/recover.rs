@@ -35,16 +35,33 @@ pub fn tune_lock(identity: &str) -> &str {
 }
 
 /// True when tune `t` of database `db` is still running: a process with its pid exists (not
-/// this one) and the lock the tune holds is held: the lock file its row records
+/// this one) and holds the lock the tune holds: the lock file its row records
 /// ([`crate::store::tunes::TuneRow::lock_file`], its target's lock as the tune took it), or
-/// for a row without one the lock its identity maps to ([`tune_lock`], [`crate::lock`]). The
-/// lock matters: after a power loss the pid may belong to another process, but nobody holds
-/// the lock (it lives in `/run`, or is free).
+/// for a row without one the lock its identity maps to ([`tune_lock`], [`crate::lock`]).
+///
+/// The lock matters: after a power loss, or long after a SIGKILL, the pid may belong to
+/// another process. That the lock is held is not enough either: another writer may have
+/// taken it since (a later `--scratch` run takes the `$TMPDIR` disk's; a device's tune or a
+/// `set` of host-wide knobs the host's). So the holder its file names ([`lock::holder`])
+/// must be the tune's process, and its tune id, once the tune wrote it
+/// ([`lock::DeviceLock::set_tune`], just after inserting the row), the row's: every tune's
+/// row is inserted by the process that holds its lock (the CLI's `tune`, the daemon, whose
+/// retune thread inserts it under the lock the daemon took), and a lock's holder names only
+/// the tune that took it. A holder that cannot be read (the file is empty for a moment while
+/// its holder rewrites it, or in a form this sweetspot does not read) leaves the judgement
+/// to the lock being held, as before.
 pub fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
     let pid_exists = t.pid > 0
         && t.pid as u32 != std::process::id()
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid as i32), None).is_ok();
-    pid_exists && lock::held(&held_lock(db, root, t))
+    if !pid_exists {
+        return false;
+    }
+    let file = held_lock(db, root, t);
+    match lock::holder(&file) {
+        Some(h) => i64::from(h.pid) == t.pid && h.tune.is_none_or(|id| id == t.id),
+        None => lock::held(&file),
+    }
 }
 
 /// The lock file whose lock running tune `t` holds: the one its row records, else the one its
@@ -554,6 +571,43 @@ mod tests {
         (t, FakeKernel::default(), s)
     }
 
+    /// A `sleep 30` child standing in for a running tune's process (the test holds the tune's
+    /// lock for it, naming its pid: `Holder { pid: child.pid(), .. }`); killed and reaped when
+    /// it drops, also when the test fails.
+    struct Child(std::process::Child);
+
+    impl Child {
+        fn sleep() -> Child {
+            Child(
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .spawn()
+                    .unwrap(),
+            )
+        }
+
+        fn pid(&self) -> u32 {
+            self.0.id()
+        }
+    }
+
+    impl Drop for Child {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// Stores `pid` as tune `id`'s process.
+    fn set_pid(s: &Store, id: i64, pid: u32) {
+        s.conn()
+            .execute(
+                "UPDATE tunes SET pid = ?1 WHERE id = ?2",
+                [i64::from(pid), id],
+            )
+            .unwrap();
+    }
+
     #[test]
     fn restore_leaves_a_running_tunes_device_alone_and_restores_the_rest() {
         let (t, k, mut s) = fixture(true);
@@ -564,24 +618,19 @@ mod tests {
             kernel: "6.18".into(),
         };
         // A tune on sda whose process is alive (a child that sleeps) and holds the device
-        // lock (held here for it), and a plain `set` on sdb.
+        // lock (held here for it, in its name), and a plain `set` on sdb.
+        let child = Child::sleep();
         let lock = DeviceLock::acquire(
             &lock::path(s.path(), &t.root, &target.identity),
             "sda",
-            Holder::me("tune"),
+            Holder {
+                pid: child.pid(),
+                ..Holder::me("tune")
+            },
         )
         .unwrap();
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
         let id = s.insert_tune(&target, Some("sda"), "quick").unwrap();
-        s.conn()
-            .execute(
-                "UPDATE tunes SET pid = ?1 WHERE id = ?2",
-                [child.id() as i64, id],
-            )
-            .unwrap();
+        set_pid(&s, id, child.pid());
         let sda = find(&t.root, "sda").unwrap();
         let sdb = find(&t.root, "sdb").unwrap();
         apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &format!("tune:{id}")).unwrap();
@@ -603,8 +652,7 @@ mod tests {
         // dead; the next restore recovers it and puts sda back.
         drop(lock);
         let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
+        drop(child);
         assert_eq!((r.knobs, r.recovered, r.busy.len()), (1, 1, 0));
         assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
     }
@@ -937,24 +985,20 @@ mod tests {
         assert_eq!(tune_lock(&target.identity), lock::HOST);
         assert_eq!(tune_lock("sim:fake-sda"), "sim:fake-sda");
         // `tune --host`, alive (a child that sleeps) and holding the host's lock, as `tune`
-        // takes it; nothing journaled yet (its first trial is at the default).
+        // takes it (held here in its name); nothing journaled yet (its first trial is at the
+        // default).
+        let child = Child::sleep();
         let host = DeviceLock::acquire(
             &lock::path(s.path(), &t.root, lock::HOST),
             "the host",
-            Holder::me("tune"),
+            Holder {
+                pid: child.pid(),
+                ..Holder::me("tune")
+            },
         )
         .unwrap();
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
         let id = s.insert_tune(&target, None, "host").unwrap();
-        s.conn()
-            .execute(
-                "UPDATE tunes SET pid = ?1 WHERE id = ?2",
-                [child.id() as i64, id],
-            )
-            .unwrap();
+        set_pid(&s, id, child.pid());
         let row = s.running_tunes().unwrap().remove(0);
         assert!(alive(s.path(), &t.root, &row));
         let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
@@ -976,7 +1020,7 @@ mod tests {
             h.why,
             format!(
                 "tune {id} (pid {}) is tuning the host-wide knobs",
-                child.id()
+                child.pid()
             )
         );
         assert_eq!(
@@ -987,8 +1031,7 @@ mod tests {
         // recovered, and everything put back.
         drop(host);
         let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
+        drop(child);
         assert_eq!((r.knobs, r.recovered, r.busy.len()), (2, 1, 0));
         assert_eq!(
             (t.vm("swappiness"), t.vm("dirty_ratio")),
@@ -1007,19 +1050,13 @@ mod tests {
             kernel: "6.18".into(),
         };
         let file = lock::path(s.path(), &t.root, "scratch:ext4-on:virtual-fs");
-        let held = DeviceLock::acquire(&file, "--scratch", Holder::me("tune")).unwrap();
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
-        let pid = |s: &Store, id: i64| {
-            s.conn()
-                .execute(
-                    "UPDATE tunes SET pid = ?1 WHERE id = ?2",
-                    [child.id() as i64, id],
-                )
-                .unwrap();
+        let child = Child::sleep();
+        let as_child = Holder {
+            pid: child.pid(),
+            ..Holder::me("tune")
         };
+        let held = DeviceLock::acquire(&file, "--scratch", as_child.clone()).unwrap();
+        let pid = |s: &Store, id: i64| set_pid(s, id, child.pid());
         let id = s
             .insert_tune_holding(&target, None, "quick", &file)
             .unwrap();
@@ -1051,7 +1088,7 @@ mod tests {
         let sim_lock = DeviceLock::acquire(
             &lock::path(s.path(), &t.root, &sim.identity),
             "sim:fake-sda",
-            Holder::me("tune"),
+            as_child,
         )
         .unwrap();
         let sim_id = s.insert_tune(&sim, None, "quick").unwrap();
@@ -1062,7 +1099,127 @@ mod tests {
         // Its lock let go (the file is removed): killed, whatever its identity maps to.
         drop(held);
         assert!(!alive(s.path(), &t.root, &s.tune(id).unwrap().unwrap()));
-        child.kill().unwrap();
-        child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_tune_whose_pid_lives_on_is_dead_when_another_writer_holds_its_lock() {
+        let (t, k, mut s) = fixture(false);
+        let me = std::process::id();
+        // A killed `tune --scratch --emulate` whose pid now belongs to an unrelated process
+        // (a child that sleeps). It had changed fifo_batch on its device (sda here) and
+        // dirty_ratio host-wide; it recorded `$TMPDIR`'s disk's scratch lock as its own.
+        let target = TargetInfo {
+            label: "loop0 (emulated emmc)".into(),
+            identity: "scratch:emulate:latency=100us,channels=4".into(),
+            kernel: "6.18".into(),
+        };
+        let file = lock::path(s.path(), &t.root, "scratch:ext4-on:virtual-fs");
+        let child = Child::sleep();
+        let id = s
+            .insert_tune_holding(&target, Some("sda"), "quick", &file)
+            .unwrap();
+        set_pid(&s, id, child.pid());
+        let owner = format!("tune:{id}");
+        let sda = find(&t.root, "sda").unwrap();
+        let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))].into();
+        apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &owner).unwrap();
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &ratio, &owner).unwrap();
+        // A later `tune --scratch` (this process) holds that lock now: not the tune's process,
+        // so the tune is dead, recovered, and its knobs are put back (their locks are free).
+        let later = DeviceLock::acquire(&file, "--scratch", Holder::me("tune")).unwrap();
+        let row = s.tune(id).unwrap().unwrap();
+        assert!(
+            !alive(s.path(), &t.root, &row),
+            "judged by who holds its lock"
+        );
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
+        assert_eq!((r.tunes, r.knobs), (1, 2), "{log}");
+        assert!(
+            log.contains(&format!(
+                "tune {id} on loop0 (emulated emmc) was killed (pid {}); restored 2 knobs",
+                child.pid()
+            )),
+            "{log}"
+        );
+        assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
+        assert_eq!(t.vm("dirty_ratio"), "20");
+        assert!(s.running_tunes().unwrap().is_empty());
+        drop(later);
+
+        // A killed `tune --host`, its pid reused the same way; a `set` of a host-wide knob
+        // (this process) holds the host's lock: dead, named killed, and its swappiness waits
+        // for that lock (not for a tune that is gone); put back once the `set` is done.
+        let host_target = TargetInfo {
+            label: "host".into(),
+            identity: crate::bench::userbed::host_identity(&t.root),
+            kernel: "6.18".into(),
+        };
+        let host_file = lock::path(s.path(), &t.root, lock::HOST);
+        let host_id = s
+            .insert_tune_holding(&host_target, None, "host", &host_file)
+            .unwrap();
+        set_pid(&s, host_id, child.pid());
+        let swap: Setting = [("swappiness".to_string(), KnobValue::Int(10))].into();
+        crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &swap, &format!("tune:{host_id}"))
+            .unwrap();
+        let set = DeviceLock::acquire(&host_file, "the host", Holder::me("set")).unwrap();
+        assert!(!alive(
+            s.path(),
+            &t.root,
+            &s.tune(host_id).unwrap().unwrap()
+        ));
+        let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
+        assert!(
+            r.busy.is_empty(),
+            "a dead tune named as running: {:?}",
+            r.busy
+        );
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
+        assert_eq!((r.tunes, r.knobs), (0, 0));
+        assert!(
+            log.contains(&format!(
+                "tune {host_id} on host was killed (pid {}); `sweetspot set` (pid {me}, ",
+                child.pid()
+            )) && log.contains("holds the host-wide knobs' lock, so swappiness is restored later"),
+            "{log}"
+        );
+        assert_eq!(t.vm("swappiness"), "10", "written under the set's lock");
+        drop(set);
+        let r = recover_with(&k, &mut s, &t.root).unwrap();
+        assert_eq!((r.tunes, r.knobs), (1, 1));
+        assert_eq!(t.vm("swappiness"), "60");
+
+        // The tune's own process holds its lock: alive, and left alone; so it is before the
+        // tune wrote its id into the lock file, not when the file names another tune.
+        let live = s
+            .insert_tune_holding(&target, Some("sda"), "quick", &file)
+            .unwrap();
+        set_pid(&s, live, child.pid());
+        let judge = |s: &Store| alive(s.path(), &t.root, &s.tune(live).unwrap().unwrap());
+        let held = DeviceLock::acquire(
+            &file,
+            "--scratch",
+            Holder {
+                pid: child.pid(),
+                ..Holder::me("tune")
+            },
+        )
+        .unwrap();
+        assert!(judge(&s), "held by its own pid, no tune id yet");
+        held.set_tune(live + 1).unwrap();
+        assert!(!judge(&s), "held by its pid for another tune");
+        held.set_tune(live).unwrap();
+        assert!(judge(&s), "held by its own pid for itself");
+        let (r, log) = logged(|| recover_with(&k, &mut s, &t.root).unwrap());
+        assert_eq!(r, Recovered::default());
+        assert!(!log.contains("was killed"), "{log}");
+        let running: Vec<i64> = s.running_tunes().unwrap().iter().map(|t| t.id).collect();
+        assert_eq!(running, [live]);
+        // A holder that cannot be read (an empty file, as while it is rewritten): judged by
+        // the lock being held, as before.
+        std::fs::write(&file, "").unwrap();
+        assert!(judge(&s), "held, holder unreadable");
+        drop(held);
+        assert!(!judge(&s));
     }
 }

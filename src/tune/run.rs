@@ -82,7 +82,8 @@ pub struct Request<'a> {
     /// `$TMPDIR`'s disk for `--scratch`, the host's for `--host`), taken by the caller before
     /// the testbed was built and held until the tune ends; the tune's id is written into it,
     /// and its file into the tune's row, by which the other commands judge whether the tune is
-    /// still running ([`crate::tune::recover::alive`]).
+    /// still running ([`crate::tune::recover::alive`]: its holder must name this process,
+    /// whose pid the row stores, so the caller takes it with [`crate::lock::Holder::me`]).
     pub lock: &'a DeviceLock,
     /// An interrupted tune to resume ([`crate::tune::resume`]): its seed is used instead of
     /// `seed`, and its finished trials are replayed before anything is measured.
