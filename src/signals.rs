@@ -8,6 +8,11 @@
 //!   progress finish and only a second one abandons it.
 //! - [`request_stop`]: the same stop raised by code (the daemon: the machine stopped being
 //!   idle), taken back with [`clear_stop`].
+//! - [`close_output`]: a write to stdout or stderr failed with `EPIPE` (`| head -1`): the same
+//!   stop as a second signal. [`output_closed`] says not to write more;
+//!   [`stopped_by_closed_output`] says whether the closed pipe is what stopped the work (it
+//!   came before any signal or [`request_stop`]), which `main` ends with exit 0 (130 when a
+//!   signal came first).
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -19,6 +24,10 @@ static GRACEFUL: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 /// True once stdout or stderr turned out to be a closed pipe (`| head -1`).
 static CLOSED: AtomicBool = AtomicBool::new(false);
+/// True once stdout turned out to be a closed pipe.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+/// True when a closed pipe asked for the stop before any signal or [`request_stop`] did.
+static STOPPED_BY_CLOSED: AtomicBool = AtomicBool::new(false);
 /// True while [`request_stop`] asks the work in progress to stop (until [`clear_stop`]).
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -74,18 +83,50 @@ pub fn clear_stop() {
     STOP.store(false, Ordering::SeqCst);
 }
 
-/// Called when writing to stdout or stderr failed with `EPIPE` (the reader of `| head -1` has
-/// gone): stops like a second Ctrl-C (the run in progress is abandoned, the device restored,
-/// finished trials kept, the tune recorded as interrupted), and [`output_closed`] turns true
-/// so the exit is quiet, as in ripgrep.
-pub fn close_output() {
-    CLOSED.store(true, Ordering::SeqCst);
-    COUNT.fetch_add(2, Ordering::SeqCst);
+/// The output a write failed on ([`close_output`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The command's output (`| head`).
+    Stdout,
+    /// Messages and the log (`2>&1 | head`, `2> >(head -1)`).
+    Stderr,
 }
 
-/// True once [`close_output`] was called.
+/// Called when writing to `out` failed with `EPIPE` (the reader of `| head -1` has gone):
+/// stops like a second Ctrl-C (the run in progress is abandoned, the device restored,
+/// finished trials kept, the tune recorded as interrupted), and [`output_closed`] turns true
+/// so nothing more is written. When no stop was asked for before (no signal, no
+/// [`request_stop`]) the closed pipe is what stopped the work: [`stopped_by_closed_output`]
+/// turns true, and the exit is quiet (0), as in ripgrep. A pipe that closes only after a
+/// signal leaves the exit to the signal (130).
+pub fn close_output(out: Output) {
+    CLOSED.store(true, Ordering::SeqCst);
+    if out == Output::Stdout {
+        STDOUT_CLOSED.store(true, Ordering::SeqCst);
+    }
+    // One atomic step decides which came first: a signal's add lands either before this one
+    // (it is seen here) or after it (the pipe came first).
+    let asked_before = COUNT.fetch_add(2, Ordering::SeqCst) > 0 || STOP.load(Ordering::SeqCst);
+    if !asked_before {
+        STOPPED_BY_CLOSED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// True once [`close_output`] was called, for stdout or stderr: write no more messages.
 pub fn output_closed() -> bool {
     CLOSED.load(Ordering::SeqCst)
+}
+
+/// True once [`close_output`] was called for stdout: what is left to print on stdout (a
+/// stopped tune's JSON) has no reader. A closed stderr leaves stdout to be written.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::SeqCst)
+}
+
+/// True when a closed pipe stopped the work ([`close_output`] before any signal or
+/// [`request_stop`]): [`crate::Error::Interrupted`] then exits 0, not 130.
+pub fn stopped_by_closed_output() -> bool {
+    STOPPED_BY_CLOSED.load(Ordering::SeqCst)
 }
 
 /// Writes one line to stderr without panicking; a closed pipe calls [`close_output`].
@@ -95,6 +136,6 @@ pub fn eprint_line(s: &str) {
     if let Err(e) = writeln!(err, "{s}")
         && e.kind() == std::io::ErrorKind::BrokenPipe
     {
-        close_output();
+        close_output(Output::Stderr);
     }
 }

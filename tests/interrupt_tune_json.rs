@@ -61,8 +61,8 @@ fn count(db: &Path, sql: &str) -> i64 {
         .unwrap_or(0)
 }
 
-/// Waits (at most 60 s) until `sql` counts at least `n` in `db`, then sends `child` SIGTERM.
-fn sigterm_at(child: &Child, db: &Path, sql: &str, n: i64) {
+/// Waits (at most 60 s) until `sql` counts at least `n` in `db`.
+fn wait_for(db: &Path, sql: &str, n: i64) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while count(db, sql) < n {
         assert!(
@@ -71,6 +71,16 @@ fn sigterm_at(child: &Child, db: &Path, sql: &str, n: i64) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Waits (at most 60 s) until `sql` counts at least `n` in `db`, then sends `child` SIGTERM.
+fn sigterm_at(child: &Child, db: &Path, sql: &str, n: i64) {
+    wait_for(db, sql, n);
+    sigterm(child);
+}
+
+/// Sends `child` SIGTERM.
+fn sigterm(child: &Child) {
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGTERM,
@@ -230,4 +240,53 @@ fn a_stopped_tune_whose_reader_went_away_still_exits_130() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The signal came first, and only then did stderr's reader turn out gone (`2> >(head -1)`,
+/// `2>&1 | tee log` whose reader died, then Ctrl-C): the "tune stopped" line's write fails
+/// with EPIPE after the stop, so the exit stays 130, and stdout, still read, gets its JSON.
+#[test]
+fn a_signal_before_a_closed_stderr_keeps_exit_130_and_the_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut child = slow_tune(&db, &[]);
+    // Mid-run, away from the lines stderr gets between runs: a run of 300 ms was just
+    // recorded, so the next one is under way and the process writes nothing for a while.
+    wait_for(&db, "SELECT count(*) FROM runs", 3);
+    std::thread::sleep(Duration::from_millis(100));
+    drop(child.0.as_mut().unwrap().stderr.take());
+    sigterm(child.child());
+    let out = child.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    let rep: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(rep["interrupted"], true, "{rep}");
+    let store = Store::open(&db).unwrap();
+    let tunes = store.tunes(None).unwrap();
+    assert_eq!(tunes.len(), 1);
+    assert_eq!(tunes[0].status, "interrupted");
+    assert_eq!(rep["tune_id"], tunes[0].id, "{rep}");
+}
+
+/// stderr's reader went away first (`2> >(head -0)`): its first line's EPIPE stops the tune,
+/// which ends quietly (exit 0, as `| head` does); stdout, still read, gets the stopped tune's
+/// JSON all the same.
+#[test]
+fn a_closed_stderr_stops_the_tune_with_0_and_stdout_still_gets_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut child = slow_tune(&db, &[]);
+    drop(child.0.as_mut().unwrap().stderr.take());
+    let out = child.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let rep: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(rep["interrupted"], true, "{rep}");
+    let store = Store::open(&db).unwrap();
+    let tunes = store.tunes(None).unwrap();
+    assert_eq!(tunes.len(), 1);
+    assert_eq!(tunes[0].status, "interrupted");
+    assert_eq!(rep["tune_id"], tunes[0].id, "{rep}");
 }

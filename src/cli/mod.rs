@@ -253,8 +253,10 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         // The reader of our output has gone (`| head -1`): end quietly, as ripgrep does. A
         // tune has already been recorded as interrupted and its device restored.
-        // Only the interruption the closed pipe caused: any other failure keeps its code.
-        Err(Error::Interrupted) if crate::signals::output_closed() => 0,
+        // Only the interruption the closed pipe caused: any other failure keeps its code, and
+        // a pipe that closed after Ctrl-C or SIGTERM (the stop's own messages failing) leaves
+        // the signal's 130.
+        Err(Error::Interrupted) if crate::signals::stopped_by_closed_output() => 0,
         Err(e) => {
             crate::signals::eprint_line(&format!("sweetspot: error: {e}"));
             e.exit_code()
@@ -302,7 +304,7 @@ impl std::io::Write for LogWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match std::io::stderr().write(buf) {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                crate::signals::close_output();
+                crate::signals::close_output(crate::signals::Output::Stderr);
                 Ok(buf.len())
             }
             r => r,
@@ -391,7 +393,7 @@ pub fn print_out(s: &str) -> Result<()> {
     match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            crate::signals::close_output();
+            crate::signals::close_output(crate::signals::Output::Stdout);
             Ok(())
         }
         Err(e) => Err(Error::io("writing to stdout", e)),

@@ -63,7 +63,9 @@ pub struct Args {
     /// (settings measured), `trials` (finished trials, as stored: what --resume replays),
     /// `runs` (load runs made, no_load included), `resumed` when it had resumed a tune, and
     /// `resume`: the command that resumes it (this one plus --resume, run from the same
-    /// directory and environment), null when no trial finished.
+    /// directory and environment), null when no trial finished. A tune that stderr's reader
+    /// stopped by going away (exit 0, as for `| head`) prints the object on stdout too; a
+    /// reader gone only after the signal leaves the exit at 130.
     #[arg(long)]
     pub json: bool,
 
@@ -366,8 +368,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             "sweetspot: tune stopped; the same command with --resume goes on from its finished trials",
         );
     }
-    // Exit 130 whatever happens here: the tune was stopped, printed or not.
-    if let Some(s) = stopped.filter(|_| args.json && !crate::signals::output_closed()) {
+    // The exit stays what stopped the tune (130 for a signal, 0 for a closed pipe), printed
+    // or not: a reader of stdout gone only now does not make it the closed pipe's stop
+    // ([`crate::signals::close_output`]). A closed stderr leaves stdout's JSON to be printed.
+    if let Some(s) = stopped.filter(|_| args.json && !crate::signals::stdout_closed()) {
         let resume =
             resume_command(&store, testbed.as_ref(), &s, args.resume).unwrap_or_else(|e| {
                 tracing::warn!("the command that resumes tune #{}: {e}", s.tune_id);
@@ -378,31 +382,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             stopped: &s,
             resume,
         };
-        // Not `print_json`: a reader gone away here (EPIPE) must not make this a stop the
-        // closed pipe caused, which `main` ends with 0; the signal stopped it, so 130.
-        if let Err(e) = write_stdout_keeping_the_exit(&json) {
+        if let Err(e) = super::print_json(&json) {
             tracing::warn!("{e}");
         }
     }
     Err(crate::Error::Interrupted)
 }
 
-/// Writes `v` as pretty JSON to stdout; a broken pipe is ignored without marking the output
-/// closed ([`crate::signals::close_output`]), so the caller's exit status stands.
-fn write_stdout_keeping_the_exit<T: serde::Serialize>(v: &T) -> Result<()> {
-    use std::io::Write;
-    let s = serde_json::to_string_pretty(v).map_err(|e| crate::Error::Failed(e.to_string()))?;
-    let mut out = std::io::stdout().lock();
-    match writeln!(out, "{s}").and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(crate::Error::io("writing to stdout", e))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// What `tune --json` prints when Ctrl-C or SIGTERM stopped the tune (exit 130): `"interrupted":
-/// true`, the [`Stopped`] tune's fields, and the command that resumes it.
+/// What `tune --json` prints when Ctrl-C or SIGTERM stopped the tune (exit 130), or stderr's
+/// reader going away did (exit 0): `"interrupted": true`, the [`Stopped`] tune's fields, and
+/// the command that resumes it.
 #[derive(serde::Serialize)]
 struct StoppedJson<'a> {
     /// Always true: tells this object from the finished tune's report.
