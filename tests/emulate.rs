@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Env;
+use common::{Env, loops_under, mounts_under};
 use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -269,32 +269,6 @@ fn hdd_charges_random_over_sequential_by_the_ratio_its_spec_implies() {
             format!("random/sequential {:.2} vs {:.2}", random / seq, r / s),
         )
     });
-}
-
-/// Mounts (per /proc/self/mountinfo) whose mount point is under `dir`.
-fn mounts_under(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
-        .filter(|m| Path::new(m).starts_with(dir))
-        .collect()
-}
-
-/// Loop devices whose backing file is under `dir`.
-fn loops_under(dir: &Path) -> Vec<String> {
-    let want = dir.to_string_lossy().into_owned();
-    std::fs::read_dir("/sys/block")
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| {
-                    let b = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-                    b.starts_with(&want)
-                        .then(|| e.file_name().to_string_lossy().into_owned())
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Processes whose cwd or an open file is under `dir`.

@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::wait_for;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -108,15 +109,6 @@ impl Host {
     }
 }
 
-/// Waits (30 s at most) until `ok` holds; `what` names it in the panic.
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !ok() {
-        assert!(t.elapsed() < Duration::from_secs(30), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// `history`'s line of tune 1 (exit 0 asserted).
 fn tune_line(h: &Host) -> String {
     let (code, out, err) = h.run(&["history"]);
@@ -141,7 +133,7 @@ fn a_running_host_tune_is_alive_to_restore_and_its_knobs_are_left_alone() {
 
     // 1. Its first runs, at the default (60): nothing journaled yet. Restore's recovery used
     //    to call it killed and mark it `recovered`.
-    wait_for("the tune's first run", || h.path("ran-60").exists());
+    wait_for("the tune's first run", 30, || h.path("ran-60").exists());
     let (code, out, err) = h.run(&["restore"]);
     assert!(!err.contains("was killed"), "{err}");
     assert_eq!(code, Some(0), "nothing is changed yet:\n{out}{err}");
@@ -159,7 +151,7 @@ fn a_running_host_tune_is_alive_to_restore_and_its_knobs_are_left_alone() {
 
     // 2. A trial at another value: swappiness is the tune's, journaled under it.
     std::fs::write(&tune.gates[0], "").unwrap();
-    wait_for("a trial away from the default", || {
+    wait_for("a trial away from the default", 30, || {
         h.env.vm("swappiness") != "60"
     });
     let trial = h.env.vm("swappiness");

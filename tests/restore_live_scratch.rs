@@ -14,7 +14,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::{loops_under, mounts_under, wait_for};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -58,41 +59,6 @@ impl Drop for Tune {
             .arg("restore")
             .status();
         let _ = sweetspot::bench::stale::sweep_regardless(&self.tmp);
-    }
-}
-
-/// The mount points under `dir`.
-fn mounts_under(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
-        .filter(|m| Path::new(m).starts_with(dir))
-        .collect()
-}
-
-/// The loop devices whose backing file is under `dir`.
-fn loops_under(dir: &Path) -> Vec<String> {
-    let want = dir.to_string_lossy().into_owned();
-    std::fs::read_dir("/sys/block")
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| {
-                    let b = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-                    b.starts_with(&want)
-                        .then(|| e.file_name().to_string_lossy().into_owned())
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Waits (`secs` at most) until `ok` holds; `what` names it in the panic.
-fn wait_for(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !ok() {
-        assert!(t.elapsed() < Duration::from_secs(secs), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

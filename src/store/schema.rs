@@ -137,8 +137,7 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
         // The lock file a tune holds for as long as it runs (its target's, `crate::lock`):
         // whether a `running` tune is alive is judged by it, whatever its identity (a scratch
         // tune's `scratch:emulate:<spec>` names no lock). NULL for tunes from before this
-        // migration: judged by the lock their identity maps to
-        // (`crate::tune::recover::tune_lock`).
+        // migration: judged by the lock their identity maps to, as before.
         M::up("ALTER TABLE tunes ADD COLUMN lock_file TEXT;"),
     ])
 }
@@ -216,7 +215,7 @@ mod tests {
             .unwrap();
         }
         // Opened by this sweetspot: migrated, the row read whole, with no lock file (judged by
-        // its identity, `tune::recover::tune_lock`).
+        // the lock its identity maps to).
         let s = crate::store::Store::open(&path).unwrap();
         let rows = s.running_tunes().unwrap();
         assert_eq!(rows.len(), 1);

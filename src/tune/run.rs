@@ -107,7 +107,7 @@ pub enum Ended {
 /// Stopped by Ctrl-C/SIGTERM, it returns [`Error::Interrupted`] ([`tune_or_stop`] says
 /// what was stopped).
 pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) -> Result<Report> {
-    match tune_or_stop(store, db, testbed, req)? {
+    match run(store, db, testbed, req, false)? {
         Ended::Done(rep) => Ok(*rep),
         Ended::Stopped(_) => Err(Error::Interrupted),
     }
@@ -121,6 +121,18 @@ pub fn tune_or_stop(
     db: &Path,
     testbed: &mut dyn Testbed,
     req: &Request,
+) -> Result<Ended> {
+    run(store, db, testbed, req, true)
+}
+
+/// The tune of [`tune`] and [`tune_or_stop`]; a stopped tune is read back from the store only
+/// when `read_back` (the daemon's retunes never ask: it would be read for nothing).
+fn run(
+    store: &Store,
+    db: &Path,
+    testbed: &mut dyn Testbed,
+    req: &Request,
+    read_back: bool,
 ) -> Result<Ended> {
     let target = testbed.target();
     let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
@@ -224,7 +236,7 @@ pub fn tune_or_stop(
             let r = testbed.restore();
             store.finish_tune(tune_id, status)?;
             r?;
-            if !matches!(e, Error::Interrupted) {
+            if !read_back || !matches!(e, Error::Interrupted) {
                 return Err(e);
             }
             let read = Stopped::read(store, tune_id, req.policy, &space, incumbent.get(), resumed);

@@ -615,3 +615,41 @@ pub fn names(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Mounts (per /proc/self/mountinfo) whose mount point is under `dir`.
+pub fn mounts_under(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
+        .filter(|m| Path::new(m).starts_with(dir))
+        .collect()
+}
+
+/// Loop devices (kernel names) whose backing file is under `dir`.
+pub fn loops_under(dir: &Path) -> Vec<String> {
+    let want = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/sys/block")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| {
+                    let b = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+                    b.starts_with(&want)
+                        .then(|| e.file_name().to_string_lossy().into_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits (`secs` at most, polling every 50 ms) until `ok` holds; `what` names it in the panic.
+pub fn wait_for(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !ok() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(secs),
+            "timed out: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
