@@ -13,7 +13,6 @@ mod common;
 use common::wait_for;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 /// The running `tune --host`: on drop (also when an assertion fails) both gates are opened
 /// and it is killed (SIGKILL; its benchmark's process group dies with it) and reaped.
@@ -174,23 +173,7 @@ fn a_running_host_tune_is_alive_to_restore_and_its_knobs_are_left_alone() {
     assert!(tune.child.try_wait().unwrap().is_none(), "the tune ended");
 
     // 3. Stopped: it restores its own knob and ends; then `restore` has nothing left.
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    std::fs::write(&tune.gates[1], "").unwrap();
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = tune.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "not stopped by SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = common::sigterm_through_gate(&mut tune.child, &tune.gates[1], 30);
     assert_eq!(status.code(), Some(130), "{status:?}");
     assert_eq!(h.env.vm("swappiness"), "60", "the tune put it back");
     let (code, out, err) = h.run(&["restore"]);

@@ -268,23 +268,7 @@ fn a_running_emulated_scratch_tune_is_alive_to_restore_and_history_and_its_devic
 
     // 3. Stopped: it restores its own knob and removes its scratch device; then `restore` has
     //    nothing left.
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    std::fs::write(&tune.gates[1], "").unwrap();
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = tune.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(120),
-            "not stopped by SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = common::sigterm_through_gate(&mut tune.child, &tune.gates[1], 120);
     assert_eq!(status.code(), Some(130), "{status:?}\n{}", tune_err());
     assert_eq!(loops_under(w.tmp.path()), Vec::<String>::new());
     assert_eq!(mounts_under(w.tmp.path()), Vec::<String>::new());

@@ -653,3 +653,24 @@ pub fn wait_for(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Sends `child` SIGTERM, opens `gate` (a file its benchmark waits for, so the run in
+/// progress can end), and waits (`secs` at most) until it exits; returns its status.
+pub fn sigterm_through_gate(
+    child: &mut std::process::Child,
+    gate: &Path,
+    secs: u64,
+) -> std::process::ExitStatus {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM to the tune");
+    std::fs::write(gate, "").expect("opening the gate");
+    let mut status = None;
+    wait_for("the tune's exit after SIGTERM", secs, || {
+        status = child.try_wait().expect("waiting for the tune");
+        status.is_some()
+    });
+    status.expect("an exit status")
+}
