@@ -12,7 +12,7 @@
 //!
 //! Imports point down only, with no cycles: `cli` (imported by nothing) → `daemon` →
 //! `profile` → `tune`, `report` → `bench` → `knob` → `store`, `lock` → `device` → `types`,
-//! `sysroot`, `stats`, `signals`, `error`.
+//! `sysroot`, `trust`, `stats`, `signals`, `error`.
 //! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
 //! `tune`; the values they share are in [`types`].
 //!
@@ -25,6 +25,8 @@
 //! - [`tune`]: policies, the search space and the Bayesian optimiser.
 //! - [`store`]: the rusqlite database with versioned migrations.
 //! - [`profile`]: sweet spots exported for boot (sweetspot's TOML, udev rules, sysctl.d, TuneD).
+//! - [`trust`]: who may have written a file root acts on (owner and mode of policies,
+//!   configs, profiles, the database).
 //! - [`lock`]: one writer per device: the per-device lock every command that writes knobs
 //!   takes, naming its holder to a second writer.
 //! - [`report`]: the contest table, JSON and CSV behind one trait.
@@ -45,6 +47,7 @@ pub mod signals;
 pub mod stats;
 pub mod store;
 pub mod sysroot;
+pub mod trust;
 pub mod tune;
 pub mod types;
 

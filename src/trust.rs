@@ -1,0 +1,344 @@
+//! Who may have written a file that can make root write a knob or run a command.
+//!
+//! sweetspot runs as root. A policy can name a `[benchmark] command` that root runs; a policy,
+//! a profile, the daemon's config and the database choose which knobs root writes and to what.
+//! So, when sweetspot runs as root (euid 0), each such file, and every directory above it,
+//! must be one that only root (or, for a file the admin names on the command line, its owner)
+//! could have written. The rule has two strengths ([`Origin`]), and is stated for admins in
+//! `SECURITY.md`:
+//!
+//! - [`Origin::System`]: a file read unattended or from a default path (`daemon.toml`,
+//!   `/etc/sweetspot/policies/` and its files, the database and its directory, a profile
+//!   applied at boot, every file the daemon reads). It must be owned by root, and neither it
+//!   nor any directory above it may be writable by a group other than root's (gid 0) or by
+//!   everyone (a directory with the sticky bit, like `/tmp`, is allowed: others cannot
+//!   replace what is in it), and every directory above it must be owned by root.
+//! - [`Origin::Named`]: a file the admin names on the command line under `sudo` (`--policy
+//!   FILE`, `--config FILE`, `--db FILE`, `profile apply FILE`). It may be the admin's own
+//!   (any owner), but it must not be writable by anyone else: not by a group other than root's,
+//!   not by everyone, and every directory above it owned by root or by the file's owner and
+//!   writable by no one else (sticky directories allowed, as above).
+//!
+//! The file checked is the one read: [`open`] opens it once and checks that open file's
+//! metadata (no swap between check and read), then checks the directories above its
+//! canonical path. This is the rule OpenSSH's `StrictModes` applies to `authorized_keys`
+//! (`auth.c`, `secure_filename`), with sudo's view of the command line's files.
+//!
+//! Run by a user other than root, sweetspot can write no kernel knob and runs commands as
+//! that user, so only a world-writable file is refused (anyone could change what it does).
+
+use crate::{Error, Result};
+use std::fs::{File, Metadata};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Where a file root acts on comes from, which decides who may have written it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Read unattended or from a default path: root-owned, written by root alone.
+    System,
+    /// Named by the admin on the command line: any owner, written by that owner alone.
+    Named,
+}
+
+/// Mode bits: group write, world write, sticky.
+const G_W: u32 = 0o020;
+const O_W: u32 = 0o002;
+const STICKY: u32 = 0o1000;
+
+/// Opens `path` for reading and checks, on the open file, that it obeys `origin`'s rule (see
+/// the module doc); `what` names the file in errors (`policy`, `daemon config`, `profile`).
+/// Errors: [`Error::BadInput`] (exit 2) naming the file, its owner and mode and the `chown` /
+/// `chmod` that fixes it; or the open's own error (as [`Error::BadInput`]: a file the user
+/// named that cannot be read).
+pub fn open(path: &Path, what: &str, origin: Origin) -> Result<File> {
+    let f = File::open(path).map_err(|e| bad(what, path, &e.to_string()))?;
+    let meta = f.metadata().map_err(|e| bad(what, path, &e.to_string()))?;
+    if meta.is_dir() {
+        return Err(bad(what, path, "is a directory, not a file"));
+    }
+    check_meta(path, &meta, what, origin, None)?;
+    let canon = std::fs::canonicalize(path).map_err(|e| bad(what, path, &e.to_string()))?;
+    check_dirs_above(&canon, what, origin, meta.uid())?;
+    Ok(f)
+}
+
+/// [`open`], then the whole file as UTF-8 text. Errors: those of [`open`], and a read error or
+/// text that is not UTF-8 ([`Error::BadInput`]).
+pub fn read_to_string(path: &Path, what: &str, origin: Origin) -> Result<String> {
+    use std::io::Read;
+    let mut f = open(path, what, origin)?;
+    let mut text = String::new();
+    f.read_to_string(&mut text)
+        .map_err(|e| bad(what, path, &e.to_string()))?;
+    Ok(text)
+}
+
+/// Checks a path that another library opens itself (the SQLite database): the file when it
+/// exists (its metadata, not following a final symlink's target's directories twice), and the
+/// directories above it (or above where it will be created). Errors: as [`open`].
+pub fn check_path(path: &Path, what: &str, origin: Origin) -> Result<()> {
+    let abs = std::path::absolute(path).map_err(|e| bad(what, path, &e.to_string()))?;
+    match std::fs::metadata(&abs) {
+        Ok(meta) => {
+            check_meta(path, &meta, what, origin, None)?;
+            let canon = std::fs::canonicalize(&abs).map_err(|e| bad(what, path, &e.to_string()))?;
+            check_dirs_above(&canon, what, origin, meta.uid())
+        }
+        Err(_) => {
+            // Not there yet: the directory it will be created in, and those above it, as if
+            // the file were root's (or the creator's: sweetspot makes it as the running user).
+            let Some(parent) = existing_ancestor(&abs) else {
+                return Ok(());
+            };
+            let owner = nix::unistd::geteuid().as_raw();
+            let meta =
+                std::fs::metadata(&parent).map_err(|e| bad(what, &parent, &e.to_string()))?;
+            check_meta(&parent, &meta, what, origin, Some(owner))?;
+            check_dirs_above(&parent, what, origin, owner)
+        }
+    }
+}
+
+/// True when sweetspot runs as root (euid 0): the rule applies in full.
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// The nearest existing ancestor directory of `path` (itself excluded), canonicalised.
+fn existing_ancestor(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|a| a.is_dir())
+        .and_then(|a| std::fs::canonicalize(a).ok())
+}
+
+/// Checks one file or directory's own metadata. `dir_owner`: checking a directory that must
+/// be owned by root or this uid (for [`Origin::Named`]); `None` for the file itself.
+fn check_meta(
+    path: &Path,
+    meta: &Metadata,
+    what: &str,
+    origin: Origin,
+    dir_owner: Option<u32>,
+) -> Result<()> {
+    let mode = meta.permissions().mode();
+    let sticky_dir = meta.is_dir() && mode & STICKY != 0;
+    let subject = if meta.is_dir() {
+        format!("directory {} above it", path.display())
+    } else {
+        "it".to_string()
+    };
+    if mode & O_W != 0 && !sticky_dir {
+        return Err(refuse(
+            what,
+            path,
+            meta,
+            &format!("{subject} is world-writable"),
+            &format!("chmod o-w {}", path.display()),
+        ));
+    }
+    if !is_root() {
+        return Ok(());
+    }
+    if mode & G_W != 0 && meta.gid() != 0 && !sticky_dir {
+        return Err(refuse(
+            what,
+            path,
+            meta,
+            &format!("{subject} is writable by group {}", group_name(meta.gid())),
+            &format!("chmod g-w {}", path.display()),
+        ));
+    }
+    let owner_ok = match (origin, dir_owner) {
+        (Origin::System, _) => meta.uid() == 0,
+        (Origin::Named, None) => true,
+        (Origin::Named, Some(uid)) => meta.uid() == 0 || meta.uid() == uid,
+    };
+    if !owner_ok {
+        let who = match origin {
+            Origin::System => "root",
+            Origin::Named => "root or the file's owner",
+        };
+        return Err(refuse(
+            what,
+            path,
+            meta,
+            &format!("{subject} is owned by {}, not {who}", user_name(meta.uid())),
+            &format!("chown root {}", path.display()),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every directory above `canon` (a canonical path), up to `/`.
+fn check_dirs_above(canon: &Path, what: &str, origin: Origin, file_owner: u32) -> Result<()> {
+    for dir in canon.ancestors().skip(1) {
+        let meta = std::fs::metadata(dir).map_err(|e| bad(what, dir, &e.to_string()))?;
+        check_meta(dir, &meta, what, origin, Some(file_owner))?;
+    }
+    Ok(())
+}
+
+/// The refusal: `<what> <path>: <why> (owner <user>, group <group>, mode <octal>): anyone
+/// who can write it could make root write knobs or run commands; fix: <fix>`.
+fn refuse(what: &str, path: &Path, meta: &Metadata, why: &str, fix: &str) -> Error {
+    Error::BadInput(format!(
+        "{what} {}: {why} (owner {}, group {}, mode {:04o}): whoever can write it could make \
+         root write kernel knobs or run commands; fix: {fix}",
+        path.display(),
+        user_name(meta.uid()),
+        group_name(meta.gid()),
+        meta.permissions().mode() & 0o7777
+    ))
+}
+
+fn bad(what: &str, path: &Path, msg: &str) -> Error {
+    Error::BadInput(format!("{what} {}: {msg}", path.display()))
+}
+
+/// `name` (uid `N`), or `uid N` when the uid has no name.
+fn user_name(uid: u32) -> String {
+    match nix::unistd::User::from_uid(uid.into()) {
+        Ok(Some(u)) => format!("{} (uid {uid})", u.name),
+        _ => format!("uid {uid}"),
+    }
+}
+
+/// `name` (gid `N`), or `gid N` when the gid has no name.
+fn group_name(gid: u32) -> String {
+    match nix::unistd::Group::from_gid(gid.into()) {
+        Ok(Some(g)) => format!("{} (gid {gid})", g.name),
+        _ => format!("gid {gid}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::chown;
+
+    /// `nobody`'s uid and gid on Debian (base-passwd: 65534).
+    const NOBODY: u32 = 65534;
+
+    fn file(dir: &Path, mode: u32) -> PathBuf {
+        let p = dir.join("policy.toml");
+        std::fs::write(&p, "x = 1\n").expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        p
+    }
+
+    #[test]
+    fn a_root_owned_private_file_passes_both_rules() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = file(d.path(), 0o644);
+        assert_eq!(
+            read_to_string(&p, "policy", Origin::System).expect("ok"),
+            "x = 1\n"
+        );
+        assert!(open(&p, "policy", Origin::Named).is_ok());
+    }
+
+    #[test]
+    fn a_world_writable_file_is_refused_with_its_fix() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = file(d.path(), 0o666);
+        let e = open(&p, "policy", Origin::Named)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("is world-writable"), "{e}");
+        assert!(e.contains("mode 0666"), "{e}");
+        assert!(
+            e.contains(&format!("fix: chmod o-w {}", p.display())),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn as_root_a_file_owned_by_nobody_is_refused_unattended_but_may_be_named() {
+        if !is_root() {
+            eprintln!("skipped: needs root (chown)");
+            return;
+        }
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = file(d.path(), 0o644);
+        chown(&p, Some(NOBODY), Some(NOBODY)).expect("chown");
+        let e = open(&p, "policy", Origin::System)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("is owned by nobody (uid 65534), not root"),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("fix: chown root {}", p.display())),
+            "{e}"
+        );
+        assert!(open(&p, "policy", Origin::Named).is_ok());
+        // Group-writable by nogroup: refused both ways.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o664)).expect("chmod");
+        let e = open(&p, "policy", Origin::Named)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("writable by group nogroup (gid 65534)"), "{e}");
+    }
+
+    #[test]
+    fn as_root_a_directory_above_owned_by_another_user_is_refused() {
+        if !is_root() {
+            eprintln!("skipped: needs root (chown)");
+            return;
+        }
+        let d = tempfile::tempdir().expect("tempdir");
+        let sub = d.path().join("policies");
+        std::fs::create_dir(&sub).expect("mkdir");
+        chown(&sub, Some(NOBODY), None).expect("chown");
+        let p = file(&sub, 0o644);
+        let e = open(&p, "policy", Origin::System)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains(&format!(
+                "directory {} above it is owned by nobody",
+                sub.display()
+            )),
+            "{e}"
+        );
+        let e = open(&p, "policy", Origin::Named)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("not root or the file's owner"), "{e}");
+        // The file nobody's own in nobody's directory: named on the command line, allowed.
+        chown(&p, Some(NOBODY), None).expect("chown");
+        assert!(open(&p, "policy", Origin::Named).is_ok());
+    }
+
+    #[test]
+    fn a_world_writable_directory_above_is_refused_unless_sticky() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let sub = d.path().join("drop");
+        std::fs::create_dir(&sub).expect("mkdir");
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let p = file(&sub, 0o644);
+        let e = open(&p, "policy", Origin::Named)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("above it is world-writable"), "{e}");
+        assert!(e.contains(&format!("chmod o-w {}", sub.display())), "{e}");
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+        assert!(open(&p, "policy", Origin::Named).is_ok());
+    }
+
+    #[test]
+    fn a_database_not_yet_made_is_judged_by_the_directory_it_goes_in() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let sub = d.path().join("db");
+        std::fs::create_dir(&sub).expect("mkdir");
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let db = sub.join("new/sweetspot.db");
+        let e = check_path(&db, "database", Origin::System).expect_err("refused");
+        assert!(e.to_string().contains("is world-writable"), "{e}");
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert!(check_path(&db, "database", Origin::System).is_ok());
+    }
+}
