@@ -20,6 +20,7 @@
 
 pub mod apply;
 pub mod build;
+pub mod escape;
 pub mod file;
 pub mod fleet;
 pub mod host_knobs;
