@@ -109,3 +109,5 @@ pub fn attr_path(knob: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_escape;
