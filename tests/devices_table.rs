@@ -105,10 +105,19 @@ fn control_characters_are_shown_escaped_in_the_table_and_exact_in_json() {
     let text = String::from_utf8(common::ok_stdout(out)).unwrap();
     assert!(!text.contains(['\u{1b}', '\u{7}']), "{text:?}");
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[1].starts_with("loop3 ") && lines[2].starts_with("sda "), "{text}");
-    assert!(lines[1].contains("loop:/srv/a\\u{1b}[31mred\\nb.img"), "{text}");
+    assert!(
+        lines[1].starts_with("loop3 ") && lines[2].starts_with("sda "),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("loop:/srv/a\\u{1b}[31mred\\nb.img"),
+        "{text}"
+    );
     // The model-serial identity percent-encodes them (and the serial's ':').
-    assert!(lines[2].contains("model-serial:M%1B]0;pwned%07:S%0A1%3A2"), "{text}");
+    assert!(
+        lines[2].contains("model-serial:M%1B]0;pwned%07:S%0A1%3A2"),
+        "{text}"
+    );
     assert!(lines[3].starts_with("kernel "), "{text}");
     let out = env
         .cmd(&["--sysfs-root", sys, "devices", "--json"])

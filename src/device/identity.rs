@@ -129,6 +129,9 @@ mod tests {
             parse_model_serial("M 100%:S"),
             Some(("M 100%".into(), "S".into()))
         );
-        assert_eq!(model_serial("WDC WD5000:v2", "WD-123"), "model-serial:WDC WD5000:v2:WD-123");
+        assert_eq!(
+            model_serial("WDC WD5000:v2", "WD-123"),
+            "model-serial:WDC WD5000:v2:WD-123"
+        );
     }
 }

@@ -235,7 +235,13 @@ pub mod udev {
     pub fn match_value(field: &str, of: Of, v: &str) -> Result<String> {
         refuse_control(F, field, of, v)?;
         if v.is_empty() {
-            return Err(refused(F, field, of, v, "an empty match would match any disk"));
+            return Err(refused(
+                F,
+                field,
+                of,
+                v,
+                "an empty match would match any disk",
+            ));
         }
         if let Some(c) = v.chars().find(|c| PATTERN_CHARS.contains(c)) {
             return Err(refused(
@@ -436,7 +442,10 @@ mod tests {
         assert!(udev::glob_prefix("f", "d", "pci\\0", "/*").is_err());
         assert!(udev::attr("f", "d", "queue/x}==\"1\"").is_err());
         assert!(udev::attr("f", "d", "queue/iosched/../../uevent").is_err());
-        assert_eq!(udev::attr("f", "d", "queue/iosched/fifo_batch").unwrap(), "queue/iosched/fifo_batch");
+        assert_eq!(
+            udev::attr("f", "d", "queue/iosched/fifo_batch").unwrap(),
+            "queue/iosched/fifo_batch"
+        );
     }
 
     #[test]

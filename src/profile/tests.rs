@@ -1125,7 +1125,11 @@ fn a_host_sweet_spot_goes_into_host_with_its_provenance() {
         h.is_tuned() && h.knobs.is_empty() && h.improvement.is_none(),
         "{h:?}"
     );
-    assert!(sysctl::render(&p, &t.root).unwrap().contains("# keep the default"));
+    assert!(
+        sysctl::render(&p, &t.root)
+            .unwrap()
+            .contains("# keep the default")
+    );
     let out = super::apply::apply(&mut store, &t.root, &db, &p, None, false, "test").unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].status, super::apply::Status::Nothing);

@@ -229,11 +229,14 @@ fn sysctl_conf(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A section of an ini file: its name and its `(key, value)` options.
+type Section = (String, Vec<(String, String)>);
+
 /// `tuned.conf` as TuneD's loader reads it (`configparser`, `delimiters=('=')`,
 /// `inline_comment_prefixes=('#')`, raw): `(section, [(key, value)])`. `Err` for a
 /// continuation line, a line with no `=`, or a value TuneD would expand (`${`).
-fn tuned_conf(text: &str) -> Result<Vec<(String, Vec<(String, String)>)>, String> {
-    let mut out: Vec<(String, Vec<(String, String)>)> = Vec::new();
+fn tuned_conf(text: &str) -> Result<Vec<Section>, String> {
+    let mut out: Vec<Section> = Vec::new();
     for line in text.lines() {
         let t = line.trim();
         if t.is_empty() || t.starts_with(['#', ';']) {
@@ -276,9 +279,17 @@ fn every_format_parses_back_to_one_entry_matching_the_disk() {
             .map(|(_, _, op, v)| (op.as_str(), v.as_str()))
             .collect::<Vec<_>>()
     };
-    assert_eq!(tok("ENV", Some("ID_SERIAL_SHORT")), [("==", SERIAL)], "{rules}");
+    assert_eq!(
+        tok("ENV", Some("ID_SERIAL_SHORT")),
+        [("==", SERIAL)],
+        "{rules}"
+    );
     assert_eq!(tok("ATTRS", Some("model")), [("==", MODEL)], "{rules}");
-    assert_eq!(tok("ATTR", Some("queue/scheduler")), [("=", "bfq")], "{rules}");
+    assert_eq!(
+        tok("ATTR", Some("queue/scheduler")),
+        [("=", "bfq")],
+        "{rules}"
+    );
     assert_eq!(
         tok("ATTR", Some("queue/read_ahead_kb")),
         [("=", "1024")],
@@ -327,9 +338,17 @@ fn every_format_parses_back_to_one_entry_matching_the_disk() {
     assert_eq!(back, p);
     assert_eq!(back.devices.len(), 1);
     let m = &back.devices[0].matches;
-    assert_eq!((m.model.as_deref(), m.serial.as_deref()), (Some(MODEL), Some(SERIAL)));
+    assert_eq!(
+        (m.model.as_deref(), m.serial.as_deref()),
+        (Some(MODEL), Some(SERIAL))
+    );
     assert_eq!(back.devices[0].policy, POLICY);
-    let objective = back.devices[0].improvement.as_ref().unwrap().objective.clone();
+    let objective = back.devices[0]
+        .improvement
+        .as_ref()
+        .unwrap()
+        .objective
+        .clone();
     assert_eq!(objective, OBJECTIVE);
 }
 

@@ -60,7 +60,11 @@ pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
         "# sweetspot sweet spots as a TuneD profile (`sweetspot profile export --format tuned`).\n\
          # Install as /etc/tuned/sweetspot/tuned.conf, then `tuned-adm profile sweetspot`.\n\
          \n[main]\nsummary={}\n",
-        esc::text("summary (the names of the entries and the host)", "the profile", &summary)?
+        esc::text(
+            "summary (the names of the entries and the host)",
+            "the profile",
+            &summary
+        )?
     );
     let present = device::list(root).unwrap_or_default();
     let mut refused = Vec::new();
@@ -135,7 +139,12 @@ pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
             for base in &bases {
                 for (k, v) in &sysfs {
                     let path = format!("{base}/{}", attr_path(k));
-                    let path = esc::key("the disk's sysfs path (match.by_path, knobs)", &of, &path, true)?;
+                    let path = esc::key(
+                        "the disk's sysfs path (match.by_path, knobs)",
+                        &of,
+                        &path,
+                        true,
+                    )?;
                     let v = esc::value(&format!("knobs.{k}"), &of, v)?;
                     out.push_str(&format!("{path}={v}\n"));
                 }

@@ -181,17 +181,17 @@ mod tests {
         let e = err("command = \"x\"\nmaximize = \"x\"\n");
         assert!(e.contains("exactly one of regex"), "{e}");
         // The figure's name reaches exported files' comments: no line break in it.
-        let e = err(
-            "command = \"x\"\njson_pointer = \"/a\"\n\
-             minimize = \"latency\\nkernel.core_pattern = |/tmp/evil\"\n",
-        );
+        let e = err("command = \"x\"\njson_pointer = \"/a\"\n\
+             minimize = \"latency\\nkernel.core_pattern = |/tmp/evil\"\n");
         assert!(
             e.contains("p.toml:7: benchmark.minimize: 'latency\\nkernel.core_pattern")
                 && e.contains("control character")
                 && !e.contains('\n'),
             "{e}"
         );
-        let e = err("command = \"x\"\njson_pointer = \"/a\"\nminimize = \"t\"\nunit = \"s\\u001b[2J\"\n");
+        let e = err(
+            "command = \"x\"\njson_pointer = \"/a\"\nminimize = \"t\"\nunit = \"s\\u001b[2J\"\n",
+        );
         assert!(e.contains("benchmark.unit: 's\\u{1b}[2J'"), "{e}");
         let e = err("command = \"x\"\njson_pointer = \"jobs/0\"\nminimize = \"x\"\n");
         assert!(
