@@ -82,3 +82,47 @@ fn a_long_loop_identity_keeps_the_columns_aligned_and_json_has_it_whole() {
         "{v}"
     );
 }
+
+/// A model, serial or backing file holding control characters (an escape sequence, a line
+/// break) is shown escaped in the table, one line per device, and exactly in `--json`.
+#[test]
+fn control_characters_are_shown_escaped_in_the_table_and_exact_in_json() {
+    let env = common::Env::new();
+    let sys = env.dir.path().join("sys");
+    for (name, dev) in [("loop3", "7:3"), ("sda", "8:0")] {
+        let d = sys.join("block").join(name);
+        put(&d.join("dev"), dev);
+        put(&d.join("size"), "2097152");
+        put(&d.join("queue/scheduler"), "none [mq-deadline]");
+        put(&d.join("queue/rotational"), "0");
+    }
+    let backing = "/srv/a\u{1b}[31mred\nb.img";
+    put(&sys.join("block/loop3/loop/backing_file"), backing);
+    put(&sys.join("block/sda/device/model"), "M\u{1b}]0;pwned\u{7}");
+    put(&sys.join("block/sda/device/serial"), "S\n1:2");
+    let sys = sys.to_str().unwrap();
+    let out = env.cmd(&["--sysfs-root", sys, "devices"]).output().unwrap();
+    let text = String::from_utf8(common::ok_stdout(out)).unwrap();
+    assert!(!text.contains(['\u{1b}', '\u{7}']), "{text:?}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].starts_with("loop3 ") && lines[2].starts_with("sda "),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("loop:/srv/a\\u{1b}[31mred\\nb.img"),
+        "{text}"
+    );
+    // The model-serial identity percent-encodes them (and the serial's ':').
+    assert!(
+        lines[2].contains("model-serial:M%1B]0;pwned%07:S%0A1%3A2"),
+        "{text}"
+    );
+    assert!(lines[3].starts_with("kernel "), "{text}");
+    let out = env
+        .cmd(&["--sysfs-root", sys, "devices", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&common::ok_stdout(out)).unwrap();
+    assert_eq!(json["devices"][0]["identity"], format!("loop:{backing}"));
+}

@@ -310,8 +310,8 @@ fn udev_export_refuses_a_backing_file_with_pattern_characters() {
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(
         err.contains(
-            "match.backing_file '/srv/img/disk|old [v2]*.img': a udev rule cannot match '|' \
-             literally (udev reads '*', '?' and '[]' as globs and '|' as alternatives, with no \
+            "match.backing_file of loop6 (backing_file /srv/img/disk|old [v2]*.img) is \
+             '/srv/img/disk|old [v2]*.img': a udev rule cannot match '|' literally (udev reads '*', '?' and '[]' as globs and '|' as alternatives, with no \
              escape); export it with --format toml, which `profile apply` matches exactly"
         ),
         "{err}"

@@ -95,6 +95,14 @@ impl UserJob {
         if self.command.trim().is_empty() {
             return Err(Error::BadInput("benchmark command: empty".into()));
         }
+        for (field, v) in [("metric name", &self.name), ("unit", &self.unit)] {
+            if v.chars().any(crate::profile::escape::is_control) {
+                return Err(Error::BadInput(format!(
+                    "benchmark {field} '{}': holds a control character",
+                    crate::profile::escape::shown(v)
+                )));
+            }
+        }
         match &self.extract {
             Extract::Regex(r) => {
                 let re = regex::Regex::new(r)

@@ -1,9 +1,11 @@
 //! `sweetspot devices`: whole disks with identity, schedulers, size and mounts. Each device
-//! shown is recorded in the store's `devices` table (identity, fingerprint, kernel).
+//! shown is recorded in the store's `devices` table (identity, fingerprint, kernel). The table
+//! shows control characters escaped; `--json` has every string exactly.
 
 use super::{Ctx, print_json, print_out};
 use crate::Result;
 use crate::device::{self, Device};
+use crate::profile::escape::shown;
 use serde::Serialize;
 
 /// Arguments of `sweetspot devices`.
@@ -54,18 +56,21 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .map(|m| format!("{} on {} ({})", m.source, m.target.display(), m.fstype))
             .collect::<Vec<_>>()
             .join(", ");
-        let identity = shorten(&d.identity, IDENTITY_MAX);
-        shortened |= identity != d.identity;
+        // A model, serial or path may hold control characters: shown escaped (`\n`,
+        // `\u{1b}`), never acted on by the terminal; `--json` has them exactly.
+        let whole = shown(&d.identity);
+        let identity = shorten(&whole, IDENTITY_MAX);
+        shortened |= identity != whole;
         let or_dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
         rows.push([
-            d.name.clone(),
-            d.dev.clone(),
+            shown(&d.name),
+            shown(&d.dev),
             human_size(d.size_bytes),
             if d.rotational { "yes" } else { "no" }.into(),
-            or_dash(scheds),
+            or_dash(shown(&scheds)),
             if d.writable { "yes" } else { "no" }.into(),
             identity,
-            or_dash(mounts),
+            or_dash(shown(&mounts)),
         ]);
     }
     let mut out = table(&rows);

@@ -379,7 +379,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
     let text = match args.format {
         Format::Toml => profile.to_toml()?,
         Format::Udev => udev::render(&profile)?,
-        Format::Sysctl => sysctl::render(&profile, &ctx.root),
+        Format::Sysctl => sysctl::render(&profile, &ctx.root)?,
         Format::Tuned => tuned::render(&profile, &ctx.root)?,
     };
     let Some(out) = &args.out else {

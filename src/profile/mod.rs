@@ -20,6 +20,7 @@
 
 pub mod apply;
 pub mod build;
+pub mod escape;
 pub mod file;
 pub mod fleet;
 pub mod host_knobs;
@@ -108,3 +109,5 @@ pub fn attr_path(knob: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_escape;

@@ -108,7 +108,8 @@ impl Match {
         parts.join(" ")
     }
 
-    /// The match for a stored identity (`wwid:…`, `model-serial:<model>:<serial>`,
+    /// The match for a stored identity (`wwid:…`, `model-serial:<model>:<serial>` with its
+    /// fields percent-decoded,
     /// `by-path:…`, `loop:<file>`; [`crate::device::identity`]); `None` for a `virtual:` or
     /// `sim:`/`scratch:` identity, which names nothing that survives a reboot.
     pub fn from_identity(identity: &str) -> Option<Match> {
@@ -119,11 +120,11 @@ impl Match {
                 ..Match::default()
             },
             "model-serial" => {
-                // The model may contain ':'; the serial is the last field.
-                let (model, serial) = rest.rsplit_once(':')?;
+                // Percent-encoded fields, the serial last ([`crate::device::identity`]).
+                let (model, serial) = crate::device::identity::parse_model_serial(rest)?;
                 Match {
-                    model: Some(model.to_string()),
-                    serial: Some(serial.to_string()),
+                    model: Some(model),
+                    serial: Some(serial),
                     ..Match::default()
                 }
             }
@@ -290,8 +291,12 @@ impl Profile {
     /// The TOML text, with a comment on every device entry that applies no knob ("keep the
     /// default": a profile must not pin an old default, which a newer kernel may have moved,
     /// as read_ahead_kb did from 128 to 4096 KiB in 6.17), and one on where `[host]` comes
-    /// from.
+    /// from. Strings are quoted by the `toml` crate, comments written through
+    /// [`super::escape::toml`]. Errors (exit 2): a control character in any free-text field,
+    /// naming the field and the entry.
     pub fn to_toml(&self) -> crate::Result<String> {
+        use super::escape::{self, toml as esc};
+        escape::profile_fields("toml", self)?;
         let body = toml::to_string(self)
             .map_err(|e| crate::Error::Failed(format!("writing the profile: {e}")))?;
         let mut out = String::from(
@@ -304,7 +309,11 @@ impl Profile {
                 if let Some(d) = self.devices.get(idx)
                     && !d.also.is_empty()
                 {
-                    out.push_str(&format!("# {}\n", super::fleet::shared(d)));
+                    out.push_str(&esc::comment(
+                        "the sweet spots it stands for",
+                        &escape::of_entry(d),
+                        &super::fleet::shared(d),
+                    )?);
                 }
                 if let Some(d) = self.devices.get(idx)
                     && d.knobs.is_empty()

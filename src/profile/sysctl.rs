@@ -8,6 +8,7 @@
 //! in a profile at all ([`super::build`], and [`super::file`] refuses both).
 
 use super::model::Profile;
+use crate::Result;
 use crate::sysroot::SysRoot;
 
 /// The `sysctl.d` key of a host-wide knob: `kernel.<name>` for a CPU-scheduler sysctl
@@ -60,15 +61,22 @@ pub fn present(profile: &Profile, root: &SysRoot) -> (Vec<(String, String)>, Vec
     (have, notes)
 }
 
-/// The file for `profile`, checking keys against `root`'s `/proc/sys`.
-pub fn render(profile: &Profile, root: &SysRoot) -> String {
+/// The file for `profile`, checking keys against `root`'s `/proc/sys`. Every line is
+/// written through [`super::escape::sysctl`]. Errors (exit 2): a control character in a field
+/// the file carries, a key that is not a plain sysctl name, or a value sysctl.d would not
+/// read back as written, naming the field.
+pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
+    use super::escape::sysctl as esc;
+    if let Some(h) = &profile.host {
+        super::escape::host_fields("sysctl", h)?;
+    }
     let mut out = String::from(
         "# sweetspot host-wide sweet spots (`sweetspot profile export --format sysctl`).\n\
          # Install as /etc/sysctl.d/99-sweetspot.conf; `sysctl --system` applies it now.\n",
     );
     let (have, notes) = present(profile, root);
     if let Some(d) = profile.host.as_ref().and_then(super::describe_host) {
-        out.push_str(&format!("# {d}\n"));
+        out.push_str(&esc::comment("the host's provenance", "the host", &d)?);
     }
     if have.is_empty() && notes.is_empty() {
         out.push_str(if profile.host.as_ref().is_some_and(|h| h.is_tuned()) {
@@ -78,10 +86,10 @@ pub fn render(profile: &Profile, root: &SysRoot) -> String {
         });
     }
     for n in notes {
-        out.push_str(&format!("# {n}\n"));
+        out.push_str(&esc::comment("host.knobs", "the host", &n)?);
     }
     for (k, v) in have {
-        out.push_str(&format!("{k} = {v}\n"));
+        out.push_str(&esc::line("the host", &k, &v)?);
     }
-    out
+    Ok(out)
 }

@@ -147,7 +147,7 @@ fn exports_only_changed_knobs_host_knobs_apart_and_keep_default_empty() {
         "no rule for keep-the-default: {rules}"
     );
 
-    let conf = sysctl::render(&p, &t.root);
+    let conf = sysctl::render(&p, &t.root).unwrap();
     assert!(conf.lines().any(|l| l == "vm.dirty_ratio = 10"), "{conf}");
 
     // The fake tree has no /sys/devices bus path: TuneD's [sysfs] could reach fifo_batch by
@@ -416,9 +416,9 @@ fn udev_refuses_a_match_value_with_glob_characters() {
     assert_eq!(e.exit_code(), 2);
     assert_eq!(
         e.to_string(),
-        "match.backing_file '/srv/img/disk|old [v2]*.img': a udev rule cannot match '|' \
-         literally (udev reads '*', '?' and '[]' as globs and '|' as alternatives, with no \
-         escape); export it with --format toml, which `profile apply` matches exactly"
+        "--format udev: match.backing_file of loop6 (backing_file /srv/img/disk|old [v2]*.img) \
+         is '/srv/img/disk|old [v2]*.img': a udev rule cannot match '|' literally (udev reads \
+         '*', '?' and '[]' as globs and '|' as alternatives, with no escape); export it with --format toml, which `profile apply` matches exactly"
     );
     // Each pattern character alone, in each kind of match value.
     for c in ['*', '?', '[', ']', '|'] {
@@ -556,7 +556,7 @@ fn sysctl_writes_only_existing_keys_and_the_nonzero_member_of_a_pair() {
         true,
     );
     let p = build(&store, &t.root, &all(MatchBy::Identity)).unwrap();
-    let conf = sysctl::render(&p, &t.root);
+    let conf = sysctl::render(&p, &t.root).unwrap();
     let keys: Vec<&str> = conf.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(keys, vec!["vm.dirty_bytes = 67108864"], "{conf}");
     assert!(conf.contains("# vm.swappiness = 10 left out"), "{conf}");
@@ -1125,7 +1125,11 @@ fn a_host_sweet_spot_goes_into_host_with_its_provenance() {
         h.is_tuned() && h.knobs.is_empty() && h.improvement.is_none(),
         "{h:?}"
     );
-    assert!(sysctl::render(&p, &t.root).contains("# keep the default"));
+    assert!(
+        sysctl::render(&p, &t.root)
+            .unwrap()
+            .contains("# keep the default")
+    );
     let out = super::apply::apply(&mut store, &t.root, &db, &p, None, false, "test").unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].status, super::apply::Status::Nothing);

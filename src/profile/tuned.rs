@@ -20,6 +20,7 @@
 //!   only its kernel name: refused. So is a `--match model` entry with such knobs: a fleet
 //!   profile goes to other machines, where this one's paths name other disks or none.
 
+use super::escape::{self, tuned as esc};
 use super::model::{DeviceEntry, Match, Profile};
 use super::{attr_path, describe, in_apply_order};
 use crate::device;
@@ -28,9 +29,13 @@ use crate::{Error, Result};
 
 /// `tuned.conf` for `profile`; `root` resolves present devices to their sysfs bus paths.
 ///
+/// Every line is written through [`super::escape::tuned`].
+///
 /// Errors (exit 2): entries TuneD cannot match by identity (see the module doc), each named
-/// with its knobs and why.
+/// with its knobs and why; a control character in a field the file carries, or a name,
+/// value or path TuneD would not read back as written, naming the field and the entry.
 pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
+    escape::profile_fields("tuned", profile)?;
     let names: Vec<&str> = profile.devices.iter().map(|d| d.name.as_str()).collect();
     let host = profile.host.as_ref();
     let mut of = Vec::new();
@@ -43,20 +48,30 @@ pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
             _ => "host-wide knobs".into(),
         });
     }
-    let mut out = format!(
-        "# sweetspot sweet spots as a TuneD profile (`sweetspot profile export --format tuned`).\n\
-         # Install as /etc/tuned/sweetspot/tuned.conf, then `tuned-adm profile sweetspot`.\n\
-         \n[main]\nsummary=sweetspot sweet spots of {}\n",
+    let summary = format!(
+        "sweetspot sweet spots of {}",
         if of.is_empty() {
             "no lasting device".to_string()
         } else {
             of.join("; ")
         }
     );
+    let mut out = format!(
+        "# sweetspot sweet spots as a TuneD profile (`sweetspot profile export --format tuned`).\n\
+         # Install as /etc/tuned/sweetspot/tuned.conf, then `tuned-adm profile sweetspot`.\n\
+         \n[main]\nsummary={}\n",
+        esc::text(
+            "summary (the names of the entries and the host)",
+            "the profile",
+            &summary
+        )?
+    );
     let present = device::list(root).unwrap_or_default();
     let mut refused = Vec::new();
     for (i, d) in profile.devices.iter().enumerate() {
-        out.push_str(&format!("\n# {}\n", describe(d)));
+        let of = escape::of_entry(d);
+        out.push('\n');
+        out.push_str(&esc::comment("the entry's provenance", &of, &describe(d))?);
         if d.knobs.is_empty() {
             out.push_str("# keep the default: no significant improvement, nothing set\n");
             continue;
@@ -102,25 +117,36 @@ pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
             }
         };
         if let Some(n) = note {
-            out.push_str(&format!("# {n}\n"));
+            out.push_str(&esc::comment("match.firmware", &of, &n)?);
         }
         out.push_str(&format!(
             "[disk_{inst}]\ntype=disk\ndevices_udev_regex={regex}\n"
         ));
         for (k, v) in &disk {
-            match k.as_str() {
-                "scheduler" => out.push_str(&format!("elevator={v}\n")),
-                _ => out.push_str(&format!("readahead={v}\n")),
-            }
+            let option = if k == "scheduler" {
+                "elevator"
+            } else {
+                "readahead"
+            };
+            let v = esc::value(&format!("knobs.{k}"), &of, v)?;
+            out.push_str(&format!("{option}={v}\n"));
         }
         if let Some((bases, note)) = bases {
             if let Some(n) = note {
-                out.push_str(&format!("# {n}\n"));
+                out.push_str(&esc::comment("the disk's bus path", &of, &n)?);
             }
             out.push_str(&format!("\n[sysfs_{inst}]\ntype=sysfs\n"));
             for base in &bases {
                 for (k, v) in &sysfs {
-                    out.push_str(&format!("{base}/{}={v}\n", attr_path(k)));
+                    let path = format!("{base}/{}", attr_path(k));
+                    let path = esc::key(
+                        "the disk's sysfs path (match.by_path, knobs)",
+                        &of,
+                        &path,
+                        true,
+                    )?;
+                    let v = esc::value(&format!("knobs.{k}"), &of, v)?;
+                    out.push_str(&format!("{path}={v}\n"));
                 }
             }
         }
@@ -140,7 +166,8 @@ pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
     let (have, notes) = super::sysctl::present(profile, root);
     let described = host.and_then(super::describe_host);
     if let Some(d) = &described {
-        out.push_str(&format!("\n# {d}\n"));
+        out.push('\n');
+        out.push_str(&esc::comment("the host's provenance", "the host", d)?);
         if have.is_empty() && notes.is_empty() {
             out.push_str("# keep the default: no significant improvement, nothing set\n");
         }
@@ -152,10 +179,12 @@ pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
             "\n[sysctl]\n"
         });
         for n in notes {
-            out.push_str(&format!("# {n}\n"));
+            out.push_str(&esc::comment("host.knobs", "the host", &n)?);
         }
         for (k, v) in have {
-            out.push_str(&format!("{k}={v}\n"));
+            let key = esc::key("host.knobs (a sysctl key)", "the host", &k, false)?;
+            let v = esc::value(&format!("host.knobs.{k}"), "the host", &v)?;
+            out.push_str(&format!("{key}={v}\n"));
         }
     }
     Ok(out)
@@ -177,18 +206,6 @@ fn sanitize(name: &str) -> String {
         .collect()
 }
 
-/// `regex::escape`'s set, for the few values put into a TuneD regex.
-fn escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if "\\.+*?()|[]{}^$#&-~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The `devices_udev_regex` of a match, and a note when it is not exact; `Err(why)` when udev
 /// has no property for the identity (a `t10.` wwid, a loop device's backing file).
 fn udev_regex(m: &Match) -> std::result::Result<(String, Option<String>), String> {
@@ -197,11 +214,11 @@ fn udev_regex(m: &Match) -> std::result::Result<(String, Option<String>), String
             Some(("naa", hex)) => Ok((
                 format!(
                     "^ID_WWN(_WITH_EXTENSION)?=0x{}$",
-                    escape(&hex.to_lowercase())
+                    esc::regex_literal(&hex.to_lowercase())
                 ),
                 None,
             )),
-            Some(("eui" | "nvme", _)) => Ok((format!("^ID_WWN={}$", escape(w)), None)),
+            Some(("eui" | "nvme", _)) => Ok((format!("^ID_WWN={}$", esc::regex_literal(w)), None)),
             _ => Err(format!(
                 "udev has no property for wwid {w}, so TuneD's [disk] plugin could match it \
                  only by its kernel name, which may change"
@@ -209,13 +226,13 @@ fn udev_regex(m: &Match) -> std::result::Result<(String, Option<String>), String
         };
     }
     if let Some(s) = &m.serial {
-        return Ok((format!("^ID_SERIAL_SHORT={}$", escape(s)), None));
+        return Ok((format!("^ID_SERIAL_SHORT={}$", esc::regex_literal(s)), None));
     }
     if let Some(md) = &m.model {
         // udev's ID_MODEL keeps spaces (NVMe) or has them as '_' (ata_id), and ata_id's full
         // IDENTIFY model can be longer than sysfs's 16-byte SCSI one: spaces either way, and a
         // prefix match.
-        let words: Vec<String> = md.split_whitespace().map(escape).collect();
+        let words: Vec<String> = md.split_whitespace().map(esc::regex_literal).collect();
         return Ok((
             format!("^ID_MODEL={}", words.join("[ _]")),
             m.firmware
@@ -225,7 +242,7 @@ fn udev_regex(m: &Match) -> std::result::Result<(String, Option<String>), String
     }
     if let Some(p) = &m.by_path {
         return Ok((
-            format!("^DEVPATH=/devices/{}/block/[^/]+$", escape(p)),
+            format!("^DEVPATH=/devices/{}/block/[^/]+$", esc::regex_literal(p)),
             None,
         ));
     }

@@ -307,8 +307,18 @@ impl Ctx<'_> {
 /// Parses and validates a policy. `path` is used in errors (a built-in gives
 /// `policies/<name>.toml`); `name` becomes [`Policy::name`].
 ///
-/// Errors: [`Error::BadFile`] with the line and field of the first problem.
+/// Errors: [`Error::BadFile`] with the line and field of the first problem; a `name` with a
+/// control character, [`Error::BadInput`].
 pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy> {
+    use crate::profile::escape::{is_control, shown};
+    // The name is stored with every sweet spot and written into exported files' comments.
+    if name.chars().any(is_control) {
+        return Err(Error::BadInput(format!(
+            "policy {}: its name '{}' holds a control character; rename the file",
+            shown(&path.display().to_string()),
+            shown(name)
+        )));
+    }
     let cx = Ctx { path, text };
     let raw: RawPolicy = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| cx.line(&s));
@@ -669,6 +679,16 @@ mod tests {
                 assert!(crate::knob::catalogue::is_known(k), "{name}: {k}");
             }
         }
+    }
+
+    #[test]
+    fn a_policy_name_with_a_control_character_is_refused() {
+        let text = include_str!("../../policies/quick.toml");
+        let e = parse(text, Path::new("/x/a\nb.toml"), "a\nb", "a\nb").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let s = e.to_string();
+        assert!(s.contains("name 'a\\nb' holds a control character"), "{s}");
+        assert!(!s.contains('\n'), "{s}");
     }
 
     #[test]

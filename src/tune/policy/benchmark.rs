@@ -67,6 +67,23 @@ pub(super) fn parse(cx: &Ctx, b: &Spanned<RawBenchmark>, loads: &[Load]) -> Resu
             ));
         }
     };
+    // The figure's name and unit label the objective in reports and exported files.
+    let which = if maximize { "maximize" } else { "minimize" };
+    for (span, field, v) in [
+        (name.span(), which, name.get_ref().as_str()),
+        (b.span(), "unit", r.unit.as_deref().unwrap_or("")),
+    ] {
+        if v.chars().any(crate::profile::escape::is_control) {
+            return Err(cx.err(
+                &span,
+                &format!("benchmark.{field}"),
+                format!(
+                    "'{}' holds a control character",
+                    crate::profile::escape::shown(v)
+                ),
+            ));
+        }
+    }
     let field_err = |span: &std::ops::Range<usize>, field: &str, e: Error| {
         let msg = match e {
             Error::BadInput(m) => m,
@@ -163,6 +180,19 @@ mod tests {
         assert!(e.contains("exactly one capture group"), "{e}");
         let e = err("command = \"x\"\nmaximize = \"x\"\n");
         assert!(e.contains("exactly one of regex"), "{e}");
+        // The figure's name reaches exported files' comments: no line break in it.
+        let e = err("command = \"x\"\njson_pointer = \"/a\"\n\
+             minimize = \"latency\\nkernel.core_pattern = |/tmp/evil\"\n");
+        assert!(
+            e.contains("p.toml:7: benchmark.minimize: 'latency\\nkernel.core_pattern")
+                && e.contains("control character")
+                && !e.contains('\n'),
+            "{e}"
+        );
+        let e = err(
+            "command = \"x\"\njson_pointer = \"/a\"\nminimize = \"t\"\nunit = \"s\\u001b[2J\"\n",
+        );
+        assert!(e.contains("benchmark.unit: 's\\u{1b}[2J'"), "{e}");
         let e = err("command = \"x\"\njson_pointer = \"jobs/0\"\nminimize = \"x\"\n");
         assert!(
             e.contains("benchmark.json_pointer: benchmark json_pointer 'jobs/0': must start"),
