@@ -2,6 +2,7 @@
 //! defaults when the file is absent. Every option is in `examples/daemon.toml`, commented.
 //! Errors name the file, line and field (exit 2).
 
+use crate::trust::{self, Origin};
 use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -160,17 +161,30 @@ impl Config {
     }
 }
 
-/// Reads `path`; an absent file at the default path gives the defaults, an absent file named
-/// by `--config` is an error.
-pub fn load(path: &Path, explicit: bool) -> Result<Config> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(&text, path),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Ok(Config::default()),
-        Err(e) => Err(Error::BadInput(format!(
-            "daemon config {}: {e}",
-            path.display()
-        ))),
+/// Reads `path`, after checking who may have written it ([`crate::trust`]: the config names
+/// the policies, and so the knobs and commands, root's retunes use); an absent file at the
+/// default path gives the defaults, an absent file named by `--config` is an error.
+///
+/// `origin`: the daemon reads its config under [`Origin::System`] whether or not `--config`
+/// names it: it runs unattended and re-reads the file on SIGHUP, long after an admin typed
+/// the command, so the file's owner could change every later retune; only root may be that
+/// owner. `status` (which writes no knob and runs nothing) reads a `--config FILE` under
+/// [`Origin::Named`].
+///
+/// Errors: [`Error::BadInput`] (exit 2) when the file cannot be read or is refused by
+/// [`crate::trust`] (naming its owner, mode and the fix); [`Error::BadFile`] for its
+/// contents ([`parse`]).
+pub fn load(path: &Path, explicit: bool, origin: Origin) -> Result<Config> {
+    // Absent is checked before the open, which reports every failure as text: a file created
+    // in between is read and checked like any other.
+    if !explicit
+        && let Err(e) = std::fs::metadata(path)
+        && e.kind() == std::io::ErrorKind::NotFound
+    {
+        return Ok(Config::default());
     }
+    let text = trust::read_to_string(path, "daemon config", origin)?;
+    parse(&text, path)
 }
 
 /// The byte offset of the line that sets `key` (`key = …` or `"key" = …`, comments
@@ -320,7 +334,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
         )))
     {
         let key = field.rsplit('.').next().unwrap_or(&field).to_string();
-        let pol = crate::tune::policy::resolve(name, sys)
+        // The daemon reads these unattended, at every retune: System, even a path.
+        let pol = crate::tune::policy::resolve(name, sys, Origin::System)
             .map_err(|e| bad(at(&key), &field, format!("'{name}': {e}")))?;
         if let Err(e) = crate::tune::config(&pol, r.budget, 0) {
             return Err(bad(at("budget"), "retune.budget", e.to_string()));

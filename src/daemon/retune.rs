@@ -186,8 +186,11 @@ pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> St
 /// gives `None` here: [`Job::start`] says why. Errors: the store's.
 pub fn contested(store: &Store, cfg: &Config, dev: &Device) -> Result<Option<String>> {
     let name = cfg.policy_for(&dev.identity, class(dev));
-    let Ok(policy) = crate::tune::policy::resolve(name, Path::new(crate::tune::policy::SYSTEM_DIR))
-    else {
+    let Ok(policy) = crate::tune::policy::resolve(
+        name,
+        Path::new(crate::tune::policy::SYSTEM_DIR),
+        crate::trust::Origin::System,
+    ) else {
         return Ok(None);
     };
     let (_, others) = journaled(store, dev, &host_knobs(&policy))?;
@@ -236,8 +239,11 @@ impl Job {
             )));
         }
         let policy_name = cfg.policy_for(&dev.identity, class(dev)).to_string();
-        let policy =
-            crate::tune::policy::resolve(&policy_name, Path::new(crate::tune::policy::SYSTEM_DIR))?;
+        let policy = crate::tune::policy::resolve(
+            &policy_name,
+            Path::new(crate::tune::policy::SYSTEM_DIR),
+            crate::trust::Origin::System,
+        )?;
         let lock = DeviceLock::acquire(
             &crate::lock::path(db, root, &dev.identity),
             &dev.name,
