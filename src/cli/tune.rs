@@ -37,8 +37,8 @@ pub struct Args {
     /// The run budget, in full trials (search and final check together): a full trial runs
     /// no_load and each loaded load once, so 12 with io_load is 24 load runs. The screen also
     /// makes trials of the loaded runs only, so a tune may list more trials than this.
-    /// Overrides the policy's budget.
-    #[arg(long, value_name = "N")]
+    /// Overrides the policy's budget; 1–10000, as a policy's.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub budget: Option<u32>,
 
     /// Go on with the newest tune of this device, kernel release and policy if it was
