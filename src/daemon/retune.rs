@@ -70,7 +70,9 @@ pub fn due(
 /// When the retune interval of sweet spot `s` elapses (Unix s): its `created_at` plus the
 /// interval, rounded up to whole seconds. [`due`] and `status` both take it from here.
 pub fn interval_due_at(s: &SweetSpotRow, cfg: &Config) -> i64 {
-    s.created_at + cfg.interval_s().ceil() as i64
+    // The interval is at most ten years (`config::MAX_INTERVAL_DAYS`); a `created_at` near
+    // the end of time (a damaged row) saturates rather than wrapping into the past.
+    s.created_at.saturating_add(cfg.interval_s().ceil() as i64)
 }
 
 /// Minutes after local midnight now (localtime_r(3), so `TZ` and /etc/localtime count).
