@@ -155,7 +155,7 @@ fn bad_paths_and_a_metric_without_a_job_are_bad_input() {
         ),
         (
             vec!["profile", "apply", d],
-            format!("profile {d}: is a directory, not a profile file"),
+            format!("profile {d}: is a directory, not a file"),
         ),
     ];
     for (args, want) in cases {
