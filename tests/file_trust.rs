@@ -258,3 +258,48 @@ fn the_daemon_reads_only_a_config_and_policies_root_owns_even_one_given_with_con
         "a root-owned config and policy are accepted"
     );
 }
+
+/// A profile chooses what root writes at boot: root's file in a directory `nobody` owns (who
+/// could swap it for another) is refused, naming the directory; the old check looked at the
+/// file alone.
+#[test]
+fn a_profile_in_a_directory_another_user_owns_is_refused() {
+    if skip_unless_root() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let sub = t.path().join("profiles");
+    std::fs::create_dir(&sub).unwrap();
+    chown(&sub, Some(NOBODY), Some(NOBODY)).unwrap();
+    let file = sub.join("p.toml");
+    std::fs::write(&file, "version = 1\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let sys = t.path().join("sys");
+    std::fs::create_dir_all(sys.join("block")).unwrap();
+    let apply = || {
+        common::code_and_stderr(
+            Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+                .arg("--db")
+                .arg(t.path().join("s.db"))
+                .arg("--sysfs-root")
+                .arg(&sys)
+                .args(["profile", "apply"])
+                .arg(&file)
+                .output()
+                .unwrap(),
+        )
+    };
+    let (code, err) = apply();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "profile {}: directory {} above it is owned by nobody (uid 65534), not root",
+            file.display(),
+            sub.display()
+        )) && err.contains(&format!("fix: chown root {}", sub.display())),
+        "{err}"
+    );
+    chown(&sub, Some(0), Some(0)).unwrap();
+    let (code, err) = apply();
+    assert_eq!(code, Some(0), "{err}");
+}
