@@ -57,9 +57,9 @@ pub fn open(path: &Path, what: &str, origin: Origin) -> Result<File> {
     if meta.is_dir() {
         return Err(bad(what, path, "is a directory, not a file"));
     }
-    check_meta(path, &meta, what, origin, None)?;
+    check_meta(path, path, &meta, what, origin, None)?;
     let canon = std::fs::canonicalize(path).map_err(|e| bad(what, path, &e.to_string()))?;
-    check_dirs_above(&canon, what, origin, meta.uid())?;
+    check_dirs_above(path, &canon, what, origin, meta.uid())?;
     Ok(f)
 }
 
@@ -81,9 +81,9 @@ pub fn check_path(path: &Path, what: &str, origin: Origin) -> Result<()> {
     let abs = std::path::absolute(path).map_err(|e| bad(what, path, &e.to_string()))?;
     match std::fs::metadata(&abs) {
         Ok(meta) => {
-            check_meta(path, &meta, what, origin, None)?;
+            check_meta(path, path, &meta, what, origin, None)?;
             let canon = std::fs::canonicalize(&abs).map_err(|e| bad(what, path, &e.to_string()))?;
-            check_dirs_above(&canon, what, origin, meta.uid())
+            check_dirs_above(path, &canon, what, origin, meta.uid())
         }
         Err(_) => {
             // Not there yet: the directory it will be created in, and those above it, as if
@@ -94,8 +94,8 @@ pub fn check_path(path: &Path, what: &str, origin: Origin) -> Result<()> {
             let owner = nix::unistd::geteuid().as_raw();
             let meta =
                 std::fs::metadata(&parent).map_err(|e| bad(what, &parent, &e.to_string()))?;
-            check_meta(&parent, &meta, what, origin, Some(owner))?;
-            check_dirs_above(&parent, what, origin, owner)
+            check_meta(path, &parent, &meta, what, origin, Some(owner))?;
+            check_dirs_above(path, &parent, what, origin, owner)
         }
     }
 }
@@ -113,9 +113,12 @@ fn existing_ancestor(path: &Path) -> Option<PathBuf> {
         .and_then(|a| std::fs::canonicalize(a).ok())
 }
 
-/// Checks one file or directory's own metadata. `dir_owner`: checking a directory that must
-/// be owned by root or this uid (for [`Origin::Named`]); `None` for the file itself.
+/// Checks one file or directory's own metadata. `file`: the file it is for (named first in a
+/// refusal); `path`: the one checked (`file` itself, or a directory above it). `dir_owner`:
+/// checking a directory that must be owned by root or this uid (for [`Origin::Named`]);
+/// `None` for the file itself.
 fn check_meta(
+    file: &Path,
     path: &Path,
     meta: &Metadata,
     what: &str,
@@ -132,7 +135,7 @@ fn check_meta(
     if mode & O_W != 0 && !sticky_dir {
         return Err(refuse(
             what,
-            path,
+            file,
             meta,
             &format!("{subject} is world-writable"),
             &format!("chmod o-w {}", path.display()),
@@ -144,7 +147,7 @@ fn check_meta(
     if mode & G_W != 0 && meta.gid() != 0 && !sticky_dir {
         return Err(refuse(
             what,
-            path,
+            file,
             meta,
             &format!("{subject} is writable by group {}", group_name(meta.gid())),
             &format!("chmod g-w {}", path.display()),
@@ -162,7 +165,7 @@ fn check_meta(
         };
         return Err(refuse(
             what,
-            path,
+            file,
             meta,
             &format!("{subject} is owned by {}, not {who}", user_name(meta.uid())),
             &format!("chown root {}", path.display()),
@@ -172,21 +175,29 @@ fn check_meta(
 }
 
 /// Checks every directory above `canon` (a canonical path), up to `/`.
-fn check_dirs_above(canon: &Path, what: &str, origin: Origin, file_owner: u32) -> Result<()> {
+fn check_dirs_above(
+    file: &Path,
+    canon: &Path,
+    what: &str,
+    origin: Origin,
+    file_owner: u32,
+) -> Result<()> {
     for dir in canon.ancestors().skip(1) {
         let meta = std::fs::metadata(dir).map_err(|e| bad(what, dir, &e.to_string()))?;
-        check_meta(dir, &meta, what, origin, Some(file_owner))?;
+        check_meta(file, dir, &meta, what, origin, Some(file_owner))?;
     }
     Ok(())
 }
 
-/// The refusal: `<what> <path>: <why> (owner <user>, group <group>, mode <octal>): anyone
-/// who can write it could make root write knobs or run commands; fix: <fix>`.
-fn refuse(what: &str, path: &Path, meta: &Metadata, why: &str, fix: &str) -> Error {
+/// The refusal: `<what> <file>: <why> (owner <user>, group <group>, mode <octal>): whoever
+/// can write it could make root write knobs or run commands; fix: <fix>`, where `why` names
+/// the directory above `file` when the fault is that directory's (and owner, group and mode
+/// are then the directory's).
+fn refuse(what: &str, file: &Path, meta: &Metadata, why: &str, fix: &str) -> Error {
     Error::BadInput(format!(
         "{what} {}: {why} (owner {}, group {}, mode {:04o}): whoever can write it could make \
          root write kernel knobs or run commands; fix: {fix}",
-        path.display(),
+        file.display(),
         user_name(meta.uid()),
         group_name(meta.gid()),
         meta.permissions().mode() & 0o7777
@@ -308,6 +319,15 @@ mod tests {
             .expect_err("refused")
             .to_string();
         assert!(e.contains("not root or the file's owner"), "{e}");
+        // The refusal names the file read first, then the directory at fault.
+        assert!(
+            e.starts_with(&format!(
+                "policy {}: directory {} above it is owned by nobody",
+                p.display(),
+                sub.display()
+            )),
+            "{e}"
+        );
         // The file nobody's own in nobody's directory: named on the command line, allowed.
         chown(&p, Some(NOBODY), None).expect("chown");
         assert!(open(&p, "policy", Origin::Named).is_ok());

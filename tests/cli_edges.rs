@@ -155,7 +155,7 @@ fn bad_paths_and_a_metric_without_a_job_are_bad_input() {
         ),
         (
             vec!["profile", "apply", d],
-            format!("profile {d}: is a directory, not a profile file"),
+            format!("profile {d}: is a directory, not a file"),
         ),
     ];
     for (args, want) in cases {
@@ -344,5 +344,59 @@ fn every_commands_help_ends_with_the_exit_status() {
                 "{help}"
             );
         }
+    }
+}
+
+/// Every numeric flag of `tune` and `bench` has a range, refused by the parser (exit 2, the
+/// flag and value named) before anything is looked up; at its bound it is accepted (the run
+/// then fails on the unknown device instead).
+#[test]
+fn numeric_flags_are_refused_outside_their_range_and_accepted_at_its_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for (cmd, flag, bad, why) in [
+        ("tune", "--lead", "60.001", "must be 0–60 s"),
+        ("tune", "--lead", "1e300", "must be 0–60 s"),
+        ("bench", "--lead", "61", "must be 0–60 s"),
+        (
+            "tune",
+            "--job-scale",
+            "100.5",
+            "must be a number in (0, 100]",
+        ),
+        ("bench", "--job-scale", "0", "must be a number in (0, 100]"),
+        (
+            "tune",
+            "--load-mib",
+            "1048577",
+            "1048577 is not in 1..=1048576",
+        ),
+        ("bench", "--load-mib", "0", "0 is not in 1..=1048576"),
+        ("tune", "--budget", "10001", "10001 is not in 1..=10000"),
+    ] {
+        let (code, err) = run(&db, &[cmd, "--device", "nosuchdev", flag, bad]);
+        assert_eq!(code, Some(2), "{cmd} {flag} {bad}: {err}");
+        assert!(
+            err.contains(&format!("invalid value '{bad}' for '{flag} <")) && err.contains(why),
+            "{cmd} {flag} {bad}: {err}"
+        );
+    }
+    for cmd in ["tune", "bench"] {
+        let mut args = vec![
+            cmd,
+            "--device",
+            "nosuchdev",
+            "--lead",
+            "60",
+            "--job-scale",
+            "100",
+        ];
+        args.extend(["--load-mib", "1048576"]);
+        if cmd == "tune" {
+            args.extend(["--budget", "10000"]);
+        }
+        let (code, err) = run(&db, &args);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("unknown device 'nosuchdev'"), "{cmd}: {err}");
     }
 }

@@ -311,7 +311,7 @@ fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
          [knobs.read_ahead_kb]\nmin = 16\nmax = 4096\n",
     )
     .unwrap();
-    let policy = sweetspot::tune::policy::load_file(&pol).unwrap();
+    let policy = sweetspot::tune::policy::load_file(&pol, sweetspot::trust::Origin::Named).unwrap();
     let root = sweetspot::sysroot::SysRoot::default();
     let real = sweetspot::bench::real::RealDevice::device(
         sweetspot::store::Store::open(&db).unwrap(),

@@ -150,7 +150,11 @@ fn the_example_policies_parse_with_their_benchmarks() {
         ("http-autogroup.toml", "Requests per second (req/s)"),
         ("fio-readahead.toml", "sequential read bandwidth (KiB/s)"),
     ] {
-        let p = load_file(&Path::new("examples/user-benchmark").join(file)).unwrap();
+        let p = load_file(
+            &Path::new("examples/user-benchmark").join(file),
+            sweetspot::trust::Origin::Named,
+        )
+        .unwrap();
         assert!(matches!(p.objective, Objective::Benchmark(_)), "{file}");
         assert_eq!(p.objective.label(), label);
     }

@@ -47,6 +47,10 @@
 //! (those without `schedulers`, and those whose `schedulers` list it), and the points of one
 //! scheduler form a full grid over those knobs. A child knob is interpolated only within its
 //! scheduler's grid, as the kernel keeps `iosched/` per scheduler.
+//!
+//! A surface drives the simulator only (`--sim`): it writes no knob and runs no command, so it
+//! is read without [`crate::trust`]'s owner and mode check, from wherever it is named (and so
+//! is a file it `extends`).
 
 use crate::bench::Load;
 use crate::knob::catalogue;

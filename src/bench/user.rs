@@ -41,6 +41,11 @@ pub enum Extract {
 /// Default limit on one run, s.
 pub const DEFAULT_TIMEOUT_S: f64 = 600.0;
 
+/// Longest `timeout_s` a benchmark may have, s: one day. A tune runs it `budget × runs` times,
+/// so a longer one is a mistake; and the run waits with a [`std::time::Duration`], which
+/// `1e300` s overflows (a panic, leaving the tune `running`).
+pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+
 /// Lines of stderr quoted in a failed run's message.
 pub const STDERR_TAIL_LINES: usize = 5;
 
@@ -130,9 +135,9 @@ impl UserJob {
                 "benchmark nice '{n}': must be -20..19"
             )));
         }
-        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0) {
+        if !(self.timeout_s > 0.0 && self.timeout_s <= MAX_TIMEOUT_S) {
             return Err(Error::BadInput(format!(
-                "benchmark timeout_s '{}': must be positive",
+                "benchmark timeout_s '{}': must be in (0, {MAX_TIMEOUT_S}] s (at most a day)",
                 self.timeout_s
             )));
         }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// The config (TOML; see examples/daemon.toml). Default /etc/sweetspot/daemon.toml, and
     /// built-in defaults when that is absent. Its `db` is used unless --db or SWEETSPOT_DB
-    /// names the database (those win over it).
+    /// names the database (those win over it). As root it must be root's, given or not, as
+    /// must every policy it names: not writable by another group or everyone, nor any
+    /// directory above it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -43,7 +45,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
 /// Runs `sweetspot status`.
 pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     let (path, explicit) = config_path(args.config.as_ref());
-    let cfg = config::load(&path, explicit)?;
+    // status only reads: a config it is given may be the admin's own (the daemon's is root's).
+    let origin = if explicit {
+        crate::trust::Origin::Named
+    } else {
+        crate::trust::Origin::System
+    };
+    let cfg = config::load(&path, explicit, origin)?;
     let db = daemon::db_path(cfg.db.as_deref(), &ctx.db, ctx.db_given);
     // A database not created yet: nothing is tuned, but the enrolled identities are
     // listed (status only reads: it does not create the file).

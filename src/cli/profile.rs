@@ -59,7 +59,8 @@ pub enum Command {
 pub struct ApplyArgs {
     /// A profile (sweetspot's TOML, from `profile export`); default: the database's latest
     /// sweet spots. It must be writable by root alone: not world-writable, and, when run as
-    /// root, owned by root and not group-writable unless its group is root (gid 0).
+    /// root, owned by root, not writable by a group other than root's (gid 0), and every
+    /// directory above it the same (a sticky one like /tmp aside).
     pub file: Option<PathBuf>,
     /// Only this present disk (kernel name).
     #[arg(long, value_name = "DEVICE")]

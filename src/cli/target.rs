@@ -53,8 +53,10 @@ pub struct TargetArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "sim")]
     pub other_dir: Option<PathBuf>,
 
-    /// Scale the built-in reference job (1.0: no_load takes about 5–10 s on 2 cores).
-    #[arg(long, value_name = "X", default_value_t = 1.0, conflicts_with = "sim")]
+    /// Scale the built-in reference job (1.0: no_load takes about 5–10 s on 2 cores), in
+    /// (0, 100].
+    #[arg(long, value_name = "X", default_value_t = 1.0, conflicts_with = "sim",
+          value_parser = job_scale_in_range)]
     pub job_scale: f64,
 
     /// Replace the built-in job with this shell command, run with `sh -c` in the target
@@ -68,18 +70,43 @@ pub struct TargetArgs {
     #[arg(long, conflicts_with = "sim")]
     pub drop_caches: bool,
 
-    /// Seconds a load runs before the job starts.
-    #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S, conflicts_with = "sim")]
+    /// Seconds a load runs before the job starts, 0–60.
+    #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S,
+          conflicts_with = "sim", value_parser = lead_in_range)]
     pub lead: f64,
 
-    /// Size of io_load's and read_load's files and of mem_load's buffer, MiB.
+    /// Size of io_load's and read_load's files and of mem_load's buffer, MiB, 1–1048576
+    /// (1 TiB).
     #[arg(
         long,
         value_name = "MIB",
         default_value_t = 256,
-        conflicts_with = "sim"
+        conflicts_with = "sim",
+        value_parser = clap::value_parser!(u64).range(1..=crate::daemon::config::MAX_LOAD_MIB)
     )]
     pub load_mib: u64,
+}
+
+/// `--job-scale`: a number in (0, 100] ([`crate::bench::job::JobSpec::scaled`]'s range),
+/// refused by clap (exit 2) before anything runs.
+fn job_scale_in_range(s: &str) -> std::result::Result<f64, String> {
+    let x: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if x > 0.0 && x <= 100.0 {
+        Ok(x)
+    } else {
+        Err("must be a number in (0, 100]".into())
+    }
+}
+
+/// `--lead`: seconds in 0–60 (it becomes a `Duration`, which `from_secs_f64` makes only of a
+/// finite, non-negative number), refused by clap (exit 2) before anything runs.
+fn lead_in_range(s: &str) -> std::result::Result<f64, String> {
+    let x: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if (0.0..=60.0).contains(&x) {
+        Ok(x)
+    } else {
+        Err("must be 0–60 s".into())
+    }
 }
 
 /// The run's seed: `--seed`, or a random one ([`announce_seed`] prints it once the target is

@@ -13,6 +13,7 @@ use super::target::{self, TargetArgs};
 use crate::Result;
 use crate::bench::user::{Extract, UserJob};
 use crate::bench::{Load, Testbed};
+use crate::trust::Origin;
 use crate::tune::policy::{self, Objective};
 use crate::tune::report;
 use crate::tune::resume::Resume;
@@ -27,15 +28,17 @@ pub struct Args {
     pub target: TargetArgs,
 
     /// Policy: a built-in name (quick, desktop, throughput, slowdisk), a name in
-    /// /etc/sweetspot/policies/, or a TOML file (format: docs/policy.md).
+    /// /etc/sweetspot/policies/, or a TOML file (format: docs/policy.md). As root, a file in
+    /// /etc/sweetspot/policies/ must be root's, and a FILE may be yours but writable by no
+    /// one else; neither, nor a directory above it, writable by another group or everyone.
     #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
     pub policy: String,
 
     /// The run budget, in full trials (search and final check together): a full trial runs
     /// no_load and each loaded load once, so 12 with io_load is 24 load runs. The screen also
     /// makes trials of the loaded runs only, so a tune may list more trials than this.
-    /// Overrides the policy's budget.
-    #[arg(long, value_name = "N")]
+    /// Overrides the policy's budget; 1–10000, as a policy's.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub budget: Option<u32>,
 
     /// Go on with the newest tune of this device, kernel release and policy if it was
@@ -237,7 +240,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // Ctrl-C or SIGTERM: the run in progress finishes, then the tune stops and restores;
     // a second signal abandons the run.
     crate::signals::finish_current_run(true);
-    let mut pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR))?;
+    // `--policy FILE` is named by the admin (Named: their own file, written by no one else);
+    // `--policy NAME` in the policies directory is a default path (System: root's).
+    let mut pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR), Origin::Named)?;
     if let Some(job) = cli_benchmark(args)? {
         // The benchmark replaces contest: it runs alone; guards on other loads go with them.
         pol.objective = Objective::Benchmark(job);

@@ -2,6 +2,7 @@
 //! defaults when the file is absent. Every option is in `examples/daemon.toml`, commented.
 //! Errors name the file, line and field (exit 2).
 
+use crate::trust::{self, Origin};
 use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -30,7 +31,7 @@ pub struct Idle {
     pub cpu_busy_pct_max: f64,
     /// The device's own I/O (`/sys/block/*/stat` sectors read + written) at most this, KiB/s.
     pub device_kib_per_s_max: f64,
-    /// For this long, s.
+    /// For this long, s: 0 ..= [`MAX_IDLE_FOR_S`] (a day).
     pub for_s: u64,
 }
 
@@ -50,13 +51,14 @@ impl Default for Idle {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Retune {
-    /// Most trials; default the policy's budget.
+    /// Most trials, 1 ..= 10000 (a policy's `budget` range); default the policy's budget.
     pub budget: Option<u32>,
-    /// Scale of the built-in job (1.0: no_load ≈ 6 s on 2 cores).
+    /// Scale of the built-in job (1.0: no_load ≈ 6 s on 2 cores), in (0, 100] (the range of
+    /// `--job-scale`).
     pub job_scale: f64,
-    /// Size of the loads' files and buffer, MiB.
+    /// Size of the loads' files and buffer, MiB: 1 ..= [`MAX_LOAD_MIB`] (1 TiB).
     pub load_mib: u64,
-    /// Seconds a load runs before the job starts.
+    /// Seconds a load runs before the job starts, 0–60.
     pub lead_s: f64,
 }
 
@@ -70,6 +72,18 @@ impl Default for Retune {
         }
     }
 }
+
+/// Longest retune interval, days: ten years. The due date is the last tune's time plus the
+/// interval, in whole seconds (`i64`): `1e308` days wrapped it into the past ("due now").
+pub const MAX_INTERVAL_DAYS: f64 = 3650.0;
+
+/// Largest `[retune] load_mib`: 1 TiB. Bytes are `load_mib × 2^20` in a `u64`, which
+/// overflows above 2^44 MiB; no device here has room for more.
+pub const MAX_LOAD_MIB: u64 = 1 << 20;
+
+/// Longest `[idle] for_s`, s: a day. Longer, and a device with a 7-day interval might never
+/// be idle long enough, which would look like a daemon that never retunes.
+pub const MAX_IDLE_FOR_S: u64 = 86_400;
 
 /// The device classes `[policy]` may name besides identities.
 pub const CLASSES: [&str; 4] = ["rotational", "ssd", "nvme", "mmc"];
@@ -85,9 +99,10 @@ pub struct Config {
     pub policy: std::collections::BTreeMap<String, String>,
     /// The policy where `policy` names none; default `quick`.
     pub default_policy: String,
-    /// Retune after this many days; default 7.
+    /// Retune after this many days, in (0, [`MAX_INTERVAL_DAYS`]] (ten years); default 7.
     pub retune_interval_days: f64,
-    /// The interval in seconds instead (wins over `retune_interval_days`; for tests).
+    /// The interval in seconds instead (wins over `retune_interval_days`; for tests), in (0,
+    /// [`MAX_INTERVAL_DAYS`] × 86400].
     pub retune_interval_s: Option<f64>,
     /// How a retune measures.
     pub retune: Retune,
@@ -96,9 +111,10 @@ pub struct Config {
     /// No retune inside this local-time window, `"HH:MM-HH:MM"` (may wrap midnight).
     pub quiet_hours: Option<String>,
     /// The database: used unless `--db` or `SWEETSPOT_DB` names one (those win), and wins
-    /// over the built-in default ([`super::db_path`]).
+    /// over the built-in default ([`super::db_path`]). An absolute path: `""` would be
+    /// SQLite's temporary database, and a relative one depends on the daemon's directory.
     pub db: Option<PathBuf>,
-    /// How often devices are listed and managed values checked for drift, s; default 5.
+    /// How often devices are listed and managed values checked for drift, s: 1–3600; default 5.
     pub poll_s: u64,
 }
 
@@ -160,17 +176,30 @@ impl Config {
     }
 }
 
-/// Reads `path`; an absent file at the default path gives the defaults, an absent file named
-/// by `--config` is an error.
-pub fn load(path: &Path, explicit: bool) -> Result<Config> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(&text, path),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Ok(Config::default()),
-        Err(e) => Err(Error::BadInput(format!(
-            "daemon config {}: {e}",
-            path.display()
-        ))),
+/// Reads `path`, after checking who may have written it ([`crate::trust`]: the config names
+/// the policies, and so the knobs and commands, root's retunes use); an absent file at the
+/// default path gives the defaults, an absent file named by `--config` is an error.
+///
+/// `origin`: the daemon reads its config under [`Origin::System`] whether or not `--config`
+/// names it: it runs unattended and re-reads the file on SIGHUP, long after an admin typed
+/// the command, so the file's owner could change every later retune; only root may be that
+/// owner. `status` (which writes no knob and runs nothing) reads a `--config FILE` under
+/// [`Origin::Named`].
+///
+/// Errors: [`Error::BadInput`] (exit 2) when the file cannot be read or is refused by
+/// [`crate::trust`] (naming its owner, mode and the fix); [`Error::BadFile`] for its
+/// contents ([`parse`]).
+pub fn load(path: &Path, explicit: bool, origin: Origin) -> Result<Config> {
+    // Absent is checked before the open, which reports every failure as text: a file created
+    // in between is read and checked like any other.
+    if !explicit
+        && let Err(e) = std::fs::metadata(path)
+        && e.kind() == std::io::ErrorKind::NotFound
+    {
+        return Ok(Config::default());
     }
+    let text = trust::read_to_string(path, "daemon config", origin)?;
+    parse(&text, path)
 }
 
 /// The byte offset of the line that sets `key` (`key = …` or `"key" = …`, comments
@@ -252,50 +281,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
             }
         }
     }
-    if !(c.retune_interval_days.is_finite() && c.retune_interval_days > 0.0) {
-        return Err(bad(
-            at("retune_interval_days"),
-            "retune_interval_days",
-            "must be > 0".into(),
-        ));
-    }
-    if let Some(s) = c.retune_interval_s
-        && !(s.is_finite() && s > 0.0)
-    {
-        return Err(bad(
-            at("retune_interval_s"),
-            "retune_interval_s",
-            format!("'{s}': must be > 0"),
-        ));
-    }
-    let r = &c.retune;
-    if !(r.job_scale.is_finite() && r.job_scale > 0.0) {
-        return Err(bad(
-            at("job_scale"),
-            "retune.job_scale",
-            format!("'{}': must be > 0", r.job_scale),
-        ));
-    }
-    if r.load_mib == 0 {
-        return Err(bad(
-            at("load_mib"),
-            "retune.load_mib",
-            "'0': must be at least 1".into(),
-        ));
-    }
-    if !(r.lead_s.is_finite() && (0.0..=60.0).contains(&r.lead_s)) {
-        return Err(bad(
-            at("lead_s"),
-            "retune.lead_s",
-            format!("'{}': must be 0–60 s", r.lead_s),
-        ));
-    }
-    if r.budget == Some(0) {
-        return Err(bad(
-            at("budget"),
-            "retune.budget",
-            "'0': must be at least 1".into(),
-        ));
+    if let Some((key, field, msg)) = out_of_range(&c) {
+        return Err(bad(at(key), &field, msg));
     }
     for key in c.policy.keys() {
         if !CLASSES.contains(&key.as_str()) && crate::profile::Match::from_identity(key).is_none() {
@@ -320,9 +307,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
         )))
     {
         let key = field.rsplit('.').next().unwrap_or(&field).to_string();
-        let pol = crate::tune::policy::resolve(name, sys)
+        // The daemon reads these unattended, at every retune: System, even a path.
+        let pol = crate::tune::policy::resolve(name, sys, Origin::System)
             .map_err(|e| bad(at(&key), &field, format!("'{name}': {e}")))?;
-        if let Err(e) = crate::tune::config(&pol, r.budget, 0) {
+        if let Err(e) = crate::tune::config(&pol, c.retune.budget, 0) {
             return Err(bad(at("budget"), "retune.budget", e.to_string()));
         }
         // A retune measures with contest's loads on the device's real testbed: a policy that
@@ -359,37 +347,6 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
             }
         }
     }
-    let i = &c.idle;
-    for (key, v, ok, range) in [
-        ("load_avg_max", i.load_avg_max, i.load_avg_max >= 0.0, "≥ 0"),
-        (
-            "cpu_busy_pct_max",
-            i.cpu_busy_pct_max,
-            (0.0..=100.0).contains(&i.cpu_busy_pct_max),
-            "0–100 %",
-        ),
-        (
-            "device_kib_per_s_max",
-            i.device_kib_per_s_max,
-            i.device_kib_per_s_max >= 0.0,
-            "≥ 0 KiB/s",
-        ),
-    ] {
-        if !(v.is_finite() && ok) {
-            return Err(bad(
-                at(key),
-                &format!("idle.{key}"),
-                format!("'{v}': must be {range}"),
-            ));
-        }
-    }
-    if !(1..=3600).contains(&c.poll_s) {
-        return Err(bad(
-            at("poll_s"),
-            "poll_s",
-            format!("'{}': must be 1–3600 s", c.poll_s),
-        ));
-    }
     if let Some(q) = &c.quiet_hours {
         match quiet_window(q) {
             None => {
@@ -414,6 +371,127 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
         }
     }
     Ok(c)
+}
+
+/// The first duration, count or path of `c` outside its documented range (the field docs of
+/// [`Config`], [`Retune`] and [`Idle`], and `examples/daemon.toml`): (the key whose line is
+/// named, the field, the message), or `None`.
+fn out_of_range(c: &Config) -> Option<(&'static str, String, String)> {
+    let max_s = MAX_INTERVAL_DAYS * 86_400.0;
+    let r = &c.retune;
+    let i = &c.idle;
+    let checks: [(&str, &str, f64, bool, String); 11] = [
+        (
+            "retune_interval_days",
+            "",
+            c.retune_interval_days,
+            c.retune_interval_days > 0.0 && c.retune_interval_days <= MAX_INTERVAL_DAYS,
+            format!("in (0, {MAX_INTERVAL_DAYS}] days (ten years)"),
+        ),
+        (
+            "retune_interval_s",
+            "",
+            c.retune_interval_s.unwrap_or(1.0),
+            c.retune_interval_s.is_none_or(|s| s > 0.0 && s <= max_s),
+            format!("in (0, {max_s}] s (ten years)"),
+        ),
+        (
+            "budget",
+            "retune.",
+            f64::from(r.budget.unwrap_or(1)),
+            r.budget.is_none_or(|b| (1..=10_000).contains(&b)),
+            "1–10000 trials".into(),
+        ),
+        (
+            "job_scale",
+            "retune.",
+            r.job_scale,
+            r.job_scale > 0.0 && r.job_scale <= 100.0,
+            "in (0, 100]".into(),
+        ),
+        (
+            "load_mib",
+            "retune.",
+            r.load_mib as f64,
+            (1..=MAX_LOAD_MIB).contains(&r.load_mib),
+            format!("1–{MAX_LOAD_MIB} MiB (1 TiB)"),
+        ),
+        (
+            "lead_s",
+            "retune.",
+            r.lead_s,
+            (0.0..=60.0).contains(&r.lead_s),
+            "0–60 s".into(),
+        ),
+        (
+            "load_avg_max",
+            "idle.",
+            i.load_avg_max,
+            i.load_avg_max >= 0.0 && i.load_avg_max.is_finite(),
+            "≥ 0".into(),
+        ),
+        (
+            "cpu_busy_pct_max",
+            "idle.",
+            i.cpu_busy_pct_max,
+            (0.0..=100.0).contains(&i.cpu_busy_pct_max),
+            "0–100 %".into(),
+        ),
+        (
+            "device_kib_per_s_max",
+            "idle.",
+            i.device_kib_per_s_max,
+            i.device_kib_per_s_max >= 0.0 && i.device_kib_per_s_max.is_finite(),
+            "≥ 0 KiB/s".into(),
+        ),
+        (
+            "for_s",
+            "idle.",
+            i.for_s as f64,
+            i.for_s <= MAX_IDLE_FOR_S,
+            format!("0–{MAX_IDLE_FOR_S} s (a day)"),
+        ),
+        (
+            "poll_s",
+            "",
+            c.poll_s as f64,
+            (1..=3600).contains(&c.poll_s),
+            "1–3600 s".into(),
+        ),
+    ];
+    // Every `ok` above is false for NaN (a comparison with NaN is false).
+    if let Some((key, table, v, _, range)) = checks.into_iter().find(|c| !c.3) {
+        // `1e308`, not its 309 digits.
+        let v = if v.is_finite() && v.abs() >= 1e15 {
+            format!("{v:e}")
+        } else {
+            format!("{v}")
+        };
+        return Some((
+            key,
+            format!("{table}{key}"),
+            format!("'{v}': must be {range}"),
+        ));
+    }
+    match c.db.as_deref() {
+        Some(db) if db.as_os_str().is_empty() => Some((
+            "db",
+            "db".into(),
+            "'': give an absolute path (an empty one is SQLite's temporary database, gone \
+             when the daemon stops)"
+                .into(),
+        )),
+        Some(db) if !db.is_absolute() => Some((
+            "db",
+            "db".into(),
+            format!(
+                "'{}': give an absolute path (a relative one depends on the directory the \
+                 daemon starts in)",
+                db.display()
+            ),
+        )),
+        _ => None,
+    }
 }
 
 /// `"HH:MM-HH:MM"` as minutes after midnight `(start, end)`.
@@ -587,5 +665,106 @@ mod tests {
                 .starts_with("d.toml:3: idle.cpu_busy_pct_max: "),
             "{e}"
         );
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Each duration and count at its bound is accepted and just past it refused, naming the
+    /// line and field (`retune_interval_days = 1e308` wrapped the due date into the past; `db
+    /// = ""` ran the daemon on SQLite's temporary database).
+    #[test]
+    fn every_duration_count_and_path_has_its_range() {
+        let p = Path::new("d.toml");
+        let cases: [(&str, &str, &str, &str); 11] = [
+            (
+                "",
+                "retune_interval_days = 3650",
+                "retune_interval_days = 3650.001",
+                "'3650.001': must be in (0, 3650] days (ten years)",
+            ),
+            (
+                "",
+                "retune_interval_days = 0.5",
+                "retune_interval_days = 1e308",
+                "'1e308': must be in (0, 3650] days (ten years)",
+            ),
+            (
+                "",
+                "retune_interval_s = 315360000",
+                "retune_interval_s = 315360000.5",
+                "'315360000.5': must be in (0, 315360000] s (ten years)",
+            ),
+            (
+                "[retune]",
+                "budget = 10000",
+                "budget = 10001",
+                "'10001': must be 1–10000 trials",
+            ),
+            (
+                "[retune]",
+                "job_scale = 100",
+                "job_scale = 100.5",
+                "'100.5': must be in (0, 100]",
+            ),
+            (
+                "[retune]",
+                "load_mib = 1048576",
+                "load_mib = 1048577",
+                "'1048577': must be 1–1048576 MiB (1 TiB)",
+            ),
+            (
+                "[retune]",
+                "lead_s = 60",
+                "lead_s = 60.001",
+                "'60.001': must be 0–60 s",
+            ),
+            (
+                "[idle]",
+                "for_s = 86400",
+                "for_s = 86401",
+                "'86401': must be 0–86400 s (a day)",
+            ),
+            (
+                "",
+                "poll_s = 3600",
+                "poll_s = 3601",
+                "'3601': must be 1–3600 s",
+            ),
+            (
+                "",
+                "db = \"/var/lib/sweetspot/s.db\"",
+                "db = \"\"",
+                "'': give an absolute path (an empty one is SQLite's temporary database, gone when the daemon stops)",
+            ),
+            (
+                "",
+                "db = \"/s.db\"",
+                "db = \"s.db\"",
+                "'s.db': give an absolute path (a relative one depends on the directory the daemon starts in)",
+            ),
+        ];
+        for (table, ok, bad, msg) in cases {
+            let text = |line: &str| format!("enroll = \"tuned\"\n{table}\n{line}\n");
+            assert!(
+                parse(&text(ok), p).is_ok(),
+                "{ok}: {:?}",
+                parse(&text(ok), p)
+            );
+            let e = parse(&text(bad), p).unwrap_err();
+            let key = bad.split(' ').next().unwrap();
+            let field = match table {
+                "[retune]" => format!("retune.{key}"),
+                "[idle]" => format!("idle.{key}"),
+                _ => key.to_string(),
+            };
+            assert_eq!(e.to_string(), format!("d.toml:3: {field}: {msg}"), "{bad}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        let c = parse("retune_interval_days = 3650\n", p).unwrap();
+        assert_eq!(c.interval_s(), 315_360_000.0);
     }
 }

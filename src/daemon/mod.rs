@@ -432,7 +432,7 @@ pub fn run(
     db: &Path,
     db_given: bool,
 ) -> Result<()> {
-    let mut cfg = config::load(config_path, explicit)?;
+    let mut cfg = config::load(config_path, explicit, crate::trust::Origin::System)?;
     let db = db_path(cfg.db.as_deref(), db, db_given);
     // One daemon at a time: a second would retune and re-apply beside the first.
     let _daemon = crate::lock::DeviceLock::acquire(
@@ -519,7 +519,7 @@ pub fn run(
                     },
                     _ = term.recv() => break true,
                     _ = int.recv() => break true,
-                    _ = hup.recv() => match config::load(config_path, explicit) {
+                    _ = hup.recv() => match config::load(config_path, explicit, crate::trust::Origin::System) {
                         Ok(c) => {
                             tracing::info!("config reloaded from {}", config_path.display());
                             cfg = c;

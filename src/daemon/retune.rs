@@ -70,7 +70,9 @@ pub fn due(
 /// When the retune interval of sweet spot `s` elapses (Unix s): its `created_at` plus the
 /// interval, rounded up to whole seconds. [`due`] and `status` both take it from here.
 pub fn interval_due_at(s: &SweetSpotRow, cfg: &Config) -> i64 {
-    s.created_at + cfg.interval_s().ceil() as i64
+    // The interval is at most ten years (`config::MAX_INTERVAL_DAYS`); a `created_at` near
+    // the end of time (a damaged row) saturates rather than wrapping into the past.
+    s.created_at.saturating_add(cfg.interval_s().ceil() as i64)
 }
 
 /// Minutes after local midnight now (localtime_r(3), so `TZ` and /etc/localtime count).
@@ -186,8 +188,11 @@ pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> St
 /// gives `None` here: [`Job::start`] says why. Errors: the store's.
 pub fn contested(store: &Store, cfg: &Config, dev: &Device) -> Result<Option<String>> {
     let name = cfg.policy_for(&dev.identity, class(dev));
-    let Ok(policy) = crate::tune::policy::resolve(name, Path::new(crate::tune::policy::SYSTEM_DIR))
-    else {
+    let Ok(policy) = crate::tune::policy::resolve(
+        name,
+        Path::new(crate::tune::policy::SYSTEM_DIR),
+        crate::trust::Origin::System,
+    ) else {
         return Ok(None);
     };
     let (_, others) = journaled(store, dev, &host_knobs(&policy))?;
@@ -236,8 +241,11 @@ impl Job {
             )));
         }
         let policy_name = cfg.policy_for(&dev.identity, class(dev)).to_string();
-        let policy =
-            crate::tune::policy::resolve(&policy_name, Path::new(crate::tune::policy::SYSTEM_DIR))?;
+        let policy = crate::tune::policy::resolve(
+            &policy_name,
+            Path::new(crate::tune::policy::SYSTEM_DIR),
+            crate::trust::Origin::System,
+        )?;
         let lock = DeviceLock::acquire(
             &crate::lock::path(db, root, &dev.identity),
             &dev.name,

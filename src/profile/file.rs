@@ -1,9 +1,11 @@
 //! Reading a profile file: its ownership and mode, its TOML, and what it asks for, each
 //! refused with the file, line and field (exit 2) before anything is applied.
 //!
-//! - A profile is applied as root at boot: one that is world-writable, group-writable by a
-//!   group other than root's (gid 0), or (when run as root) not owned by root, would let
-//!   others choose what root writes to sysfs, so it is refused.
+//! - A profile is made to be applied as root unattended (the boot unit, the udev rule of
+//!   `examples/`), so a profile file is read under [`trust::Origin::System`] whoever names
+//!   it, by `profile apply` and `verify` alike: as root it must be owned by root, and neither
+//!   it nor a directory above it writable by a group other than root's or by everyone (one
+//!   rule, [`crate::trust`]); otherwise others could choose what root writes to sysfs.
 //! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value
 //!   and one way of naming a disk (not `wwid` and `backing_file`: a disk has one identity),
 //!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
@@ -17,51 +19,19 @@
 use super::build::parse_rfc3339;
 use super::model::{Origin, Profile, VERSION};
 use crate::knob::catalogue;
+use crate::trust;
 use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::types::{KnobValue, Setting};
 use crate::{Error, Result};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
 
-/// Reads and validates the profile at `path`.
+/// Reads and validates the profile at `path`, after checking who may have written it and
+/// every directory above it ([`crate::trust`], under [`trust::Origin::System`]: see the
+/// module doc). Errors: [`Error::BadInput`] (exit 2) when it cannot be read or is refused
+/// (naming its owner, mode and the fix); [`Error::BadFile`] for its contents ([`parse`]).
 pub fn load(path: &Path) -> Result<Profile> {
-    use std::io::Read;
-    let bad = |msg: String| Error::BadInput(format!("profile {}: {msg}", path.display()));
-    // One open: the mode and owner checked are those of the file read (no swap between).
-    let mut f = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
-    let meta = f.metadata().map_err(|e| bad(e.to_string()))?;
-    if meta.is_dir() {
-        return Err(bad("is a directory, not a profile file".into()));
-    }
-    if meta.mode() & 0o002 != 0 {
-        return Err(bad(format!(
-            "world-writable (mode {:o}): anyone could choose what it writes as root; \
-             chmod o-w it",
-            meta.mode() & 0o7777
-        )));
-    }
-    // A group other than root's may be every user of the machine (`users`), or a service's;
-    // as root that group would choose what root writes (a user's own 664 file under umask
-    // 002 is no such risk for that user).
-    let root = nix::unistd::geteuid().is_root();
-    if root && meta.mode() & 0o020 != 0 && meta.gid() != 0 {
-        return Err(bad(format!(
-            "group-writable (mode {:o}) by gid {}, not root's: that group could choose what \
-             it writes as root; chmod g-w it (or chgrp root it)",
-            meta.mode() & 0o7777,
-            meta.gid()
-        )));
-    }
-    if root && meta.uid() != 0 {
-        return Err(bad(format!(
-            "owned by uid {}, not root, and this runs as root: chown root it",
-            meta.uid()
-        )));
-    }
-    let mut text = String::new();
-    f.read_to_string(&mut text)
-        .map_err(|e| bad(e.to_string()))?;
+    let text = trust::read_to_string(path, "profile", trust::Origin::System)?;
     parse(&text, path)
 }
 

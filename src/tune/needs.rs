@@ -75,7 +75,11 @@ mod tests {
         check(&guard, &t).unwrap();
         check(
             &guard,
-            &policy::load_file(Path::new("tests/policies/guarded.toml")).unwrap(),
+            &policy::load_file(
+                Path::new("tests/policies/guarded.toml"),
+                crate::trust::Origin::Named,
+            )
+            .unwrap(),
         )
         .unwrap();
     }
@@ -83,7 +87,11 @@ mod tests {
     #[test]
     fn a_guard_on_a_missing_metric_and_a_missing_load_are_named() {
         let seed = sim("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
-        let g = policy::load_file(Path::new("tests/policies/guarded.toml")).unwrap();
+        let g = policy::load_file(
+            Path::new("tests/policies/guarded.toml"),
+            crate::trust::Origin::Named,
+        )
+        .unwrap();
         let e = check(&seed, &g).unwrap_err().to_string();
         assert_eq!(
             e,

@@ -230,7 +230,12 @@ mod tests {
         let store = Store::open(&db).unwrap();
         let surface = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
-        let policy = crate::tune::policy::resolve("quick", Path::new("/nonexistent")).unwrap();
+        let policy = crate::tune::policy::resolve(
+            "quick",
+            Path::new("/nonexistent"),
+            crate::trust::Origin::Named,
+        )
+        .unwrap();
         let mut bed = SimDevice::open(&surface, 11).unwrap().stop_after(8);
         let lock = DeviceLock::acquire(
             &crate::lock::path(&db, &crate::sysroot::SysRoot::default(), "sim:x"),

@@ -6,15 +6,15 @@
 //!
 //! | field | value | meaning |
 //! |---|---|---|
-//! | `latency` | duration (`500us`, `8ms`) | per-request access time of a read (flash) or the command overhead (hdd) |
-//! | `write-latency` | duration | the same for writes (default: `latency`, or after a preset the preset's) |
-//! | `bandwidth` | rate (`200MB/s`, `30MiB/s`) | transfer rate of reads and writes |
-//! | `read-bandwidth`, `write-bandwidth` | rate | one direction only: wins over `bandwidth`, whatever the order |
+//! | `latency` | duration (`500us`, `8ms`), 0–10 s | per-request access time of a read (flash) or the command overhead (hdd) |
+//! | `write-latency` | duration, 0–10 s | the same for writes (default: `latency`, or after a preset the preset's) |
+//! | `bandwidth` | rate (`200MB/s`, `30MiB/s`), at least 1 kB/s, or `unlimited` | transfer rate of reads and writes |
+//! | `read-bandwidth`, `write-bandwidth` | rate, as `bandwidth` | one direction only: wins over `bandwidth`, whatever the order |
 //! | `channels` | 1–256 | requests served at once (flash), or the NCQ depth the disk reorders (hdd; 1 = no NCQ) |
 //! | `seek` | `none` or `hdd` | the positioning model: none (flash-like), or a disk arm and platter |
 //! | `rpm` | 1000–20000 | hdd: spindle speed (rotational latency: half a revolution on average) |
-//! | `track-seek`, `full-seek` | duration | hdd: track-to-track and full-stroke seek times |
-//! | `stroke` | size (`1GiB`, `40GB`) | hdd: the byte span of a full stroke (default: the device size) |
+//! | `track-seek`, `full-seek` | duration, 0–10 s, track ≤ full | hdd: track-to-track and full-stroke seek times |
+//! | `stroke` | size (`1GiB`, `40GB`), at least 1 MiB, less than 10^18 B (`1000000000GB`) | hdd: the byte span of a full stroke (default: the device size) |
 //!
 //! The items override the preset's values, and among the items the order does not matter: a
 //! field is given at most once, and a direction's own field (`write-latency`,
@@ -377,9 +377,9 @@ fn rate(field: &str, v: &str) -> Result<f64> {
     Ok(bytes)
 }
 
-/// A size in bytes, at least 1 MiB.
+/// A size in bytes, at least 1 MiB and below 10^18 B (it is kept as a `u64`).
 fn size(field: &str, v: &str) -> Result<u64> {
-    let why = "expected a size such as 40GB or 1GiB, at least 1MiB";
+    let why = "expected a size such as 40GB or 1GiB, at least 1MiB and less than 1000000000GB";
     size_of(v)
         .filter(|b| *b >= 1048576.0 && *b < 1e18)
         .map(|b| b as u64)
@@ -570,5 +570,47 @@ mod tests {
         assert_eq!(fmt_rate(f64::INFINITY), "unlimited");
         assert_eq!(duration("x", "0").unwrap(), 0.0);
         assert_eq!(duration("x", "1.5ms").unwrap(), 1.5e-3);
+    }
+
+    /// Every duration, rate, size and count has a bound (the module doc's table): at the
+    /// bound accepted, just past it refused naming the field and the value.
+    #[test]
+    fn every_field_is_refused_just_past_its_bound() {
+        for ok in [
+            "latency=10s",
+            "write-latency=10000ms",
+            "bandwidth=1kB/s",
+            "channels=256",
+            "seek=hdd,rpm=20000,track-seek=10s,full-seek=10s",
+            "seek=hdd,stroke=1MiB",
+            "seek=hdd,stroke=999999999GB",
+        ] {
+            assert!(Spec::parse(ok).is_ok(), "{ok}: {:?}", Spec::parse(ok));
+        }
+        let huge = format!("{}s", "9".repeat(400));
+        for (bad, field) in [
+            ("latency=10.001s", "latency"),
+            ("write-latency=10001ms", "write-latency"),
+            (huge.as_str(), "latency"),
+            ("bandwidth=999B/s", "bandwidth"),
+            ("channels=257", "channels"),
+            ("channels=0", "channels"),
+            ("seek=hdd,rpm=20001", "rpm"),
+            ("seek=hdd,full-seek=11s", "full-seek"),
+            ("seek=hdd,stroke=1000000000GB", "stroke"),
+            ("seek=hdd,stroke=1048575B", "stroke"),
+        ] {
+            let text = if bad.starts_with('9') {
+                format!("latency={bad}")
+            } else {
+                bad.to_string()
+            };
+            let value = text.rsplit('=').next().unwrap();
+            let m = err(&text);
+            assert!(
+                m.starts_with(&format!("--emulate: {field} '{value}': ")),
+                "{text}: {m}"
+            );
+        }
     }
 }

@@ -8,7 +8,7 @@
 //! unit = "req/s"
 //! nice = -5                                   # optional, -20..19
 //! cpus = [1]                                  # optional: CPU affinity of the command
-//! timeout_s = 300                             # optional, default 600
+//! timeout_s = 300                             # optional, s, in (0, 86400]; default 600
 //! ```
 //!
 //! `loads` may then be left out (it is `["no_load"]`: the command runs alone) and
@@ -16,7 +16,7 @@
 
 use super::{Ctx, Objective};
 use crate::bench::Load;
-use crate::bench::user::{DEFAULT_TIMEOUT_S, Extract, UserJob};
+use crate::bench::user::{DEFAULT_TIMEOUT_S, Extract, MAX_TIMEOUT_S, UserJob};
 use crate::{Error, Result};
 use serde::Deserialize;
 use toml::Spanned;
@@ -126,7 +126,11 @@ pub(super) fn parse(cx: &Ctx, b: &Spanned<RawBenchmark>, loads: &[Load]) -> Resu
             .filter(|n| !(-20..=19).contains(n.get_ref()))
         {
             (n.span(), "nice")
-        } else if let Some(t) = &r.timeout_s {
+        } else if let Some(t) = r
+            .timeout_s
+            .as_ref()
+            .filter(|t| !(*t.get_ref() > 0.0 && *t.get_ref() <= MAX_TIMEOUT_S))
+        {
             (t.span(), "timeout_s")
         } else if let Some(c) = &r.cpus {
             (c.span(), "cpus")
@@ -216,5 +220,36 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("loads: a [benchmark] runs alone"), "{e}");
+    }
+
+    /// `timeout_s = 1e300` panicked in `Duration::from_secs_f64` once the tune ran, leaving it
+    /// `running`: (0, 86400] s is accepted, anything else refused with its line and field.
+    #[test]
+    fn timeout_s_is_at_most_a_day() {
+        let with = |t: &str| {
+            parse(&format!(
+                "{HEAD}[benchmark]\ncommand = \"x\"\njson_pointer = \"/a\"\nminimize = \"x\"\n\
+                 timeout_s = {t}\n"
+            ))
+        };
+        for ok in ["86400", "86400.0", "0.001"] {
+            let p = with(ok).unwrap();
+            let Objective::Benchmark(job) = &p.objective else {
+                panic!("{:?}", p.objective)
+            };
+            assert_eq!(job.timeout_s, ok.parse::<f64>().unwrap());
+        }
+        for bad in ["86400.001", "1e300", "0", "-1", "inf", "nan"] {
+            let e = with(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(
+                e.to_string().starts_with(&format!(
+                    "p.toml:8: benchmark.timeout_s: benchmark timeout_s '{}': must be in (0, \
+                     86400] s (at most a day)",
+                    bad.parse::<f64>().unwrap()
+                )),
+                "{bad}: {e}"
+            );
+        }
     }
 }
