@@ -52,6 +52,8 @@ pub struct Knob {
 }
 
 #[cfg(test)]
+mod restore_tests;
+#[cfg(test)]
 mod sched_tests;
 #[cfg(test)]
 mod tests;
