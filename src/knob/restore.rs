@@ -28,8 +28,10 @@ use std::path::Path;
 /// device (a loop number attached to another file since, e.g. a killed `--scratch` run's):
 /// written back first when their loop queue is still there ([`close_foreign`]), else closed.
 /// So the plan then reads the queue's true originals, and they are not kept out of the
-/// journal by an older open entry of the same file and owner. The caller holds `device`'s
-/// lock. Errors: a write back that failed (nothing of `setting` was written then).
+/// journal by an older open entry of the same file and owner. A row that fails
+/// re-validation ([`super::vet`]) is reported and skipped, not written, and does not fail
+/// the command (it is not its row; `restore` fails for it). The caller holds `device`'s lock.
+/// Errors: a write back that failed (nothing of `setting` was written then).
 pub(super) fn settle_foreign(
     io: &dyn KnobIo,
     store: &mut Store,
@@ -103,8 +105,10 @@ pub fn restore(
 /// device, saying which), and
 /// entries journaled in an earlier boot (their `boot_id` is not this boot's: the kernel reset
 /// them), are marked restored with a warning, not written. Entries
-/// outside `root` (another sysfs/procfs tree) are left alone. A failed knob stays open; the
-/// first error is returned after the rest were tried.
+/// outside `root` (another sysfs/procfs tree) are left alone. A row that fails re-validation
+/// ([`super::vet`]) or cannot be read is reported, skipped and left open. A failed knob stays
+/// open; the first error (or, after the rest, [`Error::Failed`] for refused rows) is returned
+/// after the rest were tried.
 pub fn restore_with(
     io: &dyn KnobIo,
     store: &mut Store,
