@@ -93,9 +93,15 @@ fn judge(root: &SysRoot, e: &Entry) -> Result<Verdict, String> {
         // knob file's shape under some root.
         let abs = Path::new("/").join(&e.path);
         plain_path(&abs, &shown)?;
-        let r = root
-            .other_for(&abs)
-            .ok_or_else(|| format!("its path '{shown}' is no knob file sweetspot writes"))?;
+        let r = match root.other_for(&abs) {
+            Some(r) => r,
+            None if abs.starts_with(&root.sys) || abs.starts_with(&root.proc) => root.clone(),
+            None => {
+                return Err(format!(
+                    "its path '{shown}' is no knob file sweetspot writes"
+                ));
+            }
+        };
         check(&r, e, &abs, false)?;
         return Ok(Verdict::Elsewhere(None));
     }
@@ -468,6 +474,8 @@ mod tests {
             ..other.clone()
         };
         assert_eq!(vet(&root, &rel), Verdict::Elsewhere(None));
+        // Also when, made absolute, it would lie under the run's roots: never written.
+        assert_eq!(vet(&SysRoot::default(), &rel), Verdict::Elsewhere(None));
         let passwd = Entry {
             path: PathBuf::from("/etc/passwd"),
             ..other.clone()
