@@ -80,6 +80,12 @@ fn same_owner(run: &Path, work: &Path) -> bool {
         && uid(run) == uid(work)
 }
 
+/// True when `dir` itself (not a symlink's target) belongs to this process's effective uid.
+fn owned_by_me(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(dir).is_ok_and(|m| m.uid() == nix::unistd::geteuid().as_raw())
+}
+
 /// Takes the owner lock of a new scratch directory `dir`: the file is created and locked under
 /// a temporary name, then renamed into place, so [`sweep`] never sees an unlocked lock file of
 /// a live owner. Errors: the I/O error of creating, locking or renaming the file.
@@ -197,13 +203,18 @@ pub fn dead_scratch(tmp: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Removes the dead run directories (`sweetspot-run-*`) under `tmp`, each with the work
-/// directory it records ([`record_work`]) when that one is dead too: named
-/// `.sweetspot-bench-*`, a directory, and its owner lock free. Touches no device (a run
-/// directory holds no mount or backing file). Returns one line per directory removed.
+/// Removes the dead run directories (`sweetspot-run-*`) under `tmp` that the running user
+/// (its effective uid) owns, each with the work directory it records ([`record_work`]) when
+/// that one is dead too: named `.sweetspot-bench-*`, a directory, its owner lock free, and
+/// the same owner's. `$TMPDIR` is anyone's: another user's run directory, live or dead, is
+/// theirs to remove, not root's (a `restore` under any roots runs this). Touches no device (a
+/// run directory holds no mount or backing file). Returns one line per directory removed.
 pub fn sweep_runs(tmp: &Path) -> Vec<String> {
     let mut done = Vec::new();
-    for (dir, _lock) in dead(tmp, &[RUN_PREFIX]) {
+    for (dir, _lock) in dead(tmp, &[RUN_PREFIX])
+        .into_iter()
+        .filter(|(d, _)| owned_by_me(d))
+    {
         let mut what = Vec::new();
         if let Some(work) = recorded_work(&dir)
             && same_owner(&dir, &work)
@@ -378,5 +389,23 @@ mod tests {
             !run_c.exists() && work_c.exists(),
             "through a link: {done:?}"
         );
+    }
+
+    /// `restore` (as root) under any roots removed every dead `sweetspot-run-*` in `$TMPDIR`,
+    /// other users' too; now only those the running user owns.
+    #[test]
+    fn another_users_run_directory_is_left_alone() {
+        assert!(nix::unistd::geteuid().is_root(), "chown needs root");
+        let tmp = tempfile::tempdir().unwrap();
+        let fs = tempfile::tempdir().unwrap();
+        let (mine, my_work) = killed_run(tmp.path(), 1, fs.path(), 0);
+        let (theirs, their_work) = killed_run(tmp.path(), 2, fs.path(), 65534);
+        let nobody = Some(nix::unistd::Uid::from_raw(65534));
+        nix::unistd::chown(&theirs, nobody, None).unwrap();
+        let done = sweep_runs(tmp.path());
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert!(!mine.exists() && !my_work.exists(), "{done:?}");
+        assert!(theirs.exists() && their_work.exists(), "{done:?}");
+        assert!(theirs.join(LOCK_FILE).exists());
     }
 }

@@ -18,8 +18,10 @@
 //! Exit status: 1 when it leaves journaled knobs of what it was asked to restore changed (a
 //! "left alone" line names each: a device a running tune or another writer holds, host-wide
 //! knobs while a running `tune --host` or another writer works, knobs journaled under other
-//! roots), after a last line on stderr that counts them; a script then knows that not every
-//! knob is back. What it was not asked to restore does not count: after `restore DEV`, the
+//! roots), or refused journal rows ([`crate::knob::vet`]: a row whose file or value is not one
+//! the catalogue allows, or that cannot be read, is reported on stderr with its id, knob and
+//! why, and left open, unwritten), after a last line on stderr that counts them; a script
+//! then knows that not every knob is back. What it was not asked to restore does not count: after `restore DEV`, the
 //! host-wide knobs other commands journaled too (its "stay changed" line) and other devices'
 //! or the host's running tunes; nor do the leftovers of killed runs that the sweep names but
 //! does not remove (a `--scratch` loop device, mount and files; their knobs, if any are open,
@@ -30,6 +32,7 @@ use super::{Ctx, print_out};
 use crate::bench::stale;
 use crate::device;
 use crate::knob::io::RealIo;
+use crate::knob::vet::{Verdict, vet};
 use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
@@ -53,7 +56,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // error (exit 2) is reported.
     // No database: nothing was journaled with it (a mistyped --db must not be created and
     // then reported as an all-clear).
-    let (mut out, left) = if ctx.db.exists() {
+    let (mut out, left, refused) = if ctx.db.exists() {
         journaled(ctx, args)?
     } else {
         if let Some(name) = args.device.as_deref() {
@@ -63,24 +66,34 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             "restored 0 knobs: {} does not exist (nothing was journaled with this --db)\n",
             ctx.db.display()
         );
-        (none, 0)
+        (none, 0, 0)
     };
     sweep_leftovers(ctx, &mut out);
     if !ctx.quiet {
         print_out(&out)?;
     }
-    match left {
-        0 => Ok(()),
-        n => Err(Error::Failed(format!(
-            "{n} knob{} left changed; see above",
-            if n == 1 { "" } else { "s" }
-        ))),
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut why = Vec::new();
+    if left > 0 {
+        why.push(format!("{left} knob{} left changed", plural(left)));
+    }
+    if refused > 0 {
+        why.push(format!(
+            "{refused} journal row{} refused, not written (not a knob file or value the \
+             catalogue allows, or unreadable)",
+            plural(refused)
+        ));
+    }
+    match why.is_empty() {
+        true => Ok(()),
+        false => Err(Error::Failed(format!("{}; see above", why.join("; ")))),
     }
 }
 
 /// Restores the journal's open entries and says what it did, with the number of journaled
-/// knobs (files) it was asked to restore and left changed, each named in a "left alone" line.
-fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize)> {
+/// knobs (files) it was asked to restore and left changed, each named in a "left alone" line,
+/// and the number of journal rows it refused (each reported on stderr).
+fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
     let mut store = ctx.store()?;
     let dev = match args.device.as_deref() {
         Some(name) => {
@@ -215,7 +228,14 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize)> {
         ));
     }
     out.push_str(&other_roots(ctx, &store, dev, &mut left)?);
-    Ok((out, left.len()))
+    // Rows refused (each reported on stderr: row id, knob, why) stay open, not written.
+    let refused: BTreeSet<i64> = r.refused.iter().map(|x| x.id).collect();
+    // A file that only refused rows name is counted by those rows.
+    left.retain(|p| {
+        open.iter()
+            .any(|e| &e.path == p && !refused.contains(&e.id))
+    });
+    Ok((out, left.len(), refused.len()))
 }
 
 /// The open entries (of `dev` and the host-wide ones it alone journaled, or all) written
@@ -246,7 +266,9 @@ fn other_roots(
     let ours = |p: &Path| p.starts_with(&ctx.root.sys) || p.starts_with(&ctx.root.proc);
     let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
     let mut out = String::new();
-    for e in entries.iter().filter(|e| !ours(&e.path)) {
+    // A row refused is counted and reported by the restore, not here.
+    let shaped = |e: &&Entry| !matches!(vet(&ctx.root, e), Verdict::Refused(_));
+    for e in entries.iter().filter(|e| !ours(&e.path)).filter(shaped) {
         left.insert(e.path.clone());
         let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
         let Some(r) = ctx.root.other_for(&e.path) else {

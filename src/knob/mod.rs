@@ -7,8 +7,9 @@
 //!   `sched/` and its feature flags), and whether debugfs lets them be read.
 //! - [`features`]: the scheduler's feature flags the catalogue knows, and how `sched/features`
 //!   reads and writes them.
-//! - [`apply`]: the journaled write path and `restore`. Every knob change in sweetspot goes
-//!   through it.
+//! - [`apply`]: the journaled write path. Every knob change in sweetspot goes through it.
+//! - [`restore`]: puts journaled originals back; [`vet`] re-validates every journal row
+//!   against the catalogue before it is written.
 //!
 //! Knob names are the file's base name (`fifo_batch`, `read_ahead_kb`, `dirty_ratio`); the
 //! active scheduler is the knob `scheduler`.
@@ -19,7 +20,9 @@ pub mod discover;
 pub mod features;
 pub mod io;
 mod plan;
+pub mod restore;
 pub mod sched;
+pub mod vet;
 
 pub use crate::types::{ApplyOrder, Domain, KnobValue, Setting, setting_label};
 use serde::Serialize;
@@ -48,6 +51,8 @@ pub struct Knob {
     pub source: Option<String>,
 }
 
+#[cfg(test)]
+mod restore_tests;
 #[cfg(test)]
 mod sched_tests;
 #[cfg(test)]

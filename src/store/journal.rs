@@ -98,6 +98,92 @@ pub struct NewEntry {
     pub boot_id: Option<String>,
 }
 
+/// A journal row that cannot be read as an [`Entry`]: a column of the wrong type (`original`
+/// a BLOB, `recorded_at` text), text that is not UTF-8, or an unknown apply order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Malformed {
+    /// Row id.
+    pub id: i64,
+    /// Its device, when that column reads as text.
+    pub device: Option<String>,
+    /// Its knob, when that column reads as text.
+    pub knob: Option<String>,
+    /// Its owner, when that column reads as text.
+    pub owner: Option<String>,
+    /// What is wrong, naming the column.
+    pub why: String,
+}
+
+/// Column `i` (named `COLUMNS[i]`) as text: `None` for NULL. Errors: another type, or text
+/// that is not UTF-8, as a sentence naming the column.
+fn text(r: &rusqlite::Row<'_>, i: usize) -> std::result::Result<Option<String>, String> {
+    use rusqlite::types::ValueRef;
+    match r.get_ref(i).map_err(|e| e.to_string())? {
+        ValueRef::Null => Ok(None),
+        ValueRef::Text(t) => String::from_utf8(t.to_vec())
+            .map(Some)
+            .map_err(|_| format!("{} is not UTF-8 text", COLUMNS[i])),
+        other => Err(format!(
+            "{} is {:?}, not text",
+            COLUMNS[i],
+            other.data_type()
+        )),
+    }
+}
+
+/// Column `i` as an integer: `None` for NULL. Errors: another type.
+fn int(r: &rusqlite::Row<'_>, i: usize) -> std::result::Result<Option<i64>, String> {
+    use rusqlite::types::ValueRef;
+    match r.get_ref(i).map_err(|e| e.to_string())? {
+        ValueRef::Null => Ok(None),
+        ValueRef::Integer(n) => Ok(Some(n)),
+        other => Err(format!(
+            "{} is {:?}, not an integer",
+            COLUMNS[i],
+            other.data_type()
+        )),
+    }
+}
+
+/// The columns [`Store::journal_rows`] selects, in order.
+const COLUMNS: [&str; 13] = [
+    "id",
+    "device",
+    "identity",
+    "knob",
+    "path",
+    "original",
+    "apply_order",
+    "scheduler",
+    "owner",
+    "recorded_at",
+    "restored_at",
+    "boot_id",
+    "for_identity",
+];
+
+/// One selected row as an [`Entry`], or what is wrong with it.
+fn entry(r: &rusqlite::Row<'_>, id: i64) -> std::result::Result<Entry, String> {
+    let need = |v: Option<String>, i: usize| v.ok_or_else(|| format!("{} is NULL", COLUMNS[i]));
+    let order = int(r, 6)?.ok_or("apply_order is NULL")?;
+    Ok(Entry {
+        id,
+        device: text(r, 1)?,
+        identity: text(r, 2)?,
+        knob: need(text(r, 3)?, 3)?,
+        path: PathBuf::from(need(text(r, 4)?, 4)?),
+        original: need(text(r, 5)?, 5)?,
+        order: ApplyOrder::from_index(order)
+            .ok_or_else(|| format!("apply_order {order} is no apply order"))?,
+        scheduler: text(r, 7)?,
+        owner: need(text(r, 8)?, 8)?,
+        recorded_at: int(r, 9)?.ok_or("recorded_at is NULL")?,
+        restored_at: int(r, 10)?,
+        boot_id: text(r, 11)?,
+        for_identity: text(r, 12)?,
+    })
+}
+
 impl Store {
     /// Records `entries` for `owner` in one transaction, durably (WAL, synchronous=FULL) before
     /// it returns. A path that already has an open entry for `owner` keeps it (close entries
@@ -207,30 +293,54 @@ impl Store {
         device: Option<&str>,
         owner: Option<&str>,
     ) -> Result<Vec<Entry>> {
+        let (good, bad) = self.journal_rows(filter, device, owner)?;
+        for b in bad {
+            tracing::debug!("journal row {} skipped: {}", b.id, b.why);
+        }
+        Ok(good)
+    }
+
+    /// The open rows that cannot be read as an [`Entry`] (a column of the wrong type, an
+    /// unknown apply order), oldest first: every other query skips them, so one damaged row
+    /// does not stop `restore` or `set`; `restore` reports them and fails (exit 1).
+    pub fn journal_open_malformed(&self) -> Result<Vec<Malformed>> {
+        Ok(self
+            .journal_rows(
+                "WHERE restored_at IS NULL AND ?1 IS NULL AND ?2 IS NULL",
+                None,
+                None,
+            )?
+            .1)
+    }
+
+    /// The rows `filter` selects, read tolerantly: each as an [`Entry`], or as [`Malformed`].
+    fn journal_rows(
+        &self,
+        filter: &str,
+        device: Option<&str>,
+        owner: Option<&str>,
+    ) -> Result<(Vec<Entry>, Vec<Malformed>)> {
         let sql = format!(
             "SELECT id, device, identity, knob, path, original, apply_order, scheduler, owner, \
              recorded_at, restored_at, boot_id, for_identity FROM journal {filter} ORDER BY id"
         );
         let mut st = self.conn().prepare(&sql)?;
-        let rows = st.query_map(params![device, owner], |r| {
-            let order: i64 = r.get(6)?;
-            Ok(Entry {
-                id: r.get(0)?,
-                device: r.get(1)?,
-                identity: r.get(2)?,
-                knob: r.get(3)?,
-                path: PathBuf::from(r.get::<_, String>(4)?),
-                original: r.get(5)?,
-                order: ApplyOrder::from_index(order).unwrap_or(ApplyOrder::Queue),
-                scheduler: r.get(7)?,
-                owner: r.get(8)?,
-                recorded_at: r.get(9)?,
-                restored_at: r.get(10)?,
-                boot_id: r.get(11)?,
-                for_identity: r.get(12)?,
-            })
-        })?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+        let mut rows = st.query(params![device, owner])?;
+        let (mut good, mut bad) = (Vec::new(), Vec::new());
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            match entry(r, id) {
+                Ok(e) => good.push(e),
+                Err(why) => bad.push(Malformed {
+                    id,
+                    device: text(r, 1).ok().flatten(),
+                    knob: text(r, 3).ok().flatten(),
+                    owner: text(r, 8).ok().flatten(),
+                    why,
+                }),
+            }
+        }
+        Ok((good, bad))
     }
 
     /// Closes (marks restored, not written) every open entry under `root` recorded in an

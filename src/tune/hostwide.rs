@@ -79,10 +79,14 @@ pub fn still_changed(
     Ok(out)
 }
 
-/// True when `e`'s file is under `root`'s sysfs or procfs (entries of another tree are left
-/// alone, as [`crate::knob::apply::restore_except`] does).
+/// True when `e` is a knob file under `root`'s sysfs or procfs that a restore may write
+/// ([`crate::knob::vet`]): entries of another tree are left alone, and rows refused are
+/// neither read nor counted, as [`crate::knob::apply::restore_except`] does.
 fn under(root: &SysRoot, e: &Entry) -> bool {
-    e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc)
+    matches!(
+        crate::knob::vet::vet(root, e),
+        crate::knob::vet::Verdict::Here(_)
+    )
 }
 
 /// For `restore <DEVICE>`, which locks `device` only: the first other device with open

@@ -11,12 +11,14 @@
 //! An entry counts as such exactly when `recover` would write it: its writer is gone (a
 //! `tune --scratch` stored as `running` whose process is not alive), its device's lock (the
 //! host's for host-wide knobs) is free now (a bench that is alive holds it), the device is the
-//! same disk as when it was journaled, and it was journaled in this boot. Entries of a device
+//! same disk as when it was journaled, it was journaled in this boot, and the row passes
+//! [`crate::knob::vet`] (a row `restore` refuses is not listed as a knob). Entries of a device
 //! that is gone or now another disk, and of an earlier boot, are left out: they are closed
 //! unwritten, there is nothing to put back.
 
 use super::recover::{open_devices, undo_command, writer_identity};
 use crate::Result;
+use crate::knob::vet::{Verdict, vet};
 use crate::lock;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -75,7 +77,7 @@ pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>
                     .journal_open(name.as_deref(), Some(&owner))?
                     .into_iter()
                     .filter(|e| e.device == name && !e.from_another_boot(&boot))
-                    .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+                    .filter(|e| matches!(vet(root, e), Verdict::Here(_)))
                     .filter(|e| name.is_none() || e.identity.as_deref() == Some(id.as_str())),
             );
         }

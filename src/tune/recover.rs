@@ -12,6 +12,7 @@
 //!    alone what a live writer's lock guards.
 
 use super::hostwide;
+use crate::knob::vet::{Refused, Verdict, vet};
 use crate::lock::{self, DeviceLock, Holder, Taken};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -93,6 +94,9 @@ pub struct Recovered {
     /// The killed tunes' knobs among them: device, knob, value (not those of killed
     /// `bench` runs, which [`recover`] counts in `knobs` only).
     pub put: Vec<crate::knob::apply::PutBack>,
+    /// Journal rows of killed tunes refused and left open ([`crate::knob::vet`]; each
+    /// reported on stderr): such a tune stays `running`.
+    pub refused: Vec<Refused>,
 }
 
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
@@ -102,12 +106,17 @@ pub struct Recovered {
 /// Call it at the start of `tune`, `bench` (on a device), `restore` and `daemon`. A tune
 /// whose process is alive is left alone.
 ///
-/// Errors: those of the journaled restore (the tune stays `running`, so the next call retries).
+/// Errors: those of the journaled restore (the tune stays `running`, so the next call retries);
+/// [`Error::Failed`] when it refused journal rows ([`crate::knob::vet`]: each reported on
+/// stderr, skipped, the rest restored).
 pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
     let io = crate::knob::io::RealIo;
     let mut n = recover_with(&io, store, root)?;
-    n.knobs += recover_benches(&io, store, root)?;
-    Ok(n)
+    n.knobs += benches(&io, store, root, &mut n.refused)?;
+    match n.refused.len() {
+        0 => Ok(n),
+        k => Err(crate::knob::restore::refused_error(k)),
+    }
 }
 
 /// The lock that guards the knobs of `device` (a kernel name; `None`: the host-wide knobs, whose
@@ -158,16 +167,17 @@ pub(super) fn open_devices(store: &Store, owner: &str) -> Result<Vec<Option<Stri
 }
 
 /// Restores `owner`'s open entries of `device` (`None`: its host-wide ones only) through `io`;
-/// the caller holds the lock ([`take_writer`]). Returns the knobs put back.
+/// the caller holds the lock ([`take_writer`]). Returns the knobs put back and the rows
+/// refused ([`crate::knob::restore::restore_vetted`]).
 fn restore_owned(
     io: &dyn crate::knob::io::KnobIo,
     store: &mut Store,
     root: &SysRoot,
     device: Option<&str>,
     owner: &str,
-) -> Result<Vec<crate::knob::apply::PutBack>> {
+) -> Result<crate::knob::restore::Restore> {
     let host = device.is_none();
-    crate::knob::apply::restore_except(io, store, root, device, Some(owner), &|e| {
+    crate::knob::restore::restore_vetted(io, store, root, device, Some(owner), &|e| {
         host && e.device.is_some()
     })
 }
@@ -188,11 +198,27 @@ fn knobs(n: usize) -> String {
 /// lock; a bench that is still running holds it and is left alone. Entries of a device that
 /// is gone are closed with one line saying so ([`crate::knob::apply::restore_with`]).
 /// `restore` does not call this: it restores every idle entry itself and lists them.
-/// Returns how many knobs were written back.
+/// Returns how many knobs were written back. Errors: those of the restore; [`Error::Failed`]
+/// when it refused journal rows (each reported on stderr, skipped, the rest restored).
 pub fn recover_benches(
     io: &dyn crate::knob::io::KnobIo,
     store: &mut Store,
     root: &SysRoot,
+) -> Result<usize> {
+    let mut refused = Vec::new();
+    let n = benches(io, store, root, &mut refused)?;
+    match refused.len() {
+        0 => Ok(n),
+        k => Err(crate::knob::restore::refused_error(k)),
+    }
+}
+
+/// [`recover_benches`], adding the rows it refused to `refused`.
+fn benches(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    refused: &mut Vec<Refused>,
 ) -> Result<usize> {
     let owner = crate::bench::real::OWNER;
     let db = store.path().to_path_buf();
@@ -202,7 +228,9 @@ pub fn recover_benches(
             Writer::Ours(l) => l,
             Writer::Held(_) => continue,
         };
-        let put = restore_owned(io, store, root, name.as_deref(), owner)?;
+        let done = restore_owned(io, store, root, name.as_deref(), owner)?;
+        refused.extend(done.refused);
+        let put = done.put;
         if !put.is_empty() {
             tracing::warn!(
                 "a killed `sweetspot bench` or `tune --scratch` left {} of {} changed; \
@@ -264,9 +292,17 @@ pub fn recover_with(
                     continue;
                 }
             };
-            let put = restore_owned(io, store, root, name.as_deref(), &owner)?;
-            k += put.len();
-            n.put.extend(put);
+            let done = restore_owned(io, store, root, name.as_deref(), &owner)?;
+            k += done.put.len();
+            n.put.extend(done.put);
+            if !done.refused.is_empty() {
+                left.push(format!(
+                    "{} of its journal rows {} refused (see above), so it stays running",
+                    done.refused.len(),
+                    if done.refused.len() == 1 { "is" } else { "are" }
+                ));
+                n.refused.extend(done.refused);
+            }
         }
         n.knobs += k;
         if !left.is_empty() {
@@ -330,6 +366,9 @@ pub struct Restored {
     /// `set`'s alone to put back ([`hostwide::still_changed`]), sorted; `restore` of
     /// everything puts them back.
     pub host_changed: Vec<String>,
+    /// Journal rows refused and left open ([`crate::knob::vet`], or unreadable), by id, each
+    /// reported on stderr: `restore` counts them among what it left changed (exit 1).
+    pub refused: Vec<Refused>,
 }
 
 /// Host-wide knobs (vm, CPU scheduler) [`restore_idle`] left open.
@@ -431,7 +470,7 @@ pub fn restore_idle(
             .journal_open(None, None)?
             .into_iter()
             .filter(|e| e.device.is_none() && !paths.contains(&e.path))
-            .filter(|e| e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc))
+            .filter(|e| matches!(vet(root, e), Verdict::Here(_)))
             .map(|e| e.knob)
             .collect()
     } else {
@@ -493,16 +532,21 @@ pub fn restore_idle(
             || paths.contains(&e.path)
             || (e.device.is_none() && host_busy)
     };
-    let mut put = crate::knob::apply::restore_except(io, store, root, device, None, &skip)?;
+    let done = crate::knob::restore::restore_vetted(io, store, root, device, None, &skip)?;
+    let mut refused = rec.refused;
+    refused.extend(done.refused);
+    let mut put = done.put;
     if let (Some(_), Some(id)) = (&host_lock, &dev_id) {
         // Asked again under the host's lock: no other writer journals a host-wide knob now.
         let mine = hostwide::device_alone(store, root, id)?;
         let ids: Vec<i64> = mine.iter().map(|e| e.id).collect();
         let not_mine = |e: &crate::store::journal::Entry| !ids.contains(&e.id);
-        put.extend(crate::knob::apply::restore_except(
-            io, store, root, None, None, &not_mine,
-        )?);
+        let host = crate::knob::restore::restore_vetted(io, store, root, None, None, &not_mine)?;
+        put.extend(host.put);
+        refused.extend(host.refused);
     }
+    refused.sort_by_key(|r| r.id);
+    refused.dedup_by_key(|r| r.id);
     let host_changed = match (device, &host_left) {
         (None, _) => Vec::new(),
         (Some(_), left) => {
@@ -519,6 +563,7 @@ pub fn restore_idle(
         held,
         host_left,
         host_changed,
+        refused,
     })
 }
 
