@@ -64,24 +64,46 @@ pub struct Outcome {
     pub status: Status,
 }
 
+/// What a match is compared with on one present disk: the fields of its identity
+/// ([`Match::from_identity`]) and its model and firmware as sysfs gives them (`device/model`;
+/// `device/rev`, else `device/firmware_rev`). Read once per disk, so a profile of N entries
+/// costs N comparisons per disk, not N reads of sysfs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiskFacts {
+    /// The identity's fields, with `model` filled from `device/model` when the identity has
+    /// none, and `firmware` from sysfs.
+    pub id: Match,
+}
+
+impl DiskFacts {
+    /// The facts of `dev` under `root`.
+    pub fn of(root: &SysRoot, dev: &Device) -> DiskFacts {
+        let mut id = Match::from_identity(&dev.identity).unwrap_or_default();
+        let attr = |rel: &str| {
+            device::read_attr(&root.block_dev(&dev.name).join(rel)).filter(|s| !s.is_empty())
+        };
+        if id.model.is_none() {
+            id.model = attr("device/model");
+        }
+        id.firmware = attr("device/rev").or_else(|| attr("device/firmware_rev"));
+        DiskFacts { id }
+    }
+
+    /// True when every field `m` sets equals this disk's.
+    pub fn matches(&self, m: &Match) -> bool {
+        m.fields()
+            .iter()
+            .zip(self.id.fields())
+            .all(|((_, want), (_, have))| want.is_none() || *want == have)
+    }
+}
+
 /// True when `dev` is the disk (or, for a model entry, one of the disks) `m` names: every
 /// field `m` sets equals the device's (model and firmware read from `device/model` and
-/// `device/rev`).
+/// `device/rev`). Reads sysfs: to compare many matches with one disk, read its
+/// [`DiskFacts`] once.
 pub fn matches(root: &SysRoot, dev: &Device, m: &Match) -> bool {
-    let id = Match::from_identity(&dev.identity).unwrap_or_default();
-    let attr = |rel: &str| {
-        device::read_attr(&root.block_dev(&dev.name).join(rel)).filter(|s| !s.is_empty())
-    };
-    let same = |want: &Option<String>, have: Option<String>| want.is_none() || *want == have;
-    same(&m.wwid, id.wwid)
-        && same(&m.serial, id.serial)
-        && same(&m.by_path, id.by_path)
-        && same(&m.backing_file, id.backing_file)
-        && same(&m.model, id.model.or_else(|| attr("device/model")))
-        && same(
-            &m.firmware,
-            attr("device/rev").or_else(|| attr("device/firmware_rev")),
-        )
+    DiskFacts::of(root, dev).matches(m)
 }
 
 /// The present disks an entry applies to.
@@ -122,8 +144,13 @@ pub fn apply(
     for o in &resolved.overlaps {
         tracing::warn!("{}", o.message);
     }
-    for d in &profile.devices {
-        if only.is_none() && disks_of(root, &present, d).is_empty() {
+    if only.is_none() {
+        for (d, _) in profile
+            .devices
+            .iter()
+            .zip(&resolved.matched)
+            .filter(|(_, m)| !**m)
+        {
             out.push(Outcome {
                 entry: d.name.clone(),
                 device: None,
