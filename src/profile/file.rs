@@ -256,7 +256,7 @@ fn key_of(m: &Match) -> Key<'_> {
 /// nests with ([`super::overlap::nested`]) without a pass over all of them (which made a
 /// 20,000-entry fleet profile take minutes).
 #[derive(Default)]
-struct Earlier<'a> {
+pub(super) struct Earlier<'a> {
     /// Each match's key, with its entry.
     exact: HashMap<Key<'a>, usize>,
     /// Each `(field, value)` pair, with the entries whose match sets it, in file order.
@@ -264,7 +264,8 @@ struct Earlier<'a> {
 }
 
 impl<'a> Earlier<'a> {
-    fn add(&mut self, i: usize, m: &'a Match) {
+    /// Adds entry `i`, whose match is `m`.
+    pub(super) fn add(&mut self, i: usize, m: &'a Match) {
         let key = key_of(m);
         for pair in &key {
             self.pairs.entry(*pair).or_default().push(i);
@@ -273,7 +274,7 @@ impl<'a> Earlier<'a> {
     }
 
     /// The first earlier entry with the same match.
-    fn same(&self, m: &Match) -> Option<usize> {
+    pub(super) fn same(&self, m: &Match) -> Option<usize> {
         self.exact.get(&key_of(m)).copied()
     }
 
@@ -281,7 +282,7 @@ impl<'a> Earlier<'a> {
     /// a part of `m`'s fields to `m`'s values (`m` narrows it), and every one that sets all of
     /// them and more (found among the entries of `m`'s least shared pair). A superset of the
     /// entries [`super::overlap::nested`] says something about.
-    fn related(&self, m: &Match) -> Vec<usize> {
+    pub(super) fn related(&self, m: &Match) -> Vec<usize> {
         let key = key_of(m);
         let mut out: Vec<usize> = (1u32..(1 << key.len()) - 1)
             .filter_map(|mask| {

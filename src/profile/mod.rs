@@ -107,4 +107,6 @@ pub fn attr_path(knob: &str) -> String {
 }
 
 #[cfg(test)]
+mod scale_tests;
+#[cfg(test)]
 mod tests;
