@@ -7,6 +7,8 @@
 //!   `sched/` and its feature flags), and whether debugfs lets them be read.
 //! - [`features`]: the scheduler's feature flags the catalogue knows, and how `sched/features`
 //!   reads and writes them.
+//! - [`zoned`]: the `scheduler` domain of a host-managed zoned disk (zone-aware schedulers only
+//!   before Linux 6.10).
 //! - [`apply`]: the journaled write path and `restore`. Every knob change in sweetspot goes
 //!   through it.
 //!
@@ -20,6 +22,7 @@ pub mod features;
 pub mod io;
 mod plan;
 pub mod sched;
+pub mod zoned;
 
 pub use crate::types::{ApplyOrder, Domain, KnobValue, Setting, setting_label};
 use serde::Serialize;
