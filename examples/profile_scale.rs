@@ -16,7 +16,11 @@ use sweetspot::store::Store;
 use sweetspot::sysroot::SysRoot;
 
 fn put(path: &Path, text: &str) -> std::io::Result<()> {
-    std::fs::create_dir_all(path.parent().ok_or("no parent").map_err(std::io::Error::other)?)?;
+    std::fs::create_dir_all(
+        path.parent()
+            .ok_or("no parent")
+            .map_err(std::io::Error::other)?,
+    )?;
     std::fs::write(path, format!("{text}\n"))
 }
 
@@ -58,10 +62,19 @@ fn disk(root: &SysRoot, name: &str, dev: &str, ids: &[(&str, &str)]) -> std::io:
 /// wwid), `sdc` (model ST4000 firmware 0002, a serial), `sdd` (a wwid the profile lacks).
 fn tree(dir: &Path) -> std::io::Result<SysRoot> {
     let root = SysRoot::new(dir.join("sys"), dir.join("proc"));
-    for (k, v) in [("dirty_ratio", "20"), ("dirty_bytes", "0"), ("swappiness", "60")] {
+    for (k, v) in [
+        ("dirty_ratio", "20"),
+        ("dirty_bytes", "0"),
+        ("swappiness", "60"),
+    ] {
         put(&root.vm().join(k), v)?;
     }
-    disk(&root, "sda", "8:0", &[("device/wwid", "naa.0000000000000001")])?;
+    disk(
+        &root,
+        "sda",
+        "8:0",
+        &[("device/wwid", "naa.0000000000000001")],
+    )?;
     disk(
         &root,
         "sdb",
@@ -78,7 +91,12 @@ fn tree(dir: &Path) -> std::io::Result<SysRoot> {
             ("device/serial", "ZC1"),
         ],
     )?;
-    disk(&root, "sdd", "8:48", &[("device/wwid", "naa.ffffffffffffffff")])?;
+    disk(
+        &root,
+        "sdd",
+        "8:48",
+        &[("device/wwid", "naa.ffffffffffffffff")],
+    )?;
     Ok(root)
 }
 
@@ -166,7 +184,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         assert_eq!(v.overlaps.len(), 2, "sdb and sdc each match two entries");
         // Four entries match a disk (one of them only wider than another there), the rest are
         // absent; three disks get one entry each.
-        assert_eq!(out.len(), n - 4 + 3, "every absent entry and every disk is reported");
+        assert_eq!(
+            out.len(),
+            n - 4 + 3,
+            "every absent entry and every disk is reported"
+        );
         println!(
             "{n:>8} {parse:>10.3} {verify:>10.3} {dry:>10.3} {:>10.3}",
             parse + verify + dry

@@ -133,7 +133,9 @@ mod tests {
 
     #[test]
     fn before_6_10_only_zone_aware_schedulers_are_in_the_domain() {
-        let all: Vec<String> = ["none", "mq-deadline", "kyber", "bfq"].map(Into::into).into();
+        let all: Vec<String> = ["none", "mq-deadline", "kyber", "bfq"]
+            .map(Into::into)
+            .into();
         let t = zoned(Some("6.9.12"));
         assert_eq!(domain(&t.root, "sdz", all.clone()), ["none", "mq-deadline"]);
         let e = check(&t.root, "sdz", "bfq").unwrap_err();

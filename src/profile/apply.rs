@@ -337,7 +337,10 @@ fn run(
         };
         outcome.status = match result {
             Ok(changes) if failed.is_some() => Status::RolledBack {
-                changes: changes.into_iter().map(|c| (c.knob, c.from, c.to)).collect(),
+                changes: changes
+                    .into_iter()
+                    .map(|c| (c.knob, c.from, c.to))
+                    .collect(),
                 put_back: Vec::new(),
             },
             Ok(changes) => applied(changes),

@@ -35,8 +35,18 @@ fn a_refused_write_rolls_back_every_knob_the_apply_wrote() {
     let t = two_disks();
     let (mut store, db) = open_store(&t);
     let p = profile(&[
-        ("sda", "wwid = \"naa.1\"", "6.18.0", "fifo_batch = 8, read_ahead_kb = 256"),
-        ("sdb", "wwid = \"naa.2\"", "6.18.0", "fifo_batch = 4, read_ahead_kb = 512"),
+        (
+            "sda",
+            "wwid = \"naa.1\"",
+            "6.18.0",
+            "fifo_batch = 8, read_ahead_kb = 256",
+        ),
+        (
+            "sdb",
+            "wwid = \"naa.2\"",
+            "6.18.0",
+            "fifo_batch = 4, read_ahead_kb = 512",
+        ),
     ]);
     let kernel = FakeKernel::default();
     kernel.refuse(
@@ -91,15 +101,25 @@ fn a_rollback_puts_back_the_values_an_earlier_apply_had_set() {
     let (mut store, db) = open_store(&t);
     let first = profile(&[("sda", "wwid = \"naa.1\"", "6.18.0", "fifo_batch = 8")]);
     let kernel = FakeKernel::default();
-    apply_through(&kernel, &mut store, &t.root, &db, &first, None, false, "test").unwrap();
+    apply_through(
+        &kernel, &mut store, &t.root, &db, &first, None, false, "test",
+    )
+    .unwrap();
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
     let second = profile(&[
-        ("sda", "wwid = \"naa.1\"", "6.18.0", "fifo_batch = 4, nomerges = 1"),
+        (
+            "sda",
+            "wwid = \"naa.1\"",
+            "6.18.0",
+            "fifo_batch = 4, nomerges = 1",
+        ),
         ("sdb", "wwid = \"naa.2\"", "6.18.0", "nomerges = 2"),
     ]);
     kernel.refuse(t.root.block_dev("sdb").join("queue/nomerges"), libc::EINVAL);
-    let out = apply_through(&kernel, &mut store, &t.root, &db, &second, None, false, "test")
-        .unwrap();
+    let out = apply_through(
+        &kernel, &mut store, &t.root, &db, &second, None, false, "test",
+    )
+    .unwrap();
     assert!(matches!(out[1].status, Status::Failed { .. }), "{out:?}");
     // The first apply's value, not the original: the rollback undoes only the second apply.
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
@@ -136,7 +156,9 @@ fn a_zoned_disk_before_6_10_refuses_bfq_before_any_write() {
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
     // `set` goes through the same check; `knobs` shows the narrowed domain.
     let sdb = crate::device::find(&t.root, "sdb").unwrap();
-    let set = [("scheduler".to_string(), "kyber".into())].into_iter().collect();
+    let set = [("scheduler".to_string(), "kyber".into())]
+        .into_iter()
+        .collect();
     assert_eq!(
         crate::knob::apply::check(&t.root, &sdb, &set)
             .unwrap_err()
@@ -153,7 +175,10 @@ fn a_zoned_disk_before_6_10_refuses_bfq_before_any_write() {
     release(&t, "6.10.3");
     let out = apply_through(&kernel, &mut store, &t.root, &db, &p, None, false, "test").unwrap();
     assert!(matches!(out[1].status, Status::Applied { .. }), "{out:?}");
-    assert_eq!(t.get("sdb", "queue/scheduler"), "none mq-deadline kyber [bfq]");
+    assert_eq!(
+        t.get("sdb", "queue/scheduler"),
+        "none mq-deadline kyber [bfq]"
+    );
     let dry = apply_through(&RealIo, &mut store, &t.root, &db, &p, None, true, "test");
     assert!(dry.is_ok());
 }

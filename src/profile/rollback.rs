@@ -103,7 +103,9 @@ impl Undo {
         let journaled: BTreeSet<PathBuf> = match store.journal_open(None, Some(OWNER)) {
             Ok(open) => open.into_iter().filter(mine).map(|e| e.path).collect(),
             Err(e) => {
-                undone.left.push(format!("the journal could not be read: {e}"));
+                undone
+                    .left
+                    .push(format!("the journal could not be read: {e}"));
                 return undone;
             }
         };

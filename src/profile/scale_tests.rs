@@ -113,7 +113,15 @@ fn reading_random_profiles_refuses_and_warns_as_a_pass_over_every_entry_does() {
                 let lines: Vec<Option<usize>> = (0..n).map(|i| Some(match_line(i))).collect();
                 assert_eq!(p.origin.unwrap().match_lines, lines, "round {round}");
             }
-            (Err((i, msg)), Err(Error::BadFile { line, field, msg: m, .. })) => {
+            (
+                Err((i, msg)),
+                Err(Error::BadFile {
+                    line,
+                    field,
+                    msg: m,
+                    ..
+                }),
+            ) => {
                 refused += 1;
                 assert_eq!(line, Some(match_line(i)), "round {round}: {m}");
                 assert_eq!(field, format!("device[{i}].match"), "round {round}");
@@ -122,7 +130,10 @@ fn reading_random_profiles_refuses_and_warns_as_a_pass_over_every_entry_does() {
             (want, got) => panic!("round {round}: want {want:?}, got {got:?}\n{text}"),
         }
     }
-    assert!(refused > 50 && read > 50, "both sides tried: {refused} {read}");
+    assert!(
+        refused > 50 && read > 50,
+        "both sides tried: {refused} {read}"
+    );
 }
 
 #[test]
@@ -162,9 +173,25 @@ fn the_index_of_earlier_entries_finds_every_one_a_match_nests_with() {
 fn resolve_on_random_profiles_picks_as_a_pass_over_every_entry_does() {
     let t = FakeTree::new();
     let disks = [
-        ("sda", "8:0", &[("device/wwid", "W1"), ("device/model", "M1")][..]),
-        ("sdb", "8:16", &[("device/model", "M2"), ("device/serial", "S3"), ("device/rev", "F1")]),
-        ("sdc", "8:32", &[("device/model", "M0"), ("device/rev", "F0")]),
+        (
+            "sda",
+            "8:0",
+            &[("device/wwid", "W1"), ("device/model", "M1")][..],
+        ),
+        (
+            "sdb",
+            "8:16",
+            &[
+                ("device/model", "M2"),
+                ("device/serial", "S3"),
+                ("device/rev", "F1"),
+            ],
+        ),
+        (
+            "sdc",
+            "8:32",
+            &[("device/model", "M0"), ("device/rev", "F0")],
+        ),
         ("sdd", "8:48", &[("wwid", "W4"), ("device/model", "M0")]),
     ];
     for (name, dev, files) in disks {
@@ -239,14 +266,20 @@ fn resolve_on_random_profiles_picks_as_a_pass_over_every_entry_does() {
                 assert!(!tie, "round {round}");
                 resolved += 1;
                 want_targets.sort();
-                let got: Vec<(usize, String)> =
-                    r.targets.iter().map(|(i, d)| (*i, d.name.clone())).collect();
+                let got: Vec<(usize, String)> = r
+                    .targets
+                    .iter()
+                    .map(|(i, d)| (*i, d.name.clone()))
+                    .collect();
                 assert_eq!(got, want_targets, "round {round}");
                 assert_eq!(r.matched, want_matched, "round {round}");
             }
         }
     }
-    assert!(ties > 20 && resolved > 20, "both sides tried: {ties} {resolved}");
+    assert!(
+        ties > 20 && resolved > 20,
+        "both sides tried: {ties} {resolved}"
+    );
 }
 
 /// A fleet profile of 3,000 entries, the disks of this machine among them near its end:
@@ -332,10 +365,16 @@ fn a_big_fleet_profile_keeps_its_overlaps_refusals_and_lines() {
         ..Match::default()
     };
     let e = parse(&profile_text(&matches), Path::new("fleet.toml")).unwrap_err();
-    let Error::BadFile { line, field, msg, .. } = e else {
+    let Error::BadFile {
+        line, field, msg, ..
+    } = e
+    else {
         panic!("{e}")
     };
-    assert_eq!((line, field.as_str()), (Some(match_line(2999)), "device[2999].match"));
+    assert_eq!(
+        (line, field.as_str()),
+        (Some(match_line(2999)), "device[2999].match")
+    );
     assert_eq!(
         msg,
         format!(
