@@ -236,6 +236,21 @@ pub fn apply_through(
             )?);
         }
     }
+    let jobs = jobs(root, &targets, host.zip(host_commands), &kernel, dry_run);
+    out.extend(run(io, store, root, jobs)?);
+    drop(locks);
+    Ok(out)
+}
+
+/// The jobs of an apply: each target disk's entry, then the host's knobs (with their dry-run
+/// commands), each with its outcome to fill in; the kernel warnings said against `kernel`.
+fn jobs<'a>(
+    root: &SysRoot,
+    targets: &[(&'a DeviceEntry, &'a Device)],
+    host: Option<(&'a super::model::Host, Vec<String>)>,
+    kernel: &str,
+    dry_run: bool,
+) -> Vec<(Outcome, Job<'a>)> {
     let warn_kernel = |tuned_on: &str| {
         (tuned_on != kernel).then(|| {
             format!(
@@ -249,7 +264,7 @@ pub fn apply_through(
         })
     };
     let mut jobs: Vec<(Outcome, Job)> = Vec::new();
-    for (d, dev) in targets {
+    for &(d, dev) in targets {
         let job = if d.knobs.is_empty() {
             Job::Done(Status::Nothing)
         } else if dry_run {
@@ -267,7 +282,7 @@ pub fn apply_through(
         };
         jobs.push((outcome, job));
     }
-    if let (Some(h), Some(commands)) = (host, host_commands) {
+    if let Some((h, commands)) = host {
         let job = if h.knobs.is_empty() {
             Job::Done(Status::Nothing)
         } else if dry_run {
@@ -283,9 +298,7 @@ pub fn apply_through(
         };
         jobs.push((outcome, job));
     }
-    out.extend(run(io, store, root, jobs)?);
-    drop(locks);
-    Ok(out)
+    jobs
 }
 
 /// One disk's or the host's part of an apply.
