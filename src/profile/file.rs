@@ -23,6 +23,7 @@ use crate::{Error, Result};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use serde::Deserialize;
 use toml::de::{DeTable, DeValue};
 
 /// Reads and validates the profile at `path`.
@@ -78,12 +79,16 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
         field,
         msg,
     };
-    let p: Profile = toml::from_str(text).map_err(|e| {
+    let toml_err = |e: toml::de::Error| {
         let msg = e.message().trim().to_string();
         let field = field_of_error(text, e.span(), &msg);
         err(e.span().map(|s| s.start), field, plain_message(&msg))
-    })?;
-    let doc = DeTable::parse(text).ok();
+    };
+    // Parsed once: the document gives both the profile and the spans of its keys (as
+    // `toml::from_str` would, which parses the same way, then deserializes).
+    let parsed = DeTable::parse(text).map_err(toml_err)?;
+    let p = Profile::deserialize(toml::de::Deserializer::from(parsed.clone())).map_err(toml_err)?;
+    let doc = Some(parsed);
     let span =
         |keys: &[&str], idx: Option<usize>| doc.as_ref().and_then(|d| find(d.get_ref(), keys, idx));
     if p.version != VERSION {
