@@ -20,10 +20,10 @@ use crate::knob::catalogue;
 use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::types::{KnobValue, Setting};
 use crate::{Error, Result};
+use serde::Deserialize;
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use serde::Deserialize;
 use toml::de::{DeTable, DeValue};
 
 /// Reads and validates the profile at `path`.
