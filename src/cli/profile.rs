@@ -287,6 +287,18 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
                 failed += 1;
                 text.push_str(&format!("{who}: NOT APPLIED: {error}\n"));
             }
+            Status::RolledBack { changes, put_back } => {
+                failed += 1;
+                if changes.is_empty() {
+                    text.push_str(&format!("{who}: NOT APPLIED: another write failed\n"));
+                }
+                for (k, from, to) in changes {
+                    text.push_str(&format!("{who}: ROLLED BACK: {k} {from} → {to} undone\n"));
+                }
+                for (k, v) in put_back {
+                    text.push_str(&format!("{who}: {k} put back to {v}\n"));
+                }
+            }
         }
     }
     if outcomes

@@ -1,6 +1,7 @@
 //! Discovery of the knobs a device offers right now:
 //!
-//! - `queue/scheduler` (an enum of the offered schedulers);
+//! - `queue/scheduler` (an enum of the offered schedulers; on a host-managed zoned disk before
+//!   Linux 6.10 the zone-aware ones only, [`super::zoned`]);
 //! - every file in `queue/iosched/` of the active scheduler, listed, not hard-coded (a file the
 //!   [`catalogue`] does not know is an integer knob with its current value);
 //! - `queue/` knobs in [`catalogue::QUEUE_KNOBS`] that exist;
@@ -56,16 +57,25 @@ pub fn device_knobs(root: &SysRoot, name: &str) -> Result<Vec<Knob>> {
     if let Some(text) = read_attr(&q.join("scheduler")) {
         let (offered, act) = parse_scheduler(&text);
         if let Some(a) = &act {
+            // A host-managed zoned disk before 6.10: zone-aware schedulers only (zoned.rs).
+            let source = match super::zoned::restriction(root, name) {
+                Some(why) => format!(
+                    "{}; {why}: {} only",
+                    catalogue::SCHEDULER_SOURCE,
+                    super::zoned::ZONE_AWARE.join(", ")
+                ),
+                None => catalogue::SCHEDULER_SOURCE.into(),
+            };
             out.push(Knob {
                 name: "scheduler".into(),
                 path: q.join("scheduler"),
                 order: ApplyOrder::Scheduler,
-                domain: Domain::Choice(offered),
+                domain: Domain::Choice(super::zoned::domain(root, name, offered)),
                 unit: String::new(),
                 scheduler: None,
                 current: KnobValue::Name(a.clone()),
                 known: true,
-                source: Some(catalogue::SCHEDULER_SOURCE.into()),
+                source: Some(source),
             });
         }
         active = act;

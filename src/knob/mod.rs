@@ -7,6 +7,8 @@
 //!   `sched/` and its feature flags), and whether debugfs lets them be read.
 //! - [`features`]: the scheduler's feature flags the catalogue knows, and how `sched/features`
 //!   reads and writes them.
+//! - [`zoned`]: the `scheduler` domain of a host-managed zoned disk (zone-aware schedulers only
+//!   before Linux 6.10).
 //! - [`apply`]: the journaled write path. Every knob change in sweetspot goes through it.
 //! - [`restore`]: puts journaled originals back; [`vet`] re-validates every journal row
 //!   against the catalogue before it is written.
@@ -23,6 +25,7 @@ mod plan;
 pub mod restore;
 pub mod sched;
 pub mod vet;
+pub mod zoned;
 
 pub use crate::types::{ApplyOrder, Domain, KnobValue, Setting, setting_label};
 use serde::Serialize;

@@ -59,6 +59,7 @@ pub(crate) fn plan(
     let target = match setting.get("scheduler") {
         Some(v) => {
             let k = discover::find(&knobs, device, "scheduler")?;
+            super::zoned::check(root, &device.name, &v.to_string())?;
             check_domain(k, v)?;
             writes.push(write_for(k, v));
             Some(v.to_string())

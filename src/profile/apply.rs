@@ -10,7 +10,7 @@ use super::model::{DeviceEntry, Match, Profile};
 use super::{attr_path, in_apply_order};
 use crate::device::{self, Device};
 use crate::knob::apply::apply_with;
-use crate::knob::io::RealIo;
+use crate::knob::io::{KnobIo, RealIo};
 use crate::lock::{DeviceLock, Holder};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -43,10 +43,19 @@ pub enum Status {
         /// What the entry looks for ([`Match::describe`]).
         wanted: String,
     },
-    /// The kernel refused or did not honour a write (the message names knob, value, errno).
+    /// The kernel refused or did not honour a write (the message names knob, value, errno);
+    /// what the apply had written before was put back ([`super::rollback`]).
     Failed {
-        /// The error.
+        /// The error, and what the rollback could not put back.
         error: String,
+    },
+    /// Not applied because another entry's write failed: `changes` had been written and were
+    /// put back (`put_back`), or (both empty) it was not reached.
+    RolledBack {
+        /// `(knob, from, to)` written, then undone.
+        changes: Vec<(String, String, String)>,
+        /// `(knob, value)` written back on this disk (or the host).
+        put_back: Vec<(String, String)>,
     },
 }
 
@@ -64,24 +73,46 @@ pub struct Outcome {
     pub status: Status,
 }
 
+/// What a match is compared with on one present disk: the fields of its identity
+/// ([`Match::from_identity`]) and its model and firmware as sysfs gives them (`device/model`;
+/// `device/rev`, else `device/firmware_rev`). Read once per disk, so a profile of N entries
+/// costs N comparisons per disk, not N reads of sysfs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiskFacts {
+    /// The identity's fields, with `model` filled from `device/model` when the identity has
+    /// none, and `firmware` from sysfs.
+    pub id: Match,
+}
+
+impl DiskFacts {
+    /// The facts of `dev` under `root`.
+    pub fn of(root: &SysRoot, dev: &Device) -> DiskFacts {
+        let mut id = Match::from_identity(&dev.identity).unwrap_or_default();
+        let attr = |rel: &str| {
+            device::read_attr(&root.block_dev(&dev.name).join(rel)).filter(|s| !s.is_empty())
+        };
+        if id.model.is_none() {
+            id.model = attr("device/model");
+        }
+        id.firmware = attr("device/rev").or_else(|| attr("device/firmware_rev"));
+        DiskFacts { id }
+    }
+
+    /// True when every field `m` sets equals this disk's.
+    pub fn matches(&self, m: &Match) -> bool {
+        m.fields()
+            .iter()
+            .zip(self.id.fields())
+            .all(|((_, want), (_, have))| want.is_none() || *want == have)
+    }
+}
+
 /// True when `dev` is the disk (or, for a model entry, one of the disks) `m` names: every
 /// field `m` sets equals the device's (model and firmware read from `device/model` and
-/// `device/rev`).
+/// `device/rev`). Reads sysfs: to compare many matches with one disk, read its
+/// [`DiskFacts`] once.
 pub fn matches(root: &SysRoot, dev: &Device, m: &Match) -> bool {
-    let id = Match::from_identity(&dev.identity).unwrap_or_default();
-    let attr = |rel: &str| {
-        device::read_attr(&root.block_dev(&dev.name).join(rel)).filter(|s| !s.is_empty())
-    };
-    let same = |want: &Option<String>, have: Option<String>| want.is_none() || *want == have;
-    same(&m.wwid, id.wwid)
-        && same(&m.serial, id.serial)
-        && same(&m.by_path, id.by_path)
-        && same(&m.backing_file, id.backing_file)
-        && same(&m.model, id.model.or_else(|| attr("device/model")))
-        && same(
-            &m.firmware,
-            attr("device/rev").or_else(|| attr("device/firmware_rev")),
-        )
+    DiskFacts::of(root, dev).matches(m)
 }
 
 /// The present disks an entry applies to.
@@ -104,8 +135,26 @@ pub fn disks_of<'a>(root: &SysRoot, present: &'a [Device], d: &DeviceEntry) -> V
 /// dirty pair, a value the kernel's domain refuses) and every lock is taken before the first
 /// write, so a bad profile or a busy disk changes nothing. Errors: those (bad input, exit 2,
 /// naming the entry and disk; a held lock names its holder) and the store's. A write the
-/// kernel then refuses or does not honour is an outcome ([`Status::Failed`]), not an error.
+/// kernel then refuses or does not honour stops the apply and puts back every knob it had
+/// written ([`super::rollback`]), so it stays all or nothing: an outcome, not an error (that
+/// entry [`Status::Failed`], the others [`Status::RolledBack`]).
 pub fn apply(
+    store: &mut Store,
+    root: &SysRoot,
+    db: &Path,
+    profile: &Profile,
+    only: Option<&str>,
+    dry_run: bool,
+    command: &str,
+) -> Result<Vec<Outcome>> {
+    apply_through(&RealIo, store, root, db, profile, only, dry_run, command)
+}
+
+/// [`apply`] with its writes through `io` (unit tests put a kernel that refuses behind it).
+// The arguments are apply's and the io seam; a struct for them would only rename them.
+#[allow(clippy::too_many_arguments)]
+pub fn apply_through(
+    io: &dyn KnobIo,
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
@@ -122,8 +171,13 @@ pub fn apply(
     for o in &resolved.overlaps {
         tracing::warn!("{}", o.message);
     }
-    for d in &profile.devices {
-        if only.is_none() && disks_of(root, &present, d).is_empty() {
+    if only.is_none() {
+        for (d, _) in profile
+            .devices
+            .iter()
+            .zip(&resolved.matched)
+            .filter(|(_, m)| !**m)
+        {
             out.push(Outcome {
                 entry: d.name.clone(),
                 device: None,
@@ -182,6 +236,21 @@ pub fn apply(
             )?);
         }
     }
+    let jobs = jobs(root, &targets, host.zip(host_commands), &kernel, dry_run);
+    out.extend(run(io, store, root, jobs)?);
+    drop(locks);
+    Ok(out)
+}
+
+/// The jobs of an apply: each target disk's entry, then the host's knobs (with their dry-run
+/// commands), each with its outcome to fill in; the kernel warnings said against `kernel`.
+fn jobs<'a>(
+    root: &SysRoot,
+    targets: &[(&'a DeviceEntry, &'a Device)],
+    host: Option<(&'a super::model::Host, Vec<String>)>,
+    kernel: &str,
+    dry_run: bool,
+) -> Vec<(Outcome, Job<'a>)> {
     let warn_kernel = |tuned_on: &str| {
         (tuned_on != kernel).then(|| {
             format!(
@@ -194,46 +263,149 @@ pub fn apply(
             )
         })
     };
-    for (d, dev) in targets {
-        let kernel_warning = warn_kernel(&d.kernel);
-        let status = if d.knobs.is_empty() {
-            Status::Nothing
+    let mut jobs: Vec<(Outcome, Job)> = Vec::new();
+    for &(d, dev) in targets {
+        let job = if d.knobs.is_empty() {
+            Job::Done(Status::Nothing)
         } else if dry_run {
-            Status::DryRun {
+            Job::Done(Status::DryRun {
                 commands: commands(root, &dev.name, &d.knobs),
-            }
+            })
         } else {
-            write(store, root, dev, &d.knobs)
+            Job::Disk(dev, &d.knobs)
         };
-        out.push(Outcome {
+        let outcome = Outcome {
             entry: d.name.clone(),
             device: Some(dev.name.clone()),
-            kernel_warning,
-            status,
-        });
-    }
-    if let (Some(h), Some(commands)) = (host, host_commands) {
-        let status = if h.knobs.is_empty() {
-            Status::Nothing
-        } else if dry_run {
-            Status::DryRun { commands }
-        } else {
-            match crate::knob::apply::apply_host_with(&RealIo, store, root, &h.knobs, OWNER) {
-                Ok(changes) => applied(changes),
-                Err(e) => Status::Failed {
-                    error: e.to_string(),
-                },
-            }
+            kernel_warning: warn_kernel(&d.kernel),
+            status: Status::Nothing,
         };
-        out.push(Outcome {
+        jobs.push((outcome, job));
+    }
+    if let Some((h, commands)) = host {
+        let job = if h.knobs.is_empty() {
+            Job::Done(Status::Nothing)
+        } else if dry_run {
+            Job::Done(Status::DryRun { commands })
+        } else {
+            Job::Host(&h.knobs)
+        };
+        let outcome = Outcome {
             entry: "host".into(),
             device: None,
             kernel_warning: h.kernel.as_deref().and_then(warn_kernel),
-            status,
-        });
+            status: Status::Nothing,
+        };
+        jobs.push((outcome, job));
     }
-    drop(locks);
-    Ok(out)
+    jobs
+}
+
+/// One disk's or the host's part of an apply.
+enum Job<'a> {
+    /// Nothing to write: its status already.
+    Done(Status),
+    /// The knobs to write on a disk.
+    Disk(&'a Device, &'a Setting),
+    /// The host-wide knobs to write.
+    Host(&'a Setting),
+}
+
+/// Writes the jobs in order through the journal; at the first write the kernel refuses or
+/// does not honour, stops and puts back what the earlier ones wrote ([`super::rollback`]).
+/// Errors: the store's, before the first write.
+fn run(
+    io: &dyn KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    jobs: Vec<(Outcome, Job<'_>)>,
+) -> Result<Vec<Outcome>> {
+    let writes = jobs.iter().any(|(_, j)| !matches!(j, Job::Done(_)));
+    let undo = if writes {
+        Some(super::rollback::Undo::begin(store)?)
+    } else {
+        None
+    };
+    let recorder = super::rollback::Recorder::new(io);
+    let mut out = Vec::new();
+    let mut failed: Option<(usize, Error)> = None;
+    let mut wrote: Vec<&str> = Vec::new();
+    let mut host_wrote = false;
+    for (i, (mut outcome, job)) in jobs.into_iter().enumerate() {
+        let result = match job {
+            Job::Done(status) => {
+                outcome.status = status;
+                out.push(outcome);
+                continue;
+            }
+            _ if failed.is_some() => Ok(Vec::new()),
+            Job::Disk(dev, knobs) => {
+                wrote.push(&dev.name);
+                apply_with(&recorder, store, root, dev, knobs, OWNER)
+            }
+            Job::Host(knobs) => {
+                host_wrote = true;
+                crate::knob::apply::apply_host_with(&recorder, store, root, knobs, OWNER)
+            }
+        };
+        outcome.status = match result {
+            Ok(changes) if failed.is_some() => Status::RolledBack {
+                changes: changes
+                    .into_iter()
+                    .map(|c| (c.knob, c.from, c.to))
+                    .collect(),
+                put_back: Vec::new(),
+            },
+            Ok(changes) => applied(changes),
+            Err(e) => {
+                failed = Some((i, e));
+                Status::Nothing
+            }
+        };
+        out.push(outcome);
+    }
+    let (Some((at, error)), Some(undo)) = (failed, undo) else {
+        return Ok(out);
+    };
+    let undone = undo.run(io, store, root, &wrote, host_wrote, &recorder);
+    Ok(rolled_back(out, at, &error, undone))
+}
+
+/// The outcomes after a rollback: the failed job's with its error (and what could not be put
+/// back), every other written one as [`Status::RolledBack`] with what was put back on it.
+fn rolled_back(
+    out: Vec<Outcome>,
+    at: usize,
+    error: &Error,
+    undone: super::rollback::Undone,
+) -> Vec<Outcome> {
+    out.into_iter()
+        .enumerate()
+        .map(|(i, mut o)| {
+            let put_back: Vec<(String, String)> = undone
+                .put_back
+                .iter()
+                .filter(|p| p.device == o.device)
+                .map(|p| (p.knob.clone(), p.value.clone()))
+                .collect();
+            o.status = match o.status {
+                _ if i == at => Status::Failed {
+                    error: match undone.left.is_empty() {
+                        true => format!("{error}; the apply was rolled back"),
+                        false => format!(
+                            "{error}; the rollback left: {}; run `sweetspot restore`",
+                            undone.left.join("; ")
+                        ),
+                    },
+                },
+                Status::Applied { changes } | Status::RolledBack { changes, .. } => {
+                    Status::RolledBack { changes, put_back }
+                }
+                other => other,
+            };
+            o
+        })
+        .collect()
 }
 
 /// An error of checking entry `entry` on disk `disk`, with both named; the exit code stays.
@@ -243,15 +415,6 @@ fn context(e: Error, entry: &str, disk: &str) -> Error {
             "profile entry {entry} on {disk}: {m}; nothing was applied"
         )),
         other => other,
-    }
-}
-
-fn write(store: &mut Store, root: &SysRoot, dev: &Device, knobs: &Setting) -> Status {
-    match apply_with(&RealIo, store, root, dev, knobs, OWNER) {
-        Ok(changes) => applied(changes),
-        Err(e) => Status::Failed {
-            error: e.to_string(),
-        },
     }
 }
 

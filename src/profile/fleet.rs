@@ -9,7 +9,7 @@
 use super::model::DeviceEntry;
 use crate::types::KnobValue;
 use crate::{Error, Result};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// One exported sweet spot, before entries of one match are merged.
 #[derive(Clone, Debug)]
@@ -46,13 +46,16 @@ impl Member {
 /// whose knobs differ.
 pub fn merge(members: Vec<Member>) -> Result<Vec<DeviceEntry>> {
     let mut groups: Vec<Vec<Member>> = Vec::new();
+    // Each match's group by its fields (one look-up per member, not a pass over the groups).
+    let mut group_of: HashMap<[Option<String>; 6], usize> = HashMap::new();
     for m in members {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].entry.matches == m.entry.matches)
-        {
-            Some(g) => g.push(m),
-            None => groups.push(vec![m]),
+        let key = m.entry.matches.fields().map(|(_, v)| v.clone());
+        match group_of.get(&key) {
+            Some(&g) => groups[g].push(m),
+            None => {
+                group_of.insert(key, groups.len());
+                groups.push(vec![m]);
+            }
         }
     }
     groups.into_iter().map(one).collect()

@@ -26,6 +26,7 @@ pub mod fleet;
 pub mod host_knobs;
 pub mod model;
 pub mod overlap;
+pub mod rollback;
 pub mod sysctl;
 pub mod tuned;
 pub mod udev;
@@ -107,6 +108,10 @@ pub fn attr_path(knob: &str) -> String {
     }
 }
 
+#[cfg(test)]
+mod apply_tests;
+#[cfg(test)]
+mod scale_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -13,12 +13,13 @@
 //! ([`nested`]): a warning naming the entry that will apply, or the same error when neither
 //! is narrower.
 
-use super::apply::matches;
+use super::apply::DiskFacts;
 use super::model::{DeviceEntry, Match, Profile};
 use crate::device::Device;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// How many disks a match can name. Of the entries matching one disk, the narrowest applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -91,6 +92,66 @@ pub struct Resolved<'a> {
     pub targets: Vec<(usize, &'a Device)>,
     /// The disks several entries match.
     pub overlaps: Vec<Overlap>,
+    /// Per entry (index of `[[device]]`): true when it matches one of the disks looked at,
+    /// whether or not it is the one that applies there.
+    pub matched: Vec<bool>,
+}
+
+/// The fields a match is indexed by, in this order: the first one a match sets is its key.
+/// Every match the profile reader accepts sets one of them; one that sets none is compared
+/// with every disk.
+const KEYS: [&str; 5] = ["wwid", "serial", "by_path", "backing_file", "model"];
+
+/// The value of field `key` of `m` ([`KEYS`]).
+fn field<'m>(m: &'m Match, key: &str) -> Option<&'m str> {
+    let v = match key {
+        "wwid" => &m.wwid,
+        "serial" => &m.serial,
+        "by_path" => &m.by_path,
+        "backing_file" => &m.backing_file,
+        _ => &m.model,
+    };
+    v.as_deref()
+}
+
+/// A profile's entries by the value of their key field, so the entries that can match a disk
+/// are found by at most five look-ups instead of a pass over every entry: a match equals a
+/// disk only where its key field does.
+struct Index<'p> {
+    by: HashMap<(&'static str, &'p str), Vec<usize>>,
+    rest: Vec<usize>,
+}
+
+impl<'p> Index<'p> {
+    fn of(profile: &'p Profile) -> Index<'p> {
+        let mut by: HashMap<(&'static str, &'p str), Vec<usize>> = HashMap::new();
+        let mut rest = Vec::new();
+        for (i, d) in profile.devices.iter().enumerate() {
+            match KEYS
+                .iter()
+                .find_map(|k| field(&d.matches, k).map(|v| (*k, v)))
+            {
+                Some(key) => by.entry(key).or_default().push(i),
+                None => rest.push(i),
+            }
+        }
+        Index { by, rest }
+    }
+
+    /// The entries matching the disk of `facts`, in file order.
+    fn hits(&self, profile: &Profile, facts: &DiskFacts) -> Vec<usize> {
+        let mut out: Vec<usize> = KEYS
+            .iter()
+            .filter_map(|k| field(&facts.id, k).and_then(|v| self.by.get(&(*k, v))))
+            .flatten()
+            .chain(&self.rest)
+            .copied()
+            .filter(|&i| facts.matches(&profile.devices[i].matches))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// The entry that applies to each disk of `present` (only the one named `only`, when given).
@@ -104,11 +165,14 @@ pub fn resolve<'a>(
 ) -> Result<Resolved<'a>> {
     let reach = |i: usize| Reach::of(&profile.devices[i].matches);
     let mut won: Vec<Vec<&Device>> = vec![Vec::new(); profile.devices.len()];
+    let mut matched = vec![false; profile.devices.len()];
     let mut overlaps = Vec::new();
+    let index = Index::of(profile);
     for dev in present.iter().filter(|p| only.is_none_or(|o| o == p.name)) {
-        let hits: Vec<usize> = (0..profile.devices.len())
-            .filter(|&i| matches(root, dev, &profile.devices[i].matches))
-            .collect();
+        let hits = index.hits(profile, &DiskFacts::of(root, dev));
+        for &i in &hits {
+            matched[i] = true;
+        }
         let Some(top) = hits.iter().map(|&i| reach(i)).max() else {
             continue;
         };
@@ -149,7 +213,11 @@ pub fn resolve<'a>(
         .enumerate()
         .flat_map(|(i, disks)| disks.into_iter().map(move |d| (i, d)))
         .collect();
-    Ok(Resolved { targets, overlaps })
+    Ok(Resolved {
+        targets,
+        overlaps,
+        matched,
+    })
 }
 
 /// The entry that applies to the disk `dev`: of the entries matching it, the narrowest, as

@@ -4,7 +4,6 @@
 //! reported, not counted as drift. A disk several entries match is checked against the one
 //! that applies to it ([`super::overlap`]), and the table ends with a line naming them.
 
-use super::apply::disks_of;
 use super::model::Profile;
 use super::overlap::{Overlap, resolve};
 use crate::Result;
@@ -73,11 +72,16 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
         }
     };
     let resolved = resolve(root, &present, profile, None)?;
+    // The disks each entry applies to, in the order of `targets` (one pass, not one per entry).
+    let mut disks: Vec<Vec<&device::Device>> = vec![Vec::new(); profile.devices.len()];
+    for (i, dev) in &resolved.targets {
+        disks[*i].push(dev);
+    }
     for (i, d) in profile.devices.iter().enumerate() {
         if d.knobs.is_empty() {
             continue;
         }
-        if disks_of(root, &present, d).is_empty() {
+        if !resolved.matched[i] {
             rows.push(Row {
                 device: d.name.clone(),
                 knob: "-".into(),
@@ -86,7 +90,7 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
                 status: "absent",
             });
         }
-        for (_, dev) in resolved.targets.iter().filter(|(e, _)| *e == i) {
+        for dev in &disks[i] {
             let knobs = discover::knobs(root, dev)?;
             for (k, v) in &d.knobs {
                 rows.push(row(&dev.name, k, v, knobs.iter().find(|x| &x.name == k)));
