@@ -254,15 +254,53 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
     }
-    Ok(Built {
-        profile: Profile {
-            version: VERSION,
-            devices,
-            host: (!host.knobs.is_empty() || host.is_tuned()).then_some(host),
-            origin: None,
-        },
-        transient,
-    })
+    let profile = Profile {
+        version: VERSION,
+        devices,
+        host: (!host.knobs.is_empty() || host.is_tuned()).then_some(host),
+        origin: None,
+    };
+    vet(&profile)?;
+    Ok(Built { profile, transient })
+}
+
+/// Checks every knob a sweet spot read back from the database would put in the profile (and
+/// so in a udev rule, a sysctl.d line, a TuneD section) as a profile file's own knobs are
+/// checked ([`super::file`]): a knob the catalogue knows, in its place (device or host), with
+/// a value within its safe bounds (`src/knob/catalogue.rs`). The database is root's, but a
+/// path or value read back from it is re-validated before it can reach a write (SECURITY.md).
+/// Errors: [`Error::BadInput`] (exit 2) naming the entry, the knob and why; nothing exported.
+fn vet(profile: &Profile) -> Result<()> {
+    let entries = profile
+        .devices
+        .iter()
+        .map(|d| (d.name.as_str(), &d.knobs, false));
+    let host = profile.host.iter().map(|h| ("[host]", &h.knobs, true));
+    for (name, knobs, is_host) in entries.chain(host) {
+        if let Err((k, why)) = super::file::check_knobs(knobs, is_host) {
+            return Err(Error::BadInput(format!(
+                "database: the sweet spot of {}: knob '{}': {}; nothing exported",
+                shown(name),
+                shown(&k),
+                shown(&why)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`), so an error names a value
+/// read from the database in one line.
+fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The scheduler to pin with an entry's `knobs` when they set knobs of an `iosched/`

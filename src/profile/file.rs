@@ -284,7 +284,10 @@ impl<'a> Earlier<'a> {
 
 /// The first knob of `knobs` that is unknown, misplaced, out of its safe bounds, not under
 /// the scheduler the same entry sets, or the second member of an exclusive pair, with why.
-fn check_knobs(knobs: &Setting, host: bool) -> std::result::Result<(), (String, String)> {
+pub(crate) fn check_knobs(
+    knobs: &Setting,
+    host: bool,
+) -> std::result::Result<(), (String, String)> {
     let scheduler = knobs.get("scheduler").and_then(|v| v.as_name());
     for (k, v) in knobs {
         if let Some(p) = catalogue::exclusive_partner(k)

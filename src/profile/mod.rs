@@ -116,3 +116,5 @@ mod scale_tests;
 mod tests;
 #[cfg(test)]
 mod tests_escape;
+#[cfg(test)]
+mod tests_vet;
