@@ -1,0 +1,2 @@
+//! The fuzz targets' shared checks ([`checks`]), one function per parser.
+pub mod checks;
