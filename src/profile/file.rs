@@ -17,7 +17,7 @@
 //!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
 use super::build::parse_rfc3339;
-use super::model::{Match, Origin, Profile, VERSION};
+use super::model::{Improvement, Match, Origin, Profile, VERSION};
 use crate::knob::catalogue;
 use crate::trust;
 use crate::tune::toml_error::{field_of_error, plain_message};
@@ -181,6 +181,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 bad_time(&d.tuned_at),
             ));
         }
+        if let Some((k, msg)) = d.improvement.as_ref().and_then(bad_improvement) {
+            return Err(err(
+                span(&["device", "improvement", k], Some(i)),
+                format!("device[{i}].improvement.{k}"),
+                msg,
+            ));
+        }
         check_knobs(&d.knobs, false).map_err(|(k, msg)| {
             err(
                 span(&["device", "knobs", &k], Some(i)),
@@ -197,6 +204,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 span(&["host", "tuned_at"], None),
                 "host.tuned_at".into(),
                 bad_time(t),
+            ));
+        }
+        if let Some((k, msg)) = h.improvement.as_ref().and_then(bad_improvement) {
+            return Err(err(
+                span(&["host", "improvement", k], None),
+                format!("host.improvement.{k}"),
+                msg,
             ));
         }
         check_knobs(&h.knobs, true).map_err(|(k, msg)| {
@@ -280,6 +294,16 @@ impl<'a> Earlier<'a> {
         out.dedup();
         out
     }
+}
+
+/// The field of `imp` that is not a finite number (`nan`, `inf`), with why: export writes only
+/// measured figures, and a NaN would be shown as the evidence and compare unequal to itself.
+fn bad_improvement(imp: &Improvement) -> Option<(&'static str, String)> {
+    let [lo, hi] = imp.ci95;
+    [("ratio", imp.ratio), ("ci95", lo), ("ci95", hi)]
+        .into_iter()
+        .find(|(_, x)| !x.is_finite())
+        .map(|(k, x)| (k, format!("'{x}' is not a finite number")))
 }
 
 /// The first knob of `knobs` that is unknown, misplaced, out of its safe bounds, not under
@@ -387,4 +411,53 @@ fn find(t: &DeTable<'_>, keys: &[&str], idx: Option<usize>) -> Option<usize> {
         }
     }
     Some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Found by the fuzz target `profile` (fuzz/regressions/profile/): a NaN ratio was
+    /// accepted, shown as the evidence, and the profile was not equal to itself read back.
+    #[test]
+    fn an_improvement_that_is_not_a_finite_number_is_refused_with_its_line() {
+        let entry = "version = 1\n[[device]]\nname = \"sda\"\nmatch = { wwid = \"naa.1\" }\n\
+                     kernel = \"6.18.0\"\npolicy = \"quick\"\ntuned_at = \"2026-12-01T08:00:00Z\"\n";
+        let host = "version = 1\n[host]\nknobs = { dirty_ratio = 10 }\n";
+        for (text, want) in [
+            (
+                format!(
+                    "{entry}improvement = {{ objective = \"io_load Ratio\", ratio = nan, \
+                     ci95 = [2.05, 2.37], runs = 24 }}\n"
+                ),
+                "p.toml:8: device[0].improvement.ratio: 'NaN' is not a finite number",
+            ),
+            (
+                format!(
+                    "{entry}\n\n[device.improvement]\nobjective = \"t\"\nratio = 1.5\n\
+                     ci95 = [1.0, inf]\nruns = 4\n"
+                ),
+                "p.toml:13: device[0].improvement.ci95: 'inf' is not a finite number",
+            ),
+            (
+                format!(
+                    "{host}improvement = {{ objective = \"t\", ratio = 1.2, ci95 = [-nan, 1], \
+                     runs = 2 }}\n"
+                ),
+                "p.toml:4: host.improvement.ci95: 'NaN' is not a finite number",
+            ),
+        ] {
+            let e = parse(&text, Path::new("p.toml")).unwrap_err();
+            assert_eq!(e.to_string(), want, "{text}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        // Finite figures still read.
+        let ok = format!(
+            "{entry}improvement = {{ objective = \"t\", ratio = 2.2, ci95 = [2.05, 2.37], \
+             runs = 24 }}\n"
+        );
+        let p = parse(&ok, Path::new("p.toml")).unwrap();
+        assert_eq!(p.devices[0].improvement.as_ref().unwrap().ratio, 2.2);
+    }
 }
