@@ -386,18 +386,23 @@ fn size(field: &str, v: &str) -> Result<u64> {
         .ok_or_else(|| bad(field, v, why))
 }
 
-/// `0.0005` → `500us`.
+/// `0.0005` → `500us`; `0` for 0 and for what rounds to 0 (below 5e-16 s), so that the
+/// canonical form reads back to itself.
 pub fn fmt_duration(s: f64) -> String {
-    if s == 0.0 {
-        "0".into()
-    } else if s >= 1.0 {
-        format!("{}s", round(s))
+    let (x, unit) = if s >= 1.0 {
+        (s, "s")
     } else if s >= 1e-3 {
-        format!("{}ms", round(s * 1e3))
+        (s * 1e3, "ms")
     } else if s >= 1e-6 {
-        format!("{}us", round(s * 1e6))
+        (s * 1e6, "us")
     } else {
-        format!("{}ns", round(s * 1e9))
+        (s * 1e9, "ns")
+    };
+    let x = round(x);
+    if x == 0.0 {
+        "0".into()
+    } else {
+        format!("{x}{unit}")
     }
 }
 
@@ -612,5 +617,19 @@ mod tests {
                 "{text}: {m}"
             );
         }
+    }
+
+    /// Found by the fuzz target `emulate_spec` (fuzz/regressions/emulate_spec/): a latency
+    /// that rounds to 0 printed as `0ns`, which reads back as 0 and prints as `0`, so one
+    /// device had two canonical forms (and two store identities).
+    #[test]
+    fn a_duration_that_rounds_to_zero_prints_as_zero_and_the_canonical_form_is_stable() {
+        assert_eq!(fmt_duration(1e-16), "0");
+        assert_eq!(fmt_duration(0.0), "0");
+        assert_eq!(fmt_duration(1e-15), "0.000001ns");
+        let s = Spec::parse("latency=0.0000001ns").unwrap();
+        let c = s.canonical();
+        assert!(c.starts_with("latency=0,write-latency=0,"), "{c}");
+        assert_eq!(Spec::parse(&c).unwrap().canonical(), c);
     }
 }
