@@ -28,13 +28,22 @@ const FILE: &str = "fuzz-input.toml";
 /// existing line.
 fn refused(parser: &str, text: &str, e: &Error) {
     let code = e.exit_code();
-    assert_eq!(code, 2, "{parser}: refused with exit {code}, not 2: {e} ({e:?})\n{text:?}");
-    assert!(!e.to_string().trim().is_empty(), "{parser}: empty message for {text:?}");
+    assert_eq!(
+        code, 2,
+        "{parser}: refused with exit {code}, not 2: {e} ({e:?})\n{text:?}"
+    );
+    assert!(
+        !e.to_string().trim().is_empty(),
+        "{parser}: empty message for {text:?}"
+    );
     if let Error::BadFile { path, line, .. } = e {
         assert_eq!(path, Path::new(FILE), "{parser}: names another file: {e}");
         let lines = text.matches('\n').count() + 1;
         if let Some(l) = line {
-            assert!((1..=lines).contains(l), "{parser}: line {l} of {lines}: {e}\n{text:?}");
+            assert!(
+                (1..=lines).contains(l),
+                "{parser}: line {l} of {lines}: {e}\n{text:?}"
+            );
         }
     }
 }
@@ -103,7 +112,10 @@ pub fn daemon_config(text: &str) {
             let _ = (c.interval_label(), c.named());
             if let Some(q) = &c.quiet_hours {
                 let w = sweetspot::daemon::config::quiet_window(q);
-                assert!(w.is_some(), "daemon config: quiet_hours {q:?} accepted, unread");
+                assert!(
+                    w.is_some(),
+                    "daemon config: quiet_hours {q:?} accepted, unread"
+                );
             }
         }
         Err(e) => refused("daemon config", text, &e),
@@ -119,6 +131,10 @@ pub fn emulate_spec(text: &str) {
     let c = s.canonical();
     let again = Spec::parse(&c)
         .unwrap_or_else(|e| panic!("emulate spec: canonical {c:?} refused: {e}\n{text:?}"));
-    assert_eq!(again.canonical(), c, "emulate spec: canonical form moved\n{text:?}");
+    assert_eq!(
+        again.canonical(),
+        c,
+        "emulate spec: canonical form moved\n{text:?}"
+    );
     let _ = s.name();
 }
