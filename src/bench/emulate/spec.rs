@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | `latency` | duration (`500us`, `8ms`), 0–10 s | per-request access time of a read (flash) or the command overhead (hdd) |
 //! | `write-latency` | duration, 0–10 s | the same for writes (default: `latency`, or after a preset the preset's) |
-//! | `bandwidth` | rate (`200MB/s`, `30MiB/s`), at least 1 kB/s, or `unlimited` | transfer rate of reads and writes |
+//! | `bandwidth` | rate (`200MB/s`, `30MiB/s`), 1 kB/s to 1000 GB/s ([`MAX_RATE`]), or `unlimited` | transfer rate of reads and writes |
 //! | `read-bandwidth`, `write-bandwidth` | rate, as `bandwidth` | one direction only: wins over `bandwidth`, whatever the order |
 //! | `channels` | 1–256 | requests served at once (flash), or the NCQ depth the disk reorders (hdd; 1 = no NCQ) |
 //! | `seek` | `none` or `hdd` | the positioning model: none (flash-like), or a disk arm and platter |
@@ -23,7 +23,8 @@
 //! are the same device (reads 20 MB/s, writes 100 MB/s).
 //!
 //! `_` may stand for `-` in field names. Units: durations in `ns`, `us` (or `µs`), `ms`, `s`;
-//! rates in `B/s`, `kB/s`, `MB/s`, `GB/s` (powers of 1000) or `KiB/s`, `MiB/s`, `GiB/s`; sizes
+//! rates in `B/s`, `kB/s`, `MB/s`, `GB/s` (powers of 1000) or `KiB/s`, `MiB/s`, `GiB/s`, from
+//! 1 kB/s to 1000 GB/s ([`MAX_RATE`]), or `unlimited`; sizes
 //! the same without `/s`. A bad SPEC names the field and the value ([`Error::BadInput`], exit 2).
 //!
 //! The presets and the public figures they come from are in [`PRESETS`]; the service-time
@@ -363,16 +364,23 @@ fn size_of(v: &str) -> Option<f64> {
     Some(n * scale)
 }
 
-/// A rate in bytes/s, at least 1 kB/s.
+/// Fastest rate a SPEC may give, bytes/s: 1000 GB/s, far above any storage device (a PCIe
+/// 5.0 x16 link carries about 64 GB/s; faster is `unlimited`). Above it the canonical form
+/// (printed to 6 decimals) would carry more digits than an f64 holds and not read back to
+/// itself: `bandwidth=55555552777777GiB/s` printed `59652320572938.555GB/s`, which printed
+/// `…938.55GB/s` when read back.
+pub const MAX_RATE: f64 = 1e12;
+
+/// A rate in bytes/s, 1 kB/s to [`MAX_RATE`].
 fn rate(field: &str, v: &str) -> Result<f64> {
-    let why = "expected a rate such as 200MB/s or 30MiB/s (at least 1kB/s), or unlimited";
+    let why = "expected a rate such as 200MB/s or 30MiB/s (1kB/s to 1000GB/s), or unlimited";
     if v == "unlimited" {
         return Ok(f64::INFINITY);
     }
     let bytes = v
         .strip_suffix("/s")
         .and_then(size_of)
-        .filter(|b| *b >= 1e3)
+        .filter(|b| (1e3..=MAX_RATE).contains(b))
         .ok_or_else(|| bad(field, v, why))?;
     Ok(bytes)
 }
@@ -617,6 +625,24 @@ mod tests {
                 "{text}: {m}"
             );
         }
+    }
+
+    /// Found by the fuzz target `emulate_spec` (fuzz/regressions/emulate_spec/): a rate so
+    /// large that its canonical form (6 decimals of GB/s) did not read back to itself.
+    #[test]
+    fn a_rate_above_1000_gb_per_s_is_refused_and_the_largest_reads_back() {
+        let m = err("bandwidth=55555552777777GiB/s");
+        assert_eq!(
+            m,
+            "--emulate: bandwidth '55555552777777GiB/s': expected a rate such as 200MB/s or \
+             30MiB/s (1kB/s to 1000GB/s), or unlimited"
+        );
+        assert!(err("read-bandwidth=1000.000001GB/s").contains("1kB/s to 1000GB/s"));
+        for ok in ["bandwidth=1000GB/s", "bandwidth=931.322574615GiB/s", "bandwidth=1kB/s"] {
+            let c = Spec::parse(ok).unwrap().canonical();
+            assert_eq!(Spec::parse(&c).unwrap().canonical(), c, "{ok}");
+        }
+        assert_eq!(Spec::parse("bandwidth=1000GB/s").unwrap().read_bw, MAX_RATE);
     }
 
     /// Found by the fuzz target `emulate_spec` (fuzz/regressions/emulate_spec/): a latency
