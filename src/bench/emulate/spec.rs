@@ -638,7 +638,11 @@ mod tests {
              30MiB/s (1kB/s to 1000GB/s), or unlimited"
         );
         assert!(err("read-bandwidth=1000.000001GB/s").contains("1kB/s to 1000GB/s"));
-        for ok in ["bandwidth=1000GB/s", "bandwidth=931.322574615GiB/s", "bandwidth=1kB/s"] {
+        for ok in [
+            "bandwidth=1000GB/s",
+            "bandwidth=931.322574615GiB/s",
+            "bandwidth=1kB/s",
+        ] {
             let c = Spec::parse(ok).unwrap().canonical();
             assert_eq!(Spec::parse(&c).unwrap().canonical(), c, "{ok}");
         }
