@@ -181,6 +181,22 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 bad_time(&d.tuned_at),
             ));
         }
+        let mut texts = vec![
+            (vec!["name".to_string()], d.name.clone()),
+            (vec!["kernel".into()], d.kernel.clone()),
+            (vec!["policy".into()], d.policy.clone()),
+        ];
+        for (k, v) in m.fields() {
+            if let Some(v) = v {
+                texts.push((vec!["match".into(), k.into()], v.clone()));
+            }
+        }
+        if let Some((keys, msg)) = control_text(texts, d.improvement.as_ref(), &d.baseline) {
+            let mut at = vec!["device"];
+            at.extend(keys.iter().map(String::as_str));
+            let field = crate::profile::escape::shown(&keys.join("."));
+            return Err(err(span(&at, Some(i)), format!("device[{i}].{field}"), msg));
+        }
         if let Some((k, msg)) = d.improvement.as_ref().and_then(bad_improvement) {
             return Err(err(
                 span(&["device", "improvement", k], Some(i)),
@@ -205,6 +221,20 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 "host.tuned_at".into(),
                 bad_time(t),
             ));
+        }
+        let texts = [
+            ("name", &h.name),
+            ("kernel", &h.kernel),
+            ("policy", &h.policy),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((vec![k.to_string()], v.clone()?)))
+        .collect();
+        if let Some((keys, msg)) = control_text(texts, h.improvement.as_ref(), &h.baseline) {
+            let mut at = vec!["host"];
+            at.extend(keys.iter().map(String::as_str));
+            let field = crate::profile::escape::shown(&keys.join("."));
+            return Err(err(span(&at, None), format!("host.{field}"), msg));
         }
         if let Some((k, msg)) = h.improvement.as_ref().and_then(bad_improvement) {
             return Err(err(
@@ -294,6 +324,34 @@ impl<'a> Earlier<'a> {
         out.dedup();
         out
     }
+}
+
+/// The first of an entry's free texts (`texts`, each with its keys under the entry; then the
+/// improvement's objective, and the baseline's knob names and values, which nothing else
+/// checks) that holds a control character, as (its keys, why). Export refuses to write such a
+/// text ([`crate::profile::escape`]), so reading one would accept a profile that cannot be
+/// written back.
+fn control_text(
+    mut texts: Vec<(Vec<String>, String)>,
+    imp: Option<&Improvement>,
+    baseline: &Setting,
+) -> Option<(Vec<String>, String)> {
+    if let Some(i) = imp {
+        let objective = vec!["improvement".into(), "objective".into()];
+        texts.push((objective, i.objective.clone()));
+    }
+    for (k, v) in baseline {
+        texts.push((vec!["baseline".into(), k.clone()], k.clone()));
+        texts.push((vec!["baseline".into(), k.clone()], v.to_string()));
+    }
+    let (keys, v) = texts
+        .into_iter()
+        .find(|(_, v)| v.chars().any(crate::profile::escape::is_control))?;
+    let why = format!(
+        "'{}' holds a control character: a profile cannot carry it (export refuses it too)",
+        crate::profile::escape::shown(&v)
+    );
+    Some((keys, why))
 }
 
 /// The field of `imp` that is not a finite number (`nan`, `inf`), with why: export writes only
@@ -450,6 +508,30 @@ mod tests {
         ] {
             let e = parse(&text, Path::new("p.toml")).unwrap_err();
             assert_eq!(e.to_string(), want, "{text}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        // Found by the replay of the fuzz corpus (fuzz/regressions/profile/) once export
+        // refused control characters: a profile it could not write back was read.
+        for (text, want) in [
+            (
+                entry.replace("name = \"sda\"", "name = \"\tsda\""),
+                "p.toml:3: device[0].name: '\\tsda' holds a control character",
+            ),
+            (
+                entry.replace("naa.1", "naa.\\n1"),
+                "p.toml:4: device[0].match.wwid: 'naa.\\n1' holds a control character",
+            ),
+            (
+                format!("{entry}baseline = {{ \"a\\nb\" = 1 }}\n"),
+                "p.toml:8: device[0].baseline.a\\nb: 'a\\nb' holds a control character",
+            ),
+            (
+                format!("{host}policy = \"q\\u001b\"\n"),
+                "p.toml:4: host.policy: 'q\\u{1b}' holds a control character",
+            ),
+        ] {
+            let e = parse(&text, Path::new("p.toml")).unwrap_err();
+            assert!(e.to_string().starts_with(want), "{text}: {e}");
             assert_eq!(e.exit_code(), 2);
         }
         // Finite figures still read.
