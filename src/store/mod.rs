@@ -13,8 +13,10 @@ pub mod tunes;
 
 pub use trials::{RunRow, TrialRow};
 
+use crate::trust::Origin;
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// `PRAGMA application_id` of a sweetspot database: ASCII "SWSP".
@@ -24,6 +26,9 @@ pub const APPLICATION_ID: i32 = 0x5357_5350;
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The private copy [`Store::open_read_only`] reads a read-only WAL database from
+    /// (removed when the store is dropped, after `conn` is closed: fields drop in order).
+    _copy: Option<tempfile::TempDir>,
 }
 
 impl Store {
@@ -75,24 +80,29 @@ impl Store {
             )
         })?;
         // Two processes opening a new database at once would both see user_version 0 and
-        // both create the schema: an exclusive lock on `<db>.open-lock` (held until this
-        // function returns) makes check and migration one step.
-        let lock_path = PathBuf::from(format!("{}.open-lock", path.display()));
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| {
-                let msg = if unusable_place(&e) {
-                    format!("cannot create or write files in {}: {e}", dir.display())
-                } else {
-                    format!("cannot open {}: {e}", lock_path.display())
-                };
-                err(msg, unusable_place(&e))
-            })?;
-        lock.lock()
-            .map_err(|e| err(format!("cannot lock {}: {e}", lock_path.display()), false))?;
+        // both create the schema: an exclusive lock on its open-lock ([`open_lock_path`],
+        // held until this function returns) makes check and migration one step. It lives in
+        // the lock directory (0700, files 0600: nobody else can open it, so nobody else can
+        // hold it), and a wait longer than [`crate::lock::WAIT`] gives up naming the holder.
+        let locks = dir.join("locks");
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&locks)
+            && e.kind() != std::io::ErrorKind::AlreadyExists
+        {
+            return Err(err(
+                format!("cannot create or write files in {}: {e}", dir.display()),
+                unusable_place(&e),
+            ));
+        }
+        let _lock = crate::lock::acquire_waiting(
+            &open_lock_path(path),
+            "opening the database",
+            crate::lock::Holder::me("open"),
+            crate::lock::WAIT,
+        )
+        .map_err(|e| match e {
+            Error::BadInput(m) => err(m, true),
+            other => err(other.to_string(), false),
+        })?;
         let existed = path.metadata().map(|m| m.len() > 0).unwrap_or(false);
         let mut conn = Connection::open_with_flags(
             path,
@@ -115,6 +125,7 @@ impl Store {
             .map_err(|e| err(e.to_string(), false))?;
         if existed {
             Self::check_ours(&conn).map_err(|msg| err(msg, true))?;
+            Self::check_not_newer(&conn).map_err(|msg| err(msg, true))?;
         }
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| err(format!("cannot enable WAL: {e}"), false))?;
@@ -128,7 +139,42 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            _copy: None,
         })
+    }
+
+    /// Checks that the database at `path` (or the directory it will be created in), its
+    /// directories and its `-wal`, `-shm` and `-journal` files when present obey
+    /// [`crate::trust`]'s rule for `origin`: [`Origin::System`] for the default path and the
+    /// daemon config's `db`, [`Origin::Named`] for `--db` or `SWEETSPOT_DB`. The database
+    /// chooses which knobs root writes and to what (the journal, the sweet spots), so it is
+    /// checked before SQLite opens it. Errors: [`Error::BadInput`] (exit 2) naming the file,
+    /// its owner and mode and the fix.
+    pub fn check_trusted(path: &Path, origin: Origin) -> Result<()> {
+        crate::trust::check_path(path, "database", origin)?;
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let side = sibling(path, suffix);
+            if std::fs::symlink_metadata(&side).is_ok() {
+                crate::trust::check_path(&side, "database", origin)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a database whose schema is newer than this sweetspot's ([`schema::latest`]):
+    /// its tables may mean what this release cannot know.
+    fn check_not_newer(conn: &Connection) -> std::result::Result<(), String> {
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        let known = schema::latest();
+        if v > known {
+            return Err(format!(
+                "written by a newer sweetspot (schema {v}, this one knows {known}); use that \
+                 sweetspot with it, or give another --db"
+            ));
+        }
+        Ok(())
     }
 
     /// Opens the database at `path` for a command that only reads it (`history`, `status`,
@@ -170,16 +216,30 @@ impl Store {
             .map_err(|e| e.to_string())?;
             Ok(conn)
         };
-        let conn = Connection::open_with_flags(path, ro)
+        let mut copy = None;
+        let conn = match Connection::open_with_flags(path, ro)
             .map_err(|e| e.to_string())
             .and_then(usable)
-            .or_else(|_| {
+        {
+            Ok(conn) => conn,
+            // `immutable` reads the database file alone: the transactions committed to a
+            // `-wal` that no checkpoint has copied back would be silently missed. So a
+            // non-empty WAL is read from a private copy of both files (opened read-write,
+            // SQLite replays the WAL into it); the original is never written.
+            Err(_) if sibling(path, "-wal").metadata().is_ok_and(|m| m.len() > 0) => {
+                let (dir, conn) = private_copy(path).map_err(err)?;
+                copy = Some(dir);
+                usable(conn).map_err(|e| err(format!("cannot open read-only: {e}")))?
+            }
+            Err(_) => {
                 let uri = format!("file:{}?immutable=1", uri_path(path));
                 Connection::open_with_flags(uri, ro)
                     .map_err(|e| e.to_string())
                     .and_then(usable)
-            })
-            .map_err(|e| err(format!("cannot open read-only: {e}")))?;
+                    .map_err(|e| err(format!("cannot open read-only: {e}")))?
+            }
+        };
+        Self::check_not_newer(&conn).map_err(err)?;
         let pending = schema::migrations()
             .pending_migrations(&conn)
             .map_err(|e| err(e.to_string()))?;
@@ -193,6 +253,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            _copy: copy,
         })
     }
 
@@ -251,6 +312,54 @@ impl Store {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// The open-lock of the database at `path` ([`Store::open`]):
+/// `<db dir>/locks/<db file name>.open.lock`, beside the device locks of its simulated and
+/// fake-tree devices ([`crate::lock::dir`]).
+pub fn open_lock_path(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join("locks").join(format!("{safe}.open.lock"))
+}
+
+/// `<path><suffix>`: SQLite's `-wal`, `-shm` and `-journal` files of a database.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Copies the database at `path` and its `-wal` into a private temporary directory (0700)
+/// and opens the copy (read-write: SQLite replays the WAL into it), for
+/// [`Store::open_read_only`]. Errors: the copy's I/O or SQLite error, as text.
+fn private_copy(path: &Path) -> std::result::Result<(tempfile::TempDir, Connection), String> {
+    let what = |e: std::io::Error| format!("cannot copy it to read its WAL: {e}");
+    let dir = tempfile::Builder::new()
+        .prefix("sweetspot-db-")
+        .tempdir()
+        .map_err(what)?;
+    let copy = dir.path().join("copy.db");
+    std::fs::copy(path, &copy).map_err(what)?;
+    std::fs::copy(sibling(path, "-wal"), sibling(&copy, "-wal")).map_err(what)?;
+    let conn = Connection::open_with_flags(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .map_err(|e| format!("cannot open a copy to read its WAL: {e}"))?;
+    Ok((dir, conn))
 }
 
 /// `directory`, `character device`, ... for a message.
