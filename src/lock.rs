@@ -376,7 +376,11 @@ pub fn ensure_dir(d: &Path) -> Result<()> {
     let why = if !meta.is_dir() {
         Some("is not a directory (a symlink?)".to_string())
     } else if meta.uid() != me {
-        Some(format!("is owned by {}, not {}", user(meta.uid()), user(me)))
+        Some(format!(
+            "is owned by {}, not {}",
+            user(meta.uid()),
+            user(me)
+        ))
     } else if mode & 0o022 != 0 {
         Some("is writable by others".to_string())
     } else {
@@ -393,7 +397,11 @@ pub fn ensure_dir(d: &Path) -> Result<()> {
         )));
     }
     if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
-        crate::trust::check_path(parent, "lock directory's parent", crate::trust::Origin::Named)?;
+        crate::trust::check_path(
+            parent,
+            "lock directory's parent",
+            crate::trust::Origin::Named,
+        )?;
     }
     Ok(())
 }
@@ -446,7 +454,11 @@ fn open_lock_file(path: &Path) -> Result<File> {
     }
     let me = nix::unistd::geteuid().as_raw();
     if meta.uid() != me {
-        return Err(refuse(&format!("is owned by {}, not {}", user(meta.uid()), user(me))));
+        return Err(refuse(&format!(
+            "is owned by {}, not {}",
+            user(meta.uid()),
+            user(me)
+        )));
     }
     if meta.permissions().mode() & 0o077 != 0 {
         f.set_permissions(std::fs::Permissions::from_mode(0o600))
@@ -672,5 +684,149 @@ mod tests {
         assert!(DeviceLock::acquire(&p, "loop9", Holder::me("set")).is_err());
         drop(second);
         assert!(!p.exists());
+    }
+    /// Kills a child's process group (flock(1) and the `sleep` that inherits its locked file)
+    /// and reaps the child when dropped, also when the test fails.
+    struct Killed(std::process::Child);
+
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            if let Ok(pid) = i32::try_from(self.0.id()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            let _ = self.0.wait();
+        }
+    }
+
+    #[test]
+    fn a_symlink_planted_as_the_lock_file_is_refused_and_its_target_not_created() {
+        let d = tempfile::tempdir().unwrap();
+        let p = lock_at(&d);
+        ensure_dir(p.parent().unwrap()).unwrap();
+        let target = d.path().join("victim");
+        std::os::unix::fs::symlink(&target, &p).unwrap();
+        let e = DeviceLock::acquire(&p, "loop9", Holder::me("set")).unwrap_err();
+        assert!(matches!(e, Error::BadInput(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "lock file {}: is a symbolic link; refusing to use it (it could make root \
+                 create or lock another file); remove it",
+                p.display()
+            )
+        );
+        assert!(!target.exists(), "the symlink's target was created");
+        // Probes do not follow it either.
+        assert!(
+            held(&p),
+            "a symlink counts as held: nothing is written under it"
+        );
+        assert_eq!(holder(&p), None);
+    }
+
+    #[test]
+    fn lock_files_are_private_and_their_directory_too() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = lock_at(&d);
+        let _l = DeviceLock::acquire(&p, "loop9", Holder::me("set")).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&p), 0o600);
+        assert_eq!(mode(p.parent().unwrap()), 0o700);
+        drop(_l);
+        // A file left 0644 by an older sweetspot is narrowed when it is next locked.
+        std::fs::write(&p, "").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let f = open_lock_file(&p).unwrap();
+        assert_eq!(f.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_lock_directory_others_may_write_is_refused_with_its_fix() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = lock_at(&d);
+        let dir = p.parent().unwrap();
+        std::fs::create_dir(dir).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = DeviceLock::acquire(&p, "loop9", Holder::me("set")).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, Error::BadInput(_)), "{e:?}");
+        assert!(
+            msg.starts_with(&format!(
+                "lock directory {}: is writable by others (owner ",
+                dir.display()
+            )) && msg.contains("mode 0777)")
+                && msg.contains(&format!("chmod 0700 {}", dir.display())),
+            "{msg}"
+        );
+        assert!(!p.exists());
+        if nix::unistd::geteuid().is_root() {
+            // As root: one owned by nobody (65534 on Debian), even 0700, is refused.
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+            std::os::unix::fs::chown(dir, Some(65534), None).unwrap();
+            let msg = DeviceLock::acquire(&p, "loop9", Holder::me("set"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                msg.contains("is owned by nobody (uid 65534), not root (uid 0)"),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_wait_for_a_lock_another_process_holds_gives_up_naming_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = lock_at(&d);
+        ensure_dir(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "").unwrap();
+        // Not sweetspot: its file names no holder, so /proc/locks does.
+        let flock = Killed(
+            std::os::unix::process::CommandExt::process_group(
+                &mut std::process::Command::new("flock"),
+                0,
+            )
+            .arg("-x")
+            .arg(&p)
+            .args(["sleep", "30"])
+            .spawn()
+            .expect("flock(1), util-linux"),
+        );
+        let start = Instant::now();
+        while !held(&p) {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "flock never took it"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let start = Instant::now();
+        let e = acquire_waiting(&p, "opening x", Holder::me("open"), Duration::from_secs(1))
+            .unwrap_err();
+        let waited = start.elapsed();
+        assert!(
+            waited >= Duration::from_secs(1) && waited < Duration::from_secs(3),
+            "{waited:?}"
+        );
+        assert!(matches!(e, Error::BadInput(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "opening x: gave up after waiting 1 s for lock {}, held by pid {} (`flock -x {} \
+                 sleep 30`); wait for it to finish or stop it, then try again",
+                p.display(),
+                flock.0.id(),
+                p.display()
+            )
+        );
+        drop(flock);
+        // Free again: taken at once.
+        let l = acquire_waiting(&p, "opening x", Holder::me("open"), WAIT).unwrap();
+        assert_eq!(holder(&p).unwrap().command, "open");
+        drop(l);
     }
 }

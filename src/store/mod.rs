@@ -556,4 +556,86 @@ mod tests {
         assert!(e.to_string().contains("is a directory"), "{e}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
+    #[test]
+    fn a_database_from_a_newer_schema_is_refused_naming_both_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        drop(Store::open(&p).unwrap());
+        Connection::open(&p)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 99;")
+            .unwrap();
+        let want = format!(
+            "database {}: written by a newer sweetspot (schema 99, this one knows 7); use that \
+             sweetspot with it, or give another --db",
+            p.display()
+        );
+        let e = Store::open(&p).err().unwrap();
+        assert_eq!((e.exit_code(), e.to_string()), (2, want.clone()));
+        // The read-only path too (here a file that cannot be written: chmod as non-root, an
+        // immutable attribute's stand-in is the read-only open of a 0444 file below).
+        let e = Store::open_read_only(&p).err().unwrap();
+        assert_eq!((e.exit_code(), e.to_string()), (2, want));
+        // Nothing migrated or changed.
+        let v: i64 = Connection::open(&p)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 99);
+    }
+
+    #[test]
+    fn the_open_lock_is_private_and_gone_once_open() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        let s = Store::open(&p).unwrap();
+        assert_eq!(open_lock_path(&p), dir.path().join("locks/s.db.open.lock"));
+        assert!(
+            !open_lock_path(&p).exists(),
+            "removed once the database is open"
+        );
+        let locks = std::fs::metadata(dir.path().join("locks")).unwrap();
+        assert_eq!(locks.permissions().mode() & 0o7777, 0o700);
+        drop(s);
+    }
+
+    #[test]
+    fn as_root_a_database_owned_by_nobody_fails_the_system_rule_and_world_write_both() {
+        use std::os::unix::fs::PermissionsExt;
+        if !crate::trust::is_root() {
+            eprintln!("skipped: needs root (chown)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        drop(Store::open(&p).unwrap());
+        assert!(Store::check_trusted(&p, Origin::System).is_ok());
+        std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+        let e = Store::check_trusted(&p, Origin::System).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().starts_with(&format!(
+                "database {}: it is owned by nobody (uid 65534), not root",
+                p.display()
+            )),
+            "{e}"
+        );
+        assert!(Store::check_trusted(&p, Origin::Named).is_ok());
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Store::check_trusted(&p, Origin::Named).unwrap_err();
+        assert!(e.to_string().contains("mode 0666"), "{e}");
+        // A -wal anyone may write is refused as the database is.
+        std::os::unix::fs::chown(&p, Some(0), Some(0)).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let wal = sibling(&p, "-wal");
+        std::fs::write(&wal, "").unwrap();
+        std::fs::set_permissions(&wal, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Store::check_trusted(&p, Origin::System).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("database {}: it is world-writable", wal.display())),
+            "{e}"
+        );
+    }
 }
