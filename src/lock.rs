@@ -444,6 +444,11 @@ fn open_lock_file(path: &Path) -> Result<File> {
         .open(path)
         .map_err(|e| match e.raw_os_error() {
             Some(libc::ELOOP) => refuse("is a symbolic link"),
+            Some(libc::EROFS | libc::EACCES | libc::EPERM) => Error::BadInput(format!(
+                "lock file {}: {e}; commands that write knobs need a database in a writable \
+                 directory",
+                path.display()
+            )),
             _ => Error::io(format!("opening {}", path.display()), e),
         })?;
     let meta = f

@@ -93,6 +93,15 @@ impl Store {
                 unusable_place(&e),
             ));
         }
+        // Root too is refused by a read-only file system (EROFS), where the lock directory
+        // already exists.
+        if let Err(e) = nix::unistd::access(&locks, nix::unistd::AccessFlags::W_OK) {
+            let e = std::io::Error::from(e);
+            return Err(err(
+                format!("cannot create or write files in {}: {e}", dir.display()),
+                unusable_place(&e),
+            ));
+        }
         let _lock = crate::lock::acquire_waiting(
             &open_lock_path(path),
             "opening the database",
