@@ -85,13 +85,19 @@ impl Store {
         // the lock directory (0700, files 0600: nobody else can open it, so nobody else can
         // hold it), and a wait longer than [`crate::lock::WAIT`] gives up naming the holder.
         let locks = dir.join("locks");
-        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&locks)
-            && e.kind() != std::io::ErrorKind::AlreadyExists
-        {
-            return Err(err(
-                format!("cannot create or write files in {}: {e}", dir.display()),
-                unusable_place(&e),
-            ));
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&locks) {
+            let is_dir = std::fs::symlink_metadata(&locks).is_ok_and(|m| m.is_dir());
+            if e.kind() != std::io::ErrorKind::AlreadyExists || !is_dir {
+                let what = if is_dir || e.kind() != std::io::ErrorKind::AlreadyExists {
+                    e.to_string()
+                } else {
+                    format!("{} is in the way, not a directory ({e})", locks.display())
+                };
+                return Err(err(
+                    format!("cannot create or write files in {}: {what}", dir.display()),
+                    unusable_place(&e),
+                ));
+            }
         }
         // Root too is refused by a read-only file system (EROFS), where the lock directory
         // already exists.
