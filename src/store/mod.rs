@@ -48,12 +48,16 @@ impl Store {
     }
 
     /// Opens (creating if needed) the database at `path` and brings it to the latest schema.
+    /// It does not check who may have written it: callers with an origin do, first
+    /// ([`Store::check_trusted`]).
     ///
     /// Errors: [`Error::Store`] with `bad_path: true` (exit 2), before anything is created,
     /// when `path` exists and is not a regular file (directory, device, fifo, socket), when
     /// its directory cannot be created or written (read-only, no permission, /proc), when the
-    /// file itself cannot be written (its mode, owner, an immutable attribute), and when
-    /// the file is not a sweetspot database or is corrupt (the file is left untouched).
+    /// file itself cannot be written (its mode, owner, an immutable attribute), when the
+    /// file is not a sweetspot database or is corrupt, or its schema is newer than this
+    /// release's (the file is left untouched), and when another process holds its open-lock
+    /// longer than [`crate::lock::WAIT`] (named).
     pub fn open(path: &Path) -> Result<Store> {
         let err = |msg: String, bad_path: bool| Error::Store {
             path: path.to_path_buf(),
@@ -194,14 +198,15 @@ impl Store {
 
     /// Opens the database at `path` for a command that only reads it (`history`, `status`,
     /// `profile export`): as [`Store::open`] where it and its directory can be written, else
-    /// (a read-only mount, another user's state directory, a read-only file) read-only, without creating,
-    /// locking or migrating anything. A WAL database whose `-shm` file cannot be created is
-    /// opened `immutable` (SQLite's URI parameter: no locks, so a writer active at that
-    /// moment is not seen).
+    /// (a read-only mount, another user's state directory, a read-only file) read-only,
+    /// without creating, locking or migrating anything. A WAL database whose `-shm` file
+    /// cannot be created is opened `immutable` (SQLite's URI parameter: no locks, so a writer
+    /// active at that moment is not seen) when its `-wal` is empty or absent, else read from
+    /// a private copy of both (`immutable` would ignore what the WAL committed).
     ///
     /// Errors: those of [`Store::open`]; in the read-only case also [`Error::Store`] when
-    /// the file is not a sweetspot database or its schema is older than this release's (a
-    /// write command must migrate it first).
+    /// the file is not a sweetspot database, its schema is newer than this release's (exit
+    /// 2), or older (a write command must migrate it first), or its WAL cannot be copied.
     pub fn open_read_only(path: &Path) -> Result<Store> {
         let dir = path
             .parent()
