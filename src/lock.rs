@@ -15,15 +15,33 @@
 //! not pile up (a scratch device's identity names a new backing file each time). A file left
 //! by a killed holder is taken over by the next writer, or removed by [`sweep`].
 //!
-//! This module imports only [`crate::sysroot`] and [`crate::error`]: `store`'s level.
+//! A lock file decides who may write a device, so nobody but the running user may create,
+//! replace or even open one: lock directories are created 0700 and one that the running user
+//! does not own, or that others may write, is refused ([`ensure_dir`]); lock files are
+//! created 0600 and opened with `O_NOFOLLOW` (a symlink planted at a lock file's path would
+//! make root create or lock the file it points to) and `O_CLOEXEC`. (`flock(2)` needs only a
+//! read descriptor: a lock file others can read is one they can hold forever.)
+//!
+//! A command that waits for a lock ([`acquire_waiting`], the database's open-lock) gives up
+//! after [`WAIT`] with exit 2, naming the holder: from the file, else from `/proc/locks`.
+//!
+//! This module imports only [`crate::sysroot`], [`crate::trust`] and [`crate::error`]:
+//! `store`'s level.
 
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long [`acquire_waiting`] waits for a lock another process holds before it gives up
+/// (exit 2, naming the holder). Opening the database holds its open-lock for the time a
+/// schema check or migration takes: milliseconds, seconds on a slow disk; a wait longer than
+/// this is someone holding it on purpose or a hung process, and a command of root's must not
+/// hang behind either.
+pub const WAIT: Duration = Duration::from_secs(5);
 
 /// The identity of the host-wide knobs (vm, kernel: files under `/proc/sys`): they have one
 /// writer at a time too, whichever device it measures, since two tunes that both write
@@ -179,7 +197,7 @@ impl DeviceLock {
             Taken::Held(h) => Err(Error::BadInput(format!(
                 "{label} is in use by {}; one writer at a time: wait for it to finish or \
                  stop it (Ctrl-C or SIGTERM); lock {}",
-                h.map_or_else(|| "another sweetspot".to_string(), |h| h.to_string()),
+                describe(path, h),
                 path.display()
             ))),
         }
@@ -189,21 +207,14 @@ impl DeviceLock {
     /// writer holds the lock. Errors: the I/O error of creating or locking the file.
     pub fn try_acquire(path: &Path, holder: Holder) -> Result<Taken> {
         if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d)
-                .map_err(|e| Error::io(format!("creating {}", d.display()), e))?;
+            ensure_dir(d)?;
         }
         let mut last = None;
         // A few short retries: the path was unlinked by the previous holder after we opened it,
         // or a probe ([`held`]) or a holder that is just starting (its info not yet written)
         // has it for a moment.
         for _ in 0..50 {
-            let f = File::options()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .open(path)
-                .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+            let f = open_lock_file(path)?;
             match attempt(path, f, &holder)? {
                 Attempt::Ours(l) => return Ok(Taken::Ours(l)),
                 Attempt::Unlinked => {}
@@ -243,6 +254,232 @@ impl DeviceLock {
             .and_then(|()| self.file.write_all_at(text.as_bytes(), 0))
             .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))
     }
+}
+
+/// [`DeviceLock::acquire`], waiting up to `wait` (usually [`WAIT`]) while another process
+/// holds the lock. Errors: [`Error::BadInput`] (exit 2) once `wait` has passed, naming what
+/// waited (`label`), the lock file and its holder ([`describe`]); those of
+/// [`DeviceLock::try_acquire`].
+pub fn acquire_waiting(
+    path: &Path,
+    label: &str,
+    holder: Holder,
+    wait: Duration,
+) -> Result<DeviceLock> {
+    let start = Instant::now();
+    loop {
+        match DeviceLock::try_acquire(path, holder.clone())? {
+            Taken::Ours(l) => return Ok(l),
+            Taken::Held(h) if start.elapsed() >= wait => {
+                return Err(Error::BadInput(format!(
+                    "{label}: gave up after waiting {} s for lock {}, held by {}; wait for it \
+                     to finish or stop it, then try again",
+                    wait.as_secs(),
+                    path.display(),
+                    describe(path, h)
+                )));
+            }
+            Taken::Held(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// Who holds the lock at `path`, for a message: `h` (what its file says) when that process
+/// lives, else the process `/proc/locks` names (`pid 4242 (`flock -x … sleep 30`)`: any
+/// process that opened the file can hold it, not only sweetspot), else `another process`.
+pub fn describe(path: &Path, h: Option<Holder>) -> String {
+    if let Some(h) = h.filter(Holder::alive) {
+        return h.to_string();
+    }
+    match proc_locks_pid(path) {
+        Some(pid) => {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|b| {
+                    let words: Vec<String> = b
+                        .split(|&c| c == 0)
+                        .filter(|w| !w.is_empty())
+                        .map(|w| String::from_utf8_lossy(w).into_owned())
+                        .collect();
+                    words.join(" ")
+                })
+                .unwrap_or_default();
+            let cmd: String = cmd.chars().filter(|c| !c.is_control()).take(200).collect();
+            if cmd.is_empty() {
+                format!("pid {pid}")
+            } else {
+                format!("pid {pid} (`{cmd}`)")
+            }
+        }
+        None => "another process".to_string(),
+    }
+}
+
+/// The pid holding a lock on the file at `path`, from `/proc/locks` (proc(5): `1: FLOCK
+/// ADVISORY WRITE <pid> <major>:<minor>:<inode> 0 EOF`, the device as `%02x:%02x` of the
+/// inode's superblock, fs/locks.c `lock_get_status`; a waiter's line has `->` after the
+/// id). An overlay or btrfs file's `st_dev` may not be its superblock's: then the inode alone
+/// decides.
+fn proc_locks_pid(path: &Path) -> Option<u32> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    let dev = format!(
+        "{:02x}:{:02x}:{}",
+        libc::major(m.dev()),
+        libc::minor(m.dev()),
+        m.ino()
+    );
+    let text = std::fs::read_to_string("/proc/locks").ok()?;
+    let holders: Vec<(u32, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.get(1) == Some(&"->") {
+                return None;
+            }
+            Some((f.get(4)?.parse().ok()?, *f.get(5)?))
+        })
+        .collect();
+    let inode = format!(":{}", m.ino());
+    holders
+        .iter()
+        .find(|(_, d)| *d == dev)
+        .or_else(|| holders.iter().find(|(_, d)| d.ends_with(&inode)))
+        .map(|(pid, _)| *pid)
+}
+
+/// Creates lock directory `d` (and its missing parents) mode 0700 when it is absent, and
+/// checks it: a directory (not a symlink to one), owned by the running user, writable by
+/// no one else; and the directory it is in obeys [`crate::trust`]'s rule for a file named on
+/// the command line (the database's own check, with its origin, is the caller's). Errors:
+/// [`Error::BadInput`] (exit 2) naming the directory, its owner and mode and the fix, or
+/// why it cannot be created (a read-only file system, no permission).
+pub fn ensure_dir(d: &Path) -> Result<()> {
+    if let Err(e) = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(d)
+    {
+        let context = format!("creating lock directory {}", d.display());
+        return Err(match e.raw_os_error() {
+            Some(libc::EROFS | libc::EACCES | libc::EPERM | libc::ENOTDIR | libc::EEXIST) => {
+                Error::BadInput(format!(
+                    "{context}: {e}; commands that write knobs need a database in a writable \
+                     directory"
+                ))
+            }
+            _ => Error::io(context, e),
+        });
+    }
+    let meta = std::fs::symlink_metadata(d)
+        .map_err(|e| Error::io(format!("reading {}", d.display()), e))?;
+    let me = nix::unistd::geteuid().as_raw();
+    let mode = meta.permissions().mode() & 0o7777;
+    let why = if !meta.is_dir() {
+        Some("is not a directory (a symlink?)".to_string())
+    } else if meta.uid() != me {
+        Some(format!(
+            "is owned by {}, not {}",
+            user(meta.uid()),
+            user(me)
+        ))
+    } else if mode & 0o022 != 0 {
+        Some("is writable by others".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        return Err(Error::BadInput(format!(
+            "lock directory {}: {why} (owner {}, mode {mode:04o}): whoever can write it \
+             could plant a symlink there or hold a lock forever; fix: rm -r {0} (sweetspot \
+             makes it again, mode 0700), or chown {} {0} && chmod 0700 {0}",
+            d.display(),
+            user(meta.uid()),
+            user_login(me),
+        )));
+    }
+    if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
+        crate::trust::check_path(
+            parent,
+            "lock directory's parent",
+            crate::trust::Origin::Named,
+        )?;
+    }
+    Ok(())
+}
+
+/// `name (uid N)`, or `uid N`.
+fn user(uid: u32) -> String {
+    match nix::unistd::User::from_uid(uid.into()) {
+        Ok(Some(u)) => format!("{} (uid {uid})", u.name),
+        _ => format!("uid {uid}"),
+    }
+}
+
+/// `name`, or the uid, for a `chown` command.
+fn user_login(uid: u32) -> String {
+    match nix::unistd::User::from_uid(uid.into()) {
+        Ok(Some(u)) => u.name,
+        _ => uid.to_string(),
+    }
+}
+
+/// Opens (creating it mode 0600 if needed) the lock file at `path` to lock it: with
+/// `O_NOFOLLOW` and `O_CLOEXEC`; a file another user owns is refused, a wider mode left by an
+/// older sweetspot is narrowed to 0600. Errors: [`Error::BadInput`] (exit 2) for a symlink, a
+/// file that is not a regular file or is another user's; the I/O error of opening it.
+fn open_lock_file(path: &Path) -> Result<File> {
+    let refuse = |why: &str| {
+        Error::BadInput(format!(
+            "lock file {}: {why}; refusing to use it (it could make root create or lock \
+             another file); remove it",
+            path.display()
+        ))
+    };
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refuse("is a symbolic link"),
+            Some(libc::EROFS | libc::EACCES | libc::EPERM) => Error::BadInput(format!(
+                "lock file {}: {e}; commands that write knobs need a database in a writable \
+                 directory",
+                path.display()
+            )),
+            _ => Error::io(format!("opening {}", path.display()), e),
+        })?;
+    let meta = f
+        .metadata()
+        .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    if !meta.is_file() {
+        return Err(refuse("is not a regular file"));
+    }
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(refuse(&format!(
+            "is owned by {}, not {}",
+            user(meta.uid()),
+            user(me)
+        )));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| Error::io(format!("chmod 0600 {}", path.display()), e))?;
+    }
+    Ok(f)
+}
+
+/// Opens an existing lock file to probe or read it: read-write (a probe locks it), no symlink
+/// followed.
+fn open_existing(path: &Path) -> std::io::Result<File> {
+    File::options()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
 }
 
 /// One try of [`DeviceLock::try_acquire`] with `f`, the file opened at `path`.
@@ -298,7 +535,7 @@ impl Drop for DeviceLock {
 /// True unless the lock file at `path` is missing or can be locked now (it is released again
 /// at once). An unexpected error counts as held, so nothing is written under a live writer.
 pub fn held(path: &Path) -> bool {
-    let f = match File::options().read(true).write(true).open(path) {
+    let f = match open_existing(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
         Err(_) => return true,
@@ -311,7 +548,9 @@ pub fn holder(path: &Path) -> Option<Holder> {
     if !held(path) {
         return None;
     }
-    Holder::parse(&std::fs::read_to_string(path).ok()?)
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut open_existing(path).ok()?, &mut text).ok()?;
+    Holder::parse(&text)
 }
 
 /// Removes the lock files in `dir` that nobody holds (left by writers killed with SIGKILL),
@@ -330,7 +569,7 @@ pub fn sweep(dir: &Path) -> usize {
         // Not through `try_acquire`: that writes a holder into the file, and a writer that
         // meets the lock held for this moment would be refused naming it. A dead holder's
         // name makes it retry.
-        let Ok(f) = File::options().read(true).write(true).open(&p) else {
+        let Ok(f) = open_existing(&p) else {
             continue;
         };
         let Ok(l) = Flock::lock(f, FlockArg::LockExclusiveNonblock) else {
@@ -348,107 +587,4 @@ pub fn sweep(dir: &Path) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lock_at(dir: &tempfile::TempDir) -> PathBuf {
-        dir.path().join("locks/loop_x.lock")
-    }
-
-    #[test]
-    fn the_host_lock_is_the_machines_when_proc_is_real_and_a_device_lock_when_sys_is() {
-        let db = Path::new("/tmp/x/sweetspot.db");
-        let local = PathBuf::from("/tmp/x/locks");
-        let run = if nix::unistd::geteuid().is_root() {
-            PathBuf::from(RUN_DIR)
-        } else {
-            local.clone()
-        };
-        let fake_sys = SysRoot::new("/tmp/x/sys", "/proc");
-        let fake_proc = SysRoot::new("/sys", "/tmp/x/proc");
-        assert_eq!(dir(db, &fake_sys, HOST), run);
-        assert_eq!(dir(db, &fake_sys, "loop0"), local);
-        assert_eq!(dir(db, &fake_sys, DAEMON), local);
-        assert_eq!(dir(db, &fake_proc, HOST), local);
-        assert_eq!(dir(db, &fake_proc, "loop0"), run);
-        assert_eq!(dir(db, &fake_proc, DAEMON), local);
-        assert_eq!(dir(db, &SysRoot::default(), DAEMON), run);
-        assert_eq!(dir(db, &SysRoot::default(), "sim:seed"), local);
-    }
-
-    #[test]
-    fn a_second_writer_is_refused_naming_the_holder() {
-        let d = tempfile::tempdir().unwrap();
-        let p = lock_at(&d);
-        let l = DeviceLock::acquire(&p, "loop9", Holder::me("tune")).unwrap();
-        l.set_tune(42).unwrap();
-        assert!(held(&p));
-        assert_eq!(holder(&p).unwrap().tune, Some(42));
-        let e = DeviceLock::acquire(&p, "loop9", Holder::me("set")).unwrap_err();
-        let msg = e.to_string();
-        assert!(matches!(e, Error::BadInput(_)), "{e:?}");
-        assert!(
-            msg.contains("loop9 is in use by `sweetspot tune` (pid ")
-                && msg.contains(&format!("pid {}, tune 42, for ", std::process::id())),
-            "{msg}"
-        );
-    }
-
-    #[test]
-    fn the_lock_file_is_removed_when_the_guard_drops() {
-        let d = tempfile::tempdir().unwrap();
-        let p = lock_at(&d);
-        for _ in 0..3 {
-            let l = DeviceLock::acquire(&p, "loop9", Holder::me("set")).unwrap();
-            assert!(p.exists());
-            drop(l);
-            assert!(!p.exists(), "lock file left behind");
-        }
-        assert!(!held(&p));
-        assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn a_file_left_by_a_killed_holder_is_taken_over_or_swept() {
-        let d = tempfile::tempdir().unwrap();
-        let p = lock_at(&d);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        // A holder that died: its file says who, but nobody holds the flock.
-        std::fs::write(&p, "command=tune\npid=2147483646\nstarted=1\n").unwrap();
-        assert!(!held(&p));
-        let l = DeviceLock::acquire(&p, "loop9", Holder::me("set")).unwrap();
-        assert_eq!(holder(&p).unwrap().command, "set");
-        drop(l);
-        assert!(!p.exists());
-        std::fs::write(&p, "").unwrap();
-        std::fs::write(p.with_file_name("other.txt"), "").unwrap();
-        assert_eq!(sweep(p.parent().unwrap()), 1);
-        assert!(!p.exists() && p.with_file_name("other.txt").exists());
-    }
-
-    #[test]
-    fn a_handle_on_an_unlinked_lock_file_does_not_count() {
-        // A writer opened the file just before its holder dropped the guard (and unlinked it):
-        // the flock it then gets is on a file nobody else will ever lock, so it must not count.
-        let d = tempfile::tempdir().unwrap();
-        let p = lock_at(&d);
-        let first = DeviceLock::acquire(&p, "loop9", Holder::me("set")).unwrap();
-        let old = File::options().read(true).write(true).open(&p).unwrap();
-        assert!(matches!(
-            attempt(&p, old.try_clone().unwrap(), &Holder::me("x")).unwrap(),
-            Attempt::Busy(Some(_))
-        ));
-        drop(first);
-        assert!(matches!(
-            attempt(&p, old, &Holder::me("tune")).unwrap(),
-            Attempt::Unlinked
-        ));
-        // A new holder gets a new file at the path; a second writer is refused.
-        let second = DeviceLock::acquire(&p, "loop9", Holder::me("tune")).unwrap();
-        assert!(held(&p));
-        assert_eq!(holder(&p).unwrap().command, "tune");
-        assert!(DeviceLock::acquire(&p, "loop9", Holder::me("set")).is_err());
-        drop(second);
-        assert!(!p.exists());
-    }
-}
+mod tests;

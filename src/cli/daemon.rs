@@ -56,6 +56,12 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     // A database not created yet: nothing is tuned, but the enrolled identities are
     // listed (status only reads: it does not create the file).
     let store = if db.exists() {
+        let origin = if ctx.db_given {
+            crate::trust::Origin::Named
+        } else {
+            crate::trust::Origin::System
+        };
+        crate::store::Store::check_trusted(&db, origin)?;
         Some(crate::store::Store::open_read_only(&db)?)
     } else {
         None

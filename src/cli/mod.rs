@@ -15,6 +15,7 @@ mod tune;
 
 use crate::store::Store;
 use crate::sysroot::SysRoot;
+use crate::trust::Origin;
 use crate::{Error, Result};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -98,6 +99,11 @@ pub struct Cli {
     /// The SQLite database [env: SWEETSPOT_DB] (default: /var/lib/sweetspot/sweetspot.db as
     /// root, $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise). A command that changes knobs
     /// or stores results creates it, and its directory, when missing; the others never do.
+    /// Commands that only read it (history, profile export, profile apply --dry-run, verify,
+    /// status) open it read-only and work on a read-only database; commands that journal
+    /// (set, restore, bench, tune, profile apply, daemon) refuse one with exit 2. As root, the
+    /// default database must be root's and written by root alone; one given here may be
+    /// yours, but writable by no one else (nor its directories): else exit 2.
     // SWEETSPOT_DB is read in `run`, not with clap's `env`: with that, every usage line in an
     // error read `sweetspot tune --db <PATH> …`, as if --db were required, whenever it was set.
     #[arg(long, global = true, value_name = "PATH")]
@@ -206,13 +212,28 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Opens the database.
+    /// Who may have written the database ([`crate::trust`]): [`Origin::Named`] when `--db` or
+    /// `SWEETSPOT_DB` gave it, else [`Origin::System`] (the default path).
+    pub fn db_origin(&self) -> Origin {
+        if self.db_given {
+            Origin::Named
+        } else {
+            Origin::System
+        }
+    }
+
+    /// Opens the database to write it (journal, trials), once it has passed the trust rule
+    /// ([`Store::check_trusted`]). Errors: those of the check and of [`Store::open`] (a
+    /// database that cannot be written is refused with exit 2).
     pub fn store(&self) -> Result<Store> {
+        Store::check_trusted(&self.db, self.db_origin())?;
         Store::open(&self.db)
     }
 
-    /// Opens the database for a command that only reads it ([`Store::open_read_only`]).
+    /// Opens the database for a command that only reads it ([`Store::open_read_only`]), once
+    /// it has passed the trust rule. Errors: as [`Ctx::store`].
     pub fn store_read_only(&self) -> Result<Store> {
+        Store::check_trusted(&self.db, self.db_origin())?;
         Store::open_read_only(&self.db)
     }
 

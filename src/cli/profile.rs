@@ -227,7 +227,12 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
         tracing::warn!("nothing to apply: {}", src.why_nothing());
         return Ok(());
     }
-    let mut store = ctx.store()?;
+    // A dry run writes nothing: it reads the database as `history` does (also read-only).
+    let mut store = if args.dry_run {
+        ctx.store_read_only()?
+    } else {
+        ctx.store()?
+    };
     let outcomes = crate::profile::apply::apply(
         &mut store,
         &ctx.root,

@@ -48,10 +48,12 @@ pub fn parse_pairs(pairs: &[String]) -> Result<Setting> {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let setting = parse_pairs(&args.pairs)?;
     let dev = device::find(&ctx.root, &args.device)?;
+    // The database first: one that fails the trust rule or cannot be written is refused
+    // (exit 2) before a lock file is made beside it.
+    let mut store = ctx.store()?;
     // One writer per device: refused while a tune, bench or another set writes it.
     let _lock = super::target::lock(ctx, &dev.identity, &dev.name, "set")?;
     let _host = super::target::lock_host(ctx, setting.keys().map(String::as_str), "set")?;
-    let mut store = ctx.store()?;
     store.record_device(&dev, &device::kernel_release())?;
     let changes = apply_with(&RealIo, &mut store, &ctx.root, &dev, &setting, SET_OWNER)?;
     let mut out = String::new();

@@ -13,8 +13,10 @@ pub mod tunes;
 
 pub use trials::{RunRow, TrialRow};
 
+use crate::trust::Origin;
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// `PRAGMA application_id` of a sweetspot database: ASCII "SWSP".
@@ -24,6 +26,9 @@ pub const APPLICATION_ID: i32 = 0x5357_5350;
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The private copy [`Store::open_read_only`] reads a read-only WAL database from
+    /// (removed when the store is dropped, after `conn` is closed: fields drop in order).
+    _copy: Option<tempfile::TempDir>,
 }
 
 impl Store {
@@ -43,12 +48,16 @@ impl Store {
     }
 
     /// Opens (creating if needed) the database at `path` and brings it to the latest schema.
+    /// It does not check who may have written it: callers with an origin do, first
+    /// ([`Store::check_trusted`]).
     ///
     /// Errors: [`Error::Store`] with `bad_path: true` (exit 2), before anything is created,
     /// when `path` exists and is not a regular file (directory, device, fifo, socket), when
     /// its directory cannot be created or written (read-only, no permission, /proc), when the
-    /// file itself cannot be written (its mode, owner, an immutable attribute), and when
-    /// the file is not a sweetspot database or is corrupt (the file is left untouched).
+    /// file itself cannot be written (its mode, owner, an immutable attribute), when the
+    /// file is not a sweetspot database or is corrupt, or its schema is newer than this
+    /// release's (the file is left untouched), and when another process holds its open-lock
+    /// longer than [`crate::lock::WAIT`] (named).
     pub fn open(path: &Path) -> Result<Store> {
         let err = |msg: String, bad_path: bool| Error::Store {
             path: path.to_path_buf(),
@@ -75,24 +84,44 @@ impl Store {
             )
         })?;
         // Two processes opening a new database at once would both see user_version 0 and
-        // both create the schema: an exclusive lock on `<db>.open-lock` (held until this
-        // function returns) makes check and migration one step.
-        let lock_path = PathBuf::from(format!("{}.open-lock", path.display()));
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| {
-                let msg = if unusable_place(&e) {
-                    format!("cannot create or write files in {}: {e}", dir.display())
+        // both create the schema: an exclusive lock on its open-lock ([`open_lock_path`],
+        // held until this function returns) makes check and migration one step. It lives in
+        // the lock directory (0700, files 0600: nobody else can open it, so nobody else can
+        // hold it), and a wait longer than [`crate::lock::WAIT`] gives up naming the holder.
+        let locks = dir.join("locks");
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&locks) {
+            let is_dir = std::fs::symlink_metadata(&locks).is_ok_and(|m| m.is_dir());
+            if e.kind() != std::io::ErrorKind::AlreadyExists || !is_dir {
+                let what = if is_dir || e.kind() != std::io::ErrorKind::AlreadyExists {
+                    e.to_string()
                 } else {
-                    format!("cannot open {}: {e}", lock_path.display())
+                    format!("{} is in the way, not a directory ({e})", locks.display())
                 };
-                err(msg, unusable_place(&e))
-            })?;
-        lock.lock()
-            .map_err(|e| err(format!("cannot lock {}: {e}", lock_path.display()), false))?;
+                return Err(err(
+                    format!("cannot create or write files in {}: {what}", dir.display()),
+                    unusable_place(&e),
+                ));
+            }
+        }
+        // Root too is refused by a read-only file system (EROFS), where the lock directory
+        // already exists.
+        if let Err(e) = nix::unistd::access(&locks, nix::unistd::AccessFlags::W_OK) {
+            let e = std::io::Error::from(e);
+            return Err(err(
+                format!("cannot create or write files in {}: {e}", dir.display()),
+                unusable_place(&e),
+            ));
+        }
+        let _lock = crate::lock::acquire_waiting(
+            &open_lock_path(path),
+            "opening the database",
+            crate::lock::Holder::me("open"),
+            crate::lock::WAIT,
+        )
+        .map_err(|e| match e {
+            Error::BadInput(m) => err(m, true),
+            other => err(other.to_string(), false),
+        })?;
         let existed = path.metadata().map(|m| m.len() > 0).unwrap_or(false);
         let mut conn = Connection::open_with_flags(
             path,
@@ -115,6 +144,7 @@ impl Store {
             .map_err(|e| err(e.to_string(), false))?;
         if existed {
             Self::check_ours(&conn).map_err(|msg| err(msg, true))?;
+            Self::check_not_newer(&conn).map_err(|msg| err(msg, true))?;
         }
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| err(format!("cannot enable WAL: {e}"), false))?;
@@ -128,19 +158,55 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            _copy: None,
         })
+    }
+
+    /// Checks that the database at `path` (or the directory it will be created in), its
+    /// directories and its `-wal`, `-shm` and `-journal` files when present obey
+    /// [`crate::trust`]'s rule for `origin`: [`Origin::System`] for the default path and the
+    /// daemon config's `db`, [`Origin::Named`] for `--db` or `SWEETSPOT_DB`. The database
+    /// chooses which knobs root writes and to what (the journal, the sweet spots), so it is
+    /// checked before SQLite opens it. Errors: [`Error::BadInput`] (exit 2) naming the file,
+    /// its owner and mode and the fix.
+    pub fn check_trusted(path: &Path, origin: Origin) -> Result<()> {
+        crate::trust::check_path(path, "database", origin)?;
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let side = sibling(path, suffix);
+            if std::fs::symlink_metadata(&side).is_ok() {
+                crate::trust::check_path(&side, "database", origin)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a database whose schema is newer than this sweetspot's ([`schema::latest`]):
+    /// its tables may mean what this release cannot know.
+    fn check_not_newer(conn: &Connection) -> std::result::Result<(), String> {
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        let known = schema::latest();
+        if v > known {
+            return Err(format!(
+                "written by a newer sweetspot (schema {v}, this one knows {known}); use that \
+                 sweetspot with it, or give another --db"
+            ));
+        }
+        Ok(())
     }
 
     /// Opens the database at `path` for a command that only reads it (`history`, `status`,
     /// `profile export`): as [`Store::open`] where it and its directory can be written, else
-    /// (a read-only mount, another user's state directory, a read-only file) read-only, without creating,
-    /// locking or migrating anything. A WAL database whose `-shm` file cannot be created is
-    /// opened `immutable` (SQLite's URI parameter: no locks, so a writer active at that
-    /// moment is not seen).
+    /// (a read-only mount, another user's state directory, a read-only file) read-only,
+    /// without creating, locking or migrating anything. A WAL database whose `-shm` file
+    /// cannot be created is opened `immutable` (SQLite's URI parameter: no locks, so a writer
+    /// active at that moment is not seen) when its `-wal` is empty or absent, else read from
+    /// a private copy of both (`immutable` would ignore what the WAL committed).
     ///
     /// Errors: those of [`Store::open`]; in the read-only case also [`Error::Store`] when
-    /// the file is not a sweetspot database or its schema is older than this release's (a
-    /// write command must migrate it first).
+    /// the file is not a sweetspot database, its schema is newer than this release's (exit
+    /// 2), or older (a write command must migrate it first), or its WAL cannot be copied.
     pub fn open_read_only(path: &Path) -> Result<Store> {
         let dir = path
             .parent()
@@ -170,16 +236,30 @@ impl Store {
             .map_err(|e| e.to_string())?;
             Ok(conn)
         };
-        let conn = Connection::open_with_flags(path, ro)
+        let mut copy = None;
+        let conn = match Connection::open_with_flags(path, ro)
             .map_err(|e| e.to_string())
             .and_then(usable)
-            .or_else(|_| {
+        {
+            Ok(conn) => conn,
+            // `immutable` reads the database file alone: the transactions committed to a
+            // `-wal` that no checkpoint has copied back would be silently missed. So a
+            // non-empty WAL is read from a private copy of both files (opened read-write,
+            // SQLite replays the WAL into it); the original is never written.
+            Err(_) if sibling(path, "-wal").metadata().is_ok_and(|m| m.len() > 0) => {
+                let (dir, conn) = private_copy(path).map_err(err)?;
+                copy = Some(dir);
+                usable(conn).map_err(|e| err(format!("cannot open read-only: {e}")))?
+            }
+            Err(_) => {
                 let uri = format!("file:{}?immutable=1", uri_path(path));
                 Connection::open_with_flags(uri, ro)
                     .map_err(|e| e.to_string())
                     .and_then(usable)
-            })
-            .map_err(|e| err(format!("cannot open read-only: {e}")))?;
+                    .map_err(|e| err(format!("cannot open read-only: {e}")))?
+            }
+        };
+        Self::check_not_newer(&conn).map_err(err)?;
         let pending = schema::migrations()
             .pending_migrations(&conn)
             .map_err(|e| err(e.to_string()))?;
@@ -193,6 +273,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            _copy: copy,
         })
     }
 
@@ -251,6 +332,54 @@ impl Store {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// The open-lock of the database at `path` ([`Store::open`]):
+/// `<db dir>/locks/<db file name>.open.lock`, beside the device locks of its simulated and
+/// fake-tree devices ([`crate::lock::dir`]).
+pub fn open_lock_path(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join("locks").join(format!("{safe}.open.lock"))
+}
+
+/// `<path><suffix>`: SQLite's `-wal`, `-shm` and `-journal` files of a database.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Copies the database at `path` and its `-wal` into a private temporary directory (0700)
+/// and opens the copy (read-write: SQLite replays the WAL into it), for
+/// [`Store::open_read_only`]. Errors: the copy's I/O or SQLite error, as text.
+fn private_copy(path: &Path) -> std::result::Result<(tempfile::TempDir, Connection), String> {
+    let what = |e: std::io::Error| format!("cannot copy it to read its WAL: {e}");
+    let dir = tempfile::Builder::new()
+        .prefix("sweetspot-db-")
+        .tempdir()
+        .map_err(what)?;
+    let copy = dir.path().join("copy.db");
+    std::fs::copy(path, &copy).map_err(what)?;
+    std::fs::copy(sibling(path, "-wal"), sibling(&copy, "-wal")).map_err(what)?;
+    let conn = Connection::open_with_flags(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .map_err(|e| format!("cannot open a copy to read its WAL: {e}"))?;
+    Ok((dir, conn))
 }
 
 /// `directory`, `character device`, ... for a message.
@@ -446,5 +575,87 @@ mod tests {
         assert_eq!(e.exit_code(), 2, "{e}");
         assert!(e.to_string().contains("is a directory"), "{e}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+    #[test]
+    fn a_database_from_a_newer_schema_is_refused_naming_both_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        drop(Store::open(&p).unwrap());
+        Connection::open(&p)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 99;")
+            .unwrap();
+        let want = format!(
+            "database {}: written by a newer sweetspot (schema 99, this one knows 7); use that \
+             sweetspot with it, or give another --db",
+            p.display()
+        );
+        let e = Store::open(&p).err().unwrap();
+        assert_eq!((e.exit_code(), e.to_string()), (2, want.clone()));
+        // The read-only path too (here a file that cannot be written: chmod as non-root, an
+        // immutable attribute's stand-in is the read-only open of a 0444 file below).
+        let e = Store::open_read_only(&p).err().unwrap();
+        assert_eq!((e.exit_code(), e.to_string()), (2, want));
+        // Nothing migrated or changed.
+        let v: i64 = Connection::open(&p)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 99);
+    }
+
+    #[test]
+    fn the_open_lock_is_private_and_gone_once_open() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        let s = Store::open(&p).unwrap();
+        assert_eq!(open_lock_path(&p), dir.path().join("locks/s.db.open.lock"));
+        assert!(
+            !open_lock_path(&p).exists(),
+            "removed once the database is open"
+        );
+        let locks = std::fs::metadata(dir.path().join("locks")).unwrap();
+        assert_eq!(locks.permissions().mode() & 0o7777, 0o700);
+        drop(s);
+    }
+
+    #[test]
+    fn as_root_a_database_owned_by_nobody_fails_the_system_rule_and_world_write_both() {
+        use std::os::unix::fs::PermissionsExt;
+        if !crate::trust::is_root() {
+            eprintln!("skipped: needs root (chown)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        drop(Store::open(&p).unwrap());
+        assert!(Store::check_trusted(&p, Origin::System).is_ok());
+        std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+        let e = Store::check_trusted(&p, Origin::System).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().starts_with(&format!(
+                "database {}: it is owned by nobody (uid 65534), not root",
+                p.display()
+            )),
+            "{e}"
+        );
+        assert!(Store::check_trusted(&p, Origin::Named).is_ok());
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Store::check_trusted(&p, Origin::Named).unwrap_err();
+        assert!(e.to_string().contains("mode 0666"), "{e}");
+        // A -wal anyone may write is refused as the database is.
+        std::os::unix::fs::chown(&p, Some(0), Some(0)).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let wal = sibling(&p, "-wal");
+        std::fs::write(&wal, "").unwrap();
+        std::fs::set_permissions(&wal, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Store::check_trusted(&p, Origin::System).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("database {}: it is world-writable", wal.display())),
+            "{e}"
+        );
     }
 }

@@ -2,9 +2,20 @@
 
 use rusqlite_migration::{M, Migrations};
 
-/// All migrations, oldest first. Times are Unix seconds; settings and evidence are JSON text.
+/// All migrations, oldest first ([`all`]).
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
+    Migrations::new(all())
+}
+
+/// The newest schema this sweetspot knows: its `PRAGMA user_version` once migrated (the
+/// number of migrations; rusqlite_migration counts from 1).
+pub fn latest() -> i64 {
+    i64::try_from(all().len()).unwrap_or(i64::MAX)
+}
+
+/// All migrations, oldest first. Times are Unix seconds; settings and evidence are JSON text.
+fn all() -> Vec<M<'static>> {
+    vec![
         M::up(
             r#"
 PRAGMA application_id = 0x53575350;
@@ -139,7 +150,7 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
         // tune's `scratch:emulate:<spec>` names no lock). NULL for tunes from before this
         // migration: judged by the lock their identity maps to, as before.
         M::up("ALTER TABLE tunes ADD COLUMN lock_file TEXT;"),
-    ])
+    ]
 }
 
 #[cfg(test)]
