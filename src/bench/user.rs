@@ -101,10 +101,10 @@ impl UserJob {
             return Err(Error::BadInput("benchmark command: empty".into()));
         }
         for (field, v) in [("metric name", &self.name), ("unit", &self.unit)] {
-            if v.chars().any(crate::profile::escape::is_control) {
+            if v.chars().any(crate::types::text::is_control) {
                 return Err(Error::BadInput(format!(
                     "benchmark {field} '{}': holds a control character",
-                    crate::profile::escape::shown(v)
+                    crate::types::text::shown(v)
                 )));
             }
         }

@@ -5,7 +5,7 @@
 use super::{Ctx, print_json, print_out};
 use crate::Result;
 use crate::device::{self, Device};
-use crate::profile::escape::shown;
+use crate::types::text::shown;
 use serde::Serialize;
 
 /// Arguments of `sweetspot devices`.

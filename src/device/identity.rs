@@ -51,7 +51,7 @@ pub fn model_serial(model: &str, serial: &str) -> String {
 fn encode(s: &str, colon: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c == '%' || (colon && c == ':') || crate::profile::escape::is_control(c) {
+        if c == '%' || (colon && c == ':') || crate::types::text::is_control(c) {
             let mut buf = [0; 4];
             for b in c.encode_utf8(&mut buf).bytes() {
                 out.push_str(&format!("%{b:02X}"));

@@ -13,7 +13,7 @@
 //!   rebuilt one (no `..`, no other shape);
 //! - its apply order and scheduler are the catalogue's for that knob (a device knob has a
 //!   device, a host-wide one none; only an iosched knob has a scheduler);
-//! - its original parses in the knob's domain ([`super::plan::check_domain`], the check `set`
+//! - its original parses in the knob's domain (`plan::check_domain`, the check `set`
 //!   makes): an integer in the catalogue's range (0 too for a member of an exclusive vm pair,
 //!   which reads 0 while its partner rules), a plain scheduler name the kernel has offered
 //!   ([`catalogue::ELEVATORS`], or one the device offers now), or for `sched/features` flags

@@ -11,7 +11,7 @@ use crate::knob::catalogue;
 use crate::store::Store;
 use crate::store::tunes::SweetSpotRow;
 use crate::sysroot::SysRoot;
-use crate::types::{ApplyOrder, KnobValue, Setting};
+use crate::types::{ApplyOrder, KnobValue, Setting, text};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -280,27 +280,13 @@ fn vet(profile: &Profile) -> Result<()> {
         if let Err((k, why)) = super::file::check_knobs(knobs, is_host) {
             return Err(Error::BadInput(format!(
                 "database: the sweet spot of {}: knob '{}': {}; nothing exported",
-                shown(name),
-                shown(&k),
-                shown(&why)
+                text::shown(name),
+                text::shown(&k),
+                text::shown(&why)
             )));
         }
     }
     Ok(())
-}
-
-/// `text` with its control characters escaped (`\n`, `\u{1b}`), so an error names a value
-/// read from the database in one line.
-fn shown(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// The scheduler to pin with an entry's `knobs` when they set knobs of an `iosched/`

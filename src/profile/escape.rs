@@ -53,23 +53,7 @@ use crate::{Error, Result};
 /// The entry a field belongs to, for messages: `sdb (model X serial Y)`, `the host`.
 pub type Of<'a> = &'a str;
 
-/// `s` with control characters, `\` and the line separators escaped (`\n`, `\u{1b}`): safe to
-/// print in a message or a table.
-pub fn shown(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\u{2028}' | '\u{2029}' => c.escape_unicode().to_string(),
-            c if c.is_control() || c == '\\' => c.escape_debug().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
-}
-
-/// True for a character no format here can carry: a control character (C0, DEL, C1) or a
-/// Unicode line/paragraph separator.
-pub fn is_control(c: char) -> bool {
-    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
-}
+pub use crate::types::text::{is_control, shown};
 
 /// Refuses (exit 2) a `field` of `of` holding a control character.
 pub fn refuse_control(format: &str, field: &str, of: Of, v: &str) -> Result<()> {

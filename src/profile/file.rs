@@ -194,7 +194,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
         if let Some((keys, msg)) = control_text(texts, d.improvement.as_ref(), &d.baseline) {
             let mut at = vec!["device"];
             at.extend(keys.iter().map(String::as_str));
-            let field = crate::profile::escape::shown(&keys.join("."));
+            let field = crate::types::text::shown(&keys.join("."));
             return Err(err(span(&at, Some(i)), format!("device[{i}].{field}"), msg));
         }
         if let Some((k, msg)) = d.improvement.as_ref().and_then(bad_improvement) {
@@ -233,7 +233,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
         if let Some((keys, msg)) = control_text(texts, h.improvement.as_ref(), &h.baseline) {
             let mut at = vec!["host"];
             at.extend(keys.iter().map(String::as_str));
-            let field = crate::profile::escape::shown(&keys.join("."));
+            let field = crate::types::text::shown(&keys.join("."));
             return Err(err(span(&at, None), format!("host.{field}"), msg));
         }
         if let Some((k, msg)) = h.improvement.as_ref().and_then(bad_improvement) {
@@ -346,10 +346,10 @@ fn control_text(
     }
     let (keys, v) = texts
         .into_iter()
-        .find(|(_, v)| v.chars().any(crate::profile::escape::is_control))?;
+        .find(|(_, v)| v.chars().any(crate::types::text::is_control))?;
     let why = format!(
         "'{}' holds a control character: a profile cannot carry it (export refuses it too)",
-        crate::profile::escape::shown(&v)
+        crate::types::text::shown(&v)
     );
     Some((keys, why))
 }

@@ -311,7 +311,7 @@ impl Ctx<'_> {
 /// Errors: [`Error::BadFile`] with the line and field of the first problem; a `name` with a
 /// control character, [`Error::BadInput`].
 pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy> {
-    use crate::profile::escape::{is_control, shown};
+    use crate::types::text::{is_control, shown};
     // The name is stored with every sweet spot and written into exported files' comments.
     if name.chars().any(is_control) {
         return Err(Error::BadInput(format!(

@@ -5,10 +5,12 @@
 //! - [`setting`]: [`KnobValue`], [`Setting`], [`Domain`], [`ApplyOrder`].
 //! - [`load`]: contest's loads, [`Load`].
 //! - [`run`]: one run's contest columns, [`Run`], and the measured target, [`TargetInfo`].
+//! - [`text`]: free text from outside checked and shown on one line.
 
 pub mod load;
 pub mod run;
 pub mod setting;
+pub mod text;
 
 pub use load::Load;
 pub use run::{IoCounters, Run, TargetInfo};

@@ -73,13 +73,13 @@ pub(super) fn parse(cx: &Ctx, b: &Spanned<RawBenchmark>, loads: &[Load]) -> Resu
         (name.span(), which, name.get_ref().as_str()),
         (b.span(), "unit", r.unit.as_deref().unwrap_or("")),
     ] {
-        if v.chars().any(crate::profile::escape::is_control) {
+        if v.chars().any(crate::types::text::is_control) {
             return Err(cx.err(
                 &span,
                 &format!("benchmark.{field}"),
                 format!(
                     "'{}' holds a control character",
-                    crate::profile::escape::shown(v)
+                    crate::types::text::shown(v)
                 ),
             ));
         }
