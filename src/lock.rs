@@ -475,11 +475,36 @@ fn open_lock_file(path: &Path) -> Result<File> {
 /// Opens an existing lock file to probe or read it: read-write (a probe locks it), no symlink
 /// followed.
 fn open_existing(path: &Path) -> std::io::Result<File> {
-    File::options()
+    // O_NONBLOCK: a FIFO at the path must not hang the probe; only a regular file is one of
+    // our lock files.
+    let f = File::options()
         .read(true)
         .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(f)
+}
+
+/// True when `path` can be a lock file sweetspot made for database `db`: a `*.lock` file
+/// right in [`RUN_DIR`] or in `<db dir>/locks` ([`dir`]), with no `.` or `..` component. A
+/// lock path read back from the database (a tune's row) is used only then: the database is
+/// not trusted to name what root opens (SECURITY.md).
+pub fn is_lock_path(db: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    let local = db.parent().unwrap_or_else(|| Path::new(".")).join("locks");
+    path.extension().is_some_and(|x| x == "lock")
+        && path
+            .parent()
+            .is_some_and(|p| p == Path::new(RUN_DIR) || p == local)
+        && path
+            .file_name()
+            .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+        && !path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
 }
 
 /// One try of [`DeviceLock::try_acquire`] with `f`, the file opened at `path`.

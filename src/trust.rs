@@ -13,15 +13,19 @@
 //!   nor any directory above it may be writable by a group other than root's (gid 0) or by
 //!   everyone (a directory with the sticky bit, like `/tmp`, is allowed: others cannot
 //!   replace what is in it), and every directory above it must be owned by root.
-//! - [`Origin::Named`]: a file the admin names on the command line under `sudo` (`--policy
-//!   FILE`, `--config FILE`, `--db FILE`, `profile apply FILE`). It may be the admin's own
-//!   (any owner), but it must not be writable by anyone else: not by a group other than root's,
-//!   not by everyone, and every directory above it owned by root or by the file's owner and
-//!   writable by no one else (sticky directories allowed, as above).
+//! - [`Origin::Named`]: a file the admin names on the command line under `sudo` (`tune
+//!   --policy FILE`, `--db FILE`). It may be the admin's own: owned by root or by the user
+//!   who ran the command ([`invoker`]: `SUDO_UID` under sudo, else the real uid), and no one
+//!   else; not writable by a group other than root's nor by everyone; every directory above
+//!   it owned by root or that user and writable by no one else (sticky directories allowed,
+//!   as above). A file of a third user is refused even when the admin names it: its owner
+//!   could change it between two runs.
 //!
-//! The file checked is the one read: [`open`] opens it once and checks that open file's
-//! metadata (no swap between check and read), then checks the directories above its
-//! canonical path. This is the rule OpenSSH's `StrictModes` applies to `authorized_keys`
+//! The file checked is the one read: [`open`] opens it once (non-blocking, so a FIFO cannot
+//! hang root) and checks that open file's metadata (a regular file; no swap between check
+//! and read), then checks the directories above its canonical path. [`check_path`], for a
+//! file another library opens, refuses a symbolic link whose owner is not allowed, or that
+//! points at nothing (root would create its target). This is the rule OpenSSH's `StrictModes` applies to `authorized_keys`
 //! (`auth.c`, `secure_filename`), with sudo's view of the command line's files.
 //!
 //! Run by a user other than root, sweetspot can write no kernel knob and runs commands as
@@ -37,7 +41,8 @@ use std::path::{Path, PathBuf};
 pub enum Origin {
     /// Read unattended or from a default path: root-owned, written by root alone.
     System,
-    /// Named by the admin on the command line: any owner, written by that owner alone.
+    /// Named by the admin on the command line: root's or the admin's own ([`invoker`]),
+    /// written by its owner alone.
     Named,
 }
 
@@ -52,14 +57,34 @@ const STICKY: u32 = 0o1000;
 /// `chmod` that fixes it; or the open's own error (as [`Error::BadInput`]: a file the user
 /// named that cannot be read).
 pub fn open(path: &Path, what: &str, origin: Origin) -> Result<File> {
-    let f = File::open(path).map_err(|e| bad(what, path, &e.to_string()))?;
+    open_as(path, what, origin, invoker())
+}
+
+/// [`open`] for the admin `admin` (a uid: who may own a [`Origin::Named`] file).
+fn open_as(path: &Path, what: &str, origin: Origin, admin: u32) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO for reading would wait for a writer; O_NOCTTY: a terminal
+    // named here must not become root's controlling terminal. Neither changes how a regular
+    // file reads.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| bad(what, path, &e.to_string()))?;
     let meta = f.metadata().map_err(|e| bad(what, path, &e.to_string()))?;
     if meta.is_dir() {
         return Err(bad(what, path, "is a directory, not a file"));
     }
-    check_meta(path, path, &meta, what, origin, None)?;
+    if !meta.is_file() {
+        return Err(bad(
+            what,
+            path,
+            "is not a regular file (a FIFO, a socket or a device): refused",
+        ));
+    }
+    check_meta(path, path, &meta, what, origin, admin)?;
     let canon = std::fs::canonicalize(path).map_err(|e| bad(what, path, &e.to_string()))?;
-    check_dirs_above(path, &canon, what, origin, meta.uid())?;
+    check_dirs_above(path, &canon, what, origin, admin)?;
     Ok(f)
 }
 
@@ -78,26 +103,69 @@ pub fn read_to_string(path: &Path, what: &str, origin: Origin) -> Result<String>
 /// exists (its metadata, not following a final symlink's target's directories twice), and the
 /// directories above it (or above where it will be created). Errors: as [`open`].
 pub fn check_path(path: &Path, what: &str, origin: Origin) -> Result<()> {
+    check_path_as(path, what, origin, invoker())
+}
+
+/// [`check_path`] for the admin `admin` (see [`open_as`]).
+fn check_path_as(path: &Path, what: &str, origin: Origin, admin: u32) -> Result<()> {
     let abs = std::path::absolute(path).map_err(|e| bad(what, path, &e.to_string()))?;
+    if let Ok(link) = std::fs::symlink_metadata(&abs)
+        && link.file_type().is_symlink()
+    {
+        // SQLite follows a symbolic link: its owner chose where root reads and writes.
+        if std::fs::metadata(&abs).is_err() {
+            return Err(bad(
+                what,
+                path,
+                "is a symbolic link to nothing: root would create its target; refused",
+            ));
+        }
+        // A link's own mode means nothing (always 0777): only its owner counts.
+        let allowed = link.uid() == 0 || (origin == Origin::Named && link.uid() == admin);
+        if is_root() && !allowed {
+            return Err(refuse(
+                what,
+                path,
+                &link,
+                &format!(
+                    "it is a symbolic link owned by {}, who chose where it points",
+                    user_name(link.uid())
+                ),
+                &format!("replace the link {} by the file itself", path.display()),
+            ));
+        }
+    }
     match std::fs::metadata(&abs) {
         Ok(meta) => {
-            check_meta(path, path, &meta, what, origin, None)?;
+            check_meta(path, path, &meta, what, origin, admin)?;
             let canon = std::fs::canonicalize(&abs).map_err(|e| bad(what, path, &e.to_string()))?;
-            check_dirs_above(path, &canon, what, origin, meta.uid())
+            check_dirs_above(path, &canon, what, origin, admin)
         }
         Err(_) => {
-            // Not there yet: the directory it will be created in, and those above it, as if
-            // the file were root's (or the creator's: sweetspot makes it as the running user).
+            // Not there yet: the directory it will be created in, and those above it.
             let Some(parent) = existing_ancestor(&abs) else {
                 return Ok(());
             };
-            let owner = nix::unistd::geteuid().as_raw();
             let meta =
                 std::fs::metadata(&parent).map_err(|e| bad(what, &parent, &e.to_string()))?;
-            check_meta(path, &parent, &meta, what, origin, Some(owner))?;
-            check_dirs_above(path, &parent, what, origin, owner)
+            check_meta(path, &parent, &meta, what, origin, admin)?;
+            check_dirs_above(path, &parent, what, origin, admin)
         }
     }
+}
+
+/// The admin who ran this command, a uid: under `sudo`, `SUDO_UID` (sudo sets it to the
+/// invoking user's uid, sudo(8) "ENVIRONMENT"); else the real uid. Only root's own
+/// environment can set it for a root process, so it tells whose files the admin may name.
+pub fn invoker() -> u32 {
+    let real = nix::unistd::getuid().as_raw();
+    if real != 0 {
+        return real;
+    }
+    std::env::var("SUDO_UID")
+        .ok()
+        .and_then(|u| u.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// True when sweetspot runs as root (euid 0): the rule applies in full.
@@ -114,16 +182,15 @@ fn existing_ancestor(path: &Path) -> Option<PathBuf> {
 }
 
 /// Checks one file or directory's own metadata. `file`: the file it is for (named first in a
-/// refusal); `path`: the one checked (`file` itself, or a directory above it). `dir_owner`:
-/// checking a directory that must be owned by root or this uid (for [`Origin::Named`]);
-/// `None` for the file itself.
+/// refusal); `path`: the one checked (`file` itself, a symbolic link to it, or a directory
+/// above it). `admin`: the uid that may own what [`Origin::Named`] checks, besides root.
 fn check_meta(
     file: &Path,
     path: &Path,
     meta: &Metadata,
     what: &str,
     origin: Origin,
-    dir_owner: Option<u32>,
+    admin: u32,
 ) -> Result<()> {
     let mode = meta.permissions().mode();
     let sticky_dir = meta.is_dir() && mode & STICKY != 0;
@@ -153,15 +220,15 @@ fn check_meta(
             &format!("chmod g-w {}", path.display()),
         ));
     }
-    let owner_ok = match (origin, dir_owner) {
-        (Origin::System, _) => meta.uid() == 0,
-        (Origin::Named, None) => true,
-        (Origin::Named, Some(uid)) => meta.uid() == 0 || meta.uid() == uid,
+    let owner_ok = match origin {
+        Origin::System => meta.uid() == 0,
+        Origin::Named => meta.uid() == 0 || meta.uid() == admin,
     };
     if !owner_ok {
         let who = match origin {
-            Origin::System => "root",
-            Origin::Named => "root or the file's owner",
+            Origin::System => "root".to_string(),
+            Origin::Named if admin == 0 => "root (no sudo user: SUDO_UID unset)".to_string(),
+            Origin::Named => format!("root or {}, who ran this", user_name(admin)),
         };
         return Err(refuse(
             what,
@@ -180,11 +247,11 @@ fn check_dirs_above(
     canon: &Path,
     what: &str,
     origin: Origin,
-    file_owner: u32,
+    admin: u32,
 ) -> Result<()> {
     for dir in canon.ancestors().skip(1) {
         let meta = std::fs::metadata(dir).map_err(|e| bad(what, dir, &e.to_string()))?;
-        check_meta(file, dir, &meta, what, origin, Some(file_owner))?;
+        check_meta(file, dir, &meta, what, origin, admin)?;
     }
     Ok(())
 }
@@ -266,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn as_root_a_file_owned_by_nobody_is_refused_unattended_but_may_be_named() {
+    fn as_root_a_file_owned_by_nobody_may_be_named_only_by_nobody_under_sudo() {
         if !is_root() {
             eprintln!("skipped: needs root (chown)");
             return;
@@ -285,10 +352,24 @@ mod tests {
             e.contains(&format!("fix: chown root {}", p.display())),
             "{e}"
         );
-        assert!(open(&p, "policy", Origin::Named).is_ok());
+        // Named by root itself (no SUDO_UID): another user's file is refused.
+        let e = open_as(&p, "policy", Origin::Named, 0)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("not root (no sudo user: SUDO_UID unset)"), "{e}");
+        // Named by a third user under sudo: refused, naming who ran it.
+        let e = open_as(&p, "policy", Origin::Named, 54321)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("not root or ") && e.contains("uid 54321, who ran this"),
+            "{e}"
+        );
+        // Named by nobody under sudo: their own file.
+        assert!(open_as(&p, "policy", Origin::Named, NOBODY).is_ok());
         // Group-writable by nogroup: refused both ways.
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o664)).expect("chmod");
-        let e = open(&p, "policy", Origin::Named)
+        let e = open_as(&p, "policy", Origin::Named, NOBODY)
             .expect_err("refused")
             .to_string();
         assert!(e.contains("writable by group nogroup (gid 65534)"), "{e}");
@@ -318,7 +399,7 @@ mod tests {
         let e = open(&p, "policy", Origin::Named)
             .expect_err("refused")
             .to_string();
-        assert!(e.contains("not root or the file's owner"), "{e}");
+        assert!(e.contains("not root (no sudo user"), "{e}");
         // The refusal names the file read first, then the directory at fault.
         assert!(
             e.starts_with(&format!(
@@ -328,9 +409,47 @@ mod tests {
             )),
             "{e}"
         );
-        // The file nobody's own in nobody's directory: named on the command line, allowed.
+        // The file nobody's own in nobody's directory, named by nobody under sudo: allowed.
         chown(&p, Some(NOBODY), None).expect("chown");
-        assert!(open(&p, "policy", Origin::Named).is_ok());
+        assert!(open_as(&p, "policy", Origin::Named, NOBODY).is_ok());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("p.toml");
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+        let e = open(&p, "profile", Origin::System)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("is not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn as_root_a_symbolic_link_to_nothing_or_of_another_user_is_refused() {
+        if !is_root() {
+            eprintln!("skipped: needs root (chown)");
+            return;
+        }
+        let d = tempfile::tempdir().expect("tempdir");
+        let db = d.path().join("s.db");
+        std::os::unix::fs::symlink(d.path().join("victim/created.db"), &db).expect("symlink");
+        let e = check_path(&db, "database", Origin::Named)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("is a symbolic link to nothing"), "{e}");
+        std::fs::remove_file(&db).expect("rm");
+        let real = file(d.path(), 0o644);
+        std::os::unix::fs::symlink(&real, &db).expect("symlink");
+        assert!(check_path(&db, "database", Origin::System).is_ok());
+        std::os::unix::fs::lchown(&db, Some(NOBODY), None).expect("lchown");
+        let e = check_path_as(&db, "database", Origin::Named, 0)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("is a symbolic link owned by nobody (uid 65534)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -43,8 +43,18 @@ fn marker_policy(path: &Path, marker: &Path, uid: u32, mode: u32) {
 /// `sweetspot tune --host -q --policy <policy>` on a fake host tree under `t`: (exit code,
 /// stderr).
 fn tune(t: &Path, policy: &str) -> (Option<i32>, String) {
+    tune_as(t, policy, None)
+}
+
+/// [`tune`] as if run by `sudo` from the user `sudo_uid` (`SUDO_UID` set), or by root itself.
+fn tune_as(t: &Path, policy: &str, sudo_uid: Option<u32>) -> (Option<i32>, String) {
     let (sys, proc_, _) = common::autogroup_host(t);
-    let out = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("sweetspot"));
+    cmd.env_remove("SUDO_UID");
+    if let Some(uid) = sudo_uid {
+        cmd.env("SUDO_UID", uid.to_string());
+    }
+    let out = cmd
         .current_dir(t)
         .arg("--db")
         .arg(t.join("s.db"))
@@ -84,6 +94,36 @@ fn a_policy_anyone_may_write_named_with_policy_file_is_refused_before_its_comman
     // Root's own 0644 file: accepted, and its command runs.
     marker_policy(&policy, &marker, 0, 0o644);
     let (code, err) = tune(t.path(), policy.to_str().unwrap());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(marker.exists(), "{err}");
+}
+
+#[test]
+fn a_policy_named_with_policy_file_must_be_roots_or_the_sudo_users() {
+    if skip_unless_root() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let marker = t.path().join("MARKER");
+    let policy = t.path().join("theirs.toml");
+    // nobody's own file, writable by nobody else.
+    marker_policy(&policy, &marker, NOBODY, 0o644);
+    let (code, err) = tune_as(t.path(), policy.to_str().unwrap(), None);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "policy {}: it is owned by nobody (uid 65534), not root (no sudo user: SUDO_UID \
+             unset)",
+            policy.display()
+        )),
+        "{err}"
+    );
+    let (code, err) = tune_as(t.path(), policy.to_str().unwrap(), Some(4321));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not root or uid 4321, who ran this"), "{err}");
+    assert!(!marker.exists(), "root ran another user's command");
+    // Run by nobody under sudo: their own policy.
+    let (code, err) = tune_as(t.path(), policy.to_str().unwrap(), Some(NOBODY));
     assert_eq!(code, Some(0), "{err}");
     assert!(marker.exists(), "{err}");
 }

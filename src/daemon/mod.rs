@@ -434,13 +434,9 @@ pub fn run(
 ) -> Result<()> {
     let mut cfg = config::load(config_path, explicit, crate::trust::Origin::System)?;
     let db = db_path(cfg.db.as_deref(), db, db_given);
-    // The config's `db` and the default are read unattended; `--db` was named by the admin.
-    let origin = if db_given {
-        crate::trust::Origin::Named
-    } else {
-        crate::trust::Origin::System
-    };
-    Store::check_trusted(&db, origin)?;
+    // The daemon reads its database unattended, for as long as it runs: root's alone, also
+    // when `--db` names it (SECURITY.md).
+    Store::check_trusted(&db, crate::trust::Origin::System)?;
     // One daemon at a time: a second would retune and re-apply beside the first.
     let _daemon = crate::lock::DeviceLock::acquire(
         &crate::lock::path(&db, root, crate::lock::DAEMON),

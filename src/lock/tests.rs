@@ -247,3 +247,36 @@ fn a_wait_for_a_lock_another_process_holds_gives_up_naming_it() {
     assert_eq!(holder(&p).unwrap().command, "open");
     drop(l);
 }
+
+#[test]
+fn only_a_lock_files_place_is_taken_from_a_tune_row() {
+    let db = Path::new("/var/lib/sweetspot/sweetspot.db");
+    assert!(is_lock_path(
+        db,
+        Path::new("/run/sweetspot/locks/wwid_naa.5.lock")
+    ));
+    assert!(is_lock_path(
+        db,
+        Path::new("/var/lib/sweetspot/locks/host.lock")
+    ));
+    for bad in [
+        "/tmp/x/fifo",
+        "/dev/watchdog",
+        "/run/sweetspot/locks/../../../etc/x.lock",
+        "/var/lib/sweetspot/locks/sub/host.lock",
+        "/run/sweetspot/locks/host",
+        "/run/sweetspot/locks/.lock",
+    ] {
+        assert!(!is_lock_path(db, Path::new(bad)), "{bad}");
+    }
+}
+
+#[test]
+fn a_fifo_at_a_lock_path_is_probed_without_waiting() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("x.lock");
+    nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    // Not one of ours: judged held (nothing is written under it), and at once.
+    assert!(held(&p));
+    assert_eq!(holder(&p), None);
+}

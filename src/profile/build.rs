@@ -254,36 +254,49 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
     }
-    let profile = Profile {
+    let mut profile = Profile {
         version: VERSION,
         devices,
         host: (!host.knobs.is_empty() || host.is_tuned()).then_some(host),
         origin: None,
     };
-    vet(&profile)?;
+    vet(&mut profile, sel.export)?;
     Ok(Built { profile, transient })
 }
 
 /// Checks every knob a sweet spot read back from the database would put in the profile (and
-/// so in a udev rule, a sysctl.d line, a TuneD section) as a profile file's own knobs are
-/// checked ([`super::file`]): a knob the catalogue knows, in its place (device or host), with
-/// a value within its safe bounds (`src/knob/catalogue.rs`). The database is root's, but a
-/// path or value read back from it is re-validated before it can reach a write (SECURITY.md).
-/// Errors: [`Error::BadInput`] (exit 2) naming the entry, the knob and why; nothing exported.
-fn vet(profile: &Profile) -> Result<()> {
-    let entries = profile
+/// so in a udev rule, a sysctl.d line, a TuneD section, or the daemon's writes) as a profile
+/// file's own knobs are checked ([`super::file`]): a knob the catalogue knows, in its place
+/// (device or host), with a value within its safe bounds (`src/knob/catalogue.rs`). The
+/// database is root's, but a path or value read back from it is re-validated before it can
+/// reach a write (SECURITY.md).
+///
+/// `export` (`profile export`): a knob that fails refuses the whole export, exit 2
+/// ([`Error::BadInput`] naming the entry, the knob and why), nothing written. Else (the
+/// daemon, which must go on keeping the other disks): that knob is left out of its entry,
+/// with a warning naming the same.
+fn vet(profile: &mut Profile, export: bool) -> Result<()> {
+    let mut sets: Vec<(&str, &mut Setting, bool)> = profile
         .devices
-        .iter()
-        .map(|d| (d.name.as_str(), &d.knobs, false));
-    let host = profile.host.iter().map(|h| ("[host]", &h.knobs, true));
-    for (name, knobs, is_host) in entries.chain(host) {
-        if let Err((k, why)) = super::file::check_knobs(knobs, is_host) {
-            return Err(Error::BadInput(format!(
-                "database: the sweet spot of {}: knob '{}': {}; nothing exported",
+        .iter_mut()
+        .map(|d| (d.name.as_str(), &mut d.knobs, false))
+        .collect();
+    if let Some(h) = profile.host.as_mut() {
+        sets.push(("[host]", &mut h.knobs, true));
+    }
+    for (name, knobs, is_host) in sets {
+        while let Err((k, why)) = super::file::check_knobs(knobs, is_host) {
+            let msg = format!(
+                "database: the sweet spot of {}: knob '{}': {}",
                 text::shown(name),
                 text::shown(&k),
                 text::shown(&why)
-            )));
+            );
+            if export {
+                return Err(Error::BadInput(format!("{msg}; nothing exported")));
+            }
+            tracing::warn!("{msg}; left out");
+            knobs.remove(&k);
         }
     }
     Ok(())

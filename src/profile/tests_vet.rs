@@ -35,12 +35,16 @@ fn spot(store: &Store, best: &[(&str, KnobValue)], default: &[(&str, KnobValue)]
 }
 
 fn export(store: &Store, t: &FakeTree) -> crate::Result<super::model::Profile> {
+    built(store, t, true)
+}
+
+fn built(store: &Store, t: &FakeTree, export: bool) -> crate::Result<super::model::Profile> {
     let sel = Select {
         device: None,
         policy: None,
         by: MatchBy::Identity,
         only: None,
-        export: true,
+        export,
     };
     build(store, &t.root, &sel)
 }
@@ -104,4 +108,23 @@ fn a_sweet_spot_outside_the_catalogue_is_refused_before_anything_is_exported() {
         p.devices[0].knobs.get("fifo_batch"),
         Some(&KnobValue::Int(8))
     );
+}
+
+#[test]
+fn the_daemon_leaves_out_a_knob_outside_the_catalogue_and_keeps_the_rest() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("d.db")).unwrap();
+    spot(
+        &store,
+        &[("fifo_batch", 8.into()), ("uevent", "add".into())],
+        &[("fifo_batch", 16.into()), ("uevent", "change".into())],
+    );
+    let p = built(&store, &t, false).unwrap();
+    assert_eq!(p.devices.len(), 1);
+    let knobs: Vec<&String> = p.devices[0].knobs.keys().collect();
+    // fifo_batch is an iosched knob: its scheduler is pinned with it.
+    assert_eq!(knobs, ["fifo_batch", "scheduler"]);
+    assert!(export(&store, &t).is_err());
 }

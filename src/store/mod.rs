@@ -641,7 +641,8 @@ mod tests {
             )),
             "{e}"
         );
-        assert!(Store::check_trusted(&p, Origin::Named).is_ok());
+        // Named by root (no SUDO_UID): another user's database is refused too.
+        assert!(Store::check_trusted(&p, Origin::Named).is_err());
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
         let e = Store::check_trusted(&p, Origin::Named).unwrap_err();
         assert!(e.to_string().contains("mode 0666"), "{e}");

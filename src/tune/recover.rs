@@ -65,11 +65,13 @@ pub fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> boo
     }
 }
 
-/// The lock file whose lock running tune `t` holds: the one its row records, else the one its
-/// identity maps to ([`tune_lock`]).
+/// The lock file whose lock running tune `t` holds: the one its row records when that is a
+/// lock file's place ([`lock::is_lock_path`]: the row is not trusted to name what root
+/// opens), else the one its identity maps to ([`tune_lock`]).
 fn held_lock(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> PathBuf {
     t.lock_file
         .clone()
+        .filter(|f| lock::is_lock_path(db, f))
         .unwrap_or_else(|| lock::path(db, root, tune_lock(&t.identity)))
 }
 
@@ -573,19 +575,33 @@ pub fn restore_idle(
 pub fn undo_command(db: &Path, root: &SysRoot, device: Option<&str>) -> String {
     let mut c = "sweetspot".to_string();
     if db != Store::default_path() {
-        c += &format!(" --db {}", db.display());
+        c += &format!(" --db {}", shell_arg(&db.to_string_lossy()));
     }
     if !root.is_real() {
-        c += &format!(" --sysfs-root {}", root.sys.display());
+        c += &format!(" --sysfs-root {}", shell_arg(&root.sys.to_string_lossy()));
     }
     if !root.is_real_proc() {
-        c += &format!(" --procfs-root {}", root.proc.display());
+        c += &format!(" --procfs-root {}", shell_arg(&root.proc.to_string_lossy()));
     }
     c += " restore";
     if let Some(d) = device {
-        c += &format!(" {d}");
+        c += &format!(" {}", shell_arg(d));
     }
     c
+}
+
+/// `s` quoted for a POSIX shell when it needs it (`shlex`), with control characters escaped
+/// first so the command stays on one line: a path read back from the database (a journal
+/// row's roots) can carry `$(…)` or a newline, and the admin pastes this command as root.
+fn shell_arg(s: &str) -> String {
+    use crate::types::text;
+    let s = if s.chars().any(text::is_control) {
+        text::shown(s)
+    } else {
+        s.to_string()
+    };
+    // After `shown` no NUL is left, the one thing `try_quote` refuses.
+    shlex::try_quote(&s).map_or(s.clone(), |q| q.into_owned())
 }
 
 #[cfg(test)]
@@ -1266,5 +1282,30 @@ mod tests {
         assert!(judge(&s), "held, holder unreadable");
         drop(held);
         assert!(!judge(&s));
+    }
+}
+
+#[cfg(test)]
+mod undo_command_tests {
+    use super::*;
+
+    #[test]
+    fn roots_read_back_from_the_database_are_quoted_on_one_line() {
+        let root = SysRoot::new("/tmp/a$(touch /tmp/x) ;id;#", "/tmp/p\nq");
+        let c = undo_command(Path::new("/tmp/d b/s.db"), &root, Some("sda"));
+        assert_eq!(
+            c,
+            "sweetspot --db '/tmp/d b/s.db' --sysfs-root '/tmp/a$(touch /tmp/x) ;id;#' \
+             --procfs-root \"/tmp/p\\\\nq\" restore sda"
+        );
+        let plain = undo_command(
+            Path::new("/tmp/s.db"),
+            &SysRoot::new("/t/sys", "/t/proc"),
+            None,
+        );
+        assert_eq!(
+            plain,
+            "sweetspot --db /tmp/s.db --sysfs-root /t/sys --procfs-root /t/proc restore"
+        );
     }
 }

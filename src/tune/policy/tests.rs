@@ -188,8 +188,8 @@ fn builtin_text(n: &str) -> String {
 }
 
 /// As root: a policy in the policies directory must be root's ([`Origin::System`]); the same
-/// file named as a path may be its owner's ([`Origin::Named`]) but is refused under
-/// `System` (the daemon's config names policies so), and anyone-writable is refused always.
+/// file named as a path ([`Origin::Named`]) must be root's or the admin's who ran sudo
+/// (`SUDO_UID`, unset here: root's only), and anyone-writable is refused always.
 #[test]
 fn resolve_checks_who_may_have_written_the_file_it_reads() {
     use std::os::unix::fs::{PermissionsExt, chown};
@@ -211,9 +211,12 @@ fn resolve_checks_who_may_have_written_the_file_it_reads() {
         "{e}"
     );
     assert_eq!(e.exit_code(), 2);
-    assert_eq!(
-        resolve(path, dir.path(), Origin::Named).unwrap().name,
-        "mine"
+    let e = resolve(path, dir.path(), Origin::Named).unwrap_err();
+    assert!(
+        e.to_string().starts_with(&format!(
+            "policy {path}: it is owned by nobody (uid 65534), not root (no sudo user"
+        )),
+        "{e}"
     );
     assert!(resolve(path, dir.path(), Origin::System).is_err());
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
