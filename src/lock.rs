@@ -494,6 +494,7 @@ fn open_existing(path: &Path) -> std::io::Result<File> {
 /// not trusted to name what root opens (SECURITY.md).
 pub fn is_lock_path(db: &Path, path: &Path) -> bool {
     use std::path::Component;
+    let db = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
     let local = db.parent().unwrap_or_else(|| Path::new(".")).join("locks");
     path.extension().is_some_and(|x| x == "lock")
         && path

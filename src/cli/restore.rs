@@ -277,7 +277,7 @@ fn other_roots(
                 "left alone: {knob}, journaled at {} under other roots than this run's; \
                  `restore` with the --sysfs-root/--procfs-root it was written under puts it \
                  back\n",
-                e.path.display()
+                crate::types::text::shown(&e.path.to_string_lossy())
             );
             continue;
         };
@@ -322,7 +322,7 @@ fn other_roots(
             .into_iter()
             .filter(|t| **t != ctx.root.sys && **t != ctx.root.proc)
             .filter(|t| matches!(t.try_exists(), Ok(false)))
-            .map(|t| t.display().to_string())
+            .map(|t| crate::types::text::shown(&t.to_string_lossy()))
             .collect();
         out += &format!(
             "left alone: {}, written under other roots than this run's; `{}` puts {} back{}\n",

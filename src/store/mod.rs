@@ -171,11 +171,46 @@ impl Store {
     /// its owner and mode and the fix.
     pub fn check_trusted(path: &Path, origin: Origin) -> Result<()> {
         crate::trust::check_path(path, "database", origin)?;
+        Self::check_own_directory(path)?;
         for suffix in ["-wal", "-shm", "-journal"] {
             let side = sibling(path, suffix);
             if std::fs::symlink_metadata(&side).is_ok() {
                 crate::trust::check_path(&side, "database", origin)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Refuses (as root) a database whose own directory others may create files in (a sticky
+    /// `/tmp`, which the trust rule allows above a file): the database, its `-wal` or its
+    /// `-journal` may not exist yet when they are checked, and another user could create one
+    /// (or a symbolic link) there before SQLite opens it. Errors: [`Error::BadInput`] (exit
+    /// 2) naming the directory and the fix.
+    fn check_own_directory(path: &Path) -> Result<()> {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        if !crate::trust::is_root() {
+            return Ok(());
+        }
+        let abs =
+            std::path::absolute(path).map_err(|e| Error::io(path.display().to_string(), e))?;
+        let Some(dir) = abs.parent() else {
+            return Ok(());
+        };
+        let Ok(meta) = std::fs::metadata(dir) else {
+            return Ok(()); // Not there yet: created by sweetspot, 0700 (`Store::open`).
+        };
+        let mode = meta.permissions().mode();
+        if mode & 0o002 != 0 || (mode & 0o020 != 0 && meta.gid() != 0) {
+            return Err(Error::BadInput(format!(
+                "database {}: its directory {} lets others create files in it (mode {:04o}): \
+                 another user could put their own file or link where the database, its -wal or \
+                 its -journal will be opened; fix: keep the database in a directory only its owner \
+                 can write (e.g. --db {}/sweetspot/sweetspot.db)",
+                path.display(),
+                dir.display(),
+                mode & 0o7777,
+                dir.display()
+            )));
         }
         Ok(())
     }
@@ -618,6 +653,32 @@ mod tests {
         let locks = std::fs::metadata(dir.path().join("locks")).unwrap();
         assert_eq!(locks.permissions().mode() & 0o7777, 0o700);
         drop(s);
+    }
+
+    #[test]
+    fn as_root_a_database_right_in_a_sticky_world_writable_directory_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        if !crate::trust::is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let e = Store::check_trusted(&tmp.join("s.db"), Origin::Named).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().contains(&format!(
+                "its directory {} lets others create files in it (mode 1777)",
+                tmp.display()
+            )),
+            "{e}"
+        );
+        // One level down, in a directory of its own: fine (the sticky one is above it).
+        let own = tmp.join("sweetspot");
+        std::fs::create_dir(&own).unwrap();
+        assert!(Store::check_trusted(&own.join("s.db"), Origin::Named).is_ok());
     }
 
     #[test]
