@@ -333,30 +333,69 @@ impl Store {
                 ))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        raw.into_iter()
-            .map(
+        // A row whose JSON does not read is skipped with a warning, not fatal: one damaged row
+        // must not stop the daemon keeping every other disk, nor hide the other sweet spots.
+        Ok(raw
+            .into_iter()
+            .filter_map(
                 |(id, identity, kernel, policy, tune_id, s, d, sig, ev, at)| {
-                    Ok(SweetSpotRow {
-                        id,
-                        identity,
-                        kernel,
-                        policy,
-                        tune_id,
-                        setting: serde_json::from_str(&s).map_err(json_err)?,
-                        default_setting: serde_json::from_str(&d).map_err(json_err)?,
-                        significant: sig,
-                        evidence: serde_json::from_str(&ev).map_err(json_err)?,
-                        created_at: at,
+                    let row = (|| -> Result<SweetSpotRow> {
+                        Ok(SweetSpotRow {
+                            id,
+                            identity: identity.clone(),
+                            kernel,
+                            policy,
+                            tune_id,
+                            setting: serde_json::from_str(&s).map_err(json_err)?,
+                            default_setting: serde_json::from_str(&d).map_err(json_err)?,
+                            significant: sig,
+                            evidence: serde_json::from_str(&ev).map_err(json_err)?,
+                            created_at: at,
+                        })
+                    })();
+                    row.map_err(|e| {
+                        tracing::warn!(
+                            "sweet spot row {id} ({}) skipped: {e}",
+                            crate::types::text::shown(&identity)
+                        );
                     })
+                    .ok()
                 },
             )
-            .collect()
+            .collect())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweet_spot_row_whose_json_does_not_read_is_skipped_and_the_others_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        let t = TargetInfo {
+            label: "sda".into(),
+            identity: "wwid:a".into(),
+            kernel: "6.18".into(),
+        };
+        let setting: crate::types::Setting = [("fifo_batch".to_string(), 8.into())].into();
+        let ev = serde_json::json!({});
+        let good = s
+            .insert_sweet_spot(&t, "quick", None, &setting, &setting, true, &ev)
+            .unwrap();
+        let bad = s
+            .insert_sweet_spot(&t, "quick", None, &setting, &setting, true, &ev)
+            .unwrap();
+        s.conn()
+            .execute(
+                "UPDATE sweet_spots SET setting = 'garbage' WHERE id = ?1",
+                [bad],
+            )
+            .unwrap();
+        let ids: Vec<i64> = s.sweet_spots(None).unwrap().iter().map(|r| r.id).collect();
+        assert_eq!(ids, [good]);
+    }
 
     #[test]
     fn a_tune_and_its_plan_are_read_back_by_id() {
