@@ -40,24 +40,12 @@ pub(super) fn settle_foreign(
 ) -> Result<()> {
     warn_stale(&store.journal_close_stale(root, &root.boot())?);
     let mut refused = Vec::new();
-    let mut foreign: Vec<Entry> = Vec::new();
-    for mut e in store.journal_open(Some(&device.name), None)? {
-        if e.identity.as_deref() == Some(device.identity.as_str()) {
-            continue;
-        }
-        match vet(root, &e) {
-            Verdict::Here(path) => {
-                e.path = path;
-                foreign.push(e);
-            }
-            Verdict::Elsewhere(_) => {}
-            Verdict::Refused(why) => refused.push(Refused {
-                id: e.id,
-                knob: e.knob,
-                why,
-            }),
-        }
-    }
+    let foreign = vetted(
+        root,
+        store.journal_open(Some(&device.name), None)?,
+        &|e| e.identity.as_deref() == Some(device.identity.as_str()),
+        &mut refused,
+    );
     // Reported and skipped: not `set`'s to fail for (`restore` fails for them).
     report(store, &refused);
     if foreign.is_empty() {
@@ -193,25 +181,7 @@ pub fn restore_vetted(
 ) -> Result<Restore> {
     warn_stale(&store.journal_close_stale(root, &root.boot())?);
     let mut refused = malformed(store, device, owner)?;
-    let mut entries: Vec<Entry> = Vec::new();
-    for mut e in store.journal_open(device, owner)? {
-        if skip(&e) {
-            continue;
-        }
-        match vet(root, &e) {
-            Verdict::Here(path) => {
-                // The file rebuilt from the catalogue, never the row's (they are equal).
-                e.path = path;
-                entries.push(e);
-            }
-            Verdict::Elsewhere(_) => {}
-            Verdict::Refused(why) => refused.push(Refused {
-                id: e.id,
-                knob: e.knob,
-                why,
-            }),
-        }
-    }
+    let entries = vetted(root, store.journal_open(device, owner)?, skip, &mut refused);
     report(store, &refused);
     let entries = hand_down(store, root, entries)?;
     let mut groups: BTreeMap<(bool, Option<String>), Vec<Entry>> = BTreeMap::new();
@@ -258,6 +228,33 @@ fn malformed(store: &Store, device: Option<&str>, owner: Option<&str>) -> Result
             why: b.why,
         })
         .collect())
+}
+
+/// The rows of `open` (those `skip` leaves) that may be written here, each with its file
+/// rebuilt from the catalogue, never the row's ([`vet`]); rows under other roots are left
+/// out, refused rows added to `refused`.
+fn vetted(
+    root: &SysRoot,
+    open: Vec<Entry>,
+    skip: &dyn Fn(&Entry) -> bool,
+    refused: &mut Vec<Refused>,
+) -> Vec<Entry> {
+    let mut here = Vec::new();
+    for mut e in open.into_iter().filter(|e| !skip(e)) {
+        match vet(root, &e) {
+            Verdict::Here(path) => {
+                e.path = path;
+                here.push(e);
+            }
+            Verdict::Elsewhere(_) => {}
+            Verdict::Refused(why) => refused.push(Refused {
+                id: e.id,
+                knob: e.knob,
+                why,
+            }),
+        }
+    }
+    here
 }
 
 /// Reports each refused row on stderr, once per process and database (a command may restore

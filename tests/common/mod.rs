@@ -586,8 +586,17 @@ impl Ext4Mount {
 }
 
 impl Drop for Ext4Mount {
+    /// Unmounts; when the filesystem is still busy (a load a failed test left running, an
+    /// emulated device whose server went away), detaches it lazily (`umount -l`), so the loop
+    /// device and the FUSE mount under it can go too instead of outliving the test.
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.target).status();
+        let ok = Command::new("umount")
+            .arg(&self.target)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.target).status();
+        }
     }
 }
 
