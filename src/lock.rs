@@ -81,8 +81,13 @@ pub fn dir(db: &Path, root: &SysRoot, identity: &str) -> PathBuf {
 /// The lock file of `identity`: its name is the identity with every character but ASCII
 /// letters, digits, `-` and `.` replaced by `_`.
 pub fn path(db: &Path, root: &SysRoot, identity: &str) -> PathBuf {
-    let safe: String = identity
-        .chars()
+    dir(db, root, identity).join(format!("{}.lock", file_name_of(identity)))
+}
+
+/// `name` as a lock file's name: every character but ASCII letters, digits, `-` and `.`
+/// replaced by `_`.
+pub fn file_name_of(name: &str) -> String {
+    name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
                 c
@@ -90,8 +95,7 @@ pub fn path(db: &Path, root: &SysRoot, identity: &str) -> PathBuf {
                 '_'
             }
         })
-        .collect();
-    dir(db, root, identity).join(format!("{safe}.lock"))
+        .collect()
 }
 
 /// Who holds a lock, as written into its file.

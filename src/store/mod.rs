@@ -380,17 +380,8 @@ pub fn open_lock_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    dir.join("locks").join(format!("{safe}.open.lock"))
+    dir.join("locks")
+        .join(format!("{}.open.lock", crate::lock::file_name_of(&name)))
 }
 
 /// `<path><suffix>`: SQLite's `-wal`, `-shm` and `-journal` files of a database.
