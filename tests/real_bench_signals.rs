@@ -203,16 +203,26 @@ fn sigint_mid_run_leaves_nothing_behind() {
     interrupt_mid_run(Signal::SIGINT);
 }
 
+/// `restore` with `tmp`'s `$TMPDIR` and database: its exit code, stdout and stderr.
+fn restore_out(tmp: &Path) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sweetspot"))
+        .arg("restore")
+        .env("TMPDIR", tmp)
+        .env("SWEETSPOT_DB", tmp.join("s.db"))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// [`restore_out`], asserting exit 0; its stdout.
 fn restore_in(tmp: &Path) -> String {
-    let out = common::ok_stdout(
-        Command::new(env!("CARGO_BIN_EXE_sweetspot"))
-            .arg("restore")
-            .env("TMPDIR", tmp)
-            .env("SWEETSPOT_DB", tmp.join("s.db"))
-            .output()
-            .unwrap(),
-    );
-    String::from_utf8_lossy(&out).into_owned()
+    let (code, stdout, stderr) = restore_out(tmp);
+    assert_eq!(code, Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    stdout
 }
 
 fn scratch_dirs(tmp: &Path) -> Vec<std::ffi::OsString> {
@@ -227,15 +237,33 @@ fn scratch_dirs(tmp: &Path) -> Vec<std::ffi::OsString> {
         .collect()
 }
 
+/// A SIGKILLed `bench --scratch` leaves its mount and loop device; `restore` leaves them while
+/// the run lives (exit 1, naming it), and removes them, its knob put back, once it is dead.
 #[test]
 fn sigkill_leftovers_are_removed_by_restore_but_a_live_run_is_not() {
     let tmp = tempfile::tempdir().unwrap();
     let tag = tmp.path().to_str().unwrap().to_string();
     let _guard = Leftovers { tag: tag.clone() };
-    let (mut child, workers) = start_bench(tmp.path());
+    // With a knob set, the live run has journaled its loop device whatever state an earlier
+    // run left its queue in (a loop queue outlives `losetup -d`, so a fresh bench may journal
+    // a reset too): restore's answer does not depend on which loop device the run got.
+    let (mut child, workers) = start_bench_with(tmp.path(), &["--set", "read_ahead_kb=512"]);
 
-    // A live run's scratch device is not a leftover: restore leaves it and the run alone.
-    restore_in(tmp.path());
+    // A live run's scratch device is not a leftover: restore leaves it and the run alone, and
+    // says so with exit 1 (a knob it was asked to restore is still changed).
+    let (code, out, err) = restore_out(tmp.path());
+    assert_eq!(code, Some(1), "stdout: {out}\nstderr: {err}");
+    let pid = format!("(pid {}", child.id());
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("left alone: loop") && l.contains(&pid)),
+        "{out}"
+    );
+    // Its read_ahead_kb, and any knob it reset on a queue an earlier run left changed.
+    assert!(
+        err.contains("1 knob left changed") || err.contains("2 knobs left changed"),
+        "{err}"
+    );
     assert!(
         text("losetup", &["-a"]).contains(&tag),
         "live loop device detached"
