@@ -231,12 +231,24 @@ impl Observe<TuneState> for TrialLog {
     }
 }
 
-/// An objective value in the log: 3 decimals (a Ratio), or 3 significant digits below 0.1 (a
-/// benchmark's small figure), never a zero that was not measured.
+/// An objective value in the log: 3 decimals (a Ratio), or 3 significant digits below 0.1 or
+/// from 1000 up (a benchmark's figure: 0.00412, 2673178, not 2673178.000), never a zero that
+/// was not measured.
 fn fmt_value(x: f64) -> String {
-    if x.abs() >= 0.1 || x == 0.0 || !x.is_finite() {
+    if (0.1..1000.0).contains(&x.abs()) || x == 0.0 || !x.is_finite() {
         format!("{x:.3}")
     } else {
         crate::tune::evaluator::figure(x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn values_print_with_sensible_precision() {
+        assert_eq!(super::fmt_value(1.6049), "1.605");
+        assert_eq!(super::fmt_value(0.004123), "0.00412");
+        assert_eq!(super::fmt_value(2673178.0), "2673178");
+        assert_eq!(super::fmt_value(4724075.29), "4724075");
     }
 }

@@ -4,7 +4,7 @@
 //! `evaluations`, `trials`, `runs`), plus per-load means, knob changes and the reason.
 
 use crate::bench::{Load, TargetInfo};
-use crate::knob::{KnobValue, Setting, setting_label};
+use crate::knob::{KnobValue, Setting};
 use crate::stats;
 use crate::tune::Outcome;
 use crate::tune::evaluator::{Trial, objective_value, trial_metrics};
@@ -14,7 +14,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod explain;
+mod text;
 pub use explain::{Dropped, Excluded, Refused, is_host_wide};
+pub use text::text;
 
 /// One knob's change from the default to the sweet spot.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -104,6 +106,15 @@ pub struct Report {
     pub reason: String,
     /// One-sided p-value of the final check, if it ran.
     pub p_value: Option<f64>,
+    /// The policy's significance level: `p_value` below it is significant.
+    pub alpha: f64,
+    /// The policy's minimum effect, a fraction (0.03: the sweet spot must be more than 3%
+    /// better than the default).
+    pub min_effect: f64,
+    /// Wall time of the tune, s: its trials and final check, not the building of a
+    /// `--scratch` device before it (`None` in a report not built by a run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
     /// Distinct settings measured (DESIGN.md's JSON contract: "settings measured").
     pub evaluations: usize,
     /// Trials measured, repeats included (a setting's trial: one run of each of its loads).
@@ -367,6 +378,9 @@ pub fn build_with(
             .as_ref()
             .map_or_else(|| "interrupted".to_string(), |v| v.reason.clone()),
         p_value: v.as_ref().and_then(|v| v.p_value),
+        alpha: policy.alpha,
+        min_effect: policy.min_effect,
+        elapsed_s: None,
         evaluations: distinct.len(),
         trials: out.trials.len(),
         runs: out.runs,
@@ -387,198 +401,6 @@ pub fn build_with(
         fixed_scheduler: space.fixed_scheduler.clone(),
         resumed: None,
     }
-}
-
-/// `2.20× better, 95% CI 2.05–2.37`; a ratio below 1 is inverted and called worse
-/// (`1.43× worse, 95% CI 0.52–3.85`), so the words never contradict the numbers; a ratio
-/// that rounds to 1.00 is `no change` (not "1.00× better").
-fn improvement_text(i: &Improvement) -> String {
-    let [lo, hi] = i.ci95;
-    if (i.ratio - 1.0).abs() < 0.005 {
-        return format!("no change, 95% CI {lo:.2}–{hi:.2}");
-    }
-    if i.ratio >= 1.0 {
-        return format!("{:.2}× better, 95% CI {lo:.2}–{hi:.2}", i.ratio);
-    }
-    let inv = |x: f64| if x > 0.0 { 1.0 / x } else { f64::INFINITY };
-    format!(
-        "{:.2}× worse, 95% CI {:.2}–{:.2}",
-        inv(i.ratio),
-        inv(hi),
-        inv(lo)
-    )
-}
-
-fn opt(x: Option<f64>, prec: usize) -> String {
-    x.map_or_else(|| "-".to_string(), |v| format!("{v:.prec$}"))
-}
-
-/// The human report.
-pub fn text(r: &Report) -> String {
-    let mut s = String::new();
-    s.push_str(&format!(
-        "sweet spot of {} (kernel {}, policy {})\n",
-        r.target.label, r.target.kernel, r.policy
-    ));
-    if let Some(b) = &r.benchmark {
-        s.push_str(&format!(
-            "  benchmark `{}`{}{}; its figure: {}, {}\n",
-            b.command,
-            b.nice.map_or_else(String::new, |n| format!(", nice {n}")),
-            b.cpus.as_ref().map_or_else(String::new, |c| format!(
-                ", CPUs {}",
-                c.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )),
-            b.label(),
-            if b.maximize { "maximised" } else { "minimised" }
-        ));
-    }
-    let o = &r.objective;
-    // A benchmark's figure may be 0.004 or 4724075: 3 significant digits, not 2 decimals.
-    let objective = |x: Option<f64>| match &r.benchmark {
-        Some(_) => x.map_or_else(|| "–".to_string(), crate::tune::evaluator::figure),
-        None => opt(x, 2),
-    };
-    // The headline is the final check's: the default against the best setting found (the
-    // "best found" column below), also when the verdict keeps the default.
-    match &o.candidate_improvement {
-        Some(i) => s.push_str(&format!(
-            "  {} {} → {} ({})\n",
-            o.name,
-            objective(o.default),
-            objective(o.candidate),
-            improvement_text(i)
-        )),
-        None => s.push_str(&format!(
-            "  {} at the default: {}\n",
-            o.name,
-            objective(o.default)
-        )),
-    }
-    s.push_str(&format!("  {}\n", r.reason));
-    if let Some(x) = &r.resumed {
-        s.push_str(&format!(
-            "  resumed tune #{}: reused its {} finished trials ({} runs); {} new runs\n",
-            x.from_tune,
-            x.trials,
-            x.runs,
-            r.runs.saturating_sub(x.runs)
-        ));
-    }
-    for n in &r.notes {
-        s.push_str(&format!("  note: {n}\n"));
-    }
-    let cell = |m: &LoadMeans| {
-        // A benchmark run has no contest Time: its figure is what was measured.
-        if let Some(b) = &r.benchmark {
-            return format!("{} {}", b.label(), objective(m.loads));
-        }
-        let mut c = format!("Time {} s", opt(m.time_s, 1));
-        if m.ratio.is_some() {
-            c.push_str(&format!("  Ratio {}", opt(m.ratio, 2)));
-        }
-        if m.loads.is_some() {
-            c.push_str(&format!("  Loads {}", opt(m.loads, 0)));
-        }
-        c
-    };
-    let head = [
-        format!("default [{}]", setting_label(&r.default)),
-        format!("best found [{}]", setting_label(&r.candidate)),
-    ];
-    // The default column is as wide as its widest cell, so the best column lines up.
-    let w = r
-        .loads
-        .values()
-        .map(|[d, _]| cell(d).chars().count())
-        .chain([head[0].chars().count()])
-        .max()
-        .unwrap_or(0);
-    s.push_str(&format!(
-        "\n  {:<12} {:<w$}  {}\n",
-        "load", head[0], head[1]
-    ));
-    for (name, [d, b]) in &r.loads {
-        s.push_str(&format!("  {:<12} {:<w$}  {}\n", name, cell(d), cell(b)));
-    }
-    if r.changes.is_empty() {
-        s.push_str("\n  knob changes: none (keep the default)\n");
-    } else {
-        s.push_str("\n  knob changes:\n");
-        for c in &r.changes {
-            let f = |v: &Option<KnobValue>| v.as_ref().map_or("-".into(), |v| v.to_string());
-            s.push_str(&format!(
-                "    {:<16} {} → {}{}\n",
-                c.knob,
-                f(&c.from),
-                f(&c.to),
-                if is_host_wide(&c.knob) {
-                    "   (host-wide: every device)"
-                } else {
-                    ""
-                }
-            ));
-        }
-    }
-    if !r.host_wide.is_empty() {
-        s.push_str(&format!(
-            "\n  host-wide knobs tuned (they act on every device): {}\n",
-            r.host_wide.join(", ")
-        ));
-    }
-    if !r.excluded.is_empty() {
-        s.push_str("\n  excluded by a guard rail:\n");
-        for e in &r.excluded {
-            s.push_str(&format!(
-                "    {}  {} {}: {}\n",
-                setting_label(&e.setting),
-                r.objective.name,
-                opt(e.objective, 2),
-                e.guards.join("; ")
-            ));
-        }
-    }
-    if !r.refused.is_empty() {
-        s.push_str("\n  refused by the kernel (infeasible, not measured):\n");
-        for e in &r.refused {
-            s.push_str(&format!("    {}  {}\n", setting_label(&e.setting), e.error));
-        }
-    }
-    if !r.not_touched.is_empty() {
-        s.push_str("\n  knobs not touched:\n");
-        for n in &r.not_touched {
-            s.push_str(&format!("    {n}\n"));
-        }
-    }
-    if !r.dropped.is_empty() {
-        s.push_str("\n  policy knobs dropped:\n");
-        for d in &r.dropped {
-            let reason = if r.not_touched.contains(&d.reason) {
-                "(see knobs not touched)"
-            } else {
-                d.reason.as_str()
-            };
-            s.push_str(&format!("    {:<16} {reason}\n", d.knob));
-        }
-    }
-    s.push_str(&format!(
-        "\n  {} trials of {} settings, {} load runs{}\n",
-        r.trials,
-        r.evaluations,
-        r.runs,
-        match (&r.applied, &r.undo) {
-            (true, Some(u)) => format!("; the sweet spot stays applied (`{u}` undoes it)"),
-            (true, None) => "; the sweet spot stays applied (restore undoes it)".to_string(),
-            (false, _) if r.target.identity.starts_with("host:") => {
-                "; the host's knobs are back as they were".to_string()
-            }
-            (false, _) => "; the device is back as it was".to_string(),
-        }
-    ));
-    s
 }
 
 #[cfg(test)]
@@ -687,7 +509,10 @@ mod tests {
         );
         let t = super::text(&r);
         assert!(t.contains("\n  excluded by a guard rail:\n    fifo_batch=4  io_load Ratio 0.90: io_load loads 3 < 0.5 × default 100 (= 50)\n"), "{t}");
-        assert!(t.ends_with("; the device is back as it was\n"), "{t}");
+        assert!(
+            t.contains("\n  undo       nothing to undo: the device is back as it was\n"),
+            "{t}"
+        );
         // A host tune (no device) says what it put back.
         let host = TargetInfo {
             label: "host".into(),
@@ -696,28 +521,8 @@ mod tests {
         };
         let t = super::text(&build(&host, &pol, &space, &out, None, false));
         assert!(
-            t.ends_with("; the host's knobs are back as they were\n"),
+            t.contains("\n  undo       nothing to undo: the host's knobs are back as they were\n"),
             "{t}"
         );
-    }
-
-    #[test]
-    fn improvement_below_one_reads_as_worse_with_the_inverted_ci() {
-        let better = Improvement {
-            ratio: 2.2,
-            ci95: [2.05, 2.37],
-        };
-        assert_eq!(improvement_text(&better), "2.20× better, 95% CI 2.05–2.37");
-        // Seen in a real `tune --scratch`: 1.63 → 2.38 was printed as "0.70× better".
-        let worse = Improvement {
-            ratio: 0.70,
-            ci95: [0.26, 1.92],
-        };
-        assert_eq!(improvement_text(&worse), "1.43× worse, 95% CI 0.52–3.85");
-        let same = Improvement {
-            ratio: 1.004,
-            ci95: [0.97, 1.04],
-        };
-        assert_eq!(improvement_text(&same), "no change, 95% CI 0.97–1.04");
     }
 }

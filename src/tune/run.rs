@@ -134,6 +134,7 @@ fn run(
     req: &Request,
     read_back: bool,
 ) -> Result<Ended> {
+    let started = std::time::Instant::now();
     let target = testbed.target();
     let space = Space::build(&testbed.space(), req.policy, testbed.zoned().as_deref())?;
     crate::tune::config(req.policy, req.budget, req.seed)?;
@@ -288,6 +289,7 @@ fn run(
     );
     rep.not_touched = not_touched;
     rep.resumed = resumed;
+    rep.elapsed_s = Some(started.elapsed().as_secs_f64());
     let fin = if applied {
         // The sweet spot stays on the device after the testbed is gone, journaled under this
         // tune, so `restore` still undoes it.
