@@ -77,12 +77,17 @@ impl Store {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| {
-            err(
-                format!("cannot create its directory {}: {e}", dir.display()),
-                unusable_place(&e),
-            )
-        })?;
+        // Directories it creates are its user's alone (0700), like /var/lib/sweetspot.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| {
+                err(
+                    format!("cannot create its directory {}: {e}", dir.display()),
+                    unusable_place(&e),
+                )
+            })?;
         // Two processes opening a new database at once would both see user_version 0 and
         // both create the schema: an exclusive lock on its open-lock ([`open_lock_path`],
         // held until this function returns) makes check and migration one step. It lives in
@@ -123,6 +128,11 @@ impl Store {
             other => err(other.to_string(), false),
         })?;
         let existed = path.metadata().map(|m| m.len() > 0).unwrap_or(false);
+        // A new database is its user's alone (0600): it names the machine's disks and holds
+        // the journal. SQLite gives its -wal and -shm the database file's mode.
+        if !existed && let Err(e) = create_private(path) {
+            return Err(err(format!("cannot be created: {e}"), unusable_place(&e)));
+        }
         let mut conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
@@ -369,6 +379,22 @@ impl Store {
     }
 }
 
+/// Creates the empty file `path` with mode 0600 (not following a symlink), or does nothing
+/// when it exists. Errors: the I/O error of the create.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        r => r.map(drop),
+    }
+}
+
 /// The open-lock of the database at `path` ([`Store::open`]):
 /// `<db dir>/locks/<db file name>.open.lock`, beside the device locks of its simulated and
 /// fake-tree devices ([`crate::lock::dir`]).
@@ -583,6 +609,28 @@ mod tests {
             dir.path().join("plain").display()
         );
         assert!(e.to_string().starts_with(&want), "{e}");
+    }
+
+    #[test]
+    fn a_new_database_and_the_directories_made_for_it_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("new/sub/s.db");
+        let mut store = Store::open(&db).unwrap();
+        store
+            .conn_mut()
+            .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&db), 0o600);
+        assert_eq!(mode(&dir.path().join("new/sub/s.db-wal")), 0o600);
+        assert_eq!(mode(&dir.path().join("new")), 0o700);
+        assert_eq!(mode(&dir.path().join("new/sub")), 0o700);
+        // An existing database keeps the mode its admin gave it.
+        drop(store);
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o640)).unwrap();
+        Store::open(&db).unwrap();
+        assert_eq!(mode(&db), 0o640);
     }
 
     #[test]
