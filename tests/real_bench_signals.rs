@@ -324,6 +324,39 @@ fn a_scratch_dir_without_an_owner_lock_is_never_swept() {
     assert!(!d.exists());
 }
 
+#[test]
+fn another_users_dead_scratch_or_work_dir_is_never_swept() {
+    use std::os::unix::fs::chown;
+    // `$TMPDIR` and a measured filesystem may be anyone's: a directory named like ours, with a
+    // free owner lock but another user's, is theirs to remove, not root's.
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["sweetspot-scratch-foreign", ".sweetspot-bench-foreign"] {
+        let d = tmp.path().join(name);
+        std::fs::create_dir_all(d.join("mnt")).unwrap();
+        std::fs::write(d.join("backing.img"), b"x").unwrap();
+        drop(sweetspot::bench::stale::own(&d).unwrap());
+        chown(&d, Some(65534), Some(65534)).unwrap();
+    }
+    assert_eq!(sweep(tmp.path()), Default::default());
+    assert!(sweetspot::bench::stale::sweep_work(tmp.path()).is_empty());
+    assert!(
+        tmp.path()
+            .join("sweetspot-scratch-foreign/backing.img")
+            .exists()
+    );
+    assert!(
+        tmp.path()
+            .join(".sweetspot-bench-foreign/backing.img")
+            .exists()
+    );
+    // Ours, the same otherwise, is swept.
+    for name in ["sweetspot-scratch-foreign", ".sweetspot-bench-foreign"] {
+        chown(tmp.path().join(name), Some(0), Some(0)).unwrap();
+    }
+    assert_eq!(sweep(tmp.path()).removed.len(), 1);
+    assert_eq!(sweetspot::bench::stale::sweep_work(tmp.path()).len(), 1);
+}
+
 /// A SIGKILLed `bench --scratch --set read_ahead_kb=512` leaves its loop device with the knob
 /// journaled open in its database. The next `bench --scratch` on that database puts the knob
 /// back and removes the leftover before it starts, as `tune --scratch` does (it used to leave

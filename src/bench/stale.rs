@@ -127,7 +127,11 @@ pub fn sweep(tmp: &Path, db: &Path) -> Swept {
 pub fn sweep_scratch(tmp: &Path, db: &Path) -> Swept {
     let mut out = Swept::default();
     let root = SysRoot::default();
-    for (dir, _lock) in dead(tmp, &[DIR_PREFIX]) {
+    // `$TMPDIR` is anyone's: another user's directory, however it looks, is not our leftover.
+    for (dir, _lock) in dead(tmp, &[DIR_PREFIX])
+        .into_iter()
+        .filter(|(d, _)| owned_by_me(d))
+    {
         let loops = attached(&dir);
         if let Verdict::Keep(why) = journal_db::verdict(&dir, &loops, db) {
             out.left.push(why);
@@ -238,11 +242,14 @@ pub fn sweep_runs(tmp: &Path) -> Vec<String> {
 
 /// Removes the work directories of dead runs (`.sweetspot-bench-*` with an owner lock nobody
 /// holds) directly under `target`, the measured filesystem's directory. Returns one line per
-/// directory removed. Like [`sweep`], a directory without a lock file, or whose owner is
-/// alive, is never touched.
+/// directory removed. Like [`sweep`], a directory without a lock file, whose owner is alive,
+/// or that another user owns, is never touched.
 pub fn sweep_work(target: &Path) -> Vec<String> {
     let mut done = Vec::new();
-    for (dir, _lock) in dead(target, &[WORK_PREFIX]) {
+    for (dir, _lock) in dead(target, &[WORK_PREFIX])
+        .into_iter()
+        .filter(|(d, _)| owned_by_me(d))
+    {
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => done.push(format!("removed {}", dir.display())),
             Err(e) => tracing::warn!("leftover work directory {}: {e}", dir.display()),
