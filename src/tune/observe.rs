@@ -18,6 +18,9 @@ use std::io::IsTerminal;
 use std::rc::Rc;
 use std::time::Instant;
 
+/// What [`TrialLog::on_step`] calls after every trial.
+type OnStep = Box<dyn FnMut(&Progress)>;
+
 /// Logs each trial and drives the progress bar.
 pub struct TrialLog {
     labels: Vec<String>,
@@ -31,7 +34,7 @@ pub struct TrialLog {
     /// Load runs replayed so far (`--resume`), if any are: they took no time.
     replayed: Option<Box<dyn Fn() -> u64>>,
     /// Called with the progress after every trial (tests watch the bar's counts by it).
-    on_step: Option<Box<dyn FnMut(&Progress)>>,
+    on_step: Option<OnStep>,
     values: BTreeMap<usize, Vec<f64>>,
     /// Mean loaded Times (s) of the screen's trials of the loaded runs only, by point: what
     /// the incumbent column shows for a leader that has no Ratio of its own yet.
