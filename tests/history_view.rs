@@ -165,6 +165,33 @@ fn a_long_policy_name_is_cut_and_the_columns_stay_put() {
     );
 }
 
+/// `bench` stores trials of no tune: counted under the tunes, listed by --json.
+#[test]
+fn benchs_trials_are_counted_not_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let surface = root().join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
+    let s = surface.to_str().unwrap();
+    common::ok_stdout(common::sweetspot(
+        &db,
+        &["bench", "--sim", s, "--runs", "1", "--seed", "1"],
+    ));
+    tune(&db, &["--seed", "1"]);
+    let text = history(&db, &[]);
+    assert!(
+        text.ends_with("\n(and 1 trial of `sweetspot bench`, of no tune: --json lists them)\n"),
+        "{text}"
+    );
+    let json: Value = serde_json::from_str(&history(&db, &["--json"])).unwrap();
+    let benched = json["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["tune_id"].is_null())
+        .count();
+    assert_eq!(benched, 1, "{json}");
+}
+
 #[test]
 fn an_unknown_tune_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();

@@ -153,6 +153,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         ));
     }
     let store = ctx.store_read_only()?;
+    let h = read(ctx, &store, args)?;
+    if args.json {
+        return super::print_json(&h);
+    }
+    super::print_out(&text(ctx, &store, args, &h)?)
+}
+
+/// What `args` asks of the database: tunes, trials (with their figures for `--json` and
+/// `--tune`), sweet spots and killed benchmarks' knobs. Errors: bad input for a `--tune` or
+/// device that is not there; the store's.
+fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
     let want = |identity: &str, label: &str| {
         args.device
             .as_ref()
@@ -194,7 +205,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .into_iter()
             .map(|row| {
                 Ok(TrialOut {
-                    figures: figures(&store, row.id)?,
+                    figures: figures(store, row.id)?,
                     row,
                 })
             })
@@ -219,7 +230,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 want(&s.identity, label) && of_tune(s.tune_id)
             })
             .collect(),
-        killed_bench_knobs: crate::tune::killed::killed_bench_knobs(&store, &ctx.root)?
+        killed_bench_knobs: crate::tune::killed::killed_bench_knobs(store, &ctx.root)?
             .into_iter()
             .filter(|k| {
                 args.device.is_none()
@@ -241,12 +252,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             ctx.root.sys.join("block").display()
         )));
     }
-    if args.json {
-        return super::print_json(&h);
-    }
+    Ok(h)
+}
+
+/// `history`'s text: the sweet spots and the latest tunes, or `--tune`'s tune and trials.
+fn text(ctx: &Ctx, store: &Store, args: &Args, h: &History) -> Result<String> {
     let mut s = String::new();
     if args.tune.is_none() {
-        sweet_spots_text(&store, &h.sweet_spots, &mut s)?;
+        sweet_spots_text(store, &h.sweet_spots, &mut s)?;
     }
     let shown = match (args.all, args.tune) {
         (false, None) => h.tunes.len().saturating_sub(args.limit),
@@ -264,7 +277,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         });
     }
     for t in &h.tunes[shown..] {
-        tune_text(&store, t, &h, args.tune.is_some(), &mut s)?;
+        tune_text(store, t, h, args.tune.is_some(), &mut s)?;
     }
     if h.tunes.iter().any(|t| t.status == "killed") {
         s.push_str(&format!(
@@ -282,12 +295,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         let benched = h.trials.iter().filter(|t| t.row.tune_id.is_none()).count();
         if benched > 0 {
             s.push_str(&format!(
-                "\n{benched} trial{} of no tune (stored by older versions): --json lists them\n",
+                "\n(and {benched} trial{} of `sweetspot bench`, of no tune: --json lists them)\n",
                 if benched == 1 { "" } else { "s" }
             ));
         }
     }
-    super::print_out(&s)
+    Ok(s)
 }
 
 /// The newest sweet spot of each (identity, kernel, policy), the one in force, in two lines;
