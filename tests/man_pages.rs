@@ -58,23 +58,22 @@ fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
     // clap names are &'static str without its `string` feature; a test may leak a few.
     let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
     let mut buf = Vec::new();
-    // The exit codes are every -h's epilogue (the daemon's its own) and end every --help;
-    // the page has its own section for them, and the rest of a --help epilogue (the daemon's
+    // The exit codes end every --help (the daemon's its own; -h has them in a line); the
+    // page has its own section for them, and the rest of a --help epilogue (the daemon's
     // signals and files) is its EXTRA section.
-    let status = cmd.get_after_help().map_or_else(
-        || sweetspot::cli::EXIT_STATUS.to_string(),
-        |h| h.to_string(),
-    );
-    let extra = [cmd.get_after_long_help(), cmd.get_after_help()]
-        .into_iter()
-        .flatten()
-        .map(|h| h.to_string())
-        .next()
-        .and_then(|h| {
-            let rest = h.strip_suffix(status.as_str()).unwrap_or(&h);
-            let rest = rest.trim_end();
-            (!rest.is_empty()).then(|| rest.to_string())
-        });
+    let long = cmd.get_after_long_help().map(|h| h.to_string());
+    let status = match &long {
+        Some(h) if h.ends_with(sweetspot::cli::DAEMON_EXIT_STATUS) => {
+            sweetspot::cli::DAEMON_EXIT_STATUS
+        }
+        _ => sweetspot::cli::EXIT_STATUS,
+    }
+    .to_string();
+    let extra = long.and_then(|h| {
+        let rest = h.strip_suffix(status.as_str()).unwrap_or(&h);
+        let rest = rest.trim_end();
+        (!rest.is_empty()).then(|| rest.to_string())
+    });
     let page_cmd = cmd.clone().after_help(None::<&str>);
     let page_cmd = match extra {
         Some(e) => page_cmd.after_long_help(e),

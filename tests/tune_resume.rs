@@ -115,12 +115,15 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
+    let mut lines = text
         .lines()
-        .find(|l| l.starts_with(&format!("  #{from:<4} ")))
-        .unwrap();
+        .skip_while(|l| !l.starts_with(&format!("  #{from:<4} ")));
+    let (line, verdict) = (lines.next().unwrap(), lines.next().unwrap_or_default());
+    assert!(line.contains(" resumed "), "{text}");
     assert!(
-        line.contains(" resumed     (its finished trials moved to the tune that resumed it"),
+        verdict
+            .trim_start()
+            .starts_with("→ its finished trials moved to the tune that resumed it"),
         "{text}"
     );
 

@@ -314,7 +314,10 @@ fn a_fast_benchmarks_rows_show_its_figure_not_a_zero_time() {
     );
     let mut history = sweetspot(&db);
     with_roots(&mut history);
-    let h = String::from_utf8(common::ok_stdout(history.arg("history").output().unwrap())).unwrap();
+    let h = String::from_utf8(common::ok_stdout(
+        history.args(["history", "--tune", "1"]).output().unwrap(),
+    ))
+    .unwrap();
     assert_eq!(
         h.matches("\n         rate (MB/s) 0.00420\n").count(),
         6,

@@ -20,6 +20,8 @@ pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
 
+    /// Loads beside the job, comma-separated.
+    ///
     /// contest loads to run beside the job, comma-separated (no_load is needed for Ratio):
     /// no_load, cacherun, process_load, ctar_load, xtar_load, io_load, io_other, read_load,
     /// list_load, mem_load, dbench_load.
@@ -31,12 +33,16 @@ pub struct Args {
     )]
     pub loads: Vec<Load>,
 
-    /// Runs of each load (run-major: no_load io_load no_load io_load ...).
+    /// Runs of each load.
+    ///
+    /// Run-major: no_load io_load no_load io_load ...
     #[arg(long, default_value_t = 3, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
 
-    /// Set a knob before measuring (repeatable), e.g. --set fifo_batch=8.
+    /// Set a knob first (repeatable): fifo_batch=8.
+    ///
+    /// The knob is set before measuring, e.g. --set fifo_batch=8.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     pub set: Vec<String>,
 

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 /// Arguments of `sweetspot daemon`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// The config (TOML).
+    ///
     /// The config (TOML; see examples/daemon.toml). Default /etc/sweetspot/daemon.toml, and
     /// built-in defaults when that is absent. Its `db` is used unless --db or SWEETSPOT_DB
     /// names the database (those win over it). As root it must be root's, given or not, as
@@ -20,8 +22,9 @@ pub struct Args {
 /// Arguments of `sweetspot status`.
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// The daemon's config (for the enrolled devices and the retune interval). Its `db` is
-    /// used unless --db or SWEETSPOT_DB names the database (those win over it).
+    /// The daemon's config (enrolled devices, retune interval).
+    ///
+    /// Its `db` is used unless --db or SWEETSPOT_DB names the database (those win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print JSON (with a `version` field).

@@ -1,26 +1,52 @@
-//! `sweetspot history [<DEVICE>] [--json]`: stored tunes, trials and sweet spots, and the
-//! knobs a killed benchmark left open ([`crate::tune::killed`]).
+//! `sweetspot history [<DEVICE>] [--tune ID | --limit N | --all] [--json]`: the sweet spots
+//! in force and the latest tunes with their verdicts (one tune's trials with `--tune`), and
+//! the knobs a killed benchmark left open ([`crate::tune::killed`]). `--json` prints every
+//! stored tune, trial and sweet spot (of `--tune`'s tune only, with it), whatever `--limit`.
 
 use super::Ctx;
 use crate::Result;
 use crate::knob::setting_label;
+use crate::store::Store;
+use crate::store::trials::TrialRow;
+use crate::store::tunes::{SweetSpotRow, TuneRow};
 use serde::Serialize;
+
+/// Tunes `history` lists when neither `--limit` nor `--all` is given: enough for the last few
+/// days' work on a screen (two tunes used to print 99 lines, every trial of both).
+pub const DEFAULT_LIMIT: usize = 5;
 
 /// Arguments of `sweetspot history`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only this device: its identity, or a target label (e.g. `sim:seed-...`, `loop0`).
+    /// Only this device (identity or target label).
+    ///
+    /// A target label as history shows it, e.g. `sim:seed-...`, `loop0`.
     pub device: Option<String>,
-    /// Print JSON.
+    /// Show this tune's trials and what they measured.
+    ///
+    /// ID is the tune's number in history (#ID).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["limit", "all"])]
+    pub tune: Option<i64>,
+    /// Show the latest N tunes.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub limit: usize,
+    /// Show every tune.
+    #[arg(long, conflicts_with = "limit")]
+    pub all: bool,
+    /// Print JSON: every stored tune, trial and sweet spot.
+    ///
+    /// Trials come with their figures, and the knobs a killed benchmark left open too,
+    /// whatever --limit says; with --tune, that tune's alone.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Serialize)]
 struct History {
-    tunes: Vec<crate::store::tunes::TuneRow>,
+    tunes: Vec<TuneRow>,
     trials: Vec<TrialOut>,
-    sweet_spots: Vec<crate::store::tunes::SweetSpotRow>,
+    sweet_spots: Vec<SweetSpotRow>,
     /// What killed `bench`/`tune --scratch` runs left open ([`crate::tune::killed`]): every
     /// such knob, or with a device argument only that device's.
     killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
@@ -30,7 +56,7 @@ struct History {
 #[derive(Serialize)]
 struct TrialOut {
     #[serde(flatten)]
-    row: crate::store::trials::TrialRow,
+    row: TrialRow,
     /// Per load (no_load first): its runs' mean Time, Ratio (÷ the trial's mean no_load Time)
     /// and Loads, as the tune computed them.
     figures: Vec<Figures>,
@@ -127,45 +153,84 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         ));
     }
     let store = ctx.store_read_only()?;
+    let h = read(ctx, &store, args)?;
+    if args.json {
+        return super::print_json(&h);
+    }
+    super::print_out(&text(ctx, &store, args, &h)?)
+}
+
+/// What `args` asks of the database: tunes, trials (with their figures for `--json` and
+/// `--tune`), sweet spots and killed benchmarks' knobs. Errors: bad input for a `--tune` or
+/// device that is not there; the store's.
+fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
     let want = |identity: &str, label: &str| {
         args.device
             .as_ref()
             .is_none_or(|d| d == identity || d == label || label.starts_with(&format!("{d} ")))
     };
-    let h = History {
-        tunes: store
-            .tunes(None)?
+    let of_tune = |id: Option<i64>| args.tune.is_none_or(|t| id == Some(t));
+    let tunes: Vec<TuneRow> = store
+        .tunes(None)?
+        .into_iter()
+        .filter(|t| want(&t.identity, &t.target) && of_tune(Some(t.id)))
+        // A `running` tune whose process is gone was killed (SIGKILL, OOM, power loss):
+        // the next tune or `restore` finishes it; until then it is not running.
+        .map(|mut t| {
+            if t.status == "running" && !crate::tune::recover::alive(&ctx.db, &ctx.root, &t) {
+                t.status = "killed".into();
+            }
+            t
+        })
+        .collect();
+    if let Some(id) = args.tune
+        && tunes.is_empty()
+    {
+        return Err(crate::Error::BadInput(format!(
+            "history --tune {id}: no such tune{} in {} (`sweetspot history --all` lists them)",
+            args.device
+                .as_ref()
+                .map_or(String::new(), |d| format!(" of '{d}'")),
+            ctx.db.display()
+        )));
+    }
+    let trials: Vec<TrialRow> = store
+        .trials(None)?
+        .into_iter()
+        .filter(|t| want(&t.identity, &t.target) && of_tune(t.tune_id))
+        .collect();
+    // A trial's figures read its runs: only for what is shown (one tune's, or --json's).
+    let trials: Vec<TrialOut> = if args.json || args.tune.is_some() {
+        trials
             .into_iter()
-            .filter(|t| want(&t.identity, &t.target))
-            // A `running` tune whose process is gone was killed (SIGKILL, OOM, power loss):
-            // the next tune or `restore` finishes it; until then it is not running.
-            .map(|mut t| {
-                if t.status == "running" && !crate::tune::recover::alive(&ctx.db, &ctx.root, &t) {
-                    t.status = "killed".into();
-                }
-                t
-            })
-            .collect(),
-        trials: store
-            .trials(None)?
-            .into_iter()
-            .filter(|t| want(&t.identity, &t.target))
             .map(|row| {
                 Ok(TrialOut {
-                    figures: figures(&store, row.id)?,
+                    figures: figures(store, row.id)?,
                     row,
                 })
             })
-            .collect::<Result<_>>()?,
+            .collect::<Result<_>>()?
+    } else {
+        trials
+            .into_iter()
+            .map(|row| TrialOut {
+                figures: vec![],
+                row,
+            })
+            .collect()
+    };
+    let h = History {
+        tunes,
+        trials,
         sweet_spots: store
             .sweet_spots(None)?
             .into_iter()
             .filter(|s| {
                 let label = s.evidence["target"]["label"].as_str().unwrap_or("");
-                want(&s.identity, label)
+                want(&s.identity, label) && of_tune(s.tune_id)
             })
             .collect(),
-        killed_bench_knobs: crate::tune::killed::killed_bench_knobs(&store, &ctx.root)?
+        killed_bench_knobs: crate::tune::killed::killed_bench_knobs(store, &ctx.root)?
             .into_iter()
             .filter(|k| {
                 args.device.is_none()
@@ -187,91 +252,32 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             ctx.root.sys.join("block").display()
         )));
     }
-    if args.json {
-        return super::print_json(&h);
-    }
+    Ok(h)
+}
+
+/// `history`'s text: the sweet spots and the latest tunes, or `--tune`'s tune and trials.
+fn text(ctx: &Ctx, store: &Store, args: &Args, h: &History) -> Result<String> {
     let mut s = String::new();
-    s.push_str("sweet spots:\n");
-    if h.sweet_spots.is_empty() {
-        s.push_str("  (none)\n");
+    if args.tune.is_none() {
+        sweet_spots_text(store, &h.sweet_spots, &mut s)?;
     }
-    // The newest sweet spot of each (identity, kernel, policy) is the one in force; earlier
-    // ones are counted (all of them are in --json). Rows come oldest first.
-    let mut latest = std::collections::BTreeMap::new();
-    for sp in &h.sweet_spots {
-        latest
-            .entry((&sp.identity, &sp.kernel, &sp.policy))
-            .and_modify(|e: &mut (_, usize)| *e = (sp, e.1 + 1))
-            .or_insert((sp, 0));
+    let shown = match (args.all, args.tune) {
+        (false, None) => h.tunes.len().saturating_sub(args.limit),
+        _ => 0,
+    };
+    if args.tune.is_none() {
+        s.push_str(&match (h.tunes.len(), shown) {
+            (0, _) => "\ntunes:\n  (none)\n".to_string(),
+            (n, 0) => format!("\ntunes: all {n} (--tune ID shows one's trials)\n"),
+            (n, k) => format!(
+                "\ntunes: the latest {} of {n} (--limit N or --all for more; --tune ID shows \
+                 one's trials)\n",
+                n - k
+            ),
+        });
     }
-    for (sp, earlier) in latest.into_values() {
-        let what = if sp.significant {
-            let imp = sp.evidence["objective"]["improvement"]["ratio"]
-                .as_f64()
-                .map_or(String::new(), |r| format!(" ({r:.2}× better)"));
-            format!("{}{imp}", setting_label(&sp.setting))
-        } else {
-            format!(
-                "keep the default {} (no significant improvement)",
-                setting_label(&sp.setting)
-            )
-        };
-        s.push_str(&format!(
-            "  {} [{}] policy {}: {what}\n    tune #{}, {} UTC{}\n",
-            sp.identity,
-            sp.kernel,
-            sp.policy,
-            sp.tune_id.map_or("-".into(), |i| i.to_string()),
-            store.utc(sp.created_at)?,
-            match earlier {
-                0 => String::new(),
-                k => format!(
-                    "; {k} earlier sweet spot{} of it",
-                    if k == 1 { "" } else { "s" }
-                ),
-            }
-        ));
-    }
-    s.push_str("\ntunes:\n");
-    if h.tunes.is_empty() {
-        s.push_str("  (none)\n");
-    }
-    for t in &h.tunes {
-        let of: Vec<_> = h
-            .trials
-            .iter()
-            .filter(|x| x.row.tune_id == Some(t.id))
-            .collect();
-        let n = of.iter().filter(|x| x.row.finished_at.is_some()).count();
-        let cut = of.len() - n;
-        if t.status == "resumed" && n == 0 {
-            s.push_str(&format!(
-                "  #{:<4} {:<40} policy {:<10} resumed     (its finished trials moved to the \
-                 tune that resumed it{})\n",
-                t.id,
-                t.target,
-                t.policy,
-                if cut > 0 {
-                    format!("; +{cut} stopped before its last run")
-                } else {
-                    String::new()
-                }
-            ));
-            continue;
-        }
-        s.push_str(&format!(
-            "  #{:<4} {:<40} policy {:<10} {:<11} {n} trial{}{}\n",
-            t.id,
-            t.target,
-            t.policy,
-            t.status,
-            if n == 1 { "" } else { "s" },
-            if cut > 0 {
-                format!(" (+{cut} stopped before its last run)")
-            } else {
-                String::new()
-            }
-        ));
+    for t in &h.tunes[shown..] {
+        tune_text(store, t, h, args.tune.is_some(), &mut s)?;
     }
     if h.tunes.iter().any(|t| t.status == "killed") {
         s.push_str(&format!(
@@ -283,20 +289,149 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if let Some(n) = crate::tune::killed::note(&h.killed_bench_knobs, &ctx.db, &ctx.root) {
         s.push_str(&format!("  ({n})\n"));
     }
-    s.push_str("\ntrials:\n");
-    if h.trials.is_empty() {
+    if args.tune.is_some() {
+        trials_text(&h.trials, &mut s);
+    } else {
+        let benched = h.trials.iter().filter(|t| t.row.tune_id.is_none()).count();
+        if benched > 0 {
+            s.push_str(&format!(
+                "\n(and {benched} trial{} of `sweetspot bench`, of no tune: --json lists them)\n",
+                if benched == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    Ok(s)
+}
+
+/// The newest sweet spot of each (identity, kernel, policy), the one in force, in two lines;
+/// earlier ones are counted (all of them are in --json). Rows come oldest first.
+fn sweet_spots_text(store: &Store, spots: &[SweetSpotRow], s: &mut String) -> Result<()> {
+    s.push_str("sweet spots:\n");
+    if spots.is_empty() {
         s.push_str("  (none)\n");
     }
-    for t in &h.trials {
-        let f = figures_text(&t.figures, &t.row.sizes);
-        let t = &t.row;
+    let mut latest = std::collections::BTreeMap::new();
+    for sp in spots {
+        latest
+            .entry((&sp.identity, &sp.kernel, &sp.policy))
+            .and_modify(|e: &mut (_, usize)| *e = (sp, e.1 + 1))
+            .or_insert((sp, 0));
+    }
+    for (sp, earlier) in latest.into_values() {
         s.push_str(&format!(
-            "  #{:<5} tune {:<5} {:<40} {}{}\n",
-            t.id,
-            t.tune_id.map_or("-".into(), |i| i.to_string()),
-            t.target,
-            setting_label(&t.setting),
-            if t.finished_at.is_none() {
+            "  {} [{}] policy {}: {}\n    tune #{}, {} UTC{}\n",
+            sp.identity,
+            sp.kernel,
+            sp.policy,
+            verdict(sp),
+            sp.tune_id.map_or("-".into(), |i| i.to_string()),
+            store.utc(sp.created_at)?,
+            match earlier {
+                0 => String::new(),
+                k => format!(
+                    "; {k} earlier sweet spot{} of it",
+                    if k == 1 { "" } else { "s" }
+                ),
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// What a sweet spot says: the setting and how much better, or "keep the default".
+fn verdict(sp: &SweetSpotRow) -> String {
+    if sp.significant {
+        let imp = sp.evidence["objective"]["improvement"]["ratio"]
+            .as_f64()
+            .map_or(String::new(), |r| format!(" ({r:.2}× better)"));
+        format!("{}{imp}", setting_label(&sp.setting))
+    } else {
+        format!(
+            "keep the default {} (no significant improvement)",
+            setting_label(&sp.setting)
+        )
+    }
+}
+
+/// Characters of the policy column; a longer name is cut with an ellipsis (the whole name is
+/// in `--tune ID` and `--json`).
+const POLICY_WIDTH: usize = 12;
+
+/// `name` in at most `width` characters: cut with "…" when longer.
+fn clip(name: &str, width: usize) -> String {
+    if name.chars().count() <= width {
+        return name.to_string();
+    }
+    let mut out: String = name.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// A tune in two lines: `#ID  started  trials  status  policy  target`, fixed columns with the
+/// target (of any length) last, then its verdict. `whole`: the policy's whole name (one tune
+/// shown, `--tune`), not cut to its column.
+fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut String) -> Result<()> {
+    let of: Vec<&TrialOut> = h
+        .trials
+        .iter()
+        .filter(|x| x.row.tune_id == Some(t.id))
+        .collect();
+    let n = of.iter().filter(|x| x.row.finished_at.is_some()).count();
+    let cut = of.len() - n;
+    let started = store.utc(t.started_at)?;
+    let policy = if whole {
+        t.policy.clone()
+    } else {
+        clip(&t.policy, POLICY_WIDTH)
+    };
+    s.push_str(&format!(
+        "  #{:<4} {} UTC {n:>4} trial{}  {:<11}  policy {policy:<w$}  {}\n",
+        t.id,
+        started.get(..16).unwrap_or(&started),
+        if n == 1 { " " } else { "s" },
+        t.status,
+        t.target,
+        w = POLICY_WIDTH,
+    ));
+    let spot = h
+        .sweet_spots
+        .iter()
+        .rev()
+        .find(|sp| sp.tune_id == Some(t.id));
+    let what = match (spot, t.status.as_str()) {
+        (Some(sp), _) => verdict(sp),
+        (None, "resumed") => "its finished trials moved to the tune that resumed it".into(),
+        (None, "running") => "running".into(),
+        (None, "interrupted") => "interrupted before its verdict".into(),
+        (None, "failed") => "failed before its verdict".into(),
+        (None, "killed") => "killed before its verdict".into(),
+        (None, "recovered") => "killed; its device was put back (recovered)".into(),
+        (None, _) => "no sweet spot stored".into(),
+    };
+    let cut = match cut {
+        0 => String::new(),
+        k => format!(
+            " (+{k} trial{} stopped before its last run)",
+            if k == 1 { "" } else { "s" }
+        ),
+    };
+    s.push_str(&format!("        → {what}{cut}\n"));
+    Ok(())
+}
+
+/// One tune's trials (`--tune ID`), each its setting and then what it measured.
+fn trials_text(trials: &[TrialOut], s: &mut String) {
+    s.push_str("\ntrials:\n");
+    if trials.is_empty() {
+        s.push_str("  (none)\n");
+    }
+    for t in trials {
+        let f = figures_text(&t.figures, &t.row.sizes);
+        s.push_str(&format!(
+            "  #{:<5} {}{}\n",
+            t.row.id,
+            setting_label(&t.row.setting),
+            if t.row.finished_at.is_none() {
                 " (stopped before its last run)"
             } else {
                 ""
@@ -306,5 +441,4 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             s.push_str(&format!("         {f}\n"));
         }
     }
-    super::print_out(&s)
 }

@@ -25,29 +25,42 @@ macro_rules! daemon_exit_status {
     () => {
         "\
 Exit status:
-  0    stopped by SIGTERM or SIGINT (a retune in progress was stopped and its device put
-       back at its sweet spot first; a failure doing so is logged as a warning)
-  1    it could not go on: the database, sysfs or its event loop failed (a write the kernel
-       refuses or does not honour is logged, and it goes on)
-  2    bad usage or input (the config's error names the file, line and field), or another
-       daemon runs on the database; nothing was changed"
+  0    stopped by SIGTERM or SIGINT (a retune in progress was stopped and its
+       device put back at its sweet spot first; a failure doing so is logged as
+       a warning)
+  1    it could not go on: the database, sysfs or its event loop failed (a
+       write the kernel refuses or does not honour is logged, and it goes on)
+  2    bad usage or input (the config's error names the file, line and
+       field), or another daemon runs on the database; nothing was changed"
     };
 }
 
-/// The exit codes (docs/DESIGN.md "External contract"), shown under every command's help (`-h`
-/// and `--help`) but the daemon's ([`DAEMON_EXIT_STATUS`]); the man pages' EXIT STATUS
+/// The exit codes (docs/DESIGN.md "External contract"), in lines of at most 80 columns (clap
+/// would wrap longer ones at the margin), shown under every command's `--help`
+/// but the daemon's ([`DAEMON_EXIT_STATUS`]); the man pages' EXIT STATUS
 /// section is made from it. Only `tune` and `bench` catch SIGINT and SIGTERM
 /// ([`crate::signals::install`]); the other commands keep the default action.
 pub const EXIT_STATUS: &str = "\
 Exit status:
   0    success (also when the reader of the output went away: `| head`)
-  1    the job failed: a knob was not honoured, a run failed, the kernel refused a write,
-       `verify` found drift, `restore` left journaled knobs changed
-  2    bad usage or input (a file's error names the file, line and field; a knob's, the knob
-       and value), or a device held by another writer; nothing was changed
-  130  `tune` or `bench` interrupted by Ctrl-C or SIGTERM (the device was restored first);
-       the other commands end by the signal itself (a shell shows 128 + its number), and
-       `daemon` stops with 0";
+  1    the job failed: a knob was not honoured, a run failed, the kernel
+       refused a write, `verify` found drift, `restore` left journaled knobs
+       changed
+  2    bad usage or input (a file's error names the file, line and field; a
+       knob's, the knob and value), or a device held by another writer;
+       nothing was changed
+  130  `tune` or `bench` interrupted by Ctrl-C or SIGTERM (the device was
+       restored first); the other commands end by the signal itself (a shell
+       shows 128 + its number), and `daemon` stops with 0";
+
+/// The exit codes in a line, under every command's `-h` but the daemon's
+/// ([`DAEMON_EXIT_STATUS_SHORT`]); `--help` ends with [`EXIT_STATUS`] instead.
+pub const EXIT_STATUS_SHORT: &str =
+    "Exit status: 0 done, 1 job failed, 2 bad input, 130 interrupted; see --help";
+
+/// The daemon's exit codes in a line, under its `-h` ([`DAEMON_EXIT_STATUS`] under `--help`).
+pub const DAEMON_EXIT_STATUS_SHORT: &str =
+    "Exit status: 0 stopped by a signal, 1 could not go on, 2 bad input; see --help";
 
 /// The exit codes of `sweetspot daemon`, shown under its help and in its man page: a service
 /// stopped by SIGTERM or SIGINT exits 0 (systemd's normal stop), not 130 as `tune` does.
@@ -89,15 +102,29 @@ const SYSFS_ROOT: &str = "/sys";
 /// The default `--procfs-root`.
 const PROCFS_ROOT: &str = "/proc";
 
+/// Find the per-device sweet spot of Linux block-layer and VM knobs.
+///
 /// sweetspot finds the per-device "sweet spot" of Linux block-layer and VM knobs: it changes
 /// a knob, reruns a short subset of the contest benchmark, and lets an optimiser pick the next
 /// setting until it converges. Every original knob value is journaled before it is changed;
 /// `sweetspot restore` puts it back.
+// `-h` is the short help (one line an option, `help`/`about`), `--help` the long one
+// (`long_help`/`long_about`: the doc comments' later paragraphs) with the exit codes; both
+// wrap to the terminal (clap's `wrap_help`; at most 100 columns). tests/help_budget.rs
+// holds `-h` to 24 lines here and 40 a subcommand at 80 columns.
 #[derive(Debug, Parser)]
-#[command(name = "sweetspot", version, about, long_about = None, after_help = EXIT_STATUS)]
+#[command(
+    name = "sweetspot",
+    version,
+    // Prose wider than 100 columns is hard to read, on a wide terminal too.
+    max_term_width = 100,
+    after_long_help = EXIT_STATUS
+)]
 pub struct Cli {
-    /// The SQLite database [env: SWEETSPOT_DB] (default: /var/lib/sweetspot/sweetspot.db as
-    /// root, $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise). A command that changes knobs
+    /// The SQLite database [env: SWEETSPOT_DB].
+    ///
+    /// Default: /var/lib/sweetspot/sweetspot.db as root,
+    /// $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise. A command that changes knobs
     /// or stores results creates it, and its directory, when missing; the others never do.
     /// Commands that only read it (history, profile export, profile apply --dry-run, verify,
     /// status) open it read-only and work on a read-only database; commands that journal
@@ -109,15 +136,23 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
-    /// Root of sysfs (tests point this at a fake tree).
-    #[arg(long, global = true, default_value = SYSFS_ROOT, value_name = "DIR")]
+    /// Root of sysfs.
+    ///
+    /// Tests point this at a fake tree (so it is not in `-h`).
+    #[arg(long, global = true, default_value = SYSFS_ROOT, value_name = "DIR",
+          hide_short_help = true)]
     pub sysfs_root: PathBuf,
 
-    /// Root of procfs (tests point this at a fake tree).
-    #[arg(long, global = true, default_value = PROCFS_ROOT, value_name = "DIR")]
+    /// Root of procfs.
+    ///
+    /// Tests point this at a fake tree (so it is not in `-h`).
+    #[arg(long, global = true, default_value = PROCFS_ROOT, value_name = "DIR",
+          hide_short_help = true)]
     pub procfs_root: PathBuf,
 
-    /// More log output (-v info, -vv debug); logs go to stderr.
+    /// More log output on stderr (-v, -vv).
+    ///
+    /// -v info, -vv debug.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
@@ -133,20 +168,25 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List whole disks with identity, schedulers, size and mounts.
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Devices(devices::Args),
+    /// List a device's knobs: domain, unit and current value.
+    ///
     /// List the knobs a device offers now, with domain, unit and current value.
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Knobs(knobs::Args),
+    /// Set knobs, journaled: `set sda scheduler=mq-deadline`.
+    ///
     /// Set knobs (journaled; `restore` undoes): `set sda scheduler=mq-deadline fifo_batch=8`.
     // The usage spelled out: clap_mangen's synopsis leaves out the "..." of a repeated
     // positional (KNOB=VALUE), which --help's usage has.
     #[command(
         override_usage = "sweetspot set [OPTIONS] <DEVICE> <KNOB=VALUE>...",
-        after_help = EXIT_STATUS
+        after_help = EXIT_STATUS_SHORT,
+        after_long_help = EXIT_STATUS
     )]
     Set(set::Args),
-    /// Put journaled knobs back to their original values (all devices, or one).
+    /// Put journaled knobs back as they were (all devices, or one).
     ///
     /// After a full restore every knob is at its value from before sweetspot first touched
     /// it. A disk that a running `sweetspot daemon` manages is then left alone by the daemon
@@ -162,33 +202,52 @@ pub enum Command {
     /// it alone changed count. Leftovers of killed runs that it does not remove (a
     /// `--scratch` loop device, mount and files, whose knobs another database journaled) are
     /// named, and do not count.
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Restore(restore::Args),
     /// Measure a device under contest's loads and print contest's table.
     // `--host` is `tune`'s (a user benchmark over host knobs); `bench` has nothing to run there.
     #[command(
         mut_arg("host", |a| a.hide(true)),
         override_usage = "sweetspot bench [OPTIONS] <--device <DEVICE>|--scratch|--sim <FILE>>",
-        after_help = EXIT_STATUS
+        after_help = EXIT_STATUS_SHORT,
+        after_long_help = EXIT_STATUS
     )]
     Bench(bench::Args),
     /// Find a device's sweet spot for a policy and store it.
-    #[command(after_help = EXIT_STATUS)]
+    // The usage spelled out: clap's, `[OPTIONS] <--device <DEVICE>|...|--host>`, is 81
+    // columns, and a usage line does not wrap.
+    #[command(
+        override_usage = "sweetspot tune <--device DEVICE|--scratch|--sim FILE|--host> [OPTIONS]",
+        after_help = EXIT_STATUS_SHORT,
+        after_long_help = EXIT_STATUS
+    )]
     Tune(tune::Args),
-    /// Show stored trials and sweet spots.
-    #[command(after_help = EXIT_STATUS)]
+    /// Show recent tunes and their verdicts (--tune ID: its trials).
+    ///
+    /// The sweet spots in force come first, then the latest tunes (5 unless --limit N or
+    /// --all), each in a line and its verdict in the next; --tune ID shows one tune's trials
+    /// and what they measured; --json prints everything stored (tunes, trials, sweet spots).
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     History(history::Args),
-    /// Export sweet spots as profiles for boot (TOML, udev, sysctl.d, TuneD), or apply one.
-    #[command(after_help = EXIT_STATUS)]
+    /// Export sweet spots as boot profiles, or apply one.
+    ///
+    /// The formats: sweetspot's TOML, udev rules, a sysctl.d file, a TuneD profile.
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Profile(profile::Args),
-    /// Compare a profile (default: the latest sweet spots) with the disks now; exit 1 on drift.
-    #[command(after_help = EXIT_STATUS)]
+    /// Compare a profile with the disks now; exit 1 on drift.
+    ///
+    /// The profile defaults to the latest sweet spots.
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Verify(profile::VerifyArgs),
-    /// Keep devices at their sweet spot: apply profiles to disks as they appear, watch drift.
-    #[command(after_help = DAEMON_EXIT_STATUS, after_long_help = DAEMON_NOTES)]
+    /// Keep devices at their sweet spot (hotplug, drift, retunes).
+    ///
+    /// It applies profiles to disks as they appear and watches for drift.
+    #[command(after_help = DAEMON_EXIT_STATUS_SHORT, after_long_help = DAEMON_NOTES)]
     Daemon(daemon::Args),
+    /// Show enrolled devices: last tune, sweet spot, daemon's work.
+    ///
     /// Show per enrolled device the last tune, the sweet spot, and what the daemon does.
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Status(daemon::StatusArgs),
     /// Internal: the reference job and the loads run as this (hidden).
     #[command(name = "__worker", hide = true)]

@@ -22,6 +22,8 @@ pub struct Args {
 /// The `profile` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Export sweet spots for boot: TOML, udev, sysctl.d, TuneD.
+    ///
     /// Export one sweet spot per device identity for boot (the latest, the running kernel's
     /// before another kernel's; --policy picks one policy's), and the host's own (`tune
     /// --host`) with the host-wide knobs: as sweetspot's TOML, udev rules, a sysctl.d file or
@@ -44,19 +46,23 @@ pub enum Command {
     /// its knobs and why, when an entry cannot be matched so: a loop device or a t10 wwid
     /// (no udev property), such knobs of a disk with no bus path here, or of a --match model
     /// entry (a fleet profile goes to other machines). Export those with --format udev or toml.
-    #[command(after_help = super::EXIT_STATUS)]
+    #[command(after_help = super::EXIT_STATUS_SHORT, after_long_help = super::EXIT_STATUS)]
     Export(ExportArgs),
-    /// Apply a profile (default: the latest sweet spots in the database) to the disks present
-    /// now, matched by identity, journaled so `restore` undoes it. A disk several entries
+    /// Apply a profile to the disks present now (journaled).
+    ///
+    /// The profile defaults to the latest sweet spots in the database; disks are matched by
+    /// identity, and `restore` undoes it. A disk several entries
     /// match gets the narrowest one (one disk over model and firmware over model alone), with
     /// a warning; two equally narrow ones are refused. Exit 1 when a knob was not applied.
-    #[command(after_help = super::EXIT_STATUS)]
+    #[command(after_help = super::EXIT_STATUS_SHORT, after_long_help = super::EXIT_STATUS)]
     Apply(ApplyArgs),
 }
 
 /// Arguments of `sweetspot profile apply`.
 #[derive(Debug, clap::Args)]
 pub struct ApplyArgs {
+    /// A profile (TOML); the database's latest if not given.
+    ///
     /// A profile (sweetspot's TOML, from `profile export`); default: the database's latest
     /// sweet spots. It must be writable by root alone: not world-writable, and, when run as
     /// root, owned by root, not writable by a group other than root's (gid 0), and every
@@ -73,6 +79,8 @@ pub struct ApplyArgs {
 /// Arguments of `sweetspot verify`.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
+    /// A profile (TOML); the database's latest if not given.
+    ///
     /// A profile (sweetspot's TOML); default: the database's latest sweet spots. It must be
     /// writable by root alone, as for `profile apply`.
     pub file: Option<PathBuf>,
@@ -101,6 +109,8 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "toml")]
     pub format: Format,
+    /// Only this device (kernel name or identity), or `host`.
+    ///
     /// Only this device: a kernel name present now (e.g. sda), or a stored identity; `host`
     /// for the host's own sweet spot (`tune --host`) alone.
     #[arg(long, value_name = "DEVICE")]
@@ -108,12 +118,16 @@ pub struct ExportArgs {
     /// Only sweet spots of this policy.
     #[arg(long, value_name = "POLICY")]
     pub policy: Option<String>,
+    /// Match a disk by identity, or all of its model.
+    ///
     /// Match each disk by its identity (one disk), or by its model (every disk of that model,
     /// e.g. a fleet of identical boards; the disk must be present to read its model). Disks
     /// of one model whose sweet spots set the same knobs share one entry; if they differ, the
     /// export is refused, naming the knobs.
     #[arg(long = "match", value_enum, default_value = "identity")]
     pub match_by: MatchBy,
+    /// Write here, not stdout (tuned: a directory).
+    ///
     /// Write here (mode 0644, replaced atomically; missing directories are created) instead
     /// of stdout; for --format tuned a directory that gets tuned.conf.
     #[arg(long, value_name = "FILE")]

@@ -42,6 +42,8 @@ use std::path::{Path, PathBuf};
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// Only this device (and host-wide knobs only it changed).
+    ///
     /// Only this device, and the host-wide knobs that `set DEVICE` or `tune --device DEVICE
     /// --apply` alone changed (default: every journaled knob, host-wide vm knobs included).
     pub device: Option<String>,

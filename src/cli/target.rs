@@ -15,66 +15,91 @@ use std::time::Duration;
 #[group(skip)]
 #[command(group = clap::ArgGroup::new("target").required(true).multiple(false).args(["device", "scratch", "sim", "host"]))]
 pub struct TargetArgs {
-    /// Measure this device (kernel name, e.g. sda): uses a writable mounted filesystem of it,
-    /// or --dir.
+    /// Measure this device (kernel name, e.g. sda).
+    ///
+    /// It uses a writable mounted filesystem of the device, or --dir.
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
 
+    /// Where on --device to run the job and loads.
+    ///
     /// A directory on --device's filesystem to run the job and loads in.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["scratch", "sim", "host"])]
     pub dir: Option<PathBuf>,
 
+    /// Measure a throwaway loop device (ext4).
+    ///
     /// Make a throwaway file-backed loop device with ext4, measure it, and remove it again
     /// (also on error, Ctrl-C and SIGTERM).
     #[arg(long)]
     pub scratch: bool,
 
+    /// Slow --scratch down: hdd-5400, sdcard, ...
+    ///
     /// Make the scratch device slow: serve it over FUSE through a device model, e.g.
     /// `hdd-5400`, `hdd-7200`, `sdcard`, `emmc`, or
     /// `latency=500us,bandwidth=200MB/s,channels=4[,seek=hdd,rpm=5400,...]`.
-    #[arg(long, value_name = "PRESET|SPEC", conflicts_with_all = ["device", "sim", "host"])]
+    #[arg(long, value_name = "MODEL", conflicts_with_all = ["device", "sim", "host"])]
     pub emulate: Option<String>,
 
+    /// A simulated device (a surface file).
+    ///
     /// A simulated device: a surface file (see data/surfaces/).
     #[arg(long, value_name = "FILE")]
     pub sim: Option<PathBuf>,
 
+    /// No device: host-wide knobs, user benchmark.
+    ///
     /// No device: tune only host-wide knobs (vm, CPU scheduler) against a user benchmark (a
     /// policy's [benchmark], or `tune --job CMD --metric ...`), run in the current directory.
     #[arg(long)]
     pub host: bool,
 
+    /// Seed: the same seed repeats a --sim run.
+    ///
     /// Seed of the simulator's noise and the optimiser's draws; the same seed repeats a
     /// --sim run exactly. Without it one is drawn and printed.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// Where io_other writes (a directory on another filesystem); io_other needs it.
+    /// Where io_other writes (another filesystem).
+    ///
+    /// A directory on another filesystem; io_other needs it.
     #[arg(long, value_name = "DIR", conflicts_with = "sim")]
     pub other_dir: Option<PathBuf>,
 
+    /// Reference job scale, (0, 100].
+    ///
     /// Scale the built-in reference job (1.0: no_load takes about 5–10 s on 2 cores), in
     /// (0, 100].
     #[arg(long, value_name = "X", default_value_t = 1.0, conflicts_with = "sim",
           value_parser = job_scale_in_range)]
     pub job_scale: f64,
 
+    /// Run this shell command as the job instead.
+    ///
     /// Replace the built-in job with this shell command, run with `sh -c` in the target
     /// directory and timed as a process (its files there are evicted before cold runs). With
     /// `tune --metric`, it is the benchmark whose figure is tuned instead.
     #[arg(long, value_name = "COMMAND", conflicts_with = "sim")]
     pub job: Option<String>,
 
+    /// Drop the system's page cache before each run.
+    ///
     /// Drop the whole system's page cache before each run (default: evict only the job's
     /// own files).
     #[arg(long, conflicts_with = "sim")]
     pub drop_caches: bool,
 
+    /// Load lead-in in seconds, 0–60.
+    ///
     /// Seconds a load runs before the job starts, 0–60.
     #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S,
           conflicts_with = "sim", value_parser = lead_in_range)]
     pub lead: f64,
 
+    /// Load file and buffer size, MiB.
+    ///
     /// Size of io_load's and read_load's files and of mem_load's buffer, MiB, 1–1048576
     /// (1 TiB).
     #[arg(

@@ -27,6 +27,8 @@ pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
 
+    /// A policy name or TOML file.
+    ///
     /// Policy: a built-in name (quick, desktop, throughput, slowdisk), a name in
     /// /etc/sweetspot/policies/, or a TOML file (format: docs/policy.md). As root, a file in
     /// /etc/sweetspot/policies/ must be root's, and a FILE may be yours but writable by no
@@ -34,6 +36,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
     pub policy: String,
 
+    /// Run budget in full trials, 1–10000.
+    ///
     /// The run budget, in full trials (search and final check together): a full trial runs
     /// no_load and each loaded load once, so 12 with io_load is 24 load runs. The screen also
     /// makes trials of the loaded runs only, so a tune may list more trials than this.
@@ -41,7 +45,9 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub budget: Option<u32>,
 
-    /// Go on with the newest tune of this device, kernel release and policy if it was
+    /// Go on with this device's interrupted tune.
+    ///
+    /// The newest tune of this device, kernel release and policy goes on if it was
     /// interrupted (Ctrl-C, SIGTERM, a kill) with the same budget: its finished trials are
     /// replayed from the database, not run again, and the tune continues with its seed.
     /// Without such a tune a fresh one starts, and stderr says so. A --seed given too must be
@@ -50,11 +56,15 @@ pub struct Args {
     #[arg(long)]
     pub resume: bool,
 
+    /// Keep a significant sweet spot applied.
+    ///
     /// Leave a significant sweet spot applied (journaled; `restore` undoes it). Only with
     /// --device: a --sim or --scratch device does not outlive the tune.
     #[arg(long)]
     pub apply: bool,
 
+    /// Print the report as JSON.
+    ///
     /// Print JSON: the report as one object (`target`, `policy`, `default`, `best`,
     /// `objective`, `significant`, `evaluations`, `runs`, ...). Stopped by Ctrl-C or SIGTERM
     /// once the tune has started (exit 130), also with -q, one object all the same:
@@ -72,12 +82,16 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
+    /// Tune --job's figure: regex:RE or json:/PTR.
+    ///
     /// Tune --job's own figure instead of contest's: `regex:RE` (the first match's one
     /// capture group, e.g. `regex:Requests per second:\s+([0-9.]+)`) or `json:/POINTER` into
     /// JSON output (e.g. `json:/jobs/0/read/iops` for fio).
-    #[arg(long, value_name = "regex:RE|json:/PTR", requires = "job")]
+    #[arg(long, value_name = "SPEC", requires = "job")]
     pub metric: Option<String>,
 
+    /// With --metric: larger is better; its name.
+    ///
     /// With --metric: a larger figure is better; NAME names it (e.g. "Requests per second").
     #[arg(
         long,
@@ -87,14 +101,20 @@ pub struct Args {
     )]
     pub maximize: Option<String>,
 
+    /// With --metric: smaller is better; its name.
+    ///
     /// With --metric: a smaller figure is better; NAME names it (e.g. "latency").
     #[arg(long, value_name = "NAME", requires = "metric")]
     pub minimize: Option<String>,
 
+    /// With --metric: its unit (e.g. req/s, ms).
+    ///
     /// With --metric: the figure's unit (e.g. req/s, IOPS, ms).
     #[arg(long, value_name = "UNIT", requires = "metric")]
     pub unit: Option<String>,
 
+    /// With --metric: nice level, -20..19.
+    ///
     /// With --metric: the benchmark's nice level (-20..19).
     #[arg(
         long,
@@ -104,6 +124,8 @@ pub struct Args {
     )]
     pub nice: Option<i32>,
 
+    /// With --metric: its CPUs, e.g. 0,2-3.
+    ///
     /// With --metric: the CPUs the benchmark may run on, e.g. `1` or `0,2-3`
     /// (sched_setaffinity).
     #[arg(long, value_name = "LIST", requires = "metric")]

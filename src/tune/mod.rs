@@ -33,6 +33,7 @@ pub mod killed;
 pub mod needs;
 pub mod observe;
 pub mod policy;
+pub mod progress;
 pub mod recover;
 pub mod report;
 pub mod resume;
@@ -74,6 +75,15 @@ pub struct Options {
     pub budget: Option<u32>,
     /// Per-trial log and progress bar.
     pub log: Option<observe::TrialLog>,
+}
+
+/// The run budget: the most load runs a tune of `policy` makes, `budget` (the policy's if
+/// `None`) full trials of every load of the policy, `runs` times each. The screen's budget is
+/// these runs (`solver/screen.rs`); the GP search's `budget` full trials make as many. What
+/// the progress bar counts against ([`progress::Progress`]).
+pub fn run_budget(policy: &Policy, budget: Option<u32>) -> u64 {
+    let full = Part::Full.loads(policy).len() as u64 * u64::from(policy.runs);
+    u64::from(budget.unwrap_or(policy.budget)) * full.max(1)
 }
 
 /// The solver configuration for `policy` with `budget` trials.

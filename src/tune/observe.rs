@@ -4,8 +4,10 @@
 //! read, a needless write per trial on an SD card.)
 //!
 //! - [`TrialLog`]: one "what and why" line per trial on stderr (unless quiet), and an
-//!   indicatif progress bar with the current best when stderr is a TTY.
+//!   indicatif progress bar of load runs against the run budget ([`Progress`]), with the time
+//!   left at most and the current best, when stderr is a TTY.
 
+use crate::tune::progress::Progress;
 use crate::tune::solver::TuneState;
 use argmin::core::observers::Observe;
 use argmin::core::{Error as ArgminError, KV};
@@ -14,6 +16,10 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::rc::Rc;
+use std::time::Instant;
+
+/// What [`TrialLog::on_step`] calls after every trial.
+type OnStep = Box<dyn FnMut(&Progress)>;
 
 /// Logs each trial and drives the progress bar.
 pub struct TrialLog {
@@ -23,6 +29,12 @@ pub struct TrialLog {
     objective: String,
     quiet: bool,
     bar: Option<ProgressBar>,
+    /// Load runs against the run budget, what the bar shows.
+    progress: Progress,
+    /// Load runs replayed so far (`--resume`), if any are: they took no time.
+    replayed: Option<Box<dyn Fn() -> u64>>,
+    /// Called with the progress after every trial (tests watch the bar's counts by it).
+    on_step: Option<OnStep>,
     values: BTreeMap<usize, Vec<f64>>,
     /// Mean loaded Times (s) of the screen's trials of the loaded runs only, by point: what
     /// the incumbent column shows for a leader that has no Ratio of its own yet.
@@ -37,13 +49,14 @@ pub struct TrialLog {
 }
 
 impl TrialLog {
-    /// A log for grid points labelled `labels`; `budget` trials at most. The bar appears only
-    /// when stderr is a TTY and not `quiet`; lines are printed unless `quiet`.
-    pub fn new(labels: Vec<String>, objective: String, budget: u64, quiet: bool) -> Self {
+    /// A log for grid points labelled `labels`; `run_budget` load runs at most
+    /// ([`crate::tune::run_budget`]). The bar appears only when stderr is a TTY and not
+    /// `quiet`; lines are printed unless `quiet`.
+    pub fn new(labels: Vec<String>, objective: String, run_budget: u64, quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-            let b = ProgressBar::new(budget);
+            let b = ProgressBar::new(run_budget);
             if let Ok(style) =
-                ProgressStyle::with_template("{bar:30} {pos}/{len} trials  {elapsed}  {msg}")
+                ProgressStyle::with_template("{bar:30} {pos}/{len} load runs  {elapsed}  {msg}")
             {
                 b.set_style(style);
             }
@@ -55,6 +68,9 @@ impl TrialLog {
             objective,
             quiet,
             bar,
+            progress: Progress::new(run_budget, Instant::now()),
+            replayed: None,
+            on_step: None,
             values: BTreeMap::new(),
             loaded: BTreeMap::new(),
             minimize: true,
@@ -70,6 +86,21 @@ impl TrialLog {
     /// is observed, whether the log is quiet or not.
     pub fn incumbent(&self) -> Rc<Cell<Option<usize>>> {
         Rc::clone(&self.seen)
+    }
+
+    /// `replayed()` says how many load runs a resumed tune has replayed from the store so far
+    /// ([`crate::tune::resume::Replay::replayed_runs`]): they count as done but not in the
+    /// time a run takes.
+    pub fn replayed(mut self, replayed: impl Fn() -> u64 + 'static) -> Self {
+        self.replayed = Some(Box::new(replayed));
+        self
+    }
+
+    /// Calls `f` with the progress after every trial, as the bar is then drawn (with or
+    /// without a bar): a test watches the counts over a whole tune by it.
+    pub fn on_step(mut self, f: impl FnMut(&Progress) + 'static) -> Self {
+        self.on_step = Some(Box::new(f));
+        self
     }
 
     /// Whether a smaller objective is better (Ratio; the default) or a larger one (Loads):
@@ -216,9 +247,22 @@ impl Observe<TuneState> for TrialLog {
             ));
         }
         self.line(line);
+        let replayed = self.replayed.as_ref().map_or(0, |f| f());
+        let runs = get_u(kv, "runs").unwrap_or(self.progress.done());
+        self.progress.step(runs, replayed, Instant::now());
+        if let Some(f) = &mut self.on_step {
+            f(&self.progress);
+        }
         if let Some(b) = &self.bar {
-            b.set_position(n);
-            b.set_message(format!("incumbent {best} ({best_v})"));
+            b.set_length(self.progress.total());
+            b.set_position(self.progress.done());
+            let eta = self.progress.eta_text();
+            let eta = if eta.is_empty() {
+                eta
+            } else {
+                format!("{eta}  ")
+            };
+            b.set_message(format!("{eta}incumbent {best} ({best_v})"));
         }
         Ok(())
     }

@@ -244,6 +244,12 @@ impl Replay {
     pub fn resumed(&self) -> Option<Resumed> {
         (self.done.trials > 0).then_some(self.done)
     }
+
+    /// Load runs given back from the store so far (not run again); the progress bar leaves
+    /// them out of its run time.
+    pub fn replayed_runs(&self) -> u64 {
+        self.done.runs
+    }
 }
 
 /// A testbed that answers runs of a replayed trial from the store and passes everything else

@@ -201,11 +201,15 @@ fn run(
         .iter()
         .map(crate::knob::setting_label)
         .collect();
-    let budget = u64::from(req.budget.unwrap_or(req.policy.budget));
-    let log = observe::TrialLog::new(labels, req.policy.objective.label(), budget, req.quiet)
-        .minimize(req.policy.objective.minimize());
-    let incumbent = log.incumbent();
     let replay = Replay::new(req.resume);
+    let runs = crate::tune::run_budget(req.policy, req.budget);
+    let log = observe::TrialLog::new(labels, req.policy.objective.label(), runs, req.quiet)
+        .minimize(req.policy.objective.minimize())
+        .replayed({
+            let replay = replay.clone();
+            move || replay.borrow().replayed_runs()
+        });
+    let incumbent = log.incumbent();
     let res = optimise(
         &mut ReplayBed {
             inner: &mut *testbed,

@@ -857,6 +857,7 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             "cost" => t.cost;
             "incumbent" => self.incumbent as u64;
             "trials" => self.trials as u64;
+            "runs" => self.runs as u64;
             "check" => step.check;
             "part" => part_name(step.part);
             "time" => mean_time(&t.runs);
