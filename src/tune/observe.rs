@@ -192,6 +192,7 @@ impl Observe<TuneState> for TrialLog {
         // only after a paired race), with the geometric mean of its trials, as the report
         // averages.
         let best_v = self.geomean_of(inc);
+        let moved = self.last_inc != Some(inc);
         let jump = match self.last_inc {
             Some(prev) if prev != inc => self.jump_reason(prev, inc, point).unwrap_or_default(),
             _ => String::new(),
@@ -200,21 +201,15 @@ impl Observe<TuneState> for TrialLog {
         let part = text("part");
         let time = kv.get("time").and_then(|v| v.get_float());
         let shown = if !failed.is_empty() {
-            format!("{:>8}", "failed")
+            "failed".to_string()
         } else if value.is_nan() && (part == "loaded" || part == "no_load") {
             // A screen trial of some loads only: no Ratio of its own; its Time instead.
-            let what = if part == "loaded" {
-                "loaded"
-            } else {
-                "no_load"
-            };
             format!(
-                "{:>8}   ({what} runs only: Time {} s)",
-                "–",
+                "{part} Time {} s",
                 time.map_or("?".into(), crate::tune::evaluator::figure)
             )
         } else {
-            format!("{:>8}", fmt_value(value))
+            format!("{} {}", self.objective, fmt_value(value))
         };
         if part == "loaded"
             && failed.is_empty()
@@ -228,23 +223,32 @@ impl Observe<TuneState> for TrialLog {
             fmt_value(best_v)
         } else if let Some(t) = self.loaded.get(&inc) {
             format!(
-                "loaded Time {} s",
+                "loaded {} s",
                 crate::tune::evaluator::figure(crate::stats::geomean(t))
             )
         } else {
             "–".to_string()
         };
-        let mut line = format!(
-            "trial {n:>2}  {label:<w$}  {} {shown}   incumbent {best} ({best_v}{jump})   why: {why}",
-            self.objective,
+        // The incumbent is named when it changes (the bar shows it all along).
+        let lead = match (moved, point == inc && jump.is_empty()) {
+            (false, _) => String::new(),
+            // This trial's setting now leads: its figure is on the line already.
+            (true, true) => "; new best".to_string(),
+            (true, false) => format!("; new best {best} ({best_v}{jump})"),
+        };
+        let mut line = wrap_line(&format!(
+            "trial {n:>2}  {label:<w$}  {shown:<m$}  {why}{lead}",
             w = self.width,
-        );
+            m = self.objective.chars().count() + 7,
+        ));
         if !failed.is_empty() {
-            line.push_str(&format!("\n          {failed}"));
+            line.push('\n');
+            line.push_str(&wrap_line(&format!("          {failed}")));
         } else if !guards.is_empty() {
-            line.push_str(&format!(
-                "\n          excluded: it breaks the guard rail {guards}"
-            ));
+            line.push('\n');
+            line.push_str(&wrap_line(&format!(
+                "          excluded: it breaks the guard rail {guards}"
+            )));
         }
         self.line(line);
         let replayed = self.replayed.as_ref().map_or(0, |f| f());
@@ -273,6 +277,15 @@ impl Observe<TuneState> for TrialLog {
         }
         Ok(())
     }
+}
+
+/// A trial-log line wrapped at [`crate::tune::report::WIDTH`] columns, continuations
+/// indented under the setting.
+fn wrap_line(line: &str) -> String {
+    let o = textwrap::Options::new(crate::tune::report::WIDTH)
+        .subsequent_indent("          ")
+        .break_words(false);
+    textwrap::fill(line, o)
 }
 
 /// An objective value in the log: 3 decimals (a Ratio), or 3 significant digits below 0.1 or

@@ -550,10 +550,7 @@ impl BayesOpt {
             let d = self.default;
             // Loads involve no no_load: its loaded runs are the whole reference.
             let (part, why) = if pools {
-                (
-                    Part::Full,
-                    "screen: the default, a full trial (the reference)",
-                )
+                (Part::Full, "screen: the default (reference)")
             } else {
                 (Part::Loaded, "screen: the default (the reference)")
             };
@@ -567,11 +564,7 @@ impl BayesOpt {
             if self.failed.contains(&p) || !fits(self.runs, loaded) {
                 continue;
             }
-            self.push(
-                p,
-                Part::Loaded,
-                "screen: every setting once (its loaded runs)",
-            );
+            self.push(p, Part::Loaded, "screen: each setting once");
             return;
         }
         // 1b. On a large grid, the GP's picks while they are expected to improve, keeping
@@ -596,7 +589,7 @@ impl BayesOpt {
                     self.push(
                         d,
                         Part::Loaded,
-                        "race: the default, for the final test (it keeps pace with the leader)",
+                        "race: the default, kept in step with the leader",
                     );
                     return;
                 }
@@ -620,11 +613,7 @@ impl BayesOpt {
             && fits(self.runs, loaded)
             && let Some(p) = self.race_pick(feasible)
         {
-            self.push(
-                p,
-                Part::Loaded,
-                "race: the leader and its closest challenger, the less certain re-measured",
-            );
+            self.push(p, Part::Loaded, "race: leader or closest challenger");
             return;
         }
         // 3a. A leader the race raised after the flatness test has its no_load tested too:
@@ -638,11 +627,7 @@ impl BayesOpt {
             if let Some(s) = self.screen.as_mut() {
                 s.flat = None;
             }
-            self.push(
-                l,
-                Part::NoLoad,
-                "no_load flatness test: a new leader's no_load against the default's",
-            );
+            self.push(l, Part::NoLoad, "no_load test: a new leader");
             return;
         }
         // 3b. A separated race after a flat test, with runs to spare (room for this trial
@@ -664,11 +649,7 @@ impl BayesOpt {
                 .find(|&&p| self.screen_costs(p, true).is_empty())
                 && self.runs + no_load <= search
             {
-                self.push(
-                    p,
-                    Part::NoLoad,
-                    "no_load flatness test: a finalist's no_load against the default's",
-                );
+                self.push(p, Part::NoLoad, "no_load test: a finalist");
                 return;
             }
             self.decide_flat(finalists);
@@ -754,7 +735,7 @@ impl BayesOpt {
         if let Some(s) = self.screen.as_mut() {
             s.flat = None;
         }
-        self.push(p, Part::NoLoad, format!("no_load flatness test: {why}"));
+        self.push(p, Part::NoLoad, format!("no_load test: {why}"));
     }
 
     /// Runs of one check pair as the check's reserve plans it.
@@ -1225,7 +1206,11 @@ mod tests {
         loaded.push((1, 4.71));
         let step = next(&loaded);
         assert_eq!(step.part, Part::NoLoad, "{}", step.why);
-        assert!(step.why.contains("a finalist's no_load"), "{}", step.why);
+        assert!(
+            step.why.contains("no_load test: a finalist"),
+            "{}",
+            step.why
+        );
         assert!([0, 1].contains(&step.point), "{}", step.point);
     }
 
@@ -1323,7 +1308,7 @@ mod tests {
         let mut s = loads_screen(&more);
         s.plan_screen(&|_| true);
         let step = s.queue.front().unwrap();
-        assert!(step.why.starts_with("race: the leader"), "{}", step.why);
+        assert!(step.why.starts_with("race: leader"), "{}", step.why);
         assert_ne!(step.point, 2);
         // Budget spent (24 runs): no check pairs left, the arms test concludes at once.
         let mut all = more.clone();
