@@ -1080,3 +1080,54 @@ fn sigterm_exits_0_when_the_last_poll_fails() {
         "{out}{err}"
     );
 }
+
+/// Of two policies' sweet spots of one disk, the daemon applies one and says which in its
+/// log: it uses that sweet spot, it does not export it (only `profile export` exports).
+#[test]
+fn the_daemon_says_it_uses_the_sweet_spot_it_chose_not_that_it_exports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    let db = db_with_two_sweet_spots(dir.path());
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    let target = sweetspot::types::TargetInfo {
+        label: "sda".into(),
+        identity: id.into(),
+        kernel: "6.18.0".into(),
+    };
+    let ra = |v: i64| -> sweetspot::types::Setting {
+        [("read_ahead_kb".to_string(), v.into())]
+            .into_iter()
+            .collect()
+    };
+    store
+        .insert_sweet_spot(
+            &target,
+            "desktop",
+            None,
+            &ra(1024),
+            &ra(128),
+            true,
+            &serde_json::json!({}),
+        )
+        .unwrap();
+    drop(store);
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 1\n").unwrap();
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("sda at the chosen sweet spot", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "1024"
+    });
+    assert_eq!(stop(&mut child), Some(0));
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        err.contains(&format!(
+            "{id}: using the sweet spot of policy desktop on 6.18.0 over policy quick on 6.18.0"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("exporting"), "{err}");
+}

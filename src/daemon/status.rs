@@ -66,7 +66,8 @@ pub struct DeviceStatus {
     /// What holds for the device now: `managed` (the daemon applied its sweet spot, its
     /// host-wide knobs included, and watches it; `managed, but not its host-wide <knob>: …`
     /// when those are not applied yet or were restored), `contested: <knob> (another writer
-    /// keeps <value>)`, `not applied yet` (the daemon runs but has not applied it),
+    /// keeps <value>); left alone until the daemon reloads its config (SIGHUP: …), which
+    /// applies the sweet spot again`, `not applied yet` (the daemon runs but has not applied it),
     /// ``restored by `sweetspot restore` at <RFC 3339>: ...`` (the daemon leaves it alone
     /// until it restarts or reloads), `absent`,
     /// `never tuned` (`never tuned, absent`), or with the daemon stopped `not managed (the
@@ -288,7 +289,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 format!(
                     "{} (another writer keeps {})",
                     r["knob"].as_str().unwrap_or("?"),
-                    r["contested"]
+                    r["contested"].as_str().unwrap_or("?")
                 )
             })
             .collect();
@@ -310,9 +311,11 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 against_now(root, &present, name, &effective)
             ),
             (Some(_), true, Some(at)) => released_state(at),
-            (Some(_), true, None) if !contested.is_empty() => {
-                format!("contested: {}", contested.join(", "))
-            }
+            (Some(_), true, None) if !contested.is_empty() => format!(
+                "contested: {}; left alone until the daemon reloads its config (SIGHUP: \
+                 `systemctl reload sweetspot`), which applies the sweet spot again",
+                contested.join(", ")
+            ),
             // A sweet spot with changes the daemon manages none of: not applied (yet).
             (Some(_), true, None)
                 if rows.is_empty() && host_rows.is_empty() && !knobs.is_empty() =>

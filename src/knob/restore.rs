@@ -382,9 +382,12 @@ pub(super) fn warn_stale(stale: &[Entry]) {
 /// A loop queue outlives `losetup -d` and keeps the last user's values: the next file
 /// attached to that number inherits them, so sweetspot's value would stay on the queue. The
 /// journaled originals of an earlier backing file are therefore written back to the same queue
-/// files (the caller holds the lock of the device under `name` now), unless an open entry of
-/// `now` has the same file: that one is the original to restore, and the earlier ones are
-/// closed. The rest are closed (marked restored, unwritten), with one warning per device
+/// files while the loop number is attached to no file (the caller holds the lock of the device
+/// under `name` now), unless an open entry of `now` has the same file: that one is the
+/// original to restore, and the earlier ones are closed. When the number now serves another
+/// file, its queue is that file's: nothing is written into it, and the entries are closed
+/// with a warning that names the new file and each knob's journaled original (for a `set`
+/// by hand). The rest are closed (marked restored, unwritten), with one warning per device
 /// saying why: their device is gone, or the name is now another disk (a new queue).
 fn close_foreign(
     store: &mut Store,
@@ -399,7 +402,9 @@ fn close_foreign(
     if foreign.is_empty() {
         return Ok(keep);
     }
-    let queue = now.is_some() && root.block_dev(name).join("queue").is_dir();
+    // A loop number attached to no file (`virtual:loopN`): its queue is nobody's now.
+    let is_loop = |i: Option<&str>| i.is_some_and(|i| i.starts_with("loop:"));
+    let queue = now.is_some() && !is_loop(now) && root.block_dev(name).join("queue").is_dir();
     let open = trusted(root, store.journal_open(Some(name), None)?);
     let owned_now = |e: &Entry| {
         open.iter()
@@ -445,10 +450,27 @@ fn close_foreign(
         if ids.is_empty() {
             continue;
         }
-        let why = if queue && old.as_deref().is_some_and(|i| i.starts_with("loop:")) {
+        let why = if queue && is_loop(old.as_deref()) {
             format!(
                 "{}, whose own journaled originals of those files are the ones to restore",
                 why_unrestorable(name, old.as_deref(), now)
+            )
+        } else if is_loop(now) && is_loop(old.as_deref()) {
+            // The oldest open entry of each file holds its original.
+            let mut originals: Vec<String> = Vec::new();
+            let mut seen: Vec<&Path> = Vec::new();
+            for e in open.iter().filter(|e| ids.contains(&e.id)) {
+                if !seen.contains(&e.path.as_path()) {
+                    seen.push(&e.path);
+                    originals.push(format!("{}={}", e.knob, e.original));
+                }
+            }
+            format!(
+                "{}, and its queue serves that file now, so they are not written into it \
+                 (journaled originals: {}; `sweetspot set {name} KNOB=VALUE` writes one by \
+                 hand)",
+                why_unrestorable(name, old.as_deref(), now),
+                originals.join(" ")
             )
         } else {
             format!(
