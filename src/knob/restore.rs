@@ -510,6 +510,17 @@ pub fn why_unrestorable(name: &str, old: Option<&str>, now: Option<&str>) -> Str
     }
 }
 
+/// True when a restore writes nothing for the vm knob `knob` journaled with `original`, its
+/// exclusive partner's journaled original being `partner` (`None`: not journaled): of an
+/// exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written, since
+/// writing it zeroes the other; when both are zero, the ratio member is written (0 bytes is
+/// EINVAL). `status` counts the knobs a restore would put back by the same rule.
+pub fn pair_member_unwritten(knob: &str, original: &str, partner: Option<&str>) -> bool {
+    original.trim() == "0"
+        && catalogue::exclusive_partner(knob).is_some()
+        && (partner.is_some_and(|p| p.trim() != "0") || catalogue::is_bytes_member(knob))
+}
+
 struct Restorer<'a> {
     io: &'a dyn KnobIo,
     store: &'a mut Store,
@@ -601,16 +612,10 @@ impl Restorer<'_> {
         };
         for g in &groups {
             let e = &g.entries[0];
-            if e.original.trim() == "0"
-                && let Some(partner) = catalogue::exclusive_partner(&e.knob)
-            {
-                let partner_zero = original(partner).is_none_or(|p| p.trim() == "0");
-                // Only the non-zero member is written; writing it zeroes this one. When both
-                // are zero, the ratio member is written (0 bytes is EINVAL).
-                if !partner_zero || catalogue::is_bytes_member(&e.knob) {
-                    self.store.journal_mark_restored(&g.ids())?;
-                    continue;
-                }
+            let partner = catalogue::exclusive_partner(&e.knob).and_then(original);
+            if pair_member_unwritten(&e.knob, &e.original, partner.as_deref()) {
+                self.store.journal_mark_restored(&g.ids())?;
+                continue;
             }
             self.put_back(e, &g.ids());
         }
