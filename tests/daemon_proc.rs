@@ -1131,3 +1131,60 @@ fn the_daemon_says_it_uses_the_sweet_spot_it_chose_not_that_it_exports_it() {
     );
     assert!(!err.contains("exporting"), "{err}");
 }
+
+/// `status` without `--config` shows the running daemon's config (read from its command
+/// line), not the default one: its retune interval, and a line naming the file. With the
+/// daemon stopped it names the default it falls back to.
+#[test]
+fn status_without_config_shows_the_running_daemons_interval_and_names_its_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    // Tuned on the running kernel: due by the interval alone.
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        &sweetspot::device::kernel_release(),
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 1\nretune_interval_days = 3\n").unwrap();
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("sda at its sweet spot", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    let status = || {
+        let (out, err, code) = cli(&db, &sys, &proc_, &["status"]);
+        assert_eq!(code, Some(0), "{err}");
+        out
+    };
+    wait_for("status to see the daemon", || {
+        status().contains("daemon: running")
+    });
+    let out = status();
+    assert!(
+        out.contains(&format!(
+            "config: {} (the running daemon's)\n",
+            cfg.display()
+        )),
+        "{out}"
+    );
+    let retune = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("retune:"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(retune.ends_with("(every 3 days)"), "{out}");
+    assert_eq!(stop(&mut child), Some(0));
+    let out = status();
+    assert!(
+        out.contains("config: /etc/sweetspot/daemon.toml: absent, built-in defaults (the default)")
+            || out.contains("config: /etc/sweetspot/daemon.toml (the default)"),
+        "{out}"
+    );
+}

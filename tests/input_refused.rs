@@ -159,10 +159,7 @@ fn a_policy_typo_is_refused_before_a_scratch_device_is_built() {
         cmd.env("TMPDIR", tmp.path());
         let (code, err, _) = refused(cmd, None);
         assert_eq!(code, Some(2), "{err}");
-        assert!(
-            err.contains(&format!("{}:{want}", pol.display())),
-            "{err}"
-        );
+        assert!(err.contains(&format!("{}:{want}", pol.display())), "{err}");
         assert!(!err.contains("scratch: /dev/loop"), "{err}");
         assert_eq!(
             std::fs::read_dir(tmp.path()).unwrap().count(),

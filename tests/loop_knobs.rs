@@ -470,7 +470,10 @@ fn host_wide_knobs_have_one_writer_whichever_device() {
 fn a_scratch_device_gives_its_loop_queue_back_as_it_was_before_the_attach() {
     let env = Env::new();
     for _ in 0..3 {
-        let out = std::process::Command::new("losetup").arg("-f").output().expect("losetup -f");
+        let out = std::process::Command::new("losetup")
+            .arg("-f")
+            .output()
+            .expect("losetup -f");
         assert!(out.status.success(), "losetup -f");
         let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let name = dev.trim_start_matches("/dev/").to_string();

@@ -97,6 +97,11 @@ pub struct Status {
     pub version: u32,
     /// True when the daemon's state file is present and its pid alive.
     pub daemon_running: bool,
+    /// The config whose enrolled devices and retune interval are shown: `<path> (given)`
+    /// (`--config`), `<path> (the running daemon's)` (read from its command line), or
+    /// `<path> (the default)` (no daemon runs); `: absent, built-in defaults` after a path
+    /// that does not exist. `None` when the caller did not say.
+    pub config: Option<String>,
     /// Per enrolled device.
     pub devices: Vec<DeviceStatus>,
     /// The knobs a killed `bench` or `tune --scratch` journaled and nobody has put back yet
@@ -395,6 +400,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
     Ok(Status {
         version: JSON_VERSION,
         daemon_running: running,
+        config: None,
         devices,
         killed_bench_knobs,
     })
@@ -479,6 +485,9 @@ pub fn text(s: &Status, db: &Path, root: &SysRoot) -> String {
             "not running"
         }
     );
+    if let Some(c) = &s.config {
+        out.push_str(&format!("config: {c}\n"));
+    }
     if let Some(n) = crate::tune::killed::note(&s.killed_bench_knobs, db, root) {
         out.push_str(&format!("{n}\n"));
     }

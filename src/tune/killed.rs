@@ -115,11 +115,7 @@ fn as_restore_writes(
             .iter()
             .find(|e| e.device.as_deref() == Some(device) && e.order == ApplyOrder::Scheduler)
             .map(|e| e.original.trim().to_string())
-            .or_else(|| {
-                crate::device::find(root, device)
-                    .ok()
-                    .map(|d| d.scheduler)
-            })
+            .or_else(|| crate::device::find(root, device).ok().map(|d| d.scheduler))
     };
     let mut seen = std::collections::HashSet::new();
     let kept: Vec<&crate::store::journal::Entry> = found
