@@ -51,11 +51,14 @@ pub(super) fn settle_foreign(
     if foreign.is_empty() {
         return Ok(());
     }
+    // A write to this device now: its queue gets the earlier file's originals first, even
+    // when it serves another file (the caller is about to change that file's queue anyway).
     let mut r = Restorer {
         io,
         store,
         put: Vec::new(),
         first_err: None,
+        into_other_file: true,
     };
     r.device(root, &device.name, foreign)?;
     match r.first_err {
@@ -87,8 +90,9 @@ pub fn restore(
 /// other scheduler are obsolete and only marked), then other queue knobs; host vm knobs last.
 /// Of an exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written.
 /// `wbt_lat_usec` gets its journaled number (never -1). Entries of a loop device detached
-/// (or attached to another file) since are written back to its queue, which outlives
-/// `losetup -d`, unless the file attached now has its own open entry of that knob. Entries
+/// since are written back to its queue, which outlives `losetup -d`, while the loop number
+/// serves no file; once it serves another file they are closed unwritten, with a warning
+/// naming that file and the originals ([`close_foreign`]). Entries
 /// of a device that is gone or whose kernel name is now another disk (one warning per
 /// device, saying which), and
 /// entries journaled in an earlier boot (their `boot_id` is not this boot's: the kernel reset
@@ -196,6 +200,7 @@ pub fn restore_vetted(
         store,
         put: Vec::new(),
         first_err: None,
+        into_other_file: false,
     };
     for ((_, dev), group) in groups {
         match dev {
@@ -382,10 +387,11 @@ pub(super) fn warn_stale(stale: &[Entry]) {
 /// A loop queue outlives `losetup -d` and keeps the last user's values: the next file
 /// attached to that number inherits them, so sweetspot's value would stay on the queue. The
 /// journaled originals of an earlier backing file are therefore written back to the same queue
-/// files while the loop number is attached to no file (the caller holds the lock of the device
-/// under `name` now), unless an open entry of `now` has the same file: that one is the
-/// original to restore, and the earlier ones are closed. When the number now serves another
-/// file, its queue is that file's: nothing is written into it, and the entries are closed
+/// files while the loop number is attached to no file, or with `into_other_file` (a write to
+/// the device under `name` follows) to whatever file it serves now (the caller holds the lock
+/// of the device under `name` now), unless an open entry of `now` has the same file: that
+/// one is the original to restore, and the earlier ones are closed. A restore
+/// (`into_other_file` false) leaves the queue of another file alone: the entries are closed
 /// with a warning that names the new file and each knob's journaled original (for a `set`
 /// by hand). The rest are closed (marked restored, unwritten), with one warning per device
 /// saying why: their device is gone, or the name is now another disk (a new queue).
@@ -395,6 +401,7 @@ fn close_foreign(
     name: &str,
     now: Option<&str>,
     entries: Vec<Entry>,
+    into_other_file: bool,
 ) -> Result<Vec<Entry>> {
     let (mut keep, foreign): (Vec<Entry>, Vec<Entry>) = entries
         .into_iter()
@@ -404,7 +411,9 @@ fn close_foreign(
     }
     // A loop number attached to no file (`virtual:loopN`): its queue is nobody's now.
     let is_loop = |i: Option<&str>| i.is_some_and(|i| i.starts_with("loop:"));
-    let queue = now.is_some() && !is_loop(now) && root.block_dev(name).join("queue").is_dir();
+    let queue = now.is_some()
+        && (into_other_file || !is_loop(now))
+        && root.block_dev(name).join("queue").is_dir();
     let open = trusted(root, store.journal_open(Some(name), None)?);
     let owned_now = |e: &Entry| {
         open.iter()
@@ -526,6 +535,10 @@ struct Restorer<'a> {
     store: &'a mut Store,
     put: Vec<PutBack>,
     first_err: Option<Error>,
+    /// Whether a detached loop file's originals go to its loop number's queue when that now
+    /// serves another file ([`close_foreign`]): yes before a write to that device
+    /// ([`settle_foreign`]), no for a restore, which leaves that file's queue alone.
+    into_other_file: bool,
 }
 
 /// Open entries of one path: the one to write (oldest) and every id it settles.
@@ -564,7 +577,14 @@ impl Restorer<'_> {
             .join("dev")
             .exists()
             .then(|| identity(root, name));
-        let entries = close_foreign(self.store, root, name, now_id.as_deref(), entries)?;
+        let entries = close_foreign(
+            self.store,
+            root,
+            name,
+            now_id.as_deref(),
+            entries,
+            self.into_other_file,
+        )?;
         if entries.is_empty() {
             return Ok(());
         }
