@@ -407,7 +407,10 @@ fn a_disk_model_is_a_rotational_queue_with_its_wbt_default_and_both_are_put_back
     for (preset, rotational, wbt) in [("hdd-5400", "1", "75000"), ("emmc", "0", "2000")] {
         // The loop number the scratch takes (the emulated tests take one device at a time),
         // and its `rotational` before the attach.
-        let out = Command::new("losetup").arg("-f").output().expect("losetup -f");
+        let out = Command::new("losetup")
+            .arg("-f")
+            .output()
+            .expect("losetup -f");
         let free = String::from_utf8_lossy(&out.stdout)
             .trim()
             .trim_start_matches("/dev/")
@@ -434,7 +437,10 @@ fn a_disk_model_is_a_rotational_queue_with_its_wbt_default_and_both_are_put_back
         // loop computes for a FUSE file); the baseline's wbt to what the loop number had
         // before (2000 on a loop queue set up as flash).
         let (rot, wbt_after) = rotational_and_wbt(&name);
-        assert_eq!(name, free, "{preset}: another test took the free loop device");
+        assert_eq!(
+            name, free,
+            "{preset}: another test took the free loop device"
+        );
         assert_eq!(rot, before, "{preset}: rotational left changed on {name}");
         assert_ne!(wbt_after, "75000", "{preset}: wbt left on {name}");
     }
