@@ -92,7 +92,7 @@ pub fn restore(
 /// `wbt_lat_usec` gets its journaled number (never -1). Entries of a loop device detached
 /// since are written back to its queue, which outlives `losetup -d`, while the loop number
 /// serves no file; once it serves another file they are closed unwritten, with a warning
-/// naming that file and the originals ([`close_foreign`]). Entries
+/// naming that file and the originals. Entries
 /// of a device that is gone or whose kernel name is now another disk (one warning per
 /// device, saying which), and
 /// entries journaled in an earlier boot (their `boot_id` is not this boot's: the kernel reset
