@@ -1080,3 +1080,111 @@ fn sigterm_exits_0_when_the_last_poll_fails() {
         "{out}{err}"
     );
 }
+
+/// Of two policies' sweet spots of one disk, the daemon applies one and says which in its
+/// log: it uses that sweet spot, it does not export it (only `profile export` exports).
+#[test]
+fn the_daemon_says_it_uses_the_sweet_spot_it_chose_not_that_it_exports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    let db = db_with_two_sweet_spots(dir.path());
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    let target = sweetspot::types::TargetInfo {
+        label: "sda".into(),
+        identity: id.into(),
+        kernel: "6.18.0".into(),
+    };
+    let ra = |v: i64| -> sweetspot::types::Setting {
+        [("read_ahead_kb".to_string(), v.into())]
+            .into_iter()
+            .collect()
+    };
+    store
+        .insert_sweet_spot(
+            &target,
+            "desktop",
+            None,
+            &ra(1024),
+            &ra(128),
+            true,
+            &serde_json::json!({}),
+        )
+        .unwrap();
+    drop(store);
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 1\n").unwrap();
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("sda at the chosen sweet spot", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "1024"
+    });
+    assert_eq!(stop(&mut child), Some(0));
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        err.contains(&format!(
+            "{id}: using the sweet spot of policy desktop on 6.18.0 over policy quick on 6.18.0"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("exporting"), "{err}");
+}
+
+/// `status` without `--config` shows the running daemon's config (read from its command
+/// line), not the default one: its retune interval, and a line naming the file. With the
+/// daemon stopped it names the default it falls back to.
+#[test]
+fn status_without_config_shows_the_running_daemons_interval_and_names_its_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+    put(&proc_.join("sys/vm/dirty_ratio"), "20");
+    disk(&sys, "sda", "8:0", "naa.5000c500a1b2c3d4");
+    // Tuned on the running kernel: due by the interval alone.
+    let db = dir.path().join("d.db");
+    common::store_sweet_spot(
+        &db,
+        "wwid:naa.5000c500a1b2c3d4",
+        "sda",
+        &sweetspot::device::kernel_release(),
+        &[("read_ahead_kb", "256")],
+        &[("read_ahead_kb", "128")],
+        1.5,
+    );
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(&cfg, "poll_s = 1\nretune_interval_days = 3\n").unwrap();
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    wait_for("sda at its sweet spot", || {
+        read(&sys, "sda", "queue/read_ahead_kb") == "256"
+    });
+    let status = || {
+        let (out, err, code) = cli(&db, &sys, &proc_, &["status"]);
+        assert_eq!(code, Some(0), "{err}");
+        out
+    };
+    wait_for("status to see the daemon", || {
+        status().contains("daemon: running")
+    });
+    let out = status();
+    assert!(
+        out.contains(&format!(
+            "config: {} (the running daemon's)\n",
+            cfg.display()
+        )),
+        "{out}"
+    );
+    let retune = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("retune:"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(retune.ends_with("(every 3 days)"), "{out}");
+    assert_eq!(stop(&mut child), Some(0));
+    let out = status();
+    assert!(
+        out.contains("config: /etc/sweetspot/daemon.toml: absent, built-in defaults (the default)")
+            || out.contains("config: /etc/sweetspot/daemon.toml (the default)"),
+        "{out}"
+    );
+}

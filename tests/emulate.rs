@@ -405,6 +405,17 @@ fn a_disk_model_is_a_rotational_queue_with_its_wbt_default_and_both_are_put_back
     use sweetspot::bench::realrun::BenchOptions;
     let env = Env::new();
     for (preset, rotational, wbt) in [("hdd-5400", "1", "75000"), ("emmc", "0", "2000")] {
+        // The loop number the scratch takes (the emulated tests take one device at a time),
+        // and its `rotational` before the attach.
+        let out = Command::new("losetup")
+            .arg("-f")
+            .output()
+            .expect("losetup -f");
+        let free = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .trim_start_matches("/dev/")
+            .to_string();
+        let before = rotational_and_wbt(&free).0;
         let mut opts = BenchOptions::new().expect("options");
         opts.exe = assert_cmd::cargo::cargo_bin("sweetspot");
         let dev = RealDevice::scratch_emulated(
@@ -422,10 +433,15 @@ fn a_disk_model_is_a_rotational_queue_with_its_wbt_default_and_both_are_put_back
             "{preset} on {name}"
         );
         drop(dev);
-        // Put back: a FUSE file makes loop compute rotational 0; the baseline's wbt is
-        // restored to what the loop number had before (2000 on a loop queue set up as flash).
+        // Put back: rotational as the loop number had it before the attach (not the 0 that
+        // loop computes for a FUSE file); the baseline's wbt to what the loop number had
+        // before (2000 on a loop queue set up as flash).
         let (rot, wbt_after) = rotational_and_wbt(&name);
-        assert_eq!(rot, "0", "{preset}: rotational left on {name}");
+        assert_eq!(
+            name, free,
+            "{preset}: another test took the free loop device"
+        );
+        assert_eq!(rot, before, "{preset}: rotational left changed on {name}");
         assert_ne!(wbt_after, "75000", "{preset}: wbt left on {name}");
     }
 }

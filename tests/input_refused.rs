@@ -109,3 +109,64 @@ fn a_user_benchmark_under_sim_says_why() {
     );
     assert!(!env.db().exists(), "the database was created");
 }
+
+/// A policy file with a typo (a knob name sweetspot does not know, a bound outside every
+/// safe domain of its knob) is refused by `tune --scratch` before a scratch device is built
+/// and formatted: exit 2 naming the file, line and field; no scratch directory in the run's
+/// private `TMPDIR`, no loop device attached (`losetup -a` before and after), no database.
+#[test]
+fn a_policy_typo_is_refused_before_a_scratch_device_is_built() {
+    let cases = [
+        (
+            "[knobs.fifo_btach]\nmin = 1\nmax = 64\n",
+            "7: knobs.fifo_btach: unknown knob 'fifo_btach' (did you mean 'fifo_batch'?): not a \
+             knob sweetspot knows",
+        ),
+        (
+            "[knobs.read_ahead_kb]\nmin = 64\nmax = 99999999\n",
+            "9: knobs.read_ahead_kb.max: 99999999 is outside the safe domain of read_ahead_kb",
+        ),
+    ];
+    let losetup = || {
+        let out = std::process::Command::new("losetup")
+            .arg("-a")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for (knobs, want) in cases {
+        let env = common::Env::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let pol = env.dir.path().join("typo.toml");
+        std::fs::write(
+            &pol,
+            format!(
+                "loads = [\"no_load\", \"io_load\"]\nbudget = 10\ncheck_pairs = 2\n\
+                 [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n{knobs}"
+            ),
+        )
+        .unwrap();
+        let before = losetup();
+        let mut cmd = env.cmd(&[
+            "-v",
+            "tune",
+            "--scratch",
+            "--policy",
+            pol.to_str().unwrap(),
+            "--seed",
+            "1",
+        ]);
+        cmd.env("TMPDIR", tmp.path());
+        let (code, err, _) = refused(cmd, None);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(&format!("{}:{want}", pol.display())), "{err}");
+        assert!(!err.contains("scratch: /dev/loop"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "a scratch directory was made"
+        );
+        assert_eq!(losetup(), before, "a loop device was attached");
+        assert!(!env.db().exists(), "the database was created");
+    }
+}

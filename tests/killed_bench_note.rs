@@ -39,17 +39,17 @@ fn status_and_history_name_a_killed_benchs_open_knobs_until_restore_puts_them_ba
         String::from_utf8(common::ok_stdout(env.cmd(&a).output().unwrap())).unwrap()
     };
     let db = env.db();
+    // dirty_bytes (0) is journaled beside dirty_ratio, but restore writes only dirty_ratio:
+    // the note counts what restore lists.
     let note = format!(
-        "2 knobs journaled by a killed `bench` or `tune --scratch` are still open: dirty_ratio, \
-         dirty_bytes host-wide; `sweetspot --db {} --sysfs-root {} --procfs-root {} restore` \
-         puts them back",
+        "1 knob journaled by a killed `bench` or `tune --scratch` is still open: dirty_ratio \
+         host-wide; `sweetspot --db {} --sysfs-root {} --procfs-root {} restore` puts it back",
         db.display(),
         sys.display(),
         env.proc().display(),
     );
     let expected = serde_json::json!([
         {"device": null, "identity": null, "knob": "dirty_ratio", "original": "20"},
-        {"device": null, "identity": null, "knob": "dirty_bytes", "original": "0"},
     ]);
 
     let text = run(&["status"]);
@@ -155,9 +155,9 @@ fn status_and_history_name_a_killed_scratch_tunes_open_knobs_until_restore_puts_
     };
     let db = env.db();
     let note = format!(
-        "3 knobs journaled by a killed `bench` or `tune --scratch` are still open: fifo_batch \
-         on loop1 and dirty_ratio, dirty_bytes host-wide; `sweetspot --db {} --sysfs-root {} \
-         --procfs-root {} restore` puts them back",
+        "2 knobs journaled by a killed `bench` or `tune --scratch` are still open: fifo_batch \
+         on loop1 and dirty_ratio host-wide; `sweetspot --db {} --sysfs-root {} --procfs-root \
+         {} restore` puts them back",
         db.display(),
         sys.display(),
         env.proc().display(),
@@ -166,7 +166,6 @@ fn status_and_history_name_a_killed_scratch_tunes_open_knobs_until_restore_puts_
     let expected = serde_json::json!([
         {"device": "loop1", "identity": identity, "knob": "fifo_batch", "original": "16"},
         {"device": null, "identity": null, "knob": "dirty_ratio", "original": "20"},
-        {"device": null, "identity": null, "knob": "dirty_bytes", "original": "0"},
     ]);
 
     let text = run(&["status"]);
@@ -187,6 +186,7 @@ fn status_and_history_name_a_killed_scratch_tunes_open_knobs_until_restore_puts_
     // The command the note names puts them back; then nothing is listed.
     let out = run(&["restore"]);
     // dirty_bytes is dirty_ratio's exclusive partner: writing the ratio back restores both.
+    // The same 2 knobs as the note counted.
     assert!(
         out.starts_with("restored 2 knobs (2 by finishing 1 killed tune first"),
         "{out}"

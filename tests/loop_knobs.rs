@@ -461,3 +461,42 @@ fn host_wide_knobs_have_one_writer_whichever_device() {
     env.cmd(&["restore"]).assert().success();
     assert_eq!(env.vm("dirty_ratio"), "20");
 }
+
+/// `--scratch` puts back the loop queue's `read_ahead_kb` and `rotational` as they were before
+/// it attached its file (the kernel sets both at the attach and `losetup -d` leaves them): the
+/// loop number the scratch will take (`losetup -f`) is given values no attach sets, and they
+/// read back once the scratch is gone. Another test taking that number first is retried.
+#[test]
+fn a_scratch_device_gives_its_loop_queue_back_as_it_was_before_the_attach() {
+    let env = Env::new();
+    for _ in 0..3 {
+        let out = std::process::Command::new("losetup")
+            .arg("-f")
+            .output()
+            .expect("losetup -f");
+        assert!(out.status.success(), "losetup -f");
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let name = dev.trim_start_matches("/dev/").to_string();
+        let _backup = common::QueueBackup::save(&name, &["read_ahead_kb", "rotational"]);
+        let q = std::path::Path::new("/sys/block").join(&name).join("queue");
+        let read = |k: &str| {
+            std::fs::read_to_string(q.join(k))
+                .expect("queue knob")
+                .trim()
+                .to_string()
+        };
+        std::fs::write(q.join("read_ahead_kb"), "384\n").expect("read_ahead_kb");
+        std::fs::write(q.join("rotational"), "0\n").expect("rotational");
+        let scratch = sweetspot::bench::scratch::Scratch::create(64, &env.db()).expect("scratch");
+        if scratch.device_name() != name {
+            continue;
+        }
+        // The attach computed its own values (read-ahead from the new limits).
+        assert_ne!(read("read_ahead_kb"), "384");
+        drop(scratch);
+        assert_eq!(read("read_ahead_kb"), "384");
+        assert_eq!(read("rotational"), "0");
+        return;
+    }
+    panic!("other tests took the free loop device three times");
+}

@@ -16,8 +16,15 @@
 //! child process) serves from the backing file; cleanup stops it after the loop device is
 //! detached.
 //!
+//! Attaching a file sets some of the loop queue's knobs, and they outlive `losetup -d`
+//! (measured on 6.18: a fresh loop device reads `read_ahead_kb` 128 and `rotational` 0;
+//! attached to a file on a rotational disk 2560 and 1, and still 2560 and 1 once detached).
+//! So [`BASELINE_KNOBS`] are read on the loop number before it is attached (the first free
+//! one, `losetup -f`, then attached by name) and written back before it is detached: the
+//! next user of that loop number finds its queue as it was, as the report says.
+//!
 //! For a disk model ([`Spec::rotational`]) the loop queue is marked `queue/rotational = 1`
-//! after attaching, and put back before detaching. drivers/block/loop.c computes the flag at
+//! after attaching, and put back with the baseline. drivers/block/loop.c computes the flag at
 //! every attach (`loop_update_limits`: rotational only when the backing file's block device
 //! is), and a FUSE file has none, so without this the kernel treats the emulated disk as flash.
 //! What reads the flag: bfq (`idling_boosts_thr_without_issues`: idling for sequential,
@@ -40,6 +47,15 @@ use std::path::{Path, PathBuf};
 /// Default size of the backing file, MiB (sparse: only written blocks take space).
 pub const SCRATCH_MIB: u64 = 1024;
 
+/// The loop queue's knobs (under `/sys/block/loopN/queue/`) that attaching a file sets and
+/// detaching leaves (see the module docs): read before the attach, put back before the
+/// detach.
+pub const BASELINE_KNOBS: [&str; 2] = ["read_ahead_kb", "rotational"];
+
+/// How often a free loop number is looked for again when another process attached it
+/// between `losetup -f` and our attach.
+const ATTACH_TRIES: u32 = 5;
+
 /// A mounted scratch loop device (see the module docs).
 #[derive(Debug)]
 pub struct Scratch {
@@ -50,8 +66,8 @@ pub struct Scratch {
     mounted: bool,
     /// The `--emulate` server, stopped after the loop device is detached.
     emulator: Option<Server>,
-    /// `queue/rotational` and the value it had before a disk model set it to 1.
-    rotational: Option<(PathBuf, String)>,
+    /// The loop queue's [`BASELINE_KNOBS`] (path, value) as they were before the attach.
+    baseline: Vec<(PathBuf, String)>,
     /// The owner lock (see [`stale`]); declared last, so it is released after cleanup.
     _owner: Flock<std::fs::File>,
 }
@@ -117,7 +133,7 @@ impl Scratch {
             loop_dev: None,
             mounted: false,
             emulator: None,
-            rotational: None,
+            baseline: Vec::new(),
             _owner: owner,
         };
         std::fs::create_dir(&s.mnt)
@@ -147,25 +163,13 @@ impl Scratch {
             let em = Server::start(spec, &s.backing, &fuse_dir, exe)?;
             let file = em.file();
             s.emulator = Some(em);
-            let out = tool(
-                "losetup",
-                &[
-                    "-f".as_ref(),
-                    "--show".as_ref(),
-                    "--direct-io=on".as_ref(),
-                    file.as_os_str(),
-                ],
-            )?;
-            s.loop_dev = Some(PathBuf::from(out.trim()));
+            s.attach(&file, true)?;
             if spec.rotational() {
                 s.mark_rotational()?;
             }
         } else {
-            let out = tool(
-                "losetup",
-                &["-f".as_ref(), "--show".as_ref(), s.backing.as_os_str()],
-            )?;
-            s.loop_dev = Some(PathBuf::from(out.trim()));
+            let backing = s.backing.clone();
+            s.attach(&backing, false)?;
             mkfs(s.loop_dev.as_deref().unwrap_or(Path::new("")))?;
         }
         let dev = s.loop_dev.clone().unwrap_or_default();
@@ -191,23 +195,57 @@ impl Scratch {
         Ok(s)
     }
 
-    /// Sets the loop queue's `queue/rotational` to 1 (see the module docs), remembering the
-    /// value it had. Errors: the attribute cannot be read, written, or does not read back 1.
+    /// Attaches `file` to the first free loop device (`losetup -f`, then `losetup
+    /// [--direct-io=on] /dev/loopN FILE`), its queue's [`BASELINE_KNOBS`] read first. A loop
+    /// number another process took in between is looked for again ([`ATTACH_TRIES`] times).
+    /// Errors: a failing `losetup`, an unreadable queue attribute.
+    fn attach(&mut self, file: &Path, direct_io: bool) -> Result<()> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let dev = PathBuf::from(tool("losetup", &["-f".as_ref()])?.trim());
+            let name = dev
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let queue = Path::new("/sys/block").join(&name).join("queue");
+            let baseline = BASELINE_KNOBS
+                .iter()
+                .map(|k| {
+                    let p = queue.join(k);
+                    read_attr(&p).map(|v| (p, v))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let mut args: Vec<&std::ffi::OsStr> = Vec::new();
+            if direct_io {
+                args.push("--direct-io=on".as_ref());
+            }
+            args.extend([dev.as_os_str(), file.as_os_str()]);
+            match tool("losetup", &args) {
+                Ok(_) => {
+                    self.loop_dev = Some(dev);
+                    self.baseline = baseline;
+                    return Ok(());
+                }
+                // Taken by another process since `losetup -f`: its baseline is not ours.
+                Err(_)
+                    if tries < ATTACH_TRIES
+                        && Path::new("/sys/block").join(&name).join("loop").exists() => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Sets the loop queue's `queue/rotational` to 1 (see the module docs; the baseline
+    /// puts it back). Errors: the attribute cannot be written or does not read back 1.
     fn mark_rotational(&mut self) -> Result<()> {
         let path = PathBuf::from(format!(
             "/sys/block/{}/queue/rotational",
             self.device_name()
         ));
-        let read = |p: &Path| {
-            std::fs::read_to_string(p)
-                .map(|v| v.trim().to_string())
-                .map_err(|e| Error::io(format!("reading {}", p.display()), e))
-        };
-        let old = read(&path)?;
         std::fs::write(&path, "1\n")
             .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
-        self.rotational = Some((path.clone(), old));
-        match read(&path)?.as_str() {
+        match read_attr(&path)?.as_str() {
             "1" => Ok(()),
             v => Err(Error::Failed(format!(
                 "{}: wrote 1, reads back {v}",
@@ -259,10 +297,10 @@ impl Scratch {
             }
         }
         // Before detaching: the queue outlives `losetup -d`.
-        if let Some((path, old)) = self.rotational.take()
-            && let Err(e) = std::fs::write(&path, format!("{old}\n"))
-        {
-            first = first.or(Some(Error::io(format!("restoring {}", path.display()), e)));
+        for (path, old) in std::mem::take(&mut self.baseline) {
+            if let Err(e) = std::fs::write(&path, format!("{old}\n")) {
+                first = first.or(Some(Error::io(format!("restoring {}", path.display()), e)));
+            }
         }
         if let Some(dev) = self.loop_dev.take()
             && let Err(e) = tool("losetup", &["-d".as_ref(), dev.as_os_str()])
@@ -286,6 +324,13 @@ impl Scratch {
             Some(e) => Err(e),
         }
     }
+}
+
+/// A sysfs attribute's value, trimmed. Errors: it cannot be read.
+fn read_attr(p: &Path) -> Result<String> {
+    std::fs::read_to_string(p)
+        .map(|v| v.trim().to_string())
+        .map_err(|e| Error::io(format!("reading {}", p.display()), e))
 }
 
 impl Drop for Scratch {

@@ -24,7 +24,9 @@ pub struct Args {
 pub struct StatusArgs {
     /// The daemon's config (enrolled devices, retune interval).
     ///
-    /// Its `db` is used unless --db or SWEETSPOT_DB names the database (those win over it).
+    /// Default: the running daemon's (its --config), else /etc/sweetspot/daemon.toml; the
+    /// output names the one shown. Its `db` is used unless --db or SWEETSPOT_DB names the
+    /// database (those win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print JSON (with a `version` field).
@@ -45,17 +47,65 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     daemon::run(&path, explicit, &ctx.root, &ctx.db, ctx.db_given)
 }
 
-/// Runs `sweetspot status`.
+/// The config file of the daemon whose state file is `state` (the pid it names, alive): the
+/// `--config` of its command line (`/proc/<pid>/cmdline`, parsed as the daemon parsed it; a
+/// relative path against its working directory), else the default path. `None` when no
+/// daemon runs or its command line cannot be read.
+fn running_config(state: &Path) -> Option<PathBuf> {
+    use clap::Parser;
+    use std::os::unix::ffi::OsStrExt;
+    let (pid, _) = daemon::status::running_daemon(state)?;
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let argv = raw
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| std::ffi::OsStr::from_bytes(a).to_owned());
+    let super::Command::Daemon(a) = super::Cli::try_parse_from(argv).ok()?.command else {
+        return None;
+    };
+    match a.config {
+        Some(p) if p.is_relative() => {
+            Some(std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?.join(p))
+        }
+        Some(p) => Some(p),
+        None => Some(PathBuf::from(config::DEFAULT_PATH)),
+    }
+}
+
+/// Runs `sweetspot status`. Without `--config`, the running daemon's config is shown (its
+/// enrolled devices and retune interval), and the text names the file either way.
 pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
-    let (path, explicit) = config_path(args.config.as_ref());
+    let (mut path, explicit) = config_path(args.config.as_ref());
     // status only reads: a config it is given may be the admin's own (the daemon's is root's).
     let origin = if explicit {
         crate::trust::Origin::Named
     } else {
         crate::trust::Origin::System
     };
-    let cfg = config::load(&path, explicit, origin)?;
+    let mut cfg = config::load(&path, explicit, origin)?;
     let db = daemon::db_path(cfg.db.as_deref(), &ctx.db, ctx.db_given);
+    let state = daemon::state_path(Path::new(&db));
+    let mut source = if explicit { "given" } else { "the default" };
+    if !explicit && let Some(running) = running_config(&state) {
+        source = "the running daemon's";
+        if running != path {
+            // Root's, as the daemon required of it.
+            match config::load(&running, true, crate::trust::Origin::System) {
+                Ok(c) => {
+                    cfg = c;
+                    path = running;
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "the running daemon's config {} does not load ({e}); showing {}'s",
+                        running.display(),
+                        path.display()
+                    );
+                    source = "the default, not the running daemon's";
+                }
+            }
+        }
+    }
     // A database not created yet: nothing is tuned, but the enrolled identities are
     // listed (status only reads: it does not create the file).
     let store = if db.exists() {
@@ -69,12 +119,16 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     } else {
         None
     };
-    let s = daemon::status::status(
-        store.as_ref(),
-        &ctx.root,
-        &cfg,
-        &daemon::state_path(Path::new(&db)),
-    )?;
+    let mut s = daemon::status::status(store.as_ref(), &ctx.root, &cfg, &state)?;
+    s.config = Some(format!(
+        "{}{} ({source})",
+        path.display(),
+        if path.exists() {
+            ""
+        } else {
+            ": absent, built-in defaults"
+        }
+    ));
     if args.json {
         super::print_json(&s)
     } else {

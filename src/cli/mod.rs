@@ -202,6 +202,11 @@ pub enum Command {
     /// it alone changed count. Leftovers of killed runs that it does not remove (a
     /// `--scratch` loop device, mount and files, whose knobs another database journaled) are
     /// named, and do not count.
+    ///
+    /// A detached loop device's knobs go back to its queue (it outlives `losetup -d`) while
+    /// the loop number serves no file. Once it serves another file, that file's queue is left
+    /// as it is: a warning names the file and each journaled original, and the entries are
+    /// closed.
     #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Restore(restore::Args),
     /// Measure a device under contest's loads and print contest's table.

@@ -282,6 +282,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     target::check_loads(&args.target, &pol.loads)?;
     target::emulation(&args.target)?;
+    // A real target's knobs are catalogue knobs: a policy's typo is refused here, before a
+    // scratch device is built and formatted (a simulated surface names its own knobs).
+    if args.target.sim.is_none() {
+        crate::tune::space::check_without_device(&pol)?;
+    }
     if args.target.host && benchmark.is_none() {
         return Err(crate::Error::BadInput(format!(
             "--host tunes host-wide knobs against a user benchmark, and policy '{}' has none: \

@@ -11,7 +11,11 @@
 //!   knobs under the identity [`HOST`] (drift, contest, restore);
 //! - a managed value that changed behind the daemon's back is "contested by another writer":
 //!   logged with the knob and both values, re-applied once, and after a second change left
-//!   alone for good (as bpftune backs off), so the daemon never fights in a loop;
+//!   alone (as bpftune backs off), so the daemon never fights in a loop, until the daemon
+//!   restarts or reloads its config (SIGHUP): the admin's way to hand the knob back once the
+//!   other writer is gone (the same signal that takes back what `restore` released, so no
+//!   new command; [`Manager::reconcile`] forgets the disk and the next poll applies its
+//!   sweet spot again);
 //! - a disk a retune works on is the retune's ([`Busy`]), and so are the host-wide knobs when
 //!   its policy tunes some: neither applied nor checked, so the
 //!   retune's own writes and its restore at the start and the end are never taken for another
@@ -193,11 +197,24 @@ impl Manager {
     /// entries differ from what is managed for it (newly enrolled, no longer enrolled, or
     /// other knobs) is forgotten, so the next [`Manager::poll`] applies its profile as at
     /// start-up; so are the host-wide knobs when the profile's `[host]` changed, and every
-    /// disk `sweetspot restore` released (a reload takes them back). A disk whose entries are
-    /// unchanged keeps its state (a contested knob stays left alone). `busy` (what a retune
-    /// works on) is left to the retune.
+    /// disk `sweetspot restore` released (a reload takes them back), and every disk (or the
+    /// host-wide knobs) with a contested knob: a reload hands it back to the daemon. Any other
+    /// disk whose entries are unchanged keeps its state. `busy` (what a retune works on) is
+    /// left to the retune.
     pub fn reconcile(&mut self, root: &SysRoot, profile: &Profile, busy: &Busy) -> Result<()> {
         for id in std::mem::take(&mut self.released).into_keys() {
+            self.forget(&id);
+        }
+        let contested: BTreeSet<String> = self
+            .managed
+            .iter()
+            .filter(|(_, m)| m.contested.is_some())
+            .filter(|((i, _), _)| {
+                !(i == HOST && busy.host) && busy.device.as_deref() != Some(i.as_str())
+            })
+            .map(|((i, _), _)| i.clone())
+            .collect();
+        for id in contested {
             self.forget(&id);
         }
         let wanted_host: BTreeMap<String, String> = host_setting(profile)
@@ -585,7 +602,8 @@ pub fn describe(e: &Event) -> String {
         ),
         Event::Contested(d, k, want, found, true) => format!(
             "{d}: {k} contested by another writer again: profile {want}, found {found}; \
-             backing off (no longer managed until the daemon restarts)"
+             backing off (no longer managed until the daemon restarts or reloads its config: \
+             SIGHUP)"
         ),
     }
 }

@@ -66,7 +66,8 @@ pub struct DeviceStatus {
     /// What holds for the device now: `managed` (the daemon applied its sweet spot, its
     /// host-wide knobs included, and watches it; `managed, but not its host-wide <knob>: …`
     /// when those are not applied yet or were restored), `contested: <knob> (another writer
-    /// keeps <value>)`, `not applied yet` (the daemon runs but has not applied it),
+    /// keeps <value>); left alone until the daemon reloads its config (SIGHUP: …), which
+    /// applies the sweet spot again`, `not applied yet` (the daemon runs but has not applied it),
     /// ``restored by `sweetspot restore` at <RFC 3339>: ...`` (the daemon leaves it alone
     /// until it restarts or reloads), `absent`,
     /// `never tuned` (`never tuned, absent`), or with the daemon stopped `not managed (the
@@ -96,6 +97,11 @@ pub struct Status {
     pub version: u32,
     /// True when the daemon's state file is present and its pid alive.
     pub daemon_running: bool,
+    /// The config whose enrolled devices and retune interval are shown: `<path> (given)`
+    /// (`--config`), `<path> (the running daemon's)` (read from its command line), or
+    /// `<path> (the default)` (no daemon runs); `: absent, built-in defaults` after a path
+    /// that does not exist. `None` when the caller did not say.
+    pub config: Option<String>,
     /// Per enrolled device.
     pub devices: Vec<DeviceStatus>,
     /// The knobs a killed `bench` or `tune --scratch` journaled and nobody has put back yet
@@ -288,7 +294,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 format!(
                     "{} (another writer keeps {})",
                     r["knob"].as_str().unwrap_or("?"),
-                    r["contested"]
+                    r["contested"].as_str().unwrap_or("?")
                 )
             })
             .collect();
@@ -310,9 +316,11 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 against_now(root, &present, name, &effective)
             ),
             (Some(_), true, Some(at)) => released_state(at),
-            (Some(_), true, None) if !contested.is_empty() => {
-                format!("contested: {}", contested.join(", "))
-            }
+            (Some(_), true, None) if !contested.is_empty() => format!(
+                "contested: {}; left alone until the daemon reloads its config (SIGHUP: \
+                 `systemctl reload sweetspot`), which applies the sweet spot again",
+                contested.join(", ")
+            ),
             // A sweet spot with changes the daemon manages none of: not applied (yet).
             (Some(_), true, None)
                 if rows.is_empty() && host_rows.is_empty() && !knobs.is_empty() =>
@@ -392,6 +400,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
     Ok(Status {
         version: JSON_VERSION,
         daemon_running: running,
+        config: None,
         devices,
         killed_bench_knobs,
     })
@@ -476,6 +485,9 @@ pub fn text(s: &Status, db: &Path, root: &SysRoot) -> String {
             "not running"
         }
     );
+    if let Some(c) = &s.config {
+        out.push_str(&format!("config: {c}\n"));
+    }
     if let Some(n) = crate::tune::killed::note(&s.killed_bench_knobs, db, root) {
         out.push_str(&format!("{n}\n"));
     }

@@ -51,11 +51,14 @@ pub(super) fn settle_foreign(
     if foreign.is_empty() {
         return Ok(());
     }
+    // A write to this device now: its queue gets the earlier file's originals first, even
+    // when it serves another file (the caller is about to change that file's queue anyway).
     let mut r = Restorer {
         io,
         store,
         put: Vec::new(),
         first_err: None,
+        into_other_file: true,
     };
     r.device(root, &device.name, foreign)?;
     match r.first_err {
@@ -87,8 +90,9 @@ pub fn restore(
 /// other scheduler are obsolete and only marked), then other queue knobs; host vm knobs last.
 /// Of an exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written.
 /// `wbt_lat_usec` gets its journaled number (never -1). Entries of a loop device detached
-/// (or attached to another file) since are written back to its queue, which outlives
-/// `losetup -d`, unless the file attached now has its own open entry of that knob. Entries
+/// since are written back to its queue, which outlives `losetup -d`, while the loop number
+/// serves no file; once it serves another file they are closed unwritten, with a warning
+/// naming that file and the originals. Entries
 /// of a device that is gone or whose kernel name is now another disk (one warning per
 /// device, saying which), and
 /// entries journaled in an earlier boot (their `boot_id` is not this boot's: the kernel reset
@@ -196,6 +200,7 @@ pub fn restore_vetted(
         store,
         put: Vec::new(),
         first_err: None,
+        into_other_file: false,
     };
     for ((_, dev), group) in groups {
         match dev {
@@ -382,9 +387,13 @@ pub(super) fn warn_stale(stale: &[Entry]) {
 /// A loop queue outlives `losetup -d` and keeps the last user's values: the next file
 /// attached to that number inherits them, so sweetspot's value would stay on the queue. The
 /// journaled originals of an earlier backing file are therefore written back to the same queue
-/// files (the caller holds the lock of the device under `name` now), unless an open entry of
-/// `now` has the same file: that one is the original to restore, and the earlier ones are
-/// closed. The rest are closed (marked restored, unwritten), with one warning per device
+/// files while the loop number is attached to no file, or with `into_other_file` (a write to
+/// the device under `name` follows) to whatever file it serves now (the caller holds the lock
+/// of the device under `name` now), unless an open entry of `now` has the same file: that
+/// one is the original to restore, and the earlier ones are closed. A restore
+/// (`into_other_file` false) leaves the queue of another file alone: the entries are closed
+/// with a warning that names the new file and each knob's journaled original (for a `set`
+/// by hand). The rest are closed (marked restored, unwritten), with one warning per device
 /// saying why: their device is gone, or the name is now another disk (a new queue).
 fn close_foreign(
     store: &mut Store,
@@ -392,6 +401,7 @@ fn close_foreign(
     name: &str,
     now: Option<&str>,
     entries: Vec<Entry>,
+    into_other_file: bool,
 ) -> Result<Vec<Entry>> {
     let (mut keep, foreign): (Vec<Entry>, Vec<Entry>) = entries
         .into_iter()
@@ -399,7 +409,11 @@ fn close_foreign(
     if foreign.is_empty() {
         return Ok(keep);
     }
-    let queue = now.is_some() && root.block_dev(name).join("queue").is_dir();
+    // A loop number attached to no file (`virtual:loopN`): its queue is nobody's now.
+    let is_loop = |i: Option<&str>| i.is_some_and(|i| i.starts_with("loop:"));
+    let queue = now.is_some()
+        && (into_other_file || !is_loop(now))
+        && root.block_dev(name).join("queue").is_dir();
     let open = trusted(root, store.journal_open(Some(name), None)?);
     let owned_now = |e: &Entry| {
         open.iter()
@@ -445,10 +459,27 @@ fn close_foreign(
         if ids.is_empty() {
             continue;
         }
-        let why = if queue && old.as_deref().is_some_and(|i| i.starts_with("loop:")) {
+        let why = if queue && is_loop(old.as_deref()) {
             format!(
                 "{}, whose own journaled originals of those files are the ones to restore",
                 why_unrestorable(name, old.as_deref(), now)
+            )
+        } else if is_loop(now) && is_loop(old.as_deref()) {
+            // The oldest open entry of each file holds its original.
+            let mut originals: Vec<String> = Vec::new();
+            let mut seen: Vec<&Path> = Vec::new();
+            for e in open.iter().filter(|e| ids.contains(&e.id)) {
+                if !seen.contains(&e.path.as_path()) {
+                    seen.push(&e.path);
+                    originals.push(format!("{}={}", e.knob, e.original));
+                }
+            }
+            format!(
+                "{}, and its queue serves that file now, so they are not written into it \
+                 (journaled originals: {}; `sweetspot set {name} KNOB=VALUE` writes one by \
+                 hand)",
+                why_unrestorable(name, old.as_deref(), now),
+                originals.join(" ")
             )
         } else {
             format!(
@@ -488,11 +519,26 @@ pub fn why_unrestorable(name: &str, old: Option<&str>, now: Option<&str>) -> Str
     }
 }
 
+/// True when a restore writes nothing for the vm knob `knob` journaled with `original`, its
+/// exclusive partner's journaled original being `partner` (`None`: not journaled): of an
+/// exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written, since
+/// writing it zeroes the other; when both are zero, the ratio member is written (0 bytes is
+/// EINVAL). `status` counts the knobs a restore would put back by the same rule.
+pub fn pair_member_unwritten(knob: &str, original: &str, partner: Option<&str>) -> bool {
+    original.trim() == "0"
+        && catalogue::exclusive_partner(knob).is_some()
+        && (partner.is_some_and(|p| p.trim() != "0") || catalogue::is_bytes_member(knob))
+}
+
 struct Restorer<'a> {
     io: &'a dyn KnobIo,
     store: &'a mut Store,
     put: Vec<PutBack>,
     first_err: Option<Error>,
+    /// Whether a detached loop file's originals go to its loop number's queue when that now
+    /// serves another file ([`close_foreign`]): yes before a write to that device
+    /// ([`settle_foreign`]), no for a restore, which leaves that file's queue alone.
+    into_other_file: bool,
 }
 
 /// Open entries of one path: the one to write (oldest) and every id it settles.
@@ -531,7 +577,14 @@ impl Restorer<'_> {
             .join("dev")
             .exists()
             .then(|| identity(root, name));
-        let entries = close_foreign(self.store, root, name, now_id.as_deref(), entries)?;
+        let entries = close_foreign(
+            self.store,
+            root,
+            name,
+            now_id.as_deref(),
+            entries,
+            self.into_other_file,
+        )?;
         if entries.is_empty() {
             return Ok(());
         }
@@ -579,16 +632,10 @@ impl Restorer<'_> {
         };
         for g in &groups {
             let e = &g.entries[0];
-            if e.original.trim() == "0"
-                && let Some(partner) = catalogue::exclusive_partner(&e.knob)
-            {
-                let partner_zero = original(partner).is_none_or(|p| p.trim() == "0");
-                // Only the non-zero member is written; writing it zeroes this one. When both
-                // are zero, the ratio member is written (0 bytes is EINVAL).
-                if !partner_zero || catalogue::is_bytes_member(&e.knob) {
-                    self.store.journal_mark_restored(&g.ids())?;
-                    continue;
-                }
+            let partner = catalogue::exclusive_partner(&e.knob).and_then(original);
+            if pair_member_unwritten(&e.knob, &e.original, partner.as_deref()) {
+                self.store.journal_mark_restored(&g.ids())?;
+                continue;
             }
             self.put_back(e, &g.ids());
         }

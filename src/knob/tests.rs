@@ -593,8 +593,9 @@ fn restoring_one_owners_entry_under_anothers_hands_its_original_down() {
 }
 
 /// A loop queue outlives `losetup -d` (the next file attached inherits its values), so the
-/// originals of a detached or replaced file are written back to it; a device that is gone, or
-/// a kernel name that is now another disk (a new queue), has its entries closed unwritten.
+/// originals of a detached file are written back to it; once another file is attached, that
+/// file's queue is left alone (closed unwritten, with a warning); a device that is gone, or a
+/// kernel name that is now another disk (a new queue), has its entries closed unwritten.
 #[test]
 fn a_loop_queue_gets_its_originals_back_after_its_file_is_detached_or_replaced() {
     let t = FakeTree::new();
@@ -602,7 +603,7 @@ fn a_loop_queue_gets_its_originals_back_after_its_file_is_detached_or_replaced()
     let mut s = store(&t);
     let ra = |v: i64| setting(&[("read_ahead_kb", v.into())]);
     t.disk("loop5", "7:5", "[none] mq-deadline", 128);
-    for now in ["", "/tmp/b.img"] {
+    for (now, written, after) in [("", 1, "128"), ("/tmp/b.img", 0, "64")] {
         t.set("loop5", "loop/backing_file", "/tmp/a.img").set(
             "loop5",
             "queue/read_ahead_kb",
@@ -610,15 +611,20 @@ fn a_loop_queue_gets_its_originals_back_after_its_file_is_detached_or_replaced()
         );
         let d = find(&t.root, "loop5").unwrap();
         apply_with(&k, &mut s, &t.root, &d, &ra(64), "set").unwrap();
-        // Detached (`now` empty), or detached and another file attached to loop5.
+        // Detached (`now` empty): written back; or another file attached to loop5 since:
+        // its queue is left alone.
         t.set("loop5", "loop/backing_file", now);
-        assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
-        assert_eq!(t.get("loop5", "queue/read_ahead_kb"), "128", "{now:?}");
+        assert_eq!(
+            restore_with(&k, &mut s, &t.root, None, None).unwrap(),
+            written
+        );
+        assert_eq!(t.get("loop5", "queue/read_ahead_kb"), after, "{now:?}");
         assert!(s.journal_open(None, None).unwrap().is_empty());
     }
     // The file attached now has its own open entry of the knob (journaled after sweetspot's
     // 64 was inherited, by an older sweetspot): that one is restored, the earlier closed.
-    t.set("loop5", "loop/backing_file", "/tmp/a.img");
+    t.set("loop5", "loop/backing_file", "/tmp/a.img")
+        .set("loop5", "queue/read_ahead_kb", "128");
     let a = find(&t.root, "loop5").unwrap();
     apply_with(&k, &mut s, &t.root, &a, &ra(64), "set").unwrap();
     t.set("loop5", "loop/backing_file", "/tmp/b.img");

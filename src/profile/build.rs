@@ -119,9 +119,11 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
                 .get(&s.identity)
                 .filter(|old| old.policy != s.policy || old.kernel != s.kernel)
             {
+                // `profile export` exports; apply, verify and the daemon use the profile.
                 tracing::info!(
-                    "{}: exporting the sweet spot of policy {} on {} over policy {} on {}",
+                    "{}: {} the sweet spot of policy {} on {} over policy {} on {}",
                     s.identity,
+                    if sel.export { "exporting" } else { "using" },
                     s.policy,
                     s.kernel,
                     old.policy,

@@ -18,6 +18,8 @@
 
 use super::recover::{open_devices, undo_command, writer_identity};
 use crate::Result;
+use crate::knob::catalogue;
+use crate::knob::restore::pair_member_unwritten;
 use crate::knob::vet::{Verdict, vet};
 use crate::lock;
 use crate::store::Store;
@@ -85,8 +87,7 @@ pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>
     found.sort_by(|a, b| {
         (a.device.is_none(), &a.device, a.id).cmp(&(b.device.is_none(), &b.device, b.id))
     });
-    let mut seen = std::collections::HashSet::new();
-    found.retain(|e| seen.insert(e.path.clone()));
+    let found = as_restore_writes(root, found);
     Ok(found
         .into_iter()
         .map(|e| OpenKnob {
@@ -96,6 +97,47 @@ pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>
             original: e.original,
         })
         .collect())
+}
+
+/// Of `found` (sorted by device, then id), the entries a restore writes, one per file, as
+/// [`crate::knob::restore`] chooses them, so that `status` counts what `restore` lists:
+/// an iosched knob only under the scheduler the device ends with (the oldest journaled
+/// scheduler, else the active one: a switch recreates `iosched/` with defaults, so the
+/// other schedulers' entries are obsolete), then the oldest entry of each file, and of an
+/// exclusive vm pair the member restore writes ([`pair_member_unwritten`]).
+fn as_restore_writes(
+    root: &SysRoot,
+    found: Vec<crate::store::journal::Entry>,
+) -> Vec<crate::store::journal::Entry> {
+    use crate::knob::ApplyOrder;
+    let end_scheduler = |device: &str| {
+        found
+            .iter()
+            .find(|e| e.device.as_deref() == Some(device) && e.order == ApplyOrder::Scheduler)
+            .map(|e| e.original.trim().to_string())
+            .or_else(|| crate::device::find(root, device).ok().map(|d| d.scheduler))
+    };
+    let mut seen = std::collections::HashSet::new();
+    let kept: Vec<&crate::store::journal::Entry> = found
+        .iter()
+        .filter(|e| {
+            e.order != ApplyOrder::Iosched
+                || e.device.as_deref().and_then(end_scheduler) == e.scheduler
+        })
+        .filter(|e| seen.insert(e.path.clone()))
+        .collect();
+    let host_original = |knob: &str| {
+        kept.iter()
+            .find(|e| e.device.is_none() && e.knob == knob)
+            .map(|e| e.original.clone())
+    };
+    kept.iter()
+        .filter(|e| {
+            let partner = catalogue::exclusive_partner(&e.knob).and_then(host_original);
+            e.device.is_some() || !pair_member_unwritten(&e.knob, &e.original, partner.as_deref())
+        })
+        .map(|e| (*e).clone())
+        .collect()
 }
 
 /// The sentence `status` and `history` print for `knobs` (none: `None`), with the `restore`
@@ -175,20 +217,21 @@ mod tests {
         apply_with(&k, &mut s, &t.root, &sda, &one("fifo_batch", 8), "set").unwrap();
         let db = s.path().to_path_buf();
         let all = killed_bench_knobs(&s, &t.root).unwrap();
+        // dirty_bytes (0, zeroed by the dirty_ratio write) is journaled too, but restore
+        // writes only dirty_ratio: not counted.
         assert_eq!(
             names(&all),
             [
                 (Some("loop0"), "fifo_batch", "16"),
                 (None, "dirty_ratio", "20"),
-                (None, "dirty_bytes", "0"),
             ]
         );
         assert_eq!(all[0].identity.as_deref(), Some(loop0.identity.as_str()));
         assert_eq!(
             note(&all, &db, &t.root).unwrap(),
             format!(
-                "3 knobs journaled by a killed `bench` or `tune --scratch` are still open: \
-                 fifo_batch on loop0 and dirty_ratio, dirty_bytes host-wide; `sweetspot --db {} \
+                "2 knobs journaled by a killed `bench` or `tune --scratch` are still open: \
+                 fifo_batch on loop0 and dirty_ratio host-wide; `sweetspot --db {} \
                  --sysfs-root {} --procfs-root {} restore` puts them back",
                 db.display(),
                 t.root.sys.display(),
@@ -203,14 +246,11 @@ mod tests {
         )
         .unwrap();
         let host = killed_bench_knobs(&s, &t.root).unwrap();
-        assert_eq!(
-            names(&host),
-            [(None, "dirty_ratio", "20"), (None, "dirty_bytes", "0")]
-        );
+        assert_eq!(names(&host), [(None, "dirty_ratio", "20")]);
         drop(held);
         // loop0 detached since (no backing file): nothing to put back there, so not listed.
         t.set("loop0", "loop/backing_file", "");
-        assert_eq!(killed_bench_knobs(&s, &t.root).unwrap().len(), 2);
+        assert_eq!(killed_bench_knobs(&s, &t.root).unwrap().len(), 1);
         t.set(
             "loop0",
             "loop/backing_file",
@@ -240,5 +280,42 @@ mod tests {
                 .unwrap()
                 .ends_with(" restore` puts it back")
         );
+    }
+
+    /// `status` counts what `restore` writes back: a killed bench switched loop0 from `none`
+    /// to mq-deadline, then set fifo_batch and dirty_ratio (dirty_bytes journaled as 0 beside
+    /// it). The restore writes the scheduler (which drops mq-deadline's `iosched/`, so its
+    /// fifo_batch is obsolete), nr_requests (the switch's side effect) and dirty_ratio: 3
+    /// knobs, not 5 journal rows.
+    #[test]
+    fn the_open_knobs_are_those_a_restore_writes_back() {
+        let t = FakeTree::new();
+        t.disk("loop0", "7:0", "[none] mq-deadline", 128).set(
+            "loop0",
+            "loop/backing_file",
+            "/tmp/sweetspot-scratch-B/backing.img",
+        );
+        let k = FakeKernel::default();
+        let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let owner = crate::bench::real::OWNER;
+        let loop0 = find(&t.root, "loop0").unwrap();
+        let mut sched = Setting::new();
+        sched.insert("scheduler".into(), KnobValue::Name("mq-deadline".into()));
+        apply_with(&k, &mut s, &t.root, &loop0, &sched, owner).unwrap();
+        let loop0 = find(&t.root, "loop0").unwrap();
+        apply_with(&k, &mut s, &t.root, &loop0, &one("fifo_batch", 4), owner).unwrap();
+        apply_host_with(&k, &mut s, &t.root, &one("dirty_ratio", 30), owner).unwrap();
+        let open = killed_bench_knobs(&s, &t.root).unwrap();
+        assert_eq!(
+            names(&open),
+            [
+                (Some("loop0"), "scheduler", "none"),
+                (Some("loop0"), "nr_requests", "128"),
+                (None, "dirty_ratio", "20"),
+            ]
+        );
+        let written = super::super::recover::recover_benches(&k, &mut s, &t.root).unwrap();
+        assert_eq!(written, open.len());
+        assert!(killed_bench_knobs(&s, &t.root).unwrap().is_empty());
     }
 }

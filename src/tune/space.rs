@@ -243,6 +243,42 @@ fn unknown_knob(name: &str, choice: &KnobChoice, knobs: &[SpaceKnob], policy: &P
     }
 }
 
+/// Checks what of `policy` can be checked without a device, for a target whose knobs are
+/// all catalogue knobs (a real device, `--scratch`, `--host`: their space leaves unknown
+/// knobs out, [`crate::bench::real::space_of`]), so that a typo is refused before a scratch
+/// device is built: every knob name is a known one, and a file policy's integer values and
+/// bounds lie inside the widest safe domain the catalogue gives that name (the device's may
+/// be narrower: [`Space::build`] judges that). Errors (exit 2): [`Error::BadFile`] naming the
+/// file, the line and the field, as [`Space::build`] does.
+pub fn check_without_device(policy: &Policy) -> Result<()> {
+    for (name, choice) in &policy.knobs {
+        if !catalogue::is_known(name) {
+            let hint = catalogue::did_you_mean(name, catalogue::known_names());
+            return Err(Error::BadFile {
+                path: policy.path.clone(),
+                line: choice.line,
+                field: format!("knobs.{name}"),
+                msg: format!("unknown knob '{name}'{hint}: not a knob sweetspot knows"),
+            });
+        }
+        let facts = catalogue::FACTS.iter().filter(|f| f.name == name);
+        let (min, max) = facts.fold((i64::MAX, i64::MIN), |(lo, hi), f| {
+            (lo.min(f.min), hi.max(f.max))
+        });
+        if name == "scheduler" || min > max || policy.source.starts_with("builtin:") {
+            continue;
+        }
+        let k = SpaceKnob {
+            name: name.clone(),
+            domain: Domain::Int { min, max },
+            default: KnobValue::Int(min),
+            schedulers: None,
+        };
+        int_axis(&k, choice, policy)?;
+    }
+    Ok(())
+}
+
 /// A policy's scheduler value that is neither a kernel I/O scheduler
 /// ([`catalogue::ELEVATORS`]) nor one the device offers: a typo ([`Error::BadFile`] at
 /// `knobs.scheduler.values`).

@@ -420,6 +420,19 @@ fn applies_to_disks_as_they_appear_and_backs_off_a_contested_knob() {
         "read_ahead_kb".to_string(),
     );
     assert_eq!(m.managed[&key].contested.as_deref(), Some("4096"));
+    // A reload (SIGHUP) hands the contested knob back: the next poll applies the sweet spot
+    // again and manages it afresh.
+    m.reconcile(&t.root, &p, &Busy::default()).unwrap();
+    let ev = m
+        .poll(&mut store, &t.root, &db, &p, &Busy::default())
+        .unwrap();
+    assert!(
+        matches!(&ev[..], [Event::Applied(d, c)] if d == "sda" && c.len() == 1),
+        "{ev:?}"
+    );
+    assert_eq!(t.get("sda", "queue/read_ahead_kb"), "256");
+    assert_eq!(m.managed[&key].contested, None);
+    assert!(m.contested("wwid:naa.5000c500a1b2c3d4").is_empty());
     // Everything the daemon wrote is journaled: restore puts the originals back.
     crate::knob::apply::restore(&mut store, &t.root, None, None).unwrap();
     assert_eq!(t.get("sda", "queue/read_ahead_kb"), "128");

@@ -441,7 +441,8 @@ fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
     contested["contested"] = serde_json::json!("30");
     assert_eq!(
         state_of(serde_json::json!([disk, contested]), serde_json::json!({})),
-        "contested: dirty_ratio (another writer keeps \"30\")"
+        "contested: dirty_ratio (another writer keeps 30); left alone until the daemon reloads \
+         its config (SIGHUP: `systemctl reload sweetspot`), which applies the sweet spot again"
     );
     // The host's own later tune keeps dirty_ratio at 20: the daemon's `[host]` has no
     // dirty_ratio, so sda's 10 is superseded, not "not applied yet".
