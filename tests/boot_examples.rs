@@ -264,7 +264,7 @@ fn verified_unit(name: &str) -> String {
     let path = dir.path().join(name);
     std::fs::write(
         &path,
-        unit.replace("/usr/local/bin/sweetspot", &bin().display().to_string()),
+        unit.replace("/usr/sbin/sweetspot", &bin().display().to_string()),
     )
     .unwrap();
     let out = Command::new("systemd-analyze")

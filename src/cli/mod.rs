@@ -3,6 +3,7 @@
 //! Exit codes follow docs/DESIGN.md: 0 success, 1 the job failed, 2 bad usage or input.
 
 mod bench;
+mod completions;
 mod daemon;
 mod devices;
 mod history;
@@ -83,6 +84,11 @@ examples/daemon.toml in the source tree.
     daemon_exit_status!()
 );
 
+/// What `--version` prints after "sweetspot ": the package version and the git revision it
+/// was built from, `0.1.0 (git e5970a2)`, with `, dirty` when tracked files had changes; the
+/// version alone when built without a repository (from crates.io). build.rs sets the suffix.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("SWEETSPOT_REVISION"));
+
 /// The default `--sysfs-root`.
 const SYSFS_ROOT: &str = "/sys";
 
@@ -94,7 +100,7 @@ const PROCFS_ROOT: &str = "/proc";
 /// setting until it converges. Every original knob value is journaled before it is changed;
 /// `sweetspot restore` puts it back.
 #[derive(Debug, Parser)]
-#[command(name = "sweetspot", version, about, long_about = None, after_help = EXIT_STATUS)]
+#[command(name = "sweetspot", version = VERSION, about, long_about = None, after_help = EXIT_STATUS)]
 pub struct Cli {
     /// The SQLite database [env: SWEETSPOT_DB] (default: /var/lib/sweetspot/sweetspot.db as
     /// root, $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise). A command that changes knobs
@@ -190,6 +196,9 @@ pub enum Command {
     /// Show per enrolled device the last tune, the sweet spot, and what the daemon does.
     #[command(after_help = EXIT_STATUS)]
     Status(daemon::StatusArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    #[command(after_help = EXIT_STATUS)]
+    Completions(completions::Args),
     /// Internal: the reference job and the loads run as this (hidden).
     #[command(name = "__worker", hide = true)]
     Worker(crate::bench::worker::Args),
@@ -397,6 +406,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Verify(a) => profile::verify(&ctx, a),
         Command::Daemon(a) => daemon::run(&ctx, a),
         Command::Status(a) => daemon::status(&ctx, a),
+        Command::Completions(a) => completions::run(a),
         Command::Worker(a) => crate::bench::worker::run(a),
     }
 }
