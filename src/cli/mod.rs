@@ -78,6 +78,7 @@ Files:
                                    built-in ones
 
 An annotated config with every key and its default:
+/etc/sweetspot/daemon.toml as the Debian package installs it,
 examples/daemon.toml in the source tree.
 
 ",
