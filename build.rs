@@ -78,7 +78,11 @@ fn git_files(dir: &Path) -> Vec<PathBuf> {
     };
     let own = PathBuf::from(own);
     let common = dir.join(common);
-    let mut files = vec![own.join("HEAD"), own.join("index"), common.join("packed-refs")];
+    let mut files = vec![
+        own.join("HEAD"),
+        own.join("index"),
+        common.join("packed-refs"),
+    ];
     if let Some(branch) = git(dir, &["symbolic-ref", "-q", "HEAD"]) {
         files.push(common.join(branch));
     }

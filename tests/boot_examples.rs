@@ -338,7 +338,11 @@ fn the_examples_call_the_packaged_binary() {
         let others: Vec<&str> = text
             .split(|c: char| c.is_whitespace() || "\"'`=".contains(c))
             .filter(|w| w.ends_with("/sweetspot") && *w != "/usr/sbin/sweetspot")
-            .filter(|w| !["/etc/", "/var/lib/", "/run/"].iter().any(|p| w.starts_with(p)))
+            .filter(|w| {
+                !["/etc/", "/var/lib/", "/run/"]
+                    .iter()
+                    .any(|p| w.starts_with(p))
+            })
             .collect();
         assert!(others.is_empty(), "{f} names another binary: {others:?}");
     }

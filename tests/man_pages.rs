@@ -181,7 +181,9 @@ fn man_pages_are_current() {
         if bless {
             std::fs::remove_file(&path).unwrap();
         } else {
-            panic!("{file} in man/ is no page of sweetspot's: run SWEETSPOT_BLESS=1 cargo test --test man_pages");
+            panic!(
+                "{file} in man/ is no page of sweetspot's: run SWEETSPOT_BLESS=1 cargo test --test man_pages"
+            );
         }
     }
     for (name, text) in &pages {

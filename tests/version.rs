@@ -12,7 +12,14 @@ fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .output()
         .expect("git");
@@ -66,7 +73,10 @@ fn a_repository_gives_its_commit_and_an_edit_makes_it_dirty() {
     std::fs::write(d.join("notes.txt"), "x").unwrap();
     assert!(!build::revision(d).unwrap().dirty);
     std::fs::write(d.join("a.rs"), "fn main() { println!(); }\n").unwrap();
-    assert_eq!(build::revision(d), Some(build::Revision { hash, dirty: true }));
+    assert_eq!(
+        build::revision(d),
+        Some(build::Revision { hash, dirty: true })
+    );
 }
 
 /// A source tree that is not a repository's top level (a crates.io download, or a tarball
