@@ -9,19 +9,20 @@ use std::process::Command;
 
 fn main() {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let suffix = match revision(&dir) {
+    let rev = revision(&dir);
+    let suffix = match &rev {
         Some(r) if r.dirty => format!(" (git {}, dirty)", r.hash),
         Some(r) => format!(" (git {})", r.hash),
         None => String::new(),
     };
     println!("cargo:rustc-env=SWEETSPOT_REVISION={suffix}");
-    // Run again when the commit, the index or what the binary is built from changes (an edit
-    // makes the tree dirty). Not on every file: README edits only rebuild on the next commit.
-    for p in ["build.rs", "Cargo.toml", "Cargo.lock", "src", "policies"] {
-        println!("cargo:rerun-if-changed={p}");
-    }
-    for p in git_files(&dir) {
-        println!("cargo:rerun-if-changed={}", p.display());
+    // Run again when the commit or the index changes, or a tracked file (an edit makes the
+    // tree dirty, as `git status` says). Without a repository, nothing is named: cargo then
+    // reruns it when any file of the package changes.
+    if rev.is_some() {
+        for p in git_files(&dir) {
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
     }
 }
 
@@ -66,9 +67,9 @@ pub fn revision(dir: &Path) -> Option<Revision> {
     })
 }
 
-/// The repository's files whose change means another revision or dirty state: HEAD, the
-/// index, the branch's ref and packed-refs (in a worktree, HEAD and index are its own and the
-/// refs the common repository's). Empty without a repository.
+/// The files whose change means another revision or dirty state: the repository's HEAD, index,
+/// the branch's ref and packed-refs (in a worktree, HEAD and index are its own and the refs
+/// the common repository's), and every tracked file. Empty without a repository.
 fn git_files(dir: &Path) -> Vec<PathBuf> {
     let (Some(own), Some(common)) = (
         git(dir, &["rev-parse", "--absolute-git-dir"]),
@@ -86,5 +87,10 @@ fn git_files(dir: &Path) -> Vec<PathBuf> {
     if let Some(branch) = git(dir, &["symbolic-ref", "-q", "HEAD"]) {
         files.push(common.join(branch));
     }
-    files.into_iter().filter(|p| p.exists()).collect()
+    let mut files: Vec<PathBuf> = files.into_iter().filter(|p| p.exists()).collect();
+    // A deleted tracked file stays named: cargo reruns this while it is missing (dirty).
+    if let Some(tracked) = git(dir, &["ls-files", "-z"]) {
+        files.extend(tracked.split('\0').filter(|f| !f.is_empty()).map(|f| dir.join(f)));
+    }
+    files
 }
