@@ -90,7 +90,12 @@ fn git_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = files.into_iter().filter(|p| p.exists()).collect();
     // A deleted tracked file stays named: cargo reruns this while it is missing (dirty).
     if let Some(tracked) = git(dir, &["ls-files", "-z"]) {
-        files.extend(tracked.split('\0').filter(|f| !f.is_empty()).map(|f| dir.join(f)));
+        files.extend(
+            tracked
+                .split('\0')
+                .filter(|f| !f.is_empty())
+                .map(|f| dir.join(f)),
+        );
     }
     files
 }
