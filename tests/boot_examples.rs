@@ -1,6 +1,7 @@
 //! The boot integration: what `profile export` writes for udev and TuneD parses as those
 //! tools read it, and the shipped examples pass their tools' own checks (`systemd-analyze
-//! verify`, `ansible-playbook --syntax-check`), which `.ci/run` installs.
+//! verify`, `ansible-playbook --syntax-check`), which `.ci/run` installs (scripts/check-deb runs
+//! the units and the Ansible play against the installed Debian package too).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -264,7 +265,7 @@ fn verified_unit(name: &str) -> String {
     let path = dir.path().join(name);
     std::fs::write(
         &path,
-        unit.replace("/usr/local/bin/sweetspot", &bin().display().to_string()),
+        unit.replace("/usr/sbin/sweetspot", &bin().display().to_string()),
     )
     .unwrap();
     let out = Command::new("systemd-analyze")
@@ -313,4 +314,36 @@ fn the_ansible_playbook_passes_its_syntax_check() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The examples call the binary where the Debian package installs it (Cargo.toml's
+/// `[package.metadata.deb]`), one path for all of them (scripts/check-deb runs the Ansible
+/// play against the installed package).
+#[test]
+fn the_examples_call_the_packaged_binary() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(r#"["target/release/sweetspot", "usr/sbin/", "755"]"#),
+        "the package's binary is /usr/sbin/sweetspot"
+    );
+    for f in [
+        "systemd/sweetspot.service",
+        "systemd/sweetspot-apply.service",
+        "sysvinit/sweetspot-apply",
+        "udev/99-sweetspot-reapply.rules",
+        "ansible/sweetspot-profile.yml",
+    ] {
+        let text = std::fs::read_to_string(root().join("examples").join(f)).unwrap();
+        assert!(text.contains("/usr/sbin/sweetspot"), "{f}");
+        let others: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || "\"'`=".contains(c))
+            .filter(|w| w.ends_with("/sweetspot") && *w != "/usr/sbin/sweetspot")
+            .filter(|w| {
+                !["/etc/", "/var/lib/", "/run/"]
+                    .iter()
+                    .any(|p| w.starts_with(p))
+            })
+            .collect();
+        assert!(others.is_empty(), "{f} names another binary: {others:?}");
+    }
 }

@@ -1,7 +1,9 @@
 //! The man pages under `man/` are generated from the command line's own definition (clap),
 //! so they cannot drift from `--help`: this test renders them and compares. After changing a
 //! flag or a help text, regenerate with `SWEETSPOT_BLESS=1 cargo test --test man_pages` and
-//! commit `man/`. Install: `install -m644 man/*.1 /usr/local/share/man/man1/`.
+//! commit `man/`. They are in section 8 (system administration; the binary is
+//! `/usr/sbin/sweetspot` in the Debian package, which installs them gzipped). Without the
+//! package: `install -m644 man/*.8 /usr/local/share/man/man8/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use clap::CommandFactory;
@@ -43,11 +45,14 @@ fn exit_status(status: &str) -> String {
 }
 
 /// (file name, rendered page) for `sweetspot` and each visible subcommand, nested ones
-/// included (`sweetspot-tune.1`, `sweetspot-profile-export.1`). The command is built first,
+/// included (`sweetspot-tune.8`, `sweetspot-profile-export.8`). The command is built first,
 /// as clap_mangen's own `generate_to` does, so every page lists the global options (`--db`,
 /// `-v`, `-q`) and its synopsis names the command as typed (`sweetspot profile export`).
 fn pages() -> Vec<(String, String)> {
-    let mut top = sweetspot::cli::Cli::command().disable_help_subcommand(true);
+    // The package version alone: `--version`'s git revision would make every commit a change.
+    let mut top = sweetspot::cli::Cli::command()
+        .disable_help_subcommand(true)
+        .version(env!("CARGO_PKG_VERSION"));
     top.build();
     let mut out = Vec::new();
     walk(&top, "sweetspot".into(), &mut out);
@@ -80,6 +85,7 @@ fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
         None => page_cmd.after_long_help(None::<&str>),
     };
     clap_mangen::Man::new(page_cmd.name(leaked))
+        .section("8")
         .render(&mut buf)
         .unwrap();
     let mut page = String::from_utf8(buf).unwrap();
@@ -94,7 +100,7 @@ fn walk(cmd: &clap::Command, name: String, out: &mut Vec<(String, String)>) {
         page.push_str(".fi\n");
     }
     page.push_str(&exit_status(&status));
-    out.push((format!("{name}.1"), page));
+    out.push((format!("{name}.8"), page));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         walk(sub, format!("{name}-{}", sub.get_name()), out);
     }
@@ -107,7 +113,7 @@ fn man_pages_are_current() {
     let pages = pages();
     assert!(pages.len() >= 8, "sweetspot and its subcommands");
     let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
-    for n in ["sweetspot-profile-export.1", "sweetspot-profile-apply.1"] {
+    for n in ["sweetspot-profile-export.8", "sweetspot-profile-apply.8"] {
         assert!(
             names.contains(&n),
             "nested subcommands have pages: {names:?}"
@@ -115,7 +121,7 @@ fn man_pages_are_current() {
     }
     let tune = &pages
         .iter()
-        .find(|(n, _)| n == "sweetspot-tune.1")
+        .find(|(n, _)| n == "sweetspot-tune.8")
         .unwrap()
         .1;
     assert!(tune.contains("\\-\\-db"), "global options on every page");
@@ -128,7 +134,7 @@ fn man_pages_are_current() {
     // The daemon stopped by SIGTERM exits 0 (tests/daemon_proc.rs), and its page says so.
     let daemon = &pages
         .iter()
-        .find(|(n, _)| n == "sweetspot-daemon.1")
+        .find(|(n, _)| n == "sweetspot-daemon.8")
         .unwrap()
         .1;
     assert!(
@@ -159,6 +165,26 @@ fn man_pages_are_current() {
         !pages.iter().any(|(n, _)| n.contains("__worker")),
         "the hidden worker has no page"
     );
+    assert!(
+        tune.starts_with(".ie") && tune.contains("\n.TH sweetspot-tune 8 "),
+        "section 8 (system administration): {}",
+        &tune[..200]
+    );
+    // No page is left behind by a renamed command or section (the pages were in section 1).
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        if names.contains(&file.as_str()) {
+            continue;
+        }
+        if bless {
+            std::fs::remove_file(&path).unwrap();
+        } else {
+            panic!(
+                "{file} in man/ is no page of sweetspot's: run SWEETSPOT_BLESS=1 cargo test --test man_pages"
+            );
+        }
+    }
     for (name, text) in &pages {
         let path = dir.join(name);
         if bless {
@@ -186,7 +212,7 @@ fn man_pages_are_current() {
 #[test]
 fn a_repeated_positional_has_its_dots_in_the_synopsis() {
     fn check(cmd: &clap::Command, name: &str, pages: &[(String, String)], seen: &mut usize) {
-        let page = pages.iter().find(|(n, _)| n == &format!("{name}.1"));
+        let page = pages.iter().find(|(n, _)| n == &format!("{name}.8"));
         for arg in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
             let many = arg.get_num_args().is_some_and(|n| n.max_values() > 1);
             if !many {

@@ -3,6 +3,7 @@
 //! Exit codes follow docs/DESIGN.md: 0 success, 1 the job failed, 2 bad usage or input.
 
 mod bench;
+mod completions;
 mod daemon;
 mod devices;
 mod history;
@@ -90,11 +91,17 @@ Files:
                                    built-in ones
 
 An annotated config with every key and its default:
+/etc/sweetspot/daemon.toml as the Debian package installs it,
 examples/daemon.toml in the source tree.
 
 ",
     daemon_exit_status!()
 );
+
+/// What `--version` prints after "sweetspot ": the package version and the git revision it
+/// was built from, `0.1.0 (git e5970a2)`, with `, dirty` when tracked files had changes; the
+/// version alone when built without a repository (from crates.io). build.rs sets the suffix.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("SWEETSPOT_REVISION"));
 
 /// The default `--sysfs-root`.
 const SYSFS_ROOT: &str = "/sys";
@@ -115,9 +122,12 @@ const PROCFS_ROOT: &str = "/proc";
 #[derive(Debug, Parser)]
 #[command(
     name = "sweetspot",
-    version,
+    version = VERSION,
     // Prose wider than 100 columns is hard to read, on a wide terminal too.
     max_term_width = 100,
+    // `sweetspot -h` fits 24 lines (tests/help_budget.rs); `COMMAND -h` does what `help
+    // COMMAND` would.
+    disable_help_subcommand = true,
     after_long_help = EXIT_STATUS
 )]
 pub struct Cli {
@@ -254,6 +264,9 @@ pub enum Command {
     /// Show per enrolled device the last tune, the sweet spot, and what the daemon does.
     #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Status(daemon::StatusArgs),
+    /// Print a shell's completion script (bash, zsh, fish, …).
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
+    Completions(completions::Args),
     /// Internal: the reference job and the loads run as this (hidden).
     #[command(name = "__worker", hide = true)]
     Worker(crate::bench::worker::Args),
@@ -461,6 +474,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Verify(a) => profile::verify(&ctx, a),
         Command::Daemon(a) => daemon::run(&ctx, a),
         Command::Status(a) => daemon::status(&ctx, a),
+        Command::Completions(a) => completions::run(a),
         Command::Worker(a) => crate::bench::worker::run(a),
     }
 }

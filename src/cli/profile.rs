@@ -129,7 +129,9 @@ pub struct ExportArgs {
     /// Write here, not stdout (tuned: a directory).
     ///
     /// Write here (mode 0644, replaced atomically; missing directories are created) instead
-    /// of stdout; for --format tuned a directory that gets tuned.conf.
+    /// of stdout; for --format tuned a directory that gets tuned.conf. The file is yours:
+    /// purging the Debian package keeps it (and names it when it is in /etc), and udev rules
+    /// and sysctl.d files keep applying at boot until you remove them.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
