@@ -7,6 +7,7 @@ mod daemon;
 mod devices;
 mod history;
 mod knobs;
+mod plot;
 mod profile;
 mod restore;
 mod set;
@@ -178,6 +179,24 @@ pub enum Command {
     /// Show stored trials and sweet spots.
     #[command(after_help = EXIT_STATUS)]
     History(history::Args),
+    /// Draw a stored tune as SVG: each knob's response, the trials in order, the check.
+    ///
+    /// Draws, for one tune: the response of each tuned knob (its objective per setting
+    /// measured, each trial a point, each setting's mean and t-based 95% CI, the default and
+    /// the sweet spot ringed; a log2 axis for a knob on a log2 grid, the scheduler's values as
+    /// categories); for two knobs, a heat map of the settings measured; every trial in the
+    /// order it ran, so drift and the race show; and the final check, the default against the
+    /// best on its fresh pairs, with the verdict in its title. A trial of the loaded runs only
+    /// (the screen's, the race's) has no Ratio of its own: it is drawn hollow, its loaded Time
+    /// divided by the mean no_load Time of the tune, as the tune's report reads it; a trial of
+    /// no_load alone is a triangle on the trial panel's axis.
+    ///
+    /// A command of its own, not `history --plot`: history lists many tunes as text or JSON,
+    /// a plot is of one tune and writes a file. The SVG needs no browser and no font at run
+    /// time (text is SVG text; any viewer draws it): `rsvg-convert -w 800 F.svg -o F.png`
+    /// makes a PNG. It reads the database only.
+    #[command(after_help = EXIT_STATUS)]
+    Plot(plot::Args),
     /// Export sweet spots as profiles for boot (TOML, udev, sysctl.d, TuneD), or apply one.
     #[command(after_help = EXIT_STATUS)]
     Profile(profile::Args),
@@ -393,6 +412,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => bench::run(&ctx, a),
         Command::Tune(a) => tune::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
+        Command::Plot(a) => plot::run(&ctx, a),
         Command::Profile(a) => profile::run(&ctx, a),
         Command::Verify(a) => profile::verify(&ctx, a),
         Command::Daemon(a) => daemon::run(&ctx, a),
