@@ -79,8 +79,7 @@ pub fn sparkline_text(d: &TuneData) -> String {
     }
     let w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
     let mut s = format!(
-        "response ({} per setting, grid order; {} is better; ^ the sweet spot; \
-         `sweetspot plot {}` draws it):\n",
+        "response ({} per setting, {} is better; ^ the sweet spot; `sweetspot plot {}`):\n",
         d.measure.label(),
         if d.measure.minimize() {
             "lower"
@@ -96,4 +95,98 @@ pub fn sparkline_text(d: &TuneData) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data::{Measure, Point, TuneData};
+    use super::*;
+    use crate::store::tunes::TuneRow;
+    use crate::types::{KnobValue, Load, Setting};
+
+    fn fb(v: i64) -> Setting {
+        [("fifo_batch".to_string(), KnobValue::Int(v))].into()
+    }
+
+    /// A tune of fifo_batch: (value, objective) per trial in the order run.
+    fn tune(trials: &[(i64, f64)]) -> TuneData {
+        TuneData {
+            tune: TuneRow {
+                id: 4,
+                identity: "sim:x".into(),
+                kernel: "sim".into(),
+                device: None,
+                target: "sim:x".into(),
+                policy: "quick".into(),
+                pid: 1,
+                started_at: 0,
+                finished_at: Some(1),
+                status: "done".into(),
+                lock_file: None,
+            },
+            measure: Measure::Ratio(vec![Load::IoLoad]),
+            measure_known: true,
+            knobs: vec!["fifo_batch".into()],
+            points: trials
+                .iter()
+                .enumerate()
+                .map(|(i, (v, y))| Point {
+                    trial_id: i as i64 + 1,
+                    order: i + 1,
+                    setting: fb(*v),
+                    value: Some(*y),
+                    pooled: false,
+                    started_at: 0,
+                })
+                .collect(),
+            pooled_no_load_s: None,
+            default: Some(fb(32)),
+            sweet_spot: None,
+            check: None,
+        }
+    }
+
+    #[test]
+    fn a_sparkline_has_a_bar_per_setting_in_grid_order_and_a_caret_under_the_best() {
+        // Measured out of grid order; 8 twice (mean 1.0), the lowest Ratio: the sweet spot
+        // (no stored one: the best mean). Bars scale min..max over 8 steps: 1 → (2−1)/2 of
+        // the way up (▅ after rounding 3.5), 8 → ▁, 32 → █.
+        let d = tune(&[(32, 3.0), (1, 2.0), (8, 0.9), (8, 1.1)]);
+        let s = sparkline_text(&d);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), 3, "{s}");
+        assert!(
+            lines[0].contains("io_load Ratio") && lines[0].contains("lower"),
+            "{s}"
+        );
+        assert_eq!(lines[1], "  fifo_batch 1…32  ▅▁█  1.00–3.00");
+        assert_eq!(lines[2], "                    ^");
+    }
+
+    #[test]
+    fn no_measured_value_is_no_sparkline() {
+        let mut d = tune(&[(32, 3.0)]);
+        d.points[0].value = None;
+        assert_eq!(sparkline_text(&d), "");
+    }
+
+    #[test]
+    fn a_knob_spanning_three_octaves_gets_a_log2_axis_with_0_one_step_under_1() {
+        let d = tune(&[(0, 1.0), (1, 1.0), (8, 1.0)]);
+        let a = svg::Axis::of("fifo_batch", &d.points);
+        assert_eq!(a, svg::Axis::Log2);
+        assert_eq!(a.pos(&fb(0), "fifo_batch"), Some(-1.0));
+        assert_eq!(a.pos(&fb(8), "fifo_batch"), Some(3.0));
+        let narrow = tune(&[(2, 1.0), (3, 1.0), (4, 1.0)]);
+        assert_eq!(
+            svg::Axis::of("fifo_batch", &narrow.points),
+            svg::Axis::Linear
+        );
+        let named: Setting = [("scheduler".to_string(), KnobValue::Name("none".into()))].into();
+        let mut s = tune(&[(8, 1.0)]);
+        s.points[0].setting = named.clone();
+        let c = svg::Axis::of("scheduler", &s.points);
+        assert_eq!(c, svg::Axis::Categories(vec!["none".into()]));
+        assert_eq!(c.pos(&named, "scheduler"), Some(0.0));
+    }
 }
