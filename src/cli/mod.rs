@@ -100,8 +100,8 @@ pub struct Cli {
     /// The SQLite database [env: SWEETSPOT_DB] (default: /var/lib/sweetspot/sweetspot.db as
     /// root, $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise). A command that changes knobs
     /// or stores results creates it, and its directory, when missing; the others never do.
-    /// Commands that only read it (history, profile export, profile apply --dry-run, verify,
-    /// status) open it read-only and work on a read-only database; commands that journal
+    /// Commands that only read it (history, plot, profile export, profile apply --dry-run,
+    /// verify, status) open it read-only and work on a read-only database; commands that journal
     /// (set, restore, bench, tune, profile apply, daemon) refuse one with exit 2. As root, the
     /// default database must be root's and written by root alone; one given here may be
     /// yours, but writable by no one else (nor its directories): else exit 2.
