@@ -170,18 +170,37 @@ impl TuneData {
         summarize_where(&self.points, |_| true)
     }
 
-    /// The summaries of the settings that agree with `at` on every knob but `knob` (the
-    /// slice of the response through `at`), in the order first measured.
+    /// The summaries of the settings that agree with `at` on every knob but `knob` they have
+    /// (the slice of the response through `at`; a knob a setting lacks, such as fifo_batch
+    /// under `none`, does not count), in the order first measured.
     pub fn slice(&self, knob: &str, at: &Setting) -> Vec<SettingSummary> {
         summarize_where(&self.points, |s| {
-            s.iter()
-                .filter(|(k, _)| k.as_str() != knob)
-                .all(|(k, v)| at.get(k) == Some(v))
-                && at
-                    .iter()
+            s.contains_key(knob)
+                && s.iter()
                     .filter(|(k, _)| k.as_str() != knob)
-                    .all(|(k, v)| s.get(k) == Some(v))
+                    .all(|(k, v)| at.get(k) == Some(v))
         })
+    }
+
+    /// The setting a knob's response is sliced through: the best found when it has every
+    /// tuned knob, else the best mean among the settings that have them all (so that the
+    /// scheduler's slice holds its other values, and fifo_batch's the scheduler it lives
+    /// under), else the best found.
+    pub fn anchor(&self) -> Setting {
+        let full = |s: &Setting| self.knobs.iter().all(|k| s.contains_key(k));
+        let best = self
+            .best()
+            .or_else(|| self.default.clone())
+            .unwrap_or_default();
+        if full(&best) {
+            return best;
+        }
+        let sign = if self.measure.minimize() { 1.0 } else { -1.0 };
+        self.summaries()
+            .into_iter()
+            .filter(|s| full(&s.setting))
+            .min_by(|a, b| (sign * a.summary.mean).total_cmp(&(sign * b.summary.mean)))
+            .map_or(best, |s| s.setting)
     }
 
     /// The setting the plot marks as the sweet spot: the stored one (the default when the
@@ -427,7 +446,11 @@ fn check_of(s: &SweetSpotRow, measure: &Measure, points: &[Point]) -> Option<Che
     if best == s.default_setting || kd == 0 || kb == 0 || d.len() < kd || b.len() < kb {
         return None;
     }
-    let imp = &ev["objective"]["improvement"];
+    // A kept default's report has no `improvement`: the candidate's is what the check measured.
+    let imp = match &ev["objective"]["improvement"] {
+        serde_json::Value::Null => &ev["objective"]["candidate_improvement"],
+        i => i,
+    };
     let improvement = imp["ratio"]
         .as_f64()
         .and_then(|r| Some((r, imp["ci95"][0].as_f64()?, imp["ci95"][1].as_f64()?)));

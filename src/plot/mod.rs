@@ -31,7 +31,7 @@ pub fn sparklines(store: &Store, tune_id: i64) -> Result<String> {
 
 /// [`sparklines`] of tune data already read.
 pub fn sparkline_text(d: &TuneData) -> String {
-    let at = d.best().or_else(|| d.default.clone()).unwrap_or_default();
+    let at = d.anchor();
     let marked = d.marked();
     let mut rows: Vec<(String, String, String, String)> = Vec::new();
     for k in &d.knobs {
@@ -188,5 +188,42 @@ mod tests {
         let c = svg::Axis::of("scheduler", &s.points);
         assert_eq!(c, svg::Axis::Categories(vec!["none".into()]));
         assert_eq!(c.pos(&named, "scheduler"), Some(0.0));
+    }
+
+    #[test]
+    fn the_schedulers_slice_keeps_a_scheduler_without_the_other_knob() {
+        let mq = |v: i64| -> Setting {
+            [
+                (
+                    "scheduler".to_string(),
+                    KnobValue::Name("mq-deadline".into()),
+                ),
+                ("fifo_batch".to_string(), KnobValue::Int(v)),
+            ]
+            .into()
+        };
+        let none: Setting = [("scheduler".to_string(), KnobValue::Name("none".into()))].into();
+        let mut d = tune(&[(0, 1.0), (0, 2.0), (0, 1.5)]);
+        d.knobs = vec!["scheduler".into(), "fifo_batch".into()];
+        for (p, s) in d.points.iter_mut().zip([none.clone(), mq(8), mq(32)]) {
+            p.setting = s;
+        }
+        // The best found (none, 1.0) lacks fifo_batch: the slices go through mq-deadline's
+        // best, fifo_batch 32.
+        d.default = Some(none.clone());
+        assert_eq!(d.anchor(), mq(32));
+        let at = d.anchor();
+        let sched: Vec<Setting> = d
+            .slice("scheduler", &at)
+            .into_iter()
+            .map(|s| s.setting)
+            .collect();
+        assert_eq!(sched, vec![none, mq(32)]);
+        let fifo: Vec<Setting> = d
+            .slice("fifo_batch", &at)
+            .into_iter()
+            .map(|s| s.setting)
+            .collect();
+        assert_eq!(fifo, vec![mq(8), mq(32)]);
     }
 }

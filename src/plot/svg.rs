@@ -189,7 +189,7 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 /// (it does not on a string backend, but its API returns errors).
 pub fn render(d: &TuneData) -> Result<String> {
     let mut panels: Vec<(String, String)> = Vec::new();
-    let at = d.best().or_else(|| d.default.clone()).unwrap_or_default();
+    let at = d.anchor();
     for k in &d.knobs {
         panels.push((format!("response-{k}"), panel(|a| response(a, d, k, &at))?));
     }
@@ -318,7 +318,7 @@ fn response(a: &Area, d: &TuneData, knob: &str, at: &Setting) -> Result<()> {
     let axis = Axis::of(knob, &d.points);
     let others: Vec<String> = at
         .iter()
-        .filter(|(k, _)| k.as_str() != knob)
+        .filter(|(k, _)| k.as_str() != knob && d.knobs.contains(k))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let caption = if others.is_empty() {
@@ -341,11 +341,20 @@ fn response(a: &Area, d: &TuneData, knob: &str, at: &Setting) -> Result<()> {
         .filter_map(|s| axis.pos(&s.setting, knob))
         .collect();
     let (x0, x1) = x_range(&axis, &xs);
+    // The points set the range; a CI widens it by at most half their spread (a setting
+    // measured twice has t = 12.7 and would flatten the rest): a longer whisker is cut at the
+    // edge, without its cap.
+    let (p0, p1) = y_range(pts.iter().filter_map(|p| p.value));
+    let room = (p1 - p0) / 2.0;
     let (y0, y1) = y_range(
-        pts.iter().filter_map(|p| p.value).chain(
-            sums.iter()
-                .flat_map(|s| [s.summary.ci95.0, s.summary.ci95.1]),
-        ),
+        pts.iter()
+            .filter_map(|p| p.value)
+            .chain(sums.iter().flat_map(|s| {
+                [
+                    s.summary.ci95.0.max(p0 - room),
+                    s.summary.ci95.1.min(p1 + room),
+                ]
+            })),
     );
     let mut c = ChartBuilder::on(a)
         .caption(caption, font(14))
@@ -408,16 +417,24 @@ fn response(a: &Area, d: &TuneData, knob: &str, at: &Setting) -> Result<()> {
         };
         ring(c, (x, m.summary.mean), r, col, label)
     };
+    let marked = d.marked();
+    let same = marked.is_some() && marked == d.default;
     if let Some(def) = &d.default {
-        mark(&mut c, def, DEFAULT_R, DEFAULT, "default")?;
+        mark(
+            &mut c,
+            def,
+            DEFAULT_R,
+            DEFAULT,
+            if same { "" } else { "default" },
+        )?;
     }
-    if let Some(s) = d.marked() {
-        let label = if d.default.as_ref() == Some(&s) {
+    if let Some(s) = &marked {
+        let label = if same {
             "sweet spot = default"
         } else {
             "sweet spot"
         };
-        mark(&mut c, &s, SWEET_R, SWEET, label)?;
+        mark(&mut c, s, SWEET_R, SWEET, label)?;
     }
     legend(a, d.pooled_no_load_s)
 }
@@ -462,12 +479,18 @@ fn draw_trials(
 /// A setting's mean (a bar) and its 95% CI (a whisker with caps), at `x`, `w` wide.
 fn draw_mean_ci(c: &mut Chart, x: f64, s: &SettingSummary, w: f64) -> Result<()> {
     let (lo, hi) = s.summary.ci95;
+    let r = c.y_range();
+    let (clo, chi) = (lo.max(r.start), hi.min(r.end));
     let m = s.summary.mean;
     let style = BLACK.stroke_width(2);
     let mut lines = vec![vec![(x - w / 2.0, m), (x + w / 2.0, m)]];
     if hi > lo {
-        lines.push(vec![(x, lo), (x, hi)]);
+        lines.push(vec![(x, clo), (x, chi)]);
+    }
+    if hi > lo && clo == lo {
         lines.push(vec![(x - w / 5.0, lo), (x + w / 5.0, lo)]);
+    }
+    if hi > lo && chi == hi {
         lines.push(vec![(x - w / 5.0, hi), (x + w / 5.0, hi)]);
     }
     c.draw_series(lines.into_iter().map(|l| PathElement::new(l, style)))
@@ -477,9 +500,17 @@ fn draw_mean_ci(c: &mut Chart, x: f64, s: &SettingSummary, w: f64) -> Result<()>
 
 /// A ring of radius `r` around `at` with `label` above it.
 fn ring(c: &mut Chart, at: (f64, f64), r: i32, col: RGBColor, label: &str) -> Result<()> {
+    // Right of the ring, or left of it in the right quarter of the plot (the text's width
+    // estimated at 7 px a character).
+    let xr = c.x_range();
+    let dx = if at.0 > xr.start + 0.75 * (xr.end - xr.start) {
+        -r - 2 - 7 * label.chars().count() as i32
+    } else {
+        r + 2
+    };
     let e = EmptyElement::at(at)
         + Circle::new((0, 0), r, col.stroke_width(2))
-        + Text::new(label.to_string(), (r + 2, -r - 14), font_px(13.0, col));
+        + Text::new(label.to_string(), (dx, -r - 14), font_px(13.0, col));
     c.draw_series(std::iter::once(e)).map_err(err)?;
     Ok(())
 }
