@@ -9,6 +9,7 @@
 //! heat map for two knobs, the trials in the order they ran, and the check with its verdict.
 //! Nothing here writes the store or a file: `cli/plot.rs` writes the SVG.
 
+pub mod axis;
 pub mod data;
 pub mod svg;
 
@@ -35,7 +36,7 @@ pub fn sparkline_text(d: &TuneData) -> String {
     let marked = d.marked();
     let mut rows: Vec<(String, String, String, String)> = Vec::new();
     for k in &d.knobs {
-        let axis = svg::Axis::of(k, &d.points);
+        let axis = axis::Axis::of(k, &d.points);
         let mut sums = d.slice(k, &at);
         sums.retain(|s| axis.pos(&s.setting, k).is_some());
         sums.sort_by(|a, b| {
@@ -71,7 +72,7 @@ pub fn sparkline_text(d: &TuneData) -> String {
             format!("{k} {first}…{last}"),
             bars,
             caret,
-            format!("{}–{}", svg::short(lo), svg::short(hi)),
+            format!("{}–{}", axis::short(lo), axis::short(hi)),
         ));
     }
     if rows.is_empty() {
@@ -173,20 +174,20 @@ mod tests {
     #[test]
     fn a_knob_spanning_three_octaves_gets_a_log2_axis_with_0_one_step_under_1() {
         let d = tune(&[(0, 1.0), (1, 1.0), (8, 1.0)]);
-        let a = svg::Axis::of("fifo_batch", &d.points);
-        assert_eq!(a, svg::Axis::Log2);
+        let a = axis::Axis::of("fifo_batch", &d.points);
+        assert_eq!(a, axis::Axis::Log2);
         assert_eq!(a.pos(&fb(0), "fifo_batch"), Some(-1.0));
         assert_eq!(a.pos(&fb(8), "fifo_batch"), Some(3.0));
         let narrow = tune(&[(2, 1.0), (3, 1.0), (4, 1.0)]);
         assert_eq!(
-            svg::Axis::of("fifo_batch", &narrow.points),
-            svg::Axis::Linear
+            axis::Axis::of("fifo_batch", &narrow.points),
+            axis::Axis::Linear
         );
         let named: Setting = [("scheduler".to_string(), KnobValue::Name("none".into()))].into();
         let mut s = tune(&[(8, 1.0)]);
         s.points[0].setting = named.clone();
-        let c = svg::Axis::of("scheduler", &s.points);
-        assert_eq!(c, svg::Axis::Categories(vec!["none".into()]));
+        let c = axis::Axis::of("scheduler", &s.points);
+        assert_eq!(c, axis::Axis::Categories(vec!["none".into()]));
         assert_eq!(c.pos(&named, "scheduler"), Some(0.0));
     }
 

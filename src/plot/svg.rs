@@ -7,6 +7,7 @@
 //! nested `<svg>` with an `id` (`response-KNOB`, `heatmap`, `order`, `check`), so a reader
 //! (and the tests) can find it; inside, coordinates are the panel's.
 
+use super::axis::{Axis, short, x_range, y_range};
 use super::data::{Point, SettingSummary, TuneData, value_text};
 use crate::types::{KnobValue, Setting};
 use crate::{Error, Result};
@@ -36,151 +37,6 @@ const FONT: &str = "sans-serif";
 
 fn err<E: std::fmt::Debug>(e: E) -> Error {
     Error::Failed(format!("drawing the plot: {e:?}"))
-}
-
-/// How a knob's values are placed on an axis.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Axis {
-    /// log2 of the value (0 one step under 1, as the tune's grid model places it): the grid of
-    /// an integer knob whose values span three octaves or more.
-    Log2,
-    /// The value itself (an integer knob on a narrow or listed grid).
-    Linear,
-    /// The values in order, one step apart (the scheduler and any named value).
-    Categories(Vec<String>),
-}
-
-impl Axis {
-    /// The axis of `knob` over the settings of `points`.
-    pub fn of(knob: &str, points: &[Point]) -> Axis {
-        let mut ints: Vec<i64> = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        for p in points {
-            match p.setting.get(knob) {
-                Some(KnobValue::Int(i)) => ints.push(*i),
-                Some(KnobValue::Name(n)) => names.push(n.clone()),
-                None => {}
-            }
-        }
-        if !names.is_empty() {
-            names.extend(ints.iter().map(i64::to_string));
-            names.sort();
-            names.dedup();
-            return Axis::Categories(names);
-        }
-        let pos = ints.iter().copied().filter(|i| *i > 0);
-        let (lo, hi) = (pos.clone().min(), pos.max());
-        match (lo, hi) {
-            (Some(lo), Some(hi)) if hi >= 8 * lo => Axis::Log2,
-            _ => Axis::Linear,
-        }
-    }
-
-    /// Where `s`'s value of `knob` sits; `None` when `s` lacks it.
-    pub fn pos(&self, s: &Setting, knob: &str) -> Option<f64> {
-        let v = s.get(knob)?;
-        Some(match (self, v) {
-            (Axis::Log2, KnobValue::Int(i)) if *i <= 0 => -1.0,
-            (Axis::Log2, KnobValue::Int(i)) => (*i as f64).log2(),
-            (Axis::Linear, KnobValue::Int(i)) => *i as f64,
-            (Axis::Categories(c), v) => {
-                let t = match v {
-                    KnobValue::Int(i) => i.to_string(),
-                    KnobValue::Name(n) => n.clone(),
-                };
-                c.iter().position(|x| *x == t)? as f64
-            }
-            _ => return None,
-        })
-    }
-
-    /// A tick's label at `x`: the knob's value there, empty between values.
-    fn label(&self, x: f64) -> String {
-        let whole = (x - x.round()).abs() < 1e-9;
-        match self {
-            Axis::Log2 if whole && x.round() < 0.0 => {
-                if x.round() == -1.0 {
-                    "0".into()
-                } else {
-                    String::new()
-                }
-            }
-            Axis::Log2 if whole && x < 62.0 => (1i64 << x.round() as u32).to_string(),
-            Axis::Linear => format!("{}", x.round() as i64),
-            Axis::Categories(c) if whole && x >= 0.0 => {
-                c.get(x.round() as usize).cloned().unwrap_or_default()
-            }
-            _ => String::new(),
-        }
-    }
-
-    /// The axis text after the knob's name, e.g. ` (requests, log2 axis)`.
-    fn desc(&self, knob: &str) -> String {
-        let unit = knob_unit(knob);
-        let kind = match self {
-            Axis::Log2 => Some("log2 axis"),
-            Axis::Linear => None,
-            Axis::Categories(_) => None,
-        };
-        let parts: Vec<&str> = [unit, kind].into_iter().flatten().collect();
-        if parts.is_empty() {
-            knob.to_string()
-        } else {
-            format!("{knob} ({})", parts.join(", "))
-        }
-    }
-}
-
-/// The knob's unit from the catalogue (`requests`, `KiB`, ...), if it has one.
-fn knob_unit(knob: &str) -> Option<&'static str> {
-    use crate::knob::catalogue;
-    std::iter::once(None)
-        .chain(catalogue::schedulers_with(knob).into_iter().map(Some))
-        .find_map(|s| catalogue::lookup(s, knob))
-        .map(|f| f.unit)
-        .filter(|u| !u.is_empty())
-}
-
-/// The x range of an axis over `xs`, padded half a step (a value for Linear).
-fn x_range(axis: &Axis, xs: &[f64]) -> (f64, f64) {
-    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if !lo.is_finite() {
-        return (-0.5, 0.5);
-    }
-    let pad = match axis {
-        Axis::Linear => ((hi - lo) * 0.08).max(0.5),
-        _ => 0.5,
-    };
-    (lo - pad, hi + pad)
-}
-
-/// A y range holding `ys`, padded 8% (and a little when flat).
-fn y_range(ys: impl IntoIterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = ys
-        .into_iter()
-        .filter(|y| y.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
-            (a.min(y), b.max(y))
-        });
-    if !lo.is_finite() {
-        return (0.0, 1.0);
-    }
-    let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.02).max(1e-9);
-    (lo - pad, hi + pad)
-}
-
-/// A figure at 3 significant digits (2673178, 1.61, 0.00420).
-pub fn short(x: f64) -> String {
-    if x.abs() >= 1000.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -356,33 +212,14 @@ fn response(a: &Area, d: &TuneData, knob: &str, at: &Setting) -> Result<()> {
                 ]
             })),
     );
-    let mut c = ChartBuilder::on(a)
-        .caption(caption, font(14))
-        .margin(12)
-        .margin_right(24)
-        .margin_bottom(LEGEND_H)
-        .x_label_area_size(50)
-        .y_label_area_size(64)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(err)?;
-    let fmt = |x: &f64| axis.label(*x);
-    let yfmt = |y: &f64| short(*y);
+    let mut c = chart(a, &caption, x0..x1, y0..y1)?;
     let n_ticks = match &axis {
         Axis::Linear => 10,
         _ => ((x1 - x0).round() as usize + 1).max(2),
     };
-    c.configure_mesh()
-        .x_desc(axis.desc(knob))
-        .y_desc(y_desc(d))
-        .x_labels(n_ticks)
-        .x_label_formatter(&fmt)
-        .y_label_formatter(&yfmt)
-        .label_style(font(13))
-        .axis_desc_style(font(14))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
-        .draw()
-        .map_err(err)?;
+    axes(&mut c, &axis.desc(knob), &y_desc(d), n_ticks, &|x| {
+        axis.label(*x)
+    })?;
     let step = if matches!(axis, Axis::Linear) {
         (x1 - x0) / 40.0
     } else {
@@ -408,11 +245,79 @@ fn response(a: &Area, d: &TuneData, knob: &str, at: &Setting) -> Result<()> {
         };
         draw_mean_ci(&mut c, x, s, step * 0.9)?;
     }
+    rings(&mut c, d, &sums, |s| axis.pos(s, knob))?;
+    legend(a, d.pooled_no_load_s)
+}
+
+/// A panel's chart: the caption above, the label areas, and a strip for its key below.
+fn chart<'a, 'b>(
+    a: &'a Area<'b>,
+    caption: &str,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+) -> Result<Chart<'a, 'b>> {
+    ChartBuilder::on(a)
+        .caption(caption, font(14))
+        .margin(12)
+        .margin_right(24)
+        .margin_bottom(LEGEND_H)
+        .x_label_area_size(50)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x, y)
+        .map_err(err)
+}
+
+/// Draws a chart's axes: `xn` x labels by `xfmt`, y labels at 3 digits, the descriptions,
+/// a light grid at the labels.
+fn axes(
+    c: &mut Chart,
+    x_desc: &str,
+    y_desc: &str,
+    xn: usize,
+    xfmt: &dyn Fn(&f64) -> String,
+) -> Result<()> {
+    let yfmt = |y: &f64| short(*y);
+    c.configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(xn)
+        .x_label_formatter(xfmt)
+        .y_label_formatter(&yfmt)
+        .label_style(font(13))
+        .axis_desc_style(font(14))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
+        .draw()
+        .map_err(err)
+}
+
+/// A whole number's label; none between them.
+fn whole(x: &f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{}", x.round() as i64)
+    } else {
+        String::new()
+    }
+}
+
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The default's and the sweet spot's rings, at their setting's mean (`x_of` its x).
+fn rings(
+    c: &mut Chart,
+    d: &TuneData,
+    sums: &[SettingSummary],
+    x_of: impl Fn(&Setting) -> Option<f64>,
+) -> Result<()> {
     let mark = |c: &mut Chart, s: &Setting, r: i32, col: RGBColor, label: &str| -> Result<()> {
         let Some(m) = sums.iter().find(|x| x.setting == *s) else {
             return Ok(());
         };
-        let Some(x) = axis.pos(s, knob) else {
+        let Some(x) = x_of(s) else {
             return Ok(());
         };
         ring(c, (x, m.summary.mean), r, col, label)
@@ -421,7 +326,7 @@ fn response(a: &Area, d: &TuneData, knob: &str, at: &Setting) -> Result<()> {
     let same = marked.is_some() && marked == d.default;
     if let Some(def) = &d.default {
         mark(
-            &mut c,
+            c,
             def,
             DEFAULT_R,
             DEFAULT,
@@ -434,16 +339,10 @@ fn response(a: &Area, d: &TuneData, knob: &str, at: &Setting) -> Result<()> {
         } else {
             "sweet spot"
         };
-        mark(&mut c, s, SWEET_R, SWEET, label)?;
+        mark(c, s, SWEET_R, SWEET, label)?;
     }
-    legend(a, d.pooled_no_load_s)
+    Ok(())
 }
-
-type Chart<'a, 'b> = ChartContext<
-    'a,
-    SVGBackend<'b>,
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
->;
 
 /// Each trial a point (hollow when read against the pooled no_load), repeats spread by
 /// `step`.
@@ -535,28 +434,30 @@ fn legend(a: &Area, pooled: Option<f64>) -> Result<()> {
     .map_err(err)
 }
 
+/// The values of `knob` measured, as a heat map's rows or columns: `–` (settings without
+/// it) first, then numbers in order, then names.
+fn categories(d: &TuneData, knob: &str) -> Vec<String> {
+    let mut v: Vec<(f64, String)> = d
+        .points
+        .iter()
+        .map(|p| {
+            let key = match p.setting.get(knob) {
+                Some(KnobValue::Int(i)) => *i as f64,
+                _ => f64::NEG_INFINITY,
+            };
+            (key, value_text(&p.setting, knob))
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    v.dedup();
+    v.into_iter().map(|x| x.1).collect()
+}
+
 /// The settings of two knobs measured, each cell coloured by its mean.
 fn heatmap(a: &Area, d: &TuneData) -> Result<()> {
     a.fill(&WHITE).map_err(err)?;
     let (kx, ky) = (&d.knobs[0], &d.knobs[1]);
-    let cats = |k: &str| -> Vec<String> {
-        let mut v: Vec<(f64, String)> = d
-            .points
-            .iter()
-            .map(|p| {
-                let t = value_text(&p.setting, k);
-                let key = match p.setting.get(k) {
-                    Some(KnobValue::Int(i)) => *i as f64,
-                    _ => f64::NEG_INFINITY,
-                };
-                (key, t)
-            })
-            .collect();
-        v.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        v.dedup();
-        v.into_iter().map(|x| x.1).collect()
-    };
-    let (cx, cy) = (cats(kx), cats(ky));
+    let (cx, cy) = (categories(d, kx), categories(d, ky));
     let sums = d.summaries();
     // The colour follows ln(mean): a Ratio of 7 beside 1.6 leaves the good settings apart.
     let lnm = |s: &SettingSummary| s.summary.mean.max(f64::MIN_POSITIVE).ln();
@@ -567,21 +468,12 @@ fn heatmap(a: &Area, d: &TuneData) -> Result<()> {
         });
     let ax = Axis::Categories(cx.clone());
     let ay = Axis::Categories(cy.clone());
-    let mut c = ChartBuilder::on(a)
-        .caption(
-            format!(
-                "{kx} × {ky}: mean {} per setting measured",
-                d.measure.label()
-            ),
-            font(14),
-        )
-        .margin(12)
-        .margin_right(24)
-        .margin_bottom(LEGEND_H)
-        .x_label_area_size(50)
-        .y_label_area_size(64)
-        .build_cartesian_2d(-0.5..cx.len() as f64 - 0.5, -0.5..cy.len() as f64 - 0.5)
-        .map_err(err)?;
+    let caption = format!(
+        "{kx} × {ky}: mean {} per setting measured",
+        d.measure.label()
+    );
+    let (nx, ny) = (cx.len() as f64, cy.len() as f64);
+    let mut c = chart(a, &caption, -0.5..nx - 0.5, -0.5..ny - 0.5)?;
     let fx = |x: &f64| ax.label(*x);
     let fy = |y: &f64| ay.label(*y);
     c.configure_mesh()
@@ -694,38 +586,19 @@ fn order(a: &Area, d: &TuneData) -> Result<()> {
     a.fill(&WHITE).map_err(err)?;
     let n = d.points.len().max(1) as f64;
     let (y0, y1) = y_range(d.points.iter().filter_map(|p| p.value));
-    let mut c = ChartBuilder::on(a)
-        .caption(
-            "trials in the order they ran (blue: the default, red: the best, grey: others)",
-            font(14),
-        )
-        .margin(12)
-        .margin_right(24)
-        .margin_bottom(LEGEND_H)
-        .x_label_area_size(50)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0.5..n + 0.5, y0..y1)
-        .map_err(err)?;
-    let yfmt = |y: &f64| short(*y);
-    let xfmt = |x: &f64| {
-        if (x - x.round()).abs() < 1e-9 {
-            format!("{}", x.round() as i64)
-        } else {
-            String::new()
-        }
-    };
-    c.configure_mesh()
-        .x_desc("trial (in the order run)")
-        .y_desc(y_desc(d))
-        .x_labels((n as usize).min(24))
-        .x_label_formatter(&xfmt)
-        .y_label_formatter(&yfmt)
-        .label_style(font(13))
-        .axis_desc_style(font(14))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
-        .draw()
-        .map_err(err)?;
+    let mut c = chart(
+        a,
+        "trials in the order they ran (blue: the default, red: the best, grey: others)",
+        0.5..n + 0.5,
+        y0..y1,
+    )?;
+    axes(
+        &mut c,
+        "trial (in the order run)",
+        &y_desc(d),
+        (n as usize).min(24),
+        &whole,
+    )?;
     if let Some(first) = check_orders(d) {
         c.draw_series(std::iter::once(Rectangle::new(
             [(first as f64 - 0.5, y0), (n + 0.5, y1)],
@@ -816,39 +689,13 @@ fn check(a: &Area, d: &TuneData) -> Result<()> {
     };
     let k = ch.default.len().max(ch.best_values.len()).max(1) as f64;
     let (y0, y1) = y_range(ch.default.iter().chain(&ch.best_values).copied());
-    let mut c = ChartBuilder::on(a)
-        .caption(title, font(14))
-        .margin(12)
-        .margin_right(24)
-        .margin_bottom(LEGEND_H)
-        .x_label_area_size(50)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0.5..k + 0.5, y0..y1)
-        .map_err(err)?;
-    let yfmt = |y: &f64| short(*y);
-    let xfmt = |x: &f64| {
-        if (x - x.round()).abs() < 1e-9 {
-            format!("{}", x.round() as i64)
-        } else {
-            String::new()
-        }
+    let mut c = chart(a, &title, 0.5..k + 0.5, y0..y1)?;
+    let x_desc = if ch.paired {
+        "pair, in the order run (blue: the default, red: the best)"
+    } else {
+        "trial of each (the arms test takes every trial; blue: the default, red: the best)"
     };
-    c.configure_mesh()
-        .x_desc(if ch.paired {
-            "pair, in the order run (blue: the default, red: the best)"
-        } else {
-            "trial of each (the arms test takes every trial; blue: the default, red: the best)"
-        })
-        .y_desc(y_desc(d))
-        .x_labels(k as usize + 1)
-        .x_label_formatter(&xfmt)
-        .y_label_formatter(&yfmt)
-        .label_style(font(13))
-        .axis_desc_style(font(14))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
-        .draw()
-        .map_err(err)?;
+    axes(&mut c, x_desc, &y_desc(d), k as usize + 1, &whole)?;
     if ch.paired {
         c.draw_series(
             ch.default
