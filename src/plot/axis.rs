@@ -62,7 +62,7 @@ impl Axis {
     }
 
     /// A tick's label at `x`: the knob's value there, empty between values.
-    pub(super) fn label(&self, x: f64) -> String {
+    pub fn label(&self, x: f64) -> String {
         let whole = (x - x.round()).abs() < 1e-9;
         match self {
             Axis::Log2 if whole && x.round() < 0.0 => {
@@ -73,7 +73,7 @@ impl Axis {
                 }
             }
             Axis::Log2 if whole && x < 62.0 => (1i64 << x.round() as u32).to_string(),
-            Axis::Linear => format!("{}", x.round() as i64),
+            Axis::Linear if whole => format!("{}", x.round() as i64),
             Axis::Categories(c) if whole && x >= 0.0 => {
                 c.get(x.round() as usize).cloned().unwrap_or_default()
             }

@@ -183,6 +183,13 @@ mod tests {
             axis::Axis::of("fifo_batch", &narrow.points),
             axis::Axis::Linear
         );
+        // A linear axis labels whole values only: one value measured (8, range 7.5..8.5) is
+        // one label, not "8" at every tick.
+        let lin = axis::Axis::Linear;
+        assert_eq!(
+            (lin.label(8.0), lin.label(7.75)),
+            ("8".into(), String::new())
+        );
         let named: Setting = [("scheduler".to_string(), KnobValue::Name("none".into()))].into();
         let mut s = tune(&[(8, 1.0)]);
         s.points[0].setting = named.clone();
