@@ -276,7 +276,9 @@ fn axes(
     xn: usize,
     xfmt: &dyn Fn(&f64) -> String,
 ) -> Result<()> {
-    let yfmt = |y: &f64| short(*y);
+    let r = c.y_range();
+    let digits = tick_digits(r.end - r.start);
+    let yfmt = |y: &f64| format!("{y:.digits$}");
     c.configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
@@ -289,6 +291,14 @@ fn axes(
         .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
         .draw()
         .map_err(err)
+}
+
+/// Decimals for the labels of an axis `span` long: one more than the digits of a fifth of
+/// it (its label step, about), so every label has the same number and they differ (1.50, 1.75;
+/// 995.0, 1000.0; 2673178).
+fn tick_digits(span: f64) -> usize {
+    let step = (span / 5.0).max(1e-12);
+    (1.0 - step.log10().floor()).clamp(0.0, 6.0) as usize
 }
 
 /// A whole number's label; none between them.
@@ -640,7 +650,11 @@ fn order(a: &Area, d: &TuneData) -> Result<()> {
             }
         }
     }
-    let mut key = "● ÷ its own no_load".to_string();
+    let mut key = match d.measure {
+        super::data::Measure::Ratio(_) => "● ÷ its own no_load",
+        _ => "● a trial",
+    }
+    .to_string();
     if let Some(p) = d.pooled_no_load_s {
         key.push_str(&format!(" · ○ loaded runs only, ÷ mean no_load {p:.1} s"));
     }
@@ -722,4 +736,19 @@ fn check(a: &Area, d: &TuneData) -> Result<()> {
         .map_err(err)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick_digits;
+
+    #[test]
+    fn an_axis_labels_all_its_ticks_with_as_many_decimals_as_its_step_needs() {
+        // 980..1020 in steps of about 5: 995.0, 1000.0; a Ratio 1.0..3.7: 1.50; Loads in
+        // the millions: whole numbers.
+        assert_eq!(tick_digits(40.0), 1);
+        assert_eq!(tick_digits(2.7), 2);
+        assert_eq!(tick_digits(500_000.0), 0);
+        assert_eq!(tick_digits(0.0), 6);
+    }
 }
