@@ -325,3 +325,24 @@ fn the_default_file_is_never_replaced_but_a_named_out_is() {
     assert!(named.status.success());
     assert!(std::fs::read_to_string(&file).unwrap().starts_with("<svg"));
 }
+
+#[test]
+fn markup_characters_in_a_target_label_are_escaped() {
+    // A --sim device is named after its file: `sim:a<&>"b` must stay text in the SVG.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let surface = dir.path().join("a<&>\"b.toml");
+    std::fs::copy(
+        root().join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml"),
+        &surface,
+    )
+    .unwrap();
+    tune(&db, &["--sim", surface.to_str().unwrap(), "--seed", "1"]);
+    let svg = plot(&db, "sim:a<&>\"b");
+    let doc = Document::parse(&svg).unwrap();
+    let title = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("title-0"))
+        .unwrap();
+    assert_eq!(title.text(), Some("tune #1 of sim:a<&>\"b"));
+}
