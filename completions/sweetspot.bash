@@ -37,6 +37,9 @@ _sweetspot() {
             sweetspot,knobs)
                 cmd="sweetspot__subcmd__knobs"
                 ;;
+            sweetspot,plot)
+                cmd="sweetspot__subcmd__plot"
+                ;;
             sweetspot,profile)
                 cmd="sweetspot__subcmd__profile"
                 ;;
@@ -75,6 +78,9 @@ _sweetspot() {
                 ;;
             sweetspot__subcmd__help,knobs)
                 cmd="sweetspot__subcmd__help__subcmd__knobs"
+                ;;
+            sweetspot__subcmd__help,plot)
+                cmd="sweetspot__subcmd__help__subcmd__plot"
                 ;;
             sweetspot__subcmd__help,profile)
                 cmd="sweetspot__subcmd__help__subcmd__profile"
@@ -125,7 +131,7 @@ _sweetspot() {
 
     case "${cmd}" in
         sweetspot)
-            opts="-v -q -h -V --db --sysfs-root --procfs-root --verbose --quiet --help --version devices knobs set restore bench tune history profile verify daemon status completions help"
+            opts="-v -q -V -h --db --sysfs-root --procfs-root --verbose --quiet --version --help devices knobs set restore bench tune history plot profile verify daemon status completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,7 +317,7 @@ _sweetspot() {
             return 0
             ;;
         sweetspot__subcmd__help)
-            opts="devices knobs set restore bench tune history profile verify daemon status completions help"
+            opts="devices knobs set restore bench tune history plot profile verify daemon status completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -409,6 +415,20 @@ _sweetspot() {
             return 0
             ;;
         sweetspot__subcmd__help__subcmd__knobs)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweetspot__subcmd__help__subcmd__plot)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -575,6 +595,40 @@ _sweetspot() {
                 return 0
             fi
             case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sysfs-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --procfs-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweetspot__subcmd__plot)
+            opts="-o -v -q -h --out --db --sysfs-root --procfs-root --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_sweetspot_global_optspecs
-    string join \n db= sysfs-root= procfs-root= v/verbose q/quiet h/help V/version
+    string join \n db= sysfs-root= procfs-root= v/verbose q/quiet V/version h/help
 end
 
 function __fish_sweetspot_needs_command
@@ -29,8 +29,8 @@ complete -c sweetspot -n "__fish_sweetspot_needs_command" -l sysfs-root -d 'Root
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -l procfs-root -d 'Root of procfs' -r -F
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -s v -l verbose -d 'More log output on stderr (-v, -vv)'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -s q -l quiet -d 'Only errors on stderr; no progress bar'
+complete -c sweetspot -n "__fish_sweetspot_needs_command" -s V -l version -d 'Print the version and the git revision it was built from'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c sweetspot -n "__fish_sweetspot_needs_command" -s V -l version -d 'Print version'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "devices" -d 'List whole disks with identity, schedulers, size and mounts'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "knobs" -d 'List a device\'s knobs: domain, unit and current value'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "set" -d 'Set knobs, journaled: `set sda scheduler=mq-deadline`'
@@ -38,6 +38,7 @@ complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "restore" -d 'Pu
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "bench" -d 'Measure a device under contest\'s loads and print contest\'s table'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "tune" -d 'Find a device\'s sweet spot for a policy and store it'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "history" -d 'Show recent tunes and their verdicts (--tune ID: its trials)'
+complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "plot" -d 'Draw a stored tune as SVG: knob responses, trials, the check'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "profile" -d 'Export sweet spots as boot profiles, or apply one'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "verify" -d 'Compare a profile with the disks now; exit 1 on drift'
 complete -c sweetspot -n "__fish_sweetspot_needs_command" -f -a "daemon" -d 'Keep devices at their sweet spot (hotplug, drift, retunes)'
@@ -134,6 +135,13 @@ complete -c sweetspot -n "__fish_sweetspot_using_subcommand history" -l json -d 
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand history" -s v -l verbose -d 'More log output on stderr (-v, -vv)'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand history" -s q -l quiet -d 'Only errors on stderr; no progress bar'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand plot" -s o -l out -d 'Where to write the SVG: this file, replaced if it exists (written whole, then renamed into place), or `-` for stdout. Default: `sweetspot-tune-N.svg` in the current directory, never replaced (give --out to replace it)' -r -F
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand plot" -l db -d 'The SQLite database [env: SWEETSPOT_DB]' -r -F
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand plot" -l sysfs-root -d 'Root of sysfs' -r -F
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand plot" -l procfs-root -d 'Root of procfs' -r -F
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand plot" -s v -l verbose -d 'More log output on stderr (-v, -vv)'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand plot" -s q -l quiet -d 'Only errors on stderr; no progress bar'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand plot" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand profile; and not __fish_seen_subcommand_from export apply help" -l db -d 'The SQLite database [env: SWEETSPOT_DB]' -r -F
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand profile; and not __fish_seen_subcommand_from export apply help" -l sysfs-root -d 'Root of sysfs' -r -F
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand profile; and not __fish_seen_subcommand_from export apply help" -l procfs-root -d 'Root of procfs' -r -F
@@ -197,18 +205,19 @@ complete -c sweetspot -n "__fish_sweetspot_using_subcommand completions" -l proc
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand completions" -s v -l verbose -d 'More log output on stderr (-v, -vv)'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr; no progress bar'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "devices" -d 'List whole disks with identity, schedulers, size and mounts'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "knobs" -d 'List a device\'s knobs: domain, unit and current value'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "set" -d 'Set knobs, journaled: `set sda scheduler=mq-deadline`'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "restore" -d 'Put journaled knobs back as they were (all devices, or one)'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "bench" -d 'Measure a device under contest\'s loads and print contest\'s table'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "tune" -d 'Find a device\'s sweet spot for a policy and store it'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "history" -d 'Show recent tunes and their verdicts (--tune ID: its trials)'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "profile" -d 'Export sweet spots as boot profiles, or apply one'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "verify" -d 'Compare a profile with the disks now; exit 1 on drift'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "daemon" -d 'Keep devices at their sweet spot (hotplug, drift, retunes)'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "status" -d 'Show enrolled devices: last tune, sweet spot, daemon\'s work'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "completions" -d 'Print a shell\'s completion script (bash, zsh, fish, …)'
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history profile verify daemon status completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "devices" -d 'List whole disks with identity, schedulers, size and mounts'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "knobs" -d 'List a device\'s knobs: domain, unit and current value'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "set" -d 'Set knobs, journaled: `set sda scheduler=mq-deadline`'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "restore" -d 'Put journaled knobs back as they were (all devices, or one)'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "bench" -d 'Measure a device under contest\'s loads and print contest\'s table'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "tune" -d 'Find a device\'s sweet spot for a policy and store it'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "history" -d 'Show recent tunes and their verdicts (--tune ID: its trials)'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "plot" -d 'Draw a stored tune as SVG: knob responses, trials, the check'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "profile" -d 'Export sweet spots as boot profiles, or apply one'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "verify" -d 'Compare a profile with the disks now; exit 1 on drift'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "daemon" -d 'Keep devices at their sweet spot (hotplug, drift, retunes)'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "status" -d 'Show enrolled devices: last tune, sweet spot, daemon\'s work'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "completions" -d 'Print a shell\'s completion script (bash, zsh, fish, …)'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and not __fish_seen_subcommand_from devices knobs set restore bench tune history plot profile verify daemon status completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and __fish_seen_subcommand_from profile" -f -a "export" -d 'Export sweet spots for boot: TOML, udev, sysctl.d, TuneD'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand help; and __fish_seen_subcommand_from profile" -f -a "apply" -d 'Apply a profile to the disks present now (journaled)'

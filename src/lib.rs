@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Imports point down only, with no cycles: `cli` (imported by nothing) → `daemon` →
-//! `profile` → `tune`, `report` → `bench` → `knob` → `store`, `lock` → `device` → `types`,
+//! `profile`, `plot` → `tune`, `report` → `bench` → `knob` → `store`, `lock` → `device` → `types`,
 //! `sysroot`, `trust`, `stats`, `signals`, `error`.
 //! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
 //! `tune`; the values they share are in [`types`].
@@ -29,6 +29,7 @@
 //!   configs, profiles, the database).
 //! - [`lock`]: one writer per device: the per-device lock every command that writes knobs
 //!   takes, naming its holder to a second writer.
+//! - [`plot`]: a stored tune drawn: `sweetspot plot`'s SVG and the tune report's sparklines.
 //! - [`report`]: the contest table, JSON and CSV behind one trait.
 //! - [`types`]: the plain values every stage shares (`Setting`, `KnobValue`, `Load`, `Run`, …).
 //! - [`daemon`]: `sweetspot daemon`, keeping devices at their sweet spot (tokio, one thread).
@@ -41,6 +42,7 @@ pub mod device;
 pub mod error;
 pub mod knob;
 pub mod lock;
+pub mod plot;
 pub mod profile;
 pub mod report;
 pub mod signals;

@@ -22,8 +22,11 @@ pub struct Args {
 /// (clap_complete would offer hidden subcommands too: the internal `__worker` is left out).
 pub fn script(shell: Shell) -> String {
     let top = Cli::command();
+    // The top command's own arguments include its `--version` (the flag is an argument of
+    // `Cli`, listed by `--help` only).
     let mut cmd = clap::Command::new("sweetspot")
         .version(super::VERSION)
+        .disable_version_flag(true)
         .args(top.get_arguments().cloned())
         .subcommands(top.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
     let mut buf = Vec::new();

@@ -8,6 +8,7 @@ mod daemon;
 mod devices;
 mod history;
 mod knobs;
+mod plot;
 mod profile;
 mod restore;
 mod set;
@@ -128,6 +129,8 @@ const PROCFS_ROOT: &str = "/proc";
     // `sweetspot -h` fits 24 lines (tests/help_budget.rs); `COMMAND -h` does what `help
     // COMMAND` would.
     disable_help_subcommand = true,
+    // `-V, --version` is listed by `--help` only (the field below), for the same budget.
+    disable_version_flag = true,
     after_long_help = EXIT_STATUS
 )]
 pub struct Cli {
@@ -136,8 +139,8 @@ pub struct Cli {
     /// Default: /var/lib/sweetspot/sweetspot.db as root,
     /// $XDG_STATE_HOME/sweetspot/sweetspot.db otherwise. A command that changes knobs
     /// or stores results creates it, and its directory, when missing; the others never do.
-    /// Commands that only read it (history, profile export, profile apply --dry-run, verify,
-    /// status) open it read-only and work on a read-only database; commands that journal
+    /// Commands that only read it (history, plot, profile export, profile apply --dry-run,
+    /// verify, status) open it read-only and work on a read-only database; commands that journal
     /// (set, restore, bench, tune, profile apply, daemon) refuse one with exit 2. As root, the
     /// default database must be root's and written by root alone; one given here may be
     /// yours, but writable by no one else (nor its directories): else exit 2.
@@ -169,6 +172,10 @@ pub struct Cli {
     /// Only errors on stderr; no progress bar.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+
+    /// Print the version and the git revision it was built from.
+    #[arg(short = 'V', long, action = clap::ArgAction::Version, hide_short_help = true)]
+    version: (),
 
     #[command(subcommand)]
     pub command: Command,
@@ -244,6 +251,24 @@ pub enum Command {
     /// and what they measured; --json prints everything stored (tunes, trials, sweet spots).
     #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     History(history::Args),
+    /// Draw a stored tune as SVG: knob responses, trials, the check.
+    ///
+    /// Draws, for one tune: the response of each tuned knob (its objective per setting
+    /// measured, each trial a point, each setting's mean and t-based 95% CI, the default and
+    /// the sweet spot ringed; a log2 axis for a knob on a log2 grid, the scheduler's values as
+    /// categories); for two knobs, a heat map of the settings measured; every trial in the
+    /// order it ran, so drift and the race show; and the final check, the default against the
+    /// best on its fresh pairs, with the verdict in its title. A trial of the loaded runs only
+    /// (the screen's, the race's) has no Ratio of its own: it is drawn hollow, its loaded Time
+    /// divided by the mean no_load Time of the tune, as the tune's report reads it; a trial of
+    /// no_load alone is a triangle on the trial panel's axis.
+    ///
+    /// A command of its own, not `history --plot`: history lists many tunes as text or JSON,
+    /// a plot is of one tune and writes a file. The SVG needs no browser and no font at run
+    /// time (text is SVG text; any viewer draws it): `rsvg-convert -w 800 F.svg -o F.png`
+    /// makes a PNG. It reads the database only.
+    #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
+    Plot(plot::Args),
     /// Export sweet spots as boot profiles, or apply one.
     ///
     /// The formats: sweetspot's TOML, udev rules, a sysctl.d file, a TuneD profile.
@@ -470,6 +495,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => bench::run(&ctx, a),
         Command::Tune(a) => tune::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
+        Command::Plot(a) => plot::run(&ctx, a),
         Command::Profile(a) => profile::run(&ctx, a),
         Command::Verify(a) => profile::verify(&ctx, a),
         Command::Daemon(a) => daemon::run(&ctx, a),

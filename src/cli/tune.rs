@@ -385,11 +385,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     let stopped = match run::tune_or_stop(&store, &ctx.db, testbed.as_mut(), &req) {
         Ok(Ended::Done(rep)) => {
-            return if args.json {
-                super::print_json(&rep)
-            } else {
-                super::print_out(&report::text(&rep))
-            };
+            if args.json {
+                return super::print_json(&rep);
+            }
+            super::print_out(&report::text(&rep))?;
+            return print_sparklines(ctx, &store, rep.tune_id);
         }
         Ok(Ended::Stopped(s)) => Some(s),
         Err(crate::Error::Interrupted) => None,
@@ -419,6 +419,24 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         }
     }
     Err(crate::Error::Interrupted)
+}
+
+/// The response of each tuned knob as sparklines ([`crate::plot::sparklines`]) after the
+/// report, only when stdout is a terminal and not -q (--json never gets here): a pipe or a
+/// file gets the report alone. A failure to draw them is a warning: the tune is stored.
+fn print_sparklines(ctx: &Ctx, store: &crate::store::Store, tune_id: Option<i64>) -> Result<()> {
+    use std::io::IsTerminal;
+    let Some(id) = tune_id.filter(|_| !ctx.quiet && std::io::stdout().is_terminal()) else {
+        return Ok(());
+    };
+    match crate::plot::sparklines(store, id) {
+        Ok(s) if !s.is_empty() => super::print_out(&format!("\n{s}")),
+        Ok(_) => Ok(()),
+        Err(e) => {
+            tracing::warn!("the response sparklines of tune #{id}: {e}");
+            Ok(())
+        }
+    }
 }
 
 /// What `tune --json` prints when Ctrl-C or SIGTERM stopped the tune (exit 130), or stderr's
