@@ -175,7 +175,7 @@ pub struct Cli {
 
     /// Print the version and the git revision it was built from.
     #[arg(short = 'V', long, action = clap::ArgAction::Version, hide_short_help = true)]
-    version: (),
+    pub version: (),
 
     #[command(subcommand)]
     pub command: Command,
