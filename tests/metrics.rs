@@ -207,7 +207,11 @@ fn the_daemons_textfile_passes_promtool_is_scraped_by_node_exporter_and_rests_wh
         assert_eq!(fields, want, "a timestamp or stray field: {l}");
     }
     let (code, out) = promtool(&text);
-    assert_eq!(code, Some(0), "promtool on the daemon's file:\n{out}\n{text}");
+    assert_eq!(
+        code,
+        Some(0),
+        "promtool on the daemon's file:\n{out}\n{text}"
+    );
 
     // Idle polls (one a second) write nothing: the same inode and mtime after 3 s.
     std::thread::sleep(Duration::from_secs(2));
@@ -228,7 +232,10 @@ fn the_daemons_textfile_passes_promtool_is_scraped_by_node_exporter_and_rests_wh
     let status = String::from_utf8(out.stdout).unwrap();
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(common_samples(&status), common_samples(&text));
-    assert!(!status.contains("sweetspot_daemon_resident_bytes"), "{status}");
+    assert!(
+        !status.contains("sweetspot_daemon_resident_bytes"),
+        "{status}"
+    );
     let (code, out) = promtool(&status);
     assert_eq!(code, Some(0), "promtool on status:\n{out}\n{status}");
 

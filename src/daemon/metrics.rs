@@ -559,7 +559,7 @@ impl Exporter {
             }
             s.resident_bytes = Some(rss);
             write_atomic(dir, &render(&s))
-                .map_err(|e| crate::Error::io(&format!("writing {}", path(dir).display()), e))?;
+                .map_err(|e| crate::Error::io(format!("writing {}", path(dir).display()), e))?;
             self.written = Some((dir.to_path_buf(), body, rss));
             Ok(true)
         });
