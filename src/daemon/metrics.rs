@@ -466,27 +466,48 @@ pub fn resident_bytes() -> Option<u64> {
     Some(pages * u64::try_from(page).ok()?)
 }
 
-/// Writes `text` to `dir/`[`FILE_NAME`] atomically: a temporary file in `dir` (created anew,
-/// never through a symlink left there; not `*.prom`, so node_exporter skips it), mode 0644
-/// whatever the umask, then a rename over the old file.
+/// `dir` opened as a directory without following a symlink at any of its components: the
+/// directory may lie below one another user owns (Debian's `/var/lib/prometheus` is the
+/// `prometheus` user's), who could otherwise swap a component for a symlink and have root
+/// write elsewhere.
+fn open_dir(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::fcntl::{OFlag, open, openat};
+    use nix::sys::stat::Mode;
+    let flags = OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC;
+    let mut fd = open("/", flags, Mode::empty())?;
+    for c in dir.components() {
+        if let std::path::Component::Normal(name) = c {
+            fd = openat(&fd, name, flags | OFlag::O_NOFOLLOW, Mode::empty())?;
+        } else if c == std::path::Component::ParentDir {
+            fd = openat(&fd, "..", flags, Mode::empty())?;
+        }
+    }
+    Ok(fd)
+}
+
+/// Writes `text` to `dir/`[`FILE_NAME`] atomically: a temporary file in `dir` (created anew
+/// with `O_EXCL`, so never through a symlink left there; not `*.prom`, so node_exporter skips
+/// it), mode 0644 whatever the umask, then a rename over the old file; `dir` is reached
+/// without following symlinks ([`open_dir`]).
 pub fn write_atomic(dir: &Path, text: &str) -> std::io::Result<()> {
+    use nix::fcntl::{OFlag, openat, renameat};
+    use nix::sys::stat::{Mode, fchmod};
+    use nix::unistd::{UnlinkatFlags, unlinkat};
     use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let tmp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let r = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(&tmp)?;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        f.write_all(text.as_bytes())?;
-        drop(f);
-        std::fs::rename(&tmp, dir.join(FILE_NAME))
+    let d = open_dir(dir)?;
+    let tmp = format!(".{FILE_NAME}.{}.tmp", std::process::id());
+    let _ = unlinkat(&d, tmp.as_str(), UnlinkatFlags::NoRemoveDir);
+    let mode = Mode::from_bits_truncate(0o644);
+    let r = (|| -> std::io::Result<()> {
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(&d, tmp.as_str(), flags, mode)?;
+        fchmod(&fd, mode)?;
+        std::fs::File::from(fd).write_all(text.as_bytes())?;
+        Ok(renameat(&d, tmp.as_str(), &d, FILE_NAME)?)
     })();
     if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = unlinkat(&d, tmp.as_str(), UnlinkatFlags::NoRemoveDir);
     }
     r
 }
@@ -582,8 +603,8 @@ impl Exporter {
     /// When the daemon stops: its file is removed, so that no stale values are scraped
     /// (alert on `absent(sweetspot_build_info)`).
     pub fn remove(dir: Option<&Path>) {
-        if let Some(d) = dir {
-            let _ = std::fs::remove_file(path(d));
+        if let Some(d) = dir.and_then(|d| open_dir(d).ok()) {
+            let _ = nix::unistd::unlinkat(&d, FILE_NAME, nix::unistd::UnlinkatFlags::NoRemoveDir);
         }
     }
 }

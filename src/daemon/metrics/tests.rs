@@ -258,6 +258,31 @@ fn the_temporary_file_never_follows_a_symlink() {
     assert!(!tmp.exists());
 }
 
+/// A directory reached through a symlink (a component another user swapped) is not written.
+#[test]
+fn a_symlinked_directory_is_not_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let real = d.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let e = write_atomic(&link, "x 1\n").unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENOTDIR), "{e}");
+    // A symlink further up too.
+    std::fs::create_dir(real.join("sub")).unwrap();
+    assert!(write_atomic(&link.join("sub"), "x 1\n").is_err());
+    assert!(Exporter::default().written.is_none());
+    Exporter::remove(Some(&link));
+    assert_eq!(std::fs::read_dir(&real).unwrap().count(), 1);
+    write_atomic(&real, "x 1\n").unwrap();
+    assert_eq!(std::fs::read_dir(&real).unwrap().count(), 2);
+    // The stopping daemon's removal does not follow the symlink either.
+    Exporter::remove(Some(&link));
+    assert!(real.join(FILE_NAME).exists());
+    Exporter::remove(Some(&real));
+    assert!(!real.join(FILE_NAME).exists());
+}
+
 #[test]
 fn metrics_dir_is_checked_with_file_line_and_field() {
     let d = tempfile::tempdir().unwrap();
