@@ -49,7 +49,7 @@ pub struct Family {
     /// The `# TYPE`.
     pub kind: Kind,
     /// Samples: label pairs in order, and the value.
-    pub samples: Vec<(Vec<(&'static str, String)>, f64)>,
+    pub samples: Samples,
 }
 
 /// A label value escaped as the text format wants it: backslash, double quote and newline
@@ -145,146 +145,158 @@ pub struct Snapshot {
     pub resident_bytes: Option<u64>,
 }
 
-/// The snapshot in the text format.
+/// Samples of one family: label pairs in order, and the value.
+pub type Samples = Vec<(Vec<(&'static str, String)>, f64)>;
+
+/// Each device's samples of one family, devices in order.
+fn each(s: &Snapshot, f: impl Fn(&DeviceMetrics) -> Samples) -> Samples {
+    s.devices.iter().flat_map(f).collect()
+}
+
+/// A device's one sample labelled `device`, if it has a value.
+fn one(d: &DeviceMetrics, v: Option<f64>) -> Samples {
+    v.map(|v| (vec![("device", d.device.clone())], v))
+        .into_iter()
+        .collect()
+}
+
+/// A device's samples labelled `device` and `key`.
+fn by(
+    d: &DeviceMetrics,
+    key: &'static str,
+    xs: impl IntoIterator<Item = (String, f64)>,
+) -> Samples {
+    xs.into_iter()
+        .map(|(x, v)| (vec![("device", d.device.clone()), (key, x)], v))
+        .collect()
+}
+
+fn family(name: &'static str, kind: Kind, help: &'static str, samples: Samples) -> Family {
+    Family {
+        name,
+        help,
+        kind,
+        samples,
+    }
+}
+
+/// The snapshot in the text format (the families and their help texts: `docs/metrics.md`).
 pub fn render(s: &Snapshot) -> String {
-    let dev = |d: &DeviceMetrics| vec![("device", d.device.clone())];
-    let per = |f: &dyn Fn(&DeviceMetrics) -> Option<f64>| {
-        s.devices
-            .iter()
-            .filter_map(|d| f(d).map(|v| (dev(d), v)))
-            .collect::<Vec<_>>()
-    };
+    use Kind::{Counter, Gauge};
     let knobs = |target: bool| {
-        s.devices
-            .iter()
-            .flat_map(|d| {
-                d.knobs.iter().filter_map(move |(k, (now, want))| {
-                    let v = if target { Some(*want) } else { *now };
-                    v.map(|v| {
-                        (
-                            vec![("device", d.device.clone()), ("knob", k.clone())],
-                            v as f64,
-                        )
-                    })
-                })
-            })
-            .collect::<Vec<_>>()
-    };
-    let sched = |f: &dyn Fn(&DeviceMetrics) -> Option<&String>| {
-        s.devices
-            .iter()
-            .filter_map(|d| {
-                f(d).map(|x| {
-                    (
-                        vec![("device", d.device.clone()), ("scheduler", x.clone())],
-                        1.0,
-                    )
-                })
-            })
-            .collect::<Vec<_>>()
-    };
-    let g = |name, help, samples| Family {
-        name,
-        help,
-        kind: Kind::Gauge,
-        samples,
-    };
-    let c = |name, help, samples| Family {
-        name,
-        help,
-        kind: Kind::Counter,
-        samples,
-    };
-    let retunes = s
-        .devices
-        .iter()
-        .flat_map(|d| {
-            d.retunes.iter().map(|(r, n)| {
-                (
-                    vec![("device", d.device.clone()), ("result", r.clone())],
-                    *n as f64,
-                )
-            })
+        each(s, |d| {
+            let v = |(now, want): &(Option<i64>, i64)| if target { Some(*want) } else { *now };
+            by(
+                d,
+                "knob",
+                d.knobs
+                    .iter()
+                    .filter_map(|(k, x)| v(x).map(|v| (k.clone(), v as f64))),
+            )
         })
-        .collect();
-    let imp = |i: usize| per(&|d| d.improvement.map(|x| x[i]));
+    };
+    let imp = |i: usize| each(s, |d| one(d, d.improvement.map(|x| x[i])));
+    let version = env!("CARGO_PKG_VERSION").to_string();
     let mut families = vec![
-        g(
+        family(
             "sweetspot_build_info",
+            Gauge,
             "sweetspot's version; always 1.",
-            vec![(
-                vec![("version", env!("CARGO_PKG_VERSION").to_string())],
-                1.0,
-            )],
+            vec![(vec![("version", version)], 1.0)],
         ),
-        g(
+        family(
             "sweetspot_knob_value",
+            Gauge,
             "A kept numeric knob's value now, in the knob's own unit (as in its sysfs file).",
             knobs(false),
         ),
-        g(
+        family(
             "sweetspot_knob_target",
+            Gauge,
             "A kept numeric knob's value at the sweet spot, in the knob's own unit.",
             knobs(true),
         ),
-        g(
+        family(
             "sweetspot_scheduler_info",
+            Gauge,
             "The device's active I/O scheduler; always 1.",
-            sched(&|d| d.scheduler.as_ref()),
+            each(s, |d| {
+                by(d, "scheduler", d.scheduler.clone().map(|x| (x, 1.0)))
+            }),
         ),
-        g(
+        family(
             "sweetspot_scheduler_target_info",
+            Gauge,
             "The I/O scheduler of the device's sweet spot, when it changes it; always 1.",
-            sched(&|d| d.scheduler_target.as_ref()),
+            each(s, |d| {
+                by(d, "scheduler", d.scheduler_target.clone().map(|x| (x, 1.0)))
+            }),
         ),
-        g(
+        family(
             "sweetspot_drift",
+            Gauge,
             "How many of the device's kept knobs are not at their sweet spot now.",
-            per(&|d| Some(d.drift as f64)),
+            each(s, |d| one(d, Some(d.drift as f64))),
         ),
-        g(
+        family(
             "sweetspot_contested_knobs",
+            Gauge,
             "How many of the device's knobs another writer keeps (the daemon left them alone).",
-            per(&|d| Some(d.contested_knobs as f64)),
+            each(s, |d| one(d, Some(d.contested_knobs as f64))),
         ),
     ];
     if let Some(t) = &s.contested_total {
-        families.push(c(
+        families.push(family(
             "sweetspot_contested_total",
+            Counter,
             "Times another writer changed a knob the daemon keeps, since the daemon started.",
-            per(&|d| Some(t.get(&d.device).copied().unwrap_or(0) as f64)),
+            each(s, |d| {
+                one(d, Some(t.get(&d.device).copied().unwrap_or(0) as f64))
+            }),
         ));
     }
     families.extend([
-        c(
+        family(
             "sweetspot_retunes_total",
+            Counter,
             "Finished tunes of the device by result, from the database.",
-            retunes,
+            each(s, |d| {
+                by(
+                    d,
+                    "result",
+                    d.retunes.iter().map(|(r, n)| (r.clone(), *n as f64)),
+                )
+            }),
         ),
-        g(
+        family(
             "sweetspot_last_tune_timestamp_seconds",
+            Gauge,
             "When the device's last tune finished, Unix time.",
-            per(&|d| d.last_tune_at.map(|t| t as f64)),
+            each(s, |d| one(d, d.last_tune_at.map(|t| t as f64))),
         ),
-        g(
+        family(
             "sweetspot_improvement_ratio",
+            Gauge,
             "The sweet spot's improvement over the default (> 1: better), when significant.",
             imp(0),
         ),
-        g(
+        family(
             "sweetspot_improvement_ratio_ci_low",
+            Gauge,
             "The low end of the improvement ratio's 95% confidence interval.",
             imp(1),
         ),
-        g(
+        family(
             "sweetspot_improvement_ratio_ci_high",
+            Gauge,
             "The high end of the improvement ratio's 95% confidence interval.",
             imp(2),
         ),
     ]);
     if let Some(b) = s.resident_bytes {
-        families.push(g(
+        families.push(family(
             "sweetspot_daemon_resident_bytes",
+            Gauge,
             "The daemon's resident set size, bytes.",
             vec![(vec![], b as f64)],
         ));
