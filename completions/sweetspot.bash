@@ -859,7 +859,7 @@ _sweetspot() {
             return 0
             ;;
         sweetspot__subcmd__status)
-            opts="-v -q -h --config --json --db --sysfs-root --procfs-root --verbose --quiet --help"
+            opts="-v -q -h --config --json --format --db --sysfs-root --procfs-root --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -867,6 +867,10 @@ _sweetspot() {
             case "${prev}" in
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 --db)

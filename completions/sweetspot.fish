@@ -192,10 +192,13 @@ complete -c sweetspot -n "__fish_sweetspot_using_subcommand daemon" -s v -l verb
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand daemon" -s q -l quiet -d 'Only errors on stderr; no progress bar'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand daemon" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -l config -d 'The daemon\'s config (enrolled devices, retune interval)' -r -F
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -l format -d 'The output: text, json, or prometheus' -r -f -a "text\t'The human table'
+json\t'JSON, as --json'
+prometheus\t'Prometheus\' text exposition format'"
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -l db -d 'The SQLite database [env: SWEETSPOT_DB]' -r -F
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -l sysfs-root -d 'Root of sysfs' -r -F
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -l procfs-root -d 'Root of procfs' -r -F
-complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -l json -d 'Print JSON (with a `version` field)'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -l json -d 'Print JSON (with a `version` field); the same as --format json'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -s v -l verbose -d 'More log output on stderr (-v, -vv)'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -s q -l quiet -d 'Only errors on stderr; no progress bar'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'

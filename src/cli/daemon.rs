@@ -29,9 +29,28 @@ pub struct StatusArgs {
     /// database (those win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Print JSON (with a `version` field).
-    #[arg(long)]
+    /// Print JSON (with a `version` field); the same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// The output: text, json, or prometheus.
+    ///
+    /// The output: `text` (the default), `json` (as --json), or `prometheus`: the metrics the
+    /// daemon writes for node_exporter's textfile collector (see docs/metrics.md), printed
+    /// once, for a cron job where no daemon runs (without the daemon's own contest counter
+    /// and memory).
+    #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
+    pub format: StatusFormat,
+}
+
+/// `sweetspot status --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusFormat {
+    /// The human table.
+    Text,
+    /// JSON, as --json.
+    Json,
+    /// Prometheus' text exposition format.
+    Prometheus,
 }
 
 fn config_path(given: Option<&PathBuf>) -> (PathBuf, bool) {
@@ -119,6 +138,14 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     } else {
         None
     };
+    if args.format == StatusFormat::Prometheus {
+        return super::print_out(&daemon::metrics::from_status(
+            store.as_ref(),
+            &ctx.root,
+            &cfg,
+            &state,
+        )?);
+    }
     let mut s = daemon::status::status(store.as_ref(), &ctx.root, &cfg, &state)?;
     s.config = Some(format!(
         "{}{} ({source})",
@@ -129,7 +156,7 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
             ": absent, built-in defaults"
         }
     ));
-    if args.json {
+    if args.json || args.format == StatusFormat::Json {
         super::print_json(&s)
     } else {
         super::print_out(&daemon::status::text(&s, &db, &ctx.root))

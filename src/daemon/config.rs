@@ -116,6 +116,10 @@ pub struct Config {
     pub db: Option<PathBuf>,
     /// How often devices are listed and managed values checked for drift, s: 1–3600; default 5.
     pub poll_s: u64,
+    /// Where the daemon writes its Prometheus metrics for node_exporter's textfile collector
+    /// ([`super::metrics`]): an existing directory, an absolute path; `None` (the default):
+    /// no metrics.
+    pub metrics_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -131,6 +135,7 @@ impl Default for Config {
             quiet_hours: None,
             db: None,
             poll_s: 5,
+            metrics_dir: None,
         }
     }
 }
@@ -283,6 +288,9 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
     }
     if let Some((key, field, msg)) = out_of_range(&c) {
         return Err(bad(at(key), &field, msg));
+    }
+    if let Some(msg) = c.metrics_dir.as_deref().and_then(super::metrics::check_dir) {
+        return Err(bad(at("metrics_dir"), "metrics_dir", msg));
     }
     for key in c.policy.keys() {
         if !CLASSES.contains(&key.as_str()) && crate::profile::Match::from_identity(key).is_none() {

@@ -4,6 +4,7 @@
 //! - [`manage`]: per poll, profiles for disks seen for the first time (also ones attached after
 //!   start) and drift of managed values ("contested by another writer": re-applied once, then
 //!   left alone).
+//! - [`metrics`]: Prometheus metrics for node_exporter's textfile collector (`metrics_dir`).
 //! - [`plan`]: per poll, whether an enrolled device is due for a retune and what it waits
 //!   for (quiet hours, [`idle`]ness, a contested knob, another writer).
 //! - [`retune`]: a retune in a thread of its own, stopped when the machine stops being idle.
@@ -34,6 +35,7 @@ pub mod config;
 pub mod idle;
 pub mod log;
 pub mod manage;
+pub mod metrics;
 pub mod plan;
 pub mod retune;
 pub mod status;
@@ -99,6 +101,8 @@ struct State {
     /// The profile and the enrolled devices' sweet spots, rebuilt only when a sweet spot was
     /// stored (its newest row id changed) or the config was reloaded.
     cache: Option<(i64, crate::profile::Profile, plan::Spots)>,
+    /// The metrics file's writer and the contest counter.
+    metrics: metrics::Exporter,
 }
 
 fn unix_now() -> i64 {
@@ -179,6 +183,7 @@ fn manage_now(
     let (profile, _) = cached(st, store, root, cfg)?;
     let busy = busy(st);
     for e in st.manager.poll(store, root, db, &profile, &busy)? {
+        st.metrics.saw(&e);
         match e {
             manage::Event::Applied(..) | manage::Event::Restored(..) => {
                 tracing::info!("{}", manage::describe(&e))
@@ -350,6 +355,8 @@ fn poll(
         }
         st.waits.insert(dev.identity.clone(), w);
     }
+    let dir = cfg.metrics_dir.as_deref();
+    st.metrics.update(dir, store, root, &devices, &st.manager);
     status::write_state(&state_path(db), &st.manager, &st.waits);
     Ok(())
 }
@@ -563,6 +570,7 @@ pub fn run(
             }
         }
         let _ = std::fs::remove_file(state_path(&db));
+        metrics::Exporter::remove(cfg.metrics_dir.as_deref());
         Ok(())
     })
 }

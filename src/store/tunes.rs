@@ -269,6 +269,23 @@ impl Store {
         Ok(rows)
     }
 
+    /// Finished tunes per identity and status, for the daemon's metrics: `(identity, status,
+    /// count, latest finished_at in Unix s)`, ordered by identity and status. A tune still
+    /// `running` has no result yet and is left out.
+    pub fn tune_results(&self) -> Result<Vec<(String, String, u64, i64)>> {
+        let mut st = self.conn().prepare(
+            "SELECT identity, status, COUNT(*), MAX(finished_at) FROM tunes
+             WHERE finished_at IS NOT NULL GROUP BY identity, status ORDER BY identity, status",
+        )?;
+        let rows = st
+            .query_map([], |r| {
+                let n: i64 = r.get(2)?;
+                Ok((r.get(0)?, r.get(1)?, n.max(0) as u64, r.get(3)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
     /// Stores a sweet spot. Returns its id.
     #[allow(clippy::too_many_arguments)]
     pub fn insert_sweet_spot(
