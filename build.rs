@@ -1,5 +1,6 @@
 //! Names the git revision the binary is built from, for `sweetspot --version`
-//! (`sweetspot 0.1.0 (git e5970a2)`, `(git e5970a2, dirty)` when tracked files had changes):
+//! (`sweetspot 0.1.0 (git e5970a2)`, `(git e5970a2, dirty)` when a tracked file of what is
+//! compiled in, [`SOURCES`], had changes):
 //! sets `SWEETSPOT_REVISION` to that suffix, or to nothing when git or the repository is
 //! absent (a build from crates.io, or from an unpacked source tarball, even one unpacked
 //! inside some other repository). tests/version.rs runs [`revision`] on scratch repositories.
@@ -16,9 +17,10 @@ fn main() {
         None => String::new(),
     };
     println!("cargo:rustc-env=SWEETSPOT_REVISION={suffix}");
-    // Run again when the commit or the index changes, or a tracked file (an edit makes the
-    // tree dirty, as `git status` says). Without a repository, nothing is named: cargo then
-    // reruns it when any file of the package changes.
+    // Run again when the commit changes or a tracked file of [`SOURCES`] does (an edit
+    // makes the binary's sources dirty; it rebuilds the crate anyway). Not on the index or
+    // the docs: a `git status` or a README edit must not rebuild the crate. Without a
+    // repository, nothing is named: cargo then reruns it when any file of the package changes.
     if rev.is_some() {
         for p in git_files(&dir) {
             println!("cargo:rerun-if-changed={}", p.display());
@@ -26,13 +28,17 @@ fn main() {
     }
 }
 
+/// What is compiled into the binary, as git pathspecs: "dirty" means one of these differs
+/// from the commit.
+pub const SOURCES: [&str; 5] = ["src", "build.rs", "Cargo.toml", "Cargo.lock", "policies"];
+
 /// A commit and whether the work tree differed from it.
 #[derive(Debug, PartialEq)]
 pub struct Revision {
     /// The abbreviated commit hash (`git rev-parse --short HEAD`).
     pub hash: String,
-    /// True when a tracked file differed from the commit (staged or not; untracked files do
-    /// not count).
+    /// True when a tracked file of [`SOURCES`] differed from the commit (staged or not;
+    /// untracked files and other files, such as the docs, do not count).
     pub dirty: bool,
 }
 
@@ -60,16 +66,18 @@ pub fn revision(dir: &Path) -> Option<Revision> {
         return None;
     }
     let hash = git(dir, &["rev-parse", "--short", "HEAD"])?;
-    let status = git(dir, &["status", "--porcelain", "--untracked-files=no"])?;
+    let mut args = vec!["status", "--porcelain", "--untracked-files=no", "--"];
+    args.extend(SOURCES);
+    let status = git(dir, &args)?;
     Some(Revision {
         hash,
         dirty: !status.is_empty(),
     })
 }
 
-/// The files whose change means another revision or dirty state: the repository's HEAD, index,
-/// the branch's ref and packed-refs (in a worktree, HEAD and index are its own and the refs
-/// the common repository's), and every tracked file. Empty without a repository.
+/// The files whose change means another revision or dirty state: the repository's HEAD, the
+/// branch's ref and packed-refs (in a worktree, HEAD is its own and the refs the common
+/// repository's), and every tracked file of [`SOURCES`]. Empty without a repository.
 fn git_files(dir: &Path) -> Vec<PathBuf> {
     let (Some(own), Some(common)) = (
         git(dir, &["rev-parse", "--absolute-git-dir"]),
@@ -79,17 +87,15 @@ fn git_files(dir: &Path) -> Vec<PathBuf> {
     };
     let own = PathBuf::from(own);
     let common = dir.join(common);
-    let mut files = vec![
-        own.join("HEAD"),
-        own.join("index"),
-        common.join("packed-refs"),
-    ];
+    let mut files = vec![own.join("HEAD"), common.join("packed-refs")];
     if let Some(branch) = git(dir, &["symbolic-ref", "-q", "HEAD"]) {
         files.push(common.join(branch));
     }
     let mut files: Vec<PathBuf> = files.into_iter().filter(|p| p.exists()).collect();
     // A deleted tracked file stays named: cargo reruns this while it is missing (dirty).
-    if let Some(tracked) = git(dir, &["ls-files", "-z"]) {
+    let mut args = vec!["ls-files", "-z", "--"];
+    args.extend(SOURCES);
+    if let Some(tracked) = git(dir, &args) {
         files.extend(
             tracked
                 .split('\0')

@@ -79,7 +79,7 @@ fn history_shows_the_latest_five_tunes_with_their_verdicts_and_one_tunes_trials_
     for (id, rep) in ids.iter().zip(&reps).skip(2) {
         let (head, verdict) = entry(&text, *id);
         assert!(head.contains(" trials  done "), "{head}");
-        assert!(head.contains("policy quick"), "{head}");
+        assert!(head.contains("  quick  "), "{head}");
         assert!(head.ends_with("sim:seed-2.5.39-mm1-fifo_batch"), "{head}");
         assert!(
             verdict.trim_start().starts_with(&verdict_of(rep)),
@@ -124,11 +124,13 @@ fn history_shows_the_latest_five_tunes_with_their_verdicts_and_one_tunes_trials_
         .lines()
         .skip_while(|l| *l != "trials:")
         .skip(1)
-        .filter(|l| l.starts_with("  #"))
+        .filter(|l| l.starts_with("  trial "))
         .collect();
     assert_eq!(trials.len(), of(3), "{one}");
+    // Numbered in the order they ran, as the tune's log numbers them.
+    assert!(trials[0].starts_with("  trial 1 "), "{one}");
     assert!(trials.iter().all(|l| l.contains("fifo_batch=")), "{one}");
-    assert!(one.contains("\n         io_load "), "{one}");
+    assert!(one.contains("\n             io_load "), "{one}");
 
     // --json is whole: every tune and trial, whatever the limit; with --tune, that tune's.
     assert_eq!(json["tunes"].as_array().unwrap().len(), 7, "{json}");
@@ -154,13 +156,13 @@ fn a_long_policy_name_is_cut_and_the_columns_stay_put() {
     let text = history(&db, &[]);
     let (short, _) = entry(&text, 1);
     let (cut, _) = entry(&text, 2);
-    assert!(cut.contains("policy a-very-long…  "), "{text}");
+    assert!(cut.contains("  a-very-long…  "), "{text}");
     let at = |l: &str| l.split("sim:seed").next().unwrap().chars().count();
     assert_eq!(at(&short), at(&cut), "{text}");
     // The whole name with --tune, and in --json.
     let one = history(&db, &["--tune", "2"]);
     assert!(
-        one.contains("policy a-very-long-policy-name-indeed "),
+        one.contains("\n        policy a-very-long-policy-name-indeed\n"),
         "{one}"
     );
 }

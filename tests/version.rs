@@ -57,8 +57,10 @@ fn a_repository_gives_its_commit_and_an_edit_makes_it_dirty() {
     let d = dir.path();
     git(d, &["init", "-q"]);
     assert_eq!(build::revision(d), None, "no commit yet");
-    std::fs::write(d.join("a.rs"), "fn main() {}\n").unwrap();
-    git(d, &["add", "a.rs"]);
+    std::fs::create_dir(d.join("src")).unwrap();
+    std::fs::write(d.join("src/a.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(d.join("README.md"), "# a\n").unwrap();
+    git(d, &["add", "src/a.rs", "README.md"]);
     git(d, &["commit", "-q", "-m", "one"]);
     let hash = git(d, &["rev-parse", "--short", "HEAD"]);
     assert_eq!(hash.len(), 7, "{hash}");
@@ -69,10 +71,12 @@ fn a_repository_gives_its_commit_and_an_edit_makes_it_dirty() {
             dirty: false
         })
     );
-    // An untracked file does not count; an edit to a tracked one does.
+    // An untracked file does not count, nor an edit to a tracked file that is not compiled
+    // in (the docs); an edit to a source does.
     std::fs::write(d.join("notes.txt"), "x").unwrap();
+    std::fs::write(d.join("README.md"), "# b\n").unwrap();
     assert!(!build::revision(d).unwrap().dirty);
-    std::fs::write(d.join("a.rs"), "fn main() { println!(); }\n").unwrap();
+    std::fs::write(d.join("src/a.rs"), "fn main() { println!(); }\n").unwrap();
     assert_eq!(
         build::revision(d),
         Some(build::Revision { hash, dirty: true })

@@ -157,7 +157,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if args.json {
         return super::print_json(&h);
     }
-    super::print_out(&text(ctx, &store, args, &h)?)
+    super::print_out(&wrap_long(&text(ctx, &store, args, &h)?))
 }
 
 /// What `args` asks of the database: tunes, trials (with their figures for `--json` and
@@ -268,10 +268,10 @@ fn text(ctx: &Ctx, store: &Store, args: &Args, h: &History) -> Result<String> {
     if args.tune.is_none() {
         s.push_str(&match (h.tunes.len(), shown) {
             (0, _) => "\ntunes:\n  (none)\n".to_string(),
-            (n, 0) => format!("\ntunes: all {n} (--tune ID shows one's trials)\n"),
+            (n, 0) => format!("\ntunes: all {n} (--tune ID shows one's trials)\n{TUNES_HEAD}"),
             (n, k) => format!(
                 "\ntunes: the latest {} of {n} (--limit N or --all for more; --tune ID shows \
-                 one's trials)\n",
+                 one's trials)\n{TUNES_HEAD}",
                 n - k
             ),
         });
@@ -353,6 +353,31 @@ fn verdict(sp: &SweetSpotRow) -> String {
     }
 }
 
+/// `text` with every line longer than [`crate::tune::report::WIDTH`] columns wrapped, its
+/// continuations indented 4 more than the line.
+fn wrap_long(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.chars().count() <= crate::tune::report::WIDTH {
+            out.push_str(line);
+        } else {
+            let lead = line.len() - line.trim_start().len();
+            let pad = " ".repeat(lead + 4);
+            let o = textwrap::Options::new(crate::tune::report::WIDTH)
+                .initial_indent(&line[..lead])
+                .subsequent_indent(&pad)
+                .break_words(false)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            out.push_str(&textwrap::fill(line.trim_start(), o));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The columns of [`tune_text`]'s rows.
+const TUNES_HEAD: &str = "  id    started (UTC)    trials    status       policy        target\n";
+
 /// Characters of the policy column; a longer name is cut with an ellipsis (the whole name is
 /// in `--tune ID` and `--json`).
 const POLICY_WIDTH: usize = 12;
@@ -368,8 +393,8 @@ fn clip(name: &str, width: usize) -> String {
 }
 
 /// A tune in two lines: `#ID  started  trials  status  policy  target`, fixed columns with the
-/// target (of any length) last, then its verdict. `whole`: the policy's whole name (one tune
-/// shown, `--tune`), not cut to its column.
+/// target (of any length) last, then its verdict. `whole` (one tune shown, `--tune`): a
+/// policy name cut to its column is given whole in a third line.
 fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut String) -> Result<()> {
     let of: Vec<&TrialOut> = h
         .trials
@@ -379,13 +404,9 @@ fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut Strin
     let n = of.iter().filter(|x| x.row.finished_at.is_some()).count();
     let cut = of.len() - n;
     let started = store.utc(t.started_at)?;
-    let policy = if whole {
-        t.policy.clone()
-    } else {
-        clip(&t.policy, POLICY_WIDTH)
-    };
+    let policy = clip(&t.policy, POLICY_WIDTH);
     s.push_str(&format!(
-        "  #{:<4} {} UTC {n:>4} trial{}  {:<11}  policy {policy:<w$}  {}\n",
+        "  #{:<4} {} {n:>4} trial{}  {:<11}  {policy:<w$}  {}\n",
         t.id,
         started.get(..16).unwrap_or(&started),
         if n == 1 { " " } else { "s" },
@@ -416,20 +437,25 @@ fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut Strin
         ),
     };
     s.push_str(&format!("        → {what}{cut}\n"));
+    if whole && policy != t.policy {
+        s.push_str(&format!("        policy {}\n", t.policy));
+    }
     Ok(())
 }
 
-/// One tune's trials (`--tune ID`), each its setting and then what it measured.
+/// One tune's trials (`--tune ID`), each its setting and then what it measured, numbered
+/// 1, 2, … in the order they ran, as the tune's trial log numbers them (`--json` has their
+/// row ids).
 fn trials_text(trials: &[TrialOut], s: &mut String) {
     s.push_str("\ntrials:\n");
     if trials.is_empty() {
         s.push_str("  (none)\n");
     }
-    for t in trials {
+    for (i, t) in trials.iter().enumerate() {
         let f = figures_text(&t.figures, &t.row.sizes);
         s.push_str(&format!(
-            "  #{:<5} {}{}\n",
-            t.row.id,
+            "  trial {:<3} {}{}\n",
+            i + 1,
             setting_label(&t.row.setting),
             if t.row.finished_at.is_none() {
                 " (stopped before its last run)"
@@ -438,7 +464,7 @@ fn trials_text(trials: &[TrialOut], s: &mut String) {
             }
         ));
         if !f.is_empty() {
-            s.push_str(&format!("         {f}\n"));
+            s.push_str(&format!("             {f}\n"));
         }
     }
 }

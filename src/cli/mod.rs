@@ -58,7 +58,7 @@ Exit status:
 /// The exit codes in a line, under every command's `-h` but the daemon's
 /// ([`DAEMON_EXIT_STATUS_SHORT`]); `--help` ends with [`EXIT_STATUS`] instead.
 pub const EXIT_STATUS_SHORT: &str =
-    "Exit status: 0 done, 1 job failed, 2 bad input, 130 interrupted; see --help";
+    "Exit status: 0 done, 1 job failed, 2 bad input (130: tune, bench interrupted)";
 
 /// The daemon's exit codes in a line, under its `-h` ([`DAEMON_EXIT_STATUS`] under `--help`).
 pub const DAEMON_EXIT_STATUS_SHORT: &str =
@@ -151,14 +151,17 @@ pub struct Cli {
 
     /// Root of sysfs.
     ///
-    /// Tests point this at a fake tree (so it is not in `-h`).
+    /// Act on a copy of the sysfs tree instead of /sys: for tests and dry experiments on a
+    /// fake tree. Changed knobs are journaled under this root, and `restore` puts them back
+    /// only when given the same root.
     #[arg(long, global = true, default_value = SYSFS_ROOT, value_name = "DIR",
           hide_short_help = true)]
     pub sysfs_root: PathBuf,
 
     /// Root of procfs.
     ///
-    /// Tests point this at a fake tree (so it is not in `-h`).
+    /// Act on a copy of the procfs tree instead of /proc (the host-wide vm and kernel knobs):
+    /// for tests and dry experiments on a fake tree, as --sysfs-root.
     #[arg(long, global = true, default_value = PROCFS_ROOT, value_name = "DIR",
           hide_short_help = true)]
     pub procfs_root: PathBuf,

@@ -284,7 +284,8 @@ impl Observe<TuneState> for TrialLog {
 fn wrap_line(line: &str) -> String {
     let o = textwrap::Options::new(crate::tune::report::WIDTH)
         .subsequent_indent("          ")
-        .break_words(false);
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
     textwrap::fill(line, o)
 }
 

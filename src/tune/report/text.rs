@@ -44,7 +44,8 @@ fn wrap(first: &str, rest: usize, text: &str) -> String {
     let o = textwrap::Options::new(WIDTH)
         .initial_indent(first)
         .subsequent_indent(&pad)
-        .break_words(false);
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut s = textwrap::fill(text, o);
     s.push('\n');
     s
@@ -163,10 +164,28 @@ fn verdict_lines(r: &Report) -> String {
             p_text(p),
             r.alpha
         ),
-        None => format!("no final check: {}", r.reason),
+        None => no_check(&r.reason),
     };
     s.push_str(&answer("how sure", &sure));
     s
+}
+
+/// Why no final check ran, in plain words (the verdict in the statistics' own words follows
+/// under "details").
+fn no_check(reason: &str) -> String {
+    let why = if reason.contains("ranked best") || reason.contains("measured better than the") {
+        "the default did best among the settings measured, so there was nothing to check \
+         against it"
+    } else if reason.contains("no budget left") {
+        "the budget ran out before it"
+    } else if reason.contains("guard rail") {
+        "the best setting broke a guard rail"
+    } else if reason.contains("reference trial failed") {
+        "the default's own trial failed, so there was nothing to compare with"
+    } else {
+        "see the verdict below"
+    };
+    format!("not tested: no final check ran ({why})")
 }
 
 /// A p-value at 2 significant digits, small ones in exponent form.

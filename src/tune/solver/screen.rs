@@ -885,7 +885,7 @@ impl BayesOpt {
         let n = (left / (2 * per)).min(CHECK_CAP * self.cfg.check_pairs);
         if self.arms_test() {
             // The race spent the runs; any left are more pairs, none needed.
-            self.queue_pairs(best, n, "the screen's best", part);
+            self.queue_pairs(best, n, "against the screen's best", part);
             return;
         }
         // Pairs of full trials: a "not flat" verdict that came late (a new leader's test or a
@@ -916,7 +916,7 @@ impl BayesOpt {
                 self.cfg.check_pairs
             ));
         }
-        self.queue_pairs(best, n, "the screen's best", part);
+        self.queue_pairs(best, n, "against the screen's best", part);
     }
 }
 

@@ -41,3 +41,22 @@ fn long_prose_wraps_under_its_label_at_100_columns() {
     assert!(lines[0].starts_with("  how sure   word"), "{s}");
     assert!(lines[1].starts_with("             word"), "{s}");
 }
+
+#[test]
+fn no_final_check_is_said_in_plain_words() {
+    let s = no_check(
+        "keep the default: no significant improvement (the default ranked best in the screen); \
+         no_load may depend on the setting (the finalists' -56%, -58% vs the default's, more \
+         than 1.28 standard errors)",
+    );
+    assert_eq!(
+        s,
+        "not tested: no final check ran (the default did best among the settings measured, so \
+         there was nothing to check against it)"
+    );
+    assert!(!s.contains("standard errors"));
+    assert_eq!(
+        no_check("keep the default: no budget left for the final check"),
+        "not tested: no final check ran (the budget ran out before it)"
+    );
+}
