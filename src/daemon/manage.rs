@@ -269,10 +269,24 @@ impl Manager {
         profile: &Profile,
         busy: &Busy,
     ) -> Result<Vec<Event>> {
-        let present = device::list(root)?;
+        self.poll_disks(store, root, db, profile, busy, &device::list(root)?)
+    }
+
+    /// [`Manager::poll`] with the disks present given (the daemon's last listing of
+    /// `/sys/block`, which it renews only when a uevent says a disk came or went, or
+    /// after [`super::RESCAN_S`]).
+    pub fn poll_disks(
+        &mut self,
+        store: &mut Store,
+        root: &SysRoot,
+        db: &Path,
+        profile: &Profile,
+        busy: &Busy,
+        present: &[device::Device],
+    ) -> Result<Vec<Event>> {
         let mut events = Vec::new();
         let busy_disk = |d: &device::Device| busy.device.as_deref() == Some(d.identity.as_str());
-        for dev in &present {
+        for dev in present {
             if self.seen.contains(&dev.identity)
                 || self.released.contains_key(&dev.identity)
                 || busy_disk(dev)

@@ -40,6 +40,9 @@ pub mod status;
 pub mod trim;
 pub mod uevent;
 
+#[cfg(test)]
+mod tests;
+
 use crate::profile::build::{self, MatchBy, Select};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -99,6 +102,33 @@ struct State {
     /// The profile and the enrolled devices' sweet spots, rebuilt only when a sweet spot was
     /// stored (its newest row id changed) or the config was reloaded.
     cache: Option<(i64, crate::profile::Profile, plan::Spots)>,
+    /// The disks of the last listing of `/sys/block` and when it was made ([`disks`]).
+    disks: Option<(std::time::Instant, Vec<crate::device::Device>)>,
+    /// True while the uevent socket is open: disks are then listed afresh only when an event
+    /// says one came or went, or after [`RESCAN_S`]; without it, at every poll.
+    watching: bool,
+    /// What the state file holds: a poll that changes nothing writes nothing.
+    written: status::Written,
+}
+
+/// With the uevent socket open, the disks are listed afresh at least this often, s: a
+/// safety net (a lost event) and what notices a filesystem mounted on an enrolled disk (a
+/// mount sends no disk uevent; a retune about to start reads its disk afresh in any case).
+pub const RESCAN_S: u64 = 300;
+
+/// The disks present: the last listing while it holds ([`State::disks`]), else listed now.
+fn disks(st: &mut State, root: &SysRoot) -> Result<Vec<crate::device::Device>> {
+    let fresh = |at: &std::time::Instant| {
+        st.watching && at.elapsed() < std::time::Duration::from_secs(RESCAN_S)
+    };
+    match &st.disks {
+        Some((at, d)) if fresh(at) => Ok(d.clone()),
+        _ => {
+            let d = crate::device::list(root)?;
+            st.disks = Some((std::time::Instant::now(), d.clone()));
+            Ok(d)
+        }
+    }
 }
 
 fn unix_now() -> i64 {
@@ -163,6 +193,7 @@ fn finished(
         st.manager.forget(manage::HOST);
     }
     crate::signals::clear_stop();
+    st.disks = None;
     manage_now(st, store, root, db, cfg)
 }
 
@@ -178,7 +209,11 @@ fn manage_now(
 ) -> Result<()> {
     let (profile, _) = cached(st, store, root, cfg)?;
     let busy = busy(st);
-    for e in st.manager.poll(store, root, db, &profile, &busy)? {
+    let present = disks(st, root)?;
+    for e in st
+        .manager
+        .poll_disks(store, root, db, &profile, &busy, &present)?
+    {
         match e {
             manage::Event::Applied(..) | manage::Event::Restored(..) => {
                 tracing::info!("{}", manage::describe(&e))
@@ -248,7 +283,7 @@ fn poll(
         manage_now(st, store, root, db, cfg)?;
     }
     let (_, spots) = cached(st, store, root, cfg)?;
-    let devices = plan::enrolled(root, cfg, &spots)?;
+    let devices = plan::enrolled_of(disks(st, root)?, cfg, &spots);
     let names: Vec<String> = devices.iter().map(|(d, _)| d.name.clone()).collect();
     let sample = st.probe.sample(root, &names, st.job.is_some());
     if let (Some(job), Some(prev)) = (st.job.as_mut(), st.tracker.last.as_ref())
@@ -329,7 +364,22 @@ fn poll(
             }
         }
         if w.kind == "due" {
-            match retune::Job::start(store, db, root, dev, cfg, w.detail.clone()) {
+            // The listing may be minutes old ([`RESCAN_S`]): the retune starts from the disk
+            // as it is now (its mounts), if it is still the same disk.
+            let now_dev = crate::device::find(root, &dev.name)
+                .ok()
+                .filter(|d| d.identity == dev.identity);
+            let started = match &now_dev {
+                Some(d) => retune::Job::start(store, db, root, d, cfg, w.detail.clone()),
+                None => {
+                    st.disks = None;
+                    Err(Error::BadInput(format!(
+                        "{} is not the disk it was: looked at again at the next poll",
+                        dev.name
+                    )))
+                }
+            };
+            match started {
                 Ok(j) => {
                     tracing::info!(
                         "{}: retuning with policy {} ({})",
@@ -350,7 +400,7 @@ fn poll(
         }
         st.waits.insert(dev.identity.clone(), w);
     }
-    status::write_state(&state_path(db), &st.manager, &st.waits);
+    status::write_state(&state_path(db), &st.manager, &st.waits, &mut st.written);
     Ok(())
 }
 
@@ -365,6 +415,8 @@ fn appeared(
     cfg: &config::Config,
     events: &[uevent::Event],
 ) -> Result<()> {
+    // Any disk event (a removal too): the next look lists the disks afresh.
+    st.disks = None;
     for e in events {
         let new = e.action == "add" || (e.action == "change" && e.name.starts_with("loop"));
         if !new {
@@ -389,10 +441,11 @@ fn reloaded(
     db: &Path,
     cfg: &config::Config,
 ) -> Result<()> {
+    st.disks = None;
     let (profile, _) = cached(st, store, root, cfg)?;
     st.manager.reconcile(root, &profile, &busy(st))?;
     manage_now(st, store, root, db, cfg)?;
-    status::write_state(&state_path(db), &st.manager, &st.waits);
+    status::write_state(&state_path(db), &st.manager, &st.waits, &mut st.written);
     Ok(())
 }
 
@@ -477,6 +530,7 @@ pub fn run(
                 None
             }
         };
+        st.watching = watch.is_some();
         tracing::info!(
             "sweetspot daemon started (database {}, poll {} s, retune every {})",
             db.display(),
@@ -542,6 +596,7 @@ pub fn run(
                     cfg.poll_s
                 );
                 watch = None;
+                st.watching = false;
             }
             if stop {
                 break;
