@@ -41,12 +41,7 @@ pub const WORDS_EVERY_S: u64 = 60;
 /// changed since `last` or the file is gone: a daemon with nothing to do writes nothing (an
 /// SD card's wear; a disk left to spin down). A change in a wait's words alone is written at
 /// most every [`WORDS_EVERY_S`]. Failures only warn (and are tried again at the next call).
-pub fn write_state(
-    path: &Path,
-    m: &Manager,
-    waits: &BTreeMap<String, Wait>,
-    last: &mut Written,
-) {
+pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>, last: &mut Written) {
     let rows: Vec<serde_json::Value> = m
         .managed
         .iter()
@@ -73,8 +68,8 @@ pub fn write_state(
     let words_due = last
         .at
         .is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(WORDS_EVERY_S));
-    let unchanged = last.shape.as_ref() == Some(&shape)
-        && (last.text.as_ref() == Some(&text) || !words_due);
+    let unchanged =
+        last.shape.as_ref() == Some(&shape) && (last.text.as_ref() == Some(&text) || !words_due);
     if unchanged && path.exists() {
         return;
     }

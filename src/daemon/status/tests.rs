@@ -495,25 +495,54 @@ fn the_state_is_written_when_it_changes_and_a_waits_words_alone_at_most_every_mi
         )])
     };
     let mut last = Written::default();
-    write_state(&path, &m, &waits("not idle", "idle for 5 s of 600 s"), &mut last);
+    write_state(
+        &path,
+        &m,
+        &waits("not idle", "idle for 5 s of 600 s"),
+        &mut last,
+    );
     let first = ino();
-    write_state(&path, &m, &waits("not idle", "idle for 10 s of 600 s"), &mut last);
-    assert_eq!(ino(), first, "its words alone changed, within a minute: not written");
+    write_state(
+        &path,
+        &m,
+        &waits("not idle", "idle for 10 s of 600 s"),
+        &mut last,
+    );
+    assert_eq!(
+        ino(),
+        first,
+        "its words alone changed, within a minute: not written"
+    );
     assert!(
         std::fs::read_to_string(&path)
             .unwrap()
             .contains("idle for 5 s")
     );
-    write_state(&path, &m, &waits("interval", "next retune due after ..."), &mut last);
+    write_state(
+        &path,
+        &m,
+        &waits("interval", "next retune due after ..."),
+        &mut last,
+    );
     let second = ino();
     assert_ne!(second, first, "its kind changed: written at once");
     // A minute after the last write, new words are written too.
     last.at = last
         .at
         .map(|t| t - std::time::Duration::from_secs(WORDS_EVERY_S));
-    write_state(&path, &m, &waits("interval", "next retune due after ..."), &mut last);
+    write_state(
+        &path,
+        &m,
+        &waits("interval", "next retune due after ..."),
+        &mut last,
+    );
     assert_eq!(ino(), second, "nothing changed: not written");
-    write_state(&path, &m, &waits("interval", "next retune due later"), &mut last);
+    write_state(
+        &path,
+        &m,
+        &waits("interval", "next retune due later"),
+        &mut last,
+    );
     assert_ne!(ino(), second);
     assert!(
         std::fs::read_to_string(&path)

@@ -12,8 +12,11 @@ fn stamp(p: &Path) -> (u64, i64, i64) {
 
 /// sdb (8:16), with a WWID: `wwid:naa.5000c500deadbeef`.
 fn attach_sdb(t: &FakeTree) {
-    t.disk("sdb", "8:16", "none [mq-deadline]", 64)
-        .set("sdb", "device/wwid", "naa.5000c500deadbeef");
+    t.disk("sdb", "8:16", "none [mq-deadline]", 64).set(
+        "sdb",
+        "device/wwid",
+        "naa.5000c500deadbeef",
+    );
 }
 
 #[test]
