@@ -1,8 +1,9 @@
 //! Keeping devices at their sweet spot, one poll at a time (no async here, so it is tested
 //! on fake sysfs trees):
 //!
-//! - a disk seen for the first time (at start, or attached later: a cheap listing of
-//!   `/sys/block` every poll) gets its profile entry, through the journaled path: of the
+//! - a disk seen for the first time (at start, or attached later: the daemon lists
+//!   `/sys/block` again on a disk uevent, [`super::uevent`]) gets its profile entry, through
+//!   the journaled path: of the
 //!   entries matching it, the narrowest, as `profile apply` picks it
 //!   ([`crate::profile::overlap::entry_for`]), and that entry's values are the ones managed;
 //! - the profile's host-wide knobs (`[host]`: those of the enrolled disks' sweet spots, and

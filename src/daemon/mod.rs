@@ -10,12 +10,16 @@
 //! - [`status`]: what `sweetspot status` shows per enrolled device.
 //! - [`log`]: log lines for journald (`<N>` priority prefixes).
 //! - [`trim`]: the start-up code's pages leave the resident set after the first poll.
+//! - [`run`] (the `daemon` feature: tokio, sysinfo): the event loop. The state file `status`
+//!   reads ([`state_path`]) is written only when what it says changes: idle, nothing is
+//!   written.
 //! - [`uevent`]: disks appearing, from the kernel's netlink uevents: a disk attached after
 //!   the start gets its profile at once, not at the next poll.
 //!
 //! It runs on tokio's current-thread runtime (one thread: small enough for an SD-card
 //! board): a timer every `poll_s` seconds (drift, idleness, retunes; disks too when the uevent
-//! socket cannot be opened), the kernel's uevents for disks that appear, SIGTERM/SIGINT to
+//! socket cannot be opened, else every [`RESCAN_S`]), the kernel's uevents for disks that come
+//! and go, SIGTERM/SIGINT to
 //! stop (exit 0), SIGHUP to reload
 //! the config (a bad one keeps the old and says why). At start it first finishes what an
 //! interrupted tune left in the journal ([`fn@crate::tune::recover`]).
