@@ -27,8 +27,9 @@ struct State {
     cache: Option<(i64, crate::profile::Profile, plan::Spots)>,
     /// The disks of the last listing of `/sys/block` and when it was made ([`disks`]).
     disks: Option<(std::time::Instant, Vec<crate::device::Device>)>,
-    /// True while the uevent socket is open: disks are then listed afresh only when an event
-    /// says one came or went, or after [`RESCAN_S`]; without it, at every poll.
+    /// True while the uevent socket is open and the tree is the real `/sys`: disks are then
+    /// listed afresh only when an event says one came or went, or after [`RESCAN_S`];
+    /// otherwise at every poll.
     watching: bool,
     /// What the state file holds: a poll that changes nothing writes nothing.
     written: status::Written,
@@ -453,7 +454,9 @@ pub fn run(
                 None
             }
         };
-        st.watching = watch.is_some();
+        // The kernel's uevents name the real disks: a fake tree (`--sysfs-root`) is listed at
+        // every poll, as without the socket.
+        st.watching = watch.is_some() && root.is_real();
         tracing::info!(
             "sweetspot daemon started (database {}, poll {} s, retune every {})",
             db.display(),

@@ -26,21 +26,21 @@ pub const JSON_VERSION: u32 = 2;
 pub struct Written {
     /// The text written.
     text: Option<String>,
-    /// The same with every wait's words left out: what changes only when a device's state,
-    /// a managed knob or a wait's kind or date does.
+    /// The same with the digits of every wait's words left out: what changes when a device's
+    /// state, a managed knob, a wait's kind, date or reason does, not when its figures do.
     shape: Option<String>,
     /// When it was written.
     at: Option<std::time::Instant>,
 }
 
-/// A change of a wait's words alone (their figures: `idle for 15 s of 600 s`, the load now) is
-/// written at most this often, s; any other change at once.
-pub const WORDS_EVERY_S: u64 = 60;
+/// A change of a wait's figures alone (`idle for 15 s of 600 s` → `idle for 20 s of 600 s`,
+/// the load now) is written at most this often, s; any other change at once.
+pub const FIGURES_EVERY_S: u64 = 60;
 
 /// Writes the manager's state atomically (a temporary file and a rename), only when it
 /// changed since `last` or the file is gone: a daemon with nothing to do writes nothing (an
-/// SD card's wear; a disk left to spin down). A change in a wait's words alone is written at
-/// most every [`WORDS_EVERY_S`]. Failures only warn (and are tried again at the next call).
+/// SD card's wear; a disk left to spin down). A change in a wait's figures alone is written
+/// at most every [`FIGURES_EVERY_S`]. Failures only warn (and are tried again at the next call).
 pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>, last: &mut Written) {
     let rows: Vec<serde_json::Value> = m
         .managed
@@ -60,16 +60,16 @@ pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>, las
         .iter()
         .map(|(k, w)| {
             let mut w = w.clone();
-            w.detail.clear();
+            w.detail.retain(|c| !c.is_ascii_digit());
             (k.clone(), w)
         })
         .collect();
     let shape = state(&wordless);
-    let words_due = last
+    let figures_due = last
         .at
-        .is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(WORDS_EVERY_S));
+        .is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(FIGURES_EVERY_S));
     let unchanged =
-        last.shape.as_ref() == Some(&shape) && (last.text.as_ref() == Some(&text) || !words_due);
+        last.shape.as_ref() == Some(&shape) && (last.text.as_ref() == Some(&text) || !figures_due);
     if unchanged && path.exists() {
         return;
     }
