@@ -30,7 +30,7 @@
 //!
 //! Its memory is a copy-on-write image of sweetspot's at the clone, so a page sweetspot writes
 //! while the command runs is copied once: at most sweetspot's anonymous memory (0.9 MiB in the
-//! daemon, `examples/daemon-footprint.md`); its code pages are shared.
+//! daemon, `docs/footprint.md`); its code pages are shared.
 //!
 //! Not covered: a command that moves its children to another session or group (`setsid`,
 //! coreutils `timeout`) escapes the watchdog, as it escapes [`Group::finish`]'s group kill; a

@@ -188,9 +188,7 @@ pub fn sweep_regardless(tmp: &Path) -> Vec<String> {
 /// Kernel names of the loop devices still attached to leftover `dir`'s backing file or its
 /// `--emulate` FUSE file.
 fn attached(dir: &Path) -> Vec<String> {
-    let fuse = dir
-        .join(FUSE_DIR)
-        .join(crate::bench::emulate::fuse::FILE_NAME);
+    let fuse = dir.join(FUSE_DIR).join(crate::bench::emulate::FILE_NAME);
     loops_backed_by(&dir.join("backing.img"))
         .into_iter()
         .chain(loops_backed_by(&fuse))
@@ -300,7 +298,7 @@ fn clean(dir: &Path) -> Result<String, String> {
         what.push(format!("unmounted {}", mnt.display()));
     }
     let fuse = dir.join(FUSE_DIR);
-    let emulated = fuse.join(crate::bench::emulate::fuse::FILE_NAME);
+    let emulated = fuse.join(crate::bench::emulate::FILE_NAME);
     let disks = loops_backed_by(&emulated);
     for dev in &disks {
         // A disk model marked its queue rotational; a FUSE file gives 0 (loop sets it only

@@ -61,9 +61,20 @@ fn config_path(given: Option<&PathBuf>) -> (PathBuf, bool) {
 }
 
 /// Runs `sweetspot daemon`.
+#[cfg(feature = "daemon")]
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let (path, explicit) = config_path(args.config.as_ref());
     daemon::run(&path, explicit, &ctx.root, &ctx.db, ctx.db_given)
+}
+
+/// `sweetspot daemon` in a build without the `daemon` feature: refused, exit 2.
+#[cfg(not(feature = "daemon"))]
+pub fn run(_: &Ctx, _: &Args) -> Result<()> {
+    Err(crate::Error::BadInput(
+        "daemon: this sweetspot was built without the `daemon` feature; build it with \
+         `--features daemon` (`status`, `profile apply` and the boot-time apply work without it)"
+            .into(),
+    ))
 }
 
 /// The config file of the daemon whose state file is `state` (the pid it names, alive): the

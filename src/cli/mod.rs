@@ -391,33 +391,44 @@ pub fn main() -> i32 {
 }
 
 /// The log on stderr: warnings by default, `-v` info, `-vv` debug. The daemon logs info by
-/// default, in the journal's format ([`crate::daemon::log`]).
+/// default, in the journal's format ([`crate::daemon::log`]). `SWEETSPOT_LOG` overrides the
+/// level with `target=level` directives (`debug`, `sweetspot::daemon=debug,warn`:
+/// tracing-subscriber's `Targets`, the syntax of `RUST_LOG` without span filters); one that
+/// does not parse is ignored.
 fn init_tracing(verbose: u8, quiet: bool, daemon: bool) {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let level = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) if daemon => "info",
-        (false, 0) => "warn",
-        (false, 1) => "info",
-        (false, _) => "debug",
+        (true, _) => LevelFilter::ERROR,
+        (false, 0) if daemon => LevelFilter::INFO,
+        (false, 0) => LevelFilter::WARN,
+        (false, 1) => LevelFilter::INFO,
+        (false, _) => LevelFilter::DEBUG,
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SWEETSPOT_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let filter = std::env::var("SWEETSPOT_LOG")
+        .ok()
+        .and_then(|s| s.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(level));
+    let fmt = tracing_subscriber::fmt::layer().with_writer(|| LogWriter);
     if daemon {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(|| LogWriter)
+        let fmt = fmt
             .with_ansi(false)
-            .event_format(crate::daemon::log::Journald::detect())
+            .event_format(crate::daemon::log::Journald::detect());
+        let _ = tracing_subscriber::registry()
+            .with(fmt)
+            .with(filter)
             .try_init();
         return;
     }
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(|| LogWriter)
+    let fmt = fmt
         // No colour escapes in a log file or a pipe (`2>log`, `2>&1 | less`).
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
-        .without_time()
+        .without_time();
+    let _ = tracing_subscriber::registry()
+        .with(fmt)
+        .with(filter)
         .try_init();
 }
 

@@ -303,8 +303,12 @@ fn real_device(
     Ok(dev)
 }
 
-/// `--emulate`'s spec, parsed (bad input, exit 2, naming the field and value).
+/// `--emulate`'s spec, parsed (bad input, exit 2, naming the field and value; also in a build
+/// without the `emulate` feature).
 pub fn emulation(args: &TargetArgs) -> Result<Option<crate::bench::emulate::Spec>> {
+    if args.emulate.is_some() && !cfg!(feature = "emulate") {
+        return Err(crate::bench::emulate::unavailable());
+    }
     args.emulate
         .as_deref()
         .map(crate::bench::emulate::Spec::parse)

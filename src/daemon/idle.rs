@@ -10,10 +10,12 @@
 //! busy, so only the CPU time of other processes counts then ([`Sample::others_busy_pct`]).
 
 use super::config::Idle;
+#[cfg(feature = "daemon")]
 use crate::sysroot::SysRoot;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
+#[cfg(feature = "daemon")]
 use sysinfo::{CpuRefreshKind, RefreshKind, System};
 
 /// One reading.
@@ -37,10 +39,12 @@ pub struct Sample {
 
 /// The machine-wide readings' source, kept between samples (sysinfo computes CPU usage from
 /// the difference of two refreshes).
+#[cfg(feature = "daemon")]
 pub struct Probe {
     sys: System,
 }
 
+#[cfg(feature = "daemon")]
 impl Default for Probe {
     fn default() -> Self {
         Probe {
@@ -51,6 +55,7 @@ impl Default for Probe {
     }
 }
 
+#[cfg(feature = "daemon")]
 impl Probe {
     /// Reads a sample: the load average and CPU usage of the live machine, the disks in
     /// `disks` under `root.sys`, the daemon's own processes from the real `/proc` (its
@@ -263,6 +268,7 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    #[cfg(feature = "daemon")]
     fn parses_proc_and_sysfs_counters() {
         // The live machine through sysinfo: a CPU count and a busy % in range.
         let mut probe = Probe::default();

@@ -1,8 +1,9 @@
 //! Keeping devices at their sweet spot, one poll at a time (no async here, so it is tested
 //! on fake sysfs trees):
 //!
-//! - a disk seen for the first time (at start, or attached later: a cheap listing of
-//!   `/sys/block` every poll) gets its profile entry, through the journaled path: of the
+//! - a disk seen for the first time (at start, or attached later: the daemon lists
+//!   `/sys/block` again on a disk uevent, [`super::uevent`]) gets its profile entry, through
+//!   the journaled path: of the
 //!   entries matching it, the narrowest, as `profile apply` picks it
 //!   ([`crate::profile::overlap::entry_for`]), and that entry's values are the ones managed;
 //! - the profile's host-wide knobs (`[host]`: those of the enrolled disks' sweet spots, and
@@ -286,10 +287,24 @@ impl Manager {
         profile: &Profile,
         busy: &Busy,
     ) -> Result<Vec<Event>> {
-        let present = device::list(root)?;
+        self.poll_disks(store, root, db, profile, busy, &device::list(root)?)
+    }
+
+    /// [`Manager::poll`] with the disks present given (the daemon's last listing of
+    /// `/sys/block`, which it renews only when a uevent says a disk came or went, or
+    /// after [`super::RESCAN_S`]).
+    pub fn poll_disks(
+        &mut self,
+        store: &mut Store,
+        root: &SysRoot,
+        db: &Path,
+        profile: &Profile,
+        busy: &Busy,
+        present: &[device::Device],
+    ) -> Result<Vec<Event>> {
         let mut events = Vec::new();
         let busy_disk = |d: &device::Device| busy.device.as_deref() == Some(d.identity.as_str());
-        for dev in &present {
+        for dev in present {
             if self.seen.contains(&dev.identity)
                 || self.released.contains_key(&dev.identity)
                 || busy_disk(dev)

@@ -61,9 +61,18 @@ pub fn enrolled(
     cfg: &Config,
     spots: &Spots,
 ) -> Result<Vec<(Device, Option<SweetSpotRow>)>> {
+    Ok(enrolled_of(device::list(root)?, cfg, spots))
+}
+
+/// [`enrolled`] among the disks `present` (the daemon's last listing).
+pub fn enrolled_of(
+    present: Vec<Device>,
+    cfg: &Config,
+    spots: &Spots,
+) -> Vec<(Device, Option<SweetSpotRow>)> {
     let mut out = Vec::new();
     let named = cfg.named();
-    for d in device::list(root)? {
+    for d in present {
         let spot = spots.get(&d.identity).cloned();
         let on = match &cfg.enroll {
             Enroll::Tuned(_) => spot.is_some() || named.contains(&d.identity),
@@ -73,7 +82,7 @@ pub fn enrolled(
             out.push((d, spot));
         }
     }
-    Ok(out)
+    out
 }
 
 /// A device whose retune failed waits this long (or the interval when shorter) before the

@@ -1,7 +1,8 @@
 //! `sweetspot status`: per enrolled device, its last tune, its sweet spot, whether the daemon
 //! keeps it there (managed, or contested by another writer), and when a retune is due and why;
 //! above them, the knobs a killed benchmark left open ([`crate::tune::killed`]).
-//! The daemon's own state comes from the file it rewrites every poll ([`super::state_path`]).
+//! The daemon's own state comes from the file it writes when that state changes
+//! ([`super::state_path`], [`write_state`]).
 
 use super::config::{Config, Enroll};
 use super::manage::Manager;
@@ -20,8 +21,27 @@ use std::path::Path;
 /// number (1: every value a string).
 pub const JSON_VERSION: u32 = 2;
 
-/// Writes the manager's state atomically (a temporary file and a rename); failures only warn.
-pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>) {
+/// What the daemon last wrote to its state file ([`write_state`]).
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The text written.
+    text: Option<String>,
+    /// The same with the digits of every wait's words left out: what changes when a device's
+    /// state, a managed knob, a wait's kind, date or reason does, not when its figures do.
+    shape: Option<String>,
+    /// When it was written.
+    at: Option<std::time::Instant>,
+}
+
+/// A change of a wait's figures alone (`idle for 15 s of 600 s` → `idle for 20 s of 600 s`,
+/// the load now) is written at most this often, s; any other change at once.
+pub const FIGURES_EVERY_S: u64 = 60;
+
+/// Writes the manager's state atomically (a temporary file and a rename), only when it
+/// changed since `last` or the file is gone: a daemon with nothing to do writes nothing (an
+/// SD card's wear; a disk left to spin down). A change in a wait's figures alone is written
+/// at most every [`FIGURES_EVERY_S`]. Failures only warn (and are tried again at the next call).
+pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>, last: &mut Written) {
     let rows: Vec<serde_json::Value> = m
         .managed
         .iter()
@@ -30,12 +50,39 @@ pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>) {
             "expected": v.expected, "contested": v.contested})
         })
         .collect();
-    let text = serde_json::json!({ "pid": std::process::id(), "managed": rows, "waits": waits,
-        "released": m.released })
-    .to_string();
+    let state = |waits: &BTreeMap<String, Wait>| {
+        serde_json::json!({ "pid": std::process::id(), "managed": rows, "waits": waits,
+            "released": m.released })
+        .to_string()
+    };
+    let text = state(waits);
+    let wordless: BTreeMap<String, Wait> = waits
+        .iter()
+        .map(|(k, w)| {
+            let mut w = w.clone();
+            w.detail.retain(|c| !c.is_ascii_digit());
+            (k.clone(), w)
+        })
+        .collect();
+    let shape = state(&wordless);
+    let figures_due = last
+        .at
+        .is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(FIGURES_EVERY_S));
+    let unchanged =
+        last.shape.as_ref() == Some(&shape) && (last.text.as_ref() == Some(&text) || !figures_due);
+    if unchanged && path.exists() {
+        return;
+    }
     let tmp = path.with_extension("tmp");
-    if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
-        tracing::warn!("cannot write the daemon state {}: {e}", path.display());
+    match std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => {
+            *last = Written {
+                text: Some(text),
+                shape: Some(shape),
+                at: Some(std::time::Instant::now()),
+            }
+        }
+        Err(e) => tracing::warn!("cannot write the daemon state {}: {e}", path.display()),
     }
 }
 

@@ -28,8 +28,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-/// The one file's name under the mount point.
-pub const FILE_NAME: &str = "disk.img";
+pub use super::FILE_NAME;
 const FILE_INO: INodeNo = INodeNo(2);
 const TTL: Duration = Duration::from_secs(3600);
 

@@ -37,6 +37,7 @@
 //! - [`model`]: the pure service-time models;
 //! - [`fuse`]: the fuser file system, its worker threads and counters.
 
+#[cfg(feature = "emulate")]
 pub mod fuse;
 pub mod model;
 pub mod spec;
@@ -49,15 +50,20 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+#[cfg(feature = "emulate")]
+use std::{sync::Arc, thread::JoinHandle};
+
+/// The one file's name under the FUSE mount point.
+pub const FILE_NAME: &str = "disk.img";
 
 /// The FUSE file system type name shown in `/proc/mounts` (`fuse.<this>` is not used: fuser
 /// sets the source). Leftovers are found by their place in a scratch directory, not by it.
 pub const FS_NAME: &str = "sweetspot-emulate";
 
 /// A running emulated device: a FUSE mount at `mnt` serving `mnt/disk.img`.
+#[cfg(feature = "emulate")]
 pub struct Emulator {
     mnt: PathBuf,
     spec: Spec,
@@ -67,6 +73,7 @@ pub struct Emulator {
     mounted: bool,
 }
 
+#[cfg(feature = "emulate")]
 impl std::fmt::Debug for Emulator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Emulator")
@@ -77,6 +84,7 @@ impl std::fmt::Debug for Emulator {
     }
 }
 
+#[cfg(feature = "emulate")]
 impl Emulator {
     /// Serves `backing` (its length is the device size) as `mnt/disk.img` through a FUSE
     /// mount on the existing empty directory `mnt`. Errors: no `/dev/fuse`, not root, a
@@ -143,7 +151,7 @@ impl Emulator {
 
     /// The emulated device's file (what the loop device is attached to).
     pub fn file(&self) -> PathBuf {
-        self.mnt.join(fuse::FILE_NAME)
+        self.mnt.join(FILE_NAME)
     }
 
     /// The spec served.
@@ -193,6 +201,7 @@ impl Emulator {
     }
 }
 
+#[cfg(feature = "emulate")]
 impl Drop for Emulator {
     fn drop(&mut self) {
         if let Err(e) = self.stop() {
@@ -239,6 +248,7 @@ pub struct ServeSpec {
 /// sleeps 500 us and then waits 300 us for a CPU on a loaded 2-core machine is a slower
 /// device than its spec (measured here with load average 13: 810 us for a 520 us read before
 /// this). The threads mostly sleep; each request costs them one copy of its data.
+#[cfg(feature = "emulate")]
 pub fn serve(s: &ServeSpec) -> Result<()> {
     let spec = Spec::parse(&s.spec)?;
     let param = libc::sched_param { sched_priority: 1 };
@@ -272,6 +282,22 @@ pub fn serve(s: &ServeSpec) -> Result<()> {
         }
     }
     em.stop()
+}
+
+/// Without the `emulate` feature (a build for a board): refused, exit 2.
+#[cfg(not(feature = "emulate"))]
+pub fn serve(_: &ServeSpec) -> Result<()> {
+    Err(unavailable())
+}
+
+/// The error of `--emulate` in a build without the `emulate` feature (cargo's
+/// `--no-default-features`): no FUSE server is compiled in.
+pub fn unavailable() -> Error {
+    Error::BadInput(
+        "--emulate: this sweetspot was built without the `emulate` feature (no FUSE server); \
+         build it with `--features emulate`"
+            .into(),
+    )
 }
 
 /// An emulated device served by a child process (see the module docs): the run's handle.
@@ -371,7 +397,7 @@ impl Server {
 
     /// The emulated device's file (what the loop device is attached to).
     pub fn file(&self) -> PathBuf {
-        self.mnt.join(fuse::FILE_NAME)
+        self.mnt.join(FILE_NAME)
     }
 
     /// The spec served.

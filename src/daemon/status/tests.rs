@@ -476,3 +476,48 @@ fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
         "not managed (the daemon is not running): read_ahead_kb is 128, sweet spot 256"
     );
 }
+
+#[test]
+fn the_state_is_written_when_it_changes_and_a_waits_figures_alone_at_most_every_minute() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.db.daemon.json");
+    let ino = || std::fs::metadata(&path).unwrap().ino();
+    let text = || std::fs::read_to_string(&path).unwrap();
+    let m = Manager::default();
+    let waits = |kind, detail: &str| {
+        BTreeMap::from([(
+            "wwid:naa.1".to_string(),
+            Wait {
+                device: "sda".into(),
+                kind,
+                detail: detail.into(),
+                due_at: None,
+            },
+        )])
+    };
+    let mut last = Written::default();
+    let write = |kind, detail: &str, last: &mut Written| {
+        write_state(&path, &m, &waits(kind, detail), last);
+    };
+    write("not idle", "idle for 5 s of 600 s", &mut last);
+    let first = ino();
+    write("not idle", "idle for 10 s of 600 s", &mut last);
+    assert_eq!(ino(), first, "its figures alone changed: not written yet");
+    assert!(text().contains("idle for 5 s"));
+    write("not idle", "CPU busy 55% > 40%", &mut last);
+    let reason = ino();
+    assert_ne!(reason, first, "its reason changed: written at once");
+    write("interval", "next retune due after 1", &mut last);
+    let second = ino();
+    assert_ne!(second, reason, "its kind changed: written at once");
+    // A minute after the last write, new figures are written too.
+    last.at = last
+        .at
+        .map(|t| t - std::time::Duration::from_secs(FIGURES_EVERY_S));
+    write("interval", "next retune due after 1", &mut last);
+    assert_eq!(ino(), second, "nothing changed: not written");
+    write("interval", "next retune due after 2", &mut last);
+    assert_ne!(ino(), second);
+    assert!(text().contains("due after 2"));
+}
