@@ -34,7 +34,7 @@ pub struct StatusArgs {
     pub json: bool,
     /// The output: text, json, or prometheus.
     ///
-    /// The output: `text` (the default), `json` (as --json), or `prometheus`: the metrics the
+    /// The output: `text`, `json` (as --json), or `prometheus`: the metrics the
     /// daemon writes for node_exporter's textfile collector (see docs/metrics.md), printed
     /// once, for a cron job where no daemon runs (without the daemon's own contest counter
     /// and memory).

@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
     pub policy: String,
 
-    /// Run budget in full trials, 1–10000 (default: the policy's; quick's is 12).
+    /// Full trials at most, 1–10000 (default: the policy's).
     ///
     /// The run budget, in full trials (search and final check together): a full trial runs
     /// no_load and each loaded load once, so 12 with io_load is 24 load runs. The screen also
