@@ -56,7 +56,8 @@ fn status_and_history_name_a_killed_benchs_open_knobs_until_restore_puts_them_ba
     assert!(text.contains(&format!("\n{note}\n")), "{text}");
     let v: serde_json::Value = serde_json::from_str(&run(&["status", "--json"])).unwrap();
     assert_eq!(v["killed_bench_knobs"], expected, "{v}");
-    let text = run(&["history"]);
+    // history wraps a line longer than 100 columns under itself, 4 columns in.
+    let text = run(&["history"]).replace("\n      ", " ");
     assert!(text.contains(&format!("\n  ({note})\n")), "{text}");
     let v: serde_json::Value = serde_json::from_str(&run(&["history", "--json"])).unwrap();
     assert_eq!(v["killed_bench_knobs"], expected, "{v}");
@@ -172,7 +173,8 @@ fn status_and_history_name_a_killed_scratch_tunes_open_knobs_until_restore_puts_
     assert!(text.contains(&format!("\n{note}\n")), "{text}");
     let v: serde_json::Value = serde_json::from_str(&run(&["status", "--json"])).unwrap();
     assert_eq!(v["killed_bench_knobs"], expected, "{v}");
-    let text = run(&["history"]);
+    // history wraps a line longer than 100 columns under itself, 4 columns in.
+    let text = run(&["history"]).replace("\n      ", " ");
     assert!(text.contains(&format!("\n  ({note})\n")), "{text}");
     let v: serde_json::Value = serde_json::from_str(&run(&["history", "--json"])).unwrap();
     assert_eq!(v["killed_bench_knobs"], expected, "{v}");

@@ -353,10 +353,15 @@ fn restore_of_a_device_puts_back_the_host_wide_knobs_its_tune_apply_left() {
         "1",
     ]);
     assert!(
-        out.contains("    dirty_ratio      20 → 40   (host-wide: every device)\n"),
+        out.contains("\n  kept       dirty_ratio 20 → 40 (host-wide: every device)\n"),
         "{out}"
     );
-    assert!(out.contains("restore sdz` undoes it)"), "{out}");
+    // The command whole (never wrapped), then what it does.
+    assert!(
+        out.contains("restore sdz`")
+            && out.contains(" puts it back (the sweet spot stays applied)"),
+        "{out}"
+    );
     assert_eq!(h.env.vm("dirty_ratio"), "40");
     assert_eq!(
         h.open(),

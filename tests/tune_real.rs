@@ -355,7 +355,7 @@ fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
         rep.undo
     );
     assert!(
-        sweetspot::tune::report::text(&rep).contains(&format!("restore {dev}` undoes it")),
+        sweetspot::tune::report::text(&rep).contains(&format!("restore {dev}`")),
         "{}",
         sweetspot::tune::report::text(&rep)
     );

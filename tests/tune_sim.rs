@@ -452,7 +452,7 @@ fn history_shows_a_killed_tune_as_killed_not_running() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(" killed "), "{text}");
     // The hint is a command that works when pasted: it names this database.
-    let hint = format!("`sweetspot --db {} restore` puts it back", db.display());
+    let hint = format!("`sweetspot --db {} restore`", db.display());
     assert!(text.contains(&hint), "{text}");
     // history only reads: the tune is still unfinished in the database.
     let store = sweetspot::store::Store::open(&db).unwrap();

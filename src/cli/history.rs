@@ -360,17 +360,15 @@ fn wrap_long(text: &str) -> String {
     for line in text.lines() {
         if line.chars().count() <= crate::tune::report::WIDTH {
             out.push_str(line);
+            out.push('\n');
         } else {
             let lead = line.len() - line.trim_start().len();
-            let pad = " ".repeat(lead + 4);
-            let o = textwrap::Options::new(crate::tune::report::WIDTH)
-                .initial_indent(&line[..lead])
-                .subsequent_indent(&pad)
-                .break_words(false)
-                .word_splitter(textwrap::WordSplitter::NoHyphenation);
-            out.push_str(&textwrap::fill(line.trim_start(), o));
+            out.push_str(&crate::tune::report::wrap(
+                &line[..lead],
+                lead + 4,
+                line.trim_start(),
+            ));
         }
-        out.push('\n');
     }
     out
 }

@@ -282,11 +282,9 @@ impl Observe<TuneState> for TrialLog {
 /// A trial-log line wrapped at [`crate::tune::report::WIDTH`] columns, continuations
 /// indented under the setting.
 fn wrap_line(line: &str) -> String {
-    let o = textwrap::Options::new(crate::tune::report::WIDTH)
-        .subsequent_indent("          ")
-        .break_words(false)
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    textwrap::fill(line, o)
+    let mut s = crate::tune::report::wrap("", 10, line);
+    s.pop();
+    s
 }
 
 /// An objective value in the log: 3 decimals (a Ratio), or 3 significant digits below 0.1 or

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 mod explain;
 mod text;
 pub use explain::{Dropped, Excluded, Refused, is_host_wide};
-pub use text::{WIDTH, text};
+pub use text::{WIDTH, text, wrap};
 
 /// One knob's change from the default to the sweet spot.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -37,16 +37,30 @@ fn opt(x: Option<f64>, prec: usize) -> String {
     x.map_or_else(|| "-".to_string(), |v| format!("{v:.prec$}"))
 }
 
-/// `text` wrapped at [`WIDTH`]: the first line after `first`, the rest indented by `rest`
-/// spaces.
-fn wrap(first: &str, rest: usize, text: &str) -> String {
+/// `text` wrapped at [`WIDTH`] columns and ended with a newline: the first line after
+/// `first`, the rest indented by `rest` spaces. Words are never split (not at a hyphen: a
+/// `mq-deadline` stays whole), and a `code span` between backticks is never broken, so a
+/// command stays whole to copy (a line holding one may be longer than [`WIDTH`]).
+pub fn wrap(first: &str, rest: usize, text: &str) -> String {
+    // Spaces inside code spans become a character that is no break point, and back after.
+    const KEEP: char = '\u{1f}';
+    let mut inside = false;
+    let held: String = text
+        .chars()
+        .map(|c| {
+            if c == '`' {
+                inside = !inside;
+            }
+            if inside && c == ' ' { KEEP } else { c }
+        })
+        .collect();
     let pad = " ".repeat(rest);
     let o = textwrap::Options::new(WIDTH)
         .initial_indent(first)
         .subsequent_indent(&pad)
         .break_words(false)
         .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    let mut s = textwrap::fill(text, o);
+    let mut s = textwrap::fill(&held, o).replace(KEEP, " ");
     s.push('\n');
     s
 }

@@ -60,3 +60,15 @@ fn no_final_check_is_said_in_plain_words() {
         "not tested: no final check ran (the budget ran out before it)"
     );
 }
+
+#[test]
+fn a_command_in_backticks_is_never_broken() {
+    let cmd = "`sweetspot --db /tmp/a/s.db --sysfs-root /tmp/a/sys --procfs-root /tmp/a/proc \
+               restore sdz`";
+    let s = answer(
+        "undo",
+        &format!("{cmd} puts it back (the sweet spot stays applied)"),
+    );
+    assert!(s.contains(cmd), "{s}");
+    assert!(s.lines().count() >= 2, "{s}");
+}
