@@ -117,7 +117,7 @@ pub struct Config {
     /// How often devices are listed and managed values checked for drift, s: 1–3600; default 5.
     pub poll_s: u64,
     /// Where the daemon writes its Prometheus metrics for node_exporter's textfile collector
-    /// ([`super::metrics`]): an existing directory, an absolute path; `None` (the default):
+    /// (the daemon's `metrics` module): an existing directory, an absolute path; `None` (the default):
     /// no metrics.
     pub metrics_dir: Option<PathBuf>,
 }
@@ -289,7 +289,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
     if let Some((key, field, msg)) = out_of_range(&c) {
         return Err(bad(at(key), &field, msg));
     }
-    if let Some(msg) = c.metrics_dir.as_deref().and_then(super::metrics::check_dir) {
+    if let Some(msg) = c.metrics_dir.as_deref().and_then(check_metrics_dir) {
         return Err(bad(at("metrics_dir"), "metrics_dir", msg));
     }
     for key in c.policy.keys() {
@@ -511,6 +511,27 @@ pub fn quiet_window(s: &str) -> Option<(u32, u32)> {
     };
     let (a, b) = s.split_once('-')?;
     Some((minutes(a)?, minutes(b)?))
+}
+
+/// Why `metrics_dir` is refused, or `None`: it must be an absolute path of an existing
+/// directory (node_exporter's `--collector.textfile.directory`; Debian's is
+/// `/var/lib/prometheus/node-exporter`).
+fn check_metrics_dir(dir: &Path) -> Option<String> {
+    if !dir.is_absolute() {
+        return Some(format!(
+            "'{}': give an absolute path (node_exporter's --collector.textfile.directory, \
+             e.g. /var/lib/prometheus/node-exporter)",
+            dir.display()
+        ));
+    }
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some(format!("'{}': not a directory", dir.display())),
+        Err(e) => Some(format!(
+            "'{}': {e} (create it, or install prometheus-node-exporter)",
+            dir.display()
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -500,7 +500,7 @@ fn open_dir(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
 /// Writes `text` to `dir/`[`FILE_NAME`] atomically: a temporary file in `dir` (created anew
 /// with `O_EXCL`, so never through a symlink left there; not `*.prom`, so node_exporter skips
 /// it), mode 0644 whatever the umask, then a rename over the old file; `dir` is reached
-/// without following symlinks ([`open_dir`]).
+/// without following symlinks (`open_dir`).
 pub fn write_atomic(dir: &Path, text: &str) -> std::io::Result<()> {
     use nix::fcntl::{OFlag, openat, renameat};
     use nix::sys::stat::{Mode, fchmod};
@@ -624,27 +624,6 @@ impl Exporter {
 /// `dir/`[`FILE_NAME`].
 pub fn path(dir: &Path) -> PathBuf {
     dir.join(FILE_NAME)
-}
-
-/// Why `metrics_dir` is refused, or `None`: it must be an absolute path of an existing
-/// directory (node_exporter's `--collector.textfile.directory`; Debian's is
-/// `/var/lib/prometheus/node-exporter`).
-pub fn check_dir(dir: &Path) -> Option<String> {
-    if !dir.is_absolute() {
-        return Some(format!(
-            "'{}': give an absolute path (node_exporter's --collector.textfile.directory, \
-             e.g. /var/lib/prometheus/node-exporter)",
-            dir.display()
-        ));
-    }
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => None,
-        Ok(_) => Some(format!("'{}': not a directory", dir.display())),
-        Err(e) => Some(format!(
-            "'{}': {e} (create it, or install prometheus-node-exporter)",
-            dir.display()
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -346,7 +346,7 @@ fn left_out(r: &Report) -> String {
     s
 }
 
-/// The human report: the first screen ([`verdict_lines`], [`cost_lines`]), then the details.
+/// The human report: the first screen (`verdict_lines`, `cost_lines`), then the details.
 pub fn text(r: &Report) -> String {
     let mut s = format!(
         "sweet spot of {} (kernel {}, policy {})\n",
