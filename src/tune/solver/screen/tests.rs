@@ -1,0 +1,404 @@
+//! Tests of [`super`].
+
+use super::super::{Config, Phase};
+use super::*;
+
+/// A screen over 4 settings (default 2), budget 12 trials of 2 runs, with these loaded
+/// costs and ln no_load Times already measured: a Ratio's when `ratio` (minimised, one
+/// no_load run a trial), else Loads' (maximised, no no_load).
+fn screen(ratio: bool, loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> BayesOpt {
+    let cfg = Config {
+        budget: 12,
+        check_pairs: 2,
+        alpha: 0.05,
+        min_effect: 0.03,
+        seed: 1,
+        minimize: ratio,
+        runs_full: 2,
+        runs_loaded: 1,
+        runs_no_load: usize::from(ratio),
+    };
+    let coords = (0..4).map(|i| vec![f64::from(i) / 3.0]).collect();
+    let mut s = BayesOpt::new(cfg, coords, 2);
+    let sc = s.screen.as_mut().unwrap();
+    sc.todo.clear();
+    sc.loaded = loaded.to_vec();
+    sc.no_load = no_load.to_vec();
+    s.runs = loaded.len() + no_load.len();
+    s
+}
+
+/// A Loads screen (see [`screen`]) with these loaded costs.
+fn loads_screen(loaded: &[(usize, f64)]) -> BayesOpt {
+    screen(false, loaded, &[])
+}
+
+/// A Ratio screen (see [`screen`]) with these loaded costs and ln no_load Times.
+fn ratio_screen(loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> BayesOpt {
+    screen(true, loaded, no_load)
+}
+
+#[test]
+fn the_flatness_test_rejects_beyond_flat_z_standard_errors() {
+    let loaded = [(2, 5.48), (0, 4.72), (1, 4.69)];
+    // One no_load trial each: both standard errors are the prior's 0.1, so the
+    // difference's is 0.1 · √2 = 0.1414. A finalist 22% slower: z = ln 1.22 / 0.1414 =
+    // 1.41 > FLAT_Z (the surface where no_load depends on the knob has +20%).
+    let d0 = 67.7f64.ln();
+    let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.22f64.ln())]);
+    let z = s.flat_z(0).unwrap();
+    assert!((z - 1.22f64.ln() / 0.02f64.sqrt()).abs() < 1e-9, "{z}");
+    assert!(s.flat_z(1).is_none());
+    s.decide_flat(vec![0, 1]);
+    let sc = s.screen.as_ref().unwrap();
+    assert_eq!(sc.flat, Some(false));
+    assert!(
+        sc.note.as_deref().unwrap().contains("+22%"),
+        "{:?}",
+        sc.note
+    );
+    assert!(!s.loaded_check());
+    // 16% slower: z = 1.05 < FLAT_Z, flat; the check's pairs are then loaded runs only.
+    let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.16f64.ln())]);
+    s.decide_flat(vec![0]);
+    assert_eq!(s.screen.as_ref().unwrap().flat, Some(true));
+    assert!(s.loaded_check());
+    // 22% faster counts too (two-sided).
+    let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 - 1.22f64.ln())]);
+    s.decide_flat(vec![0]);
+    assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
+}
+
+/// A Ratio screen whose race has separated 0 (three tight trials, ln 4.70) from 1 (ln
+/// 5.2) and 3, with no_load found flat at `no_load` (ln no_load Times).
+fn separated_flat(no_load: &[(usize, f64)]) -> BayesOpt {
+    let loaded = [
+        (2, 5.48),
+        (0, 4.70),
+        (0, 4.70),
+        (0, 4.70),
+        (1, 5.2),
+        (1, 5.2),
+        (3, 5.3),
+        (3, 5.3),
+    ];
+    let mut s = ratio_screen(&loaded, no_load);
+    let sc = s.screen.as_mut().unwrap();
+    sc.flat = Some(true);
+    sc.finalists = vec![0, 1];
+    assert!(s.race_pick(&|_| true).is_none(), "the race is separated");
+    s
+}
+
+#[test]
+fn a_separated_race_with_runs_to_spare_retests_no_load_up_to_the_cap() {
+    let d0 = 67.7f64.ln();
+    // 10 of 24 runs spent: finalist 1 has no no_load trial yet, so it gets one, and the
+    // flatness test is open again.
+    let mut s = separated_flat(&[(2, d0), (0, d0)]);
+    s.plan_screen(&|_| true);
+    let step = s.queue.front().unwrap();
+    assert_eq!((step.point, step.part), (1, Part::NoLoad), "{}", step.why);
+    assert!(step.why.contains("one more no_load trial"), "{}", step.why);
+    assert_eq!(s.screen.as_ref().unwrap().flat, None);
+    // Every one of the three at FLAT_RETEST_MAX: no more no_load, the check comes.
+    let full: Vec<(usize, f64)> = [2, 0, 1]
+        .iter()
+        .flat_map(|&p| std::iter::repeat_n((p, d0), FLAT_RETEST_MAX))
+        .collect();
+    let mut s = separated_flat(&full);
+    s.plan_screen(&|_| true);
+    assert!(
+        s.queue.iter().all(|st| st.part != Part::NoLoad),
+        "{:?}",
+        s.queue.front().map(|st| &st.why)
+    );
+    assert_eq!(s.phase, Phase::Check);
+    // No runs to spare (20 of 24 spent): no retest either.
+    let mut s = separated_flat(&[(2, d0), (0, d0)]);
+    s.runs = 20;
+    s.plan_screen(&|_| true);
+    assert!(s.queue.iter().all(|st| st.part != Part::NoLoad));
+}
+
+#[test]
+fn a_late_not_flat_verdict_is_checked_on_the_full_pairs_that_fit() {
+    let d0 = 67.7f64.ln();
+    // After a flat verdict over 0 and 1, the race raised 3, whose no_load test found it
+    // 30% slower than the default: not flat, 3 and 0 the finalists; 3 ranks best by its
+    // own Ratio (4.5 − ln 1.3 − d0 = 4.24 − d0 against 0's `c0` − d0), 6% ahead of 0 at
+    // c0 = 4.30, not yet separated.
+    let at_with = |runs: usize, c0: f64, nl3: usize| {
+        let mut no_load = vec![(2, d0), (0, d0), (1, d0)];
+        no_load.extend(std::iter::repeat_n((3, d0 + 1.3f64.ln()), nl3));
+        let loaded = [
+            (2, 5.48),
+            (0, c0),
+            (0, c0),
+            (0, c0),
+            (1, 5.2),
+            (3, 4.5),
+            (3, 4.5),
+            (3, 4.5),
+        ];
+        let mut s = ratio_screen(&loaded, &no_load);
+        s.decide_flat(vec![3, 0]);
+        assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
+        s.runs = runs;
+        s.plan_screen(&|_| true);
+        s
+    };
+    let at = |runs: usize| at_with(runs, 4.30, 1);
+    // 18 of 24 runs spent: 6 left, room for 1 of the 2 pairs of full trials asked for.
+    // The check runs that one pair on 3, and the note says so.
+    let s = at(18);
+    assert_eq!(s.phase, Phase::Check);
+    let pts: Vec<(usize, Part)> = s.queue.iter().map(|st| (st.point, st.part)).collect();
+    assert_eq!(pts, [(2, Part::Full), (3, Part::Full)], "{pts:?}");
+    let sc = s.screen.as_ref().unwrap();
+    assert_eq!(sc.flat, Some(false));
+    assert!(
+        sc.note.as_deref().unwrap().ends_with(
+            "runs left for 1 of the 2 pairs of full trials asked for: the check's variance \
+             leans on every trial of the two settings"
+        ),
+        "{:?}",
+        sc.note
+    );
+    // 14 spent: the full pairs fit, so a finalist's full trial comes first (a search
+    // trial, not the check's).
+    let s = at(14);
+    let step = s.queue.front().unwrap();
+    assert_eq!(step.part, Part::Full, "{}", step.why);
+    assert!(!step.check, "{}", step.why);
+    assert!(
+        step.why.contains("a full trial of a finalist"),
+        "{}",
+        step.why
+    );
+    assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
+    // 14 spent, but 0 at 4.70 and 3's no_load measured twice: 3 leads it by 37% in
+    // their own Ratios, a decided race, so no more full trials of the finalists: the
+    // check, 2 pairs of full trials (10 runs). With 3's no_load measured once, the race
+    // is never decided on it (one lucky draw): a full trial of a finalist.
+    let s = at_with(14, 4.70, 1);
+    assert_eq!(s.phase, Phase::Search);
+    let s = at_with(14, 4.70, 2);
+    assert_eq!(s.phase, Phase::Check);
+    let pts: Vec<(usize, Part)> = s.queue.iter().map(|st| (st.point, st.part)).collect();
+    assert_eq!(
+        pts,
+        [
+            (2, Part::Full),
+            (3, Part::Full),
+            (2, Part::Full),
+            (3, Part::Full)
+        ]
+    );
+    // 21 spent: not even one pair of full trials fits, "no budget left".
+    let s = at(21);
+    assert_eq!(s.phase, Phase::Done);
+    assert!(s.queue.is_empty());
+    let v = s.verdict.as_ref().unwrap();
+    assert!(!v.significant);
+    assert!(
+        v.reason.contains("no budget left for the final check"),
+        "{}",
+        v.reason
+    );
+}
+
+#[test]
+fn a_race_within_the_minimum_effect_stops_once_it_is_sure_of_that() {
+    let d0 = 67.7f64.ln();
+    // 0 and 1 tie at 1% apart (under the 3% minimum effect); the default 2 is far behind.
+    let race = |n: usize| {
+        let mut loaded = vec![(2, 5.48), (2, 5.47), (3, 5.3)];
+        for i in 0..n {
+            let jitter = if i % 2 == 0 { 0.02 } else { -0.02 };
+            loaded.push((0, 4.50 + jitter));
+            loaded.push((1, 4.51 - jitter));
+        }
+        ratio_screen(&loaded, &[(2, d0)])
+    };
+    // 4 trials each: the bounds (sd shrunk toward the 0.1 prior) overlap, neither
+    // separated nor sure to be within 3%: the race goes on.
+    assert!(race(4).race_pick(&|_| true).is_some());
+    // 40 each: still not separated at RACE_Z, but 1 is surely no more than 3% better
+    // than 0 at INDIFFERENCE_Z standard errors: decided.
+    let s = race(40);
+    let ranked = s.screen_ranked(&|_| true);
+    let (lead, ch) = (&ranked[0], &ranked[1]);
+    assert!(
+        ch.1 - RACE_Z * ch.2 < lead.1 + RACE_Z * lead.2,
+        "separated: {ranked:?}"
+    );
+    assert!(s.race_pick(&|_| true).is_none());
+}
+
+#[test]
+fn a_guided_grid_plans_the_check_in_loaded_pairs_until_no_load_is_tested() {
+    let d0 = 67.7f64.ln();
+    let loaded = [(2, 5.48), (0, 4.70), (1, 5.2)];
+    let mut s = ratio_screen(&loaded, &[(2, d0)]);
+    // Screened whole: a full pair is 4 runs while the flatness test is open.
+    assert_eq!(s.pair_runs(), 4);
+    s.screen.as_mut().unwrap().guided = true;
+    // Guided, test open: 2 runs, the pair of loaded runs a flat verdict would check.
+    assert_eq!(s.pair_runs(), 2);
+    // Guided, "not flat": full pairs again.
+    s.screen.as_mut().unwrap().flat = Some(false);
+    assert_eq!(s.pair_runs(), 4);
+    // Flat: loaded pairs, guided or not.
+    s.screen.as_mut().unwrap().flat = Some(true);
+    assert_eq!(s.pair_runs(), 2);
+    s.screen.as_mut().unwrap().guided = false;
+    assert_eq!(s.pair_runs(), 2);
+}
+
+#[test]
+fn the_race_stops_for_the_flatness_test_once_both_finalists_have_three_loaded_trials() {
+    let d0 = 67.7f64.ln();
+    // 0 and 1 are 2% apart at 10% noise: far from separated. 1 has 2 loaded trials, so
+    // the race goes on (8 of 24 runs spent).
+    let mut loaded = vec![
+        (2, 5.48),
+        (0, 4.70),
+        (0, 4.72),
+        (0, 4.68),
+        (1, 4.72),
+        (1, 4.70),
+        (3, 5.3),
+    ];
+    // The next step planned, the race not separated (so the stop, not separation, decides).
+    let next = |loaded: &[(usize, f64)]| {
+        let mut s = ratio_screen(loaded, &[(2, d0)]);
+        assert!(s.race_pick(&|_| true).is_some(), "not separated");
+        s.plan_screen(&|_| true);
+        s.queue.front().cloned().unwrap()
+    };
+    let step = next(&loaded);
+    assert_eq!(step.part, Part::Loaded, "{}", step.why);
+    assert!(step.why.starts_with("race: "), "{}", step.why);
+    // Its third: the race stops, and a finalist's no_load is measured for the test.
+    loaded.push((1, 4.71));
+    let step = next(&loaded);
+    assert_eq!(step.part, Part::NoLoad, "{}", step.why);
+    assert!(
+        step.why.contains("no_load test: a finalist"),
+        "{}",
+        step.why
+    );
+    assert!([0, 1].contains(&step.point), "{}", step.point);
+}
+
+#[test]
+fn a_race_after_a_flat_test_keeps_the_finalists_no_load_in_step() {
+    assert_eq!(
+        FLAT_RETEST_PER, 2,
+        "the counts below assume one no_load per 2 loaded"
+    );
+    let d0 = 67.7f64.ln();
+    // 0 (4 loaded trials) and 1 (2) are not separated. 1 has 2 no_load trials (in step:
+    // 1 + 2 / 2); 0 has 1 of the 1 + 4 / 2 = 3 it keeps, so its no_load is measured again
+    // before the race goes on.
+    let loaded = [
+        (2, 5.48),
+        (0, 4.70),
+        (0, 4.75),
+        (0, 4.65),
+        (0, 4.70),
+        (1, 4.72),
+        (1, 4.70),
+        (3, 5.3),
+    ];
+    let in_step = |no_load: &[(usize, f64)]| {
+        let mut s = ratio_screen(&loaded, no_load);
+        let sc = s.screen.as_mut().unwrap();
+        sc.flat = Some(true);
+        sc.finalists = vec![0, 1];
+        assert!(s.race_pick(&|_| true).is_some(), "the race goes on");
+        s.plan_screen(&|_| true);
+        s.queue.front().cloned().unwrap()
+    };
+    let step = in_step(&[(2, d0), (0, d0), (1, d0), (1, d0)]);
+    assert_eq!((step.point, step.part), (0, Part::NoLoad), "{}", step.why);
+    assert!(step.why.contains("in step with the race"), "{}", step.why);
+    // With its third no_load trial it is in step too: the race's trial comes.
+    let step = in_step(&[(2, d0), (0, d0), (1, d0), (1, d0), (0, d0), (0, d0)]);
+    assert_eq!(step.part, Part::Loaded, "{}", step.why);
+    assert!(step.why.starts_with("race: "), "{}", step.why);
+}
+
+#[test]
+fn a_failed_re_measure_of_the_default_keeps_its_earlier_trials_as_the_reference() {
+    // The default (2) measured twice, then a re-measure of it failed: the tune goes on
+    // with the default ranked on its two trials; only a failed first trial ends it.
+    let obs = [
+        (2, -9.0),
+        (0, -9.1),
+        (1, -9.15),
+        (3, -9.2),
+        (3, -9.22),
+        (2, -9.02),
+    ];
+    let mut s = loads_screen(&obs);
+    s.failed.push(2);
+    s.plan_screen(&|_| true);
+    assert_eq!(s.phase, Phase::Search);
+    assert!(s.screen_ranked(&|_| true).iter().any(|c| c.0 == 2));
+    let mut s = loads_screen(&[]);
+    s.failed.push(2);
+    s.plan_screen(&|_| true);
+    assert_eq!(s.phase, Phase::Done);
+    assert!(
+        s.verdict
+            .unwrap()
+            .reason
+            .contains("its reference trial failed"),
+        "the first trial's failure ends the tune"
+    );
+}
+
+#[test]
+fn a_loads_race_keeps_the_default_measured_and_spends_no_runs_on_a_reserve() {
+    // The leader (3) has 4 trials, the default 2 < 0.6 × 4: the default is next.
+    let obs = [
+        (2, -9.0),
+        (0, -9.1),
+        (1, -9.15),
+        (3, -9.2),
+        (3, -9.22),
+        (1, -9.14),
+        (3, -9.19),
+        (3, -9.21),
+        (2, -9.02),
+    ];
+    let mut s = loads_screen(&obs);
+    assert!(s.arms_test());
+    assert_eq!(s.check_reserve(&|_| true), 0);
+    s.plan_screen(&|_| true);
+    let step = s.queue.front().unwrap();
+    assert_eq!((step.point, step.part), (2, Part::Loaded), "{}", step.why);
+    // With 3 of the default's trials the race goes on between the leader and 1.
+    let mut more = obs.to_vec();
+    more.push((2, -8.98));
+    let mut s = loads_screen(&more);
+    s.plan_screen(&|_| true);
+    let step = s.queue.front().unwrap();
+    assert!(step.why.starts_with("race: leader"), "{}", step.why);
+    assert_ne!(step.point, 2);
+    // Budget spent (24 runs): no check pairs left, the arms test concludes at once.
+    let mut all = more.clone();
+    while all.len() < 24 {
+        all.push((3, -9.2));
+    }
+    let mut s = loads_screen(&all);
+    s.plan_screen(&|_| true);
+    assert!(s.queue.is_empty() && s.phase == Phase::Check);
+    s.conclude();
+    let v = s.verdict().unwrap();
+    assert_eq!(v.best, 3);
+    assert!(v.significant, "{}", v.reason);
+    assert!(v.reason.contains("one-sided Welch t-test"), "{}", v.reason);
+}
