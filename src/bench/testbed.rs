@@ -63,6 +63,24 @@ pub trait Testbed {
     /// One run of `load` at the applied setting.
     fn run(&mut self, load: Load) -> Result<Run>;
 
+    /// Why this testbed cannot run the start-up judge ([`Testbed::run_startup`]), or `None`
+    /// when it can. A tune whose policy has judges checks this before the first trial.
+    fn lacks_startup(&self) -> Option<String> {
+        Some("this testbed has no start-up judge".into())
+    }
+
+    /// One run of the start-up judge at the applied setting: the cold start-up of the
+    /// reference application tree ([`crate::bench::startup`]) with `load` in the background.
+    /// `time_s` is the start-up's wall time, s; `loads`/`lcpu_pct` are the background's, as
+    /// for the reference job. Errors: a testbed without the judge ([`Testbed::lacks_startup`],
+    /// exit 2), or a run that could not be made.
+    fn run_startup(&mut self, load: Load) -> Result<Run> {
+        Err(crate::Error::BadInput(format!(
+            "start-up under {load}: {}",
+            self.lacks_startup().unwrap_or_default()
+        )))
+    }
+
     /// A run of `load` at the applied setting answered from the store instead (a resumed
     /// tune's replay, [`crate::tune::resume`]). A simulator draws and drops the noise that
     /// run drew, so the live part goes on with the interrupted tune's stream and a resumed

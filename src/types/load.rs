@@ -30,11 +30,15 @@ pub enum Load {
     MemLoad,
     /// Run `dbench` if installed.
     DbenchLoad,
+    /// Not contest's: two writers like io_load's, capped at 4 MiB/s in all, as the BFQ team's
+    /// S suite caps its background writers on a rotational disk (`comm_startup_lat`). The
+    /// start-up judge's light background ([`crate::bench::loads`]).
+    LightIoLoad,
 }
 
 impl Load {
-    /// Every load, in contest's order.
-    pub const ALL: [Load; 11] = [
+    /// Every load, in contest's order, then the loads contest does not have.
+    pub const ALL: [Load; 12] = [
         Load::NoLoad,
         Load::Cacherun,
         Load::ProcessLoad,
@@ -46,6 +50,7 @@ impl Load {
         Load::ListLoad,
         Load::MemLoad,
         Load::DbenchLoad,
+        Load::LightIoLoad,
     ];
 
     /// contest's name for the load, e.g. `io_load`.
@@ -62,6 +67,7 @@ impl Load {
             Load::ListLoad => "list_load",
             Load::MemLoad => "mem_load",
             Load::DbenchLoad => "dbench_load",
+            Load::LightIoLoad => "light_io_load",
         }
     }
 }

@@ -16,6 +16,8 @@ pub struct Counter {
 
 // SAFETY: the mapping is only accessed through an AtomicU64.
 unsafe impl Send for Counter {}
+// SAFETY: as for Send: the mapping is only accessed through an AtomicU64, so threads may share it.
+unsafe impl Sync for Counter {}
 
 const LEN: usize = 4096;
 

@@ -11,6 +11,7 @@
 //! | ctar_load | one tar archive of the tree written |
 //! | xtar_load | one tar archive of the tree extracted |
 //! | io_load, io_other | one MiB written (each pass over the file ends with `fdatasync`) |
+//! | light_io_load | one MiB written, by two writers capped at 4 MiB/s in all |
 //! | read_load | one MiB read cold (the file is evicted before every pass) |
 //! | list_load | one walk (readdir + lstat of every entry) of the tree |
 //! | mem_load | one MiB of the buffer touched (a write to every 4 KiB page) |
@@ -114,6 +115,7 @@ pub fn bytes_needed(load: Load, s: &LoadSizes) -> u64 {
     let mib = 1u64 << 20;
     match load {
         Load::IoLoad => s.io_mib * mib,
+        Load::LightIoLoad => 2 * s.io_mib.min(io_load::LIGHT_MIB) * mib,
         Load::ReadLoad => s.read_mib * mib,
         // tree + output tarball (≈ tree + 512 B headers per file)
         Load::CtarLoad => 2 * s.tree_bytes() + u64::from(s.tree_files) * 4096,
@@ -195,6 +197,7 @@ pub fn body(spec: &LoadSpec) -> Result<()> {
         Load::CtarLoad => ctar_load::run(&spec.fixtures, &spec.out, &counter),
         Load::XtarLoad => xtar_load::run(&spec.fixtures, &spec.out, &counter),
         Load::IoLoad | Load::IoOther => io_load::run(&spec.out, s.io_mib, &counter),
+        Load::LightIoLoad => io_load::run_light(&spec.out, s.io_mib, &counter),
         Load::ReadLoad => read_load::run(&spec.fixtures, &counter),
         Load::ListLoad => list_load::run(&spec.fixtures.join("tree"), &counter),
         Load::MemLoad => mem_load::run(s.mem_mib, &counter),
