@@ -149,6 +149,7 @@ fn policy(knobs: &[String], budget: u32, loads: bool) -> Policy {
             .map(|k| (k.clone(), KnobChoice::default()))
             .collect(),
         guards: vec![],
+        judges: None,
     }
 }
 

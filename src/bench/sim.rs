@@ -265,6 +265,21 @@ impl SimDevice {
         interpolate(&self.surface, g, &xs, |p| p.relative_sigma)
     }
 
+    /// The drift: one step per run, whichever load; only loaded runs feel it (the factor on
+    /// Time returned; 1 without drift).
+    fn drift_step(&mut self, load: Load) -> f64 {
+        let Some(dr) = self.surface.drift else {
+            return 1.0;
+        };
+        let z: f64 = StandardNormal.sample(&mut self.rng);
+        self.walk = dr.rho * self.walk + (1.0 - dr.rho * dr.rho).sqrt() * dr.sigma * z;
+        if load == Load::NoLoad {
+            1.0
+        } else {
+            self.walk.exp()
+        }
+    }
+
     fn factor(&mut self, sigma: f64) -> f64 {
         let z: f64 = StandardNormal.sample(&mut self.rng);
         (1.0 + sigma * z).max(0.01)
@@ -352,6 +367,61 @@ impl Testbed for SimDevice {
             schedulers: k.schedulers.clone(),
         }));
         out
+    }
+
+    /// A surface whose points give `startup` figures has the start-up judge.
+    fn lacks_startup(&self) -> Option<String> {
+        let p = self.surface.points.first()?;
+        p.startup.is_empty().then(|| {
+            format!(
+                "{}: the surface gives no start-up figures (`startup = {{ ... }}` at its points)",
+                self.surface.path.display()
+            )
+        })
+    }
+
+    /// The start-up Time interpolated at the applied setting, with the run noise and drift
+    /// of a reference-job run. CPU% is not modelled for it (100); a background's Loads and
+    /// LCPU% are not given (`None`).
+    fn run_startup(&mut self, load: Load) -> Result<Run> {
+        if self.stop_after == Some(self.runs) {
+            return Err(Error::Interrupted);
+        }
+        self.runs += 1;
+        if let Some(t) = self.run_time {
+            std::thread::sleep(t);
+        }
+        let s = &self.surface;
+        let no_figure = || {
+            let have: Vec<_> = s.points[0].startup.keys().map(|l| l.name()).collect();
+            Error::BadInput(format!(
+                "{}: the surface has no start-up figures under {load} (it has: [{}])",
+                s.path.display(),
+                have.join(", ")
+            ))
+        };
+        if !s.points[0].startup.contains_key(&load) {
+            return Err(no_figure());
+        }
+        let g = s.grid(self.sched.as_deref()).ok_or_else(no_figure)?;
+        let xs: Vec<f64> = g
+            .axes
+            .iter()
+            .map(|a| self.current[&a.name] as f64)
+            .collect();
+        let mean = interpolate(s, g, &xs, |p| p.startup[&load]);
+        let sigma = self.sigma_at();
+        let f = self.factor(sigma);
+        let slow = self.drift_step(load);
+        Ok(Run {
+            load,
+            time_s: mean * f * slow,
+            cpu_pct: 100.0,
+            loads: None,
+            lcpu_pct: None,
+            failed: None,
+            io: None,
+        })
     }
 
     /// A load the surface does not list gives nothing; of a listed load, `time_s` and
@@ -477,15 +547,7 @@ impl SimDevice {
             self.factor(sigma),
             self.factor(sigma),
         );
-        // The drift: one step per run, whichever load; only loaded runs feel it.
-        let mut slow = 1.0;
-        if let Some(dr) = self.surface.drift {
-            let z: f64 = StandardNormal.sample(&mut self.rng);
-            self.walk = dr.rho * self.walk + (1.0 - dr.rho * dr.rho).sqrt() * dr.sigma * z;
-            if load != Load::NoLoad {
-                slow = self.walk.exp();
-            }
-        }
+        let slow = self.drift_step(load);
         let time_s = m.time_s * ft * slow;
         // Unlisted CPU%: the same CPU seconds over this run's (noisy) wall time.
         let cpu_pct = if listed_cpu {

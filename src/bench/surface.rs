@@ -63,6 +63,7 @@ use toml::de::{DeTable, DeValue};
 
 mod grid;
 mod noise;
+mod startup;
 pub use grid::Grid;
 pub use noise::Drift;
 
@@ -126,6 +127,9 @@ pub struct Point {
     pub relative_sigma: f64,
     /// Metrics per load.
     pub loads: BTreeMap<Load, PointMetrics>,
+    /// The start-up judge's Time, s, per background (`startup = {...}`); empty when the
+    /// surface has no start-up figures.
+    pub startup: BTreeMap<Load, f64>,
 }
 
 /// One grid axis: a knob and its listed values, ascending.
@@ -412,6 +416,7 @@ impl Parser<'_> {
             .map(|(i, p)| self.point(i + 1, p, &knobs, choice.as_ref(), sigma))
             .collect::<Result<Vec<_>>>()?;
         self.check_loads(&pts, &points)?;
+        self.check_startup(&pts, &points)?;
         let grids = self.grids(&pts, &points, &knobs, choice.as_ref())?;
         Ok(Surface {
             path: self.path.to_path_buf(),
@@ -605,6 +610,7 @@ impl Parser<'_> {
             knobs: BTreeMap::new(),
             relative_sigma: sigma,
             loads: BTreeMap::new(),
+            startup: BTreeMap::new(),
         };
         for (k, v) in t.iter() {
             let key = k.get_ref().as_ref();
@@ -612,6 +618,7 @@ impl Parser<'_> {
             match key {
                 "knobs" => self.point_knobs(&mut point, v, &field, knobs, choice)?,
                 "relative_sigma" => point.relative_sigma = self.relative_sigma(v, &field)?,
+                "startup" => point.startup = self.startup(v, &field)?,
                 _ => {
                     let load: Load = key
                         .parse()

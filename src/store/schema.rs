@@ -150,6 +150,11 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
         // tune's `scratch:emulate:<spec>` names no lock). NULL for tunes from before this
         // migration: judged by the lock their identity maps to, as before.
         M::up("ALTER TABLE tunes ADD COLUMN lock_file TEXT;"),
+        // A tune's trials on a judge of its policy (`tune::judge`): `startup` for the start-up
+        // judge, whose runs time the start-up job, not the reference job. NULL for every
+        // reference-job trial (all before this migration): history, resume and plots read
+        // those only.
+        M::up("ALTER TABLE trials ADD COLUMN judge TEXT;"),
     ]
 }
 

@@ -87,10 +87,37 @@ impl Store {
         sizes: &serde_json::Value,
         tune_id: Option<i64>,
     ) -> Result<i64> {
+        self.insert_trial_of(target, setting, sizes, tune_id, None)
+    }
+
+    /// Inserts a trial of `setting` on a judge of tune `tune_id`'s policy (`judge`, e.g.
+    /// `startup`: its runs time the start-up job, [`crate::tune::judge`]). Such trials are
+    /// left out of [`Store::trials`] and [`Store::trials_of_tune`]; read them with
+    /// [`Store::judge_trials_of_tune`]. Returns the trial id.
+    pub fn insert_judge_trial(
+        &self,
+        target: &TargetInfo,
+        setting: &Setting,
+        sizes: &serde_json::Value,
+        tune_id: i64,
+        judge: &str,
+    ) -> Result<i64> {
+        self.insert_trial_of(target, setting, sizes, Some(tune_id), Some(judge))
+    }
+
+    fn insert_trial_of(
+        &self,
+        target: &TargetInfo,
+        setting: &Setting,
+        sizes: &serde_json::Value,
+        tune_id: Option<i64>,
+        judge: Option<&str>,
+    ) -> Result<i64> {
         let setting = serde_json::to_string(setting).map_err(json_err)?;
         self.conn().execute(
-            "INSERT INTO trials (tune_id, identity, kernel, target, setting, sizes, started_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO trials (tune_id, identity, kernel, target, setting, sizes, started_at,
+                                 judge)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 tune_id,
                 target.identity,
@@ -98,7 +125,8 @@ impl Store {
                 target.label,
                 setting,
                 sizes.to_string(),
-                now()
+                now(),
+                judge
             ],
         )?;
         Ok(self.conn().last_insert_rowid())
@@ -139,14 +167,23 @@ impl Store {
         Ok(self.conn().last_insert_rowid())
     }
 
-    /// Trials, oldest first; only those of `identity` when given.
+    /// Reference-job trials, oldest first; only those of `identity` when given.
     pub fn trials(&self, identity: Option<&str>) -> Result<Vec<TrialRow>> {
-        self.read_trials("?1 IS NULL OR identity = ?1", params![identity])
+        self.read_trials(
+            "(?1 IS NULL OR identity = ?1) AND judge IS NULL",
+            params![identity],
+        )
     }
 
-    /// The trials of tune `tune`, oldest first.
+    /// The reference-job trials of tune `tune`, oldest first.
     pub fn trials_of_tune(&self, tune: i64) -> Result<Vec<TrialRow>> {
-        self.read_trials("tune_id = ?1", params![tune])
+        self.read_trials("tune_id = ?1 AND judge IS NULL", params![tune])
+    }
+
+    /// The trials of tune `tune` on its policy's judge `judge` (e.g. `startup`), oldest
+    /// first ([`Store::insert_judge_trial`]).
+    pub fn judge_trials_of_tune(&self, tune: i64, judge: &str) -> Result<Vec<TrialRow>> {
+        self.read_trials("tune_id = ?1 AND judge = ?2", params![tune, judge])
     }
 
     /// One trial by id.

@@ -72,6 +72,11 @@ pub trait Recorder {
     fn trial_finished(&mut self, _trial: i64) -> Result<()> {
         Ok(())
     }
+    /// One run of a judge of the policy finished (`judge`, e.g. `startup`, at `setting`):
+    /// [`crate::tune::judge`]. Stored as a judge trial of one run; not stored by default.
+    fn judge_run(&mut self, _judge: &str, _setting: &Setting, _run: &Run) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Records nothing.

@@ -29,6 +29,7 @@
 pub mod evaluator;
 pub mod gp;
 pub mod hostwide;
+pub mod judge;
 pub mod killed;
 pub mod needs;
 pub mod observe;
@@ -64,6 +65,10 @@ pub struct Outcome {
     pub runs: u64,
     /// The incumbent when the run ended.
     pub incumbent: usize,
+    /// The verdicts of the policy's judges on the sweet spot ([`judge`]); empty when the
+    /// policy has none, the objective's check kept the default, or the testbed has no judge
+    /// ([`judge_note`] says so).
+    pub judges: Vec<judge::JudgeVerdict>,
 }
 
 /// Options of one optimisation beyond the policy.
@@ -78,15 +83,18 @@ pub struct Options {
 }
 
 /// The run budget: the most load runs a tune of `policy` makes, `budget` (the policy's if
-/// `None`) full trials of every load of the policy, `runs` times each. The screen's budget is
-/// these runs (`solver/screen.rs`); the GP search's `budget` full trials make as many. What
-/// the progress bar counts against ([`progress::Progress`]).
+/// `None`) full trials of every load of the policy, `runs` times each, plus its judges' runs
+/// ([`policy::Judges::runs`]), which run only when the check finds a sweet spot. The
+/// screen's budget is the trials' runs (`solver/screen.rs`); the GP search's `budget` full
+/// trials make as many. What the progress bar counts against ([`progress::Progress`]).
 pub fn run_budget(policy: &Policy, budget: Option<u32>) -> u64 {
     let full = Part::Full.loads(policy).len() as u64 * u64::from(policy.runs);
-    u64::from(budget.unwrap_or(policy.budget)) * full.max(1)
+    let judges = policy.judges.as_ref().map_or(0, |j| j.runs());
+    u64::from(budget.unwrap_or(policy.budget)) * full.max(1) + judges
 }
 
-/// The solver configuration for `policy` with `budget` trials.
+/// The solver configuration for `policy` with `budget` trials (its judges' runs come on top,
+/// [`run_budget`]).
 pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config> {
     let budget = budget.unwrap_or(policy.budget) as usize;
     let pairs = policy.check_pairs as usize;
@@ -162,16 +170,57 @@ pub fn optimise(
         .problem
         .problem
         .ok_or_else(|| Error::Failed("internal: the executor lost the problem".into()))?;
-    let runs = eval.runs();
+    let mut runs = eval.runs();
     let trials = eval.into_trials();
     if interrupted || (verdict.is_none() && crate::signals::interrupted()) {
         return Err(Error::Interrupted);
     }
+    let mut verdict = verdict;
+    let judges = match (&policy.judges, verdict.as_mut()) {
+        (Some(_), _) if testbed.lacks_startup().is_some() => Vec::new(),
+        (Some(j), Some(v)) if v.significant => {
+            let verdicts = judge::check(
+                testbed,
+                &space.points[space.default],
+                &space.points[v.best],
+                j,
+                policy.alpha,
+                recorder,
+            )?;
+            runs += verdicts.iter().map(|x| 2 * x.pairs as u64).sum::<u64>();
+            let failed: Vec<&judge::JudgeVerdict> = verdicts.iter().filter(|x| !x.holds).collect();
+            if !failed.is_empty() {
+                v.significant = false;
+                v.reason = judge::refusal(
+                    &crate::knob::setting_label(&space.points[v.best]),
+                    &policy.objective.label(),
+                    v.improvement.map(|i| i.0),
+                    &failed,
+                );
+            }
+            verdicts
+        }
+        _ => Vec::new(),
+    };
     Ok(Outcome {
         trials,
         verdict,
         runs,
         incumbent,
+        judges,
+    })
+}
+
+/// What to tell the user when `policy` has judges that `testbed` cannot run (a simulated
+/// surface without start-up figures): the tune then judges by its objective alone.
+pub fn judge_note(testbed: &dyn Testbed, policy: &Policy) -> Option<String> {
+    policy.judges.as_ref()?;
+    testbed.lacks_startup().map(|why| {
+        format!(
+            "policy '{}' has judges, but they did not run ({why}): the sweet spot is judged by \
+             its objective alone",
+            policy.name
+        )
     })
 }
 

@@ -30,6 +30,10 @@
 //! load = "io_load"                 # io_load's mean Loads is
 //! metric = "loads"
 //! min_vs_default = 0.5             # at least 0.5 × the default setting's
+//!
+//! [judge]                          # second judges (`policy/judge.rs`): the sweet spot must
+//! startup = ["light_io_load"]      # not make start-up under these more than 10% slower
+//! tolerance = 0.10
 //! ```
 //!
 //! Errors name the file, line and field ([`Error::BadFile`], exit 2).
@@ -229,6 +233,8 @@ pub struct Policy {
     pub knobs: BTreeMap<String, KnobChoice>,
     /// Guard rails relative to the default setting.
     pub guards: Vec<Guard>,
+    /// The second judges a sweet spot must not lose on (`[judge]`), if any.
+    pub judges: Option<Judges>,
 }
 
 #[derive(Deserialize)]
@@ -247,6 +253,7 @@ struct RawPolicy {
     knobs: BTreeMap<Spanned<String>, Spanned<RawKnob>>,
     #[serde(default)]
     guard: Vec<Spanned<RawGuard>>,
+    judge: Option<Spanned<judge::RawJudge>>,
 }
 
 #[derive(Deserialize)]
@@ -276,6 +283,8 @@ struct RawGuard {
 }
 
 mod benchmark;
+mod judge;
+pub use judge::Judges;
 
 /// Builds [`Error::BadFile`]s for one policy text.
 struct Ctx<'a> {
@@ -511,6 +520,17 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
         alpha,
         min_effect,
         check_pairs,
+        judges: match &raw.judge {
+            Some(j) if matches!(objective, Objective::Benchmark(_)) => {
+                return Err(cx.err(
+                    &j.span(),
+                    "judge",
+                    "a [benchmark] policy has no judges: its benchmark is the judge",
+                ));
+            }
+            Some(j) => Some(judge::parse(&cx, j)?),
+            None => None,
+        },
         objective,
         knobs,
         guards,

@@ -158,6 +158,10 @@ pub struct Report {
     /// ([`crate::tune::resume`]); `runs`, `trials` and `evaluations` above include them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resumed: Option<crate::tune::resume::Resumed>,
+    /// Each judge of the policy on the candidate ([`crate::tune::judge`]), when the
+    /// objective's check found it significant; a judge that fails keeps the default.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<crate::tune::judge::JudgeVerdict>,
 }
 
 fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
@@ -400,6 +404,7 @@ pub fn build_with(
         not_touched: Vec::new(),
         fixed_scheduler: space.fixed_scheduler.clone(),
         resumed: None,
+        judges: out.judges.clone(),
     }
 }
 
@@ -478,6 +483,7 @@ mod tests {
             }),
             runs: 6,
             incumbent: space.default,
+            judges: Vec::new(),
         };
         let target = TargetInfo {
             label: "sim:x".into(),

@@ -302,6 +302,12 @@ impl Testbed for ReplayBed<'_> {
         drop(g);
         self.inner.run(load)
     }
+    fn lacks_startup(&self) -> Option<String> {
+        self.inner.lacks_startup()
+    }
+    fn run_startup(&mut self, load: Load) -> Result<Run> {
+        self.inner.run_startup(load)
+    }
     fn sizes(&self) -> serde_json::Value {
         self.inner.sizes()
     }
@@ -391,6 +397,9 @@ impl Recorder for ReplayRecorder<'_> {
         }
         drop(r);
         self.inner.trial_finished(trial)
+    }
+    fn judge_run(&mut self, judge: &str, setting: &Setting, run: &Run) -> Result<()> {
+        self.inner.judge_run(judge, setting, run)
     }
 }
 

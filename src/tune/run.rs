@@ -44,6 +44,17 @@ impl Recorder for StoreRecorder<'_> {
     fn trial_finished(&mut self, trial: i64) -> Result<()> {
         self.store.finish_trial(trial)
     }
+    fn judge_run(&mut self, judge: &str, setting: &Setting, run: &Run) -> Result<()> {
+        let id = self.store.insert_judge_trial(
+            &self.target,
+            setting,
+            &self.sizes,
+            self.tune_id,
+            judge,
+        )?;
+        self.store.insert_run(id, 0, run)?;
+        self.store.finish_trial(id)
+    }
 }
 
 /// The policy knobs that `space` dropped, with the reason: the testbed's own when it has the
@@ -174,6 +185,9 @@ fn run(
     for v in &space.dropped_values {
         tracing::warn!("policy '{}': {v}", req.policy.name);
     }
+    if let Some(n) = crate::tune::judge_note(&*testbed, req.policy) {
+        tracing::info!("{n}");
+    }
     store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
     // The lock it holds goes into its row: the other commands judge by it whether it is alive
     // (a scratch tune's identity names no lock).
@@ -292,6 +306,8 @@ fn run(
         dropped,
     );
     rep.not_touched = not_touched;
+    rep.notes
+        .extend(crate::tune::judge_note(&*testbed, req.policy));
     rep.resumed = resumed;
     rep.elapsed_s = Some(started.elapsed().as_secs_f64());
     let fin = if applied {

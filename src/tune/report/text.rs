@@ -136,6 +136,9 @@ fn verdict_lines(r: &Report) -> String {
             None => o.name.clone(),
         };
         s.push_str(&answer("by", &by));
+    } else if let Some(lines) = refused_by_judges(r) {
+        s.push_str(&lines);
+        return s;
     } else {
         s.push_str(&answer(
             "kept",
@@ -181,7 +184,75 @@ fn verdict_lines(r: &Report) -> String {
         None => no_check(&r.reason),
     };
     s.push_str(&answer("how sure", &sure));
+    s.push_str(&judge_lines(r));
     s
+}
+
+/// Each judge's verdict, one `judge` line each ([`crate::tune::judge`]); nothing when no judge
+/// ran.
+fn judge_lines(r: &Report) -> String {
+    r.judges
+        .iter()
+        .map(|j| answer("judge", &j.line()))
+        .collect()
+}
+
+/// The first lines when the objective's check found a sweet spot but a judge refused it:
+/// what was kept (the default), what the candidate would have bought, what it would have cost.
+/// `None` unless a judge failed.
+fn refused_by_judges(r: &Report) -> Option<String> {
+    let failed: Vec<_> = r.judges.iter().filter(|j| !j.holds).collect();
+    if r.significant || failed.is_empty() {
+        return None;
+    }
+    let o = &r.objective;
+    let mut s = answer(
+        "kept",
+        &format!(
+            "the default [{}]: the best setting found, {}, failed a judge of the policy",
+            setting_label(&r.default),
+            setting_label(&r.candidate)
+        ),
+    );
+    let gain = o
+        .candidate_improvement
+        .as_ref()
+        .map_or_else(String::new, |i| {
+            format!(
+                " {} {} → {} ({})",
+                o.name,
+                figure(r, o.default),
+                figure(r, o.candidate),
+                improvement_text(i)
+            )
+        });
+    let costs: Vec<String> = failed
+        .iter()
+        .map(|j| match j.ratio {
+            Some((x, _, _)) => {
+                format!("{} {:.2}× the default's {:.3} s", j.label(), x, j.default_s)
+            }
+            None => j.label(),
+        })
+        .collect();
+    s.push_str(&answer(
+        "by",
+        &format!(
+            "nothing: it would have traded{gain} for {}",
+            costs.join(", ")
+        ),
+    ));
+    let p = r
+        .p_value
+        .map_or_else(String::new, |p| format!(" (p = {})", p_text(p)));
+    let sure = format!(
+        "sure of the {}{p}, but not that it is at most {:.0}% slower on every judge",
+        o.name,
+        100.0 * failed[0].tolerance
+    );
+    s.push_str(&answer("how sure", &sure));
+    s.push_str(&judge_lines(r));
+    Some(s)
 }
 
 /// Why no final check ran, in plain words (the verdict in the statistics' own words follows

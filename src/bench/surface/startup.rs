@@ -1,0 +1,57 @@
+//! A point's second judge: `startup = { light_io_load = { time_s = 1.7 }, ... }`, the
+//! start-up judge's Time (s) under each background at that setting
+//! ([`crate::bench::startup`] on a real device). Given at every point or at none, for the same
+//! backgrounds; a simulated device without it has no start-up judge.
+
+use super::{Parser, Point, Val};
+use crate::Result;
+use crate::bench::Load;
+use std::collections::{BTreeMap, BTreeSet};
+
+impl Parser<'_> {
+    /// A point's `startup` table: background load → start-up Time, s (`time_s`, the only
+    /// field). Errors name the line and field.
+    pub(super) fn startup(&self, v: &Val<'_>, field: &str) -> Result<BTreeMap<Load, f64>> {
+        let t = self.table(v, field)?;
+        let mut out = BTreeMap::new();
+        for (k, x) in t.iter() {
+            let f = format!("{field}.{}", k.get_ref());
+            let load: Load = k
+                .get_ref()
+                .parse()
+                .map_err(|e: String| self.err(k.span(), &f, e))?;
+            let m = self.table(x, &f)?;
+            self.only(m, &["time_s"], &format!("{f}."))?;
+            let time = m
+                .get("time_s")
+                .ok_or_else(|| self.err(x.span(), format!("{f}.time_s"), "missing (required)"))?;
+            out.insert(load, self.positive(time, &format!("{f}.time_s"))?);
+        }
+        if out.is_empty() {
+            return Err(self.err(v.span(), field, "no background given"));
+        }
+        Ok(out)
+    }
+
+    /// Every point gives `startup` for the same backgrounds, or none does.
+    pub(super) fn check_startup(&self, pts: &[&Val<'_>], points: &[Point]) -> Result<()> {
+        let first: BTreeSet<_> = points[0].startup.keys().collect();
+        for (i, p) in points.iter().enumerate().skip(1) {
+            let here: BTreeSet<_> = p.startup.keys().collect();
+            if here != first {
+                let want: Vec<_> = first.iter().map(|l| l.name()).collect();
+                return Err(self.err(
+                    pts[i].span(),
+                    format!("point[{}].startup", i + 1),
+                    format!(
+                        "every point must give start-up figures for the same backgrounds as \
+                         point[1] (line {}): [{}]",
+                        points[0].line,
+                        want.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

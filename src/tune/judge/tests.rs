@@ -1,0 +1,159 @@
+use super::*;
+use crate::bench::SimDevice;
+use crate::knob::KnobValue;
+use crate::tune::evaluator::NoRecord;
+use std::path::Path;
+
+fn near(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+#[test]
+fn the_non_inferiority_p_value_is_the_paired_t_tests_at_the_margin() {
+    // d − ln 1.1 = −0.1 − a, −0.1, −0.1 + a: mean −0.1, sd a, n 3, so t = −0.1·√3 / a. With
+    // a = 0.1·√3 / 2.919986 (t_0.95 at 2 df), t is that quantile and p is 0.05.
+    let a = 0.1 * 3f64.sqrt() / 2.919_986;
+    let def = [1.0, 2.0, 3.0];
+    let best: Vec<f64> = [-0.1 - a, -0.1, -0.1 + a]
+        .iter()
+        .zip(def)
+        .map(|(x, d)| d * (x + 1.1f64.ln()).exp())
+        .collect();
+    let v = verdict(Load::LightIoLoad, &def, &best, 0.10, 0.05, None);
+    let p = v.p_value.unwrap();
+    assert!(near(p, 0.05, 1e-4), "{p}");
+    // exp(mean d) = 1.1 · e^−0.1 = 0.9953.
+    let (r, lo, hi) = v.ratio.unwrap();
+    assert!(near(r, 1.1 * (-0.1f64).exp(), 1e-9), "{r}");
+    assert!(lo < 1.0 && hi > 1.0, "{lo} {hi}");
+    assert_eq!(v.pairs, 3);
+    assert!(near(v.default_s, 2.0, 1e-12));
+}
+
+#[test]
+fn effects_follow_the_test_and_the_interval() {
+    let def = [1.60, 1.70, 1.65, 1.66, 1.62, 1.68];
+    let scaled = |k: f64, wobble: f64| -> Vec<f64> {
+        def.iter()
+            .enumerate()
+            .map(|(i, d)| {
+                d * k
+                    * if i % 2 == 0 {
+                        1.0 + wobble
+                    } else {
+                        1.0 - wobble
+                    }
+            })
+            .collect()
+    };
+    // The same within 1%: non-inferior, nothing changed.
+    let same = verdict(
+        Load::LightIoLoad,
+        &def,
+        &scaled(1.0, 0.01),
+        0.10,
+        0.05,
+        None,
+    );
+    assert_eq!((same.holds, same.effect), (true, Effect::Unchanged));
+    assert!(same.p_value.unwrap() < 1e-4);
+    // 20% faster: helped.
+    let faster = verdict(
+        Load::LightIoLoad,
+        &def,
+        &scaled(0.8, 0.01),
+        0.10,
+        0.05,
+        None,
+    );
+    assert_eq!((faster.holds, faster.effect), (true, Effect::Helped));
+    // 20% slower: hurt, and the ratio says by how much.
+    let slower = verdict(
+        Load::LightIoLoad,
+        &def,
+        &scaled(1.2, 0.01),
+        0.10,
+        0.05,
+        None,
+    );
+    assert_eq!((slower.holds, slower.effect), (false, Effect::Hurt));
+    assert!(
+        near(slower.ratio.unwrap().0, 1.2, 0.001),
+        "{:?}",
+        slower.ratio
+    );
+    assert!(slower.p_value.unwrap() > 0.99);
+    // The same on average but ±30% per pair: too noisy to show it is within 10%.
+    let noisy = verdict(Load::LightIoLoad, &def, &scaled(1.0, 0.3), 0.10, 0.05, None);
+    assert_eq!((noisy.holds, noisy.effect), (false, Effect::Unclear));
+    // A failed run is never a pass.
+    let failed = verdict(
+        Load::LightIoLoad,
+        &def,
+        &scaled(1.0, 0.01),
+        0.10,
+        0.05,
+        Some("the load completed no work".into()),
+    );
+    assert_eq!((failed.holds, failed.effect), (false, Effect::Unclear));
+    assert!(
+        failed
+            .line()
+            .contains("a run failed: the load completed no work")
+    );
+}
+
+#[test]
+fn the_check_runs_counterbalanced_pairs_on_the_simulated_judge() {
+    let mut sim =
+        SimDevice::open(Path::new("tests/surfaces/startup-hurt-fifo_batch.toml"), 7).unwrap();
+    assert_eq!(sim.lacks_startup(), None);
+    let fb = |v: i64| Setting::from([("fifo_batch".to_string(), KnobValue::Int(v))]);
+    let judges = Judges {
+        startup: vec![Load::LightIoLoad],
+        tolerance: 0.10,
+        pairs: 6,
+    };
+    let mut rec = Order(Vec::new());
+    let v = check(&mut sim, &fb(16), &fb(2), &judges, 0.05, &mut rec).unwrap();
+    assert_eq!(v.len(), 1);
+    // Counterbalanced: default, best, best, default, default, best, ...
+    let want: Vec<i64> = [16, 2, 2, 16, 16, 2, 2, 16, 16, 2, 2, 16].to_vec();
+    assert_eq!(rec.0, want);
+    // The surface makes start-up under light_io_load 1.5× slower at fifo_batch 2.
+    assert_eq!(v[0].effect, Effect::Hurt, "{}", v[0].line());
+    assert!(near(v[0].ratio.unwrap().0, 1.5, 0.1), "{:?}", v[0].ratio);
+    // A surface without start-up figures has no judge, and says which file.
+    let plain = SimDevice::open(
+        Path::new("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml"),
+        1,
+    )
+    .unwrap();
+    assert!(
+        plain
+            .lacks_startup()
+            .unwrap()
+            .contains("no start-up figures")
+    );
+    let _ = NoRecord;
+}
+
+/// Records the fifo_batch of every judge run, in order.
+struct Order(Vec<i64>);
+
+impl Recorder for Order {
+    fn trial_started(&mut self, _: &Setting) -> Result<i64> {
+        Ok(0)
+    }
+    fn run_finished(&mut self, _: i64, _: usize, _: &crate::bench::Run) -> Result<()> {
+        Ok(())
+    }
+    fn judge_run(&mut self, judge: &str, setting: &Setting, run: &crate::bench::Run) -> Result<()> {
+        assert_eq!((judge, run.load), (STARTUP, Load::LightIoLoad));
+        match setting["fifo_batch"] {
+            KnobValue::Int(v) => self.0.push(v),
+            _ => unreachable!(),
+        }
+        Ok(())
+    }
+}
