@@ -99,6 +99,14 @@ pub struct Config {
     pub policy: std::collections::BTreeMap<String, String>,
     /// The policy where `policy` names none; default `quick`.
     pub default_policy: String,
+    /// Per device identity, the policy whose sweet spot rules it (a policy name as
+    /// `sweetspot history` shows it: a built-in name or a policy file's stem), the user's
+    /// decision when several policies have one ([`crate::store::tunes::SweetSpotRow::rules_over`]).
+    /// The daemon retunes the device with that policy when a retune can run it (a built-in
+    /// or `/etc/sweetspot/policies/<name>.toml` policy of contest's loads), else it keeps the
+    /// sweet spot and does not retune the device. Without an entry (and without an identity's
+    /// `[policy]` entry), the policy that found the ruling sweet spot is kept.
+    pub keep: std::collections::BTreeMap<String, String>,
     /// Retune after this many days, in (0, [`MAX_INTERVAL_DAYS`]] (ten years); default 7.
     pub retune_interval_days: f64,
     /// The interval in seconds instead (wins over `retune_interval_days`; for tests), in (0,
@@ -128,6 +136,7 @@ impl Default for Config {
             enroll: Enroll::Tuned("tuned".into()),
             policy: Default::default(),
             default_policy: "quick".into(),
+            keep: Default::default(),
             retune_interval_days: 7.0,
             retune_interval_s: None,
             retune: Retune::default(),
@@ -167,18 +176,85 @@ impl Config {
 
 impl Config {
     /// The identities the config enrolls by name, tuned or not: the `enroll` list, or with
-    /// `enroll = "tuned"` the identities `[policy]` names (a device class is no identity).
+    /// `enroll = "tuned"` the identities `[policy]` and `[keep]` name (a device class is no
+    /// identity).
     pub fn named(&self) -> Vec<String> {
         match &self.enroll {
             Enroll::Identities(ids) => ids.clone(),
-            Enroll::Tuned(_) => self
-                .policy
-                .keys()
-                .filter(|k| !CLASSES.contains(&k.as_str()))
-                .cloned()
-                .collect(),
+            Enroll::Tuned(_) => {
+                let mut ids: Vec<String> = self
+                    .policy
+                    .keys()
+                    .chain(self.keep.keys())
+                    .filter(|k| !CLASSES.contains(&k.as_str()))
+                    .cloned()
+                    .collect();
+                ids.sort();
+                ids.dedup();
+                ids
+            }
         }
     }
+
+    /// The policy whose sweet spot rules the device `identity` by the user's decision (as
+    /// stored sweet spots name it): its `[keep]` entry, else its `[policy]` identity entry
+    /// (the stem of a policy file); `None` when the config names none for it (the policy
+    /// that found its ruling sweet spot is kept).
+    pub fn ruling_policy(&self, identity: &str) -> Option<String> {
+        if let Some(p) = self.keep.get(identity) {
+            return Some(p.clone());
+        }
+        self.policy.get(identity).map(|spec| policy_name(spec))
+    }
+}
+
+impl Config {
+    /// [`Config::ruling_policy`] of every identity the config names one for (`[keep]`, and
+    /// `[policy]`'s identity entries): identity → policy name.
+    pub fn ruling_policies(&self) -> std::collections::BTreeMap<String, String> {
+        self.policy
+            .keys()
+            .chain(self.keep.keys())
+            .filter(|k| !CLASSES.contains(&k.as_str()))
+            .filter_map(|id| Some((id.clone(), self.ruling_policy(id)?)))
+            .collect()
+    }
+}
+
+/// The name a policy given as `spec` (a built-in or system name, or a file path) stores its
+/// sweet spots under: the name itself, or the file's stem ([`crate::tune::policy::resolve`]).
+pub fn policy_name(spec: &str) -> String {
+    if spec.contains('/') || spec.ends_with(".toml") {
+        Path::new(spec)
+            .file_stem()
+            .map_or_else(|| spec.to_string(), |s| s.to_string_lossy().into_owned())
+    } else {
+        spec.to_string()
+    }
+}
+
+/// Why a retune cannot run `pol` (named `name` in messages), or `None`: a retune measures
+/// with contest's loads on the device's own filesystem, so a policy that optimises its own
+/// benchmark (`[benchmark]`), or runs io_other (another filesystem) or a load this machine
+/// lacks, would fail every retune.
+pub fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<String> {
+    if let crate::tune::policy::Objective::Benchmark(job) = &pol.objective {
+        return Some(format!(
+            "'{name}': it optimises its own benchmark (`[benchmark]`: {}), which a retune \
+             cannot run (a retune measures with contest's loads): give a policy with `loads`, \
+             or tune it by hand with `sweetspot tune --device D --policy {name}`",
+            job.label()
+        ));
+    }
+    pol.loads.iter().find_map(|&l| match l {
+        crate::bench::Load::IoOther => Some(format!(
+            "'{name}': it runs io_other, which writes to another filesystem, and a retune has \
+             none: give a policy without io_other"
+        )),
+        _ => crate::bench::loads::check_available(l, None)
+            .err()
+            .map(|e| format!("'{name}': {e}")),
+    })
 }
 
 /// Reads `path`, after checking who may have written it ([`crate::trust`]: the config names
@@ -321,38 +397,46 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
         if let Err(e) = crate::tune::config(&pol, c.retune.budget, 0) {
             return Err(bad(at("budget"), "retune.budget", e.to_string()));
         }
-        // A retune measures with contest's loads on the device's real testbed: a policy that
-        // optimises its own benchmark (`[benchmark]`) needs the user-benchmark testbed, so
-        // every retune of it failed (after restoring the device): refused here.
-        if let crate::tune::policy::Objective::Benchmark(job) = &pol.objective {
+        // A retune measures with contest's loads on the device's own filesystem: a policy
+        // it cannot run (its own `[benchmark]`, io_other) would fail every retune (after
+        // restoring the device): refused here.
+        if let Some(why) = cannot_retune(&pol, name) {
+            return Err(bad(at(&key), &field, why));
+        }
+    }
+    for (id, name) in &c.keep {
+        let field = format!("keep.{id}");
+        if !is_identity(id) {
             return Err(bad(
-                at(&key),
+                at(id),
                 &field,
                 format!(
-                    "'{name}': it optimises its own benchmark (`[benchmark]`: {}), which a \
-                     retune cannot run (a retune measures with contest's loads): give a policy \
-                     with `loads`, or tune it by hand with `sweetspot tune --device D --policy \
-                     {name}`",
-                    job.label()
+                    "'{id}' is not a device identity: give one as `sweetspot devices` shows \
+                     it ({IDENTITY_FORMS})"
                 ),
             ));
         }
-        // A retune runs on the device's own filesystem, with no --other-dir: a load it cannot
-        // run would fail every retune, so it is refused here.
-        for &l in &pol.loads {
-            let why = match l {
-                crate::bench::Load::IoOther => Some(
-                    "it runs io_other, which writes to another filesystem, and a retune has \
-                     none: give a policy without io_other"
-                        .to_string(),
+        if name.trim().is_empty() || name.contains('/') {
+            return Err(bad(
+                at(id),
+                &field,
+                format!(
+                    "'{name}': give a policy's name as `sweetspot history` shows it (a \
+                     built-in name or a policy file's stem), not a path"
                 ),
-                _ => crate::bench::loads::check_available(l, None)
-                    .err()
-                    .map(|e| e.to_string()),
-            };
-            if let Some(why) = why {
-                return Err(bad(at(&key), &field, format!("'{name}': {why}")));
-            }
+            ));
+        }
+        if let Some(spec) = c.policy.get(id)
+            && policy_name(spec) != *name
+        {
+            return Err(bad(
+                at(id),
+                &field,
+                format!(
+                    "'{name}': [policy] names '{spec}' for this device: one policy rules a \
+                     device, name it once"
+                ),
+            ));
         }
     }
     if let Some(q) = &c.quiet_hours {

@@ -178,15 +178,12 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         Some(st) => st.sweet_spots(None)?,
         None => vec![],
     };
-    // The sweet spot the daemon keeps and retunes from ([`SweetSpotRow::supersedes`](crate::store::tunes::SweetSpotRow::supersedes)), so
+    // The sweet spot the daemon keeps and retunes from ([`SweetSpotRow::rules_over`](crate::store::tunes::SweetSpotRow::rules_over)), so
     // that its due date here is the daemon's.
-    for s in spots {
-        if Match::from_identity(&s.identity).is_some()
-            && latest
-                .get(&s.identity)
-                .is_none_or(|old| s.supersedes(old, &kernel))
-        {
-            latest.insert(s.identity.clone(), s);
+    let latest_all = crate::store::tunes::ruling(spots, &kernel, &|id| cfg.ruling_policy(id));
+    for (id, s) in latest_all {
+        if Match::from_identity(&id).is_some() {
+            latest.insert(id, s);
         }
     }
     if let Enroll::Identities(ids) = &cfg.enroll {
