@@ -79,9 +79,10 @@ pub fn policy_of(
         },
         Err(e) => format!("'{kept}': {e}"),
     };
-    let what = spot
-        .filter(|s| s.policy == kept)
-        .map_or_else(|| format!("policy {kept}: none stored yet"), SweetSpotRow::describe);
+    let what = spot.filter(|s| s.policy == kept).map_or_else(
+        || format!("policy {kept}: none stored yet"),
+        SweetSpotRow::describe,
+    );
     Err(format!(
         "kept at its sweet spot ({what}), not retuned: policy {kept} rules it ({why}) and a \
          retune cannot run it ({refusal}); retune it by hand with `sweetspot tune --device {} \

@@ -297,7 +297,9 @@ fn poll(
                 .ok()
                 .filter(|d| d.identity == dev.identity);
             let started = match &now_dev {
-                Some(d) => retune::Job::start(store, db, root, d, cfg, spot.as_ref(), w.detail.clone()),
+                Some(d) => {
+                    retune::Job::start(store, db, root, d, cfg, spot.as_ref(), w.detail.clone())
+                }
                 None => {
                     st.disks = None;
                     Err(Error::BadInput(format!(

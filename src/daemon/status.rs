@@ -131,7 +131,8 @@ pub struct DeviceStatus {
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
     /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`,
-    /// `restored`; `None` when the daemon is not running.
+    /// `restored`, `kept` (its sweet spot's policy is one a retune cannot run); `None` when
+    /// the daemon is not running.
     pub waiting: Option<String>,
     /// The same in words (the criterion over its threshold, the window, the holder).
     pub waiting_detail: Option<String>,

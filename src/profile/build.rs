@@ -116,7 +116,10 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
         {
             continue;
         }
-        let named = sel.keep.and_then(|k| k.get(&s.identity)).map(String::as_str);
+        let named = sel
+            .keep
+            .and_then(|k| k.get(&s.identity))
+            .map(String::as_str);
         let Some(old) = latest.get(&s.identity) else {
             latest.insert(s.identity.clone(), s);
             continue;
