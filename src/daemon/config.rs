@@ -691,6 +691,54 @@ mod tests {
         }
     }
 
+    /// `[keep]` names, per identity, the policy whose sweet spot rules the device (a stored
+    /// name, not a file: a user benchmark's policy too, which a retune cannot run); a
+    /// conflicting `[policy]` entry for the same device is refused.
+    #[test]
+    fn keep_names_the_ruling_policy_per_identity_once() {
+        let p = Path::new("d.toml");
+        let c = parse(
+            "[keep]\n\"loop:/srv/d.img\" = \"fio-readahead\"\n[policy]\nssd = \"desktop\"\n\
+             \"wwid:naa.1\" = \"throughput\"\n",
+            p,
+        )
+        .unwrap();
+        assert_eq!(
+            c.ruling_policy("loop:/srv/d.img").as_deref(),
+            Some("fio-readahead")
+        );
+        assert_eq!(c.ruling_policy("wwid:naa.1").as_deref(), Some("throughput"));
+        assert_eq!(
+            c.ruling_policy("wwid:naa.2"),
+            None,
+            "a class decides nothing"
+        );
+        assert_eq!(c.named(), ["loop:/srv/d.img", "wwid:naa.1"]);
+        for (text, msg) in [
+            (
+                "poll_s = 1\n[keep]\nsda = \"quick\"\n",
+                "d.toml:3: keep.sda: 'sda' is not a device identity",
+            ),
+            (
+                "poll_s = 1\n[keep]\n\"wwid:naa.1\" = \"/etc/p.toml\"\n",
+                "d.toml:3: keep.wwid:naa.1: '/etc/p.toml': give a policy's name",
+            ),
+            (
+                "[policy]\n\"wwid:naa.1\" = \"desktop\"\n[keep]\n\"wwid:naa.1\" = \"quick\"\n",
+                "keep.wwid:naa.1: 'quick': [policy] names 'desktop' for this device: one \
+                 policy rules a device, name it once",
+            ),
+        ] {
+            let e = parse(text, p).unwrap_err();
+            assert!(e.to_string().contains(msg), "{e}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        assert_eq!(
+            policy_name("/etc/sweetspot/policies/fio-readahead.toml"),
+            "fio-readahead"
+        );
+    }
+
     #[test]
     fn defaults_and_errors_with_line_and_field() {
         let p = Path::new("d.toml");

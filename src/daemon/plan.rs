@@ -45,10 +45,10 @@ pub fn latest_spots(store: &Store, cfg: &Config) -> Result<Spots> {
         cfg.ruling_policy(id)
     });
     // Of the evidence (a whole report) only the improvement is kept, which
-    // [`SweetSpotRow::describe`] names.
+    // [`SweetSpotRow::describe`] and the metrics name.
     for s in spots.values_mut() {
-        let ratio = s.evidence["objective"]["improvement"]["ratio"].clone();
-        s.evidence = serde_json::json!({"objective": {"improvement": {"ratio": ratio}}});
+        let imp = s.evidence["objective"]["improvement"].take();
+        s.evidence = serde_json::json!({"objective": {"improvement": imp}});
     }
     Ok(spots)
 }
