@@ -68,11 +68,19 @@ pub fn policy_of(
     if super::config::policy_name(fallback) == kept {
         return Ok(fallback.to_string());
     }
-    let refusal = match crate::tune::policy::resolve(
-        kept,
-        Path::new(crate::tune::policy::SYSTEM_DIR),
-        crate::trust::Origin::System,
-    ) {
+    // A name read back from the database is looked up by name only (built in, or
+    // `/etc/sweetspot/policies/<name>.toml` under the system's trust rules), never as a path.
+    let by_name = !kept.is_empty() && !kept.contains('/') && !kept.ends_with(".toml");
+    let resolved = if by_name {
+        crate::tune::policy::resolve(
+            kept,
+            Path::new(crate::tune::policy::SYSTEM_DIR),
+            crate::trust::Origin::System,
+        )
+    } else {
+        Err(Error::BadInput("not a policy name".into()))
+    };
+    let refusal = match resolved {
         Ok(pol) => match super::config::cannot_retune(&pol, kept) {
             None => return Ok(kept.to_string()),
             Some(r) => r,
@@ -501,6 +509,10 @@ mod tests {
             e.contains("`sweetspot tune --device sda --policy FILE --apply`"),
             "{e}"
         );
+        // A stored name is never taken for a path.
+        s.policy = "/tmp/evil.toml".into();
+        let e = policy_of(&cfg, &dev(), Some(&s)).unwrap_err();
+        assert!(e.contains("('/tmp/evil.toml': not a policy name)"), "{e}");
         // The user's decision: an identity's [policy] entry, or [keep].
         cfg.policy.insert("wwid:x".into(), "throughput".into());
         assert_eq!(policy_of(&cfg, &dev(), Some(&s)).unwrap(), "throughput");
