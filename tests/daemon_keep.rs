@@ -90,10 +90,10 @@ fn cli(db: &Path, sys: &Path, proc_: &Path, args: &[&str]) -> (String, String, O
     )
 }
 
-#[test]
-fn a_retune_under_another_policy_keeps_the_significant_sweet_spot_and_a_drop_is_a_warn() {
-    let dir = tempfile::tempdir().unwrap();
-    let (sys, proc_) = (dir.path().join("sys"), dir.path().join("proc"));
+/// A fake sda (read_ahead_kb 16) with a filesystem in the fake mountinfo that does not
+/// exist (a retune there fails at once): (sys, proc).
+fn tree(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (sys, proc_) = (dir.join("sys"), dir.join("proc"));
     put(&proc_.join("sys/vm/dirty_ratio"), "20");
     let b = sys.join("block/sda");
     put(&b.join("dev"), "8:0");
@@ -112,9 +112,16 @@ fn a_retune_under_another_policy_keeps_the_significant_sweet_spot_and_a_drop_is_
         &proc_.join("self/mountinfo"),
         &format!(
             "27 1 8:0 / {} rw,relatime - ext4 /dev/sda rw",
-            dir.path().join("nomnt").display()
+            dir.join("nomnt").display()
         ),
     );
+    (sys, proc_)
+}
+
+#[test]
+fn a_retune_under_another_policy_keeps_the_significant_sweet_spot_and_a_drop_is_a_warn() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = tree(dir.path());
     let db = dir.path().join("d.db");
     store(&db, "fio-readahead", 256, true, 1.54);
     let kernel = sweetspot::device::kernel_release();
@@ -228,4 +235,48 @@ fn a_retune_under_another_policy_keeps_the_significant_sweet_spot_and_a_drop_is_
         "{verr}"
     );
     let _ = &mut daemon;
+}
+
+/// Without a policy named for the device, the daemon retunes with the policy that found its
+/// significant sweet spot (`desktop`), not `default_policy` (`quick`).
+#[test]
+fn the_daemon_retunes_with_the_policy_that_found_the_sweet_spot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, proc_) = tree(dir.path());
+    let db = dir.path().join("d.db");
+    store(&db, "desktop", 256, true, 1.3);
+    let cfg = dir.path().join("daemon.toml");
+    std::fs::write(
+        &cfg,
+        "poll_s = 1\nretune_interval_s = 1\ndefault_policy = \"quick\"\n[idle]\n\
+         load_avg_max = 1000\ncpu_busy_pct_max = 100\ndevice_kib_per_s_max = 1000000\n\
+         for_s = 0\n",
+    )
+    .unwrap();
+    let log = dir.path().join("daemon.log");
+    let _daemon = Daemon(
+        Command::new(assert_cmd::cargo::cargo_bin("sweetspot"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--sysfs-root")
+            .arg(&sys)
+            .arg("--procfs-root")
+            .arg(&proc_)
+            .args(["-v", "daemon", "--config"])
+            .arg(&cfg)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("a retune", || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("sda: retuning with policy")
+    });
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        err.contains("sda: retuning with policy desktop (the retune interval (1 s) elapsed)"),
+        "{err}"
+    );
+    assert!(!err.contains("retuning with policy quick"), "{err}");
 }
