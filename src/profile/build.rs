@@ -102,71 +102,7 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             .find(|p| p.name == d)
             .map_or_else(|| d.to_string(), |p| p.identity.clone())
     });
-    // One sweet spot per disk, or a disk would get two and the last written would win: the
-    // one that rules it ([`SweetSpotRow::rules_over`]; rows come oldest first).
-    let kernel = device::kernel_release();
-    let mut latest: BTreeMap<String, SweetSpotRow> = BTreeMap::new();
-    let mut choices: BTreeMap<String, String> = BTreeMap::new();
-    for s in store.sweet_spots(wanted_identity.as_deref())? {
-        if sel.policy.is_some_and(|p| p != s.policy)
-            || (all_hosts && !is_host_identity(&s.identity))
-            || sel
-                .only
-                .is_some_and(|ids| !is_host_identity(&s.identity) && !ids.contains(&s.identity))
-        {
-            continue;
-        }
-        let named = sel
-            .keep
-            .and_then(|k| k.get(&s.identity))
-            .map(String::as_str);
-        let Some(old) = latest.get(&s.identity) else {
-            latest.insert(s.identity.clone(), s);
-            continue;
-        };
-        // An earlier sweet spot of the same policy and kernel (a retune's predecessor, kept
-        // as history) is simply superseded: there is no choice to name.
-        let choice = old.policy != s.policy || old.kernel != s.kernel;
-        if s.rules_over(old, &kernel, named) {
-            if choice {
-                if let Some(msg) = dropped(old, &s, sel.export) {
-                    // Said once, at warn: `verify` does not repeat it.
-                    tracing::warn!("{msg}");
-                    choices.remove(&s.identity);
-                } else {
-                    // `profile export` exports; apply, verify and the daemon use the profile.
-                    let msg = format!(
-                        "{}: {} the sweet spot of policy {} on {} over policy {} on {}",
-                        s.identity,
-                        if sel.export { "exporting" } else { "using" },
-                        s.policy,
-                        s.kernel,
-                        old.policy,
-                        old.kernel
-                    );
-                    tracing::info!("{msg}");
-                    choices.insert(s.identity.clone(), msg);
-                }
-            }
-            latest.insert(s.identity.clone(), s);
-        } else {
-            let msg = format!(
-                "{}: {} the sweet spot of {}; the newer answer of {} does not replace it ({})",
-                s.identity,
-                if sel.export { "exporting" } else { "using" },
-                old.describe(),
-                s.describe(),
-                if named.is_some_and(|p| p == old.policy) {
-                    "the daemon's config names its policy for the device"
-                } else {
-                    "an answer that is not significant never replaces another policy's \
-                     significant sweet spot"
-                }
-            );
-            tracing::info!("{msg}");
-            choices.insert(s.identity.clone(), msg);
-        }
-    }
+    let (latest, choices) = ruling(store, sel, wanted_identity.as_deref(), all_hosts)?;
     if let Some(d) = sel.device
         && latest.is_empty()
     {
@@ -300,8 +236,85 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
     Ok(Built {
         profile,
         transient,
-        choices: choices.into_values().collect(),
+        choices,
     })
+}
+
+/// The sweet spot that rules each selected device, one per disk (or a disk would get two and
+/// the last written would win: [`SweetSpotRow::rules_over`]), and per device where several
+/// policies (or kernels) have one, which one and why ([`Built::choices`]). Rows come oldest
+/// first. A replaced significant sweet spot is a warning ([`dropped`]); other choices are
+/// logged at info.
+fn ruling(
+    store: &Store,
+    sel: &Select,
+    wanted_identity: Option<&str>,
+    all_hosts: bool,
+) -> Result<(BTreeMap<String, SweetSpotRow>, Vec<String>)> {
+    let kernel = device::kernel_release();
+    let mut latest: BTreeMap<String, SweetSpotRow> = BTreeMap::new();
+    let mut choices: BTreeMap<String, String> = BTreeMap::new();
+    for s in store.sweet_spots(wanted_identity)? {
+        if sel.policy.is_some_and(|p| p != s.policy)
+            || (all_hosts && !is_host_identity(&s.identity))
+            || sel
+                .only
+                .is_some_and(|ids| !is_host_identity(&s.identity) && !ids.contains(&s.identity))
+        {
+            continue;
+        }
+        let named = sel
+            .keep
+            .and_then(|k| k.get(&s.identity))
+            .map(String::as_str);
+        let Some(old) = latest.get(&s.identity) else {
+            latest.insert(s.identity.clone(), s);
+            continue;
+        };
+        // An earlier sweet spot of the same policy and kernel (a retune's predecessor, kept
+        // as history) is simply superseded: there is no choice to name.
+        let choice = old.policy != s.policy || old.kernel != s.kernel;
+        if s.rules_over(old, &kernel, named) {
+            if choice {
+                if let Some(msg) = dropped(old, &s, sel.export) {
+                    // Said once, at warn: `verify` does not repeat it.
+                    tracing::warn!("{msg}");
+                    choices.remove(&s.identity);
+                } else {
+                    // `profile export` exports; apply, verify and the daemon use the profile.
+                    let msg = format!(
+                        "{}: {} the sweet spot of policy {} on {} over policy {} on {}",
+                        s.identity,
+                        if sel.export { "exporting" } else { "using" },
+                        s.policy,
+                        s.kernel,
+                        old.policy,
+                        old.kernel
+                    );
+                    tracing::info!("{msg}");
+                    choices.insert(s.identity.clone(), msg);
+                }
+            }
+            latest.insert(s.identity.clone(), s);
+        } else {
+            let msg = format!(
+                "{}: {} the sweet spot of {}; the newer answer of {} does not replace it ({})",
+                s.identity,
+                if sel.export { "exporting" } else { "using" },
+                old.describe(),
+                s.describe(),
+                if named.is_some_and(|p| p == old.policy) {
+                    "the daemon's config names its policy for the device"
+                } else {
+                    "an answer that is not significant never replaces another policy's \
+                     significant sweet spot"
+                }
+            );
+            tracing::info!("{msg}");
+            choices.insert(s.identity.clone(), msg);
+        }
+    }
+    Ok((latest, choices.into_values().collect()))
 }
 
 /// The warning when `new` (of another policy or kernel) replaces `old`, a significant sweet
