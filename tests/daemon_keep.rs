@@ -172,9 +172,13 @@ fn a_retune_under_another_policy_keeps_the_significant_sweet_spot_and_a_drop_is_
     );
     assert!(
         status.contains(&format!(
-            "kept at its sweet spot (policy fio-readahead on {kernel}: read_ahead_kb 16 → 256, \
+            "at its sweet spot (policy fio-readahead on {kernel}: read_ahead_kb 16 → 256, \
              1.54× better), not retuned"
         )),
+        "{status}"
+    );
+    assert!(
+        status.contains("not retuned: its sweet spot's policy is one a retune cannot run"),
         "{status}"
     );
     let err = std::fs::read_to_string(&log).unwrap();

@@ -92,7 +92,7 @@ pub fn policy_of(
         SweetSpotRow::describe,
     );
     Err(format!(
-        "kept at its sweet spot ({what}), not retuned: policy {kept} rules it ({why}) and a \
+        "at its sweet spot ({what}), not retuned: policy {kept} rules it ({why}) and a \
          retune cannot run it ({refusal}); retune it by hand with `sweetspot tune --device {} \
          --policy FILE --apply` (FILE: policy {kept}'s file), or name the policy to retune it \
          with under [policy] in the daemon's config",
@@ -498,7 +498,7 @@ mod tests {
         let e = policy_of(&cfg, &dev(), Some(&s)).unwrap_err();
         assert!(
             e.starts_with(
-                "kept at its sweet spot (policy fio-readahead-test-only on 6.18: read_ahead_kb \
+                "at its sweet spot (policy fio-readahead-test-only on 6.18: read_ahead_kb \
                  16 → 256, 1.54× better), not retuned: policy fio-readahead-test-only rules it \
                  (it found the device's sweet spot) and a retune cannot run it ('fio-readahead-\
                  test-only': unknown policy"

@@ -126,7 +126,7 @@ pub struct DeviceStatus {
     /// `due <RFC 3339> (every <interval>)` (in the future), `due <RFC 3339> (the last retune
     /// failed; every <interval>)` (the daemon's back-off), `tuning now`; for an absent
     /// device `due when it is present: never tuned`, or one of those followed by `, when it
-    /// is present`. The date is the daemon's ([`super::retune::due`], from the sweet spot it
+    /// is present`; `not retuned: …` while the daemon keeps it (`kept`). The date is the daemon's ([`super::retune::due`], from the sweet spot it
     /// keeps), the one its `interval` wait names.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
@@ -416,6 +416,9 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         };
         let retune = if tuning {
             "tuning now".to_string()
+        } else if waiting.as_deref() == Some("kept") {
+            "not retuned: its sweet spot's policy is one a retune cannot run (see waiting)"
+                .to_string()
         } else if dev.is_none() {
             format!("{when}, when it is present")
         } else {
