@@ -102,6 +102,22 @@ fn running_config(state: &Path) -> Option<PathBuf> {
     }
 }
 
+/// The policy the daemon's config names per device, whose sweet spot rules it
+/// ([`config::Config::ruling_policies`]): from the running daemon's config (of `ctx`'s
+/// database), else the default file; empty when neither names one or loads (a config that
+/// does not load is the daemon's to report). `profile apply`, `export` and `verify` pick a
+/// device's sweet spot by it, as the daemon does.
+pub(super) fn ruling_policies(ctx: &Ctx) -> std::collections::BTreeMap<String, String> {
+    let state = daemon::state_path(&ctx.db);
+    let (path, explicit) = match running_config(&state) {
+        Some(p) => (p, true),
+        None => (PathBuf::from(config::DEFAULT_PATH), false),
+    };
+    config::load(&path, explicit, crate::trust::Origin::System)
+        .map(|c| c.ruling_policies())
+        .unwrap_or_default()
+}
+
 /// Runs `sweetspot status`. Without `--config`, the running daemon's config is shown (its
 /// enrolled devices and retune interval), and the text names the file either way.
 pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {

@@ -153,6 +153,9 @@ struct Source {
     transient: Vec<String>,
     /// From the database (no FILE given); `Some(false)` when it does not exist yet.
     db_exists: Option<bool>,
+    /// Which sweet spot a device's entry holds where several policies (or kernels) have one
+    /// ([`build::Built::choices`]).
+    choices: Vec<String>,
 }
 
 impl Source {
@@ -195,6 +198,7 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
             name: f.display().to_string(),
             transient: Vec::new(),
             db_exists: None,
+            choices: Vec::new(),
         }),
         None => {
             let name = format!("the database {}", ctx.db.display());
@@ -209,14 +213,17 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
                     name,
                     transient: Vec::new(),
                     db_exists: Some(false),
+                    choices: Vec::new(),
                 });
             }
+            let keep = super::daemon::ruling_policies(ctx);
             let sel = Select {
                 device: None,
                 policy: None,
                 by: MatchBy::Identity,
                 only: None,
                 export: false,
+                keep: Some(&keep),
             };
             let built = build::build_noting(&ctx.store_read_only()?, &ctx.root, &sel)?;
             Ok(Source {
@@ -224,6 +231,7 @@ fn source(ctx: &Ctx, file: Option<&Path>) -> Result<Source> {
                 name,
                 transient: built.transient,
                 db_exists: Some(true),
+                choices: built.choices,
             })
         }
     }
@@ -356,6 +364,10 @@ pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
     if v.rows.is_empty() {
         tracing::warn!("nothing to verify: {}", src.why_nothing());
     }
+    // Where several policies have a sweet spot for a device, the one checked is named.
+    for c in &src.choices {
+        eprintln!("verify: {c}");
+    }
     if args.json {
         super::print_json(&v)?;
     } else {
@@ -385,12 +397,14 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
         )));
     }
     let store = ctx.store_read_only()?;
+    let keep = super::daemon::ruling_policies(ctx);
     let sel = Select {
         device: args.device.as_deref(),
         policy: args.policy.as_deref(),
         by: args.match_by,
         only: None,
         export: true,
+        keep: Some(&keep),
     };
     let built = build::build_noting(&store, &ctx.root, &sel)?;
     let profile = built.profile;

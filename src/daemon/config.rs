@@ -99,6 +99,14 @@ pub struct Config {
     pub policy: std::collections::BTreeMap<String, String>,
     /// The policy where `policy` names none; default `quick`.
     pub default_policy: String,
+    /// Per device identity, the policy whose sweet spot rules it (a policy name as
+    /// `sweetspot history` shows it: a built-in name or a policy file's stem), the user's
+    /// decision when several policies have one ([`crate::store::tunes::SweetSpotRow::rules_over`]).
+    /// The daemon retunes the device with that policy when a retune can run it (a built-in
+    /// or `/etc/sweetspot/policies/<name>.toml` policy of contest's loads), else it keeps the
+    /// sweet spot and does not retune the device. Without an entry (and without an identity's
+    /// `[policy]` entry), the policy that found the ruling sweet spot is kept.
+    pub keep: std::collections::BTreeMap<String, String>,
     /// Retune after this many days, in (0, [`MAX_INTERVAL_DAYS`]] (ten years); default 7.
     pub retune_interval_days: f64,
     /// The interval in seconds instead (wins over `retune_interval_days`; for tests), in (0,
@@ -128,6 +136,7 @@ impl Default for Config {
             enroll: Enroll::Tuned("tuned".into()),
             policy: Default::default(),
             default_policy: "quick".into(),
+            keep: Default::default(),
             retune_interval_days: 7.0,
             retune_interval_s: None,
             retune: Retune::default(),
@@ -167,18 +176,85 @@ impl Config {
 
 impl Config {
     /// The identities the config enrolls by name, tuned or not: the `enroll` list, or with
-    /// `enroll = "tuned"` the identities `[policy]` names (a device class is no identity).
+    /// `enroll = "tuned"` the identities `[policy]` and `[keep]` name (a device class is no
+    /// identity).
     pub fn named(&self) -> Vec<String> {
         match &self.enroll {
             Enroll::Identities(ids) => ids.clone(),
-            Enroll::Tuned(_) => self
-                .policy
-                .keys()
-                .filter(|k| !CLASSES.contains(&k.as_str()))
-                .cloned()
-                .collect(),
+            Enroll::Tuned(_) => {
+                let mut ids: Vec<String> = self
+                    .policy
+                    .keys()
+                    .chain(self.keep.keys())
+                    .filter(|k| !CLASSES.contains(&k.as_str()))
+                    .cloned()
+                    .collect();
+                ids.sort();
+                ids.dedup();
+                ids
+            }
         }
     }
+
+    /// The policy whose sweet spot rules the device `identity` by the user's decision (as
+    /// stored sweet spots name it): its `[keep]` entry, else its `[policy]` identity entry
+    /// (the stem of a policy file); `None` when the config names none for it (the policy
+    /// that found its ruling sweet spot is kept).
+    pub fn ruling_policy(&self, identity: &str) -> Option<String> {
+        if let Some(p) = self.keep.get(identity) {
+            return Some(p.clone());
+        }
+        self.policy.get(identity).map(|spec| policy_name(spec))
+    }
+}
+
+impl Config {
+    /// [`Config::ruling_policy`] of every identity the config names one for (`[keep]`, and
+    /// `[policy]`'s identity entries): identity → policy name.
+    pub fn ruling_policies(&self) -> std::collections::BTreeMap<String, String> {
+        self.policy
+            .keys()
+            .chain(self.keep.keys())
+            .filter(|k| !CLASSES.contains(&k.as_str()))
+            .filter_map(|id| Some((id.clone(), self.ruling_policy(id)?)))
+            .collect()
+    }
+}
+
+/// The name a policy given as `spec` (a built-in or system name, or a file path) stores its
+/// sweet spots under: the name itself, or the file's stem ([`crate::tune::policy::resolve`]).
+pub fn policy_name(spec: &str) -> String {
+    if spec.contains('/') || spec.ends_with(".toml") {
+        Path::new(spec)
+            .file_stem()
+            .map_or_else(|| spec.to_string(), |s| s.to_string_lossy().into_owned())
+    } else {
+        spec.to_string()
+    }
+}
+
+/// Why a retune cannot run `pol` (named `name` in messages), or `None`: a retune measures
+/// with contest's loads on the device's own filesystem, so a policy that optimises its own
+/// benchmark (`[benchmark]`), or runs io_other (another filesystem) or a load this machine
+/// lacks, would fail every retune.
+pub fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<String> {
+    if let crate::tune::policy::Objective::Benchmark(job) = &pol.objective {
+        return Some(format!(
+            "'{name}': it optimises its own benchmark (`[benchmark]`: {}), which a retune \
+             cannot run (a retune measures with contest's loads): give a policy with `loads`, \
+             or tune it by hand with `sweetspot tune --device D --policy {name}`",
+            job.label()
+        ));
+    }
+    pol.loads.iter().find_map(|&l| match l {
+        crate::bench::Load::IoOther => Some(format!(
+            "'{name}': it runs io_other, which writes to another filesystem, and a retune has \
+             none: give a policy without io_other"
+        )),
+        _ => crate::bench::loads::check_available(l, None)
+            .err()
+            .map(|e| format!("'{name}': {e}")),
+    })
 }
 
 /// Reads `path`, after checking who may have written it ([`crate::trust`]: the config names
@@ -321,38 +397,46 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
         if let Err(e) = crate::tune::config(&pol, c.retune.budget, 0) {
             return Err(bad(at("budget"), "retune.budget", e.to_string()));
         }
-        // A retune measures with contest's loads on the device's real testbed: a policy that
-        // optimises its own benchmark (`[benchmark]`) needs the user-benchmark testbed, so
-        // every retune of it failed (after restoring the device): refused here.
-        if let crate::tune::policy::Objective::Benchmark(job) = &pol.objective {
+        // A retune measures with contest's loads on the device's own filesystem: a policy
+        // it cannot run (its own `[benchmark]`, io_other) would fail every retune (after
+        // restoring the device): refused here.
+        if let Some(why) = cannot_retune(&pol, name) {
+            return Err(bad(at(&key), &field, why));
+        }
+    }
+    for (id, name) in &c.keep {
+        let field = format!("keep.{id}");
+        if !is_identity(id) {
             return Err(bad(
-                at(&key),
+                at(id),
                 &field,
                 format!(
-                    "'{name}': it optimises its own benchmark (`[benchmark]`: {}), which a \
-                     retune cannot run (a retune measures with contest's loads): give a policy \
-                     with `loads`, or tune it by hand with `sweetspot tune --device D --policy \
-                     {name}`",
-                    job.label()
+                    "'{id}' is not a device identity: give one as `sweetspot devices` shows \
+                     it ({IDENTITY_FORMS})"
                 ),
             ));
         }
-        // A retune runs on the device's own filesystem, with no --other-dir: a load it cannot
-        // run would fail every retune, so it is refused here.
-        for &l in &pol.loads {
-            let why = match l {
-                crate::bench::Load::IoOther => Some(
-                    "it runs io_other, which writes to another filesystem, and a retune has \
-                     none: give a policy without io_other"
-                        .to_string(),
+        if name.trim().is_empty() || name.contains('/') {
+            return Err(bad(
+                at(id),
+                &field,
+                format!(
+                    "'{name}': give a policy's name as `sweetspot history` shows it (a \
+                     built-in name or a policy file's stem), not a path"
                 ),
-                _ => crate::bench::loads::check_available(l, None)
-                    .err()
-                    .map(|e| e.to_string()),
-            };
-            if let Some(why) = why {
-                return Err(bad(at(&key), &field, format!("'{name}': {why}")));
-            }
+            ));
+        }
+        if let Some(spec) = c.policy.get(id)
+            && policy_name(spec) != *name
+        {
+            return Err(bad(
+                at(id),
+                &field,
+                format!(
+                    "'{name}': [policy] names '{spec}' for this device: one policy rules a \
+                     device, name it once"
+                ),
+            ));
         }
     }
     if let Some(q) = &c.quiet_hours {
@@ -535,265 +619,7 @@ fn check_metrics_dir(dir: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn a_retune_policy_with_a_load_a_retune_cannot_run_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let pol = dir.path().join("other.toml");
-        std::fs::write(
-            &pol,
-            "loads = [\"no_load\", \"io_other\"]\nbudget = 8\n[objective]\nminimize = \"ratio\"\n\
-             loads = [\"io_other\"]\n[knobs.read_ahead_kb]\n",
-        )
-        .unwrap();
-        let p = Path::new("d.toml");
-        let text = format!("poll_s = 5\ndefault_policy = \"{}\"\n", pol.display());
-        let e = parse(&text, p).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            format!(
-                "d.toml:2: default_policy: '{}': it runs io_other, which writes to another \
-                 filesystem, and a retune has none: give a policy without io_other",
-                pol.display()
-            )
-        );
-        assert_eq!(e.exit_code(), 2);
-        // The shipped policies run loads a retune can.
-        assert!(parse("default_policy = \"throughput\"\n", p).is_ok());
-    }
-
-    #[test]
-    fn a_retune_policy_with_its_own_benchmark_is_refused_with_its_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let pol = dir.path().join("bench.toml");
-        std::fs::write(
-            &pol,
-            "runs = 2\nbudget = 20\n[benchmark]\ncommand = \"echo t 5\"\n\
-             regex = 't ([0-9.]+)'\nminimize = \"t\"\n[knobs.fifo_batch]\nvalues = [8, 16]\n",
-        )
-        .unwrap();
-        let p = Path::new("d.toml");
-        for (text, line, field) in [
-            (
-                format!(
-                    "poll_s = 1\n[policy]\n\"wwid:naa.5000c500a1b2c3d4\" = \"{}\"\n",
-                    pol.display()
-                ),
-                3,
-                "policy.wwid:naa.5000c500a1b2c3d4",
-            ),
-            (
-                format!("default_policy = \"{}\"\n", pol.display()),
-                1,
-                "default_policy",
-            ),
-        ] {
-            let e = parse(&text, p).unwrap_err();
-            assert_eq!(
-                e.to_string(),
-                format!(
-                    "d.toml:{line}: {field}: '{}': it optimises its own benchmark \
-                     (`[benchmark]`: t), which a retune cannot run (a retune measures with \
-                     contest's loads): give a policy with `loads`, or tune it by hand with \
-                     `sweetspot tune --device D --policy {}`",
-                    pol.display(),
-                    pol.display()
-                )
-            );
-            assert_eq!(e.exit_code(), 2);
-        }
-    }
-
-    #[test]
-    fn defaults_and_errors_with_line_and_field() {
-        let p = Path::new("d.toml");
-        assert_eq!(parse("", p).unwrap(), Config::default());
-        let c = parse(
-            "enroll = [\"wwid:naa.1\"]\nquiet_hours = \"22:30-06:00\"\n",
-            p,
-        )
-        .unwrap();
-        assert_eq!(c.enroll, Enroll::Identities(vec!["wwid:naa.1".into()]));
-        // Every form `sweetspot devices` shows is an identity; anything else would never be
-        // present, so it is refused with its line and index.
-        let ok = "enroll = [\"wwid:naa.1\", \"model-serial:M:S\", \"by-path:pci0/x\", \
-                  \"loop:/srv/d.img\", \"virtual:zram0\"]\n";
-        assert!(matches!(parse(ok, p).unwrap().enroll, Enroll::Identities(v) if v.len() == 5));
-        for (id, at) in [
-            ("nosuchidentity", 0),
-            ("loop1", 1),
-            ("wwid:", 1),
-            ("model-serial:M", 1),
-            ("scratch:ext4-on:dev:7:0", 1),
-        ] {
-            let text = format!("poll_s = 5\nenroll = [\"wwid:naa.1\",\n  \"{id}\"]\n");
-            let text = if at == 0 {
-                format!("enroll = [\"{id}\"]\n")
-            } else {
-                text
-            };
-            let e = parse(&text, p).unwrap_err();
-            let line = if at == 0 { 1 } else { 3 };
-            assert!(
-                e.to_string().starts_with(&format!(
-                    "d.toml:{line}: enroll[{at}]: '{id}' is not a device identity, so no \
-                     device would ever be enrolled by it: give one as `sweetspot devices` \
-                     shows it (wwid:WWID, "
-                )),
-                "{e}"
-            );
-            assert_eq!(e.exit_code(), 2);
-        }
-        assert_eq!(
-            quiet_window(c.quiet_hours.as_deref().unwrap()),
-            Some((1350, 360))
-        );
-        let e = parse("poll_s = 5\nquiet_hours = \"25:00-01:00\"\n", p).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "d.toml:2: quiet_hours: '25:00-01:00': expected HH:MM-HH:MM"
-        );
-        let e = parse("poll_s = 5\nquiet_hours = \"08:00-08:00\"\n", p).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "d.toml:2: quiet_hours: '08:00-08:00': start and end are equal, an empty window \
-             (omit quiet_hours for none)"
-        );
-        assert_eq!(e.exit_code(), 2);
-        let e = parse("\n[idle]\ncpu_busy_pct_max = 500\n", p).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "d.toml:3: idle.cpu_busy_pct_max: '500': must be 0–100 %"
-        );
-        let e = parse("[idle]\nload_avg_max = -3\n", p).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("d.toml:2: idle.load_avg_max: '-3': must be ≥ 0"),
-            "{e}"
-        );
-        let e = parse("\n[idle]\nfor_s = \"long\"\n", p).unwrap_err();
-        assert!(e.to_string().starts_with("d.toml:3: idle.for_s: "), "{e}");
-        // Not TOML at all: `syntax` where a field would be, as in a policy or a surface.
-        let e = parse("poll_s = 5\n[idle\n", p).unwrap_err();
-        assert!(e.to_string().starts_with("d.toml:2: syntax: "), "{e}");
-        let e = parse("polls = 3\n", p).unwrap_err();
-        assert!(e.to_string().contains("polls"), "{e}");
-        assert_eq!(e.exit_code(), 2);
-        // A comment that mentions the key is not the line that sets it (examples/daemon.toml
-        // documents every key above its line).
-        let e = parse(
-            "# cpu_busy_pct_max: the CPU busy % above which\n[idle]\n  cpu_busy_pct_max = 150\n",
-            p,
-        )
-        .unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("d.toml:3: idle.cpu_busy_pct_max: "),
-            "{e}"
-        );
-    }
-}
+mod tests;
 
 #[cfg(test)]
-mod range_tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    /// Each duration and count at its bound is accepted and just past it refused, naming the
-    /// line and field (`retune_interval_days = 1e308` wrapped the due date into the past; `db
-    /// = ""` ran the daemon on SQLite's temporary database).
-    #[test]
-    fn every_duration_count_and_path_has_its_range() {
-        let p = Path::new("d.toml");
-        let cases: [(&str, &str, &str, &str); 11] = [
-            (
-                "",
-                "retune_interval_days = 3650",
-                "retune_interval_days = 3650.001",
-                "'3650.001': must be in (0, 3650] days (ten years)",
-            ),
-            (
-                "",
-                "retune_interval_days = 0.5",
-                "retune_interval_days = 1e308",
-                "'1e308': must be in (0, 3650] days (ten years)",
-            ),
-            (
-                "",
-                "retune_interval_s = 315360000",
-                "retune_interval_s = 315360000.5",
-                "'315360000.5': must be in (0, 315360000] s (ten years)",
-            ),
-            (
-                "[retune]",
-                "budget = 10000",
-                "budget = 10001",
-                "'10001': must be 1–10000 trials",
-            ),
-            (
-                "[retune]",
-                "job_scale = 100",
-                "job_scale = 100.5",
-                "'100.5': must be in (0, 100]",
-            ),
-            (
-                "[retune]",
-                "load_mib = 1048576",
-                "load_mib = 1048577",
-                "'1048577': must be 1–1048576 MiB (1 TiB)",
-            ),
-            (
-                "[retune]",
-                "lead_s = 60",
-                "lead_s = 60.001",
-                "'60.001': must be 0–60 s",
-            ),
-            (
-                "[idle]",
-                "for_s = 86400",
-                "for_s = 86401",
-                "'86401': must be 0–86400 s (a day)",
-            ),
-            (
-                "",
-                "poll_s = 3600",
-                "poll_s = 3601",
-                "'3601': must be 1–3600 s",
-            ),
-            (
-                "",
-                "db = \"/var/lib/sweetspot/s.db\"",
-                "db = \"\"",
-                "'': give an absolute path (an empty one is SQLite's temporary database, gone when the daemon stops)",
-            ),
-            (
-                "",
-                "db = \"/s.db\"",
-                "db = \"s.db\"",
-                "'s.db': give an absolute path (a relative one depends on the directory the daemon starts in)",
-            ),
-        ];
-        for (table, ok, bad, msg) in cases {
-            let text = |line: &str| format!("enroll = \"tuned\"\n{table}\n{line}\n");
-            assert!(
-                parse(&text(ok), p).is_ok(),
-                "{ok}: {:?}",
-                parse(&text(ok), p)
-            );
-            let e = parse(&text(bad), p).unwrap_err();
-            let key = bad.split(' ').next().unwrap();
-            let field = match table {
-                "[retune]" => format!("retune.{key}"),
-                "[idle]" => format!("idle.{key}"),
-                _ => key.to_string(),
-            };
-            assert_eq!(e.to_string(), format!("d.toml:3: {field}: {msg}"), "{bad}");
-            assert_eq!(e.exit_code(), 2);
-        }
-        let c = parse("retune_interval_days = 3650\n", p).unwrap();
-        assert_eq!(c.interval_s(), 315_360_000.0);
-    }
-}
+mod range_tests;

@@ -426,7 +426,7 @@ pub fn from_status(
     state: &Path,
 ) -> Result<String> {
     let spots = match store {
-        Some(s) => super::plan::latest_spots(s)?,
+        Some(s) => super::plan::latest_spots(s, cfg)?,
         None => Default::default(),
     };
     let devices = super::plan::enrolled(root, cfg, &spots)?;

@@ -89,12 +89,14 @@ pub fn profile(
         config::Enroll::Identities(ids) => Some(ids.as_slice()),
         config::Enroll::Tuned(_) => None,
     };
+    let keep = cfg.ruling_policies();
     let sel = Select {
         device: None,
         policy: None,
         by: MatchBy::Identity,
         only,
         export: false,
+        keep: Some(&keep),
     };
     build::build(store, root, &sel)
 }

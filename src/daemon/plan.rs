@@ -21,8 +21,9 @@ pub struct Wait {
     /// `tuning`, `not idle`, `quiet hours`, `interval`, `contested` (a knob another writer
     /// keeps, or another owner's change of its knobs journaled and not restored:
     /// [`super::retune::journaled`]), `busy`, `failed`, `no filesystem`, `restored`
-    /// (`sweetspot restore` put it back: left alone until the daemon restarts or reloads), or
-    /// `due` (it starts at this poll).
+    /// (`sweetspot restore` put it back: left alone until the daemon restarts or reloads),
+    /// `kept` (its sweet spot's policy is one a retune cannot run: [`super::retune::policy_of`]),
+    /// or `due` (it starts at this poll).
     pub kind: &'static str,
     /// In words: the criterion over its threshold, the window, the due time, the holder; for
     /// `due` (and a started retune) why it is due. The reason a retune is due is not repeated
@@ -32,25 +33,24 @@ pub struct Wait {
     pub due_at: Option<i64>,
 }
 
-/// Each device's latest sweet spot by identity (the running kernel's when there is one,
-/// else the newest).
+/// Each device's ruling sweet spot by identity
+/// ([`crate::store::tunes::SweetSpotRow::rules_over`]).
 pub type Spots = BTreeMap<String, SweetSpotRow>;
 
-/// [`Spots`] from the database.
-pub fn latest_spots(store: &Store) -> Result<Spots> {
+/// [`Spots`] from the database: the sweet spot that rules each device
+/// ([`crate::store::tunes::ruling`], with the policy `cfg` names for it).
+pub fn latest_spots(store: &Store, cfg: &Config) -> Result<Spots> {
     let kernel = device::kernel_release();
-    let mut latest = Spots::new();
-    for mut s in store.sweet_spots(None)? {
-        if latest
-            .get(&s.identity)
-            .is_none_or(|old| s.supersedes(old, &kernel))
-        {
-            // The evidence (a whole report) is not needed here.
-            s.evidence = serde_json::Value::Null;
-            latest.insert(s.identity.clone(), s);
-        }
+    let mut spots = crate::store::tunes::ruling(store.sweet_spots(None)?, &kernel, &|id| {
+        cfg.ruling_policy(id)
+    });
+    // Of the evidence (a whole report) only the improvement is kept, which
+    // [`SweetSpotRow::describe`] and the metrics name.
+    for s in spots.values_mut() {
+        let imp = s.evidence["objective"]["improvement"].take();
+        s.evidence = serde_json::json!({"objective": {"improvement": imp}});
     }
-    Ok(latest)
+    Ok(spots)
 }
 
 /// The enrolled devices present now with their latest sweet spot: `enroll = "tuned"` takes
@@ -130,6 +130,9 @@ pub fn wait_of(
             );
         }
     };
+    if let Err(why) = super::retune::policy_of(cfg, dev, spot) {
+        return w("kept", why, None);
+    }
     if let Some(until) = failed_until.filter(|&u| u > now) {
         return w(
             "failed",

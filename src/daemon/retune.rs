@@ -39,6 +39,67 @@ pub fn class(dev: &Device) -> &'static str {
     }
 }
 
+/// The policy a retune of `dev` runs, or why the daemon does not retune it (`Err`), from its
+/// ruling sweet spot `spot` ([`crate::store::tunes::SweetSpotRow::rules_over`]), in order:
+/// 1. the policy the config names for the device (`[keep]`, or an identity's `[policy]`
+///    entry): the user's decision;
+/// 2. the policy that found its sweet spot, when significant: a retune with another policy
+///    would answer another question (a `quick` retune of a `fio-readahead` sweet spot);
+/// 3. `[policy]`'s class entry, else `default_policy` ([`Config::policy_for`]).
+///
+/// A kept policy a retune cannot run (its own `[benchmark]`, io_other: [`super::config::cannot_retune`];
+/// or no policy of that name: neither built in nor in `/etc/sweetspot/policies`) keeps the
+/// device at its sweet spot, not retuned: `Err` says so, with the command that retunes it by
+/// hand.
+pub fn policy_of(
+    cfg: &Config,
+    dev: &Device,
+    spot: Option<&SweetSpotRow>,
+) -> std::result::Result<String, String> {
+    let fallback = cfg.policy_for(&dev.identity, class(dev));
+    if let Some(spec) = cfg.policy.get(&dev.identity) {
+        return Ok(spec.clone());
+    }
+    let (kept, why) = match (cfg.keep.get(&dev.identity), spot) {
+        (Some(p), _) => (p.as_str(), "the config's [keep] names it for the device"),
+        (None, Some(s)) if s.significant => (s.policy.as_str(), "it found the device's sweet spot"),
+        _ => return Ok(fallback.to_string()),
+    };
+    if super::config::policy_name(fallback) == kept {
+        return Ok(fallback.to_string());
+    }
+    // A name read back from the database is looked up by name only (built in, or
+    // `/etc/sweetspot/policies/<name>.toml` under the system's trust rules), never as a path.
+    let by_name = !kept.is_empty() && !kept.contains('/') && !kept.ends_with(".toml");
+    let resolved = if by_name {
+        crate::tune::policy::resolve(
+            kept,
+            Path::new(crate::tune::policy::SYSTEM_DIR),
+            crate::trust::Origin::System,
+        )
+    } else {
+        Err(Error::BadInput("not a policy name".into()))
+    };
+    let refusal = match resolved {
+        Ok(pol) => match super::config::cannot_retune(&pol, kept) {
+            None => return Ok(kept.to_string()),
+            Some(r) => r,
+        },
+        Err(e) => format!("'{kept}': {e}"),
+    };
+    let what = spot.filter(|s| s.policy == kept).map_or_else(
+        || format!("policy {kept}: none stored yet"),
+        SweetSpotRow::describe,
+    );
+    Err(format!(
+        "at its sweet spot ({what}), not retuned: policy {kept} rules it ({why}) and a \
+         retune cannot run it ({refusal}); retune it by hand with `sweetspot tune --device {} \
+         --policy FILE --apply` (FILE: policy {kept}'s file), or name the policy to retune it \
+         with under [policy] in the daemon's config",
+        dev.name
+    ))
+}
+
 /// Whether a device is due for a retune at `now` (Unix s): `Ok(why)` (never tuned, the kernel
 /// changed, the interval elapsed), or `Err(due_at)` (Unix s).
 pub fn due(
@@ -185,11 +246,18 @@ pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> St
 /// Why a retune of `dev` may not start now: another owner's change of its knobs (or of the
 /// host-wide knobs its policy tunes) is journaled and not restored ([`journaled`],
 /// [`contested_by`]); `None` when nothing stands in its way. A policy that cannot be resolved
-/// gives `None` here: [`Job::start`] says why. Errors: the store's.
-pub fn contested(store: &Store, cfg: &Config, dev: &Device) -> Result<Option<String>> {
-    let name = cfg.policy_for(&dev.identity, class(dev));
+/// (or none, [`policy_of`]) gives `None` here: [`Job::start`] says why. Errors: the store's.
+pub fn contested(
+    store: &Store,
+    cfg: &Config,
+    dev: &Device,
+    spot: Option<&SweetSpotRow>,
+) -> Result<Option<String>> {
+    let Ok(name) = policy_of(cfg, dev, spot) else {
+        return Ok(None);
+    };
     let Ok(policy) = crate::tune::policy::resolve(
-        name,
+        &name,
         Path::new(crate::tune::policy::SYSTEM_DIR),
         crate::trust::Origin::System,
     ) else {
@@ -220,7 +288,8 @@ pub struct Job {
 impl Job {
     /// Takes `dev`'s lock for `sweetspot daemon` (refused, naming the holder, when a CLI
     /// `tune`, `set`, ... has it), and the host's lock ([`crate::lock::HOST`]) too when the
-    /// policy has host-wide knobs ([`host_knobs`]), and starts the tune in a thread with its own database
+    /// policy ([`policy_of`] of `dev` and its ruling sweet spot `spot`) has host-wide knobs
+    /// ([`host_knobs`]), and starts the tune in a thread with its own database
     /// connection. The sweet spots' values on the device (and on the policy's host-wide
     /// knobs) are put back to what they were before them (the kernel's), so the tune measures
     /// against those ([`journaled`]). Errors: the lock is held; another owner's change is
@@ -232,6 +301,7 @@ impl Job {
         root: &SysRoot,
         dev: &Device,
         cfg: &Config,
+        spot: Option<&SweetSpotRow>,
         why: String,
     ) -> Result<Job> {
         if !dev.mounts.iter().any(|m| m.writable) {
@@ -240,7 +310,7 @@ impl Job {
                 dev.name
             )));
         }
-        let policy_name = cfg.policy_for(&dev.identity, class(dev)).to_string();
+        let policy_name = policy_of(cfg, dev, spot).map_err(Error::BadInput)?;
         let policy = crate::tune::policy::resolve(
             &policy_name,
             Path::new(crate::tune::policy::SYSTEM_DIR),
@@ -389,6 +459,66 @@ mod tests {
                 .unwrap()
                 .contains("(2 s) elapsed")
         );
+    }
+
+    fn dev() -> Device {
+        Device {
+            name: "sda".into(),
+            identity: "wwid:x".into(),
+            dev: "8:0".into(),
+            rotational: false,
+            zoned: "none".into(),
+            schedulers: vec!["none".into()],
+            scheduler: "none".into(),
+            size_bytes: 1 << 30,
+            writable: true,
+            mounts: Vec::new(),
+        }
+    }
+
+    /// The daemon retunes with the policy that found the sweet spot, not `default_policy`;
+    /// one a retune cannot run keeps the device at its sweet spot, not retuned, and says so.
+    #[test]
+    fn a_retune_keeps_the_policy_that_found_the_sweet_spot() {
+        let mut cfg = Config::default();
+        let mut s = spot("6.18", 0);
+        s.policy = "desktop".into();
+        s.significant = true;
+        s.setting = [("read_ahead_kb".to_string(), 256.into())].into();
+        s.default_setting = [("read_ahead_kb".to_string(), 16.into())].into();
+        s.evidence = serde_json::json!({"objective": {"improvement": {"ratio": 1.54}}});
+        assert_eq!(policy_of(&cfg, &dev(), Some(&s)).unwrap(), "desktop");
+        assert_eq!(policy_of(&cfg, &dev(), None).unwrap(), "quick");
+        // "keep the default": nothing to keep; the configured policy.
+        let mut plain = s.clone();
+        plain.significant = false;
+        assert_eq!(policy_of(&cfg, &dev(), Some(&plain)).unwrap(), "quick");
+        // A user benchmark's policy (not built in, not in /etc/sweetspot/policies): kept.
+        s.policy = "fio-readahead-test-only".into();
+        let e = policy_of(&cfg, &dev(), Some(&s)).unwrap_err();
+        assert!(
+            e.starts_with(
+                "at its sweet spot (policy fio-readahead-test-only on 6.18: read_ahead_kb \
+                 16 → 256, 1.54× better), not retuned: policy fio-readahead-test-only rules it \
+                 (it found the device's sweet spot) and a retune cannot run it ('fio-readahead-\
+                 test-only': unknown policy"
+            ),
+            "{e}"
+        );
+        assert!(
+            e.contains("`sweetspot tune --device sda --policy FILE --apply`"),
+            "{e}"
+        );
+        // A stored name is never taken for a path.
+        s.policy = "/tmp/evil.toml".into();
+        let e = policy_of(&cfg, &dev(), Some(&s)).unwrap_err();
+        assert!(e.contains("('/tmp/evil.toml': not a policy name)"), "{e}");
+        // The user's decision: an identity's [policy] entry, or [keep].
+        cfg.policy.insert("wwid:x".into(), "throughput".into());
+        assert_eq!(policy_of(&cfg, &dev(), Some(&s)).unwrap(), "throughput");
+        cfg.policy.clear();
+        cfg.keep.insert("wwid:x".into(), "desktop".into());
+        assert_eq!(policy_of(&cfg, &dev(), Some(&s)).unwrap(), "desktop");
     }
 
     #[test]

@@ -171,7 +171,7 @@ fn cached(
         Some((at, p, s)) if *at == id => Ok((p.clone(), s.clone())),
         _ => {
             let p = profile(store, root, cfg)?;
-            let s = plan::latest_spots(store)?;
+            let s = plan::latest_spots(store, cfg)?;
             // A device whose sweet spot is new (a tune by hand, another daemon's) gets it at
             // this poll, even if the manager has seen the device already.
             if let Some((_, old_p, old)) = &st.cache {
@@ -282,7 +282,7 @@ fn poll(
         // Another owner's change of its knobs is journaled (an admin's `set`): the retune
         // would start from it and the journal's stack would lose the true original.
         if w.kind == "due"
-            && let Some(why) = retune::contested(store, cfg, dev)?
+            && let Some(why) = retune::contested(store, cfg, dev, spot.as_ref())?
         {
             w.kind = "contested";
             w.detail = why;
@@ -297,7 +297,9 @@ fn poll(
                 .ok()
                 .filter(|d| d.identity == dev.identity);
             let started = match &now_dev {
-                Some(d) => retune::Job::start(store, db, root, d, cfg, w.detail.clone()),
+                Some(d) => {
+                    retune::Job::start(store, db, root, d, cfg, spot.as_ref(), w.detail.clone())
+                }
                 None => {
                     st.disks = None;
                     Err(Error::BadInput(format!(

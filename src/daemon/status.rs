@@ -126,12 +126,13 @@ pub struct DeviceStatus {
     /// `due <RFC 3339> (every <interval>)` (in the future), `due <RFC 3339> (the last retune
     /// failed; every <interval>)` (the daemon's back-off), `tuning now`; for an absent
     /// device `due when it is present: never tuned`, or one of those followed by `, when it
-    /// is present`. The date is the daemon's ([`super::retune::due`], from the sweet spot it
+    /// is present`; `not retuned: …` while the daemon keeps it (`kept`). The date is the daemon's ([`super::retune::due`], from the sweet spot it
     /// keeps), the one its `interval` wait names.
     pub retune: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
     /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`,
-    /// `restored`; `None` when the daemon is not running.
+    /// `restored`, `kept` (its sweet spot's policy is one a retune cannot run); `None` when
+    /// the daemon is not running.
     pub waiting: Option<String>,
     /// The same in words (the criterion over its threshold, the window, the holder).
     pub waiting_detail: Option<String>,
@@ -178,15 +179,12 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         Some(st) => st.sweet_spots(None)?,
         None => vec![],
     };
-    // The sweet spot the daemon keeps and retunes from ([`SweetSpotRow::supersedes`](crate::store::tunes::SweetSpotRow::supersedes)), so
+    // The sweet spot the daemon keeps and retunes from ([`SweetSpotRow::rules_over`](crate::store::tunes::SweetSpotRow::rules_over)), so
     // that its due date here is the daemon's.
-    for s in spots {
-        if Match::from_identity(&s.identity).is_some()
-            && latest
-                .get(&s.identity)
-                .is_none_or(|old| s.supersedes(old, &kernel))
-        {
-            latest.insert(s.identity.clone(), s);
+    let latest_all = crate::store::tunes::ruling(spots, &kernel, &|id| cfg.ruling_policy(id));
+    for (id, s) in latest_all {
+        if Match::from_identity(&id).is_some() {
+            latest.insert(id, s);
         }
     }
     if let Enroll::Identities(ids) = &cfg.enroll {
@@ -418,6 +416,9 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         };
         let retune = if tuning {
             "tuning now".to_string()
+        } else if waiting.as_deref() == Some("kept") {
+            "not retuned: its sweet spot's policy is one a retune cannot run (see waiting)"
+                .to_string()
         } else if dev.is_none() {
             format!("{when}, when it is present")
         } else {

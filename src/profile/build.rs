@@ -42,6 +42,10 @@ pub struct Select<'a> {
     /// file, the daemon: they act on the disks present now) that entry is built without a
     /// scheduler, with a warning, and the rest of the profile still applies.
     pub export: bool,
+    /// Per identity, the policy whose sweet spot rules the device by the user's decision (the
+    /// daemon's config: [`crate::daemon::config::Config::ruling_policies`]); `None`: no
+    /// decision named ([`SweetSpotRow::rules_over`]).
+    pub keep: Option<&'a BTreeMap<String, String>>,
 }
 
 /// The knobs of `spot` that differ from its baseline (default setting).
@@ -64,6 +68,9 @@ pub struct Built {
     /// because they name nothing that lasts past the run, so `profile export` can say why a
     /// profile is empty.
     pub transient: Vec<String>,
+    /// Per device where sweet spots of several policies (or kernels) were stored, which one
+    /// the profile holds and why: `verify` names the sweet spot it checks.
+    pub choices: Vec<String>,
 }
 
 /// Builds the profile ([`build_noting`] without its list of what was left out).
@@ -95,44 +102,7 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             .find(|p| p.name == d)
             .map_or_else(|| d.to_string(), |p| p.identity.clone())
     });
-    // One sweet spot per disk, or a disk would get two and the last written would win: the
-    // running kernel's if there is one, else the newest; among those the newest (rows come
-    // oldest first). Others are named at -v.
-    let kernel = device::kernel_release();
-    let mut latest: BTreeMap<String, SweetSpotRow> = BTreeMap::new();
-    for s in store.sweet_spots(wanted_identity.as_deref())? {
-        if sel.policy.is_some_and(|p| p != s.policy)
-            || (all_hosts && !is_host_identity(&s.identity))
-            || sel
-                .only
-                .is_some_and(|ids| !is_host_identity(&s.identity) && !ids.contains(&s.identity))
-        {
-            continue;
-        }
-        let better = latest
-            .get(&s.identity)
-            .is_none_or(|old| s.supersedes(old, &kernel));
-        if better {
-            // An earlier sweet spot of the same policy and kernel (a retune's predecessor,
-            // kept as history) is simply superseded: there is no choice to name.
-            if let Some(old) = latest
-                .get(&s.identity)
-                .filter(|old| old.policy != s.policy || old.kernel != s.kernel)
-            {
-                // `profile export` exports; apply, verify and the daemon use the profile.
-                tracing::info!(
-                    "{}: {} the sweet spot of policy {} on {} over policy {} on {}",
-                    s.identity,
-                    if sel.export { "exporting" } else { "using" },
-                    s.policy,
-                    s.kernel,
-                    old.policy,
-                    old.kernel
-                );
-            }
-            latest.insert(s.identity.clone(), s);
-        }
-    }
+    let (latest, choices) = ruling(store, sel, wanted_identity.as_deref(), all_hosts)?;
     if let Some(d) = sel.device
         && latest.is_empty()
     {
@@ -263,7 +233,110 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
         origin: None,
     };
     vet(&mut profile, sel.export)?;
-    Ok(Built { profile, transient })
+    Ok(Built {
+        profile,
+        transient,
+        choices,
+    })
+}
+
+/// The sweet spot that rules each selected device, one per disk (or a disk would get two and
+/// the last written would win: [`SweetSpotRow::rules_over`]), and per device where several
+/// policies (or kernels) have one, which one and why ([`Built::choices`]). Rows come oldest
+/// first. A replaced significant sweet spot is a warning ([`dropped`]); other choices are
+/// logged at info.
+fn ruling(
+    store: &Store,
+    sel: &Select,
+    wanted_identity: Option<&str>,
+    all_hosts: bool,
+) -> Result<(BTreeMap<String, SweetSpotRow>, Vec<String>)> {
+    let kernel = device::kernel_release();
+    let mut latest: BTreeMap<String, SweetSpotRow> = BTreeMap::new();
+    let mut choices: BTreeMap<String, String> = BTreeMap::new();
+    for s in store.sweet_spots(wanted_identity)? {
+        if sel.policy.is_some_and(|p| p != s.policy)
+            || (all_hosts && !is_host_identity(&s.identity))
+            || sel
+                .only
+                .is_some_and(|ids| !is_host_identity(&s.identity) && !ids.contains(&s.identity))
+        {
+            continue;
+        }
+        let named = sel
+            .keep
+            .and_then(|k| k.get(&s.identity))
+            .map(String::as_str);
+        let Some(old) = latest.get(&s.identity) else {
+            latest.insert(s.identity.clone(), s);
+            continue;
+        };
+        // An earlier sweet spot of the same policy and kernel (a retune's predecessor, kept
+        // as history) is simply superseded: there is no choice to name.
+        let choice = old.policy != s.policy || old.kernel != s.kernel;
+        if s.rules_over(old, &kernel, named) {
+            if choice {
+                if let Some(msg) = dropped(old, &s, sel.export) {
+                    // Said once, at warn: `verify` does not repeat it.
+                    tracing::warn!("{msg}");
+                    choices.remove(&s.identity);
+                } else {
+                    // `profile export` exports; apply, verify and the daemon use the profile.
+                    let msg = format!(
+                        "{}: {} the sweet spot of policy {} on {} over policy {} on {}",
+                        s.identity,
+                        if sel.export { "exporting" } else { "using" },
+                        s.policy,
+                        s.kernel,
+                        old.policy,
+                        old.kernel
+                    );
+                    tracing::info!("{msg}");
+                    choices.insert(s.identity.clone(), msg);
+                }
+            }
+            latest.insert(s.identity.clone(), s);
+        } else {
+            let msg = format!(
+                "{}: {} the sweet spot of {}; the newer answer of {} does not replace it ({})",
+                s.identity,
+                if sel.export { "exporting" } else { "using" },
+                old.describe(),
+                s.describe(),
+                if named.is_some_and(|p| p == old.policy) {
+                    "the daemon's config names its policy for the device"
+                } else {
+                    "an answer that is not significant never replaces another policy's \
+                     significant sweet spot"
+                }
+            );
+            tracing::info!("{msg}");
+            choices.insert(s.identity.clone(), msg);
+        }
+    }
+    Ok((latest, choices.into_values().collect()))
+}
+
+/// The warning when `new` (of another policy or kernel) replaces `old`, a significant sweet
+/// spot with other values: what is dropped (policy, knobs and values, improvement) and how to
+/// get it back; `None` when `old` held nothing `new` loses (not significant, or the same
+/// changes).
+fn dropped(old: &SweetSpotRow, new: &SweetSpotRow, export: bool) -> Option<String> {
+    if !old.significant || changed(old) == changed(new) {
+        return None;
+    }
+    Some(format!(
+        "{id}: {verb} the sweet spot of {new_d} and DROPPING the sweet spot of {old_d}; to \
+         get it back, add `\"{id}\" = \"{p}\"` under [keep] in {cfg} and reload the daemon \
+         (`systemctl reload sweetspot`), or without the daemon `sweetspot profile export \
+         --device {id} --policy {p} --out {p}.toml && sweetspot profile apply {p}.toml`",
+        id = old.identity,
+        verb = if export { "exporting" } else { "using" },
+        new_d = new.describe(),
+        old_d = old.describe(),
+        p = old.policy,
+        cfg = crate::daemon::config::DEFAULT_PATH,
+    ))
 }
 
 /// Checks every knob a sweet spot read back from the database would put in the profile (and

@@ -59,6 +59,7 @@ fn all(by: MatchBy) -> Select<'static> {
         by,
         only: None,
         export: true,
+        keep: None,
     }
 }
 
@@ -378,6 +379,7 @@ fn iosched_knobs_are_exported_with_the_scheduler_they_belong_to() {
     // Not an export (apply, verify, the daemon): that entry is built unpinned, the rest too.
     let sel = Select {
         export: false,
+        keep: None,
         ..all(MatchBy::Identity)
     };
     let p = build(&store, &t.root, &sel).unwrap();
@@ -574,6 +576,7 @@ fn a_device_with_no_sweet_spot_is_bad_input() {
         by: MatchBy::Identity,
         only: None,
         export: false,
+        keep: None,
     };
     let e = build(&store, &t.root, &sel).unwrap_err();
     assert_eq!(e.exit_code(), 2);
@@ -589,6 +592,7 @@ fn a_device_with_no_sweet_spot_is_bad_input() {
         by: MatchBy::Identity,
         only: None,
         export: false,
+        keep: None,
     };
     let e = build(&store, &t.root, &sel).unwrap_err();
     assert_eq!(e.exit_code(), 2);
@@ -1089,6 +1093,7 @@ fn a_host_sweet_spot_goes_into_host_with_its_provenance() {
         by: MatchBy::Identity,
         only: None,
         export: false,
+        keep: None,
     };
     let only = build(&store, &t.root, &sel).unwrap();
     assert!(only.devices.is_empty(), "{only:?}");

@@ -95,6 +95,7 @@ fn all() -> Select<'static> {
         by: MatchBy::Identity,
         only: None,
         export: true,
+        keep: None,
     }
 }
 

@@ -45,6 +45,7 @@ fn built(store: &Store, t: &FakeTree, export: bool) -> crate::Result<super::mode
         by: MatchBy::Identity,
         only: None,
         export,
+        keep: None,
     };
     build(store, &t.root, &sel)
 }

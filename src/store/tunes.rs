@@ -65,12 +65,81 @@ pub struct SweetSpotRow {
 
 impl SweetSpotRow {
     /// Whether this sweet spot, stored after `old` of the same device, is the one that
-    /// counts: the running `kernel`'s over another kernel's, else the newer. The daemon,
-    /// `status` and the profile builder pick by this one rule, so they agree on a device's
-    /// sweet spot (and the daemon and `status` on its due date).
+    /// rules it ([`SweetSpotRow::rules_over`] with no policy named by the daemon's config).
     pub fn supersedes(&self, old: &SweetSpotRow, kernel: &str) -> bool {
-        (self.kernel == kernel) >= (old.kernel == kernel)
+        self.rules_over(old, kernel, None)
     }
+
+    /// Whether this sweet spot, stored after `old` of the same device, is the one that rules
+    /// it, in order:
+    /// 1. `named` (the policy the daemon's config names for the device, `[keep]` or an
+    ///    identity's `[policy]` entry: the user's decision) is the ruling policy: its sweet
+    ///    spot rules over any other policy's, whatever it found;
+    /// 2. the running `kernel`'s over another kernel's;
+    /// 3. the newer, except that another policy's answer that is not significant ("keep the
+    ///    default") never replaces a significant sweet spot: the policy that found it is kept.
+    ///
+    /// The daemon, `status` and the profile builder pick by this one rule, so they agree on a
+    /// device's sweet spot (and the daemon and `status` on its due date).
+    pub fn rules_over(&self, old: &SweetSpotRow, kernel: &str, named: Option<&str>) -> bool {
+        if let Some(p) = named
+            && (self.policy == p) != (old.policy == p)
+        {
+            return self.policy == p;
+        }
+        let (new_k, old_k) = (self.kernel == kernel, old.kernel == kernel);
+        if new_k != old_k {
+            return new_k;
+        }
+        !(old.significant && !self.significant && old.policy != self.policy)
+    }
+
+    /// The sweet spot in words: `policy quick on 6.18: read_ahead_kb 16 → 256, 1.54× better`
+    /// (the knobs it changed from their defaults and its improvement from its stored report),
+    /// or `policy quick on 6.18: keep the default (not significant)`.
+    pub fn describe(&self) -> String {
+        let changed: Vec<String> = self
+            .setting
+            .iter()
+            .filter(|(k, v)| self.default_setting.get(*k) != Some(*v))
+            .map(|(k, v)| match self.default_setting.get(k) {
+                Some(d) => format!("{k} {d} → {v}"),
+                None => format!("{k} {v}"),
+            })
+            .collect();
+        let what = if !self.significant || changed.is_empty() {
+            "keep the default (not significant)".to_string()
+        } else {
+            let ratio = self.evidence["objective"]["improvement"]["ratio"].as_f64();
+            format!(
+                "{}{}",
+                changed.join(", "),
+                ratio.map_or_else(String::new, |r| format!(", {r:.2}× better"))
+            )
+        };
+        format!("policy {} on {}: {what}", self.policy, self.kernel)
+    }
+}
+
+/// The sweet spot that rules each device of `rows` (oldest first, as
+/// [`Store::sweet_spots`] gives them) by [`SweetSpotRow::rules_over`]; `named` gives the
+/// policy the daemon's config names for an identity.
+pub fn ruling(
+    rows: impl IntoIterator<Item = SweetSpotRow>,
+    kernel: &str,
+    named: &dyn Fn(&str) -> Option<String>,
+) -> std::collections::BTreeMap<String, SweetSpotRow> {
+    let mut out = std::collections::BTreeMap::<String, SweetSpotRow>::new();
+    for s in rows {
+        let p = named(&s.identity);
+        if out
+            .get(&s.identity)
+            .is_none_or(|old| s.rules_over(old, kernel, p.as_deref()))
+        {
+            out.insert(s.identity.clone(), s);
+        }
+    }
+    out
 }
 
 fn json_err(e: serde_json::Error) -> crate::Error {
@@ -412,6 +481,62 @@ mod tests {
             .unwrap();
         let ids: Vec<i64> = s.sweet_spots(None).unwrap().iter().map(|r| r.id).collect();
         assert_eq!(ids, [good]);
+    }
+
+    fn spot(id: i64, policy: &str, kernel: &str, ra: i64, significant: bool) -> SweetSpotRow {
+        SweetSpotRow {
+            id,
+            identity: "loop:/srv/d.img".into(),
+            kernel: kernel.into(),
+            policy: policy.into(),
+            tune_id: None,
+            setting: [("read_ahead_kb".to_string(), ra.into())].into(),
+            default_setting: [("read_ahead_kb".to_string(), 16.into())].into(),
+            significant,
+            evidence: serde_json::json!({"objective": {"improvement": {"ratio": 1.54}}}),
+            created_at: id,
+        }
+    }
+
+    /// Issue 36 item 7: `tune --policy fio-readahead` found read_ahead_kb 16 → 256 (1.54×,
+    /// significant); the daemon's `quick` retune answered "keep the default" and its row,
+    /// being newer, ruled the device (read_ahead_kb went back).
+    #[test]
+    fn a_newer_answer_of_another_policy_that_is_not_significant_does_not_rule() {
+        let k = "6.18";
+        let fio = spot(1, "fio-readahead", k, 256, true);
+        let quick_default = spot(2, "quick", k, 16, false);
+        let rules = |rows: Vec<SweetSpotRow>, named: Option<&str>| {
+            let named = named.map(str::to_string);
+            ruling(rows, k, &|_| named.clone())["loop:/srv/d.img"].clone()
+        };
+        assert_eq!(rules(vec![fio.clone(), quick_default.clone()], None).id, 1);
+        // Its own policy's newer answer replaces it (a retune of the same question).
+        let fio_default = spot(3, "fio-readahead", k, 16, false);
+        assert_eq!(rules(vec![fio.clone(), fio_default], None).id, 3);
+        // Another policy's newer significant sweet spot replaces it.
+        let desktop = spot(4, "desktop", k, 1024, true);
+        assert_eq!(rules(vec![fio.clone(), desktop.clone()], None).id, 4);
+        // The config's decision wins both ways, whatever each found.
+        assert_eq!(
+            rules(vec![fio.clone(), quick_default.clone()], Some("quick")).id,
+            2
+        );
+        assert_eq!(
+            rules(vec![fio.clone(), desktop.clone()], Some("fio-readahead")).id,
+            1
+        );
+        // The running kernel's before another's, as before.
+        let old_kernel = spot(5, "desktop", "6.1", 1024, true);
+        assert_eq!(rules(vec![fio.clone(), old_kernel], None).id, 1);
+        assert_eq!(
+            fio.describe(),
+            "policy fio-readahead on 6.18: read_ahead_kb 16 → 256, 1.54× better"
+        );
+        assert_eq!(
+            quick_default.describe(),
+            "policy quick on 6.18: keep the default (not significant)"
+        );
     }
 
     #[test]

@@ -92,7 +92,7 @@ fn tuned_sda(t: &FakeTree) -> (Store, Vec<(Device, Option<SweetSpotRow>)>) {
         )
         .unwrap();
     store.finish_tune(tune, "done").unwrap();
-    let spots = crate::daemon::plan::latest_spots(&store).unwrap();
+    let spots = crate::daemon::plan::latest_spots(&store, &Default::default()).unwrap();
     let cfg = crate::daemon::config::Config::default();
     let devices = crate::daemon::plan::enrolled(&t.root, &cfg, &spots).unwrap();
     (store, devices)

@@ -322,7 +322,7 @@ fn the_retune_line_names_the_daemons_due_date() {
         )
         .unwrap();
     let cfg = Config::default();
-    let spots = super::super::plan::latest_spots(&store).unwrap();
+    let spots = super::super::plan::latest_spots(&store, &Default::default()).unwrap();
     let kept = &spots[&sda];
     assert_eq!(kept.kernel, device::kernel_release());
     let now = crate::store::now();
