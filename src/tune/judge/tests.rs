@@ -157,3 +157,61 @@ impl Recorder for Order {
         Ok(())
     }
 }
+
+fn judged_policy(values: &str) -> crate::tune::policy::Policy {
+    let text = format!(
+        "loads = [\"no_load\", \"io_load\"]\nbudget = 12\ncheck_pairs = 2\n\
+         [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
+         [knobs.fifo_batch]\nvalues = [{values}]\n\
+         [judge]\nstartup = [\"light_io_load\"]\ntolerance = 0.10\npairs = 4\n"
+    );
+    crate::tune::policy::parse(&text, Path::new("judged.toml"), "judged", "judged").unwrap()
+}
+
+fn tune_on(values: &str, seed: u64) -> crate::tune::Outcome {
+    let mut sim = SimDevice::open(Path::new("tests/surfaces/startup-hurt-fifo_batch.toml"), seed)
+        .unwrap();
+    let pol = judged_policy(values);
+    let space = crate::tune::space::Space::build(&sim.space(), &pol, None).unwrap();
+    crate::tune::optimise(
+        &mut sim,
+        &space,
+        &pol,
+        &mut NoRecord,
+        crate::tune::Options {
+            seed,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_sweet_spot_that_fails_a_judge_is_not_kept_and_the_reason_says_what_it_traded() {
+    let out = tune_on("2, 16", 3);
+    let v = out.verdict.unwrap();
+    // fifo_batch 2 halves io_load's Time (Ratio 3.0 → 1.5), and the check found it...
+    assert!(v.improvement.is_some_and(|i| i.0 > 1.7), "{v:?}");
+    // ...but start-up under light_io_load is 1.5× slower there: the default is kept.
+    assert!(!v.significant, "{}", v.reason);
+    assert!(v.reason.contains("fails a judge"), "{}", v.reason);
+    assert!(v.reason.contains("start-up under light_io_load: hurt"), "{}", v.reason);
+    assert_eq!(out.judges.len(), 1);
+    assert_eq!(out.judges[0].effect, Effect::Hurt);
+    // The judge's 8 runs are counted with the tune's.
+    let trial_runs: usize = out.trials.iter().map(|t| t.runs.len()).sum();
+    assert_eq!(out.runs, trial_runs as u64 + 8);
+}
+
+#[test]
+fn a_sweet_spot_that_holds_on_its_judge_is_kept_with_the_judges_verdict() {
+    let out = tune_on("8, 16", 3);
+    let v = out.verdict.unwrap();
+    assert!(v.significant, "{}", v.reason);
+    assert_eq!(out.judges.len(), 1);
+    // 1.62 s against 1.60 s: within 10%, and not shown faster.
+    assert!(out.judges[0].holds, "{}", out.judges[0].line());
+    assert_eq!(out.judges[0].effect, Effect::Unchanged);
+    let (r, _, _) = out.judges[0].ratio.unwrap();
+    assert!(near(r, 1.62 / 1.6, 0.04), "{r}");
+}
