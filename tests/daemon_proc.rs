@@ -5,6 +5,7 @@
 
 mod common;
 
+use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -141,8 +142,8 @@ fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
         .iter()
         .find(|d| d["device"] == "sda")
         .unwrap();
-    assert_eq!(sda["state"], "managed", "{v}");
-    assert_eq!(sda["sweet_spot"], "read_ahead_kb=256", "{v}");
+    assert_eq!(sda["state"]["kind"], "managed", "{v}");
+    assert_eq!(sda["sweet_spot_knobs"], json!({"read_ahead_kb": 256}), "{v}");
 
     // A bad config on SIGHUP keeps the old one; SIGTERM ends with exit 0.
     std::fs::write(&cfg, "poll_s = \"soon\"\n").unwrap();
@@ -289,7 +290,7 @@ fn status_takes_db_from_the_command_line_over_the_config_and_needs_no_database_f
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| d["sweet_spot"].as_str().unwrap().to_string())
+            .map(|d| sweetspot::types::setting_label(&serde_json::from_value(d["sweet_spot_knobs"].clone()).unwrap()))
             .collect()
     };
     // The config names b.db (absent); --db and SWEETSPOT_DB name a.db and win over it.
@@ -324,8 +325,10 @@ fn status_takes_db_from_the_command_line_over_the_config_and_needs_no_database_f
         .map(|d| {
             (
                 d["identity"].as_str().unwrap().to_string(),
-                d["state"].as_str().unwrap().to_string(),
-                d["sweet_spot"].as_str().unwrap().to_string(),
+                d["state"]["kind"].as_str().unwrap().to_string(),
+                sweetspot::types::setting_label(
+                    &serde_json::from_value(d["sweet_spot_knobs"].clone()).unwrap(),
+                ),
             )
         })
         .collect();
@@ -437,7 +440,7 @@ fn sighup_applies_the_profile_of_a_newly_enrolled_device_present_now() {
             .unwrap()
             .iter()
             .find(|d| d["device"] == dev)
-            .map(|d| d["state"].as_str().unwrap().to_string())
+            .map(|d| d["state"]["kind"].as_str().unwrap().to_string())
             .unwrap_or_default()
     };
     wait_for("status to call sdb managed", || {
@@ -1007,9 +1010,10 @@ fn the_daemon_applies_a_sweet_spots_host_wide_knobs_and_status_is_true() {
         );
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"))
     };
-    assert_eq!(v["devices"][0]["state"], "managed", "{v}");
+    assert_eq!(v["devices"][0]["state"]["kind"], "managed", "{v}");
     assert_eq!(
-        v["devices"][0]["sweet_spot"], "dirty_ratio=10 read_ahead_kb=256",
+        v["devices"][0]["sweet_spot_knobs"],
+        json!({"dirty_ratio": 10, "read_ahead_kb": 256}),
         "{v}"
     );
     // Another writer: re-applied once, as a disk's knob is.

@@ -6,6 +6,7 @@
 use super::Ctx;
 use crate::Result;
 use crate::knob::setting_label;
+use crate::report::json::Stamp;
 use crate::store::Store;
 use crate::store::trials::TrialRow;
 use crate::store::tunes::{SweetSpotRow, TuneRow};
@@ -42,7 +43,6 @@ pub struct Args {
     pub json: bool,
 }
 
-#[derive(Serialize)]
 struct History {
     tunes: Vec<TuneRow>,
     trials: Vec<TrialOut>,
@@ -50,6 +50,89 @@ struct History {
     /// What killed `bench`/`tune --scratch` runs left open ([`crate::tune::killed`]): every
     /// such knob, or with a device argument only that device's.
     killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
+}
+
+/// `history --json`'s object: [`History`] with every time as RFC 3339 and Unix seconds
+/// (docs/json.md, docs/schemas/history.schema.json).
+#[derive(Serialize)]
+struct HistoryJson<'a> {
+    tunes: Vec<Timed<'a, TuneRow>>,
+    trials: Vec<Timed<'a, TrialOut>>,
+    sweet_spots: Vec<Timed<'a, SweetSpotRow>>,
+    killed_bench_knobs: &'a [crate::tune::killed::OpenKnob],
+}
+
+/// A row's fields, then its times: `started_at`/`finished_at` (tunes, trials) or
+/// `created_at` (sweet spots), each RFC 3339 with `<name>_epoch_s` beside it.
+#[derive(Serialize)]
+struct Timed<'a, T: Serialize> {
+    #[serde(flatten)]
+    row: &'a T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started_at_epoch_s: Option<i64>,
+    /// `null` (present) while it has not finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finished_at: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finished_at_epoch_s: Option<Option<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at_epoch_s: Option<i64>,
+}
+
+impl<'a, T: Serialize> Timed<'a, T> {
+    /// A tune's or trial's row with its start and (`None`: not yet) finish, Unix s.
+    fn run(row: &'a T, started: i64, finished: Option<i64>) -> Self {
+        Timed {
+            row,
+            started_at: Some(Stamp::new(started).rfc3339),
+            started_at_epoch_s: Some(started),
+            finished_at: Some(finished.map(|f| Stamp::new(f).rfc3339)),
+            finished_at_epoch_s: Some(finished),
+            created_at: None,
+            created_at_epoch_s: None,
+        }
+    }
+
+    /// A sweet spot's row, stored at `created` (Unix s).
+    fn created(row: &'a T, created: i64) -> Self {
+        Timed {
+            row,
+            started_at: None,
+            started_at_epoch_s: None,
+            finished_at: None,
+            finished_at_epoch_s: None,
+            created_at: Some(Stamp::new(created).rfc3339),
+            created_at_epoch_s: Some(created),
+        }
+    }
+}
+
+impl History {
+    /// What `--json` prints.
+    fn json(&self) -> HistoryJson<'_> {
+        HistoryJson {
+            tunes: self
+                .tunes
+                .iter()
+                .map(|t| Timed::run(t, t.started_at, t.finished_at))
+                .collect(),
+            trials: self
+                .trials
+                .iter()
+                .map(|t| Timed::run(t, t.row.started_at, t.row.finished_at))
+                .collect(),
+            sweet_spots: self
+                .sweet_spots
+                .iter()
+                .map(|s| Timed::created(s, s.created_at))
+                .collect(),
+            killed_bench_knobs: &self.killed_bench_knobs,
+        }
+    }
 }
 
 /// A stored trial with what it measured.
@@ -145,7 +228,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             killed_bench_knobs: vec![],
         };
         if args.json {
-            return super::print_json(&empty);
+            return super::print_json(&empty.json());
         }
         return super::print_out(&format!(
             "no history: {} does not exist yet (nothing tuned with this --db)\n",
@@ -155,7 +238,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let store = ctx.store_read_only()?;
     let h = read(ctx, &store, args)?;
     if args.json {
-        return super::print_json(&h);
+        return super::print_json(&h.json());
     }
     super::print_out(&wrap_long(&text(ctx, &store, args, &h)?))
 }
