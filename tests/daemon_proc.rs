@@ -143,7 +143,11 @@ fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
         .find(|d| d["device"] == "sda")
         .unwrap();
     assert_eq!(sda["state"]["kind"], "managed", "{v}");
-    assert_eq!(sda["sweet_spot_knobs"], json!({"read_ahead_kb": 256}), "{v}");
+    assert_eq!(
+        sda["sweet_spot_knobs"],
+        json!({"read_ahead_kb": 256}),
+        "{v}"
+    );
 
     // A bad config on SIGHUP keeps the old one; SIGTERM ends with exit 0.
     std::fs::write(&cfg, "poll_s = \"soon\"\n").unwrap();
@@ -290,7 +294,11 @@ fn status_takes_db_from_the_command_line_over_the_config_and_needs_no_database_f
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| sweetspot::types::setting_label(&serde_json::from_value(d["sweet_spot_knobs"].clone()).unwrap()))
+            .map(|d| {
+                sweetspot::types::setting_label(
+                    &serde_json::from_value(d["sweet_spot_knobs"].clone()).unwrap(),
+                )
+            })
             .collect()
     };
     // The config names b.db (absent); --db and SWEETSPOT_DB name a.db and win over it.

@@ -138,7 +138,10 @@ fn every_command_with_json_output_has_a_schema_and_nothing_else_does() {
     for c in [
         "bench", "devices", "history", "knobs", "status", "tune", "verify",
     ] {
-        assert!(commands.contains(c), "{c} has no --json in -h: {commands:?}");
+        assert!(
+            commands.contains(c),
+            "{c} has no --json in -h: {commands:?}"
+        );
     }
     let missing: Vec<&String> = commands
         .iter()
@@ -190,7 +193,9 @@ fn every_commands_json_validates_against_its_schema() {
     ok("knobs", &["knobs", "sda", "--json"]);
     let b = ok(
         "bench",
-        &["bench", "--sim", SURFACE, "--seed", "7", "--runs", "2", "--json"],
+        &[
+            "bench", "--sim", SURFACE, "--seed", "7", "--runs", "2", "--json",
+        ],
     );
     assert_eq!(b["loads"][0]["runs"], 2);
     let t = ok("tune", &["tune", "--sim", SURFACE, "--seed", "7", "--json"]);
@@ -277,7 +282,10 @@ fn stopped_tune(env: &common::Env, sys: &Path) -> std::process::Output {
     };
     let start = Instant::now();
     while db.exists().then(finished).unwrap_or(0) < 1 {
-        assert!(start.elapsed() < Duration::from_secs(60), "no trial finished");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no trial finished"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     nix::sys::signal::kill(

@@ -354,13 +354,8 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             (Some(name), false, _) => State::NotManaged {
                 off: against_now(root, &present, name, &effective),
             },
-            (Some(_), true, Some(at)) => State::Restored {
-                at,
-                at_epoch_s: at,
-            },
-            (Some(_), true, None) if !contested.is_empty() => {
-                State::Contested { knobs: contested }
-            }
+            (Some(_), true, Some(at)) => State::Restored { at, at_epoch_s: at },
+            (Some(_), true, None) if !contested.is_empty() => State::Contested { knobs: contested },
             // A sweet spot with changes the daemon manages none of: not applied (yet).
             (Some(_), true, None)
                 if rows.is_empty() && host_rows.is_empty() && !knobs.is_empty() =>

@@ -51,7 +51,10 @@ fn an_enrolled_device_never_tuned_is_listed_with_what_it_waits_for() {
             .contains("CPU busy 55%")
     );
     assert_eq!(s.devices[1].state_text, "never tuned, absent");
-    assert_eq!(s.devices[1].retune_text, "due when it is present: never tuned");
+    assert_eq!(
+        s.devices[1].retune_text,
+        "due when it is present: never tuned"
+    );
     assert_eq!(s.devices[1].waiting, None);
     let txt = text(&s, store.path(), &t.root);
     assert!(txt.contains("state:      never tuned\n"), "{txt}");
@@ -262,7 +265,11 @@ fn each_field_of_a_tuned_device_says_one_thing() {
     );
     // Typed, not prose (JSON format 3): the knob away from the sweet spot with both values,
     // the due date as RFC 3339 with its Unix seconds.
-    assert_eq!(json.get("sweet_spot"), None, "the prose is the text table's");
+    assert_eq!(
+        json.get("sweet_spot"),
+        None,
+        "the prose is the text table's"
+    );
     assert_eq!(
         json["state"],
         serde_json::json!({"kind": "not_managed",
@@ -275,7 +282,9 @@ fn each_field_of_a_tuned_device_says_one_thing() {
     assert_eq!(gone.state_text, "absent");
     assert!(
         gone.retune_text.starts_with("due 20")
-            && gone.retune_text.ends_with(" (every 7 days), when it is present"),
+            && gone
+                .retune_text
+                .ends_with(" (every 7 days), when it is present"),
         "{}",
         gone.retune_text
     );
@@ -546,4 +555,77 @@ fn the_state_is_written_when_it_changes_and_a_waits_figures_alone_at_most_every_
     write("interval", "next retune due after 2", &mut last);
     assert_ne!(ino(), second);
     assert!(text().contains("due after 2"));
+}
+
+/// Every kind of [`State`] and [`Retune`] as `status --json` prints it validates against
+/// docs/schemas/status.schema.json (the integration test sees only the kinds a fake tree
+/// without a daemon shows), and each kind's tag is the schema's.
+#[test]
+fn every_state_and_retune_kind_validates_against_the_status_schema() {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/schemas/status.schema.json")).unwrap();
+    let of = |def: &str| {
+        jsonschema::draft202012::new(&serde_json::json!({
+            "$defs": schema["$defs"], "$ref": format!("#/$defs/{def}")
+        }))
+        .unwrap()
+    };
+    let at = 1_796_500_000;
+    let states = [
+        State::NeverTuned,
+        State::Absent,
+        State::NotManaged {
+            off: vec![Off {
+                knob: "scheduler".into(),
+                now: None,
+                sweet_spot: "bfq".into(),
+            }],
+        },
+        State::Restored { at, at_epoch_s: at },
+        State::Contested {
+            knobs: vec![Contest {
+                knob: "read_ahead_kb".into(),
+                value: "512".into(),
+            }],
+        },
+        State::NotApplied,
+        State::Managed {
+            host_not_managed: vec!["dirty_ratio".into()],
+            host_restored_at: Some(at),
+            host_restored_at_epoch_s: Some(at),
+        },
+    ];
+    let retunes = [
+        Retune::Tuning,
+        Retune::NeverTuned,
+        Retune::KernelChanged {
+            tuned_on: "6.1".into(),
+            running: "6.18".into(),
+        },
+        Retune::IntervalElapsed { at, at_epoch_s: at },
+        Retune::Scheduled { at, at_epoch_s: at },
+        Retune::Backoff { at, at_epoch_s: at },
+    ];
+    let check = |def: &str, v: serde_json::Value| {
+        let errors: Vec<String> = of(def).iter_errors(&v).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{def} {v}: {errors:?}");
+        v
+    };
+    for s in &states {
+        check("state", serde_json::to_value(s).unwrap());
+    }
+    for r in &retunes {
+        check("retune", serde_json::to_value(r).unwrap());
+    }
+    let v = check("state", serde_json::to_value(&states[3]).unwrap());
+    assert_eq!(v["at"], rfc3339(at));
+    assert_eq!(
+        serde_json::to_value(&states[4]).unwrap()["knobs"][0]["value"],
+        512,
+        "a numeric knob's value as a number"
+    );
+    // A kind the schema does not know fails: the check can fail.
+    let mut wrong = serde_json::to_value(&retunes[4]).unwrap();
+    wrong["kind"] = "later".into();
+    assert!(!of("retune").is_valid(&wrong));
 }

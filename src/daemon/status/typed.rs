@@ -193,9 +193,9 @@ impl Retune {
             Retune::Tuning => return "tuning now".to_string(),
             Retune::NeverTuned if present => return "due now: never tuned".to_string(),
             Retune::NeverTuned => return "due when it is present: never tuned".to_string(),
-            Retune::KernelChanged { tuned_on, running } => format!(
-                "due now: tuned on {tuned_on}, running {running} (the sweet spot is stale)"
-            ),
+            Retune::KernelChanged { tuned_on, running } => {
+                format!("due now: tuned on {tuned_on}, running {running} (the sweet spot is stale)")
+            }
             Retune::IntervalElapsed { at, .. } => format!(
                 "due now (the interval elapsed at {}; every {every})",
                 Stamp::new(*at).rfc3339
