@@ -56,59 +56,47 @@ struct History {
 /// (docs/json.md, docs/schemas/history.schema.json).
 #[derive(Serialize)]
 struct HistoryJson<'a> {
-    tunes: Vec<Timed<'a, TuneRow>>,
-    trials: Vec<Timed<'a, TrialOut>>,
-    sweet_spots: Vec<Timed<'a, SweetSpotRow>>,
+    tunes: Vec<Timed<'a, TuneRow, RunTimes>>,
+    trials: Vec<Timed<'a, TrialOut, RunTimes>>,
+    sweet_spots: Vec<Timed<'a, SweetSpotRow, Created>>,
     killed_bench_knobs: &'a [crate::tune::killed::OpenKnob],
 }
 
-/// A row's fields, then its times: `started_at`/`finished_at` (tunes, trials) or
-/// `created_at` (sweet spots), each RFC 3339 with `<name>_epoch_s` beside it.
+/// A row's fields, then its times.
 #[derive(Serialize)]
-struct Timed<'a, T: Serialize> {
+struct Timed<'a, T: Serialize, S: Serialize> {
     #[serde(flatten)]
     row: &'a T,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    started_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    started_at_epoch_s: Option<i64>,
-    /// `null` (present) while it has not finished.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    finished_at: Option<Option<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    finished_at_epoch_s: Option<Option<i64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    created_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    created_at_epoch_s: Option<i64>,
+    #[serde(flatten)]
+    times: S,
 }
 
-impl<'a, T: Serialize> Timed<'a, T> {
-    /// A tune's or trial's row with its start and (`None`: not yet) finish, Unix s.
-    fn run(row: &'a T, started: i64, finished: Option<i64>) -> Self {
-        Timed {
-            row,
-            started_at: Some(Stamp::new(started).rfc3339),
-            started_at_epoch_s: Some(started),
-            finished_at: Some(finished.map(|f| Stamp::new(f).rfc3339)),
-            finished_at_epoch_s: Some(finished),
-            created_at: None,
-            created_at_epoch_s: None,
-        }
-    }
+/// A tune's or trial's start and finish (`null` until it finishes).
+#[derive(Serialize)]
+struct RunTimes {
+    started_at: String,
+    started_at_epoch_s: i64,
+    finished_at: Option<String>,
+    finished_at_epoch_s: Option<i64>,
+}
 
-    /// A sweet spot's row, stored at `created` (Unix s).
-    fn created(row: &'a T, created: i64) -> Self {
-        Timed {
-            row,
-            started_at: None,
-            started_at_epoch_s: None,
-            finished_at: None,
-            finished_at_epoch_s: None,
-            created_at: Some(Stamp::new(created).rfc3339),
-            created_at_epoch_s: Some(created),
+impl RunTimes {
+    /// From Unix seconds.
+    fn new(started: i64, finished: Option<i64>) -> RunTimes {
+        RunTimes {
+            started_at: Stamp::new(started).rfc3339,
+            started_at_epoch_s: started,
+            finished_at: finished.map(|f| Stamp::new(f).rfc3339),
+            finished_at_epoch_s: finished,
         }
     }
+}
+
+/// When a sweet spot was stored.
+#[derive(Serialize)]
+struct Created {
+    created_at: String,
+    created_at_epoch_s: i64,
 }
 
 impl History {
@@ -118,17 +106,29 @@ impl History {
             tunes: self
                 .tunes
                 .iter()
-                .map(|t| Timed::run(t, t.started_at, t.finished_at))
+                .map(|t| Timed {
+                    row: t,
+                    times: RunTimes::new(t.started_at, t.finished_at),
+                })
                 .collect(),
             trials: self
                 .trials
                 .iter()
-                .map(|t| Timed::run(t, t.row.started_at, t.row.finished_at))
+                .map(|t| Timed {
+                    row: t,
+                    times: RunTimes::new(t.row.started_at, t.row.finished_at),
+                })
                 .collect(),
             sweet_spots: self
                 .sweet_spots
                 .iter()
-                .map(|s| Timed::created(s, s.created_at))
+                .map(|s| Timed {
+                    row: s,
+                    times: Created {
+                        created_at: Stamp::new(s.created_at).rfc3339,
+                        created_at_epoch_s: s.created_at,
+                    },
+                })
                 .collect(),
             killed_bench_knobs: &self.killed_bench_knobs,
         }
