@@ -5,6 +5,7 @@
 
 mod common;
 
+use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -141,8 +142,12 @@ fn the_daemon_applies_profiles_as_disks_appear_and_stops_on_sigterm() {
         .iter()
         .find(|d| d["device"] == "sda")
         .unwrap();
-    assert_eq!(sda["state"], "managed", "{v}");
-    assert_eq!(sda["sweet_spot"], "read_ahead_kb=256", "{v}");
+    assert_eq!(sda["state"]["kind"], "managed", "{v}");
+    assert_eq!(
+        sda["sweet_spot_knobs"],
+        json!({"read_ahead_kb": 256}),
+        "{v}"
+    );
 
     // A bad config on SIGHUP keeps the old one; SIGTERM ends with exit 0.
     std::fs::write(&cfg, "poll_s = \"soon\"\n").unwrap();
@@ -289,7 +294,11 @@ fn status_takes_db_from_the_command_line_over_the_config_and_needs_no_database_f
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| d["sweet_spot"].as_str().unwrap().to_string())
+            .map(|d| {
+                sweetspot::types::setting_label(
+                    &serde_json::from_value(d["sweet_spot_knobs"].clone()).unwrap(),
+                )
+            })
             .collect()
     };
     // The config names b.db (absent); --db and SWEETSPOT_DB name a.db and win over it.
@@ -317,30 +326,34 @@ fn status_takes_db_from_the_command_line_over_the_config_and_needs_no_database_f
     )
     .unwrap();
     let v = status_json(&sys, &cfg, None, None);
-    let rows: Vec<(String, String, String)> = v["devices"]
+    let rows: Vec<(String, Option<String>, String, serde_json::Value)> = v["devices"]
         .as_array()
         .unwrap()
         .iter()
         .map(|d| {
             (
                 d["identity"].as_str().unwrap().to_string(),
-                d["state"].as_str().unwrap().to_string(),
-                d["sweet_spot"].as_str().unwrap().to_string(),
+                d["device"].as_str().map(String::from),
+                d["state"]["kind"].as_str().unwrap().to_string(),
+                d["sweet_spot_knobs"].clone(),
             )
         })
         .collect();
+    // Never tuned: no sweet spot (`null`); the one not present has no device.
     assert_eq!(
         rows,
         [
             (
                 id.to_string(),
-                "never tuned".to_string(),
-                "none yet".to_string()
+                Some("sda".to_string()),
+                "never_tuned".to_string(),
+                serde_json::Value::Null
             ),
             (
                 "wwid:naa.gone".to_string(),
-                "never tuned, absent".to_string(),
-                "none yet".to_string()
+                None,
+                "never_tuned".to_string(),
+                serde_json::Value::Null
             )
         ],
         "{v}"
@@ -437,7 +450,7 @@ fn sighup_applies_the_profile_of_a_newly_enrolled_device_present_now() {
             .unwrap()
             .iter()
             .find(|d| d["device"] == dev)
-            .map(|d| d["state"].as_str().unwrap().to_string())
+            .map(|d| d["state"]["kind"].as_str().unwrap().to_string())
             .unwrap_or_default()
     };
     wait_for("status to call sdb managed", || {
@@ -938,15 +951,28 @@ fn a_restore_while_the_daemon_runs_is_honoured_until_a_reload() {
             .unwrap()
             .iter()
             .find(|d| d["device"] == dev)
-            .map(|d| d[field].as_str().unwrap_or_default().to_string())
+            // A typed value's `kind` (`state`), else the string.
+            .map(|d| {
+                let x = &d[field];
+                x["kind"]
+                    .as_str()
+                    .or(x.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .unwrap_or_default()
     };
     let v = status();
-    assert!(
-        of(&v, "sda", "state").starts_with("restored by `sweetspot restore` at 20")
-            && of(&v, "sda", "state").ends_with(
-                ": not managed until the daemon restarts or reloads its config (SIGHUP)"
-            ),
+    assert_eq!(of(&v, "sda", "state"), "restored", "{v}");
+    let sda = v["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == "sda")
+        .unwrap();
+    assert_eq!(
+        sda["state"]["at"],
+        sweetspot::profile::build::rfc3339(sda["state"]["at_epoch_s"].as_i64().unwrap()),
         "{v}"
     );
     assert_eq!(of(&v, "sda", "waiting"), "restored", "{v}");
@@ -1009,9 +1035,10 @@ fn the_daemon_applies_a_sweet_spots_host_wide_knobs_and_status_is_true() {
         );
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"))
     };
-    assert_eq!(v["devices"][0]["state"], "managed", "{v}");
+    assert_eq!(v["devices"][0]["state"]["kind"], "managed", "{v}");
     assert_eq!(
-        v["devices"][0]["sweet_spot"], "dirty_ratio=10 read_ahead_kb=256",
+        v["devices"][0]["sweet_spot_knobs"],
+        json!({"dirty_ratio": 10, "read_ahead_kb": 256}),
         "{v}"
     );
     // Another writer: re-applied once, as a disk's knob is.

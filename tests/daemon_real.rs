@@ -473,9 +473,7 @@ fn a_loop_device_attached_later_gets_its_profile_and_a_drifted_knob_is_left_alon
         v["devices"].as_array().is_some_and(|a| {
             a.iter().any(|x| {
                 x["identity"] == id.as_str()
-                    && x["state"]
-                        .as_str()
-                        .is_some_and(|s| s.starts_with("contested"))
+                    && x["state"]["kind"] == "contested"
                     && x["waiting"] == "contested"
                     && x["waiting_detail"]
                         .as_str()
@@ -590,12 +588,9 @@ fn a_stopped_retune_is_resumed_by_the_next_one_with_its_finished_trials() {
         "{log}"
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let last = v["devices"][0]["last_tune"].as_str().unwrap_or_default();
-    assert!(
-        last.contains(&format!(
-            "(resumed tune #{}: {k} trials, {k_runs} runs reused)",
-            first.id
-        )),
+    assert_eq!(
+        v["devices"][0]["last_tune_resumed"],
+        serde_json::json!({"from_tune": first.id, "trials": k, "runs": k_runs}),
         "{v}"
     );
     eprintln!(

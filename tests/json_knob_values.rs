@@ -61,7 +61,7 @@ fn status_verify_and_history_print_numeric_knob_values_as_numbers_and_schedulers
         config.to_str().unwrap(),
     ]));
     assert_eq!(s["devices"][0]["sweet_spot_knobs"], want, "{s}");
-    assert_eq!(s["version"], 2, "the typed values are format 2");
+    assert_eq!(s["version"], 3, "the typed values are format 2 and later");
 
     let p = env.dir.path().join("p.toml");
     let out = run(&["profile", "export", "--out", p.to_str().unwrap()]);
@@ -73,7 +73,7 @@ fn status_verify_and_history_print_numeric_knob_values_as_numbers_and_schedulers
     let out = run(&["verify", p.to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(1), "drift");
     let v = json_of(out);
-    assert_eq!(v["version"], 2, "the typed values are format 2");
+    assert_eq!(v["version"], 3, "the typed values are format 2 and later");
     let rows: Vec<(Value, Value, Value)> = v["rows"]
         .as_array()
         .unwrap()

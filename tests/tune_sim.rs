@@ -316,7 +316,7 @@ fn stores_sweet_spot_and_history_shows_it() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|t| t["finished_at"].is_i64()),
+            .all(|t| t["finished_at_epoch_s"].is_i64() && t["finished_at"].is_string()),
         "every trial of a finished tune is finished"
     );
     // A device the database never saw (and sysfs lacks) is bad input, not an empty history.

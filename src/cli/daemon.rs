@@ -131,9 +131,14 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     let mut cfg = config::load(&path, explicit, origin)?;
     let db = daemon::db_path(cfg.db.as_deref(), &ctx.db, ctx.db_given);
     let state = daemon::state_path(Path::new(&db));
-    let mut source = if explicit { "given" } else { "the default" };
+    use daemon::status::ConfigSource;
+    let mut source = if explicit {
+        ConfigSource::Given
+    } else {
+        ConfigSource::Default
+    };
     if !explicit && let Some(running) = running_config(&state) {
-        source = "the running daemon's";
+        source = ConfigSource::RunningDaemon;
         if running != path {
             // Root's, as the daemon required of it.
             match config::load(&running, true, crate::trust::Origin::System) {
@@ -147,7 +152,7 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
                         running.display(),
                         path.display()
                     );
-                    source = "the default, not the running daemon's";
+                    source = ConfigSource::DefaultNotRunningDaemon;
                 }
             }
         }
@@ -174,15 +179,11 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
         )?);
     }
     let mut s = daemon::status::status(store.as_ref(), &ctx.root, &cfg, &state)?;
-    s.config = Some(format!(
-        "{}{} ({source})",
-        path.display(),
-        if path.exists() {
-            ""
-        } else {
-            ": absent, built-in defaults"
-        }
-    ));
+    s.config = Some(daemon::status::ConfigShown {
+        exists: path.exists(),
+        path,
+        source,
+    });
     if args.json || args.format == StatusFormat::Json {
         super::print_json(&s)
     } else {

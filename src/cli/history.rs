@@ -6,6 +6,7 @@
 use super::Ctx;
 use crate::Result;
 use crate::knob::setting_label;
+use crate::report::json::Stamp;
 use crate::store::Store;
 use crate::store::trials::TrialRow;
 use crate::store::tunes::{SweetSpotRow, TuneRow};
@@ -42,7 +43,6 @@ pub struct Args {
     pub json: bool,
 }
 
-#[derive(Serialize)]
 struct History {
     tunes: Vec<TuneRow>,
     trials: Vec<TrialOut>,
@@ -50,6 +50,89 @@ struct History {
     /// What killed `bench`/`tune --scratch` runs left open ([`crate::tune::killed`]): every
     /// such knob, or with a device argument only that device's.
     killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
+}
+
+/// `history --json`'s object: [`History`] with every time as RFC 3339 and Unix seconds
+/// (docs/json.md, docs/schemas/history.schema.json).
+#[derive(Serialize)]
+struct HistoryJson<'a> {
+    tunes: Vec<Timed<'a, TuneRow, RunTimes>>,
+    trials: Vec<Timed<'a, TrialOut, RunTimes>>,
+    sweet_spots: Vec<Timed<'a, SweetSpotRow, Created>>,
+    killed_bench_knobs: &'a [crate::tune::killed::OpenKnob],
+}
+
+/// A row's fields, then its times.
+#[derive(Serialize)]
+struct Timed<'a, T: Serialize, S: Serialize> {
+    #[serde(flatten)]
+    row: &'a T,
+    #[serde(flatten)]
+    times: S,
+}
+
+/// A tune's or trial's start and finish (`null` until it finishes).
+#[derive(Serialize)]
+struct RunTimes {
+    started_at: String,
+    started_at_epoch_s: i64,
+    finished_at: Option<String>,
+    finished_at_epoch_s: Option<i64>,
+}
+
+impl RunTimes {
+    /// From Unix seconds.
+    fn new(started: i64, finished: Option<i64>) -> RunTimes {
+        RunTimes {
+            started_at: Stamp::new(started).rfc3339,
+            started_at_epoch_s: started,
+            finished_at: finished.map(|f| Stamp::new(f).rfc3339),
+            finished_at_epoch_s: finished,
+        }
+    }
+}
+
+/// When a sweet spot was stored.
+#[derive(Serialize)]
+struct Created {
+    created_at: String,
+    created_at_epoch_s: i64,
+}
+
+impl History {
+    /// What `--json` prints.
+    fn json(&self) -> HistoryJson<'_> {
+        HistoryJson {
+            tunes: self
+                .tunes
+                .iter()
+                .map(|t| Timed {
+                    row: t,
+                    times: RunTimes::new(t.started_at, t.finished_at),
+                })
+                .collect(),
+            trials: self
+                .trials
+                .iter()
+                .map(|t| Timed {
+                    row: t,
+                    times: RunTimes::new(t.row.started_at, t.row.finished_at),
+                })
+                .collect(),
+            sweet_spots: self
+                .sweet_spots
+                .iter()
+                .map(|s| Timed {
+                    row: s,
+                    times: Created {
+                        created_at: Stamp::new(s.created_at).rfc3339,
+                        created_at_epoch_s: s.created_at,
+                    },
+                })
+                .collect(),
+            killed_bench_knobs: &self.killed_bench_knobs,
+        }
+    }
 }
 
 /// A stored trial with what it measured.
@@ -145,7 +228,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             killed_bench_knobs: vec![],
         };
         if args.json {
-            return super::print_json(&empty);
+            return super::print_json(&empty.json());
         }
         return super::print_out(&format!(
             "no history: {} does not exist yet (nothing tuned with this --db)\n",
@@ -155,7 +238,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let store = ctx.store_read_only()?;
     let h = read(ctx, &store, args)?;
     if args.json {
-        return super::print_json(&h);
+        return super::print_json(&h.json());
     }
     super::print_out(&wrap_long(&text(ctx, &store, args, &h)?))
 }

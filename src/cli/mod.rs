@@ -519,9 +519,11 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Prints a value as pretty JSON on stdout. A closed pipe is not a failure.
+/// Prints an object as pretty JSON on stdout, `"version"` first
+/// ([`crate::report::json::Versioned`], docs/json.md). A closed pipe is not a failure.
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    let s = serde_json::to_string_pretty(v).map_err(|e| Error::Failed(e.to_string()))?;
+    let s = serde_json::to_string_pretty(&crate::report::json::Versioned::new(v))
+        .map_err(|e| Error::Failed(e.to_string()))?;
     print_out(&format!("{s}\n"))
 }
 

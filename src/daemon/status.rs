@@ -17,9 +17,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The `status --json` format's version: 2 since `sweet_spot_knobs` type a numeric knob's value as a
-/// number (1: every value a string).
-pub const JSON_VERSION: u32 = 2;
+mod typed;
+pub use typed::{ConfigShown, ConfigSource, Contest, Off, Retune, State};
 
 /// What the daemon last wrote to its state file ([`write_state`]).
 #[derive(Debug, Default)]
@@ -93,7 +92,9 @@ pub struct DeviceStatus {
     pub identity: String,
     /// Kernel name now, if present.
     pub device: Option<String>,
-    /// The last tune: `#id status date`, and `(resumed tune #N: T trials, R runs reused)`.
+    /// The last tune in words: `#id status date`, and `(resumed tune #N: T trials, R runs
+    /// reused)` (the text table's; in JSON its parts are the `last_tune_*` fields).
+    #[serde(skip)]
     pub last_tune: Option<String>,
     /// The last tune's row id (`history`'s `#id`).
     pub last_tune_id: Option<i64>,
@@ -103,32 +104,31 @@ pub struct DeviceStatus {
     pub last_tune_status: Option<String>,
     /// When the last tune finished (or started, when it has not), RFC 3339.
     pub last_tune_at: Option<String>,
-    /// The sweet spot's knob changes (`knob=value`), `keep the default`, or `none yet`.
+    /// The same, Unix s.
+    pub last_tune_at_epoch_s: Option<i64>,
+    /// The interrupted tune the last tune resumed, and the trials and runs of it reused.
+    pub last_tune_resumed: Option<crate::tune::resume::Resumed>,
+    /// The sweet spot's knob changes in words (`knob=value`), `keep the default`, or `none
+    /// yet` (the text table's; in JSON: `sweet_spot_knobs`).
+    #[serde(skip)]
     pub sweet_spot: String,
     /// The sweet spot's knob changes as an object, each value as `tune --json` and `history
     /// --json` print it ([`crate::types::KnobValue`]: a number for a numeric knob, a string
     /// for a scheduler: `{"read_ahead_kb": 256, "scheduler": "bfq"}`); empty when it keeps
     /// the default; `None` when never tuned.
     pub sweet_spot_knobs: Option<crate::types::Setting>,
-    /// What holds for the device now: `managed` (the daemon applied its sweet spot, its
-    /// host-wide knobs included, and watches it; `managed, but not its host-wide <knob>: …`
-    /// when those are not applied yet or were restored), `contested: <knob> (another writer
-    /// keeps <value>); left alone until the daemon reloads its config (SIGHUP: …), which
-    /// applies the sweet spot again`, `not applied yet` (the daemon runs but has not applied it),
-    /// ``restored by `sweetspot restore` at <RFC 3339>: ...`` (the daemon leaves it alone
-    /// until it restarts or reloads), `absent`,
-    /// `never tuned` (`never tuned, absent`), or with the daemon stopped `not managed (the
-    /// daemon is not running): at its sweet spot` / `...: <knob> is <now>, sweet spot
-    /// <value>`.
-    pub state: String,
-    /// When the next retune is due and why: `due now: never tuned`, `due now: tuned on
-    /// <kernel>, ...`, `due now (the interval elapsed at <RFC 3339>; every <interval>)`,
-    /// `due <RFC 3339> (every <interval>)` (in the future), `due <RFC 3339> (the last retune
-    /// failed; every <interval>)` (the daemon's back-off), `tuning now`; for an absent
-    /// device `due when it is present: never tuned`, or one of those followed by `, when it
-    /// is present`; `not retuned: …` while the daemon keeps it (`kept`). The date is the daemon's ([`super::retune::due`], from the sweet spot it
-    /// keeps), the one its `interval` wait names.
-    pub retune: String,
+    /// What holds for the device now ([`State`]; in the text table, its sentence).
+    pub state: State,
+    /// When the next retune is due and why ([`Retune`]): the daemon's date
+    /// ([`super::retune::due`], from the sweet spot it keeps), the one its `interval` wait
+    /// names.
+    pub retune: Retune,
+    /// [`State::text`]: the text table's sentence.
+    #[serde(skip)]
+    pub state_text: String,
+    /// [`Retune::text`]: the text table's sentence.
+    #[serde(skip)]
+    pub retune_text: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
     /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`,
     /// `restored`, `kept` (its sweet spot's policy is one a retune cannot run); `None` when
@@ -141,15 +141,13 @@ pub struct DeviceStatus {
 /// The whole status.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Status {
-    /// [`JSON_VERSION`].
-    pub version: u32,
     /// True when the daemon's state file is present and its pid alive.
     pub daemon_running: bool,
-    /// The config whose enrolled devices and retune interval are shown: `<path> (given)`
-    /// (`--config`), `<path> (the running daemon's)` (read from its command line), or
-    /// `<path> (the default)` (no daemon runs); `: absent, built-in defaults` after a path
-    /// that does not exist. `None` when the caller did not say.
-    pub config: Option<String>,
+    /// The config whose enrolled devices and retune interval are shown; `None` when the
+    /// caller did not say.
+    pub config: Option<ConfigShown>,
+    /// Its retune interval, s.
+    pub retune_interval_s: f64,
     /// Per enrolled device.
     pub devices: Vec<DeviceStatus>,
     /// The knobs a killed `bench` or `tune --scratch` journaled and nobody has put back yet
@@ -225,13 +223,11 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         };
         let last_tune_id = last.as_ref().map(|t| t.id);
         let last_tune_status = last.as_ref().map(|t| t.status.to_string());
-        let last_tune_at = last
-            .as_ref()
-            .map(|t| rfc3339(t.finished_at.unwrap_or(t.started_at)));
-        let last_tune = last.as_ref().map(|t| {
-            // A tune that resumed an interrupted one says how many of its trials it reused.
-            let resumed = spot
-                .as_ref()
+        let last_tune_at_epoch_s = last.as_ref().map(|t| t.finished_at.unwrap_or(t.started_at));
+        let last_tune_at = last_tune_at_epoch_s.map(rfc3339);
+        // A tune that resumed an interrupted one says how many of its trials it reused.
+        let last_tune_resumed = last.as_ref().and_then(|t| {
+            spot.as_ref()
                 .filter(|s| s.tune_id == Some(t.id))
                 .and_then(|s| {
                     serde_json::from_value::<crate::tune::resume::Resumed>(
@@ -239,12 +235,14 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                     )
                     .ok()
                 })
-                .map_or_else(String::new, |r| {
-                    format!(
-                        " (resumed tune #{}: {} trials, {} runs reused)",
-                        r.from_tune, r.trials, r.runs
-                    )
-                });
+        });
+        let last_tune = last.as_ref().map(|t| {
+            let resumed = last_tune_resumed.as_ref().map_or_else(String::new, |r| {
+                format!(
+                    " (resumed tune #{}: {} trials, {} runs reused)",
+                    r.from_tune, r.trials, r.runs
+                )
+            });
             format!(
                 "#{} {} {}{resumed}",
                 t.id,
@@ -267,23 +265,21 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         let Some(spot) = spot else {
             devices.push(DeviceStatus {
                 identity,
-                state: if dev.is_some() {
-                    "never tuned".to_string()
-                } else {
-                    "never tuned, absent".to_string()
-                },
+                state: State::NeverTuned,
+                state_text: String::new(),
+                retune_text: String::new(),
                 retune: if tuning {
-                    "tuning now".to_string()
-                } else if dev.is_some() {
-                    "due now: never tuned".to_string()
+                    Retune::Tuning
                 } else {
-                    "due when it is present: never tuned".to_string()
+                    Retune::NeverTuned
                 },
                 device: dev,
                 last_tune,
                 last_tune_id,
                 last_tune_status,
                 last_tune_at,
+                last_tune_at_epoch_s,
+                last_tune_resumed,
                 sweet_spot: "none yet".to_string(),
                 sweet_spot_knobs: None,
                 waiting,
@@ -331,16 +327,13 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             .filter(|k| !host_rows.iter().any(|r| r["knob"] == k.as_str()))
             .map(|k| k.as_str())
             .collect();
-        let contested: Vec<String> = rows
+        let contested: Vec<Contest> = rows
             .iter()
             .chain(&host_rows)
             .filter(|r| !r["contested"].is_null())
-            .map(|r| {
-                format!(
-                    "{} (another writer keeps {})",
-                    r["knob"].as_str().unwrap_or("?"),
-                    r["contested"].as_str().unwrap_or("?")
-                )
+            .map(|r| Contest {
+                knob: r["knob"].as_str().unwrap_or("?").to_string(),
+                value: r["contested"].as_str().unwrap_or("?").to_string(),
             })
             .collect();
         let released_at = |id: &str| {
@@ -355,36 +348,23 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         // Only host-wide knobs, and `restore` put those back: the sweet spot is restored.
         let released = released_at(&identity).or(host_released.filter(|_| !device_knobs));
         let state = match (&dev, running, released) {
-            (None, _, _) => "absent".to_string(),
-            (Some(name), false, _) => format!(
-                "not managed (the daemon is not running): {}",
-                against_now(root, &present, name, &effective)
-            ),
-            (Some(_), true, Some(at)) => released_state(at),
-            (Some(_), true, None) if !contested.is_empty() => format!(
-                "contested: {}; left alone until the daemon reloads its config (SIGHUP: \
-                 `systemctl reload sweetspot`), which applies the sweet spot again",
-                contested.join(", ")
-            ),
+            (None, _, _) => State::Absent,
+            (Some(name), false, _) => State::NotManaged {
+                off: against_now(root, &present, name, &effective),
+            },
+            (Some(_), true, Some(at)) => State::Restored { at, at_epoch_s: at },
+            (Some(_), true, None) if !contested.is_empty() => State::Contested { knobs: contested },
             // A sweet spot with changes the daemon manages none of: not applied (yet).
             (Some(_), true, None)
                 if rows.is_empty() && host_rows.is_empty() && !knobs.is_empty() =>
             {
-                "not applied yet (the daemon has not applied its sweet spot)".to_string()
+                State::NotApplied
             }
-            (Some(_), true, None) if !unmanaged_host.is_empty() => match host_released {
-                Some(at) => format!(
-                    "managed, but not its host-wide {}: restored by `sweetspot restore` at {}, \
-                     not managed until the daemon restarts or reloads its config (SIGHUP)",
-                    unmanaged_host.join(", "),
-                    rfc3339(at)
-                ),
-                None => format!(
-                    "managed, but not its host-wide {}: not applied yet",
-                    unmanaged_host.join(", ")
-                ),
+            (Some(_), true, None) => State::Managed {
+                host_not_managed: unmanaged_host.iter().map(|k| k.to_string()).collect(),
+                host_restored_at: host_released.filter(|_| !unmanaged_host.is_empty()),
+                host_restored_at_epoch_s: host_released.filter(|_| !unmanaged_host.is_empty()),
             },
-            (Some(_), true, None) => "managed".to_string(),
         };
         // When the daemon retunes it: [`super::retune::due`], as the daemon decides, or the
         // daemon's own later date when a failed retune backs off.
@@ -394,35 +374,23 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             .filter(|v| v["kind"] == "failed")
             .and_then(|v| v["due_at"].as_i64())
             .filter(|&at| at > now);
-        let when = match (
+        let retune = match (
+            tuning,
             super::retune::due(Some(&spot), &kernel, now, cfg),
             failed_until,
         ) {
-            (Ok(_), Some(at)) => format!(
-                "due {} (the last retune failed; every {})",
-                rfc3339(at),
-                cfg.interval_label()
-            ),
-            (Ok(_), None) if spot.kernel != kernel => format!(
-                "due now: tuned on {}, running {kernel} (the sweet spot is stale)",
-                spot.kernel
-            ),
-            (Ok(_), None) => format!(
-                "due now (the interval elapsed at {}; every {})",
-                rfc3339(super::retune::interval_due_at(&spot, cfg)),
-                cfg.interval_label()
-            ),
-            (Err(at), _) => format!("due {} (every {})", rfc3339(at), cfg.interval_label()),
-        };
-        let retune = if tuning {
-            "tuning now".to_string()
-        } else if waiting.as_deref() == Some("kept") {
-            "not retuned: its sweet spot's policy is one a retune cannot run (see waiting)"
-                .to_string()
-        } else if dev.is_none() {
-            format!("{when}, when it is present")
-        } else {
-            when
+            (true, _, _) => Retune::Tuning,
+            _ if waiting.as_deref() == Some("kept") => Retune::Kept,
+            (false, Ok(_), Some(at)) => Retune::Backoff { at, at_epoch_s: at },
+            (false, Ok(_), None) if spot.kernel != kernel => Retune::KernelChanged {
+                tuned_on: spot.kernel.clone(),
+                running: kernel.clone(),
+            },
+            (false, Ok(_), None) => {
+                let at = super::retune::interval_due_at(&spot, cfg);
+                Retune::IntervalElapsed { at, at_epoch_s: at }
+            }
+            (false, Err(at), _) => Retune::Scheduled { at, at_epoch_s: at },
         };
         // Values as `tune` and `history` print them: numbers for numeric knobs.
         let sweet_spot_knobs = Some(knobs.clone());
@@ -433,10 +401,14 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             last_tune_id,
             last_tune_status,
             last_tune_at,
+            last_tune_at_epoch_s,
+            last_tune_resumed,
             sweet_spot,
             sweet_spot_knobs,
             state,
             retune,
+            state_text: String::new(),
+            retune_text: String::new(),
             waiting,
             waiting_detail,
         });
@@ -445,23 +417,17 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         Some(st) => crate::tune::killed::killed_bench_knobs(st, root)?,
         None => vec![],
     };
+    for d in &mut devices {
+        d.state_text = d.state.text(d.device.is_some());
+        d.retune_text = d.retune.text(&cfg.interval_label(), d.device.is_some());
+    }
     Ok(Status {
-        version: JSON_VERSION,
         daemon_running: running,
         config: None,
+        retune_interval_s: cfg.interval_s(),
         devices,
         killed_bench_knobs,
     })
-}
-
-/// The state of a device `sweetspot restore` put back at `at` (Unix s) while the daemon
-/// managed it.
-fn released_state(at: i64) -> String {
-    format!(
-        "restored by `sweetspot restore` at {}: not managed until the daemon restarts or \
-         reloads its config (SIGHUP)",
-        rfc3339(at)
-    )
 }
 
 /// A knob the daemon manages: `(device, knob, expected)`.
@@ -490,36 +456,34 @@ pub fn running_daemon(state: &Path) -> Option<(i32, Vec<ManagedKnob>)> {
     Some((pid, managed))
 }
 
-/// Whether disk `name` is at the sweet spot's `knobs` now (read from sysfs/procfs):
-/// `at its sweet spot`, or each knob that differs, `<knob> is <now>, sweet spot <value>`.
+/// The sweet spot's `knobs` that disk `name` does not hold now (read from sysfs/procfs;
+/// empty: it is at its sweet spot), judged as `verify` judges drift (a knob kept in jiffies
+/// rounded up to one).
 fn against_now(
     root: &SysRoot,
     present: &[device::Device],
     name: &str,
     knobs: &crate::types::Setting,
-) -> String {
+) -> Vec<Off> {
     let now = present
         .iter()
         .find(|d| d.name == name)
         .and_then(|d| crate::knob::discover::knobs(root, d).ok())
         .unwrap_or_default();
-    let off: Vec<String> = knobs
+    knobs
         .iter()
         .filter_map(|(k, want)| {
             let found = now.iter().find(|x| &x.name == k);
-            // Judged as `verify` judges drift (a knob kept in jiffies rounded up to one).
             if found.is_some_and(|x| crate::knob::apply::knob_holds(x, want)) {
                 return None;
             }
-            let found = found.map_or_else(|| "absent".to_string(), |x| x.current.to_string());
-            Some(format!("{k} is {found}, sweet spot {want}"))
+            Some(Off {
+                knob: k.clone(),
+                now: found.map(|x| x.current.clone()),
+                sweet_spot: want.clone(),
+            })
         })
-        .collect();
-    if off.is_empty() {
-        "at its sweet spot".to_string()
-    } else {
-        off.join("; ")
-    }
+        .collect()
 }
 
 /// The human table, for database `db` and roots `root` (named in the `restore` command of a
@@ -534,7 +498,7 @@ pub fn text(s: &Status, db: &Path, root: &SysRoot) -> String {
         }
     );
     if let Some(c) = &s.config {
-        out.push_str(&format!("config: {c}\n"));
+        out.push_str(&format!("config: {}\n", c.text()));
     }
     if let Some(n) = crate::tune::killed::note(&s.killed_bench_knobs, db, root) {
         out.push_str(&format!("{n}\n"));
@@ -550,8 +514,8 @@ pub fn text(s: &Status, db: &Path, root: &SysRoot) -> String {
             d.identity,
             d.sweet_spot,
             d.last_tune.as_deref().unwrap_or("-"),
-            d.state,
-            d.retune,
+            d.state_text,
+            d.retune_text,
             match (&d.waiting, &d.waiting_detail) {
                 (Some(k), Some(x)) => format!("{k}: {x}"),
                 (Some(k), None) => k.clone(),

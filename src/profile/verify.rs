@@ -14,10 +14,6 @@ use crate::sysroot::SysRoot;
 use crate::types::KnobValue;
 use serde::Serialize;
 
-/// The `verify --json` format's version: 2 since `expected`/`actual` type a numeric knob's value as a
-/// number (1: every value a string).
-pub const JSON_VERSION: u32 = 2;
-
 /// One row: device / knob / expected / actual / status.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Row {
@@ -35,11 +31,10 @@ pub struct Row {
     pub status: &'static str,
 }
 
-/// The whole verification, as `verify --json` prints it.
+/// The whole verification, as `verify --json` prints it (after its `version`,
+/// [`crate::report::json::VERSION`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Verification {
-    /// [`JSON_VERSION`].
-    pub version: u32,
     /// True when no row is `drift` or `missing`.
     pub clean: bool,
     /// Every row.
@@ -104,7 +99,6 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
         }
     }
     Ok(Verification {
-        version: JSON_VERSION,
         clean: rows
             .iter()
             .all(|r| r.status == "ok" || r.status == "absent"),

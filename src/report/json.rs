@@ -1,7 +1,15 @@
-//! `bench --json`: one object per report (docs/DESIGN.md "External contract"):
+//! The JSON convention of every command (docs/json.md): [`VERSION`] in a top-level `version`
+//! ([`Versioned`]), numbers as numbers with their unit in the field name (`time_s`,
+//! `size_bytes`) or documented, times as RFC 3339 UTC with their Unix seconds beside them
+//! (`started_at` + `started_at_epoch_s`, [`Stamp`]), durations in seconds (`elapsed_s`).
+//! A schema per command is in `docs/schemas/` (tests/json_schemas.rs checks every command's
+//! output against it).
+//!
+//! Below it, `bench --json`'s exporter: one object per report (docs/DESIGN.md "External
+//! contract"):
 //!
 //! ```text
-//! { "target": {label, identity, kernel}, "setting": {knob: value}, "label": "...",
+//! { "version": 3, "target": {label, identity, kernel}, "setting": {knob: value}, "label": "...",
 //!   "sizes": {...}, "warnings": ["..."],
 //!   "loads": [ { "load": "io_load", "runs": 3,             // successful runs
 //!                "time_s", "cpu_pct", "loads", "lcpu_pct", "ratio": means (null if n/a),
@@ -23,12 +31,60 @@ use crate::knob::Setting;
 use crate::stats::Summary;
 use serde::Serialize;
 
+/// The JSON format's version, the same for every command's output (its top-level `version`):
+/// 3 since times are RFC 3339 with `_epoch_s` beside them, `status --json`'s values are typed
+/// and every command carries it (2: `status` and `verify` typed knob values as numbers; 1:
+/// strings). It says how to read the fields, not which sweetspot printed them (that is
+/// `sweetspot --version`): it changes only when a field's type or meaning does, not when a
+/// field is added.
+pub const VERSION: u32 = 3;
+
+/// `body`'s fields after `"version": VERSION`: what every command prints with `--json`.
+#[derive(Serialize)]
+pub struct Versioned<'a, T: Serialize> {
+    version: u32,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+impl<'a, T: Serialize> Versioned<'a, T> {
+    /// `body` with [`VERSION`] before its fields; `body` must serialize as an object.
+    pub fn new(body: &'a T) -> Self {
+        Versioned {
+            version: VERSION,
+            body,
+        }
+    }
+}
+
+/// A time as every command's JSON prints it: `<name>` RFC 3339 UTC (`2026-12-01T08:00:00Z`)
+/// and `<name>_epoch_s`, the same instant in Unix seconds. Serialized by the struct that
+/// holds it under the names it chooses (serde cannot prefix a flattened struct's keys).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stamp {
+    /// RFC 3339, UTC, whole seconds.
+    pub rfc3339: String,
+    /// Unix seconds.
+    pub epoch_s: i64,
+}
+
+impl Stamp {
+    /// The time `epoch_s` (Unix seconds).
+    pub fn new(epoch_s: i64) -> Stamp {
+        Stamp {
+            rfc3339: crate::profile::build::rfc3339(epoch_s),
+            epoch_s,
+        }
+    }
+}
+
 /// The JSON exporter (pretty-printed; keys in the order documented above).
 pub struct Json;
 
 /// The whole `bench --json` object.
 #[derive(Serialize)]
 pub struct BenchJson<'a> {
+    version: u32,
     target: &'a TargetInfo,
     setting: &'a Setting,
     label: &'a str,
@@ -115,6 +171,7 @@ pub fn load_json(l: &LoadSummary) -> LoadJson<'_> {
 impl Exporter for Json {
     fn render(&self, r: &BenchReport) -> crate::Result<String> {
         let v = BenchJson {
+            version: VERSION,
             target: &r.target,
             setting: &r.trial.setting,
             label: &r.trial.label,

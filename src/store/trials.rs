@@ -24,10 +24,14 @@ pub struct TrialRow {
     pub setting: Setting,
     /// Job and load sizes used (`Testbed::sizes`).
     pub sizes: serde_json::Value,
-    /// Unix seconds.
+    /// Unix seconds (in `history --json` as RFC 3339 with `started_at_epoch_s` beside it,
+    /// docs/json.md: not serialized here).
+    #[serde(skip_serializing)]
     pub started_at: i64,
     /// Unix seconds when its last run finished; `None` when it was stopped before that
     /// (Ctrl-C or SIGTERM between its runs): its runs are kept, but it is no measurement.
+    /// Not serialized here, as `started_at`.
+    #[serde(skip_serializing)]
     pub finished_at: Option<i64>,
 }
 

@@ -24,9 +24,12 @@ pub struct TuneRow {
     pub policy: String,
     /// Process id of the tune.
     pub pid: i64,
-    /// Unix seconds.
+    /// Unix seconds (in `history --json` as RFC 3339 with `started_at_epoch_s` beside it,
+    /// docs/json.md: not serialized here).
+    #[serde(skip_serializing)]
     pub started_at: i64,
-    /// Unix seconds, once finished.
+    /// Unix seconds, once finished (as `started_at` in `history --json`).
+    #[serde(skip_serializing)]
     pub finished_at: Option<i64>,
     /// running, done, interrupted, failed, recovered, resumed (a later tune took its trials
     /// over).
@@ -59,7 +62,9 @@ pub struct SweetSpotRow {
     pub significant: bool,
     /// The tune's JSON report.
     pub evidence: serde_json::Value,
-    /// Unix seconds.
+    /// Unix seconds (in `history --json` as RFC 3339 with `created_at_epoch_s` beside it,
+    /// docs/json.md: not serialized here).
+    #[serde(skip_serializing)]
     pub created_at: i64,
 }
 

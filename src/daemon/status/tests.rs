@@ -36,13 +36,13 @@ fn an_enrolled_device_never_tuned_is_listed_with_what_it_waits_for() {
     assert_eq!(a.device.as_deref(), Some("sda"));
     assert_eq!(
         (
-            a.state.as_str(),
+            a.state_text.as_str(),
             a.sweet_spot.as_str(),
             a.last_tune.as_deref()
         ),
         ("never tuned", "none yet", None)
     );
-    assert_eq!(a.retune, "due now: never tuned");
+    assert_eq!(a.retune_text, "due now: never tuned");
     assert_eq!(a.waiting.as_deref(), Some("not idle"));
     assert!(
         a.waiting_detail
@@ -50,8 +50,11 @@ fn an_enrolled_device_never_tuned_is_listed_with_what_it_waits_for() {
             .unwrap()
             .contains("CPU busy 55%")
     );
-    assert_eq!(s.devices[1].state, "never tuned, absent");
-    assert_eq!(s.devices[1].retune, "due when it is present: never tuned");
+    assert_eq!(s.devices[1].state_text, "never tuned, absent");
+    assert_eq!(
+        s.devices[1].retune_text,
+        "due when it is present: never tuned"
+    );
     assert_eq!(s.devices[1].waiting, None);
     let txt = text(&s, store.path(), &t.root);
     assert!(txt.contains("state:      never tuned\n"), "{txt}");
@@ -70,7 +73,7 @@ fn an_enrolled_device_never_tuned_is_listed_with_what_it_waits_for() {
     let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
     let ids: Vec<&str> = s.devices.iter().map(|d| d.identity.as_str()).collect();
     assert_eq!(ids, [sdb.as_str()]);
-    assert_eq!(s.devices[0].state, "never tuned");
+    assert_eq!(s.devices[0].state_text, "never tuned");
     // Nothing from the daemon about sdb yet; the daemon takes it as enrolled.
     assert_eq!(s.devices[0].waiting, None);
     let on = super::super::plan::enrolled(&t.root, &cfg, &Default::default()).unwrap();
@@ -89,17 +92,32 @@ fn at_its_sweet_spot_agrees_with_verify() {
         .set("sdb", "queue/iosched/slice_idle", "8");
     let present = device::list(&t.root).unwrap();
     let knobs = |k: &str, v: i64| -> crate::types::Setting { [(k.to_string(), v.into())].into() };
+    let off = |name: &str, k: &str, v: i64| {
+        State::NotManaged {
+            off: against_now(&t.root, &present, name, &knobs(k, v)),
+        }
+        .text(true)
+    };
+    let prefix = "not managed (the daemon is not running): ";
     assert_eq!(
-        against_now(&t.root, &present, "sda", &knobs("read_expire", 10)),
-        "at its sweet spot"
+        off("sda", "read_expire", 10),
+        format!("{prefix}at its sweet spot")
     );
     assert_eq!(
-        against_now(&t.root, &present, "sda", &knobs("read_expire", 16)),
-        "read_expire is 12, sweet spot 16"
+        off("sda", "read_expire", 16),
+        format!("{prefix}read_expire is 12, sweet spot 16")
+    );
+    assert_eq!(
+        off("sdb", "slice_idle", 0),
+        format!("{prefix}slice_idle is 8, sweet spot 0")
     );
     assert_eq!(
         against_now(&t.root, &present, "sdb", &knobs("slice_idle", 0)),
-        "slice_idle is 8, sweet spot 0"
+        [Off {
+            knob: "slice_idle".into(),
+            now: Some(8.into()),
+            sweet_spot: 0.into()
+        }]
     );
 }
 
@@ -154,13 +172,13 @@ fn each_field_of_a_tuned_device_says_one_thing() {
     let (a, gone) = (&s.devices[0], &s.devices[1]);
     assert_eq!(a.identity, sda);
     assert_eq!(
-        a.state,
+        a.state_text,
         "not managed (the daemon is not running): read_ahead_kb is 128, sweet spot 256"
     );
     assert!(
-        a.retune.starts_with("due 20") && a.retune.ends_with("(every 7 days)"),
+        a.retune_text.starts_with("due 20") && a.retune_text.ends_with("(every 7 days)"),
         "{}",
-        a.retune
+        a.retune_text
     );
     // Eight days later the interval has elapsed: due now, not due at a past date.
     store
@@ -176,7 +194,7 @@ fn each_field_of_a_tuned_device_says_one_thing() {
         .unwrap();
     let late = status(Some(&store), &t.root, &cfg, &state).unwrap();
     assert_eq!(
-        late.devices[0].retune,
+        late.devices[0].retune_text,
         format!(
             "due now (the interval elapsed at {}; every 7 days)",
             crate::profile::build::rfc3339(created + 7 * 86400)
@@ -192,7 +210,7 @@ fn each_field_of_a_tuned_device_says_one_thing() {
         )
         .unwrap();
     assert_eq!(
-        late.devices[1].retune,
+        late.devices[1].retune_text,
         format!(
             "due now (the interval elapsed at {}; every 7 days), when it is present",
             crate::profile::build::rfc3339(gone_at + 7 * 86400)
@@ -245,18 +263,35 @@ fn each_field_of_a_tuned_device_says_one_thing() {
         json["sweet_spot_knobs"],
         serde_json::json!({"read_ahead_kb": 256})
     );
-    assert_eq!(json["sweet_spot"], "read_ahead_kb=256");
-    assert_eq!(gone.state, "absent");
+    // Typed, not prose (JSON format 3): the knob away from the sweet spot with both values,
+    // the due date as RFC 3339 with its Unix seconds.
+    assert_eq!(
+        json.get("sweet_spot"),
+        None,
+        "the prose is the text table's"
+    );
+    assert_eq!(
+        json["state"],
+        serde_json::json!({"kind": "not_managed",
+            "off": [{"knob": "read_ahead_kb", "now": 128, "sweet_spot": 256}]})
+    );
+    let due = json["retune"]["at_epoch_s"].as_i64().unwrap();
+    assert_eq!(json["retune"]["kind"], "scheduled");
+    assert_eq!(json["retune"]["at"], rfc3339(due));
+    assert!(a.retune_text.contains(&rfc3339(due)), "{}", a.retune_text);
+    assert_eq!(gone.state_text, "absent");
     assert!(
-        gone.retune.starts_with("due 20")
-            && gone.retune.ends_with(" (every 7 days), when it is present"),
+        gone.retune_text.starts_with("due 20")
+            && gone
+                .retune_text
+                .ends_with(" (every 7 days), when it is present"),
         "{}",
-        gone.retune
+        gone.retune_text
     );
     t.set("sda", "queue/read_ahead_kb", "256");
     let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
     assert_eq!(
-        s.devices[0].state,
+        s.devices[0].state_text,
         "not managed (the daemon is not running): at its sweet spot"
     );
 
@@ -265,7 +300,7 @@ fn each_field_of_a_tuned_device_says_one_thing() {
     let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
     assert!(s.daemon_running);
     assert_eq!(
-        s.devices[0].state,
+        s.devices[0].state_text,
         "not applied yet (the daemon has not applied its sweet spot)"
     );
     // Managed, and a retune in progress: `tuning now`, not `due`.
@@ -277,8 +312,8 @@ fn each_field_of_a_tuned_device_says_one_thing() {
             "due_at": null}}),
     );
     let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
-    assert_eq!(s.devices[0].state, "managed");
-    assert_eq!(s.devices[0].retune, "tuning now");
+    assert_eq!(s.devices[0].state_text, "managed");
+    assert_eq!(s.devices[0].retune_text, "tuning now");
     assert_eq!(s.devices[0].waiting.as_deref(), Some("tuning"));
 }
 
@@ -333,7 +368,7 @@ fn the_retune_line_names_the_daemons_due_date() {
     assert_eq!(s.devices.len(), 1);
     assert_eq!(s.devices[0].sweet_spot, "read_ahead_kb=256");
     assert_eq!(
-        s.devices[0].retune,
+        s.devices[0].retune_text,
         format!("due {} (every 7 days)", rfc3339(at))
     );
     // Eight days on the interval has elapsed, but the last retune failed: the daemon
@@ -356,7 +391,7 @@ fn the_retune_line_names_the_daemons_due_date() {
     .unwrap();
     let s = status(Some(&store), &t.root, &cfg, &state).unwrap();
     assert_eq!(
-        s.devices[0].retune,
+        s.devices[0].retune_text,
         format!(
             "due {} (the last retune failed; every 7 days)",
             rfc3339(until)
@@ -416,7 +451,7 @@ fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
         status(Some(&store), &t.root, &Config::default(), &state)
             .unwrap()
             .devices[0]
-            .state
+            .state_text
             .clone()
     };
     assert_eq!(
@@ -472,7 +507,7 @@ fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
     std::fs::remove_file(&state).unwrap();
     let st = status(Some(&store), &t.root, &Config::default(), &state).unwrap();
     assert_eq!(
-        st.devices[0].state,
+        st.devices[0].state_text,
         "not managed (the daemon is not running): read_ahead_kb is 128, sweet spot 256"
     );
 }
@@ -520,4 +555,77 @@ fn the_state_is_written_when_it_changes_and_a_waits_figures_alone_at_most_every_
     write("interval", "next retune due after 2", &mut last);
     assert_ne!(ino(), second);
     assert!(text().contains("due after 2"));
+}
+
+/// Every kind of [`State`] and [`Retune`] as `status --json` prints it validates against
+/// docs/schemas/status.schema.json (the integration test sees only the kinds a fake tree
+/// without a daemon shows), and each kind's tag is the schema's.
+#[test]
+fn every_state_and_retune_kind_validates_against_the_status_schema() {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/schemas/status.schema.json")).unwrap();
+    let of = |def: &str| {
+        jsonschema::draft202012::new(&serde_json::json!({
+            "$defs": schema["$defs"], "$ref": format!("#/$defs/{def}")
+        }))
+        .unwrap()
+    };
+    let at = 1_796_500_000;
+    let states = [
+        State::NeverTuned,
+        State::Absent,
+        State::NotManaged {
+            off: vec![Off {
+                knob: "scheduler".into(),
+                now: None,
+                sweet_spot: "bfq".into(),
+            }],
+        },
+        State::Restored { at, at_epoch_s: at },
+        State::Contested {
+            knobs: vec![Contest {
+                knob: "read_ahead_kb".into(),
+                value: "512".into(),
+            }],
+        },
+        State::NotApplied,
+        State::Managed {
+            host_not_managed: vec!["dirty_ratio".into()],
+            host_restored_at: Some(at),
+            host_restored_at_epoch_s: Some(at),
+        },
+    ];
+    let retunes = [
+        Retune::Tuning,
+        Retune::NeverTuned,
+        Retune::KernelChanged {
+            tuned_on: "6.1".into(),
+            running: "6.18".into(),
+        },
+        Retune::IntervalElapsed { at, at_epoch_s: at },
+        Retune::Scheduled { at, at_epoch_s: at },
+        Retune::Backoff { at, at_epoch_s: at },
+    ];
+    let check = |def: &str, v: serde_json::Value| {
+        let errors: Vec<String> = of(def).iter_errors(&v).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{def} {v}: {errors:?}");
+        v
+    };
+    for s in &states {
+        check("state", serde_json::to_value(s).unwrap());
+    }
+    for r in &retunes {
+        check("retune", serde_json::to_value(r).unwrap());
+    }
+    let v = check("state", serde_json::to_value(&states[3]).unwrap());
+    assert_eq!(v["at"], rfc3339(at));
+    assert_eq!(
+        serde_json::to_value(&states[4]).unwrap()["knobs"][0]["value"],
+        512,
+        "a numeric knob's value as a number"
+    );
+    // A kind the schema does not know fails: the check can fail.
+    let mut wrong = serde_json::to_value(&retunes[4]).unwrap();
+    wrong["kind"] = "later".into();
+    assert!(!of("retune").is_valid(&wrong));
 }
