@@ -660,9 +660,10 @@ mod tests {
             .execute_batch("PRAGMA user_version = 99;")
             .unwrap();
         let want = format!(
-            "database {}: written by a newer sweetspot (schema 99, this one knows 7); use that \
+            "database {}: written by a newer sweetspot (schema 99, this one knows {}); use that \
              sweetspot with it, or give another --db",
-            p.display()
+            p.display(),
+            super::schema::latest()
         );
         let e = Store::open(&p).err().unwrap();
         assert_eq!((e.exit_code(), e.to_string()), (2, want.clone()));

@@ -353,4 +353,32 @@ mod tests {
         assert_eq!(s.trial(t).unwrap().unwrap().id, t);
         assert!(s.trial(t + 1).unwrap().is_none());
     }
+
+    #[test]
+    fn judge_trials_are_kept_apart_from_the_reference_jobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        let tune = s.insert_tune(&target(), None, "quick").unwrap();
+        let setting = Setting::from([("fifo_batch".to_string(), KnobValue::Int(8))]);
+        let sizes = serde_json::json!({});
+        let t = s.insert_trial(&target(), &setting, &sizes, Some(tune)).unwrap();
+        let j = s
+            .insert_judge_trial(&target(), &setting, &sizes, tune, "startup")
+            .unwrap();
+        let run = Run {
+            load: Load::LightIoLoad,
+            time_s: 1.66,
+            cpu_pct: 100.0,
+            loads: None,
+            lcpu_pct: None,
+            failed: None,
+            io: None,
+        };
+        s.insert_run(j, 0, &run).unwrap();
+        let ids = |rows: Vec<TrialRow>| rows.iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(s.trials_of_tune(tune).unwrap()), vec![t]);
+        assert_eq!(ids(s.trials(None).unwrap()), vec![t]);
+        assert_eq!(ids(s.judge_trials_of_tune(tune, "startup").unwrap()), vec![j]);
+        assert_eq!(s.runs(j).unwrap()[0].run, run);
+    }
 }
