@@ -78,7 +78,7 @@ fn accepted(table: &str) -> BTreeSet<String> {
 }
 
 /// Every field, by table, as the doc describes it. Checked against the parser below.
-const FIELDS: [(&str, &[&str]); 5] = [
+const FIELDS: [(&str, &[&str]); 6] = [
     (
         "",
         &[
@@ -93,6 +93,7 @@ const FIELDS: [(&str, &[&str]); 5] = [
             "benchmark",
             "knobs",
             "guard",
+            "judge",
         ],
     ),
     ("[objective]", &["minimize", "maximize", "loads", "load"]),
@@ -115,6 +116,7 @@ const FIELDS: [(&str, &[&str]); 5] = [
         "[[guard]]",
         &["load", "metric", "min_vs_default", "max_vs_default"],
     ),
+    ("[judge]", &["startup", "tolerance", "pairs"]),
 ];
 
 #[test]
