@@ -176,7 +176,13 @@ fn a_ratio_better_only_because_no_load_got_slower_is_said() {
     // (Its one note: the seed surface has no start-up figures for quick's judge.)
     let notes = v["notes"].as_array().unwrap();
     assert_eq!(notes.len(), 1, "{v}");
-    assert!(notes[0].as_str().unwrap().contains("judges, but they did not run"), "{v}");
+    assert!(
+        notes[0]
+            .as_str()
+            .unwrap()
+            .contains("judges, but they did not run"),
+        "{v}"
+    );
 }
 
 #[test]

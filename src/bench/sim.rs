@@ -182,6 +182,37 @@ impl SimDevice {
     /// evaluated (edge values held), not rejected; knobs that do not exist under the
     /// setting's scheduler are ignored.
     pub fn expected(&self, setting: &Setting, load: Load) -> Option<Metrics> {
+        let (sched, x) = self.coordinates(setting)?;
+        self.metrics_at(sched.as_deref(), &x, load)
+    }
+
+    /// The true (noise-free) start-up Time, s, under `load` at `setting` (the surface's
+    /// `startup` figures, interpolated as [`SimDevice::expected`] does); `None` when the
+    /// surface has none under `load`, or as for [`SimDevice::expected`].
+    pub fn expected_startup(&self, setting: &Setting, load: Load) -> Option<f64> {
+        let (sched, x) = self.coordinates(setting)?;
+        self.startup_at(sched.as_deref(), &x, load)
+    }
+
+    /// The start-up Time under `load` at the scheduler and knob values given.
+    fn startup_at(
+        &self,
+        sched: Option<&str>,
+        x: &BTreeMap<String, i64>,
+        load: Load,
+    ) -> Option<f64> {
+        let s = &self.surface;
+        if !s.points.first()?.startup.contains_key(&load) {
+            return None;
+        }
+        let g = s.grid(sched)?;
+        let xs: Vec<f64> = g.axes.iter().map(|a| x[&a.name] as f64).collect();
+        Some(interpolate(s, g, &xs, |p| p.startup[&load]))
+    }
+
+    /// `setting` as the scheduler and every integer knob's value, the surface's defaults
+    /// filling what it leaves out; `None` for a knob the surface does not have.
+    fn coordinates(&self, setting: &Setting) -> Option<(Option<String>, BTreeMap<String, i64>)> {
         let mut x = BTreeMap::new();
         for k in &self.surface.knobs {
             x.insert(k.name.clone(), k.default);
@@ -195,7 +226,7 @@ impl SimDevice {
             let slot = x.get_mut(k)?;
             *slot = v.as_int()?;
         }
-        self.metrics_at(sched.as_deref(), &x, load)
+        Some((sched, x))
     }
 
     /// The true (noise-free) Ratio of `load` at `setting`: its Time ÷ no_load's Time.
@@ -391,25 +422,17 @@ impl Testbed for SimDevice {
         if let Some(t) = self.run_time {
             std::thread::sleep(t);
         }
-        let s = &self.surface;
-        let no_figure = || {
-            let have: Vec<_> = s.points[0].startup.keys().map(|l| l.name()).collect();
-            Error::BadInput(format!(
-                "{}: the surface has no start-up figures under {load} (it has: [{}])",
-                s.path.display(),
-                have.join(", ")
-            ))
-        };
-        if !s.points[0].startup.contains_key(&load) {
-            return Err(no_figure());
-        }
-        let g = s.grid(self.sched.as_deref()).ok_or_else(no_figure)?;
-        let xs: Vec<f64> = g
-            .axes
-            .iter()
-            .map(|a| self.current[&a.name] as f64)
-            .collect();
-        let mean = interpolate(s, g, &xs, |p| p.startup[&load]);
+        let mean = self
+            .startup_at(self.sched.as_deref(), &self.current, load)
+            .ok_or_else(|| {
+                let s = &self.surface;
+                let have: Vec<_> = s.points[0].startup.keys().map(|l| l.name()).collect();
+                Error::BadInput(format!(
+                    "{}: the surface has no start-up figures under {load} (it has: [{}])",
+                    s.path.display(),
+                    have.join(", ")
+                ))
+            })?;
         let sigma = self.sigma_at();
         let f = self.factor(sigma);
         let slow = self.drift_step(load);

@@ -361,7 +361,9 @@ mod tests {
         let tune = s.insert_tune(&target(), None, "quick").unwrap();
         let setting = Setting::from([("fifo_batch".to_string(), KnobValue::Int(8))]);
         let sizes = serde_json::json!({});
-        let t = s.insert_trial(&target(), &setting, &sizes, Some(tune)).unwrap();
+        let t = s
+            .insert_trial(&target(), &setting, &sizes, Some(tune))
+            .unwrap();
         let j = s
             .insert_judge_trial(&target(), &setting, &sizes, tune, "startup")
             .unwrap();
@@ -378,7 +380,10 @@ mod tests {
         let ids = |rows: Vec<TrialRow>| rows.iter().map(|r| r.id).collect::<Vec<_>>();
         assert_eq!(ids(s.trials_of_tune(tune).unwrap()), vec![t]);
         assert_eq!(ids(s.trials(None).unwrap()), vec![t]);
-        assert_eq!(ids(s.judge_trials_of_tune(tune, "startup").unwrap()), vec![j]);
+        assert_eq!(
+            ids(s.judge_trials_of_tune(tune, "startup").unwrap()),
+            vec![j]
+        );
         assert_eq!(s.runs(j).unwrap()[0].run, run);
     }
 }

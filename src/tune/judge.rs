@@ -225,6 +225,74 @@ pub fn verdict(
     }
 }
 
+/// The judges' part of a tune's end, after the objective's check ([`crate::tune::optimise`]):
+/// when `v` is significant and the policy has judges, runs them on `v.best`; when one fails,
+/// tries one fallback ([`fallback`]). Updates `v` (the setting kept, its figures, the reason),
+/// appends the fallback's check trials to `trials` and every run made to `runs`. Returns the
+/// verdicts of the setting kept, or of the refused one when the default is kept; empty when
+/// no judge ran. Errors: the testbed's and the recorder's.
+pub fn conclude(
+    testbed: &mut dyn Testbed,
+    space: &crate::tune::space::Space,
+    policy: &crate::tune::policy::Policy,
+    recorder: &mut dyn Recorder,
+    trials: &mut Vec<crate::tune::evaluator::Trial>,
+    v: &mut crate::tune::solver::Verdict,
+    runs: &mut u64,
+) -> Result<Vec<JudgeVerdict>> {
+    let Some(j) = policy.judges.as_ref().filter(|_| v.significant) else {
+        return Ok(Vec::new());
+    };
+    let default = &space.points[space.default];
+    let verdicts = check(
+        testbed,
+        default,
+        &space.points[v.best],
+        j,
+        policy.alpha,
+        recorder,
+    )?;
+    *runs += verdicts.iter().map(|x| 2 * x.pairs as u64).sum::<u64>();
+    let failed: Vec<&JudgeVerdict> = verdicts.iter().filter(|x| !x.holds).collect();
+    if failed.is_empty() {
+        return Ok(verdicts);
+    }
+    let refused = refusal(
+        &crate::knob::setting_label(&space.points[v.best]),
+        &policy.objective.label(),
+        v.improvement.map(|i| i.0),
+        &failed,
+    );
+    let default_s: Vec<f64> = verdicts.iter().map(|x| x.default_s).collect();
+    let found = fallback::try_one(
+        testbed, space, policy, j, recorder, trials, v.best, &default_s,
+    )?;
+    *runs += found.runs;
+    let Some(k) = found.kept else {
+        v.significant = false;
+        v.reason = format!("{refused}; {}", found.why);
+        return Ok(verdicts);
+    };
+    trials.extend(k.trials);
+    v.best = k.point;
+    v.improvement = Some(k.improvement);
+    v.p_value = Some(k.p_value);
+    v.pairs = Some(k.pairs);
+    v.every_trial = false;
+    v.reason = format!(
+        "significant: the next candidate, {}, is more than {:.0}% better than the default on \
+         {} fresh interleaved pairs (one-sided p = {:.2e} < {}) and holds on every judge; \
+         {}",
+        crate::knob::setting_label(&space.points[k.point]),
+        100.0 * policy.min_effect,
+        k.pairs,
+        k.p_value,
+        policy.alpha,
+        refused.replacen("keep the default: ", "the search's best, ", 1)
+    );
+    Ok(k.judges)
+}
+
 /// The reason a tune keeps the default when a judge fails, e.g. `keep the default: the sweet
 /// spot fifo_batch=8 is 1.85× better on io_load Ratio but start-up under light_io_load:
 /// hurt (1.20× …)`.
@@ -243,6 +311,8 @@ pub fn refusal(
         lines.join("; ")
     )
 }
+
+pub mod fallback;
 
 #[cfg(test)]
 mod tests;

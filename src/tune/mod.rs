@@ -175,30 +175,10 @@ pub fn optimise(
     if interrupted || (verdict.is_none() && crate::signals::interrupted()) {
         return Err(Error::Interrupted);
     }
-    let mut verdict = verdict;
-    let judges = match (&policy.judges, verdict.as_mut()) {
-        (Some(_), _) if testbed.lacks_startup().is_some() => Vec::new(),
-        (Some(j), Some(v)) if v.significant => {
-            let verdicts = judge::check(
-                testbed,
-                &space.points[space.default],
-                &space.points[v.best],
-                j,
-                policy.alpha,
-                recorder,
-            )?;
-            runs += verdicts.iter().map(|x| 2 * x.pairs as u64).sum::<u64>();
-            let failed: Vec<&judge::JudgeVerdict> = verdicts.iter().filter(|x| !x.holds).collect();
-            if !failed.is_empty() {
-                v.significant = false;
-                v.reason = judge::refusal(
-                    &crate::knob::setting_label(&space.points[v.best]),
-                    &policy.objective.label(),
-                    v.improvement.map(|i| i.0),
-                    &failed,
-                );
-            }
-            verdicts
+    let (mut verdict, mut trials) = (verdict, trials);
+    let judges = match verdict.as_mut() {
+        Some(v) if testbed.lacks_startup().is_none() => {
+            judge::conclude(testbed, space, policy, recorder, &mut trials, v, &mut runs)?
         }
         _ => Vec::new(),
     };
