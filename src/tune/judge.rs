@@ -116,10 +116,11 @@ impl JudgeVerdict {
                 )
             })
             .unwrap_or_else(|| "no ratio".into());
-        let p = self
-            .p_value
-            .map(|p| format!("p {p:.2}"))
-            .unwrap_or_else(|| "no test".into());
+        let p = match self.p_value {
+            Some(p) if p < 0.001 => format!("p {p:.1e}"),
+            Some(p) => format!("p {p:.3}"),
+            None => "no test".into(),
+        };
         format!(
             "{}: {} ({ci}; at most {:.0}% slower: {p})",
             self.label(),
@@ -139,6 +140,7 @@ pub fn check(
     judges: &Judges,
     alpha: f64,
     recorder: &mut dyn Recorder,
+    log: &dyn Fn(&str, u64),
 ) -> Result<Vec<JudgeVerdict>> {
     let mut out = Vec::new();
     for &load in &judges.startup {
@@ -153,6 +155,16 @@ pub fn check(
                 testbed.apply(setting)?;
                 let run = testbed.run_startup(load)?;
                 recorder.judge_run(STARTUP, setting, &run)?;
+                log(
+                    &format!(
+                        "judge  start-up under {load}  {}  {:.3} s  pair {} of {}",
+                        crate::knob::setting_label(setting),
+                        run.time_s,
+                        i + 1,
+                        judges.pairs
+                    ),
+                    1,
+                );
                 if let Some(why) = &run.failed {
                     failed.get_or_insert_with(|| why.clone());
                 }
@@ -239,6 +251,7 @@ pub fn conclude(
     trials: &mut Vec<crate::tune::evaluator::Trial>,
     v: &mut crate::tune::solver::Verdict,
     runs: &mut u64,
+    log: &dyn Fn(&str, u64),
 ) -> Result<Vec<JudgeVerdict>> {
     let Some(j) = policy.judges.as_ref().filter(|_| v.significant) else {
         return Ok(Vec::new());
@@ -251,26 +264,27 @@ pub fn conclude(
         j,
         policy.alpha,
         recorder,
+        log,
     )?;
     *runs += verdicts.iter().map(|x| 2 * x.pairs as u64).sum::<u64>();
     let failed: Vec<&JudgeVerdict> = verdicts.iter().filter(|x| !x.holds).collect();
     if failed.is_empty() {
         return Ok(verdicts);
     }
-    let refused = refusal(
-        &crate::knob::setting_label(&space.points[v.best]),
+    let label = crate::knob::setting_label(&space.points[v.best]);
+    let traded = refusal(
         &policy.objective.label(),
         v.improvement.map(|i| i.0),
         &failed,
     );
     let default_s: Vec<f64> = verdicts.iter().map(|x| x.default_s).collect();
     let found = fallback::try_one(
-        testbed, space, policy, j, recorder, trials, v.best, &default_s,
+        testbed, space, policy, j, recorder, trials, v.best, &default_s, log,
     )?;
     *runs += found.runs;
     let Some(k) = found.kept else {
         v.significant = false;
-        v.reason = format!("{refused}; {}", found.why);
+        v.reason = format!("keep the default: {label} {traded}; {}", found.why);
         return Ok(verdicts);
     };
     trials.extend(k.trials);
@@ -288,28 +302,20 @@ pub fn conclude(
         k.pairs,
         k.p_value,
         policy.alpha,
-        refused.replacen("keep the default: ", "the search's best, ", 1)
+        format!("the search's best, {label}, {traded}")
     );
     Ok(k.judges)
 }
 
-/// The reason a tune keeps the default when a judge fails, e.g. `keep the default: the sweet
-/// spot fifo_batch=8 is 1.85× better on io_load Ratio but start-up under light_io_load:
-/// hurt (1.20× …)`.
-pub fn refusal(
-    label: &str,
-    objective: &str,
-    improvement: Option<f64>,
-    failed: &[&JudgeVerdict],
-) -> String {
+/// What a setting refused by its judges would have traded, to follow its label, e.g. `is
+/// 1.85× better on io_load Ratio but fails a judge of the policy: start-up under
+/// light_io_load: hurt (1.20× …)`.
+pub fn refusal(objective: &str, improvement: Option<f64>, failed: &[&JudgeVerdict]) -> String {
     let gain = improvement
-        .map(|r| format!(" is {r:.2}× better on {objective} but"))
+        .map(|r| format!("is {r:.2}× better on {objective} but "))
         .unwrap_or_default();
     let lines: Vec<String> = failed.iter().map(|v| v.line()).collect();
-    format!(
-        "keep the default: {label}{gain} fails a judge of the policy: {}",
-        lines.join("; ")
-    )
+    format!("{gain}fails a judge of the policy: {}", lines.join("; "))
 }
 
 pub mod fallback;

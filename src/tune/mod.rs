@@ -156,6 +156,7 @@ pub fn optimise(
     let mut exec = Executor::new(eval, solver)
         .configure(|s: TuneState| s.max_iters(max_iters))
         .ctrlc(false);
+    let printer = opts.log.as_ref().and_then(|l| l.printer());
     if let Some(log) = opts.log {
         exec = exec.add_observer(log, argmin::core::observers::ObserverMode::Always);
     }
@@ -176,10 +177,18 @@ pub fn optimise(
         return Err(Error::Interrupted);
     }
     let (mut verdict, mut trials) = (verdict, trials);
+    let log = printer.unwrap_or_else(|| Box::new(|_: &str, _: u64| {}));
     let judges = match verdict.as_mut() {
-        Some(v) if testbed.lacks_startup().is_none() => {
-            judge::conclude(testbed, space, policy, recorder, &mut trials, v, &mut runs)?
-        }
+        Some(v) if testbed.lacks_startup().is_none() => judge::conclude(
+            testbed,
+            space,
+            policy,
+            recorder,
+            &mut trials,
+            v,
+            &mut runs,
+            &*log,
+        )?,
         _ => Vec::new(),
     };
     Ok(Outcome {

@@ -144,6 +144,23 @@ impl TrialLog {
         Some(format!("; was {was} ({}): {reason}", fmt_value(a)))
     }
 
+    /// A printer for lines outside argmin's iterations (the judges' runs,
+    /// [`crate::tune::judge`]): each line above the progress bar as the trial lines are, the
+    /// bar advanced by the runs it reports; `None` when quiet.
+    pub fn printer(&self) -> Option<Box<dyn Fn(&str, u64)>> {
+        if self.quiet {
+            return None;
+        }
+        let bar = self.bar.clone();
+        Some(Box::new(move |s: &str, runs: u64| match &bar {
+            Some(b) => {
+                b.inc(runs);
+                b.println(s)
+            }
+            None => crate::signals::eprint_line(s),
+        }))
+    }
+
     fn line(&self, s: String) {
         if self.quiet {
             return;

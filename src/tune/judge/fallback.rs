@@ -72,6 +72,7 @@ pub fn try_one(
     trials: &[Trial],
     refused: usize,
     default_s: &[f64],
+    log: &dyn Fn(&str, u64),
 ) -> Result<Found> {
     let mut runs = 0u64;
     let none = |why: &str, runs: u64| Found {
@@ -95,6 +96,14 @@ pub fn try_one(
             let run = testbed.run_startup(load)?;
             runs += 1;
             recorder.judge_run(super::STARTUP, setting, &run)?;
+            log(
+                &format!(
+                    "judge  start-up under {load}  {}  {:.3} s  screen",
+                    crate::knob::setting_label(setting),
+                    run.time_s
+                ),
+                1,
+            );
             ok &= run.failed.is_none() && run.time_s <= (1.0 + judges.tolerance) * default_s[i];
         }
         if ok {
@@ -110,9 +119,20 @@ pub fn try_one(
     };
     let n = policy.check_pairs.max(3) as usize;
     let eval = Evaluator::new(testbed, space, policy, recorder);
-    for _ in 0..n {
-        eval.trial(space.default)?;
-        eval.trial(c)?;
+    for i in 0..n {
+        for p in [space.default, c] {
+            let t = eval.trial(p)?;
+            log(
+                &format!(
+                    "check  {}  {} {:.3}  the next candidate's check, pair {} of {n}",
+                    crate::knob::setting_label(&space.points[p]),
+                    policy.objective.label(),
+                    t.value,
+                    i + 1
+                ),
+                t.runs.len() as u64,
+            );
+        }
     }
     runs += eval.runs();
     let feasible = eval.feasible(c);
@@ -154,6 +174,7 @@ pub fn try_one(
         judges,
         policy.alpha,
         recorder,
+        log,
     )?;
     runs += verdicts.iter().map(|v| 2 * v.pairs as u64).sum::<u64>();
     if verdicts.iter().any(|v| !v.holds) {

@@ -115,7 +115,16 @@ fn the_check_runs_counterbalanced_pairs_on_the_simulated_judge() {
         pairs: 6,
     };
     let mut rec = Order(Vec::new());
-    let v = check(&mut sim, &fb(16), &fb(2), &judges, 0.05, &mut rec).unwrap();
+    let v = check(
+        &mut sim,
+        &fb(16),
+        &fb(2),
+        &judges,
+        0.05,
+        &mut rec,
+        &|_, _| {},
+    )
+    .unwrap();
     assert_eq!(v.len(), 1);
     // Counterbalanced: default, best, best, default, default, best, ...
     let want: Vec<i64> = [16, 2, 2, 16, 16, 2, 2, 16, 16, 2, 2, 16].to_vec();
@@ -233,15 +242,27 @@ fn when_the_best_fails_a_judge_the_next_candidate_that_holds_is_kept() {
         let label = crate::knob::setting_label(&judged_space("2, 8, 16").points[v.best]);
         if v.significant && label == "fifo_batch=8" {
             kept_8 += 1;
-            assert!(v.reason.contains("the next candidate, fifo_batch=8"), "{}", v.reason);
-            assert!(v.reason.contains("the search's best, fifo_batch=2"), "{}", v.reason);
+            assert!(
+                v.reason.contains("the next candidate, fifo_batch=8"),
+                "{}",
+                v.reason
+            );
+            assert!(
+                v.reason.contains("the search's best, fifo_batch=2"),
+                "{}",
+                v.reason
+            );
             assert!(out.judges.iter().all(|j| j.holds));
             // Its check pairs are in the trials (default and 8, 3 each at least).
             let at_8 = out.trials.iter().filter(|t| t.point == v.best).count();
             assert!(at_8 >= 3, "{at_8}");
         }
         // fifo_batch 2 is never kept, whatever the seed.
-        assert!(!(v.significant && label == "fifo_batch=2"), "seed {seed}: {}", v.reason);
+        assert!(
+            !(v.significant && label == "fifo_batch=2"),
+            "seed {seed}: {}",
+            v.reason
+        );
     }
     assert!(kept_8 >= 4, "{kept_8} of 5 seeds kept fifo_batch 8");
 }
