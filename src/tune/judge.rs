@@ -37,6 +37,20 @@ use crate::tune::evaluator::Recorder;
 pub use crate::tune::policy::Judges;
 use serde::{Deserialize, Serialize};
 
+/// Where the judges' progress lines go: the line and the load runs it reports
+/// ([`crate::tune::observe::TrialLog::printer`]).
+pub type LineLog = dyn Fn(&str, u64);
+
+/// What the judges measure with: the testbed, where runs are recorded, where lines go.
+pub struct Bed<'a> {
+    /// The device (or simulation) measured.
+    pub testbed: &'a mut dyn Testbed,
+    /// Where each run is recorded ([`Recorder::judge_run`]; trials for a fallback's check).
+    pub recorder: &'a mut dyn Recorder,
+    /// Progress lines.
+    pub log: &'a LineLog,
+}
+
 /// The start-up judge's name in the store and the JSON.
 pub const STARTUP: &str = "startup";
 
@@ -134,13 +148,11 @@ impl JudgeVerdict {
 /// and `best`, each run given to `recorder` as it finishes. The testbed is left at whichever
 /// setting ran last. Errors: the testbed's (a refused setting, an interrupted run).
 pub fn check(
-    testbed: &mut dyn Testbed,
+    bed: &mut Bed,
     default: &Setting,
     best: &Setting,
     judges: &Judges,
     alpha: f64,
-    recorder: &mut dyn Recorder,
-    log: &dyn Fn(&str, u64),
 ) -> Result<Vec<JudgeVerdict>> {
     let mut out = Vec::new();
     for &load in &judges.startup {
@@ -152,10 +164,10 @@ pub fn check(
                 [(best, true), (default, false)]
             };
             for (setting, is_best) in order {
-                testbed.apply(setting)?;
-                let run = testbed.run_startup(load)?;
-                recorder.judge_run(STARTUP, setting, &run)?;
-                log(
+                bed.testbed.apply(setting)?;
+                let run = bed.testbed.run_startup(load)?;
+                bed.recorder.judge_run(STARTUP, setting, &run)?;
+                (bed.log)(
                     &format!(
                         "judge  start-up under {load}  {}  {:.3} s  pair {} of {}",
                         crate::knob::setting_label(setting),
@@ -244,28 +256,18 @@ pub fn verdict(
 /// verdicts of the setting kept, or of the refused one when the default is kept; empty when
 /// no judge ran. Errors: the testbed's and the recorder's.
 pub fn conclude(
-    testbed: &mut dyn Testbed,
+    bed: &mut Bed,
     space: &crate::tune::space::Space,
     policy: &crate::tune::policy::Policy,
-    recorder: &mut dyn Recorder,
     trials: &mut Vec<crate::tune::evaluator::Trial>,
     v: &mut crate::tune::solver::Verdict,
     runs: &mut u64,
-    log: &dyn Fn(&str, u64),
 ) -> Result<Vec<JudgeVerdict>> {
     let Some(j) = policy.judges.as_ref().filter(|_| v.significant) else {
         return Ok(Vec::new());
     };
     let default = &space.points[space.default];
-    let verdicts = check(
-        testbed,
-        default,
-        &space.points[v.best],
-        j,
-        policy.alpha,
-        recorder,
-        log,
-    )?;
+    let verdicts = check(bed, default, &space.points[v.best], j, policy.alpha)?;
     *runs += verdicts.iter().map(|x| 2 * x.pairs as u64).sum::<u64>();
     let failed: Vec<&JudgeVerdict> = verdicts.iter().filter(|x| !x.holds).collect();
     if failed.is_empty() {
@@ -278,9 +280,7 @@ pub fn conclude(
         &failed,
     );
     let default_s: Vec<f64> = verdicts.iter().map(|x| x.default_s).collect();
-    let found = fallback::try_one(
-        testbed, space, policy, j, recorder, trials, v.best, &default_s, log,
-    )?;
+    let found = fallback::try_one(bed, space, policy, j, trials, v.best, &default_s)?;
     *runs += found.runs;
     let Some(k) = found.kept else {
         v.significant = false;
@@ -296,13 +296,12 @@ pub fn conclude(
     v.reason = format!(
         "significant: the next candidate, {}, is more than {:.0}% better than the default on \
          {} fresh interleaved pairs (one-sided p = {:.2e} < {}) and holds on every judge; \
-         {}",
+         the search's best, {label}, {traded}",
         crate::knob::setting_label(&space.points[k.point]),
         100.0 * policy.min_effect,
         k.pairs,
         k.p_value,
         policy.alpha,
-        format!("the search's best, {label}, {traded}")
     );
     Ok(k.judges)
 }

@@ -180,14 +180,16 @@ pub fn optimise(
     let log = printer.unwrap_or_else(|| Box::new(|_: &str, _: u64| {}));
     let judges = match verdict.as_mut() {
         Some(v) if testbed.lacks_startup().is_none() => judge::conclude(
-            testbed,
+            &mut judge::Bed {
+                testbed,
+                recorder,
+                log: &*log,
+            },
             space,
             policy,
-            recorder,
             &mut trials,
             v,
             &mut runs,
-            &*log,
         )?,
         _ => Vec::new(),
     };

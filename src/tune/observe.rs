@@ -147,7 +147,7 @@ impl TrialLog {
     /// A printer for lines outside argmin's iterations (the judges' runs,
     /// [`crate::tune::judge`]): each line above the progress bar as the trial lines are, the
     /// bar advanced by the runs it reports; `None` when quiet.
-    pub fn printer(&self) -> Option<Box<dyn Fn(&str, u64)>> {
+    pub fn printer(&self) -> Option<Box<crate::tune::judge::LineLog>> {
         if self.quiet {
             return None;
         }

@@ -18,11 +18,10 @@
 //! each try costs a check and the judges again, and every extra test tried is another chance
 //! of a false "significant" (measured in `examples/judge_rates.rs`).
 
-use super::{JudgeVerdict, Judges};
+use super::{Bed, JudgeVerdict, Judges};
 use crate::Result;
-use crate::bench::Testbed;
 use crate::stats;
-use crate::tune::evaluator::{Evaluator, Recorder, Trial};
+use crate::tune::evaluator::{Evaluator, Trial};
 use crate::tune::policy::Policy;
 use crate::tune::space::Space;
 
@@ -62,17 +61,14 @@ pub struct Found {
 /// Tries one fallback after `refused` failed a judge whose pairs measured the default's mean
 /// start-up Time per judge as `default_s` (in `judges.startup` order). `trials` are the
 /// search's and check's. Errors: the testbed's and the recorder's.
-#[allow(clippy::too_many_arguments)]
 pub fn try_one(
-    testbed: &mut dyn Testbed,
+    bed: &mut Bed,
     space: &Space,
     policy: &Policy,
     judges: &Judges,
-    recorder: &mut dyn Recorder,
     trials: &[Trial],
     refused: usize,
     default_s: &[f64],
-    log: &dyn Fn(&str, u64),
 ) -> Result<Found> {
     let mut runs = 0u64;
     let none = |why: &str, runs: u64| Found {
@@ -90,13 +86,13 @@ pub fn try_one(
     let mut pick = None;
     for &c in &cands {
         let setting = &space.points[c];
-        testbed.apply(setting)?;
+        bed.testbed.apply(setting)?;
         let mut ok = true;
         for (i, &load) in judges.startup.iter().enumerate() {
-            let run = testbed.run_startup(load)?;
+            let run = bed.testbed.run_startup(load)?;
             runs += 1;
-            recorder.judge_run(super::STARTUP, setting, &run)?;
-            log(
+            bed.recorder.judge_run(super::STARTUP, setting, &run)?;
+            (bed.log)(
                 &format!(
                     "judge  start-up under {load}  {}  {:.3} s  screen",
                     crate::knob::setting_label(setting),
@@ -118,11 +114,11 @@ pub fn try_one(
         ));
     };
     let n = policy.check_pairs.max(3) as usize;
-    let eval = Evaluator::new(testbed, space, policy, recorder);
+    let eval = Evaluator::new(&mut *bed.testbed, space, policy, &mut *bed.recorder);
     for i in 0..n {
         for p in [space.default, c] {
             let t = eval.trial(p)?;
-            log(
+            (bed.log)(
                 &format!(
                     "check  {}  {} {:.3}  the next candidate's check, pair {} of {n}",
                     crate::knob::setting_label(&space.points[p]),
@@ -168,13 +164,11 @@ pub fn try_one(
     let h = stats::t_quantile(0.975, (d.len() - 1) as f64).unwrap_or(f64::INFINITY)
         * (stats::variance(&d) / d.len() as f64).sqrt();
     let verdicts = super::check(
-        testbed,
+        bed,
         &space.points[space.default],
         &space.points[c],
         judges,
         policy.alpha,
-        recorder,
-        log,
     )?;
     runs += verdicts.iter().map(|v| 2 * v.pairs as u64).sum::<u64>();
     if verdicts.iter().any(|v| !v.holds) {

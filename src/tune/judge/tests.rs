@@ -115,16 +115,12 @@ fn the_check_runs_counterbalanced_pairs_on_the_simulated_judge() {
         pairs: 6,
     };
     let mut rec = Order(Vec::new());
-    let v = check(
-        &mut sim,
-        &fb(16),
-        &fb(2),
-        &judges,
-        0.05,
-        &mut rec,
-        &|_, _| {},
-    )
-    .unwrap();
+    let mut bed = Bed {
+        testbed: &mut sim,
+        recorder: &mut rec,
+        log: &|_, _| {},
+    };
+    let v = check(&mut bed, &fb(16), &fb(2), &judges, 0.05).unwrap();
     assert_eq!(v.len(), 1);
     // Counterbalanced: default, best, best, default, default, best, ...
     let want: Vec<i64> = [16, 2, 2, 16, 16, 2, 2, 16, 16, 2, 2, 16].to_vec();
