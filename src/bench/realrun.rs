@@ -233,6 +233,13 @@ impl Bencher {
     /// instead of the job. The tree is made at the first call (outside timing). Errors: as
     /// [`Bencher::run`]; not enough space for the tree (exit 2).
     pub fn run_startup(&mut self, load: Load) -> Result<Run> {
+        self.prepare_startup()?;
+        self.run_with(load, Foreground::Startup)
+    }
+
+    /// Makes the start-up judge's tree unless it is made ([`startup::prepare`]). Errors: not
+    /// enough space (exit 2), the filesystem's.
+    pub fn prepare_startup(&mut self) -> Result<()> {
         if self.startup.is_none() {
             let spec = StartupSpec::new(&self.work.path().join("startup"));
             fsutil::check_space(
@@ -243,7 +250,7 @@ impl Bencher {
             startup::prepare(&spec)?;
             self.startup = Some(spec);
         }
-        self.run_with(load, Foreground::Startup)
+        Ok(())
     }
 
     fn run_with(&mut self, load: Load, fg: Foreground) -> Result<Run> {
