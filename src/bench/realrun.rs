@@ -376,7 +376,11 @@ impl Bencher {
             cmd.args(["__worker", what, &json]);
             Ok(cmd)
         };
-        let user_command = self.opts.job_command.as_ref().filter(|_| fg == Foreground::Job);
+        let user_command = self
+            .opts
+            .job_command
+            .as_ref()
+            .filter(|_| fg == Foreground::Job);
         let mut cmd = match (fg, user_command) {
             (Foreground::Job, Some(c)) => {
                 let mut cmd = Command::new("sh");
@@ -384,9 +388,7 @@ impl Bencher {
                 cmd
             }
             (Foreground::Job, None) => worker("job", serde_json::to_string(&self.job))?,
-            (Foreground::Startup, _) => {
-                worker("startup", serde_json::to_string(&self.startup))?
-            }
+            (Foreground::Startup, _) => worker("startup", serde_json::to_string(&self.startup))?,
         };
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -98,7 +98,12 @@ impl StartupSpec {
     /// Bytes the tree takes (file contents).
     pub fn bytes_needed(&self) -> u64 {
         let small: u64 = (0..self.small_files).map(small_len).sum();
-        small + self.libs_kib.iter().map(|&k| u64::from(k) * 1024).sum::<u64>()
+        small
+            + self
+                .libs_kib
+                .iter()
+                .map(|&k| u64::from(k) * 1024)
+                .sum::<u64>()
     }
 
     /// Path of small file `i`: `dNN/fNNNN.dat`, file `i` in directory `i mod dirs`.
@@ -373,7 +378,10 @@ mod tests {
         assert_eq!(dirs.len(), DIRS as usize);
         assert!(reads.windows(2).all(|w| w[0].parent() != w[1].parent()));
         // The library pages are interleaved with the reads, not bunched at one end.
-        let first_read = steps.iter().position(|s| matches!(s, Step::Read(_))).unwrap();
+        let first_read = steps
+            .iter()
+            .position(|s| matches!(s, Step::Read(_)))
+            .unwrap();
         let last_read = steps
             .iter()
             .rposition(|s| matches!(s, Step::Read(_)))
