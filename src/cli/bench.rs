@@ -25,7 +25,8 @@ pub struct Args {
     ///
     /// contest loads to run beside the job, comma-separated (no_load is needed for Ratio):
     /// no_load, cacherun, process_load, ctar_load, xtar_load, io_load, io_other, read_load,
-    /// list_load, mem_load, dbench_load.
+    /// list_load, mem_load, dbench_load; and light_io_load (S's capped writers,
+    /// docs/judges.md).
     #[arg(
         long,
         value_delimiter = ',',
