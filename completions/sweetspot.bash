@@ -157,7 +157,7 @@ _sweetspot() {
             return 0
             ;;
         sweetspot__subcmd__bench)
-            opts="-v -q -h --device --dir --scratch --emulate --sim --seed --other-dir --job-scale --job --drop-caches --lead --load-mib --loads --runs --set --json --csv --host --db --sysfs-root --procfs-root --verbose --quiet --help"
+            opts="-v -q -h --device --dir --scratch --emulate --sim --seed --other-dir --job-scale --job --drop-caches --lead --load-mib --loads --runs --set --startup --json --csv --host --db --sysfs-root --procfs-root --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

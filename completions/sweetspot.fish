@@ -89,6 +89,7 @@ complete -c sweetspot -n "__fish_sweetspot_using_subcommand bench" -l sysfs-root
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand bench" -l procfs-root -d 'Root of procfs' -r -F
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand bench" -l scratch -d 'Measure a throwaway loop device (ext4)'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand bench" -l drop-caches -d 'Drop the system\'s page cache before each run'
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand bench" -l startup -d 'Time the start-up judge instead of the job'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand bench" -l json -d 'Print JSON (fields in docs/DESIGN.md)'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand bench" -l csv -d 'Print CSV, one row per run'
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand bench" -l host -d 'No device: host-wide knobs, user benchmark'

@@ -1,7 +1,8 @@
 //! The contest subset: a reference job timed while one of contest's background loads competes
 //! with it, behind the [`Testbed`] seam that the optimiser drives.
 //!
-//! Real measurement: [`job`] (the built-in reference job), [`loads`] (one file per load),
+//! Real measurement: [`job`] (the built-in reference job), [`startup`] (the start-up judge: a
+//! cold application start-up timed instead of the job), [`loads`] (one file per load),
 //! [`group`] (process groups: spawn, time, kill, reap with rusage), [`leader`] (the leader of a
 //! user's shell command, which takes its group down with sweetspot), [`realrun`] (one real run),
 //! [`scratch`] (`--scratch`), [`stale`] (leftovers of SIGKILLed `--scratch` runs), `mounts`
@@ -26,6 +27,7 @@ pub mod runner;
 pub mod scratch;
 pub mod sim;
 pub mod stale;
+pub mod startup;
 pub mod summary;
 pub mod surface;
 pub mod testbed;

@@ -201,6 +201,25 @@ impl RealDevice {
         self.scratch.as_ref().map(|s| s.mount_point())
     }
 
+    /// `one` (a run of the bencher), on an emulated device with what the device counted
+    /// during it ([`Run::io`]).
+    fn counted(&mut self, one: impl FnOnce(&mut Bencher) -> Result<Run>) -> Result<Run> {
+        let em = self.scratch.as_ref().and_then(|s| s.emulator());
+        let before = match em {
+            Some(e) => {
+                e.reset_max_depth()?;
+                Some(e.counters()?)
+            }
+            None => None,
+        };
+        let mut run = one(self.bench()?)?;
+        let em = self.scratch.as_ref().and_then(|s| s.emulator());
+        if let (Some(e), Some(b)) = (em, before) {
+            run.io = Some(e.counters()?.since(&b));
+        }
+        Ok(run)
+    }
+
     fn bench(&mut self) -> Result<&mut Bencher> {
         self.bench
             .as_mut()
@@ -344,24 +363,19 @@ impl Testbed for RealDevice {
 
     /// One run; on an emulated device with what the device counted during it.
     fn run(&mut self, load: Load) -> Result<Run> {
-        let em = self.scratch.as_ref().and_then(|s| s.emulator());
-        let before = match em {
-            Some(e) => {
-                e.reset_max_depth()?;
-                Some(e.counters()?)
-            }
-            None => None,
-        };
-        let bench = self
-            .bench
-            .as_mut()
-            .ok_or_else(|| Error::Failed("the testbed is closed".into()))?;
-        let mut run = bench.run(load)?;
-        let em = self.scratch.as_ref().and_then(|s| s.emulator());
-        if let (Some(e), Some(b)) = (em, before) {
-            run.io = Some(e.counters()?.since(&b));
-        }
-        Ok(run)
+        self.counted(|b| b.run(load))
+    }
+
+    /// Every real device has the start-up judge.
+    fn lacks_startup(&self) -> Option<String> {
+        None
+    }
+
+    /// One run of the start-up judge ([`Bencher::run_startup`]); on an emulated device with
+    /// what the device counted during it (the tree is made before, outside the count).
+    fn run_startup(&mut self, load: Load) -> Result<Run> {
+        self.bench()?.prepare_startup()?;
+        self.counted(|b| b.run_startup(load))
     }
 
     fn sizes(&self) -> serde_json::Value {

@@ -1,5 +1,6 @@
 //! One real run of contest: the reference job timed while one load competes with it, in a
-//! work directory on the target filesystem.
+//! work directory on the target filesystem; or, the same way, the start-up judge's start-up
+//! ([`crate::bench::startup`]) instead of the job ([`Bencher::run_startup`]).
 //!
 //! A run goes: make the job cold (or warm, for cacherun) → `syncfs` → start the load (its own
 //! process group) → wait the lead time → start the job (its own process group) and time it →
@@ -12,6 +13,7 @@ use crate::bench::group::{Exit, Group};
 use crate::bench::job::{self, JobSpec};
 use crate::bench::leader;
 use crate::bench::loads::{self, LoadSizes, LoadSpec, counter::Counter};
+use crate::bench::startup::{self, StartupSpec};
 use crate::bench::{Load, Run, fsutil, stale};
 use crate::{Error, Result};
 use std::collections::BTreeSet;
@@ -21,6 +23,15 @@ use std::time::Duration;
 
 /// Default lead: how long a load runs before the job starts, s.
 pub const LEAD_S: f64 = 2.0;
+
+/// What a run times while the load competes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Foreground {
+    /// The reference job (built-in or `--job`).
+    Job,
+    /// One start-up of the start-up judge.
+    Startup,
+}
 
 /// How real runs are made; built from the CLI's `TargetArgs` or by tests.
 #[derive(Clone, Debug)]
@@ -71,6 +82,8 @@ impl BenchOptions {
 pub struct Bencher {
     target: PathBuf,
     job: JobSpec,
+    /// The start-up judge's tree, made at its first run.
+    startup: Option<StartupSpec>,
     opts: BenchOptions,
     prepared: BTreeSet<Load>,
     last_load_pgid: Option<i32>,
@@ -147,6 +160,7 @@ impl Bencher {
         Ok(Bencher {
             target: target.to_path_buf(),
             job,
+            startup: None,
             opts,
             prepared: BTreeSet::new(),
             last_load_pgid: None,
@@ -211,6 +225,35 @@ impl Bencher {
     /// before the job ended, gives a Run with `failed` set. Errors: the job failed (exit 1),
     /// the load is unavailable (exit 2), [`Error::Interrupted`].
     pub fn run(&mut self, load: Load) -> Result<Run> {
+        self.run_with(load, Foreground::Job)
+    }
+
+    /// One run of the start-up judge under `load`: as [`Bencher::run`], but one cold
+    /// start-up of the application tree ([`startup::run`]; warm under cacherun) is timed
+    /// instead of the job. The tree is made at the first call (outside timing). Errors: as
+    /// [`Bencher::run`]; not enough space for the tree (exit 2).
+    pub fn run_startup(&mut self, load: Load) -> Result<Run> {
+        self.prepare_startup()?;
+        self.run_with(load, Foreground::Startup)
+    }
+
+    /// Makes the start-up judge's tree unless it is made ([`startup::prepare`]). Errors: not
+    /// enough space (exit 2), the filesystem's.
+    pub fn prepare_startup(&mut self) -> Result<()> {
+        if self.startup.is_none() {
+            let spec = StartupSpec::new(&self.work.path().join("startup"));
+            fsutil::check_space(
+                self.work.path(),
+                spec.bytes_needed(),
+                "the start-up judge's tree",
+            )?;
+            startup::prepare(&spec)?;
+            self.startup = Some(spec);
+        }
+        Ok(())
+    }
+
+    fn run_with(&mut self, load: Load, fg: Foreground) -> Result<Run> {
         if crate::signals::interrupted() {
             return Err(Error::Interrupted);
         }
@@ -225,7 +268,7 @@ impl Bencher {
             loads::prepare(load, &fixtures, &self.opts.sizes)?;
             self.prepared.insert(load);
         }
-        self.make_job_ready(load == Load::Cacherun)?;
+        self.make_ready(fg, load == Load::Cacherun)?;
         fsutil::syncfs(self.work.path())?;
         // Preparing fixtures can take minutes on slow media: a stop asked meanwhile ends here,
         // before the run proper starts.
@@ -268,7 +311,7 @@ impl Bencher {
             running = Some((group, counter, before, log));
         }
 
-        let job = self.time_job()?;
+        let job = self.time_foreground(fg)?;
 
         let (loads_done, lcpu) = match running.take() {
             Some((mut group, counter, before, log)) => {
@@ -279,7 +322,9 @@ impl Bencher {
                     failed = Some(early_stop(load, &log));
                 }
                 let done = after.saturating_sub(before);
-                if failed.is_none() && done == 0 {
+                // A start-up is often shorter than one unit of a load's work (light_io_load
+                // writes 1 MiB every 0.25 s): none done in it is no failure.
+                if failed.is_none() && done == 0 && fg == Foreground::Job {
                     failed = Some(format!("{load} completed no work while the job ran"));
                 }
                 (Some(done as f64), Some(exit.cpu_pct()))
@@ -301,13 +346,19 @@ impl Bencher {
         })
     }
 
-    /// Cold (evicted) or warm job files; `--drop-caches` drops everything before cold runs.
-    fn make_job_ready(&self, warm: bool) -> Result<()> {
-        match (&self.opts.job_command, warm) {
-            (None, true) => job::make_warm(&self.job)?,
-            (None, false) => job::make_cold(&self.job)?,
-            (Some(_), true) => {}
-            (Some(_), false) => evict_tree(&self.target, self.work.path())?,
+    /// Cold (evicted) or warm files of what `fg` reads; `--drop-caches` drops everything
+    /// before cold runs.
+    fn make_ready(&self, fg: Foreground, warm: bool) -> Result<()> {
+        match (fg, &self.startup, &self.opts.job_command, warm) {
+            (Foreground::Startup, Some(s), _, true) => startup::make_warm(s)?,
+            (Foreground::Startup, Some(s), _, false) => startup::make_cold(s)?,
+            (Foreground::Startup, None, _, _) => {
+                return Err(Error::Failed("the start-up tree was not made".into()));
+            }
+            (Foreground::Job, _, None, true) => job::make_warm(&self.job)?,
+            (Foreground::Job, _, None, false) => job::make_cold(&self.job)?,
+            (Foreground::Job, _, Some(_), true) => {}
+            (Foreground::Job, _, Some(_), false) => evict_tree(&self.target, self.work.path())?,
         }
         if self.opts.drop_caches && !warm {
             fsutil::drop_caches(&self.opts.proc_root)?;
@@ -315,29 +366,35 @@ impl Bencher {
         Ok(())
     }
 
-    /// Runs the job in its own process group and times it. A job that does not exit 0 is an
-    /// error (exit 1) with the tail of its stderr.
-    fn time_job(&self) -> Result<Exit> {
+    /// Runs the job (or the start-up) in its own process group and times it. One that does
+    /// not exit 0 is an error (exit 1) with the tail of its stderr.
+    fn time_foreground(&self, fg: Foreground) -> Result<Exit> {
         let log = self.scratchpad.path().join("job.stderr");
-        let mut cmd = match &self.opts.job_command {
-            Some(c) => {
+        let worker = |what: &str, json: serde_json::Result<String>| -> Result<Command> {
+            let json = json.map_err(|e| Error::Failed(e.to_string()))?;
+            let mut cmd = Command::new(&self.opts.exe);
+            cmd.args(["__worker", what, &json]);
+            Ok(cmd)
+        };
+        let user_command = self
+            .opts
+            .job_command
+            .as_ref()
+            .filter(|_| fg == Foreground::Job);
+        let mut cmd = match (fg, user_command) {
+            (Foreground::Job, Some(c)) => {
                 let mut cmd = Command::new("sh");
                 cmd.args(["-c", c]).current_dir(&self.target);
                 cmd
             }
-            None => {
-                let json =
-                    serde_json::to_string(&self.job).map_err(|e| Error::Failed(e.to_string()))?;
-                let mut cmd = Command::new(&self.opts.exe);
-                cmd.args(["__worker", "job", &json]);
-                cmd
-            }
+            (Foreground::Job, None) => worker("job", serde_json::to_string(&self.job))?,
+            (Foreground::Startup, _) => worker("startup", serde_json::to_string(&self.startup))?,
         };
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log_file(&log)?);
         // A user's command is watched, so that it dies whole with sweetspot.
-        let mut group = if self.opts.job_command.is_some() {
+        let mut group = if user_command.is_some() {
             leader::spawn(&mut cmd)?
         } else {
             Group::spawn(&mut cmd)?
@@ -351,9 +408,10 @@ impl Bencher {
             return Err(Error::Interrupted);
         }
         if exit.code != Some(0) {
-            let what = match &self.opts.job_command {
-                Some(c) => format!("the job `{c}`"),
-                None => "the built-in job".to_string(),
+            let what = match (fg, user_command) {
+                (Foreground::Startup, _) => "the start-up judge's start-up".to_string(),
+                (_, Some(c)) => format!("the job `{c}`"),
+                (_, None) => "the built-in job".to_string(),
             };
             return Err(Error::Failed(format!(
                 "{what} failed ({}){}",

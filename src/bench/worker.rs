@@ -1,4 +1,5 @@
-//! `sweetspot __worker …`: the hidden subcommand that the reference job and the loads run as.
+//! `sweetspot __worker …`: the hidden subcommand that the reference job, the start-up judge and
+//! the loads run as.
 //! Re-executing sweetspot's own binary (rather than `fork` in a multi-threaded process) gives
 //! each job and load a clean process of its own, so it can be put in its own process group,
 //! timed, measured exactly with `wait4(2)`'s rusage, and killed as a group. Hidden from
@@ -21,6 +22,12 @@ pub enum What {
     /// The built-in reference job; `spec` is a JSON [`JobSpec`].
     Job {
         /// JSON job spec.
+        spec: String,
+    },
+    /// One start-up of the start-up judge; `spec` is a JSON
+    /// [`crate::bench::startup::StartupSpec`].
+    Startup {
+        /// JSON start-up spec.
         spec: String,
     },
     /// A background load; `spec` is a JSON [`LoadSpec`]. Runs until killed.
@@ -47,6 +54,18 @@ pub fn run(args: &Args) -> Result<()> {
                 serde_json::from_str(spec).map_err(|e| parse("job", &e.to_string()))?;
             let h = job::run(&spec)?;
             tracing::debug!("job hash {h:016x}");
+            Ok(())
+        }
+        What::Startup { spec } => {
+            let spec: crate::bench::startup::StartupSpec =
+                serde_json::from_str(spec).map_err(|e| parse("startup", &e.to_string()))?;
+            let t = crate::bench::startup::run(&spec)?;
+            tracing::debug!(
+                "start-up: {} files touched, {} opened, {} bytes read",
+                t.touched,
+                t.opened,
+                t.bytes
+            );
             Ok(())
         }
         What::Load { spec } => {

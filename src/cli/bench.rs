@@ -1,6 +1,7 @@
 //! `sweetspot bench (--device D | --scratch | --sim FILE) [--loads L,L] [--runs N] [--seed N]
-//! [--set KNOB=VALUE]... [--json | --csv]`: measures one setting under contest's loads and
-//! prints contest's table (or JSON / CSV).
+//! [--set KNOB=VALUE]... [--startup] [--json | --csv]`: measures one setting under contest's
+//! loads and prints contest's table (or JSON / CSV). With `--startup` it times the start-up
+//! judge ([`crate::bench::startup`]) instead of the reference job.
 //!
 //! Without `--set` it measures the target as it is (a simulation: the surface's defaults);
 //! `--set` applies knobs first (journaled on a real device). The testbed is restored at the
@@ -24,7 +25,8 @@ pub struct Args {
     ///
     /// contest loads to run beside the job, comma-separated (no_load is needed for Ratio):
     /// no_load, cacherun, process_load, ctar_load, xtar_load, io_load, io_other, read_load,
-    /// list_load, mem_load, dbench_load.
+    /// list_load, mem_load, dbench_load; and light_io_load (S's capped writers,
+    /// docs/judges.md).
     #[arg(
         long,
         value_delimiter = ',',
@@ -45,6 +47,14 @@ pub struct Args {
     /// The knob is set before measuring, e.g. --set fifo_batch=8.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     pub set: Vec<String>,
+
+    /// Time the start-up judge instead of the job.
+    ///
+    /// Time a cold application start-up (the start-up judge, docs/judges.md) under each load
+    /// instead of the reference job, e.g. --loads no_load,light_io_load,io_load. Its runs are
+    /// not stored.
+    #[arg(long, conflicts_with = "job")]
+    pub startup: bool,
 
     /// Print JSON (fields in docs/DESIGN.md).
     #[arg(long, conflicts_with = "csv")]
@@ -180,6 +190,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     };
     let seed = target::seed(&args.target);
     let mut tb = target::open(ctx, &args.target, seed, "bench")?;
+    if args.startup
+        && let Some(why) = tb.lacks_startup()
+    {
+        return Err(Error::BadInput(format!("--startup: {why}")));
+    }
     // A bench on a real device draws nothing: only a simulation's noise has a seed to repeat.
     if args.target.sim.is_some() {
         target::announce_seed(ctx, &args.target, seed);
@@ -223,9 +238,13 @@ fn measure(ctx: &Ctx, args: &Args, loads: &[Load], tb: &mut dyn Testbed) -> Resu
         tb.apply(&overrides)?;
     }
     let bar = progress_bar(u64::from(args.runs) * loads.len() as u64, ctx.quiet);
-    let result = measure_applied(tb, &store, &full, loads, args.runs, None, &bar);
+    let result = if args.startup {
+        measure_startup(tb, &full, loads, args.runs, &bar)
+    } else {
+        measure_applied(tb, &store, &full, loads, args.runs, None, &bar).map(|r| r.summary)
+    };
     bar.finish_and_clear();
-    let mut trial = result?.summary;
+    let mut trial = result?;
     // A long list of current values is no label for a table's first column.
     if full.len() > 3 {
         trial.label = if overrides.is_empty() {
@@ -234,9 +253,62 @@ fn measure(ctx: &Ctx, args: &Args, loads: &[Load], tb: &mut dyn Testbed) -> Resu
             setting_label(&overrides)
         };
     }
+    let mut sizes = tb.sizes();
+    if args.startup {
+        sizes = startup_sizes(sizes);
+    }
     Ok(BenchReport {
         target: tb.target(),
-        sizes: tb.sizes(),
+        sizes,
         trial,
     })
+}
+
+/// The start-up judge under `loads`, `runs` times run-major, at the setting in force
+/// (`setting` names it). Its runs are not stored: the store's trials are the reference job's.
+/// Errors: the testbed's, or [`Error::Interrupted`] between runs.
+fn measure_startup(
+    tb: &mut dyn Testbed,
+    setting: &Setting,
+    loads: &[Load],
+    runs: u32,
+    bar: &indicatif::ProgressBar,
+) -> Result<crate::bench::summary::TrialSummary> {
+    let mut done = Vec::with_capacity(loads.len() * runs as usize);
+    for i in 0..runs {
+        for &load in loads {
+            if signals::interrupted() {
+                return Err(Error::Interrupted);
+            }
+            bar.set_message(format!("start-up run {}/{runs}: {load}", i + 1));
+            let run = tb.run_startup(load)?;
+            if let Some(why) = &run.failed {
+                tracing::warn!("{load} run failed: {why}");
+            }
+            done.push(run);
+            bar.inc(1);
+        }
+    }
+    Ok(crate::bench::summary::summarize_trial(setting, &done))
+}
+
+/// The sizes of a start-up bench: the testbed's, with `judge = "startup"` and the tree's
+/// shape ([`crate::bench::startup`]'s constants).
+fn startup_sizes(mut sizes: serde_json::Value) -> serde_json::Value {
+    use crate::bench::startup as s;
+    let tree = serde_json::json!({
+        "judge": "startup",
+        "startup_small_files": s::SMALL_FILES,
+        "startup_small_reads": s::SMALL_READS,
+        "startup_stat_only": s::STAT_ONLY,
+        "startup_libs_kib": s::LIBS_KIB,
+        "startup_lib_pages": s::LIB_PAGES,
+    });
+    match (sizes.as_object_mut(), tree) {
+        (Some(m), serde_json::Value::Object(t)) => {
+            m.extend(t);
+            sizes
+        }
+        (_, tree) => tree,
+    }
 }

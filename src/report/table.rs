@@ -28,17 +28,17 @@ fn cell(s: &Option<Summary>, decimals: usize) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-fn detail(l: &LoadSummary) -> Vec<String> {
+fn detail(l: &LoadSummary, d: usize) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = &l.time_s {
-        let mut line = format!("  Time {:.1} ± {:.1} s", t.mean, t.sd);
+        let mut line = format!("  Time {:.d$} ± {:.d$} s", t.mean, t.sd);
         if t.n > 1 {
             // The t-based interval, cut at 0 where it reaches below (a Time is positive;
             // cutting an interval to the parameter's range keeps its coverage).
-            line += &format!(", 95% CI {:.1}–{:.1}", t.ci95.0.max(0.0), t.ci95.1);
+            line += &format!(", 95% CI {:.d$}–{:.d$}", t.ci95.0.max(0.0), t.ci95.1);
         }
         line += &format!(
-            ", median {:.1}, range {:.1} … {:.1}",
+            ", median {:.d$}, range {:.d$} … {:.d$}",
             t.median, t.min, t.max
         );
         if !t.outliers.is_empty() {
@@ -92,6 +92,12 @@ fn device_line(l: &LoadSummary) -> Option<String> {
 /// Renders contest's blocks for several trials (one row per trial in each load's block),
 /// so settings can be compared side by side. Loads appear in the order first seen.
 pub fn contest_blocks(trials: &[&TrialSummary]) -> String {
+    blocks(trials, 1)
+}
+
+/// [`contest_blocks`] with Time to `d` decimals (3 for the start-up judge, whose Time is
+/// often under a second).
+fn blocks(trials: &[&TrialSummary], d: usize) -> String {
     let mut loads: Vec<Load> = Vec::new();
     for t in trials {
         for l in &t.loads {
@@ -124,14 +130,14 @@ pub fn contest_blocks(trials: &[&TrialSummary]) -> String {
             out += &format!(
                 "{:<width$}  {:>7}  {:>5}  {:>6}  {:>5}  {:>5}\n",
                 first(t, l),
-                cell(&l.time_s, 1),
+                cell(&l.time_s, d),
                 cell(&l.cpu_pct, 0),
                 cell(&l.loads, 0),
                 cell(&l.lcpu_pct, 0),
                 ratio
             );
-            for d in detail(l) {
-                out += &d;
+            for line in detail(l, d) {
+                out += &line;
                 out.push('\n');
             }
         }
@@ -143,7 +149,12 @@ pub fn contest_blocks(trials: &[&TrialSummary]) -> String {
 impl Exporter for Table {
     fn render(&self, r: &BenchReport) -> crate::Result<String> {
         let mut out = format!("{} (kernel {})\n\n", r.target.label, r.target.kernel);
-        out += &contest_blocks(&[&r.trial]);
+        if r.sizes.get("judge").and_then(|j| j.as_str()) == Some("startup") {
+            out += "start-up judge (docs/judges.md): Time is one cold start-up's\n\n";
+            out += &blocks(&[&r.trial], 3);
+        } else {
+            out += &contest_blocks(&[&r.trial]);
+        }
         for w in &r.trial.warnings {
             out += &format!("warning: {w}\n");
         }

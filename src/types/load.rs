@@ -30,7 +30,7 @@ pub enum Load {
     MemLoad,
     /// Run `dbench` if installed.
     DbenchLoad,
-    /// Not contest's: two writers like io_load's, capped at 4 MiB/s in all, as the BFQ team's
+    /// Not contest's: two writers like io_load's, capped at 4000 KiB/s in all, as the BFQ team's
     /// S suite caps its background writers on a rotational disk (`comm_startup_lat`). The
     /// start-up judge's light background ([`crate::bench::loads`]).
     LightIoLoad,

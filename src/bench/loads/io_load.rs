@@ -27,8 +27,17 @@ pub(super) fn run(out: &Path, mib: u64, counter: &Counter) -> Result<()> {
 /// light_io_load's writers. S (github.com/Algodev-github/S, `comm_startup_lat`) starts two
 /// background writers and, on a rotational disk, caps them; see `docs/judges.md`.
 pub(super) const LIGHT_WRITERS: u32 = 2;
-/// light_io_load's cap for all its writers together, MiB/s (S's cap on a rotational disk).
-pub(super) const LIGHT_MIB_S: f64 = 4.0;
+/// light_io_load's cap for all its writers together, MiB/s: S's cap on a rotational disk,
+/// `MAXRATE=4000` in `comm_startup_lat.sh`, given to fio as `rate=2000k` per writer, and
+/// fio's `k` is 1024 (`kb_base=1024`, its default): 4000 KiB/s = 3.906 MiB/s.
+pub(super) const LIGHT_MIB_S: f64 = 4000.0 / 1024.0;
+/// How often light_io_load writes its filesystem back, s. S's writers (fio, buffered, no
+/// fsync) are flushed by a `sync` it starts every 2 s while they run ("increase difficulty
+/// by periodically syncing"): without it their pages would sit dirty for up to 30 s
+/// (`vm.dirty_expire_centisecs`) and a start-up would seldom meet them at the device. Ours
+/// is a `syncfs(2)` of the load's own filesystem, one at a time (S's `sync &` piles up
+/// when a sync takes longer than 2 s, and syncs every filesystem of the machine).
+pub(super) const LIGHT_SYNC_S: f64 = 2.0;
 /// Size of each light writer's file, MiB (at most `--load-mib`): at 2 MiB/s a pass takes 32 s.
 pub(super) const LIGHT_MIB: u64 = 64;
 
@@ -36,12 +45,12 @@ pub(super) const LIGHT_MIB: u64 = 64;
 /// paced so that together they write at most [`LIGHT_MIB_S`] MiB/s (each 1 MiB write waits
 /// for its slot: writer start + n / rate). A device slower than the cap makes the writers
 /// fall behind their slots; they then write as fast as it takes, never in a burst to catch up
-/// more than one write.
+/// more than one write. A further thread writes the filesystem back every [`LIGHT_SYNC_S`].
 pub(super) fn run_light(out: &Path, mib: u64, counter: &Counter) -> Result<()> {
     let per_writer = LIGHT_MIB_S / f64::from(LIGHT_WRITERS);
     let size = mib.clamp(1, LIGHT_MIB);
     std::thread::scope(|s| {
-        let writers: Vec<_> = (0..LIGHT_WRITERS)
+        let mut writers: Vec<_> = (0..LIGHT_WRITERS)
             .map(|w| {
                 s.spawn(move || {
                     paced_writer(
@@ -53,6 +62,12 @@ pub(super) fn run_light(out: &Path, mib: u64, counter: &Counter) -> Result<()> {
                 })
             })
             .collect();
+        writers.push(s.spawn(move || {
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs_f64(LIGHT_SYNC_S));
+                crate::bench::fsutil::syncfs(out)?;
+            }
+        }));
         // Each writer loops until the process is killed; the first error ends the load.
         writers
             .into_iter()

@@ -11,7 +11,7 @@
 //! | ctar_load | one tar archive of the tree written |
 //! | xtar_load | one tar archive of the tree extracted |
 //! | io_load, io_other | one MiB written (each pass over the file ends with `fdatasync`) |
-//! | light_io_load | one MiB written, by two writers capped at 4 MiB/s in all |
+//! | light_io_load | one MiB written (two writers, 4000 KiB/s in all, `syncfs` every 2 s) |
 //! | read_load | one MiB read cold (the file is evicted before every pass) |
 //! | list_load | one walk (readdir + lstat of every entry) of the tree |
 //! | mem_load | one MiB of the buffer touched (a write to every 4 KiB page) |
