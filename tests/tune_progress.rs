@@ -21,7 +21,7 @@ fn watch(surface: &str, pol: &policy::Policy, seed: u64) -> (Vec<(u64, u64)>, tu
     let space = Space::build(&sim.space(), pol, None).unwrap();
     let steps = Rc::new(RefCell::new(Vec::new()));
     let seen = Rc::clone(&steps);
-    let budget = tune::run_budget(pol, None);
+    let budget = tune::run_budget(pol, None, false);
     let log = TrialLog::new(vec![], "Ratio".into(), budget, true)
         .on_step(move |p| seen.borrow_mut().push((p.done(), p.total())));
     let out = tune::optimise(
@@ -41,7 +41,7 @@ fn watch(surface: &str, pol: &policy::Policy, seed: u64) -> (Vec<(u64, u64)>, tu
 }
 
 fn check(surface: &str, pol: &policy::Policy, seeds: std::ops::Range<u64>) {
-    let budget = tune::run_budget(pol, None);
+    let budget = tune::run_budget(pol, None, false);
     for seed in seeds {
         let (steps, out) = watch(surface, pol, seed);
         assert_eq!(steps.len(), out.trials.len(), "one step a trial");
@@ -70,13 +70,35 @@ fn check(surface: &str, pol: &policy::Policy, seeds: std::ops::Range<u64>) {
 fn the_screens_count_of_load_runs_never_passes_the_run_budget() {
     let quick = policy::builtin("quick").unwrap().unwrap();
     // quick: budget 12 full trials of no_load + io_load, 1 run each.
-    assert_eq!(tune::run_budget(&quick, None), 24);
-    assert_eq!(tune::run_budget(&quick, Some(30)), 60);
+    assert_eq!(tune::run_budget(&quick, None, false), 24);
+    assert_eq!(tune::run_budget(&quick, Some(30), false), 60);
     check("data/surfaces/synthetic-2d-deadline.toml", &quick, 1..9);
     // The screen lists more trials than the budget's 12 (loaded runs alone are trials), the
     // count the bar used to show.
     let (_, out) = watch("data/surfaces/synthetic-2d-deadline.toml", &quick, 1);
     assert!(out.trials.len() > 12, "{}", out.trials.len());
+}
+
+#[test]
+fn a_judged_tune_stays_within_the_run_budget_with_its_judges_most() {
+    let quick = policy::builtin("quick").unwrap().unwrap();
+    // quick's judge: 6 pairs (12 runs); a fallback's screen (4), check (3 pairs of 2 full
+    // trials of 2 runs: 12) and judge (12).
+    assert_eq!(tune::judge_runs(&quick), 40);
+    assert_eq!(tune::run_budget(&quick, None, true), 64);
+    for (surface, seeds) in [
+        ("data/surfaces/startup-hurts-fifo_batch.toml", 1..6),
+        ("data/surfaces/startup-holds-fifo_batch.toml", 1..6),
+    ] {
+        for seed in seeds {
+            let (_, out) = watch(surface, &quick, seed);
+            assert!(
+                !out.judges.is_empty(),
+                "{surface} seed {seed}: the judge ran"
+            );
+            assert!(out.runs <= 64, "{surface} seed {seed}: {} runs", out.runs);
+        }
+    }
 }
 
 #[test]

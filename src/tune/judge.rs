@@ -24,10 +24,10 @@
 //!   *hurt* (fails, CI above 1), *unclear* (fails, CI reaches 1: too noisy to show it is
 //!   within the tolerance). Any failure keeps the default.
 //!
-//! Budget: the judge runs (2 × `pairs` per judge) come on top of the policy's `budget` of
-//! trials, and only when the objective's check found a sweet spot; the run budget the
-//! progress bar counts against includes them ([`crate::tune::run_budget`]), and the report's
-//! `runs` counts those made.
+//! Budget: the judge runs (2 × `pairs` per judge, and a fallback's when the best fails) come
+//! on top of the policy's `budget` of trials, and only when the objective's check found a
+//! sweet spot; the run budget the progress bar counts against includes the most they may
+//! take ([`crate::tune::judge_runs`]), and the report's `runs` counts those made.
 
 use crate::Result;
 use crate::bench::{Load, Testbed};

@@ -83,14 +83,28 @@ pub struct Options {
 }
 
 /// The run budget: the most load runs a tune of `policy` makes, `budget` (the policy's if
-/// `None`) full trials of every load of the policy, `runs` times each, plus its judges' runs
-/// ([`policy::Judges::runs`]), which run only when the check finds a sweet spot. The
-/// screen's budget is the trials' runs (`solver/screen.rs`); the GP search's `budget` full
-/// trials make as many. What the progress bar counts against ([`progress::Progress`]).
-pub fn run_budget(policy: &Policy, budget: Option<u32>) -> u64 {
+/// `None`) full trials of every load of the policy, `runs` times each, plus the most its
+/// judges may add ([`judge_runs`]) when `judged` (the testbed has the judge). The screen's
+/// budget is the trials' runs (`solver/screen.rs`); the GP search's `budget` full trials make
+/// as many. What the progress bar counts against ([`progress::Progress`]).
+pub fn run_budget(policy: &Policy, budget: Option<u32>, judged: bool) -> u64 {
     let full = Part::Full.loads(policy).len() as u64 * u64::from(policy.runs);
-    let judges = policy.judges.as_ref().map_or(0, |j| j.runs());
+    let judges = if judged { judge_runs(policy) } else { 0 };
     u64::from(budget.unwrap_or(policy.budget)) * full.max(1) + judges
+}
+
+/// The most runs `policy`'s judges add to a tune ([`judge`]): their pairs for the search's
+/// best, and when it fails, a fallback's screen ([`judge::fallback::SCREENED`] runs per
+/// judge), its check (`max(check_pairs, 3)` pairs of full trials) and its judges' pairs. Only
+/// a tune whose check found a sweet spot runs any of them.
+pub fn judge_runs(policy: &Policy) -> u64 {
+    let Some(j) = &policy.judges else {
+        return 0;
+    };
+    let full = Part::Full.loads(policy).len() as u64 * u64::from(policy.runs);
+    let screen = judge::fallback::SCREENED as u64 * j.startup.len() as u64;
+    let check = 2 * u64::from(policy.check_pairs.max(3)) * full;
+    2 * j.runs() + screen + check
 }
 
 /// The solver configuration for `policy` with `budget` trials (its judges' runs come on top,

@@ -216,7 +216,8 @@ fn run(
         .map(crate::knob::setting_label)
         .collect();
     let replay = Replay::new(req.resume);
-    let runs = crate::tune::run_budget(req.policy, req.budget);
+    let judged = crate::tune::judge_note(&*testbed, req.policy).is_none();
+    let runs = crate::tune::run_budget(req.policy, req.budget, judged);
     let log = observe::TrialLog::new(labels, req.policy.objective.label(), runs, req.quiet)
         .minimize(req.policy.objective.minimize())
         .replayed({
