@@ -700,6 +700,58 @@ mod tests {
         }
     }
 
+    /// `ncq` and `wcache` on every disk preset: parsed, in the canonical form (which reads
+    /// back), refused on flash, past their bounds, and `ncq` beside `channels`.
+    #[test]
+    fn disk_options_ncq_and_wcache() {
+        for preset in ["hdd-5400", "hdd-7200"] {
+            let s = Spec::parse(&format!("{preset},ncq=32,wcache=16MiB")).unwrap();
+            assert_eq!((s.channels, s.write_cache), (32, 16 << 20), "{preset}");
+            let c = s.canonical();
+            assert!(c.ends_with(",wcache=16777216B"), "{c}");
+            assert_eq!(Spec::parse(&c).unwrap(), Spec { preset: None, ..s.clone() });
+            assert_ne!(s.name(), preset);
+        }
+        // The presets are as they were: no write cache, hdd-5400 without NCQ.
+        assert_eq!(Spec::parse("hdd-5400").unwrap().write_cache, 0);
+        assert_eq!(Spec::parse("hdd-5400").unwrap().channels, 1);
+        assert!(!Spec::parse("hdd-7200").unwrap().canonical().contains("wcache"));
+        assert_eq!(Spec::parse("hdd-5400,wcache=0").unwrap().name(), "hdd-5400");
+        assert_eq!(
+            Spec::parse("seek=hdd,wcache=8MB").unwrap().write_cache,
+            8_000_000
+        );
+        assert_eq!(
+            err("emmc,ncq=4"),
+            "--emulate: ncq '4': only with seek=hdd (give seek=hdd or a disk preset before it)"
+        );
+        assert!(err("wcache=8MiB,seek=hdd").starts_with("--emulate: wcache '8MiB': only with"));
+        assert!(err("hdd-5400,wcache=8MiB,seek=none").starts_with("--emulate: wcache '8388608B'"));
+        assert_eq!(
+            err("hdd-5400,ncq=33"),
+            "--emulate: ncq '33': expected a whole number 1–32 (SATA NCQ has 32 tags; 1 = no NCQ)"
+        );
+        assert!(err("hdd-5400,ncq=0").starts_with("--emulate: ncq '0': expected"));
+        assert_eq!(
+            err("hdd-5400,channels=4,ncq=4"),
+            "--emulate: ncq '4': on a disk it is channels (given as '4'): give one of them"
+        );
+        assert!(err("hdd-5400,ncq=8,channels=4").starts_with("--emulate: channels '4': on a disk"));
+        for bad in ["wcache=1025MiB", "wcache=63KiB", "wcache=lots", "wcache=16MiB/s"] {
+            let m = err(&format!("hdd-5400,{bad}"));
+            let v = bad.split_once('=').unwrap().1;
+            assert_eq!(
+                m,
+                format!(
+                    "--emulate: wcache '{v}': expected 0 (no write cache) or a size such as \
+                     8MiB or 16MiB, 64KiB to 1GiB"
+                )
+            );
+        }
+        assert!(Spec::parse("hdd-5400,wcache=1GiB,ncq=1").is_ok());
+        assert!(Spec::parse("hdd-5400,wcache=64KiB").is_ok());
+    }
+
     /// Found by the fuzz target `emulate_spec` (fuzz/regressions/emulate_spec/): a rate so
     /// large that its canonical form (6 decimals of GB/s) did not read back to itself.
     #[test]
