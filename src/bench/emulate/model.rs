@@ -24,8 +24,9 @@
 //! - **Write cache** (disk, `wcache` > 0): a write completes once copied into the cache, at
 //!   the command overhead plus its length at the interface rate ([`CACHE_COPY_RATE`]), while
 //!   the cache has room; the arm meanwhile destages cached writes, nearest first (positioning +
-//!   transfer at the write rate; adjacent writes merge into one extent), whenever it has no
-//!   request of its own (the lazily computed idle time before the next request starts). A
+//!   transfer at the write rate; adjacent writes merge into one extent, written back a
+//!   revolution's worth at a time so that a read waits for one revolution at most), whenever
+//!   it has no request of its own (the lazily computed idle time before the next request starts). A
 //!   write that does not fit waits until destaging makes room; one larger than the cache
 //!   goes to the platter. A flush (`fsync` through FUSE: the loop driver's `REQ_OP_FLUSH`, a
 //!   FUA write's post-flush) completes when everything cached is on the platter. Reads go to
@@ -295,8 +296,18 @@ impl Model {
         self.dirty.push_back((req.offset, req.len));
     }
 
+    /// Bytes one revolution carries at the write rate (333 kB on hdd-5400): the most a
+    /// destage writes before the arm may serve a request.
+    fn revolution_bytes(&self) -> u64 {
+        match self.spec.seek {
+            Seek::Hdd { rpm, .. } => (self.spec.write_bw * 60.0 / rpm) as u64,
+            Seek::None => u64::MAX,
+        }
+    }
+
     /// Writes the cached extent nearest in positioning time (ties: the oldest) to the
-    /// platter, from when the arm is free.
+    /// platter, from when the arm is free, a revolution's worth at most (the rest stays
+    /// cached, next under the head).
     fn destage_one(&mut self, done: &mut Served) {
         let Some(i) = (0..self.dirty.len()).min_by(|&a, &b| {
             self.position_s(self.dirty[a].0)
@@ -304,9 +315,14 @@ impl Model {
         }) else {
             return;
         };
-        let Some((offset, len)) = self.dirty.remove(i) else {
+        let Some((offset, whole)) = self.dirty.remove(i) else {
             return;
         };
+        // At most a revolution's worth at a time: then the arm can turn to a read.
+        let len = whole.min(self.revolution_bytes().max(1));
+        if len < whole {
+            self.dirty.insert(i, (offset + len, whole - len));
+        }
         let position_s = self.position_s(offset);
         done.distance += offset.abs_diff(self.head);
         done.position_s += position_s;
@@ -513,7 +529,10 @@ mod tests {
     fn ncq_positions_a_random_batch_in_less_time_than_fifo() {
         let size = 1u64 << 30;
         let batch = random_reads(1000, size, 0x2545_f491_4f6c_dd1d);
-        let fifo = run(&mut Model::new(Spec::parse("hdd-5400").unwrap(), size), &batch);
+        let fifo = run(
+            &mut Model::new(Spec::parse("hdd-5400").unwrap(), size),
+            &batch,
+        );
         let ncq = run(
             &mut Model::new(Spec::parse("hdd-5400,ncq=32").unwrap(), size),
             &batch,
@@ -558,7 +577,7 @@ mod tests {
     }
 
     /// 64 KiB writes at random offsets, back to back: each completes in the copy time (100 us
-    /// + 64 KiB at 100 MB/s) while the 16 MiB cache has room; once full, a write waits for a
+    /// plus 64 KiB at 100 MB/s) while the 16 MiB cache has room; once full, a write waits for a
     /// destage (a seek, half a revolution, 2.2 ms of media); a flush waits for all of it; an
     /// idle arm empties the cache before the next read.
     #[test]
@@ -578,15 +597,25 @@ mod tests {
         // 256 writes fill 16 MiB, and the arm destages about one per 8.7 ms of copies
         // meanwhile (a destage is 11 ms of seek on average against 25 at random, since it
         // picks the nearest of what is cached): the first 256 all take the copy time.
-        assert!(lat[..256].iter().all(|l| close(*l, copy, 1e-9)), "{:?}", &lat[..4]);
+        assert!(
+            lat[..256].iter().all(|l| close(*l, copy, 1e-9)),
+            "{:?}",
+            &lat[..4]
+        );
         let full: Vec<f64> = lat[500..].to_vec();
         let mean = full.iter().sum::<f64>() / full.len() as f64;
         assert!(mean > 5.0 * copy, "full cache: {mean}");
-        assert!(mean < 16.7e-3 + 2.2e-3 + copy, "nearest-first destage: {mean}");
+        assert!(
+            mean < 16.7e-3 + 2.2e-3 + copy,
+            "nearest-first destage: {mean}"
+        );
         assert!(m.dirty_bytes() > (15 << 20), "{}", m.dirty_bytes());
         let f = m.serve(t, flush());
         let per = (f.end - t) / 256.0;
-        assert!(m.dirty_bytes() == 0 && per > 2.2e-3 && per < 16.7e-3, "{per}");
+        assert!(
+            m.dirty_bytes() == 0 && per > 2.2e-3 && per < 16.7e-3,
+            "{per}"
+        );
         // Idle destaging: writes, a pause of 10 s, then a read costs what it costs uncached.
         for i in 0..10u64 {
             m.serve(f.end + 1.0, write(i << 24, 65536));
@@ -596,6 +625,23 @@ mod tests {
         assert_eq!(m.dirty_bytes(), 0);
         let head_cost = s.end - (f.end + 11.0);
         assert!(head_cost < 100e-6 + 20e-3 + 5.6e-3 + 1e-3, "{head_cost}");
+    }
+
+    /// 8 MiB written sequentially merges into one cached extent; a read arriving while it is
+    /// written back waits for one revolution's worth (333 kB, 11.1 ms) at most, not for the
+    /// 280 ms of the whole extent.
+    #[test]
+    fn a_read_waits_for_one_revolution_of_destaging_at_most() {
+        let mut m = Model::new(Spec::parse("hdd-5400,wcache=16MiB").unwrap(), 1 << 30);
+        let mut t = 0.0;
+        for i in 0..128u64 {
+            t = m.serve(t, write(i << 16, 65536)).end;
+        }
+        let cached = m.dirty_bytes();
+        let s = m.serve(t + 0.05, read(1 << 29, 4096));
+        let waited = s.end - (t + 0.05) - (100e-6 + s.position_s + 4096.0 / 30e6);
+        assert!(waited > 0.0 && waited <= 60.0 / 5400.0 + 1e-9, "{waited}");
+        assert!(m.dirty_bytes() < cached && m.dirty_bytes() > 2 << 20, "{}", m.dirty_bytes());
     }
 
     /// With no write cache and no NCQ (the presets as they were), reads, writes and flushes
@@ -609,7 +655,11 @@ mod tests {
         let mut t = 0.0;
         for i in 0..200 {
             let off = (xorshift(&mut rng) % (1 << 18)) * 4096;
-            let r = if i % 2 == 0 { read(off, 4096) } else { write(off, 4096) };
+            let r = if i % 2 == 0 {
+                read(off, 4096)
+            } else {
+                write(off, 4096)
+            };
             let expect = t + 100e-6 + m.position_s(off) + 4096.0 / 30e6;
             let s = m.serve(t, r);
             assert!(close(s.end, expect, 1e-12), "{i}: {} vs {expect}", s.end);

@@ -129,15 +129,19 @@ pub const PRESETS: &[Preset] = &[
 const FIELDS: &str = "latency, write-latency, bandwidth, read-bandwidth, write-bandwidth, \
                       channels, seek, rpm, track-seek, full-seek, stroke, ncq, wcache";
 
-/// Most commands a SATA disk holds for reordering: Native Command Queuing has 32 tags
-/// (Serial ATA Revision 2.6, 13.6 "Native Command Queuing"; AHCI 1.3 §1.1 and `PxSACT`'s
-/// 32 bits, one per tag). `ncq` is bounded by it; `channels` (a SCSI/SAS queue may be deeper)
-/// is not.
+/// Most commands a SATA disk holds for reordering: Native Command Queuing has 32 tags, 0–31
+/// (Serial ATA II: Extensions to Serial ATA 1.0, carried into Serial ATA Revision 2.6; AHCI
+/// 1.x gives a port 32 command slots, one bit each in `PxCI` and `PxSACT`; the Intel/Seagate
+/// white paper "Serial ATA Native Command Queuing", July 2003, on the drive ordering them by
+/// seek plus rotational latency). `ncq` is bounded by it; `channels` (a SCSI/SAS queue may be
+/// deeper) is not.
 pub const NCQ_TAGS: u32 = 32;
 
-/// Largest `wcache`: 1 GiB, far above the 8–256 MiB of shipped disks (5400 rpm laptop disks
-/// of the hdd-5400 class: 8 MiB, Travelstar 5K160; 8–16 MiB, WD Scorpio Blue and Seagate
-/// Momentus 5400 data sheets).
+/// Largest `wcache`: 1 GiB, far above the 8–256 MiB buffers of shipped disks (5400 rpm
+/// laptop disks of hdd-5400's era have 8–16 MiB, current ones up to 128 MiB). The write-cache
+/// behaviour modelled is the data sheet's: "the write command may complete before the actual
+/// disk write operation finishes", made durable by Flush Cache (Travelstar 5K160 (PATA)
+/// specification, 5.2 "Write Cache").
 pub const MAX_WRITE_CACHE: u64 = 1 << 30;
 
 /// Smallest non-zero `wcache`: 64 KiB, one large request.
@@ -366,7 +370,11 @@ fn disk_option(
     v: &str,
 ) -> Result<()> {
     if !spec.rotational() {
-        return Err(bad(k, v, "only with seek=hdd (give seek=hdd or a disk preset before it)"));
+        return Err(bad(
+            k,
+            v,
+            "only with seek=hdd (give seek=hdd or a disk preset before it)",
+        ));
     }
     if k == "ncq" {
         if let Some(c) = given.get("channels") {
@@ -381,7 +389,11 @@ fn disk_option(
             .ok()
             .filter(|c| (1..=NCQ_TAGS).contains(c))
             .ok_or_else(|| {
-                bad(k, v, "expected a whole number 1–32 (SATA NCQ has 32 tags; 1 = no NCQ)")
+                bad(
+                    k,
+                    v,
+                    "expected a whole number 1–32 (SATA NCQ has 32 tags; 1 = no NCQ)",
+                )
             })?;
         return Ok(());
     }
@@ -709,13 +721,24 @@ mod tests {
             assert_eq!((s.channels, s.write_cache), (32, 16 << 20), "{preset}");
             let c = s.canonical();
             assert!(c.ends_with(",wcache=16777216B"), "{c}");
-            assert_eq!(Spec::parse(&c).unwrap(), Spec { preset: None, ..s.clone() });
+            assert_eq!(
+                Spec::parse(&c).unwrap(),
+                Spec {
+                    preset: None,
+                    ..s.clone()
+                }
+            );
             assert_ne!(s.name(), preset);
         }
         // The presets are as they were: no write cache, hdd-5400 without NCQ.
         assert_eq!(Spec::parse("hdd-5400").unwrap().write_cache, 0);
         assert_eq!(Spec::parse("hdd-5400").unwrap().channels, 1);
-        assert!(!Spec::parse("hdd-7200").unwrap().canonical().contains("wcache"));
+        assert!(
+            !Spec::parse("hdd-7200")
+                .unwrap()
+                .canonical()
+                .contains("wcache")
+        );
         assert_eq!(Spec::parse("hdd-5400,wcache=0").unwrap().name(), "hdd-5400");
         assert_eq!(
             Spec::parse("seek=hdd,wcache=8MB").unwrap().write_cache,
@@ -737,7 +760,12 @@ mod tests {
             "--emulate: ncq '4': on a disk it is channels (given as '4'): give one of them"
         );
         assert!(err("hdd-5400,ncq=8,channels=4").starts_with("--emulate: channels '4': on a disk"));
-        for bad in ["wcache=1025MiB", "wcache=63KiB", "wcache=lots", "wcache=16MiB/s"] {
+        for bad in [
+            "wcache=1025MiB",
+            "wcache=63KiB",
+            "wcache=lots",
+            "wcache=16MiB/s",
+        ] {
             let m = err(&format!("hdd-5400,{bad}"));
             let v = bad.split_once('=').unwrap().1;
             assert_eq!(
