@@ -641,7 +641,11 @@ mod tests {
         let s = m.serve(t + 0.05, read(1 << 29, 4096));
         let waited = s.end - (t + 0.05) - (100e-6 + s.position_s + 4096.0 / 30e6);
         assert!(waited > 0.0 && waited <= 60.0 / 5400.0 + 1e-9, "{waited}");
-        assert!(m.dirty_bytes() < cached && m.dirty_bytes() > 2 << 20, "{}", m.dirty_bytes());
+        assert!(
+            m.dirty_bytes() < cached && m.dirty_bytes() > 2 << 20,
+            "{}",
+            m.dirty_bytes()
+        );
     }
 
     /// With no write cache and no NCQ (the presets as they were), reads, writes and flushes
