@@ -38,7 +38,8 @@ pub struct TargetArgs {
     ///
     /// Make the scratch device slow: serve it over FUSE through a device model, e.g.
     /// `hdd-5400`, `hdd-7200`, `sdcard`, `emmc`, or
-    /// `latency=500us,bandwidth=200MB/s,channels=4[,seek=hdd,rpm=5400,...]`.
+    /// `latency=500us,bandwidth=200MB/s,channels=4[,seek=hdd,rpm=5400,...]`; a disk takes
+    /// `ncq=1..32` (reordering) and `wcache=SIZE` (a write cache): `hdd-5400,ncq=32,wcache=8MiB`.
     #[arg(long, value_name = "MODEL", conflicts_with_all = ["device", "sim", "host"])]
     pub emulate: Option<String>,
 

@@ -35,6 +35,7 @@ const TTL: Duration = Duration::from_secs(3600);
 enum Reply {
     Read(ReplyData),
     Write(ReplyWrite, Vec<u8>),
+    Flush(ReplyEmpty),
 }
 
 struct Pending {
@@ -59,11 +60,14 @@ pub(crate) struct Shared {
     epoch: Instant,
     backing: File,
     size: u64,
+    /// Whether the model has a write cache, so that `fsync` must wait for it.
+    write_cache: bool,
 }
 
 impl Shared {
     /// A new device over `backing` (its current length is the device size).
     pub(crate) fn new(model: Model, backing: File, size: u64) -> Arc<Shared> {
+        let write_cache = model.spec().write_cache > 0;
         Arc::new(Shared {
             state: Mutex::new(State {
                 model,
@@ -76,6 +80,7 @@ impl Shared {
             epoch: Instant::now(),
             backing,
             size,
+            write_cache,
         })
     }
 
@@ -107,9 +112,11 @@ impl Shared {
     fn enqueue(&self, req: Request, reply: Reply) {
         let arrival = self.now();
         let mut st = self.lock();
-        let depth = st.pending.len() as u64 + st.in_service + 1;
-        st.counters.max_depth = st.counters.max_depth.max(depth);
-        st.counters.depth_sum += depth;
+        if req.op != Op::Flush {
+            let depth = st.pending.len() as u64 + st.in_service + 1;
+            st.counters.max_depth = st.counters.max_depth.max(depth);
+            st.counters.depth_sum += depth;
+        }
         st.pending.push_back(Pending {
             req,
             arrival,
@@ -131,13 +138,13 @@ impl Shared {
             while st.pending.is_empty() && !st.stop {
                 st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
             }
-            let offsets: Vec<u64> = st
+            let waiting: Vec<(Request, f64)> = st
                 .pending
                 .iter()
                 .take(st.model.spec().channels as usize)
-                .map(|p| p.req.offset)
+                .map(|p| (p.req, p.arrival))
                 .collect();
-            let Some(i) = st.model.pick(&offsets) else {
+            let Some(i) = st.model.pick(&waiting, self.now().max(prev_end)) else {
                 return; // stopped and nothing left
             };
             let Some(p) = st.pending.remove(i) else {
@@ -157,6 +164,7 @@ impl Shared {
                     c.writes += 1;
                     c.write_bytes += p.req.len;
                 }
+                Op::Flush => {}
             }
             if served.distance > 0 {
                 c.seeks += 1;
@@ -199,6 +207,7 @@ impl Shared {
                 }
                 Err(e) => Box::new(move || r.error(errno(&e))),
             },
+            Reply::Flush(r) => Box::new(move || r.ok()),
         }
     }
 }
@@ -347,8 +356,11 @@ impl Filesystem for DiskFs {
         reply.ok();
     }
 
-    /// The emulated disk has no write cache, so a flush has nothing to do (and the backing
-    /// file's durability does not matter: it is thrown away).
+    /// The loop driver's cache flush (`REQ_OP_FLUSH`, and a FUA write's post-flush: loop
+    /// does not claim FUA) arrives as `fsync` of the backing file. With a write cache
+    /// (`wcache`) it is queued and completes when the model has destaged the cache; without
+    /// one it has nothing to do and is answered at once, as before (the backing file's
+    /// durability does not matter: it is thrown away).
     fn fsync(
         &self,
         _req: &fuser::Request,
@@ -357,7 +369,16 @@ impl Filesystem for DiskFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        reply.ok();
+        if self.shared.write_cache {
+            let req = Request {
+                op: Op::Flush,
+                offset: 0,
+                len: 0,
+            };
+            self.shared.enqueue(req, Reply::Flush(reply));
+        } else {
+            reply.ok();
+        }
     }
 
     fn readdir(

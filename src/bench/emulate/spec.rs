@@ -11,6 +11,8 @@
 //! | `bandwidth` | rate (`200MB/s`, `30MiB/s`), 1 kB/s to 1000 GB/s ([`MAX_RATE`]), or `unlimited` | transfer rate of reads and writes |
 //! | `read-bandwidth`, `write-bandwidth` | rate, as `bandwidth` | one direction only: wins over `bandwidth`, whatever the order |
 //! | `channels` | 1–256 | requests served at once (flash), or the NCQ depth the disk reorders (hdd; 1 = no NCQ) |
+//! | `ncq` | 1–32 | hdd: the same depth under its disk name, at most SATA's 32 tags ([`NCQ_TAGS`]); not with `channels` |
+//! | `wcache` | size, 0 or 64 KiB–1 GiB | hdd: a volatile write cache of that size (0: none, the presets' default); see [`super::model`] |
 //! | `seek` | `none` or `hdd` | the positioning model: none (flash-like), or a disk arm and platter |
 //! | `rpm` | 1000–20000 | hdd: spindle speed (rotational latency: half a revolution on average) |
 //! | `track-seek`, `full-seek` | duration, 0–10 s, track ≤ full | hdd: track-to-track and full-stroke seek times |
@@ -67,6 +69,8 @@ pub struct Spec {
     pub write_bw: f64,
     /// Parallel channels (flash) or NCQ depth (hdd).
     pub channels: u32,
+    /// Bytes of volatile write cache (hdd only; 0: none, writes go to the platter).
+    pub write_cache: u64,
     /// The positioning model.
     pub seek: Seek,
 }
@@ -123,7 +127,25 @@ pub const PRESETS: &[Preset] = &[
 
 /// Fields a SPEC may set (for error messages).
 const FIELDS: &str = "latency, write-latency, bandwidth, read-bandwidth, write-bandwidth, \
-                      channels, seek, rpm, track-seek, full-seek, stroke";
+                      channels, seek, rpm, track-seek, full-seek, stroke, ncq, wcache";
+
+/// Most commands a SATA disk holds for reordering: Native Command Queuing has 32 tags, 0–31
+/// (Serial ATA II: Extensions to Serial ATA 1.0, carried into Serial ATA Revision 2.6; AHCI
+/// 1.x gives a port 32 command slots, one bit each in `PxCI` and `PxSACT`; the Intel/Seagate
+/// white paper "Serial ATA Native Command Queuing", July 2003, on the drive ordering them by
+/// seek plus rotational latency). `ncq` is bounded by it; `channels` (a SCSI/SAS queue may be
+/// deeper) is not.
+pub const NCQ_TAGS: u32 = 32;
+
+/// Largest `wcache`: 1 GiB, far above the 8–256 MiB buffers of shipped disks (5400 rpm
+/// laptop disks of hdd-5400's era have 8–16 MiB, current ones up to 128 MiB). The write-cache
+/// behaviour modelled is the data sheet's: "the write command may complete before the actual
+/// disk write operation finishes", made durable by Flush Cache (Travelstar 5K160 (PATA)
+/// specification, 5.2 "Write Cache").
+pub const MAX_WRITE_CACHE: u64 = 1 << 30;
+
+/// Smallest non-zero `wcache`: 64 KiB, one large request.
+pub const MIN_WRITE_CACHE: u64 = 64 << 10;
 
 fn bad(field: &str, value: &str, why: &str) -> Error {
     Error::BadInput(format!("--emulate: {field} '{value}': {why}"))
@@ -140,6 +162,7 @@ impl Spec {
             read_bw: f64::INFINITY,
             write_bw: f64::INFINITY,
             channels: 1,
+            write_cache: 0,
             seek: Seek::None,
         };
         let mut write_latency_set = false;
@@ -205,6 +228,13 @@ impl Spec {
                 "read-bandwidth" => spec.read_bw = rate(&k, v)?,
                 "write-bandwidth" => spec.write_bw = rate(&k, v)?,
                 "channels" => {
+                    if let Some(n) = given.get("ncq") {
+                        return Err(bad(
+                            &k,
+                            v,
+                            &format!("on a disk it is ncq (given as '{n}'): give one of them"),
+                        ));
+                    }
                     spec.channels = v
                         .parse::<u32>()
                         .ok()
@@ -225,6 +255,7 @@ impl Spec {
                     }
                     _ => return Err(bad(&k, v, "expected none or hdd")),
                 },
+                "ncq" | "wcache" => disk_option(&mut spec, &given, &k, v)?,
                 "rpm" | "track-seek" | "full-seek" | "stroke" => {
                     let Seek::Hdd {
                         rpm,
@@ -250,6 +281,13 @@ impl Spec {
                 }
                 _ => return Err(bad("field", &k, &format!("unknown (fields: {FIELDS})"))),
             }
+        }
+        if spec.write_cache > 0 && !spec.rotational() {
+            return Err(bad(
+                "wcache",
+                &format!("{}B", spec.write_cache),
+                "only with seek=hdd (seek=none was given)",
+            ));
         }
         if let Seek::Hdd {
             track_s, full_s, ..
@@ -292,6 +330,9 @@ impl Spec {
                 s.push_str(&format!(",stroke={b}B"));
             }
         }
+        if self.write_cache > 0 {
+            s.push_str(&format!(",wcache={}B", self.write_cache));
+        }
         s
     }
 
@@ -318,6 +359,50 @@ impl fmt::Display for Spec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
     }
+}
+
+/// `ncq=N` (the disk's reordering depth, stored as `channels`) and `wcache=SIZE`: disk
+/// options, refused before `seek=hdd` and outside their bounds.
+fn disk_option(
+    spec: &mut Spec,
+    given: &std::collections::BTreeMap<String, String>,
+    k: &str,
+    v: &str,
+) -> Result<()> {
+    if !spec.rotational() {
+        return Err(bad(
+            k,
+            v,
+            "only with seek=hdd (give seek=hdd or a disk preset before it)",
+        ));
+    }
+    if k == "ncq" {
+        if let Some(c) = given.get("channels") {
+            return Err(bad(
+                k,
+                v,
+                &format!("on a disk it is channels (given as '{c}'): give one of them"),
+            ));
+        }
+        spec.channels = v
+            .parse::<u32>()
+            .ok()
+            .filter(|c| (1..=NCQ_TAGS).contains(c))
+            .ok_or_else(|| {
+                bad(
+                    k,
+                    v,
+                    "expected a whole number 1–32 (SATA NCQ has 32 tags; 1 = no NCQ)",
+                )
+            })?;
+        return Ok(());
+    }
+    let why = "expected 0 (no write cache) or a size such as 8MiB or 16MiB, 64KiB to 1GiB";
+    spec.write_cache = size_of(v)
+        .filter(|b| *b == 0.0 || (MIN_WRITE_CACHE as f64..=MAX_WRITE_CACHE as f64).contains(b))
+        .map(|b| b as u64)
+        .ok_or_else(|| bad(k, v, why))?;
+    Ok(())
 }
 
 /// Splits `500us` into (500.0, "us"). `None` when there is no leading number.
@@ -625,6 +710,74 @@ mod tests {
                 "{text}: {m}"
             );
         }
+    }
+
+    /// `ncq` and `wcache` on every disk preset: parsed, in the canonical form (which reads
+    /// back), refused on flash, past their bounds, and `ncq` beside `channels`.
+    #[test]
+    fn disk_options_ncq_and_wcache() {
+        for preset in ["hdd-5400", "hdd-7200"] {
+            let s = Spec::parse(&format!("{preset},ncq=32,wcache=16MiB")).unwrap();
+            assert_eq!((s.channels, s.write_cache), (32, 16 << 20), "{preset}");
+            let c = s.canonical();
+            assert!(c.ends_with(",wcache=16777216B"), "{c}");
+            assert_eq!(
+                Spec::parse(&c).unwrap(),
+                Spec {
+                    preset: None,
+                    ..s.clone()
+                }
+            );
+            assert_ne!(s.name(), preset);
+        }
+        // The presets are as they were: no write cache, hdd-5400 without NCQ.
+        assert_eq!(Spec::parse("hdd-5400").unwrap().write_cache, 0);
+        assert_eq!(Spec::parse("hdd-5400").unwrap().channels, 1);
+        assert!(
+            !Spec::parse("hdd-7200")
+                .unwrap()
+                .canonical()
+                .contains("wcache")
+        );
+        assert_eq!(Spec::parse("hdd-5400,wcache=0").unwrap().name(), "hdd-5400");
+        assert_eq!(
+            Spec::parse("seek=hdd,wcache=8MB").unwrap().write_cache,
+            8_000_000
+        );
+        assert_eq!(
+            err("emmc,ncq=4"),
+            "--emulate: ncq '4': only with seek=hdd (give seek=hdd or a disk preset before it)"
+        );
+        assert!(err("wcache=8MiB,seek=hdd").starts_with("--emulate: wcache '8MiB': only with"));
+        assert!(err("hdd-5400,wcache=8MiB,seek=none").starts_with("--emulate: wcache '8388608B'"));
+        assert_eq!(
+            err("hdd-5400,ncq=33"),
+            "--emulate: ncq '33': expected a whole number 1–32 (SATA NCQ has 32 tags; 1 = no NCQ)"
+        );
+        assert!(err("hdd-5400,ncq=0").starts_with("--emulate: ncq '0': expected"));
+        assert_eq!(
+            err("hdd-5400,channels=4,ncq=4"),
+            "--emulate: ncq '4': on a disk it is channels (given as '4'): give one of them"
+        );
+        assert!(err("hdd-5400,ncq=8,channels=4").starts_with("--emulate: channels '4': on a disk"));
+        for bad in [
+            "wcache=1025MiB",
+            "wcache=63KiB",
+            "wcache=lots",
+            "wcache=16MiB/s",
+        ] {
+            let m = err(&format!("hdd-5400,{bad}"));
+            let v = bad.split_once('=').unwrap().1;
+            assert_eq!(
+                m,
+                format!(
+                    "--emulate: wcache '{v}': expected 0 (no write cache) or a size such as \
+                     8MiB or 16MiB, 64KiB to 1GiB"
+                )
+            );
+        }
+        assert!(Spec::parse("hdd-5400,wcache=1GiB,ncq=1").is_ok());
+        assert!(Spec::parse("hdd-5400,wcache=64KiB").is_ok());
     }
 
     /// Found by the fuzz target `emulate_spec` (fuzz/regressions/emulate_spec/): a rate so
