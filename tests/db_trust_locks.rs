@@ -361,7 +361,7 @@ fn a_database_from_a_newer_sweetspot_is_refused_naming_both_schemas() {
         .unwrap();
     let want = format!(
         "sweetspot: error: database {}: written by a newer sweetspot (schema 99, this one knows \
-         7); use that sweetspot with it, or give another --db\n",
+         8); use that sweetspot with it, or give another --db\n",
         db.display()
     );
     for args in [

@@ -331,7 +331,7 @@ fn apply_and_verify_before_the_first_tune_exit_0() {
         (&["verify"], "verify"),
         (&["verify", "--json"], "verify"),
     ];
-    let empty_json = serde_json::json!({"version": 2, "clean": true, "rows": [], "overlaps": []});
+    let empty_json = serde_json::json!({"version": 3, "clean": true, "rows": [], "overlaps": []});
     for (why, stored) in [
         ("does not exist yet (nothing tuned with this --db)", false),
         (
