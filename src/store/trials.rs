@@ -95,7 +95,7 @@ impl Store {
     }
 
     /// Inserts a trial of `setting` on a judge of tune `tune_id`'s policy (`judge`, e.g.
-    /// `startup`: its runs time the start-up job, [`crate::tune::judge`]). Such trials are
+    /// `startup`: its runs time the start-up job, the tune's judges). Such trials are
     /// left out of [`Store::trials`] and [`Store::trials_of_tune`]; read them with
     /// [`Store::judge_trials_of_tune`]. Returns the trial id.
     pub fn insert_judge_trial(
