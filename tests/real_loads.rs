@@ -105,7 +105,9 @@ fn each_load_does_work_and_its_group_is_gone_when_the_job_ends() {
         }
         let r = b.run(load).unwrap();
         assert_eq!(r.failed, None, "{load}: {r:?}");
-        assert!(r.loads.unwrap() > 0.0, "{load}: {r:?}");
+        // A paced load may do nothing in a job shorter than its gap (light_io_load_paces).
+        let quiet = sweetspot::bench::loads::max_quiet_s(load);
+        assert!(r.loads.unwrap() > 0.0 || r.time_s < quiet, "{load}: {r:?}");
         assert!(r.lcpu_pct.unwrap() > 0.0, "{load}: {r:?}");
         assert!(r.time_s > 0.01, "{load}: {r:?}");
         let pgid = b.last_load_pgid().unwrap();
@@ -120,6 +122,32 @@ fn each_load_does_work_and_its_group_is_gone_when_the_job_ends() {
     let sizes = b.sizes();
     assert_eq!(sizes["io_load_mib"], 16);
     assert_eq!(sizes["job_files"], 20, "400 files × job_scale 0.05");
+}
+
+/// light_io_load under a 2 s job: its 2 writers write 1 MiB each every 0.512 s, so the job
+/// sees 6 to 8 MiB written (3 or 4 slots each, by where the 0.3 s lead falls), never more
+/// than the cap allows, and none of it is a failure.
+#[test]
+fn light_io_load_paces_and_does_work_in_a_longer_job() {
+    let scratch =
+        Scratch::create(256, std::path::Path::new("/nonexistent/sweetspot-test.db")).unwrap();
+    let mut o = small_opts();
+    o.job_command = Some("sleep 2".into());
+    let mut b = Bencher::new(scratch.mount_point(), o).unwrap();
+    let r = b.run(Load::LightIoLoad).unwrap();
+    assert_eq!(r.failed, None, "{r:?}");
+    let mib = r.loads.unwrap();
+    // 4000 KiB/s over the job's time, plus one write per writer in flight at either end.
+    let cap = r.time_s * 4000.0 / 1024.0 + 2.0;
+    assert!(
+        mib >= 6.0 && mib <= cap,
+        "{mib} MiB in {:.2} s: {r:?}",
+        r.time_s
+    );
+    assert!(
+        (sweetspot::bench::loads::max_quiet_s(Load::LightIoLoad) - 0.512).abs() < 1e-9,
+        "2 writers / 4000 KiB/s"
+    );
 }
 
 #[test]

@@ -322,9 +322,13 @@ impl Bencher {
                     failed = Some(early_stop(load, &log));
                 }
                 let done = after.saturating_sub(before);
-                // A start-up is often shorter than one unit of a load's work (light_io_load
-                // writes 1 MiB every 0.25 s): none done in it is no failure.
-                if failed.is_none() && done == 0 && fg == Foreground::Job {
+                // A start-up, or a short job, is often shorter than one unit of a paced
+                // load's work (loads::max_quiet_s): none done in it is no failure.
+                if failed.is_none()
+                    && done == 0
+                    && fg == Foreground::Job
+                    && job.wall_s >= loads::max_quiet_s(load)
+                {
                     failed = Some(format!("{load} completed no work while the job ran"));
                 }
                 (Some(done as f64), Some(exit.cpu_pct()))

@@ -110,6 +110,17 @@ pub fn has_process(load: Load) -> bool {
     !matches!(load, Load::NoLoad | Load::Cacherun)
 }
 
+/// The longest a healthy `load` may go between two units of its work, s: a job shorter than
+/// that may see none done. light_io_load's writers are paced: each of its 2 writes 1 MiB
+/// every 2 / (4000 KiB/s) = 0.512 s, both at once (`io_load.rs`). The other loads work
+/// flat out: 0.
+pub fn max_quiet_s(load: Load) -> f64 {
+    match load {
+        Load::LightIoLoad => f64::from(io_load::LIGHT_WRITERS) / io_load::LIGHT_MIB_S,
+        _ => 0.0,
+    }
+}
+
 /// Bytes a load needs on the target filesystem, fixtures and output together.
 pub fn bytes_needed(load: Load, s: &LoadSizes) -> u64 {
     let mib = 1u64 << 20;
