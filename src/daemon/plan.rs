@@ -123,7 +123,7 @@ pub fn wait_of(
                 "interval",
                 format!(
                     "next retune due after {} (every {})",
-                    crate::profile::build::rfc3339(at),
+                    crate::types::time::rfc3339(at),
                     cfg.interval_label()
                 ),
                 Some(at),
@@ -138,7 +138,7 @@ pub fn wait_of(
             "failed",
             format!(
                 "the last retune failed; next try after {}",
-                crate::profile::build::rfc3339(until)
+                crate::types::time::rfc3339(until)
             ),
             Some(until),
         );

@@ -177,7 +177,7 @@ pub fn host_knobs(policy: &crate::tune::policy::Policy) -> Vec<&str> {
 /// `tune --device D --apply`). Any other owner's open entry (an admin's `set`, a killed
 /// `bench`) keeps the retune from starting ([`journaled`]).
 fn holds_a_sweet_spot(owner: &str) -> bool {
-    owner == crate::profile::apply::OWNER || owner.starts_with("tune:")
+    owner == crate::profile::rollback::OWNER || owner.starts_with("tune:")
 }
 
 /// The open journal entries a retune of `dev` touches: the device's own (under its name and

@@ -257,7 +257,7 @@ fn poll(
                     detail: format!(
                         "`sweetspot restore` put it back at {}: not managed nor retuned until \
                          the daemon restarts or reloads its config (SIGHUP)",
-                        crate::profile::build::rfc3339(r.at)
+                        crate::types::time::rfc3339(r.at)
                     ),
                     due_at: None,
                 },

@@ -6,7 +6,9 @@
 //! ([`crate::lock::HOST`]), with a warning when the host sweet spot was tuned on another
 //! kernel.
 
-use super::model::{DeviceEntry, Match, Profile};
+use super::facts::matches;
+use super::model::{DeviceEntry, Profile};
+use super::rollback::OWNER;
 use super::{attr_path, in_apply_order};
 use crate::device::{self, Device};
 use crate::knob::apply::apply_with;
@@ -17,9 +19,6 @@ use crate::sysroot::SysRoot;
 use crate::types::Setting;
 use crate::{Error, Result};
 use std::path::Path;
-
-/// Journal owner of profile writes.
-pub const OWNER: &str = "profile";
 
 /// What happened to one device entry on one disk.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -71,48 +70,6 @@ pub struct Outcome {
     /// What happened.
     #[serde(flatten)]
     pub status: Status,
-}
-
-/// What a match is compared with on one present disk: the fields of its identity
-/// ([`Match::from_identity`]) and its model and firmware as sysfs gives them (`device/model`;
-/// `device/rev`, else `device/firmware_rev`). Read once per disk, so a profile of N entries
-/// costs N comparisons per disk, not N reads of sysfs.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DiskFacts {
-    /// The identity's fields, with `model` filled from `device/model` when the identity has
-    /// none, and `firmware` from sysfs.
-    pub id: Match,
-}
-
-impl DiskFacts {
-    /// The facts of `dev` under `root`.
-    pub fn of(root: &SysRoot, dev: &Device) -> DiskFacts {
-        let mut id = Match::from_identity(&dev.identity).unwrap_or_default();
-        let attr = |rel: &str| {
-            device::read_attr(&root.block_dev(&dev.name).join(rel)).filter(|s| !s.is_empty())
-        };
-        if id.model.is_none() {
-            id.model = attr("device/model");
-        }
-        id.firmware = attr("device/rev").or_else(|| attr("device/firmware_rev"));
-        DiskFacts { id }
-    }
-
-    /// True when every field `m` sets equals this disk's.
-    pub fn matches(&self, m: &Match) -> bool {
-        m.fields()
-            .iter()
-            .zip(self.id.fields())
-            .all(|((_, want), (_, have))| want.is_none() || *want == have)
-    }
-}
-
-/// True when `dev` is the disk (or, for a model entry, one of the disks) `m` names: every
-/// field `m` sets equals the device's (model and firmware read from `device/model` and
-/// `device/rev`). Reads sysfs: to compare many matches with one disk, read its
-/// [`DiskFacts`] once.
-pub fn matches(root: &SysRoot, dev: &Device, m: &Match) -> bool {
-    DiskFacts::of(root, dev).matches(m)
 }
 
 /// The present disks an entry applies to.

@@ -16,11 +16,11 @@
 //!   `src/knob/catalogue.rs`), with an integer value within the catalogue's safe bounds (a
 //!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
-use super::build::parse_rfc3339;
 use super::model::{Improvement, Match, Origin, Profile, VERSION};
 use crate::knob::catalogue;
 use crate::trust;
 use crate::tune::toml_error::{field_of_error, plain_message};
+use crate::types::time::parse_rfc3339;
 use crate::types::{KnobValue, Setting};
 use crate::{Error, Result};
 use serde::Deserialize;

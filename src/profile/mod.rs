@@ -11,16 +11,18 @@
 //!   [`fleet`] merges `--match model` entries of one model that set the same knobs;
 //!   [`host_knobs`] gathers the host-wide ones, the host's own sweet spot deciding those it
 //!   tuned.
+//! - [`facts`]: what a `match` is compared with on a present disk, read once per disk.
 //! - [`overlap`]: of the entries matching one disk, the narrowest applies (one disk over
 //!   model and firmware over model alone); equally narrow ones are refused.
 //! - One file per output format: [`udev`] (rules, no sweetspot binary needed at boot),
 //!   [`sysctl`] (`sysctl.d`, the host knobs only), [`tuned`] (a TuneD profile directory, host
 //!   knobs in `[sysctl]`). udev rules cannot set sysctls: they name the host knobs in a comment.
-//!   The TOML is [`model::Profile::to_toml`].
+//!   The TOML is [`toml_text`] (`Profile::to_toml`).
 
 pub mod apply;
 pub mod build;
 pub mod escape;
+pub mod facts;
 pub mod file;
 pub mod fleet;
 pub mod host_knobs;
@@ -28,6 +30,7 @@ pub mod model;
 pub mod overlap;
 pub mod rollback;
 pub mod sysctl;
+pub mod toml_text;
 pub mod tuned;
 pub mod udev;
 pub mod verify;

@@ -287,69 +287,6 @@ impl Host {
     }
 }
 
-impl Profile {
-    /// The TOML text, with a comment on every device entry that applies no knob ("keep the
-    /// default": a profile must not pin an old default, which a newer kernel may have moved,
-    /// as read_ahead_kb did from 128 to 4096 KiB in 6.17), and one on where `[host]` comes
-    /// from. Strings are quoted by the `toml` crate, comments written through
-    /// [`super::escape::toml`]. Errors (exit 2): a control character in any free-text field,
-    /// naming the field and the entry.
-    pub fn to_toml(&self) -> crate::Result<String> {
-        use super::escape::{self, toml as esc};
-        escape::profile_fields("toml", self)?;
-        let body = toml::to_string(self)
-            .map_err(|e| crate::Error::Failed(format!("writing the profile: {e}")))?;
-        let mut out = String::from(
-            "# sweetspot profile: sweet spots keyed by device identity.\n\
-             # Apply with `sweetspot profile apply FILE`; check with `sweetspot verify FILE`.\n",
-        );
-        let mut idx = 0;
-        for line in body.lines() {
-            if line == "[[device]]" {
-                if let Some(d) = self.devices.get(idx)
-                    && !d.also.is_empty()
-                {
-                    out.push_str(&esc::comment(
-                        "the sweet spots it stands for",
-                        &escape::of_entry(d),
-                        &super::fleet::shared(d),
-                    )?);
-                }
-                if let Some(d) = self.devices.get(idx)
-                    && d.knobs.is_empty()
-                {
-                    out.push_str(
-                        "# keep the default: this tune found no significant improvement, so \
-                         no knob is set\n# (the kernel's default may move in a newer release, \
-                         and a profile must not pin an old one)\n",
-                    );
-                }
-                idx += 1;
-            }
-            if line == "[host]"
-                && let Some(h) = &self.host
-            {
-                out.push_str(if h.is_tuned() {
-                    "# the host's own sweet spot (`tune --host`), applied to whichever host\n\
-                     # applies this profile; `knobs` also gathers any host-wide knobs of the\n\
-                     # devices' tunes\n"
-                } else {
-                    "# host-wide knobs of the device tunes above, applied once per host\n"
-                });
-                if h.knobs.is_empty() {
-                    out.push_str(
-                        "# keep the default: this tune found no significant improvement, so \
-                         no knob is set\n",
-                    );
-                }
-            }
-            out.push_str(line);
-            out.push('\n');
-        }
-        Ok(out)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -13,7 +13,7 @@
 //! ([`nested`]): a warning naming the entry that will apply, or the same error when neither
 //! is narrower.
 
-use super::apply::DiskFacts;
+use super::facts::DiskFacts;
 use super::model::{DeviceEntry, Match, Profile};
 use crate::device::Device;
 use crate::sysroot::SysRoot;

@@ -2,7 +2,7 @@
 //! honour) a write half-way, every knob this apply had already written is put back before it
 //! returns, so the disks are as they were before it.
 //!
-//! The journal says what to put back: the entries of the owner [`super::apply::OWNER`] that
+//! The journal says what to put back: the entries of the owner [`OWNER`] that
 //! this apply opened (not open when it began), on the disks it wrote (and the host, when it
 //! wrote host knobs), are restored through the journal's own restore
 //! ([`crate::knob::apply::restore_except`], the others skipped), which writes their originals
@@ -13,7 +13,6 @@
 //! sweetspot touched it. A `sched/features` flag of that kind is not written back (the file
 //! holds every flag; `restore` undoes it) and is said so.
 
-use super::apply::OWNER;
 use crate::knob::apply::{PutBack, restore_except};
 use crate::knob::io::KnobIo;
 use crate::store::Store;
@@ -23,6 +22,9 @@ use crate::{Error, Result};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+/// Journal owner of profile writes (`profile apply`, the daemon's apply at boot).
+pub const OWNER: &str = "profile";
 
 /// A [`KnobIo`] that remembers, per file, its content before the first write through it.
 pub struct Recorder<'a> {

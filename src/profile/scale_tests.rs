@@ -203,7 +203,7 @@ fn resolve_on_random_profiles_picks_as_a_pass_over_every_entry_does() {
     let present = crate::device::list(&t.root).unwrap();
     let facts: Vec<_> = present
         .iter()
-        .map(|d| super::apply::DiskFacts::of(&t.root, d))
+        .map(|d| super::facts::DiskFacts::of(&t.root, d))
         .collect();
     let mut g = Gen(0xD1B5_4A32_D192_ED03);
     let (mut ties, mut resolved) = (0, 0);

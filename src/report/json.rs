@@ -72,7 +72,7 @@ impl Stamp {
     /// The time `epoch_s` (Unix seconds).
     pub fn new(epoch_s: i64) -> Stamp {
         Stamp {
-            rfc3339: crate::profile::build::rfc3339(epoch_s),
+            rfc3339: crate::types::time::rfc3339(epoch_s),
             epoch_s,
         }
     }

@@ -6,11 +6,13 @@
 //! - [`load`]: contest's loads, [`Load`].
 //! - [`run`]: one run's contest columns, [`Run`], and the measured target, [`TargetInfo`].
 //! - [`text`]: free text from outside checked and shown on one line.
+//! - [`time`]: Unix seconds as RFC 3339 text and back.
 
 pub mod load;
 pub mod run;
 pub mod setting;
 pub mod text;
+pub mod time;
 
 pub use load::Load;
 pub use run::{IoCounters, Run, TargetInfo};

@@ -197,7 +197,7 @@ fn each_field_of_a_tuned_device_says_one_thing() {
         late.devices[0].retune_text,
         format!(
             "due now (the interval elapsed at {}; every 7 days)",
-            crate::profile::build::rfc3339(created + 7 * 86400)
+            crate::types::time::rfc3339(created + 7 * 86400)
         )
     );
     // An absent device: the same words, then when it is retuned (no nested brackets).
@@ -213,7 +213,7 @@ fn each_field_of_a_tuned_device_says_one_thing() {
         late.devices[1].retune_text,
         format!(
             "due now (the interval elapsed at {}; every 7 days), when it is present",
-            crate::profile::build::rfc3339(gone_at + 7 * 86400)
+            crate::types::time::rfc3339(gone_at + 7 * 86400)
         )
     );
     store
