@@ -972,7 +972,7 @@ fn a_restore_while_the_daemon_runs_is_honoured_until_a_reload() {
         .unwrap();
     assert_eq!(
         sda["state"]["at"],
-        sweetspot::profile::build::rfc3339(sda["state"]["at_epoch_s"].as_i64().unwrap()),
+        sweetspot::types::time::rfc3339(sda["state"]["at_epoch_s"].as_i64().unwrap()),
         "{v}"
     );
     assert_eq!(of(&v, "sda", "waiting"), "restored", "{v}");

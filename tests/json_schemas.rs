@@ -216,7 +216,7 @@ fn every_commands_json_validates_against_its_schema() {
     let tune = &h["tunes"][0];
     assert_eq!(
         tune["started_at"],
-        sweetspot::profile::build::rfc3339(tune["started_at_epoch_s"].as_i64().unwrap()),
+        sweetspot::types::time::rfc3339(tune["started_at_epoch_s"].as_i64().unwrap()),
         "{tune}"
     );
     ok("history", &["history", "--tune", "1", "--json"]);
