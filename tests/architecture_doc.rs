@@ -6,8 +6,11 @@
 //! `src/DIR/` for a folder, and `src/FILE.rs::name` for a function, type, trait, constant or
 //! static defined in that file (a method counts: `fn name` anywhere in the file). This test
 //! finds every such name and fails, listing each one with its line, when the file or folder
-//! does not exist or the file does not define the name. It also checks that every relative
-//! Markdown link of `ARCHITECTURE.md` points at a file that exists.
+//! does not exist or the file does not define the name. A Rust path from one of the crate's
+//! top-level modules (`knob::apply`, `tune::solver::BayesOpt`, as the design's sketch names
+//! them) must resolve too: its modules have files, and its last segment is a module or an item
+//! its parent defines or re-exports. It also checks that every relative Markdown link of
+//! `ARCHITECTURE.md` points at a file that exists.
 
 use std::path::Path;
 
@@ -100,6 +103,95 @@ fn defines(text: &str, name: &str) -> bool {
         })
 }
 
+/// The crate's top-level modules (`pub mod NAME;` in `src/lib.rs`).
+fn top_modules(root: &Path) -> Vec<String> {
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap_or_default();
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect()
+}
+
+/// The Rust paths of `doc` that start at one of the crate's top-level modules (`knob::apply`,
+/// `tune::solver::BayesOpt`), fenced blocks included (the design's sketch is one), with their
+/// lines.
+fn rust_paths(doc: &str, modules: &[String]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in doc.lines().enumerate() {
+        let chars: Vec<char> = line.chars().collect();
+        let mut at = 0;
+        while at < chars.len() {
+            let starts = (at == 0
+                || !(is_ident_char(chars[at - 1]) || ":/.".contains(chars[at - 1])))
+                && is_ident_char(chars[at]);
+            if !starts {
+                at += 1;
+                continue;
+            }
+            let mut end = at;
+            loop {
+                while end < chars.len() && is_ident_char(chars[end]) {
+                    end += 1;
+                }
+                let more = end + 2 < chars.len()
+                    && chars[end] == ':'
+                    && chars[end + 1] == ':'
+                    && is_ident_char(chars[end + 2]);
+                if !more {
+                    break;
+                }
+                end += 2;
+            }
+            let path: String = chars[at..end].iter().collect();
+            let first = path.split("::").next().unwrap_or_default();
+            if path.contains("::") && modules.iter().any(|m| m == first) {
+                out.push((i + 1, path));
+            }
+            at = end.max(at + 1);
+        }
+    }
+    out
+}
+
+/// The file of module path `mods` (`["tune", "solver"]`): `src/tune/solver.rs` or
+/// `src/tune/solver/mod.rs`, whichever exists.
+fn module_file(root: &Path, mods: &[&str]) -> Option<std::path::PathBuf> {
+    let base = root.join("src").join(mods.join("/"));
+    [base.with_extension("rs"), base.join("mod.rs")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// Why Rust path `path` does not resolve under `root`, or `None` when it does: each segment
+/// but the last is a module with a file; the last is a module too, or an item its parent
+/// defines or re-exports (`pub use ...NAME`).
+fn unresolved(root: &Path, path: &str) -> Option<String> {
+    let segs: Vec<&str> = path.split("::").collect();
+    let (last, mods) = segs.split_last()?;
+    let Some(file) = module_file(root, mods) else {
+        return Some(format!("no module {}", mods.join("::")));
+    };
+    if module_file(root, &segs).is_some() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let reexported = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("pub use "))
+        .any(|l| {
+            l.split(|c: char| !is_ident_char(c))
+                .any(|word| word == *last)
+        });
+    match defines(&text, last) || reexported {
+        true => None,
+        false => Some(format!(
+            "{} neither defines nor re-exports `{last}`",
+            file.strip_prefix(root).unwrap_or(&file).display()
+        )),
+    }
+}
+
 /// The relative Markdown link targets of `doc` (`[text](target)`), with their lines;
 /// web addresses and in-page anchors are left out.
 fn relative_links(doc: &str) -> Vec<(usize, String)> {
@@ -125,7 +217,11 @@ fn problems(root: &Path, doc_name: &str, doc: &str) -> Vec<String> {
     let mut out = Vec::new();
     for r in code_refs(doc) {
         let file = root.join(&r.path);
-        let name = r.item.as_deref().map(|n| format!("::{n}")).unwrap_or_default();
+        let name = r
+            .item
+            .as_deref()
+            .map(|n| format!("::{n}"))
+            .unwrap_or_default();
         let at = format!("{doc_name}:{}: `{}{name}`", r.line, r.path);
         if r.path.ends_with('/') {
             if !file.is_dir() {
@@ -141,6 +237,11 @@ fn problems(root: &Path, doc_name: &str, doc: &str) -> Vec<String> {
             && !defines(&text, name)
         {
             out.push(format!("{at}: {} defines no `{name}`", r.path));
+        }
+    }
+    for (line, path) in rust_paths(doc, &top_modules(root)) {
+        if let Some(why) = unresolved(root, &path) {
+            out.push(format!("{doc_name}:{line}: `{path}`: {why}"));
         }
     }
     out
@@ -218,6 +319,19 @@ fn a_gone_file_or_function_is_reported_with_its_line() {
             "T.md:6: `src/no_such_dir/`: no such folder",
             "T.md:7: `src/knob/apply.rs::apply_with_more`: src/knob/apply.rs defines no \
              `apply_with_more`",
+        ]
+    );
+}
+
+#[test]
+fn a_rust_path_that_is_gone_is_reported() {
+    let doc = "```\n  tune::Optimiser ──► bench::Testbed\n  knob::Sysfs, knob::apply, \
+               store::Store\n```\nnot a path: `src/knob/apply.rs::apply_with`, Part::Loaded\n";
+    assert_eq!(
+        problems(root(), "D.md", doc),
+        vec![
+            "D.md:2: `tune::Optimiser`: src/tune/mod.rs neither defines nor re-exports `Optimiser`",
+            "D.md:3: `knob::Sysfs`: src/knob/mod.rs neither defines nor re-exports `Sysfs`",
         ]
     );
 }
