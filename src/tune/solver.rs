@@ -1,45 +1,14 @@
-//! [`BayesOpt`]: our argmin [`Solver`]. Each `next_iter` measures exactly one trial through the
-//! problem ([`Evaluator`]), so argmin's observers see one line per trial and its checkpointing
-//! can save after each one.
+//! [`BayesOpt`]: our argmin [`Solver`] over the policy's grid of settings. Each `next_iter`
+//! measures exactly one trial through the problem ([`Evaluator`]), so argmin's observers see
+//! one line per trial and its checkpointing can save after each one.
 //!
-//! When the objective may be measured in parts (a Ratio, whose no_load it tests before
-//! pooling, or Loads; [`Config::runs_loaded`] > 0) the search is the **screen**
-//! ([`screen`]): every setting's loaded runs once (or, on a grid too large, the settings the
-//! GP picks), a race, the no_load flatness test, then the final check below. Otherwise (an
-//! objective the screen does not know) the GP search of the three phases below runs, every
-//! trial a full one:
-//!
-//! 1. **Search.** The default first, then a seeded Latin-hypercube design, then the grid point
-//!    with the largest expected improvement under the GP ([`crate::tune::gp`]), integrated over
-//!    its hyperparameters, or a measured setting with a larger augmented one
-//!    (`BayesOpt::augmented_ei`: measured again, as its posterior may still beat the best).
-//!    The incumbent is the measured, feasible setting with the lowest
-//!    [`BayesOpt::score`]: its own trials shrunk toward the model's leave-one-out prediction,
-//!    plus [`PENALTY`] posterior sds. Exploration ends when the largest expected improvement
-//!    falls below a tenth of the minimum effect (then the incumbent and its challenger are
-//!    separated, below), and
-//!    the search ends when its share of the budget is spent: at least [`CHECK_SHARE`] of it,
-//!    and enough pairs for 90% power (at most budget / [`RESERVE_DIV`]), are kept for the
-//!    check.
-//! 2. **Intensification** (inside the search; SMAC's rule, Hutter, Hoos & Leyton-Brown 2011):
-//!    a setting measured once whose score beats the incumbent's, but by less than 2 noise sds,
-//!    starts a race: the incumbent is re-measured (up to [`RACE_CAP`] trials) and the
-//!    challenger once more, interleaved; the lower score then wins. Once the model has
-//!    converged, the incumbent and its challenger (the other setting with the lowest lower
-//!    bound, posterior mean − [`PENALTY`] sds, as in LUCB) are measured in turns while the
-//!    challenger's posterior mean is within 2 sds of the incumbent's and that sd still
-//!    exceeds the minimum effect, until the search's share is spent or either has
-//!    [`SEPARATE_CAP`] trials.
-//! 3. **Final check.** The incumbent is compared with the default on fresh interleaved pairs
-//!    (default, best, default, best, …). The trials the search left go to the check (at
-//!    least `check_pairs` pairs, at most what 90% power needs or [`CHECK_CAP`] ×
-//!    `check_pairs`, so a large budget is a bound, not a target); the number of pairs is
-//!    fixed before the first of them runs. The test's mean comes from the fresh pairs only;
-//!    its variance from the pairs and every trial of the two settings, the search's
-//!    included; H0 is "at most `min_effect` better" (exactly: `solver/check.rs`). If it is not
-//!    rejected at `alpha`, the answer is "keep the default: no significant improvement".
-//!    (After the screen on a Loads objective the check is another test, the arms test: a
-//!    Welch two-sample t-test on every trial of the two settings; `solver/check.rs` says why.)
+//! It holds two searches. When the objective may be measured in parts (a Ratio or Loads;
+//! [`Config::runs_loaded`] > 0) the search is the screen ([`screen`]); otherwise a GP search
+//! ([`crate::tune::gp`]'s expected improvement, with SMAC's intensification), every trial a
+//! full one. Both end in the final check against the default (`solver/check.rs`,
+//! [`Verdict`]): a sweet spot is reported only when it beats the default by the policy's
+//! minimum effect at its alpha, since on a noisy disk the best-looking setting is often luck.
+//! The phases and their rules, step by step: `docs/solver.md`.
 
 use crate::stats;
 use crate::tune::evaluator::{Evaluator, Part, Trial};

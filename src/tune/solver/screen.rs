@@ -1,60 +1,10 @@
-//! The screen (the search of [`BayesOpt`] on a grid small enough to measure whole; issue #13's
-//! design): global, noise-aware, and testing its one shortcut.
-//!
-//! 1. **Screen.** The default gets one full trial (the check's reference; on Loads its
-//!    loaded runs, all a Loads trial needs);
-//!    every other setting one [`Part::Loaded`] trial (its loaded runs only), in a seeded
-//!    random order (a drift then favours no region of the grid). On a grid too large for
-//!    that ([`SCREEN_SHARE`]), a Latin-hypercube design, then the setting with the largest
-//!    expected improvement under the GP ([`crate::tune::gp`]) fitted to the loaded costs,
-//!    while one is expected to improve by a tenth of the minimum effect and the race's share
-//!    ([`GUIDED_RACE_SHARE`]) is left.
-//! 2. **Race** (LUCB, Kalyanakrishnan et al. 2012) on the loaded cost: the leader is the
-//!    setting with the lowest mean + [`PICK_K`] standard errors; its challenger the other
-//!    setting with the lowest mean − [`RACE_Z`] standard errors; whichever of the two has the
-//!    larger standard error gets one more loaded trial, until the challenger's lower bound
-//!    clears the leader's upper bound, or the two are within the minimum effect of each other
-//!    at [`INDIFFERENCE_Z`] standard errors, or the search's runs are spent (a leader measured once
-//!    is never separated: it is re-measured first); for a Ratio on a grid screened whole, the
-//!    race stops for the flatness test (step 3) once both finalists have [`FLAT_TEST_AFTER`]
-//!    loaded trials, and goes on after a "flat" verdict. A setting's standard
-//!    error uses its own variance shrunk toward a prior ([`ASSUMED_NOISE`] with [`PRIOR_DF`]
-//!    df), not one pooled across settings: noise differs between settings (on the seed
-//!    surface 12% per run at fifo_batch 1, 2 and 4, 4% elsewhere), and a pooled sd lets a
-//!    lucky draw of a noisy setting win.
-//! 3. **no_load flatness test** (a Ratio objective only): the loaded cost ranks settings as
-//!    their Ratio does only if no_load does not depend on the setting. The two finalists (the
-//!    best two by the leader's rule) get a [`Part::NoLoad`] trial, and each one's mean ln
-//!    no_load Time is compared with the default's (two-sided z at [`FLAT_Z`], shrunk
-//!    per-setting variances). Flat: no_load is pooled and the loaded cost decides. Not flat:
-//!    each finalist and the default is ranked by its own Ratio (mean ln loaded Time − its own
-//!    mean ln no_load Time), the search's runs left going to full trials of the finalists
-//!    until their race (with the default's) is decided by the same two rules; the verdict's
-//!    reason says which. Flat: the race goes on with the runs the check's
-//!    pairs of loaded runs no longer need (on a grid screened whole it was planned in full
-//!    pairs), and a new leader it
-//!    raises gets its own no_load trial and the test again; while runs are to spare, the
-//!    finalists and the default get more no_load trials (one per [`FLAT_RETEST_PER`] loaded
-//!    trials during the race, up to [`FLAT_RETEST_MAX`] each once it has separated its
-//!    leader) and the test is run again each time.
-//! 4. **Final check** (`solver/check.rs`) on fresh interleaved pairs. For a Ratio whose
-//!    no_load step 3 found flat, the pairs are loaded runs only (half the runs of a full
-//!    pair): no_load is pooled, so it cancels in a pair's difference, and the test compares
-//!    the loaded Times; when step 3 found no_load not flat, full trials, each Ratio divided by
-//!    its own trial's no_load. The check is planned in full pairs until step 3 has spoken
-//!    (on a guided grid in pairs of loaded runs); a "not flat" verdict that leaves room for
-//!    fewer full pairs than `check_pairs` is checked on those that fit, at least one.
-//!    For Loads (no no_load, a trial is one run) it is the arms test instead: the race also
-//!    re-measures the default ([`DEFAULT_SHARE`]) and runs until it is decided or the budget
-//!    is spent, and
-//!    the test is Welch's on every trial of the best and the default (`solver/check.rs`).
-//!
-//! Budgets are in load runs: the policy's budget × runs per full trial; for a Ratio the
-//! search keeps the runs of at least `check_pairs` full pairs for the check (planned so
-//! until the flatness test has said "flat"; on a guided grid, pairs of loaded runs until it
-//! has said "not flat"), and the runs it leaves become pairs, of loaded
-//! runs when no_load was found flat (at most [`CHECK_CAP`] × `check_pairs`); for Loads no
-//! reserve (the arms test).
+//! The screen: the search of [`BayesOpt`] when the objective may be measured in parts (a Ratio
+//! or Loads). It is global and noise-aware, and tests its one shortcut: every setting's loaded
+//! runs once (on a grid too large, the settings the GP picks), a race (LUCB) between the leader
+//! and its challenger on the loaded cost, for a Ratio the no_load flatness test (pooling
+//! no_load is fair only if it does not depend on the setting), then the final check
+//! (`solver/check.rs`). Budgets are in load runs. The stages and their rules: `docs/solver.md`;
+//! what each constant was chosen on: its own doc comment.
 
 use super::{ASSUMED_NOISE, BayesOpt, CHECK_CAP, PRIOR_DF, Step, Verdict};
 use crate::bench::Load;
