@@ -35,12 +35,15 @@
 //! outside [`MIN_TIME_S`]–[`MAX_TIME_S`]; an optional metric below 0 or above [`MAX_METRIC`]
 //! (bounds that keep the arithmetic on them finite: `time_s = 1e308` showed `Time inf s`); a
 //! noise parameter outside its range (`surface/noise.rs`); a `[knobs.<name>]` that is not a
-//! knob sweetspot knows ([`catalogue::is_known`]: a typo, with the closest known name), or
-//! whose `min` or `max` lies outside the catalogue's safe bounds for it
-//! ([`catalogue::bounds`]: a simulated device offers no value a real one refuses); a knob value
-//! outside `[min, max]` or a knob that is not declared; points that do not form a full grid
-//! (every combination of the listed values of every knob exactly once); every point listing the same loads, and each optional metric of a
+//! knob sweetspot knows ([`crate::knob::catalogue::is_known`]: a typo, with the closest known
+//! name), or whose `min` or `max` lies outside the catalogue's safe bounds for it
+//! ([`crate::knob::catalogue::bounds`]: a simulated device offers no value a real one refuses;
+//! `surface/knobs.rs`); a knob value outside `[min, max]` or a knob that is not declared;
+//! points that do not form a full grid (every combination of the listed values of every knob
+//! exactly once); every point listing the same loads, and each optional metric of a
 //! load given at every point or at none (so each metric can be interpolated everywhere).
+//! The file is read by serde into `surface/raw.rs`'s structs, which keep every value's span;
+//! a file with several faults names one of them.
 //!
 //! With a `[knobs.scheduler]`, each of its values is its own grid ([`Grid`], built in
 //! `surface/grid.rs`): every point names a scheduler, gives exactly the knobs that exist under it
@@ -53,16 +56,16 @@
 //! is a file it `extends`).
 
 use crate::bench::Load;
-use crate::knob::catalogue;
 use crate::tomlfile::TomlFile;
 use crate::{Error, Result};
-use raw::{Entries, RawKnob, RawMetrics, RawPoint, Val};
+use raw::{Entries, RawMetrics, RawPoint, Val};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::{Spanned, Value};
 
 mod grid;
+mod knobs;
 mod noise;
 mod raw;
 mod startup;
@@ -386,180 +389,6 @@ impl Parser<'_> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "surface".into())
-    }
-
-    /// A list of strings (`values`, `schedulers`).
-    fn names(&self, v: &Spanned<Vec<Val>>, field: &str) -> Result<Vec<String>> {
-        let mut out: Vec<String> = Vec::new();
-        for x in v.get_ref() {
-            let name = x
-                .get_ref()
-                .as_str()
-                .ok_or_else(|| self.f.err(&x.span(), field, "expected a name (a string)"))?;
-            if out.iter().any(|o| o == name) {
-                return Err(self
-                    .f
-                    .err(&x.span(), field, format!("'{name}' is listed twice")));
-            }
-            out.push(name.to_string());
-        }
-        if out.is_empty() {
-            return Err(self.f.err(&v.span(), field, "must list at least one name"));
-        }
-        Ok(out)
-    }
-
-    /// `[knobs.scheduler]`: `default` (a name) and `values` (the names offered).
-    fn scheduler_knob(&self, v: &Spanned<RawKnob>) -> Result<SchedulerKnob> {
-        let t = v.get_ref();
-        let other = [
-            ("min", t.min.as_ref().map(|x| x.span())),
-            ("max", t.max.as_ref().map(|x| x.span())),
-            ("schedulers", t.schedulers.as_ref().map(|x| x.span())),
-        ];
-        if let Some((key, Some(span))) = other.into_iter().find(|(_, s)| s.is_some()) {
-            let field = format!("knobs.scheduler.{key}");
-            return Err(self
-                .f
-                .err(&span, field, raw::unknown_key(&raw::SCHEDULER_KEYS)));
-        }
-        let values = match &t.values {
-            Some(x) => self.names(x, "knobs.scheduler.values")?,
-            None => {
-                let field = "knobs.scheduler.values";
-                return Err(self.f.err(&v.span(), field, "missing (required)"));
-            }
-        };
-        let Some(d) = &t.default else {
-            return Err(self
-                .f
-                .err(&v.span(), "knobs.scheduler.default", "missing (required)"));
-        };
-        let default = d.get_ref().as_str().ok_or_else(|| {
-            self.f
-                .err(&d.span(), "knobs.scheduler.default", "expected a name")
-        })?;
-        if !values.iter().any(|x| x == default) {
-            return Err(self.f.err(
-                &d.span(),
-                "knobs.scheduler.default",
-                format!("'{default}' is not one of values ({})", values.join(", ")),
-            ));
-        }
-        Ok(SchedulerKnob {
-            default: default.to_string(),
-            values,
-        })
-    }
-
-    fn knobs(
-        &self,
-        ks: Option<&Spanned<Entries<RawKnob>>>,
-    ) -> Result<(Vec<SurfaceKnob>, Option<SchedulerKnob>)> {
-        let Some(ks) = ks else {
-            return Ok((Vec::new(), None));
-        };
-        let mut out = Vec::new();
-        let mut choice = None;
-        // (field, span) of each `schedulers` list, checked once the scheduler knob is known.
-        let mut lists = Vec::new();
-        for (k, v) in &ks.get_ref().0 {
-            let name = k.get_ref().to_string();
-            let f = format!("knobs.{name}");
-            let t = v.get_ref();
-            if name == "scheduler" {
-                choice = Some(self.scheduler_knob(v)?);
-                continue;
-            }
-            // A simulated device offers what its surface declares; a name no kernel has is a
-            // typo, which a tune would only report as a policy knob the device lacks.
-            if !catalogue::is_known(&name) {
-                let hint = catalogue::did_you_mean(&name, catalogue::known_names());
-                return Err(self.f.err(
-                    &k.span(),
-                    &f,
-                    format!("unknown knob '{name}'{hint}: not a knob sweetspot knows"),
-                ));
-            }
-            if let Some(x) = &t.values {
-                let msg = raw::unknown_key(&raw::KNOB_KEYS);
-                return Err(self.f.err(&x.span(), format!("{f}.values"), msg));
-            }
-            let get = |key: &str, x: &Option<Val>| -> Result<i64> {
-                let field = format!("{f}.{key}");
-                let x = x
-                    .as_ref()
-                    .ok_or_else(|| self.f.err(&v.span(), &field, "missing (required)"))?;
-                self.int(x, &field)
-            };
-            let default = get("default", &t.default)?;
-            let (min, max) = (get("min", &t.min)?, get("max", &t.max)?);
-            if min > max {
-                return Err(self.f.err(&v.span(), &f, format!("min {min} > max {max}")));
-            }
-            // A knob the catalogue knows: a simulated device offers nothing a real one refuses
-            // (`max = 99999999999` had the tuner try read_ahead_kb=67108864).
-            if let Some((lo, hi)) = catalogue::bounds(&name) {
-                for (key, x, at) in [("min", min, &t.min), ("max", max, &t.max)] {
-                    if !(lo..=hi).contains(&x) {
-                        let span = at.as_ref().map_or(v.span(), |d| d.span());
-                        return Err(self.f.err(
-                            &span,
-                            format!("{f}.{key}"),
-                            format!(
-                                "{x} is outside {name}'s safe bounds {} (src/knob/catalogue.rs)",
-                                catalogue::domain_text(lo, hi)
-                            ),
-                        ));
-                    }
-                }
-            }
-            if !(min..=max).contains(&default) {
-                let span = t.default.as_ref().map_or(v.span(), |d| d.span());
-                return Err(self.f.err(
-                    &span,
-                    format!("{f}.default"),
-                    format!("{default} is outside [{min}, {max}]"),
-                ));
-            }
-            let schedulers = match &t.schedulers {
-                Some(x) => {
-                    let field = format!("{f}.schedulers");
-                    let names = self.names(x, &field)?;
-                    lists.push((field, x.span(), names.clone()));
-                    Some(names)
-                }
-                None => None,
-            };
-            out.push(SurfaceKnob {
-                name,
-                default,
-                min,
-                max,
-                schedulers,
-            });
-        }
-        for (field, span, names) in lists {
-            let Some(c) = &choice else {
-                return Err(self.f.err(
-                    &span,
-                    field,
-                    "needs a [knobs.scheduler] table (default, values) to refer to",
-                ));
-            };
-            if let Some(bad) = names.iter().find(|n| !c.values.contains(n)) {
-                return Err(self.f.err(
-                    &span,
-                    field,
-                    format!(
-                        "'{bad}' is not one of knobs.scheduler.values ({})",
-                        c.values.join(", ")
-                    ),
-                ));
-            }
-        }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok((out, choice))
     }
 
     fn point(
