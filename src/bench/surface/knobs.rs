@@ -72,6 +72,7 @@ impl Parser<'_> {
         })
     }
 
+    /// `[knobs]`: the integer knobs (by name) and the scheduler knob, if declared.
     pub(super) fn knobs(
         &self,
         ks: Option<&Spanned<Entries<RawKnob>>>,
@@ -84,80 +85,16 @@ impl Parser<'_> {
         // (field, span) of each `schedulers` list, checked once the scheduler knob is known.
         let mut lists = Vec::new();
         for (k, v) in &ks.get_ref().0 {
-            let name = k.get_ref().to_string();
-            let f = format!("knobs.{name}");
-            let t = v.get_ref();
-            if name == "scheduler" {
+            if k.get_ref() == "scheduler" {
                 choice = Some(self.scheduler_knob(v)?);
                 continue;
             }
-            // A simulated device offers what its surface declares; a name no kernel has is a
-            // typo, which a tune would only report as a policy knob the device lacks.
-            if !catalogue::is_known(&name) {
-                let hint = catalogue::did_you_mean(&name, catalogue::known_names());
-                return Err(self.f.err(
-                    &k.span(),
-                    &f,
-                    format!("unknown knob '{name}'{hint}: not a knob sweetspot knows"),
-                ));
+            let knob = self.int_knob(k, v)?;
+            if let (Some(names), Some(x)) = (&knob.schedulers, &v.get_ref().schedulers) {
+                let field = format!("knobs.{}.schedulers", k.get_ref());
+                lists.push((field, x.span(), names.clone()));
             }
-            if let Some(x) = &t.values {
-                let msg = raw::unknown_key(&raw::KNOB_KEYS);
-                return Err(self.f.err(&x.span(), format!("{f}.values"), msg));
-            }
-            let get = |key: &str, x: &Option<Val>| -> Result<i64> {
-                let field = format!("{f}.{key}");
-                let x = x
-                    .as_ref()
-                    .ok_or_else(|| self.f.err(&v.span(), &field, "missing (required)"))?;
-                self.int(x, &field)
-            };
-            let default = get("default", &t.default)?;
-            let (min, max) = (get("min", &t.min)?, get("max", &t.max)?);
-            if min > max {
-                return Err(self.f.err(&v.span(), &f, format!("min {min} > max {max}")));
-            }
-            // A knob the catalogue knows: a simulated device offers nothing a real one refuses
-            // (`max = 99999999999` had the tuner try read_ahead_kb=67108864).
-            if let Some((lo, hi)) = catalogue::bounds(&name) {
-                for (key, x, at) in [("min", min, &t.min), ("max", max, &t.max)] {
-                    if !(lo..=hi).contains(&x) {
-                        let span = at.as_ref().map_or(v.span(), |d| d.span());
-                        return Err(self.f.err(
-                            &span,
-                            format!("{f}.{key}"),
-                            format!(
-                                "{x} is outside {name}'s safe bounds {} (src/knob/catalogue.rs)",
-                                catalogue::domain_text(lo, hi)
-                            ),
-                        ));
-                    }
-                }
-            }
-            if !(min..=max).contains(&default) {
-                let span = t.default.as_ref().map_or(v.span(), |d| d.span());
-                return Err(self.f.err(
-                    &span,
-                    format!("{f}.default"),
-                    format!("{default} is outside [{min}, {max}]"),
-                ));
-            }
-            let schedulers = match &t.schedulers {
-                Some(x) => {
-                    let field = format!("{f}.schedulers");
-                    let names = self.names(x, &field)?;
-                    lists.push((field, x.span(), names.clone()));
-                    Some(names)
-                }
-                None => None,
-            };
-            out.push(SurfaceKnob {
-                name,
-                default,
-                min,
-                max,
-                schedulers,
-            });
+            out.push(knob);
         }
         for (field, span, names) in lists {
             let Some(c) = &choice else {
@@ -180,5 +117,76 @@ impl Parser<'_> {
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok((out, choice))
+    }
+
+    /// An integer knob's `[knobs.<name>]`: a knob sweetspot knows, `default`, `min` and `max`
+    /// within the catalogue's bounds, and the schedulers it exists under (checked against
+    /// `[knobs.scheduler]` by [`Parser::knobs`]).
+    fn int_knob(&self, k: &Spanned<String>, v: &Spanned<RawKnob>) -> Result<SurfaceKnob> {
+        let name = k.get_ref().to_string();
+        let f = format!("knobs.{name}");
+        let t = v.get_ref();
+        // A simulated device offers what its surface declares; a name no kernel has is a
+        // typo, which a tune would only report as a policy knob the device lacks.
+        if !catalogue::is_known(&name) {
+            let hint = catalogue::did_you_mean(&name, catalogue::known_names());
+            return Err(self.f.err(
+                &k.span(),
+                &f,
+                format!("unknown knob '{name}'{hint}: not a knob sweetspot knows"),
+            ));
+        }
+        if let Some(x) = &t.values {
+            let msg = raw::unknown_key(&raw::KNOB_KEYS);
+            return Err(self.f.err(&x.span(), format!("{f}.values"), msg));
+        }
+        let get = |key: &str, x: &Option<Val>| -> Result<i64> {
+            let field = format!("{f}.{key}");
+            let x = x
+                .as_ref()
+                .ok_or_else(|| self.f.err(&v.span(), &field, "missing (required)"))?;
+            self.int(x, &field)
+        };
+        let default = get("default", &t.default)?;
+        let (min, max) = (get("min", &t.min)?, get("max", &t.max)?);
+        if min > max {
+            return Err(self.f.err(&v.span(), &f, format!("min {min} > max {max}")));
+        }
+        // A knob the catalogue knows: a simulated device offers nothing a real one refuses
+        // (`max = 99999999999` had the tuner try read_ahead_kb=67108864).
+        if let Some((lo, hi)) = catalogue::bounds(&name) {
+            for (key, x, at) in [("min", min, &t.min), ("max", max, &t.max)] {
+                if !(lo..=hi).contains(&x) {
+                    let span = at.as_ref().map_or(v.span(), |d| d.span());
+                    return Err(self.f.err(
+                        &span,
+                        format!("{f}.{key}"),
+                        format!(
+                            "{x} is outside {name}'s safe bounds {} (src/knob/catalogue.rs)",
+                            catalogue::domain_text(lo, hi)
+                        ),
+                    ));
+                }
+            }
+        }
+        if !(min..=max).contains(&default) {
+            let span = t.default.as_ref().map_or(v.span(), |d| d.span());
+            return Err(self.f.err(
+                &span,
+                format!("{f}.default"),
+                format!("{default} is outside [{min}, {max}]"),
+            ));
+        }
+        let schedulers = match &t.schedulers {
+            Some(x) => Some(self.names(x, &format!("{f}.schedulers"))?),
+            None => None,
+        };
+        Ok(SurfaceKnob {
+            name,
+            default,
+            min,
+            max,
+            schedulers,
+        })
     }
 }
