@@ -12,7 +12,7 @@
 //!
 //! Imports point down only, with no cycles: `cli` (imported by nothing) → `daemon` →
 //! `profile`, `plot` → `tune`, `report` → `bench` → `knob` → `store`, `lock` → `device` → `types`,
-//! `sysroot`, `trust`, `stats`, `signals`, `error`.
+//! `sysroot`, `trust`, `stats`, `signals`, `tomlfile` → `error`.
 //! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
 //! `tune`; the values they share are in [`types`].
 //!
@@ -31,6 +31,8 @@
 //!   takes, naming its holder to a second writer.
 //! - [`plot`]: a stored tune drawn: `sweetspot plot`'s SVG and the tune report's sparklines.
 //! - [`report`]: the contest table, JSON and CSV behind one trait.
+//! - [`tomlfile`]: one TOML input file: the line of a span and errors naming file, line and
+//!   field, for every loader (policies, surfaces, profiles, the daemon's config).
 //! - [`types`]: the plain values every stage shares (`Setting`, `KnobValue`, `Load`, `Run`, …).
 //! - [`daemon`]: `sweetspot daemon`, keeping devices at their sweet spot (tokio, one thread).
 //! - [`cli`]: the clap command line; `main.rs` only calls [`cli::main`].
@@ -49,6 +51,7 @@ pub mod signals;
 pub mod stats;
 pub mod store;
 pub mod sysroot;
+pub mod tomlfile;
 pub mod trust;
 pub mod tune;
 pub mod types;

@@ -35,12 +35,15 @@
 //! outside [`MIN_TIME_S`]–[`MAX_TIME_S`]; an optional metric below 0 or above [`MAX_METRIC`]
 //! (bounds that keep the arithmetic on them finite: `time_s = 1e308` showed `Time inf s`); a
 //! noise parameter outside its range (`surface/noise.rs`); a `[knobs.<name>]` that is not a
-//! knob sweetspot knows ([`catalogue::is_known`]: a typo, with the closest known name), or
-//! whose `min` or `max` lies outside the catalogue's safe bounds for it
-//! ([`catalogue::bounds`]: a simulated device offers no value a real one refuses); a knob value
-//! outside `[min, max]` or a knob that is not declared; points that do not form a full grid
-//! (every combination of the listed values of every knob exactly once); every point listing the same loads, and each optional metric of a
+//! knob sweetspot knows ([`crate::knob::catalogue::is_known`]: a typo, with the closest known
+//! name), or whose `min` or `max` lies outside the catalogue's safe bounds for it
+//! ([`crate::knob::catalogue::bounds`]: a simulated device offers no value a real one refuses;
+//! `surface/knobs.rs`); a knob value outside `[min, max]` or a knob that is not declared;
+//! points that do not form a full grid (every combination of the listed values of every knob
+//! exactly once); every point listing the same loads, and each optional metric of a
 //! load given at every point or at none (so each metric can be interpolated everywhere).
+//! The file is read by serde into `surface/raw.rs`'s structs, which keep every value's span;
+//! a file with several faults names one of them.
 //!
 //! With a `[knobs.scheduler]`, each of its values is its own grid ([`Grid`], built in
 //! `surface/grid.rs`): every point names a scheduler, gives exactly the knobs that exist under it
@@ -53,16 +56,18 @@
 //! is a file it `extends`).
 
 use crate::bench::Load;
-use crate::knob::catalogue;
+use crate::tomlfile::TomlFile;
 use crate::{Error, Result};
+use raw::{Entries, RawMetrics, RawPoint, Val};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use toml::Spanned;
-use toml::de::{DeTable, DeValue};
+use toml::{Spanned, Value};
 
 mod grid;
+mod knobs;
 mod noise;
+mod raw;
 mod startup;
 pub use grid::Grid;
 pub use noise::Drift;
@@ -215,7 +220,8 @@ impl Surface {
 
     /// Parses and validates surface text; `path` is used for messages and the stem.
     pub fn parse(path: &Path, src: &str) -> Result<Surface> {
-        Parser { path, src }.surface()
+        let f = TomlFile::new(path, src).counting_from(1);
+        Parser { f }.surface()
     }
 }
 
@@ -241,43 +247,22 @@ fn shown(x: f64) -> String {
 }
 
 struct Parser<'a> {
-    path: &'a Path,
-    src: &'a str,
+    f: TomlFile<'a>,
 }
 
-type Val<'i> = Spanned<DeValue<'i>>;
-
 impl Parser<'_> {
-    fn line(&self, span: &Range<usize>) -> usize {
-        let end = span.start.min(self.src.len());
-        self.src.as_bytes()[..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
-    }
-
-    fn err(&self, span: Range<usize>, field: impl Into<String>, msg: impl Into<String>) -> Error {
-        Error::BadFile {
-            path: self.path.to_path_buf(),
-            line: Some(self.line(&span)),
-            field: field.into(),
-            msg: msg.into(),
-        }
-    }
-
-    fn table<'v, 'i>(&self, v: &'v Val<'i>, field: &str) -> Result<&'v DeTable<'i>> {
+    fn string(&self, v: &Val, field: &str) -> Result<String> {
         v.get_ref()
-            .as_table()
-            .ok_or_else(|| self.err(v.span(), field, "expected a table"))
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| self.f.err(&v.span(), field, "expected a string"))
     }
 
-    fn int(&self, v: &Val<'_>, field: &str) -> Result<i64> {
+    fn int(&self, v: &Val, field: &str) -> Result<i64> {
         match v.get_ref() {
-            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
-                .map_err(|_| self.err(v.span(), field, "integer out of range")),
-            other => Err(self.err(
-                v.span(),
+            Value::Integer(i) => Ok(*i),
+            other => Err(self.f.err(
+                &v.span(),
                 field,
                 format!("expected an integer, found {}", other.type_str()),
             )),
@@ -285,18 +270,18 @@ impl Parser<'_> {
     }
 
     /// A number ≥ 0 (`cpu_pct`, `loads`, `lcpu_pct`, `drift_rho`).
-    fn num(&self, v: &Val<'_>, field: &str) -> Result<f64> {
+    fn num(&self, v: &Val, field: &str) -> Result<f64> {
         let x = self.number(v, field)?;
         if !x.is_finite() || x < 0.0 {
-            return Err(self.err(
-                v.span(),
+            return Err(self.f.err(
+                &v.span(),
                 field,
                 format!("must be a finite number ≥ 0, not {}", shown(x)),
             ));
         }
         if x > MAX_METRIC {
-            return Err(self.err(
-                v.span(),
+            return Err(self.f.err(
+                &v.span(),
                 field,
                 format!("must be at most {}, not {}", shown(MAX_METRIC), shown(x)),
             ));
@@ -306,18 +291,18 @@ impl Parser<'_> {
 
     /// A number > 0 (`time_s`: a job that took no time has no Ratio). One rule and one
     /// message for 0 and for negative values.
-    fn positive(&self, v: &Val<'_>, field: &str) -> Result<f64> {
+    fn positive(&self, v: &Val, field: &str) -> Result<f64> {
         let x = self.number(v, field)?;
         if !x.is_finite() || x <= 0.0 {
-            return Err(self.err(
-                v.span(),
+            return Err(self.f.err(
+                &v.span(),
                 field,
                 format!("must be a finite number > 0, not {}", shown(x)),
             ));
         }
         if !(MIN_TIME_S..=MAX_TIME_S).contains(&x) {
-            return Err(self.err(
-                v.span(),
+            return Err(self.f.err(
+                &v.span(),
                 field,
                 format!(
                     "must be {MIN_TIME_S}–{MAX_TIME_S} s (no contest run is shorter than 1 ms \
@@ -330,96 +315,50 @@ impl Parser<'_> {
     }
 
     /// Any TOML integer or float, as f64.
-    fn number(&self, v: &Val<'_>, field: &str) -> Result<f64> {
-        Ok(match v.get_ref() {
-            DeValue::Integer(_) => self.int(v, field)? as f64,
-            DeValue::Float(f) => f
-                .as_str()
-                .replace('_', "")
-                .parse::<f64>()
-                .map_err(|_| self.err(v.span(), field, "bad number"))?,
-            other => {
-                return Err(self.err(
-                    v.span(),
-                    field,
-                    format!("expected a number, found {}", other.type_str()),
-                ));
-            }
-        })
-    }
-
-    /// Rejects keys of `t` not in `known`.
-    fn only(&self, t: &DeTable<'_>, known: &[&str], prefix: &str) -> Result<()> {
-        for k in t.keys() {
-            if !known.contains(&k.get_ref().as_ref()) {
-                return Err(self.err(
-                    k.span(),
-                    format!("{prefix}{}", k.get_ref()),
-                    format!("unknown key (expected one of: {})", known.join(", ")),
-                ));
-            }
+    fn number(&self, v: &Val, field: &str) -> Result<f64> {
+        match v.get_ref() {
+            Value::Integer(i) => Ok(*i as f64),
+            Value::Float(x) => Ok(*x),
+            other => Err(self.f.err(
+                &v.span(),
+                field,
+                format!("expected a number, found {}", other.type_str()),
+            )),
         }
-        Ok(())
     }
 
     fn surface(&self) -> Result<Surface> {
-        let doc = DeTable::parse(self.src).map_err(|e| {
-            self.err(
-                e.span().unwrap_or(0..0),
-                "syntax",
-                e.message().trim().to_string(),
-            )
-        })?;
-        let doc = doc.get_ref();
-        if !doc.contains_key("extends") {
-            self.only(doc, &["device", "knobs", "noise", "point"], "")?;
-        }
+        let raw = raw::parse(&self.f, |v, field| self.infinite(v, field))?;
         let whole = 0..0;
-
         let (mut name, mut scheduler) = (self.stem(), None);
-        if let Some(d) = doc.get("device") {
-            let d = self.table(d, "device")?;
-            if let Some(v) = d.get("name") {
-                name = v
-                    .get_ref()
-                    .as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| self.err(v.span(), "device.name", "expected a string"))?;
+        if let Some(d) = &raw.device {
+            if let Some(v) = &d.get_ref().name {
+                name = self.string(v, "device.name")?;
             }
-            if let Some(v) = d.get("scheduler") {
-                scheduler =
-                    Some(v.get_ref().as_str().map(str::to_string).ok_or_else(|| {
-                        self.err(v.span(), "device.scheduler", "expected a string")
-                    })?);
+            if let Some(v) = &d.get_ref().scheduler {
+                scheduler = Some(self.string(v, "device.scheduler")?);
             }
         }
-
-        if let Some(base) = doc.get("extends") {
-            return self.variant(doc, base, name);
+        if let Some(base) = &raw.extends {
+            return self.variant(&raw, base, name);
         }
-        let (knobs, choice) = self.knobs(doc)?;
-        let (sigma, drift) = self.noise(doc, false)?;
-
-        let pts = match doc.get("point") {
-            Some(v) => match v.get_ref() {
-                DeValue::Array(a) => a.iter().collect::<Vec<_>>(),
-                _ => return Err(self.err(v.span(), "point", "expected [[point]] tables")),
-            },
-            None => Vec::new(),
-        };
+        let (knobs, choice) = self.knobs(raw.knobs.as_ref())?;
+        let (sigma, drift) = self.noise(raw.noise.as_ref(), false)?;
+        let pts = raw.point.as_ref().map_or(&[][..], |p| p.get_ref());
         if pts.is_empty() {
-            return Err(self.err(whole, "point", "no [[point]] given"));
+            return Err(self.f.err(&whole, "point", "no [[point]] given"));
         }
         let points = pts
             .iter()
             .enumerate()
             .map(|(i, p)| self.point(i + 1, p, &knobs, choice.as_ref(), sigma))
             .collect::<Result<Vec<_>>>()?;
-        self.check_loads(&pts, &points)?;
-        self.check_startup(&pts, &points)?;
-        let grids = self.grids(&pts, &points, &knobs, choice.as_ref())?;
+        let spans: Vec<Range<usize>> = pts.iter().map(|p| p.span()).collect();
+        self.check_loads(&spans, &points)?;
+        self.check_startup(&spans, &points)?;
+        let grids = self.grids(&spans, &points, &knobs, choice.as_ref())?;
         Ok(Surface {
-            path: self.path.to_path_buf(),
+            path: self.f.path().to_path_buf(),
             name,
             scheduler,
             choice,
@@ -430,209 +369,75 @@ impl Parser<'_> {
         })
     }
 
+    /// The error a field's rule gives an infinite float (`1e400`, which toml does not read).
+    fn infinite(&self, v: &Val, field: &str) -> Error {
+        let r = match field.rsplit('.').next().unwrap_or(field) {
+            "time_s" => self.positive(v, field),
+            "relative_sigma" => self.relative_sigma(v, field),
+            "drift_sigma" => self.drift_sigma(v),
+            "cpu_pct" | "loads" | "lcpu_pct" | "drift_rho" => self.num(v, field),
+            _ if field.starts_with("device.") => self.string(v, field).map(|_| 0.0),
+            _ => self.int(v, field).map(|i| i as f64),
+        };
+        r.err()
+            .unwrap_or_else(|| self.f.err(&v.span(), field, "bad number"))
+    }
+
     fn stem(&self) -> String {
-        self.path
+        self.f
+            .path()
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "surface".into())
     }
 
-    /// A list of strings (`values`, `schedulers`).
-    fn names(&self, v: &Val<'_>, field: &str) -> Result<Vec<String>> {
-        let DeValue::Array(a) = v.get_ref() else {
-            return Err(self.err(v.span(), field, "expected a list of names"));
-        };
-        let mut out: Vec<String> = Vec::new();
-        for x in a.iter() {
-            let name = x
-                .get_ref()
-                .as_str()
-                .ok_or_else(|| self.err(x.span(), field, "expected a name (a string)"))?;
-            if out.iter().any(|o| o == name) {
-                return Err(self.err(x.span(), field, format!("'{name}' is listed twice")));
-            }
-            out.push(name.to_string());
-        }
-        if out.is_empty() {
-            return Err(self.err(v.span(), field, "must list at least one name"));
-        }
-        Ok(out)
-    }
-
-    /// `[knobs.scheduler]`: `default` (a name) and `values` (the names offered).
-    fn scheduler_knob(&self, v: &Val<'_>, t: &DeTable<'_>) -> Result<SchedulerKnob> {
-        self.only(t, &["default", "values"], "knobs.scheduler.")?;
-        let values = match t.get("values") {
-            Some(x) => self.names(x, "knobs.scheduler.values")?,
-            None => return Err(self.err(v.span(), "knobs.scheduler.values", "missing (required)")),
-        };
-        let Some(d) = t.get("default") else {
-            return Err(self.err(v.span(), "knobs.scheduler.default", "missing (required)"));
-        };
-        let default = d
-            .get_ref()
-            .as_str()
-            .ok_or_else(|| self.err(d.span(), "knobs.scheduler.default", "expected a name"))?;
-        if !values.iter().any(|x| x == default) {
-            return Err(self.err(
-                d.span(),
-                "knobs.scheduler.default",
-                format!("'{default}' is not one of values ({})", values.join(", ")),
-            ));
-        }
-        Ok(SchedulerKnob {
-            default: default.to_string(),
-            values,
-        })
-    }
-
-    fn knobs(&self, doc: &DeTable<'_>) -> Result<(Vec<SurfaceKnob>, Option<SchedulerKnob>)> {
-        let Some(ks) = doc.get("knobs") else {
-            return Ok((Vec::new(), None));
-        };
-        let ks = self.table(ks, "knobs")?;
-        let mut out = Vec::new();
-        let mut choice = None;
-        // (field, span) of each `schedulers` list, checked once the scheduler knob is known.
-        let mut lists = Vec::new();
-        for (k, v) in ks.iter() {
-            let name = k.get_ref().to_string();
-            let f = format!("knobs.{name}");
-            let t = self.table(v, &f)?;
-            if name == "scheduler" {
-                choice = Some(self.scheduler_knob(v, t)?);
-                continue;
-            }
-            // A simulated device offers what its surface declares; a name no kernel has is a
-            // typo, which a tune would only report as a policy knob the device lacks.
-            if !catalogue::is_known(&name) {
-                let hint = catalogue::did_you_mean(&name, catalogue::known_names());
-                return Err(self.err(
-                    k.span(),
-                    &f,
-                    format!("unknown knob '{name}'{hint}: not a knob sweetspot knows"),
-                ));
-            }
-            self.only(
-                t,
-                &["default", "min", "max", "schedulers"],
-                &format!("{f}."),
-            )?;
-            let get = |key: &str| -> Result<i64> {
-                let field = format!("{f}.{key}");
-                let v = t
-                    .get(key)
-                    .ok_or_else(|| self.err(v.span(), &field, "missing (required)"))?;
-                self.int(v, &field)
-            };
-            let (default, min, max) = (get("default")?, get("min")?, get("max")?);
-            if min > max {
-                return Err(self.err(v.span(), &f, format!("min {min} > max {max}")));
-            }
-            // A knob the catalogue knows: a simulated device offers nothing a real one refuses
-            // (`max = 99999999999` had the tuner try read_ahead_kb=67108864).
-            if let Some((lo, hi)) = catalogue::bounds(&name) {
-                for (key, x) in [("min", min), ("max", max)] {
-                    if !(lo..=hi).contains(&x) {
-                        let span = t.get(key).map(|d| d.span()).unwrap_or(v.span());
-                        return Err(self.err(
-                            span,
-                            format!("{f}.{key}"),
-                            format!(
-                                "{x} is outside {name}'s safe bounds {} (src/knob/catalogue.rs)",
-                                catalogue::domain_text(lo, hi)
-                            ),
-                        ));
-                    }
-                }
-            }
-            if !(min..=max).contains(&default) {
-                let span = t.get("default").map(|d| d.span()).unwrap_or(v.span());
-                return Err(self.err(
-                    span,
-                    format!("{f}.default"),
-                    format!("{default} is outside [{min}, {max}]"),
-                ));
-            }
-            let schedulers = match t.get("schedulers") {
-                Some(x) => {
-                    let field = format!("{f}.schedulers");
-                    let names = self.names(x, &field)?;
-                    lists.push((field, x.span(), names.clone()));
-                    Some(names)
-                }
-                None => None,
-            };
-            out.push(SurfaceKnob {
-                name,
-                default,
-                min,
-                max,
-                schedulers,
-            });
-        }
-        for (field, span, names) in lists {
-            let Some(c) = &choice else {
-                return Err(self.err(
-                    span,
-                    field,
-                    "needs a [knobs.scheduler] table (default, values) to refer to",
-                ));
-            };
-            if let Some(bad) = names.iter().find(|n| !c.values.contains(n)) {
-                return Err(self.err(
-                    span,
-                    field,
-                    format!(
-                        "'{bad}' is not one of knobs.scheduler.values ({})",
-                        c.values.join(", ")
-                    ),
-                ));
-            }
-        }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok((out, choice))
-    }
-
     fn point(
         &self,
         idx: usize,
-        p: &Val<'_>,
+        p: &Spanned<RawPoint>,
         knobs: &[SurfaceKnob],
         choice: Option<&SchedulerKnob>,
         sigma: f64,
     ) -> Result<Point> {
         let pf = format!("point[{idx}]");
-        let t = self.table(p, &pf)?;
+        let r = p.get_ref();
         let mut point = Point {
-            line: self.line(&p.span()),
+            line: self.f.line(&p.span()),
             scheduler: None,
             knobs: BTreeMap::new(),
             relative_sigma: sigma,
             loads: BTreeMap::new(),
             startup: BTreeMap::new(),
         };
-        for (k, v) in t.iter() {
-            let key = k.get_ref().as_ref();
-            let field = format!("{pf}.{key}");
-            match key {
-                "knobs" => self.point_knobs(&mut point, v, &field, knobs, choice)?,
-                "relative_sigma" => point.relative_sigma = self.relative_sigma(v, &field)?,
-                "startup" => point.startup = self.startup(v, &field)?,
-                _ => {
-                    let load: Load = key
-                        .parse()
-                        .map_err(|e: String| self.err(k.span(), &field, e))?;
-                    point.loads.insert(load, self.metrics(v, &field)?);
-                }
+        // Names first: a key that is not a load's was not read at all.
+        if let Some((k, _)) = r.loads.iter().find(|(_, v)| v.is_none()) {
+            let field = format!("{pf}.{}", k.get_ref());
+            let e = k.get_ref().parse::<Load>().err().unwrap_or_default();
+            return Err(self.f.err(&k.span(), field, e));
+        }
+        if let Some(v) = &r.knobs {
+            self.point_knobs(&mut point, v, &format!("{pf}.knobs"), knobs, choice)?;
+        }
+        if let Some(v) = &r.relative_sigma {
+            point.relative_sigma = self.relative_sigma(v, &format!("{pf}.relative_sigma"))?;
+        }
+        if let Some(v) = &r.startup {
+            point.startup = self.startup(v, &format!("{pf}.startup"))?;
+        }
+        for (k, v) in &r.loads {
+            if let (Ok(load), Some(v)) = (k.get_ref().parse::<Load>(), v) {
+                let field = format!("{pf}.{}", k.get_ref());
+                point.loads.insert(load, self.metrics(v, &field)?);
             }
         }
-        if !t.contains_key("knobs") && (!knobs.is_empty() || choice.is_some()) {
-            return Err(self.err(p.span(), format!("{pf}.knobs"), "missing (required)"));
+        if r.knobs.is_none() && (!knobs.is_empty() || choice.is_some()) {
+            return Err(self
+                .f
+                .err(&p.span(), format!("{pf}.knobs"), "missing (required)"));
         }
         if point.loads.is_empty() {
-            return Err(self.err(
-                p.span(),
+            return Err(self.f.err(
+                &p.span(),
                 pf,
                 "no load given (e.g. no_load = { time_s = 60.0 })",
             ));
@@ -645,26 +450,25 @@ impl Parser<'_> {
     fn point_knobs(
         &self,
         point: &mut Point,
-        v: &Val<'_>,
+        v: &Spanned<Entries<Value>>,
         field: &str,
         knobs: &[SurfaceKnob],
         choice: Option<&SchedulerKnob>,
     ) -> Result<()> {
-        let table = self.table(v, field)?;
         let mut declared: Vec<&str> = knobs.iter().map(|s| s.name.as_str()).collect();
         if choice.is_some() {
             declared.insert(0, "scheduler");
         }
-        for (kk, kv) in table.iter() {
+        for (kk, kv) in &v.get_ref().0 {
             let kf = format!("{field}.{}", kk.get_ref());
-            if let (Some(c), "scheduler") = (choice, kk.get_ref().as_ref()) {
+            if let (Some(c), "scheduler") = (choice, kk.get_ref().as_str()) {
                 let name = kv
                     .get_ref()
                     .as_str()
-                    .ok_or_else(|| self.err(kv.span(), &kf, "expected a scheduler name"))?;
+                    .ok_or_else(|| self.f.err(&kv.span(), &kf, "expected a scheduler name"))?;
                 if !c.values.iter().any(|x| x == name) {
-                    return Err(self.err(
-                        kv.span(),
+                    return Err(self.f.err(
+                        &kv.span(),
                         kf,
                         format!(
                             "'{name}' is not one of knobs.scheduler.values ({})",
@@ -675,9 +479,9 @@ impl Parser<'_> {
                 point.scheduler = Some(name.to_string());
                 continue;
             }
-            let Some(spec) = knobs.iter().find(|s| s.name == kk.get_ref().as_ref()) else {
-                return Err(self.err(
-                    kk.span(),
+            let Some(spec) = knobs.iter().find(|s| &s.name == kk.get_ref()) else {
+                return Err(self.f.err(
+                    &kk.span(),
                     kf,
                     format!(
                         "knob '{}' is not declared (declared: {}); add a [knobs.{}] table",
@@ -693,8 +497,8 @@ impl Parser<'_> {
             };
             let x = self.int(kv, &kf)?;
             if !(spec.min..=spec.max).contains(&x) {
-                return Err(self.err(
-                    kv.span(),
+                return Err(self.f.err(
+                    &kv.span(),
                     kf,
                     format!("{x} is outside [{}, {}]", spec.min, spec.max),
                 ));
@@ -702,8 +506,8 @@ impl Parser<'_> {
             point.knobs.insert(spec.name.clone(), x);
         }
         if choice.is_some() && point.scheduler.is_none() {
-            return Err(self.err(
-                v.span(),
+            return Err(self.f.err(
+                &v.span(),
                 field,
                 "no value for knob 'scheduler' (every point needs one)",
             ));
@@ -714,8 +518,8 @@ impl Parser<'_> {
             let given = point.knobs.contains_key(&k.name);
             if here && !given {
                 let under = sched.map(|s| format!(" under {s}")).unwrap_or_default();
-                return Err(self.err(
-                    v.span(),
+                return Err(self.f.err(
+                    &v.span(),
                     field,
                     format!(
                         "no value for knob '{}' (every point needs every knob that exists{under})",
@@ -724,8 +528,8 @@ impl Parser<'_> {
                 ));
             }
             if !here && given {
-                return Err(self.err(
-                    v.span(),
+                return Err(self.f.err(
+                    &v.span(),
                     format!("{field}.{}", k.name),
                     format!(
                         "knob '{}' does not exist under scheduler '{}' (schedulers = [{}])",
@@ -739,37 +543,36 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn metrics(&self, v: &Val<'_>, field: &str) -> Result<PointMetrics> {
-        let t = self.table(v, field)?;
-        let fields = ["time_s", "cpu_pct", "loads", "lcpu_pct"];
-        self.only(t, &fields, &format!("{field}."))?;
-        let opt = |k: &str| -> Result<Option<f64>> {
-            t.get(k)
+    fn metrics(&self, v: &Spanned<RawMetrics>, field: &str) -> Result<PointMetrics> {
+        let t = v.get_ref();
+        let opt = |k: &str, x: &Option<Val>| -> Result<Option<f64>> {
+            x.as_ref()
                 .map(|x| self.num(x, &format!("{field}.{k}")))
                 .transpose()
         };
         let time_field = format!("{field}.time_s");
-        let time_s = match t.get("time_s") {
+        let time_s = match &t.time_s {
             Some(x) => self.positive(x, &time_field)?,
-            None => return Err(self.err(v.span(), time_field, "missing (required)")),
+            None => return Err(self.f.err(&v.span(), time_field, "missing (required)")),
         };
         Ok(PointMetrics {
             time_s,
-            cpu_pct: opt("cpu_pct")?,
-            loads: opt("loads")?,
-            lcpu_pct: opt("lcpu_pct")?,
+            cpu_pct: opt("cpu_pct", &t.cpu_pct)?,
+            loads: opt("loads", &t.loads)?,
+            lcpu_pct: opt("lcpu_pct", &t.lcpu_pct)?,
         })
     }
 
     /// Every point lists the same loads, and each optional metric at all points or none.
-    fn check_loads(&self, pts: &[&Val<'_>], points: &[Point]) -> Result<()> {
+    /// `pts`: the points' spans.
+    fn check_loads(&self, pts: &[Range<usize>], points: &[Point]) -> Result<()> {
         let first = &points[0];
         for (i, p) in points.iter().enumerate().skip(1) {
             let here: BTreeSet<_> = p.loads.keys().collect();
             let there: BTreeSet<_> = first.loads.keys().collect();
             if let Some(l) = there.symmetric_difference(&here).next() {
-                return Err(self.err(
-                    pts[i].span(),
+                return Err(self.f.err(
+                    &pts[i],
                     format!("point[{}].{l}", i + 1),
                     format!(
                         "every point must list the same loads: point[1] (line {}) {}",
@@ -790,8 +593,8 @@ impl Parser<'_> {
                     ("lcpu_pct", m.lcpu_pct.is_some(), m0.lcpu_pct.is_some()),
                 ];
                 if let Some((k, _, _)) = pairs.iter().find(|(_, a, b)| a != b) {
-                    return Err(self.err(
-                        pts[i].span(),
+                    return Err(self.f.err(
+                        &pts[i],
                         format!("point[{}].{load}.{k}", i + 1),
                         "an optional metric must be given at every point or at none",
                     ));

@@ -2,10 +2,11 @@
 //! defaults when the file is absent. Every option is in `examples/daemon.toml`, commented.
 //! Errors name the file, line and field (exit 2).
 
+use crate::Result;
+use crate::tomlfile::{TomlFile, span_of};
 use crate::trust::{self, Origin};
-use crate::tune::toml_error::{field_of_error, plain_message};
-use crate::{Error, Result};
 use serde::Deserialize;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Where the daemon looks for its config when `--config` is not given.
@@ -267,8 +268,8 @@ pub fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<St
 /// owner. `status` (which writes no knob and runs nothing) reads a `--config FILE` under
 /// [`Origin::Named`].
 ///
-/// Errors: [`Error::BadInput`] (exit 2) when the file cannot be read or is refused by
-/// [`crate::trust`] (naming its owner, mode and the fix); [`Error::BadFile`] for its
+/// Errors: [`crate::Error::BadInput`] (exit 2) when the file cannot be read or is refused by
+/// [`crate::trust`] (naming its owner, mode and the fix); [`crate::Error::BadFile`] for its
 /// contents ([`parse`]).
 pub fn load(path: &Path, explicit: bool, origin: Origin) -> Result<Config> {
     // Absent is checked before the open, which reports every failure as text: a file created
@@ -281,23 +282,6 @@ pub fn load(path: &Path, explicit: bool, origin: Origin) -> Result<Config> {
     }
     let text = trust::read_to_string(path, "daemon config", origin)?;
     parse(&text, path)
-}
-
-/// The byte offset of the line that sets `key` (`key = …` or `"key" = …`, comments
-/// skipped), else of its first mention anywhere; `None` when absent.
-fn key_offset(text: &str, key: &str) -> Option<usize> {
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let t = line.trim_start();
-        let rest = t
-            .strip_prefix(&format!("\"{key}\""))
-            .or_else(|| t.strip_prefix(key));
-        if !t.starts_with('#') && rest.is_some_and(|r| r.trim_start().starts_with('=')) {
-            return Some(at + line.len() - t.len());
-        }
-        at += line.len();
-    }
-    text.find(key)
 }
 
 /// The identity forms a device can have ([`crate::device::identity`]), for messages.
@@ -321,154 +305,124 @@ fn is_identity(id: &str) -> bool {
 
 /// Parses and checks a config text (`path` names it in errors).
 pub fn parse(text: &str, path: &Path) -> Result<Config> {
-    let line_of = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
-    let bad = |at: Option<usize>, field: &str, msg: String| Error::BadFile {
-        path: path.to_path_buf(),
-        line: at.map(line_of),
-        field: field.to_string(),
-        msg,
-    };
-    let c: Config = toml::from_str(text).map_err(|e| {
-        let msg = e.message().trim().to_string();
-        bad(
-            e.span().map(|s| s.start),
-            &field_of_error(text, e.span(), &msg),
-            plain_message(&msg),
-        )
-    })?;
-    let at = |key: &str| key_offset(text, key);
+    let f = TomlFile::new(path, text);
+    let (c, doc): (Config, _) = f.parse_with_doc()?;
+    let at = |keys: &[&str]| span_of(doc.get_ref(), keys, None);
     if let Enroll::Tuned(s) = &c.enroll
         && s != "tuned"
     {
-        return Err(bad(
-            at("enroll"),
-            "enroll",
-            format!("'{s}': give \"tuned\" or a list of identities"),
+        let msg = format!("'{s}': give \"tuned\" or a list of identities");
+        return Err(f.err_at(at(&["enroll"]), "enroll", msg));
+    }
+    if let Enroll::Identities(ids) = &c.enroll
+        && let Some((i, id)) = ids.iter().enumerate().find(|(_, id)| !is_identity(id))
+    {
+        return Err(f.err_at(
+            span_of(doc.get_ref(), &["enroll"], Some(i)),
+            format!("enroll[{i}]"),
+            format!(
+                "'{id}' is not a device identity, so no device would ever be enrolled by it: \
+                 give one as `sweetspot devices` shows it ({IDENTITY_FORMS}); a kernel name \
+                 (sda, loop1) changes across boots"
+            ),
         ));
     }
-    if let Enroll::Identities(ids) = &c.enroll {
-        for (i, id) in ids.iter().enumerate() {
-            if !is_identity(id) {
-                let at = text.find(&format!("\"{id}\"")).or_else(|| at("enroll"));
-                return Err(bad(
-                    at,
-                    &format!("enroll[{i}]"),
-                    format!(
-                        "'{id}' is not a device identity, so no device would ever be enrolled \
-                         by it: give one as `sweetspot devices` shows it ({IDENTITY_FORMS}); a \
-                         kernel name (sda, loop1) changes across boots"
-                    ),
-                ));
-            }
-        }
-    }
-    if let Some((key, field, msg)) = out_of_range(&c) {
-        return Err(bad(at(key), &field, msg));
+    if let Some((table, key, msg)) = out_of_range(&c) {
+        let keys: Vec<&str> = [table, key].into_iter().filter(|k| !k.is_empty()).collect();
+        return Err(f.err_at(at(&keys), keys.join("."), msg));
     }
     if let Some(msg) = c.metrics_dir.as_deref().and_then(check_metrics_dir) {
-        return Err(bad(at("metrics_dir"), "metrics_dir", msg));
+        return Err(f.err_at(at(&["metrics_dir"]), "metrics_dir", msg));
     }
+    check_policies(&c, &f, &at)?;
+    check_keep(&c, &f, &at)?;
+    if let Some(q) = &c.quiet_hours {
+        let why = match quiet_window(q) {
+            None => "expected HH:MM-HH:MM",
+            // An empty window would silently never be quiet (or, read as a whole day, never
+            // retune): either way the user meant something else.
+            Some((a, b)) if a == b => {
+                "start and end are equal, an empty window (omit quiet_hours for none)"
+            }
+            Some(_) => return Ok(c),
+        };
+        let msg = format!("'{q}': {why}");
+        return Err(f.err_at(at(&["quiet_hours"]), "quiet_hours", msg));
+    }
+    Ok(c)
+}
+
+/// The span of a key of the config, by its path.
+type At<'a> = dyn Fn(&[&str]) -> Option<Range<usize>> + 'a;
+
+/// `[policy]`'s keys (a class or an identity) and every policy it and `default_policy` name:
+/// one the daemon can resolve, whose budget a retune can spend, and that a retune can run.
+fn check_policies(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
     for key in c.policy.keys() {
         if !CLASSES.contains(&key.as_str()) && crate::profile::Match::from_identity(key).is_none() {
-            return Err(bad(
-                at(key),
-                &format!("policy.{key}"),
-                format!(
-                    "'{key}': give a device class ({}) or an identity",
-                    CLASSES.join(", ")
-                ),
-            ));
+            let msg = format!(
+                "'{key}': give a device class ({}) or an identity",
+                CLASSES.join(", ")
+            );
+            return Err(f.err_at(at(&["policy", key]), format!("policy.{key}"), msg));
         }
     }
     let sys = Path::new(crate::tune::policy::SYSTEM_DIR);
-    for (field, name) in c
+    let named = c
         .policy
         .iter()
-        .map(|(k, v)| (format!("policy.{k}"), v))
-        .chain(std::iter::once((
-            "default_policy".to_string(),
-            &c.default_policy,
-        )))
-    {
-        let key = field.rsplit('.').next().unwrap_or(&field).to_string();
+        .map(|(k, v)| (vec!["policy", k.as_str()], v));
+    for (keys, name) in named.chain(std::iter::once((vec!["default_policy"], &c.default_policy))) {
+        let (field, span) = (keys.join("."), at(&keys));
         // The daemon reads these unattended, at every retune: System, even a path.
         let pol = crate::tune::policy::resolve(name, sys, Origin::System)
-            .map_err(|e| bad(at(&key), &field, format!("'{name}': {e}")))?;
+            .map_err(|e| f.err_at(span.clone(), &field, format!("'{name}': {e}")))?;
         if let Err(e) = crate::tune::config(&pol, c.retune.budget, 0) {
-            return Err(bad(at("budget"), "retune.budget", e.to_string()));
+            let budget = at(&["retune", "budget"]);
+            return Err(f.err_at(budget, "retune.budget", e.to_string()));
         }
         // A retune measures with contest's loads on the device's own filesystem: a policy
         // it cannot run (its own `[benchmark]`, io_other) would fail every retune (after
         // restoring the device): refused here.
         if let Some(why) = cannot_retune(&pol, name) {
-            return Err(bad(at(&key), &field, why));
+            return Err(f.err_at(span, field, why));
         }
     }
+    Ok(())
+}
+
+/// `[keep]`: identities naming policies by name, not contradicting `[policy]`.
+fn check_keep(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
     for (id, name) in &c.keep {
-        let field = format!("keep.{id}");
+        let bad = |msg: String| f.err_at(at(&["keep", id]), format!("keep.{id}"), msg);
         if !is_identity(id) {
-            return Err(bad(
-                at(id),
-                &field,
-                format!(
-                    "'{id}' is not a device identity: give one as `sweetspot devices` shows \
-                     it ({IDENTITY_FORMS})"
-                ),
-            ));
+            return Err(bad(format!(
+                "'{id}' is not a device identity: give one as `sweetspot devices` shows it \
+                 ({IDENTITY_FORMS})"
+            )));
         }
         if name.trim().is_empty() || name.contains('/') {
-            return Err(bad(
-                at(id),
-                &field,
-                format!(
-                    "'{name}': give a policy's name as `sweetspot history` shows it (a \
-                     built-in name or a policy file's stem), not a path"
-                ),
-            ));
+            return Err(bad(format!(
+                "'{name}': give a policy's name as `sweetspot history` shows it (a built-in \
+                 name or a policy file's stem), not a path"
+            )));
         }
         if let Some(spec) = c.policy.get(id)
             && policy_name(spec) != *name
         {
-            return Err(bad(
-                at(id),
-                &field,
-                format!(
-                    "'{name}': [policy] names '{spec}' for this device: one policy rules a \
-                     device, name it once"
-                ),
-            ));
+            return Err(bad(format!(
+                "'{name}': [policy] names '{spec}' for this device: one policy rules a \
+                 device, name it once"
+            )));
         }
     }
-    if let Some(q) = &c.quiet_hours {
-        match quiet_window(q) {
-            None => {
-                return Err(bad(
-                    at("quiet_hours"),
-                    "quiet_hours",
-                    format!("'{q}': expected HH:MM-HH:MM"),
-                ));
-            }
-            // An empty window would silently never be quiet (or, read as a whole day, never
-            // retune): either way the user meant something else.
-            Some((a, b)) if a == b => {
-                return Err(bad(
-                    at("quiet_hours"),
-                    "quiet_hours",
-                    format!(
-                        "'{q}': start and end are equal, an empty window (omit quiet_hours for none)"
-                    ),
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(c)
+    Ok(())
 }
 
 /// The first duration, count or path of `c` outside its documented range (the field docs of
-/// [`Config`], [`Retune`] and [`Idle`], and `examples/daemon.toml`): (the key whose line is
-/// named, the field, the message), or `None`.
-fn out_of_range(c: &Config) -> Option<(&'static str, String, String)> {
+/// [`Config`], [`Retune`] and [`Idle`], and `examples/daemon.toml`): (its table, `""` at the
+/// top level, its key, the message), or `None`.
+fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
     let max_s = MAX_INTERVAL_DAYS * 86_400.0;
     let r = &c.retune;
     let i = &c.idle;
@@ -559,23 +513,20 @@ fn out_of_range(c: &Config) -> Option<(&'static str, String, String)> {
         } else {
             format!("{v}")
         };
-        return Some((
-            key,
-            format!("{table}{key}"),
-            format!("'{v}': must be {range}"),
-        ));
+        let table = table.trim_end_matches('.');
+        return Some((table, key, format!("'{v}': must be {range}")));
     }
     match c.db.as_deref() {
         Some(db) if db.as_os_str().is_empty() => Some((
+            "",
             "db",
-            "db".into(),
             "'': give an absolute path (an empty one is SQLite's temporary database, gone \
              when the daemon stops)"
                 .into(),
         )),
         Some(db) if !db.is_absolute() => Some((
+            "",
             "db",
-            "db".into(),
             format!(
                 "'{}': give an absolute path (a relative one depends on the directory the \
                  daemon starts in)",

@@ -17,21 +17,20 @@
 //!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
 use super::model::{Improvement, Match, Origin, Profile, VERSION};
+use crate::Result;
 use crate::knob::catalogue;
+use crate::tomlfile::{TomlFile, span_of};
 use crate::trust;
-use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::types::time::parse_rfc3339;
 use crate::types::{KnobValue, Setting};
-use crate::{Error, Result};
-use serde::Deserialize;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
-use toml::de::{DeTable, DeValue};
 
 /// Reads and validates the profile at `path`, after checking who may have written it and
 /// every directory above it ([`crate::trust`], under [`trust::Origin::System`]: see the
-/// module doc). Errors: [`Error::BadInput`] (exit 2) when it cannot be read or is refused
-/// (naming its owner, mode and the fix); [`Error::BadFile`] for its contents ([`parse`]).
+/// module doc). Errors: [`crate::Error::BadInput`] (exit 2) when it cannot be read or is refused
+/// (naming its owner, mode and the fix); [`crate::Error::BadFile`] for its contents ([`parse`]).
 pub fn load(path: &Path) -> Result<Profile> {
     let text = trust::read_to_string(path, "profile", trust::Origin::System)?;
     parse(&text, path)
@@ -39,28 +38,12 @@ pub fn load(path: &Path) -> Result<Profile> {
 
 /// Parses and validates a profile text; `path` names it in errors.
 pub fn parse(text: &str, path: &Path) -> Result<Profile> {
-    // Line numbers by binary search over the newlines' offsets: one pass over the text, not
-    // one per line asked for (a fleet profile asks for one per entry).
-    let newlines: Vec<usize> = text.match_indices('\n').map(|(at, _)| at).collect();
-    let line_of = |at: usize| newlines.partition_point(|&n| n < at.min(text.len())) + 1;
-    let err = |at: Option<usize>, field: String, msg: String| Error::BadFile {
-        path: path.to_path_buf(),
-        line: at.map(line_of),
-        field,
-        msg,
-    };
-    let toml_err = |e: toml::de::Error| {
-        let msg = e.message().trim().to_string();
-        let field = field_of_error(text, e.span(), &msg);
-        err(e.span().map(|s| s.start), field, plain_message(&msg))
-    };
-    // Parsed once: the document gives both the profile and the spans of its keys (as
-    // `toml::from_str` would, which parses the same way, then deserializes).
-    let parsed = DeTable::parse(text).map_err(toml_err)?;
-    let p = Profile::deserialize(toml::de::Deserializer::from(parsed.clone())).map_err(toml_err)?;
-    let doc = Some(parsed);
-    let span =
-        |keys: &[&str], idx: Option<usize>| doc.as_ref().and_then(|d| find(d.get_ref(), keys, idx));
+    let f = TomlFile::new(path, text);
+    // Parsed once: the document gives both the profile and the spans of its keys.
+    let (p, doc): (Profile, _) = f.parse_with_doc()?;
+    let span = |keys: &[&str], idx: Option<usize>| span_of(doc.get_ref(), keys, idx);
+    let err = |at: Option<Range<usize>>, field: String, msg: String| f.err_at(at, field, msg);
+    let line_of = |at: Range<usize>| f.line(&at);
     if p.version != VERSION {
         return Err(err(
             span(&["version"], None),
@@ -443,32 +426,6 @@ fn is_name(n: &str) -> bool {
     !n.is_empty()
         && n.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-}
-
-/// The byte offset of `keys` (the first one an array of tables when `idx` is given).
-fn find(t: &DeTable<'_>, keys: &[&str], idx: Option<usize>) -> Option<usize> {
-    let (first, rest) = keys.split_first()?;
-    let mut v = t.get(*first)?;
-    if let Some(i) = idx {
-        let DeValue::Array(a) = v.get_ref() else {
-            return None;
-        };
-        v = a.get(i)?;
-    }
-    let mut at = v.span().start;
-    for k in rest {
-        let DeValue::Table(inner) = v.get_ref() else {
-            break;
-        };
-        match inner.get(*k) {
-            Some(next) => {
-                at = next.span().start;
-                v = next;
-            }
-            None => break,
-        }
-    }
-    Some(at)
 }
 
 #[cfg(test)]

@@ -42,7 +42,6 @@ pub mod run;
 pub mod solver;
 pub mod space;
 pub mod stopped;
-pub mod toml_error;
 
 pub use recover::recover;
 

@@ -41,12 +41,11 @@
 use crate::bench::Load;
 use crate::bench::user::UserJob;
 use crate::knob::KnobValue;
+use crate::tomlfile::TomlFile;
 use crate::trust::{self, Origin};
-use crate::tune::toml_error::{field_of_error, plain_message};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -286,32 +285,11 @@ mod benchmark;
 mod judge;
 pub use judge::Judges;
 
-/// Builds [`Error::BadFile`]s for one policy text.
-struct Ctx<'a> {
-    path: &'a Path,
-    text: &'a str,
-}
-
-impl Ctx<'_> {
-    fn line(&self, span: &Range<usize>) -> usize {
-        let end = span.start.min(self.text.len());
-        self.text[..end].bytes().filter(|b| *b == b'\n').count() + 1
-    }
-
-    fn err(&self, span: &Range<usize>, field: &str, msg: impl Into<String>) -> Error {
-        Error::BadFile {
-            path: self.path.to_path_buf(),
-            line: Some(self.line(span)),
-            field: field.to_string(),
-            msg: msg.into(),
-        }
-    }
-
-    fn load(&self, s: &Spanned<String>, field: &str) -> Result<Load> {
-        s.get_ref()
-            .parse::<Load>()
-            .map_err(|m| self.err(&s.span(), field, m))
-    }
+/// A load's name at `s`, or an error naming `field` at its line.
+fn load_at(cx: &TomlFile, s: &Spanned<String>, field: &str) -> Result<Load> {
+    s.get_ref()
+        .parse::<Load>()
+        .map_err(|m| cx.err(&s.span(), field, m))
 }
 
 /// Parses and validates a policy. `path` is used in errors (a built-in gives
@@ -329,25 +307,10 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
             shown(name)
         )));
     }
-    let cx = Ctx { path, text };
-    let raw: RawPolicy = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| cx.line(&s));
-        let msg = e.message().trim().to_string();
-        let field = field_of_error(text, e.span(), &msg);
-        Error::BadFile {
-            path: path.to_path_buf(),
-            line,
-            field,
-            msg: plain_message(&msg),
-        }
-    })?;
+    let cx = TomlFile::new(path, text);
+    let raw: RawPolicy = cx.parse()?;
 
-    let missing = |field: &str| Error::BadFile {
-        path: path.to_path_buf(),
-        line: None,
-        field: field.to_string(),
-        msg: format!("missing field `{field}`"),
-    };
+    let missing = |field: &str| cx.err_at(None, field, format!("missing field `{field}`"));
     let raw_loads = match (&raw.loads, &raw.benchmark) {
         (Some(l), _) => l.clone(),
         // A user benchmark runs alone: its trial is `runs` runs of no_load.
@@ -359,9 +322,9 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
     };
     let mut loads = Vec::new();
     for (i, l) in raw_loads.get_ref().iter().enumerate() {
-        let load = cx.load(l, &format!("loads[{i}]"))?;
+        let load = load_at(&cx, l, &format!("loads[{i}]"))?;
         if loads.contains(&load) {
-            return Err(cx.err(&l.span(), &format!("loads[{i}]"), "listed twice"));
+            return Err(cx.err(&l.span(), format!("loads[{i}]"), "listed twice"));
         }
         loads.push(load);
     }
@@ -420,12 +383,12 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
         if let (Some(lo), Some(hi)) = (&k.min, &k.max)
             && lo.get_ref() > hi.get_ref()
         {
-            return Err(cx.err(&lo.span(), &format!("{field}.min"), "greater than max"));
+            return Err(cx.err(&lo.span(), format!("{field}.min"), "greater than max"));
         }
         if let Some(v) = &k.values
             && v.get_ref().is_empty()
         {
-            return Err(cx.err(&v.span(), &format!("{field}.values"), "empty list"));
+            return Err(cx.err(&v.span(), format!("{field}.values"), "empty list"));
         }
         knobs.insert(
             name.get_ref().clone(),
@@ -443,23 +406,18 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
         );
     }
     if knobs.is_empty() {
-        return Err(Error::BadFile {
-            path: path.to_path_buf(),
-            line: None,
-            field: "knobs".into(),
-            msg: "no knobs to tune".into(),
-        });
+        return Err(cx.err_at(None, "knobs", "no knobs to tune"));
     }
 
     let mut guards = Vec::new();
     for (i, g) in raw.guard.iter().enumerate() {
         let field = format!("guard[{i}]");
         let gr = g.get_ref();
-        let load = cx.load(&gr.load, &format!("{field}.load"))?;
+        let load = load_at(&cx, &gr.load, &format!("{field}.load"))?;
         if !loads.contains(&load) {
             return Err(cx.err(
                 &gr.load.span(),
-                &format!("{field}.load"),
+                format!("{field}.load"),
                 format!("'{load}' is not one of the policy's loads"),
             ));
         }
@@ -470,7 +428,7 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
             .ok_or_else(|| {
                 cx.err(
                     &gr.metric.span(),
-                    &format!("{field}.metric"),
+                    format!("{field}.metric"),
                     format!(
                         "unknown metric '{}' (valid: time_s, cpu_pct, loads, lcpu_pct, ratio)",
                         gr.metric.get_ref()
@@ -481,11 +439,11 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
         // hold silently.
         if metric == Metric::Ratio && load == Load::NoLoad {
             let msg = "no_load has no Ratio (it is the divisor)";
-            return Err(cx.err(&gr.metric.span(), &format!("{field}.metric"), msg));
+            return Err(cx.err(&gr.metric.span(), format!("{field}.metric"), msg));
         }
         if metric == Metric::Ratio && !loads.contains(&Load::NoLoad) {
             let msg = "Ratio needs no_load among the policy's loads";
-            return Err(cx.err(&gr.metric.span(), &format!("{field}.metric"), msg));
+            return Err(cx.err(&gr.metric.span(), format!("{field}.metric"), msg));
         }
         let (at_least, factor) = match (&gr.min_vs_default, &gr.max_vs_default) {
             (Some(f), None) => (true, f),
@@ -537,7 +495,7 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
     })
 }
 
-fn positive(cx: &Ctx, v: Option<&Spanned<i64>>, field: &str, default: u32) -> Result<u32> {
+fn positive(cx: &TomlFile, v: Option<&Spanned<i64>>, field: &str, default: u32) -> Result<u32> {
     match v {
         None => Ok(default),
         Some(s) if *s.get_ref() >= 1 && *s.get_ref() <= 10_000 => Ok(*s.get_ref() as u32),
@@ -545,7 +503,7 @@ fn positive(cx: &Ctx, v: Option<&Spanned<i64>>, field: &str, default: u32) -> Re
     }
 }
 
-fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Result<Objective> {
+fn parse_objective(cx: &TomlFile, o: &Spanned<RawObjective>, loads: &[Load]) -> Result<Objective> {
     let r = o.get_ref();
     let in_policy = |l: Load, s: &Spanned<String>, field: &str| -> Result<Load> {
         if l == Load::NoLoad {
@@ -586,7 +544,7 @@ fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Resul
             let mut out = Vec::new();
             for (i, s) in ls.get_ref().iter().enumerate() {
                 let field = format!("objective.loads[{i}]");
-                out.push(in_policy(cx.load(s, &field)?, s, &field)?);
+                out.push(in_policy(load_at(cx, s, &field)?, s, &field)?);
             }
             if out.is_empty() {
                 return Err(cx.err(&ls.span(), "objective.loads", "empty list"));
@@ -604,7 +562,7 @@ fn parse_objective(cx: &Ctx, o: &Spanned<RawObjective>, loads: &[Load]) -> Resul
             let Some(s) = &r.load else {
                 return Err(cx.err(&o.span(), "objective.load", "missing: whose Loads"));
             };
-            let l = in_policy(cx.load(s, "objective.load")?, s, "objective.load")?;
+            let l = in_policy(load_at(cx, s, "objective.load")?, s, "objective.load")?;
             Ok(Objective::MaxLoads { load: l })
         }
         _ => Err(cx.err(

@@ -3,9 +3,10 @@
 //! ([`crate::bench::sim`]) never crosses from one scheduler's grid to another's: a child knob
 //! such as `fifo_batch` belongs to its scheduler, as `queue/iosched/` does in the kernel.
 
-use super::{Axis, Parser, Point, SchedulerKnob, SurfaceKnob, Val};
+use super::{Axis, Parser, Point, SchedulerKnob, SurfaceKnob};
 use crate::Result;
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 /// The points of one scheduler (or of a surface without a scheduler knob) as a full grid.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,7 +26,7 @@ impl Parser<'_> {
     /// knob; each must be full (every combination of its knobs' listed values exactly once).
     pub(super) fn grids(
         &self,
-        pts: &[&Val<'_>],
+        pts: &[Range<usize>],
         points: &[Point],
         knobs: &[SurfaceKnob],
         choice: Option<&SchedulerKnob>,
@@ -41,8 +42,8 @@ impl Parser<'_> {
                 .collect();
             let Some(&first) = members.first() else {
                 let name = sched.unwrap_or_default();
-                return Err(self.err(
-                    pts[0].span(),
+                return Err(self.f.err(
+                    &pts[0],
                     "point",
                     format!("no point for scheduler = \"{name}\" (every listed scheduler needs its points)"),
                 ));
@@ -77,7 +78,7 @@ impl Parser<'_> {
     /// The vertex table of one grid; errors on a duplicate or a missing combination.
     fn fill(
         &self,
-        pts: &[&Val<'_>],
+        pts: &[Range<usize>],
         points: &[Point],
         members: &[usize],
         axes: &[Axis],
@@ -98,8 +99,8 @@ impl Parser<'_> {
                 flat = flat * a.values.len() + pos;
             }
             if vertex[flat] != usize::MAX {
-                return Err(self.err(
-                    pts[i].span(),
+                return Err(self.f.err(
+                    &pts[i],
                     format!("point[{}].knobs", i + 1),
                     format!(
                         "duplicate point: the same knob values as point[{}] (line {})",
@@ -120,8 +121,8 @@ impl Parser<'_> {
             combo.reverse();
             let shape: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
             let under = sched.map(|s| format!(" under {s}")).unwrap_or_default();
-            return Err(self.err(
-                pts[first].span(),
+            return Err(self.f.err(
+                &pts[first],
                 "point",
                 format!(
                     "points do not form a full grid{under}: no point for {} ({} points given, a {} grid needs {})",

@@ -24,9 +24,10 @@
 //! walk forgets its past over about 20 runs, so a 24-run tune sees about one swing, and a
 //! check's adjacent trials share most of it.
 
-use super::{Parser, Surface, Val};
+use super::raw::{self, RawNoise, RawSurface, Val};
+use super::{Parser, Surface};
 use crate::{Error, Result};
-use toml::de::DeTable;
+use toml::Spanned;
 
 /// Upper bound (exclusive) of `relative_sigma`: the per-run factor `1 + σ·z` is clamped at
 /// 0.01 (`bench/sim.rs`), which at σ = 1 happens to one run in six (z < −0.99); the shipped
@@ -49,11 +50,11 @@ pub struct Drift {
 
 impl Parser<'_> {
     /// A `relative_sigma` (`[noise]` or a point's): a number in [0, [`MAX_RELATIVE_SIGMA`]).
-    pub(super) fn relative_sigma(&self, v: &Val<'_>, field: &str) -> Result<f64> {
+    pub(super) fn relative_sigma(&self, v: &Val, field: &str) -> Result<f64> {
         let x = self.number(v, field)?;
         if !(0.0..MAX_RELATIVE_SIGMA).contains(&x) {
-            return Err(self.err(
-                v.span(),
+            return Err(self.f.err(
+                &v.span(),
                 field,
                 format!(
                     "must be in [0, {MAX_RELATIVE_SIGMA}), not {} (the sd of a run's noise, as a \
@@ -65,51 +66,59 @@ impl Parser<'_> {
         Ok(x)
     }
 
+    /// `[noise] drift_sigma`: a number in (0, [`MAX_DRIFT_SIGMA`]].
+    pub(super) fn drift_sigma(&self, s: &Val) -> Result<f64> {
+        let sigma = self.number(s, "noise.drift_sigma")?;
+        if !(sigma > 0.0 && sigma <= MAX_DRIFT_SIGMA) {
+            return Err(self.f.err(
+                &s.span(),
+                "noise.drift_sigma",
+                format!(
+                    "must be in (0, {MAX_DRIFT_SIGMA}], not {} (the drift's sd, ln units)",
+                    super::shown(sigma)
+                ),
+            ));
+        }
+        Ok(sigma)
+    }
+
     /// `[noise]`: (relative_sigma, drift). `variant`: in a file with `extends`, where
     /// `relative_sigma` (resolved into the base's points) may not change.
-    pub(super) fn noise(&self, doc: &DeTable<'_>, variant: bool) -> Result<(f64, Option<Drift>)> {
-        let Some(n) = doc.get("noise") else {
+    pub(super) fn noise(
+        &self,
+        n: Option<&Spanned<RawNoise>>,
+        variant: bool,
+    ) -> Result<(f64, Option<Drift>)> {
+        let Some(n) = n else {
             return Ok((0.0, None));
         };
-        let t = self.table(n, "noise")?;
-        let keys: &[&str] = if variant {
-            &["drift_sigma", "drift_rho"]
-        } else {
-            &["relative_sigma", "drift_sigma", "drift_rho"]
-        };
-        self.only(t, keys, "noise.")?;
-        let sigma = match t.get("relative_sigma") {
+        let t = n.get_ref();
+        if variant && let Some(x) = &t.relative_sigma {
+            let msg = raw::unknown_key(&raw::VARIANT_NOISE_KEYS);
+            return Err(self.f.err(&x.span(), "noise.relative_sigma", msg));
+        }
+        let sigma = match &t.relative_sigma {
             Some(v) => self.relative_sigma(v, "noise.relative_sigma")?,
             None => 0.0,
         };
-        let drift = match (t.get("drift_sigma"), t.get("drift_rho")) {
+        let drift = match (&t.drift_sigma, &t.drift_rho) {
             (None, None) => None,
             (Some(s), r) => {
-                let sigma = self.number(s, "noise.drift_sigma")?;
-                if !(sigma > 0.0 && sigma <= MAX_DRIFT_SIGMA) {
-                    return Err(self.err(
-                        s.span(),
-                        "noise.drift_sigma",
-                        format!(
-                            "must be in (0, {MAX_DRIFT_SIGMA}], not {} (the drift's sd, ln units)",
-                            super::shown(sigma)
-                        ),
-                    ));
-                }
+                let sigma = self.drift_sigma(s)?;
                 let rho = match r {
                     Some(r) => self.num(r, "noise.drift_rho")?,
                     None => {
-                        return Err(self.err(
-                            n.span(),
+                        return Err(self.f.err(
+                            &n.span(),
                             "noise.drift_rho",
                             "missing (required with drift_sigma)",
                         ));
                     }
                 };
                 if rho >= 1.0 {
-                    let span = t.get("drift_rho").map_or(n.span(), |r| r.span());
-                    return Err(self.err(
-                        span,
+                    let span = r.as_ref().map_or(n.span(), |r| r.span());
+                    return Err(self.f.err(
+                        &span,
                         "noise.drift_rho",
                         format!("must be in [0, 1), not {}", super::shown(rho)),
                     ));
@@ -117,8 +126,8 @@ impl Parser<'_> {
                 Some(Drift { sigma, rho })
             }
             (None, Some(_)) => {
-                return Err(self.err(
-                    n.span(),
+                return Err(self.f.err(
+                    &n.span(),
                     "noise.drift_sigma",
                     "missing (required with drift_rho)",
                 ));
@@ -130,42 +139,44 @@ impl Parser<'_> {
     /// A file with `extends = "base.toml"` (relative to this file): the base's knobs and
     /// points, this file's `[device] name` (else its stem) and drift. The base may not
     /// extend another file.
-    pub(super) fn variant(
-        &self,
-        doc: &DeTable<'_>,
-        base: &Val<'_>,
-        name: String,
-    ) -> Result<Surface> {
-        self.only(doc, &["extends", "device", "noise"], "")?;
+    pub(super) fn variant(&self, doc: &RawSurface, base: &Val, name: String) -> Result<Surface> {
+        let other = [
+            ("knobs", doc.knobs.as_ref().map(|k| k.span())),
+            ("point", doc.point.as_ref().map(|p| p.span())),
+        ];
+        if let Some((key, Some(span))) = other.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(self.f.err(&span, key, raw::unknown_key(&raw::VARIANT_KEYS)));
+        }
         let rel = base
             .get_ref()
             .as_str()
-            .ok_or_else(|| self.err(base.span(), "extends", "expected a file name"))?;
+            .ok_or_else(|| self.f.err(&base.span(), "extends", "expected a file name"))?;
         let path = self
-            .path
+            .f
+            .path()
             .parent()
             .unwrap_or(std::path::Path::new("."))
             .join(rel);
         let src = std::fs::read_to_string(&path).map_err(|e| {
-            self.err(
-                base.span(),
+            self.f.err(
+                &base.span(),
                 "extends",
                 format!("cannot read {}: {e}", path.display()),
             )
         })?;
-        if DeTable::parse(&src).is_ok_and(|d| d.get_ref().contains_key("extends")) {
-            return Err(self.err(
-                base.span(),
+        if toml::from_str::<toml::Table>(&src).is_ok_and(|d| d.contains_key("extends")) {
+            return Err(self.f.err(
+                &base.span(),
                 "extends",
                 format!("{} extends another file itself", path.display()),
             ));
         }
         let mut s = Surface::parse(&path, &src).map_err(|e| match e {
             Error::BadFile { .. } => e,
-            other => self.err(base.span(), "extends", other.to_string()),
+            other => self.f.err(&base.span(), "extends", other.to_string()),
         })?;
-        let (_, drift) = self.noise(doc, true)?;
-        s.path = self.path.to_path_buf();
+        let (_, drift) = self.noise(doc.noise.as_ref(), true)?;
+        s.path = self.f.path().to_path_buf();
         s.name = name;
         s.drift = drift;
         Ok(s)

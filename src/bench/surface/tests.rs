@@ -231,3 +231,73 @@ fn points_must_agree_on_loads_and_metrics() {
     );
     assert_eq!(bad(&src).1, "point[2].io_load");
 }
+
+/// Messages of the rules, whatever serde met first: a key in a point that is not a load's
+/// name (whatever it holds), a number beyond f64 or i64, a table given as an array of tables
+/// or as a date, an unknown key holding a table.
+#[test]
+fn toml_errors_read_as_the_surface_rules_say() {
+    let pt = |m: &str| format!("{HEAD}[[point]]\nknobs = {{ fifo_batch = 2 }}\n{m}\n");
+    let unknown_metric = "unknown key (expected one of: time_s, cpu_pct, loads, lcpu_pct)";
+    for (m, field, msg) in [
+        (
+            "relat_ve_sigma = 0.12\nno_load = { time_s = 1 }",
+            "point[1].relat_ve_sigma",
+            "unknown load 'relat_ve_sigma' (valid: no_load, ",
+        ),
+        (
+            "rnobs = { fifo_batch = 2 }\nno_load = { time_s = 1 }",
+            "point[1].rnobs",
+            "unknown load 'rnobs' (valid: no_load, ",
+        ),
+        (
+            "no_load = { time_s = 1e400 }",
+            "point[1].no_load.time_s",
+            "must be a finite number > 0, not inf",
+        ),
+        (
+            "no_load = { time_s = 1, loads = -1e400 }",
+            "point[1].no_load.loads",
+            "must be a finite number ≥ 0, not -inf",
+        ),
+        (
+            "no_load = { time_s = 1, tme_s = 1 }",
+            "point[1].no_load.tme_s",
+            unknown_metric,
+        ),
+        ("no_load = 3", "point[1].no_load", "expected a table"),
+    ] {
+        let (l, f, got) = bad(&pt(m));
+        assert_eq!((l, f.as_str()), (7, field), "{m}: {got}");
+        assert!(got.starts_with(msg), "{m}: {got}");
+    }
+    let whole = |src: &str| {
+        let (l, f, m) = bad(src);
+        format!("{l}: {f}: {m}")
+    };
+    let pt = "[[point]]\nknobs = { fifo_batch = 2 }\nno_load = { time_s = 1 }\n";
+    assert_eq!(
+        whole(&format!(
+            "{HEAD}{}",
+            pt.replace("fifo_batch = 2", "fifo_batch = 1e400")
+        )),
+        "6: point[1].knobs.fifo_batch: expected an integer, found float"
+    );
+    assert_eq!(
+        whole("[knobs.fifo_batch]\ndefault = 2\nmin = 99999999999999999999\nmax = 8\n"),
+        "3: knobs.fifo_batch.min: integer out of range"
+    );
+    assert_eq!(
+        whole(&format!("{HEAD}[[noise]]\nrelative_sigma = 0.1\n{pt}")),
+        "5: noise: expected a table"
+    );
+    assert_eq!(
+        whole(&format!("{HEAD}[[nosie]]\nrelative_sigma = 0.1\n{pt}")),
+        "5: nosie: unknown key (expected one of: device, knobs, noise, point)"
+    );
+    assert_eq!(whole("knobs = 1979-05-27\n"), "1: knobs: expected a table");
+    assert_eq!(
+        whole(&format!("{HEAD}[noise]\nrelative_sigma = \"a\"\n{pt}")),
+        "6: noise.relative_sigma: expected a number, found string"
+    );
+}

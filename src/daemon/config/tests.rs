@@ -206,3 +206,27 @@ fn defaults_and_errors_with_line_and_field() {
         "{e}"
     );
 }
+
+/// An error about a `[policy]` or `[keep]` entry names the entry's line, found by its key in
+/// the parsed document: a text scan looked an identity holding a dot (`wwid:naa.1`) up by the
+/// text after its last dot (`1`, line 1: `poll_s = 1`), and a `[keep]` identity by the first
+/// line that sets it (in `[policy]`).
+#[test]
+fn a_policy_entry_keyed_by_a_dotted_identity_is_named_at_its_line() {
+    let p = Path::new("d.toml");
+    let text = "poll_s = 1\n[policy]\nssd = \"quick\"\n\"wwid:naa.1\" = \"dasktop\"\n";
+    let e = parse(text, p).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("d.toml:4: policy.wwid:naa.1: 'dasktop': unknown policy 'dasktop'"),
+        "{e}"
+    );
+    // A key in two tables is named in the table at fault: `[keep]`'s, not `[policy]`'s.
+    let text = "[policy]\n\"wwid:naa.2\" = \"quick\"\n[keep]\n\"wwid:naa.2\" = \"desktop\"\n";
+    let e = parse(text, p).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("d.toml:4: keep.wwid:naa.2: 'desktop': [policy] names 'quick'"),
+        "{e}"
+    );
+}

@@ -14,9 +14,10 @@
 //! `loads` may then be left out (it is `["no_load"]`: the command runs alone) and
 //! `[objective]` must be.
 
-use super::{Ctx, Objective};
+use super::Objective;
 use crate::bench::Load;
 use crate::bench::user::{DEFAULT_TIMEOUT_S, Extract, MAX_TIMEOUT_S, UserJob};
+use crate::tomlfile::TomlFile;
 use crate::{Error, Result};
 use serde::Deserialize;
 use toml::Spanned;
@@ -36,7 +37,7 @@ pub(super) struct RawBenchmark {
 }
 
 /// The objective of a `[benchmark]` table. Errors name its line and field.
-pub(super) fn parse(cx: &Ctx, b: &Spanned<RawBenchmark>, loads: &[Load]) -> Result<Objective> {
+pub(super) fn parse(cx: &TomlFile, b: &Spanned<RawBenchmark>, loads: &[Load]) -> Result<Objective> {
     let r = b.get_ref();
     if loads != [Load::NoLoad] {
         return Err(cx.err(
@@ -76,7 +77,7 @@ pub(super) fn parse(cx: &Ctx, b: &Spanned<RawBenchmark>, loads: &[Load]) -> Resu
         if v.chars().any(crate::types::text::is_control) {
             return Err(cx.err(
                 &span,
-                &format!("benchmark.{field}"),
+                format!("benchmark.{field}"),
                 format!(
                     "'{}' holds a control character",
                     crate::types::text::shown(v)
@@ -89,7 +90,7 @@ pub(super) fn parse(cx: &Ctx, b: &Spanned<RawBenchmark>, loads: &[Load]) -> Resu
             Error::BadInput(m) => m,
             e => e.to_string(),
         };
-        cx.err(span, &format!("benchmark.{field}"), msg)
+        cx.err(span, format!("benchmark.{field}"), msg)
     };
     let mut job = UserJob::new(
         r.command.get_ref(),

@@ -11,9 +11,9 @@
 //! Without `[judge]` a tune checks nothing but its objective (the shipped `throughput` says
 //! why in its comments).
 
-use super::Ctx;
 use crate::Result;
 use crate::bench::Load;
+use crate::tomlfile::TomlFile;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -56,12 +56,12 @@ pub(super) struct RawJudge {
 
 /// The `[judge]` table. Errors name its line and field: an unknown or repeated load, an
 /// empty list, a tolerance outside (0, 1), pairs outside 2..=50.
-pub(super) fn parse(cx: &Ctx, j: &Spanned<RawJudge>) -> Result<Judges> {
+pub(super) fn parse(cx: &TomlFile, j: &Spanned<RawJudge>) -> Result<Judges> {
     let r = j.get_ref();
     let mut startup = Vec::new();
     for (i, s) in r.startup.get_ref().iter().enumerate() {
         let field = format!("judge.startup[{i}]");
-        let load = cx.load(s, &field)?;
+        let load = super::load_at(cx, s, &field)?;
         if startup.contains(&load) {
             return Err(cx.err(&s.span(), &field, "listed twice"));
         }
