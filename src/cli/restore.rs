@@ -35,6 +35,7 @@ use crate::knob::io::RealIo;
 use crate::knob::vet::{Verdict, vet};
 use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use crate::{Error, Result};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -159,7 +160,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
         // Its device and every file it journaled (host-wide ones too); with a device, another
         // device's tune is not what `restore DEV` was asked about.
         if dev.is_none() {
-            let owner = format!("tune:{}", t.id);
+            let owner = Owner::Tune(t.id);
             leave(&|e| e.owner == owner || e.device == t.device);
         }
     }
@@ -167,7 +168,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
     for t in r.busy.iter().filter(|t| {
         t.device.is_none() && crate::tune::recover::tune_lock(&t.identity) == crate::lock::HOST
     }) {
-        let owner = format!("tune:{}", t.id);
+        let owner = Owner::Tune(t.id);
         let mut knobs: Vec<&str> = open
             .iter()
             .filter(|e| e.owner == owner && e.device.is_none())

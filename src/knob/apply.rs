@@ -16,6 +16,7 @@ use crate::device::Device;
 use crate::store::Store;
 use crate::store::journal::NewEntry;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use crate::{Error, Result};
 use serde::Serialize;
 
@@ -35,7 +36,7 @@ pub struct Change {
 }
 
 /// Applies `setting` to `device` (device knobs) and the host (vm and CPU-scheduler knobs),
-/// journaling under `owner` (`"set"` or `"tune:<id>"`), durably before each write, every knob
+/// journaling under `owner` (`set`, `tune:<id>`, …), durably before each write, every knob
 /// that write can change; a knob already at its value is neither written nor journaled.
 /// Order: scheduler → nr_requests → iosched → other queue → vm. Every value is validated first
 /// (exit 2, nothing changed); each write is read back (NotHonoured on mismatch).
@@ -44,7 +45,7 @@ pub fn apply(
     root: &SysRoot,
     device: &Device,
     setting: &Setting,
-    owner: &str,
+    owner: &Owner,
 ) -> Result<()> {
     apply_with(&RealIo, store, root, device, setting, owner).map(|_| ())
 }
@@ -59,7 +60,12 @@ pub fn check(root: &SysRoot, device: &Device, setting: &Setting) -> Result<()> {
 /// Applies a setting of host-wide knobs only (vm, CPU scheduler): `tune --host`, where no
 /// device is involved. The same journal, order and read-back as [`apply`]; a device knob in
 /// `setting` is bad input (exit 2, nothing changed).
-pub fn apply_host(store: &mut Store, root: &SysRoot, setting: &Setting, owner: &str) -> Result<()> {
+pub fn apply_host(
+    store: &mut Store,
+    root: &SysRoot,
+    setting: &Setting,
+    owner: &Owner,
+) -> Result<()> {
     apply_host_with(&RealIo, store, root, setting, owner).map(|_| ())
 }
 
@@ -88,7 +94,7 @@ pub fn apply_host_with(
     store: &mut Store,
     root: &SysRoot,
     setting: &Setting,
-    owner: &str,
+    owner: &Owner,
 ) -> Result<Vec<Change>> {
     let plan = plan_host(io, root, setting)?;
     execute(io, store, root, plan, owner, "the host")
@@ -105,7 +111,7 @@ pub fn apply_with(
     root: &SysRoot,
     device: &Device,
     setting: &Setting,
-    owner: &str,
+    owner: &Owner,
 ) -> Result<Vec<Change>> {
     settle_foreign(io, store, root, device)?;
     let plan = plan(io, root, device, setting)?;
@@ -119,7 +125,7 @@ fn execute(
     store: &mut Store,
     root: &SysRoot,
     mut plan: super::plan::Plan,
-    owner: &str,
+    owner: &Owner,
     on: &str,
 ) -> Result<Vec<Change>> {
     // Originals of an earlier boot are stale; those read now carry this boot's id.

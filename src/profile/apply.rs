@@ -14,12 +14,12 @@ use crate::knob::io::{KnobIo, RealIo};
 use crate::lock::{DeviceLock, Holder};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
-use crate::types::Setting;
+use crate::types::{Owner, Setting};
 use crate::{Error, Result};
 use std::path::Path;
 
 /// Journal owner of profile writes.
-pub const OWNER: &str = "profile";
+pub const OWNER: Owner = Owner::Profile;
 
 /// What happened to one device entry on one disk.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -341,11 +341,11 @@ fn run(
             _ if failed.is_some() => Ok(Vec::new()),
             Job::Disk(dev, knobs) => {
                 wrote.push(&dev.name);
-                apply_with(&recorder, store, root, dev, knobs, OWNER)
+                apply_with(&recorder, store, root, dev, knobs, &OWNER)
             }
             Job::Host(knobs) => {
                 host_wrote = true;
-                crate::knob::apply::apply_host_with(&recorder, store, root, knobs, OWNER)
+                crate::knob::apply::apply_host_with(&recorder, store, root, knobs, &OWNER)
             }
         };
         outcome.status = match result {

@@ -72,7 +72,7 @@ impl Undo {
     /// Notes the open `profile` entries before the first write. Errors: the store's.
     pub fn begin(store: &Store) -> Result<Undo> {
         let open_before = store
-            .journal_open(None, Some(OWNER))?
+            .journal_open(None, Some(&OWNER))?
             .into_iter()
             .map(|e| e.id)
             .collect();
@@ -100,7 +100,7 @@ impl Undo {
                 }
         };
         let mut undone = Undone::default();
-        let journaled: BTreeSet<PathBuf> = match store.journal_open(None, Some(OWNER)) {
+        let journaled: BTreeSet<PathBuf> = match store.journal_open(None, Some(&OWNER)) {
             Ok(open) => open.into_iter().filter(mine).map(|e| e.path).collect(),
             Err(e) => {
                 undone
@@ -109,7 +109,7 @@ impl Undo {
                 return undone;
             }
         };
-        match restore_except(io, store, root, None, Some(OWNER), &|e| !mine(e)) {
+        match restore_except(io, store, root, None, Some(&OWNER), &|e| !mine(e)) {
             Ok(put) => undone.put_back = put,
             Err(e) => undone.left.push(e.to_string()),
         }

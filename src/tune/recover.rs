@@ -16,6 +16,7 @@ use crate::knob::vet::{Refused, Verdict, vet};
 use crate::lock::{self, DeviceLock, Holder, Taken};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -157,7 +158,7 @@ fn take_writer(db: &Path, root: &SysRoot, device: Option<&str>) -> Result<Writer
 
 /// The devices (kernel names; `None` for the host-wide knobs, last) of `owner`'s open entries,
 /// in the order a restore writes them.
-pub(super) fn open_devices(store: &Store, owner: &str) -> Result<Vec<Option<String>>> {
+pub(super) fn open_devices(store: &Store, owner: &Owner) -> Result<Vec<Option<String>>> {
     let mut names: Vec<Option<String>> = store
         .journal_open(None, Some(owner))?
         .into_iter()
@@ -176,7 +177,7 @@ fn restore_owned(
     store: &mut Store,
     root: &SysRoot,
     device: Option<&str>,
-    owner: &str,
+    owner: &Owner,
 ) -> Result<crate::knob::restore::Restore> {
     let host = device.is_none();
     crate::knob::restore::restore_vetted(io, store, root, device, Some(owner), &|e| {
@@ -193,7 +194,7 @@ fn knobs(n: usize) -> String {
     }
 }
 
-/// Restores the open entries of owner `bench` ([`crate::bench::real::OWNER`]) whose writer is
+/// Restores the open entries of owner `bench` ([`Owner::Bench`]) whose writer is
 /// gone: a killed `bench`, or a killed `tune --scratch`, whose loop device's baseline is
 /// journaled under `bench` before the tune has an id. No `tunes` row names them, so
 /// [`recover_with`] leaves them. Each device (the host for vm knobs) is written only under its
@@ -222,7 +223,7 @@ fn benches(
     root: &SysRoot,
     refused: &mut Vec<Refused>,
 ) -> Result<usize> {
-    let owner = crate::bench::real::OWNER;
+    let owner = &Owner::Bench;
     let db = store.path().to_path_buf();
     let mut n = 0;
     for name in open_devices(store, owner)? {
@@ -263,7 +264,7 @@ pub fn recover_with(
         if alive(&db, root, &t) {
             continue;
         }
-        let owner = format!("tune:{}", t.id);
+        let owner = Owner::Tune(t.id);
         let mut k = 0;
         let mut left: Vec<String> = Vec::new();
         for name in open_devices(store, &owner)? {
@@ -443,7 +444,7 @@ pub fn restore_idle(
             Taken::Held(h) => held.push((name, h)),
         }
     }
-    let owners: Vec<String> = busy.iter().map(|t| format!("tune:{}", t.id)).collect();
+    let owners: Vec<Owner> = busy.iter().map(|t| Owner::Tune(t.id)).collect();
     let paths: Vec<PathBuf> = store
         .journal_open(None, None)?
         .into_iter()

@@ -311,7 +311,7 @@ impl Testbed for ReplayBed<'_> {
     fn sizes(&self) -> serde_json::Value {
         self.inner.sizes()
     }
-    fn set_owner(&mut self, owner: &str) {
+    fn set_owner(&mut self, owner: &crate::types::Owner) {
         self.inner.set_owner(owner)
     }
     fn device_name(&self) -> Option<String> {

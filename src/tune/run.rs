@@ -203,7 +203,7 @@ fn run(
     if let Some(r) = req.resume {
         store.mark_resumed(r.from_tune)?;
     }
-    testbed.set_owner(&format!("tune:{tune_id}"));
+    testbed.set_owner(&crate::types::Owner::Tune(tune_id));
     let mut rec = StoreRecorder {
         store,
         target: target.clone(),
