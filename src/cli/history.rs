@@ -10,6 +10,7 @@ use crate::report::json::Stamp;
 use crate::store::Store;
 use crate::store::trials::TrialRow;
 use crate::store::tunes::{SweetSpotRow, TuneRow};
+use crate::types::TuneStatus;
 use serde::Serialize;
 
 /// Tunes `history` lists when neither `--limit` nor `--all` is given: enough for the last few
@@ -260,8 +261,10 @@ fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
         // A `running` tune whose process is gone was killed (SIGKILL, OOM, power loss):
         // the next tune or `restore` finishes it; until then it is not running.
         .map(|mut t| {
-            if t.status == "running" && !crate::tune::recover::alive(&ctx.db, &ctx.root, &t) {
-                t.status = "killed".into();
+            if t.status == TuneStatus::Running
+                && !crate::tune::recover::alive(&ctx.db, &ctx.root, &t)
+            {
+                t.status = TuneStatus::Killed;
             }
             t
         })
@@ -362,7 +365,7 @@ fn text(ctx: &Ctx, store: &Store, args: &Args, h: &History) -> Result<String> {
     for t in &h.tunes[shown..] {
         tune_text(store, t, h, args.tune.is_some(), &mut s)?;
     }
-    if h.tunes.iter().any(|t| t.status == "killed") {
+    if h.tunes.iter().any(|t| t.status == TuneStatus::Killed) {
         s.push_str(&format!(
             "  (killed: its process is gone and its device may still be at a trial setting; \
              `{}` puts it back)\n",
@@ -500,15 +503,17 @@ fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut Strin
         .iter()
         .rev()
         .find(|sp| sp.tune_id == Some(t.id));
-    let what = match (spot, t.status.as_str()) {
+    let what = match (spot, t.status) {
         (Some(sp), _) => verdict(sp),
-        (None, "resumed") => "its finished trials moved to the tune that resumed it".into(),
-        (None, "running") => "running".into(),
-        (None, "interrupted") => "interrupted before its verdict".into(),
-        (None, "failed") => "failed before its verdict".into(),
-        (None, "killed") => "killed before its verdict".into(),
-        (None, "recovered") => "killed; its device was put back (recovered)".into(),
-        (None, _) => "no sweet spot stored".into(),
+        (None, TuneStatus::Resumed) => {
+            "its finished trials moved to the tune that resumed it".into()
+        }
+        (None, TuneStatus::Running) => "running".into(),
+        (None, TuneStatus::Interrupted) => "interrupted before its verdict".into(),
+        (None, TuneStatus::Failed) => "failed before its verdict".into(),
+        (None, TuneStatus::Killed) => "killed before its verdict".into(),
+        (None, TuneStatus::Recovered) => "killed; its device was put back (recovered)".into(),
+        (None, TuneStatus::Done) => "no sweet spot stored".into(),
     };
     let cut = match cut {
         0 => String::new(),

@@ -13,6 +13,7 @@ use crate::profile::Match;
 use crate::profile::build::{changed, rfc3339};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
+use crate::types::TuneStatus;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -214,8 +215,10 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         // A `running` tune whose process is gone was killed, as `history` says too.
         let last = match store {
             Some(st) => st.tunes(Some(&identity))?.into_iter().last().map(|mut t| {
-                if t.status == "running" && !crate::tune::recover::alive(st.path(), root, &t) {
-                    t.status = "killed".into();
+                if t.status == TuneStatus::Running
+                    && !crate::tune::recover::alive(st.path(), root, &t)
+                {
+                    t.status = TuneStatus::Killed;
                 }
                 t
             }),

@@ -236,7 +236,10 @@ fn the_recovery_of_a_killed_tune_refuses_a_forged_row() {
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
     assert_eq!(read(&victim), "root:x:0:0::/root:/bin/sh\n");
     assert_eq!((n.tunes, n.refused.len()), (0, 1));
-    assert_eq!(s.tune(id).unwrap().unwrap().status, "running");
+    assert_eq!(
+        s.tune(id).unwrap().unwrap().status,
+        crate::types::TuneStatus::Running
+    );
 }
 
 mod property {

@@ -50,7 +50,9 @@ fn store_spot(
             &evidence,
         )
         .unwrap();
-    store.finish_tune(tune, "done").unwrap();
+    store
+        .finish_tune(tune, crate::types::TuneStatus::Done)
+        .unwrap();
 }
 
 fn all(by: MatchBy) -> Select<'static> {
@@ -310,7 +312,9 @@ fn iosched_knobs_are_exported_with_the_scheduler_they_belong_to() {
                 &evidence,
             )
             .unwrap();
-        store.finish_tune(tune, "done").unwrap();
+        store
+            .finish_tune(tune, crate::types::TuneStatus::Done)
+            .unwrap();
         tune
     };
     let knobs_of = |identity: &str| {

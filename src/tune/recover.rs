@@ -341,7 +341,7 @@ pub fn recover_with(
                 None => format!("restored {}", knobs(k)),
             }
         );
-        store.finish_tune(t.id, "recovered")?;
+        store.finish_tune(t.id, crate::types::TuneStatus::Recovered)?;
         n.tunes += 1;
     }
     Ok(n)

@@ -249,9 +249,9 @@ fn run(
         Ok(o) => o,
         Err(e) => {
             let status = if matches!(e, Error::Interrupted) {
-                "interrupted"
+                crate::types::TuneStatus::Interrupted
             } else {
-                "failed"
+                crate::types::TuneStatus::Failed
             };
             let r = testbed.restore();
             store.finish_tune(tune_id, status)?;
@@ -280,7 +280,7 @@ fn run(
     if !at_default.is_empty() && at_default.iter().all(|t| t.failed.is_some()) {
         let why = at_default[0].failed.clone().unwrap_or_default();
         let r = testbed.restore();
-        store.finish_tune(tune_id, "failed")?;
+        store.finish_tune(tune_id, crate::types::TuneStatus::Failed)?;
         r?;
         let what = match &req.policy.objective {
             crate::tune::policy::Objective::Benchmark(job) => {
@@ -324,7 +324,7 @@ fn run(
     }
     if let Err(e) = fin {
         let _ = testbed.restore();
-        store.finish_tune(tune_id, "failed")?;
+        store.finish_tune(tune_id, crate::types::TuneStatus::Failed)?;
         return Err(e);
     }
     let evidence = serde_json::to_value(&rep).map_err(|e| Error::Failed(e.to_string()))?;
@@ -337,6 +337,6 @@ fn run(
         significant,
         &evidence,
     )?;
-    store.finish_tune(tune_id, "done")?;
+    store.finish_tune(tune_id, crate::types::TuneStatus::Done)?;
     Ok(Ended::Done(Box::new(rep)))
 }

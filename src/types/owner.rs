@@ -31,12 +31,13 @@ impl Owner {
 }
 
 impl fmt::Display for Owner {
+    /// Its stored text, padded as asked (`{:<8}`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Owner::Set => f.write_str("set"),
-            Owner::Bench => f.write_str("bench"),
-            Owner::Profile => f.write_str("profile"),
-            Owner::Tune(id) => write!(f, "tune:{id}"),
+            Owner::Set => f.pad("set"),
+            Owner::Bench => f.pad("bench"),
+            Owner::Profile => f.pad("profile"),
+            Owner::Tune(id) => f.pad(&format!("tune:{id}")),
         }
     }
 }
@@ -107,6 +108,7 @@ mod tests {
             assert_eq!(o.to_string(), text);
             assert_eq!(text.parse::<Owner>(), Ok(o));
         }
+        assert_eq!(format!("[{:>7}]", Owner::Tune(3)), "[ tune:3]");
     }
 
     #[test]

@@ -61,8 +61,9 @@ impl TuneStatus {
 }
 
 impl fmt::Display for TuneStatus {
+    /// Its text, padded as asked (`{:<11}`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -78,6 +79,14 @@ impl FromStr for TuneStatus {
                 what: "tune status",
                 text: s.to_string(),
             })
+    }
+}
+
+/// A status equals its text (`t.status == "done"`), as the integration tests and JSON
+/// readers hold it.
+impl PartialEq<&str> for TuneStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 
@@ -110,6 +119,8 @@ mod tests {
         for t in TuneStatus::ALL {
             assert_eq!(t.to_string().parse::<TuneStatus>(), Ok(t));
         }
+        assert_eq!(format!("[{:<7}]", TuneStatus::Done), "[done   ]");
+        assert!(TuneStatus::Done == "done" && TuneStatus::Done != "Done");
     }
 
     #[test]
