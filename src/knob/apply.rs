@@ -8,10 +8,11 @@
 //! restored (its items are re-exported here). Both go through [`KnobIo`] so unit tests can
 //! simulate the kernel on fake trees.
 
-use super::io::{KnobIo, RealIo, parse_int, read_value, write_text};
-use super::plan::{Write, plan, plan_host};
+use super::io::{KnobIo, RealIo, read_value, write_text};
+use super::plan::{plan, plan_host};
 use super::restore::{settle_foreign, warn_stale};
-use super::{ApplyOrder, KnobValue, Setting, catalogue};
+use super::write::{same, write_checked};
+use super::{ApplyOrder, Setting};
 use crate::device::Device;
 use crate::store::Store;
 use crate::store::journal::NewEntry;
@@ -19,6 +20,8 @@ use crate::sysroot::SysRoot;
 use crate::types::Owner;
 use crate::{Error, Result};
 use serde::Serialize;
+
+pub use super::write::{holds, knob_holds};
 
 pub use super::restore::{
     PutBack, Restore, restore, restore_except, restore_vetted, restore_with, why_unrestorable,
@@ -192,64 +195,4 @@ fn hold_for_crash_tests() {
     if let Some(ms) = std::env::var(HOLD_ENV).ok().and_then(|v| v.parse().ok()) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
-}
-
-/// True when the knob already holds exactly `v` (no write needed).
-pub(super) fn same(v: &KnobValue, read: &str) -> bool {
-    match v {
-        KnobValue::Name(n) => read == n,
-        KnobValue::Int(i) => parse_int(read) == Some(*i),
-    }
-}
-
-/// True when `read` (a value as the kernel prints it) is what `w` asked for ([`holds`]).
-fn honoured(w: &Write, read: &str) -> bool {
-    let jiffies = catalogue::kept_in_jiffies(w.scheduler.as_deref(), &w.name);
-    holds(&w.value, jiffies, read)
-}
-
-/// True when a knob that reads `read` holds `v`: equal, or, for a knob the kernel keeps in
-/// `jiffies` ([`catalogue::kept_in_jiffies`]), `v` rounded up to a jiffy: above `v` by less
-/// than [`catalogue::JIFFY_TOLERANCE_MS`] (0 stays 0). That is what a write of `v` reads back
-/// as, so `verify`, `status` and the daemon judge drift as the write path judges
-/// "honoured"; every other knob must read back exactly (bfq's `slice_idle` 8 is not 0).
-pub fn holds(v: &KnobValue, jiffies: bool, read: &str) -> bool {
-    match v {
-        KnobValue::Name(n) => read == n,
-        KnobValue::Int(v) => parse_int(read).is_some_and(|r| {
-            r == *v || (jiffies && *v > 0 && r > *v && r - v < catalogue::JIFFY_TOLERANCE_MS)
-        }),
-    }
-}
-
-/// True when `knob`, as discovered now, holds `v` ([`holds`], with the knob's own jiffies
-/// fact): the one judgement of drift for `verify`, `status` and the daemon.
-pub fn knob_holds(knob: &super::Knob, v: &KnobValue) -> bool {
-    let jiffies = catalogue::kept_in_jiffies(knob.scheduler.as_deref(), &knob.name);
-    holds(v, jiffies, &knob.current.to_string())
-}
-
-/// Writes `"{v}\n"` (`X`/`NO_X` for a feature flag), reads it back, and fails unless the
-/// kernel honoured it.
-pub(super) fn write_checked(io: &dyn KnobIo, w: &Write) -> Result<()> {
-    let value = w.value.to_string();
-    io.write(
-        &w.path,
-        &format!("{}\n", write_text(w.order, &w.name, &w.value)),
-    )
-    .map_err(|source| Error::KnobWrite {
-        knob: w.name.clone(),
-        value: value.clone(),
-        path: w.path.clone(),
-        source,
-    })?;
-    let read = read_value(io, &w.path, w.order, &w.name)?;
-    if !honoured(w, &read) {
-        return Err(Error::NotHonoured {
-            knob: w.name.clone(),
-            wrote: value,
-            read,
-        });
-    }
-    Ok(())
 }

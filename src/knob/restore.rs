@@ -10,10 +10,10 @@
 //! ([`crate::store::journal`] skips a malformed one). A row that fails is reported on stderr
 //! (row id, knob, why), skipped, and the rest restored; the restore then fails (exit 1).
 
-use super::apply::{same, write_checked};
 use super::io::{KnobIo, RealIo, parse_int, read_value};
 use super::plan::{Write, rank};
 use super::vet::{Refused, Verdict, vet};
+use super::write::{same, write_checked};
 use super::{ApplyOrder, KnobValue, catalogue};
 use crate::device::{Device, identity::identity};
 use crate::store::Store;

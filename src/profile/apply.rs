@@ -18,9 +18,6 @@ use crate::types::{Owner, Setting};
 use crate::{Error, Result};
 use std::path::Path;
 
-/// Journal owner of profile writes.
-pub const OWNER: Owner = Owner::Profile;
-
 /// What happened to one device entry on one disk.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "status")]
@@ -341,11 +338,11 @@ fn run(
             _ if failed.is_some() => Ok(Vec::new()),
             Job::Disk(dev, knobs) => {
                 wrote.push(&dev.name);
-                apply_with(&recorder, store, root, dev, knobs, &OWNER)
+                apply_with(&recorder, store, root, dev, knobs, &Owner::Profile)
             }
             Job::Host(knobs) => {
                 host_wrote = true;
-                crate::knob::apply::apply_host_with(&recorder, store, root, knobs, &OWNER)
+                crate::knob::apply::apply_host_with(&recorder, store, root, knobs, &Owner::Profile)
             }
         };
         outcome.status = match result {
