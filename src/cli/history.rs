@@ -1,6 +1,6 @@
 //! `sweetspot history [<DEVICE>] [--tune ID | --limit N | --all] [--json]`: the sweet spots
 //! in force and the latest tunes with their verdicts (one tune's trials with `--tune`), and
-//! the knobs a killed benchmark left open ([`crate::tune::killed`]). `--json` prints every
+//! the knobs a killed benchmark left open ([`crate::undo::killed_bench`]). `--json` prints every
 //! stored tune, trial and sweet spot (of `--tune`'s tune only, with it), whatever `--limit`.
 
 use super::Ctx;
@@ -48,9 +48,9 @@ struct History {
     tunes: Vec<TuneRow>,
     trials: Vec<TrialOut>,
     sweet_spots: Vec<SweetSpotRow>,
-    /// What killed `bench`/`tune --scratch` runs left open ([`crate::tune::killed`]): every
+    /// What killed `bench`/`tune --scratch` runs left open ([`crate::undo::killed_bench`]): every
     /// such knob, or with a device argument only that device's.
-    killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
+    killed_bench_knobs: Vec<crate::undo::OpenKnob>,
 }
 
 /// `history --json`'s object: [`History`] with every time as RFC 3339 and Unix seconds
@@ -60,7 +60,7 @@ struct HistoryJson<'a> {
     tunes: Vec<Timed<'a, TuneRow, RunTimes>>,
     trials: Vec<Timed<'a, TrialOut, RunTimes>>,
     sweet_spots: Vec<Timed<'a, SweetSpotRow, Created>>,
-    killed_bench_knobs: &'a [crate::tune::killed::OpenKnob],
+    killed_bench_knobs: &'a [crate::undo::OpenKnob],
 }
 
 /// A row's fields, then its times.
@@ -261,9 +261,7 @@ fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
         // A `running` tune whose process is gone was killed (SIGKILL, OOM, power loss):
         // the next tune or `restore` finishes it; until then it is not running.
         .map(|mut t| {
-            if t.status == TuneStatus::Running
-                && !crate::tune::recover::alive(&ctx.db, &ctx.root, &t)
-            {
+            if t.status == TuneStatus::Running && !crate::undo::alive(&ctx.db, &ctx.root, &t) {
                 t.status = TuneStatus::Killed;
             }
             t
@@ -316,7 +314,7 @@ fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
                 want(&s.identity, label) && of_tune(s.tune_id)
             })
             .collect(),
-        killed_bench_knobs: crate::tune::killed::killed_bench_knobs(store, &ctx.root)?
+        killed_bench_knobs: crate::undo::killed_bench_knobs(store, &ctx.root)?
             .into_iter()
             .filter(|k| {
                 args.device.is_none()
@@ -369,10 +367,10 @@ fn text(ctx: &Ctx, store: &Store, args: &Args, h: &History) -> Result<String> {
         s.push_str(&format!(
             "  (killed: its process is gone and its device may still be at a trial setting; \
              `{}` puts it back)\n",
-            crate::tune::recover::undo_command(&ctx.db, &ctx.root, None)
+            crate::undo::undo_command(&ctx.db, &ctx.root, None)
         ));
     }
-    if let Some(n) = crate::tune::killed::note(&h.killed_bench_knobs, &ctx.db, &ctx.root) {
+    if let Some(n) = crate::undo::note(&h.killed_bench_knobs, &ctx.db, &ctx.root) {
         s.push_str(&format!("  ({n})\n"));
     }
     if args.tune.is_some() {

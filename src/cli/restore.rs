@@ -2,12 +2,12 @@
 //! entry of each file is the true original). Without a device it restores everything,
 //! host-wide vm knobs included. With one, it restores that device's knobs and the host-wide
 //! ones that `set DEVICE` or `tune --device DEVICE --apply` alone journaled
-//! ([`crate::tune::hostwide`]), and names the
+//! ([`crate::undo::hostwide`]), and names the
 //! host-wide knobs that stay changed, with the command that puts them back. First it
 //! finishes tunes that were killed
-//! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
+//! ([`crate::undo::recover`]: their devices are restored from their own entries and they are
 //! marked `recovered` instead of staying `running`). A tune that is still running keeps its
-//! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends.
+//! device and knobs ([`crate::undo::restore_idle`]); it restores them when it ends.
 //! Last, as root, it removes what SIGKILLed runs left behind ([`crate::bench::stale`]): their
 //! work directories under any roots, and on the real `/sys` (whatever `--procfs-root` says)
 //! `--scratch` leftovers too, except one whose knobs another database journaled and still
@@ -110,7 +110,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
         None => None,
     };
     let dev = dev.as_deref();
-    let r = crate::tune::recover::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
+    let r = crate::undo::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
     let n = r.knobs;
     let mut out = format!(
         "restored {n} knob{}{}{}\n",
@@ -165,9 +165,11 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
         }
     }
     // The host's own tune (`tune --host`): no device, the host-wide knobs it journaled.
-    for t in r.busy.iter().filter(|t| {
-        t.device.is_none() && crate::tune::recover::tune_lock(&t.identity) == crate::lock::HOST
-    }) {
+    for t in r
+        .busy
+        .iter()
+        .filter(|t| t.device.is_none() && crate::undo::tune_lock(&t.identity) == crate::lock::HOST)
+    {
         let owner = Owner::Tune(t.id);
         let mut knobs: Vec<&str> = open
             .iter()
@@ -226,7 +228,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
              every other journaled knob\n",
             if one { " stays" } else { "s stay" },
             r.host_changed.join(", "),
-            crate::tune::recover::undo_command(&ctx.db, &ctx.root, None),
+            crate::undo::undo_command(&ctx.db, &ctx.root, None),
             if one { "it" } else { "them" }
         ));
     }
@@ -330,7 +332,7 @@ fn other_roots(
         out += &format!(
             "left alone: {}, written under other roots than this run's; `{}` puts {} back{}\n",
             knobs.join(", "),
-            crate::tune::recover::undo_command(&ctx.db, r, dev),
+            crate::undo::undo_command(&ctx.db, r, dev),
             if knobs.len() == 1 { "it" } else { "them" },
             if missing.is_empty() {
                 String::new()
@@ -429,7 +431,7 @@ fn sweep_leftovers(ctx: &Ctx, out: &mut String) {
                         "left alone: {} (a killed `--scratch` run's loop device, mount and \
                          files): a fake --sysfs-root does not reach them; `{}` removes it",
                         d.display(),
-                        crate::tune::recover::undo_command(&ctx.db, &real, None)
+                        crate::undo::undo_command(&ctx.db, &real, None)
                     )
                 })
                 .collect(),

@@ -232,7 +232,7 @@ fn the_recovery_of_a_killed_tune_refuses_a_forged_row() {
         [climb.as_str(), owner.to_string().as_str()],
     )
     .unwrap();
-    let n = crate::tune::recover::recover_with(&k, &mut s, &t.root).unwrap();
+    let n = crate::undo::recover_with(&k, &mut s, &t.root).unwrap();
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
     assert_eq!(read(&victim), "root:x:0:0::/root:/bin/sh\n");
     assert_eq!((n.tunes, n.refused.len()), (0, 1));
@@ -508,7 +508,7 @@ mod property {
             }
             tx.commit().unwrap();
             let before = snapshot(t.dir.path());
-            let _ = crate::tune::recover::restore_idle(&RealIo, &mut s, &t.root, None);
+            let _ = crate::undo::restore_idle(&RealIo, &mut s, &t.root, None);
             let _ = restore_with(&RealIo, &mut s, &t.root, None, None);
             let after = snapshot(t.dir.path());
             let keys: std::collections::BTreeSet<&PathBuf> = before.keys().chain(after.keys()).collect();

@@ -16,12 +16,12 @@ use crate::lock::DeviceLock;
 use crate::store::Store;
 use crate::tune::evaluator::Recorder;
 use crate::tune::policy::Policy;
-use crate::tune::recover::undo_command;
 use crate::tune::report::{self, Report};
 use crate::tune::resume::{Replay, ReplayBed, ReplayRecorder, Resume};
 use crate::tune::space::Space;
 use crate::tune::stopped::Stopped;
 use crate::tune::{Options, observe, optimise};
+use crate::undo::undo_command;
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -93,7 +93,7 @@ pub struct Request<'a> {
     /// `$TMPDIR`'s disk for `--scratch`, the host's for `--host`), taken by the caller before
     /// the testbed was built and held until the tune ends; the tune's id is written into it,
     /// and its file into the tune's row, by which the other commands judge whether the tune is
-    /// still running ([`crate::tune::recover::alive`]: its holder must name this process,
+    /// still running ([`crate::undo::alive`]: its holder must name this process,
     /// whose pid the row stores, so the caller takes it with [`crate::lock::Holder::me`]).
     pub lock: &'a DeviceLock,
     /// An interrupted tune to resume ([`crate::tune::resume`]): its seed is used instead of
