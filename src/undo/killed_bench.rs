@@ -16,7 +16,8 @@
 //! that is gone or now another disk, and of an earlier boot, are left out: they are closed
 //! unwritten, there is nothing to put back.
 
-use super::recover::{open_devices, undo_command, writer_identity};
+use super::command::undo_command;
+use super::writers::{open_devices, writer_identity};
 use crate::Result;
 use crate::knob::catalogue;
 use crate::knob::restore::pair_member_unwritten;
@@ -53,7 +54,7 @@ fn killed_owners(store: &Store, root: &SysRoot) -> Result<Vec<Owner>> {
         store
             .running_tunes()?
             .into_iter()
-            .filter(|t| t.identity.starts_with("scratch:") && !super::recover::alive(&db, root, t))
+            .filter(|t| t.identity.starts_with("scratch:") && !super::writers::alive(&db, root, t))
             .map(|t| Owner::Tune(t.id)),
     );
     Ok(owners)
@@ -267,7 +268,7 @@ mod tests {
         );
         // The next tune, daemon or restore puts them back: nothing is listed after it.
         assert_eq!(
-            super::super::recover::recover_benches(&k, &mut s, &t.root).unwrap(),
+            super::super::recover_benches(&k, &mut s, &t.root).unwrap(),
             2
         );
         assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
@@ -323,7 +324,7 @@ mod tests {
                 (None, "dirty_ratio", "20"),
             ]
         );
-        let written = super::super::recover::recover_benches(&k, &mut s, &t.root).unwrap();
+        let written = super::super::recover_benches(&k, &mut s, &t.root).unwrap();
         assert_eq!(written, open.len());
         assert!(killed_bench_knobs(&s, &t.root).unwrap().is_empty());
     }

@@ -6,10 +6,14 @@
 //! written back *when*: a writer holds its device's lock ([`crate::lock`]) while it runs, so an
 //! entry is put back only under that lock, once its writer is gone.
 //!
-//! - [`recover`]: a killed tune (a `tunes` row still `running` whose lock is free) or a killed
-//!   `bench` has its own entries restored and the tune is marked `recovered`; `tune`, `bench`,
-//!   `restore` and the daemon call it first. `restore`'s own work, every idle entry
-//!   ([`restore_idle`]), and the writers' locks are here too.
+//! - `recover`: a killed tune (a `tunes` row still `running` whose lock is free) or a killed
+//!   `bench` has its own entries restored and the tune is marked `recovered`
+//!   ([`fn@recover`], [`recover_benches`]); `tune`, `bench`, `restore` and the daemon call it
+//!   first.
+//! - `idle`: `restore`'s own work, every open entry whose writer is gone ([`restore_idle`]).
+//! - `writers`: who writes a knob now, a running tune's lock ([`alive`], [`tune_lock`]), and
+//!   the lock a restore takes before it writes.
+//! - `command`: the `sweetspot restore` command line messages name ([`undo_command`]).
 //! - [`hostwide`]: which host-wide knobs (vm, CPU scheduler) `restore <DEVICE>` puts back, and
 //!   which stay changed because another command journaled them too.
 //! - [`killed_bench`]: the knobs a killed `bench` or `tune --scratch` left open, for `status`
@@ -20,12 +24,18 @@
 //! mounts and loop devices are swept by [`crate::bench::stale`], which `bench` itself runs
 //! before every scratch run, so it stays in `bench`.
 
+mod command;
 pub mod hostwide;
+mod idle;
 pub mod killed_bench;
-pub mod recover;
+mod recover;
+mod writers;
 
+pub use command::undo_command;
+pub use idle::{HostLeft, Restored, restore_idle};
 pub use killed_bench::{OpenKnob, killed_bench_knobs, note};
-pub use recover::{
-    HostLeft, Recovered, Restored, alive, recover, recover_benches, recover_with, restore_idle,
-    tune_lock, undo_command,
-};
+pub use recover::{Recovered, recover, recover_benches, recover_with};
+pub use writers::{alive, tune_lock};
+
+#[cfg(test)]
+mod tests;

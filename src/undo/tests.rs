@@ -2,11 +2,17 @@
 //! restore command printed for knobs under other roots.
 
 use super::*;
+use crate::Error;
 use crate::bench::TargetInfo;
 use crate::device::find;
 use crate::knob::apply::apply_with;
 use crate::knob::{KnobValue, Setting};
+use crate::lock::{self, DeviceLock, Holder};
+use crate::store::Store;
+use crate::sysroot::SysRoot;
 use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+use crate::types::Owner;
+use std::path::Path;
 
 /// The setting `fifo_batch = v`.
 fn fifo(v: i64) -> Setting {
