@@ -14,6 +14,9 @@
 //! - `writers`: who writes a knob now, a running tune's lock ([`alive`], [`tune_lock`]), and
 //!   the lock a restore takes before it writes.
 //! - `command`: the `sweetspot restore` command line messages name ([`undo_command`]).
+//! - `other_roots`: open entries journaled under other `--sysfs-root`/`--procfs-root` than
+//!   this run's, which `restore` names by tree ([`fn@other_roots`]).
+//! - `leftovers`: what killed runs left on disk, swept by `restore` ([`sweep_leftovers`]).
 //! - [`hostwide`]: which host-wide knobs (vm, CPU scheduler) `restore <DEVICE>` puts back, and
 //!   which stay changed because another command journaled them too.
 //! - [`killed_bench`]: the knobs a killed `bench` or `tune --scratch` left open, for `status`
@@ -28,12 +31,16 @@ mod command;
 pub mod hostwide;
 mod idle;
 pub mod killed_bench;
+mod leftovers;
+mod other_roots;
 mod recover;
 mod writers;
 
 pub use command::undo_command;
 pub use idle::{HostLeft, Restored, restore_idle};
 pub use killed_bench::{OpenKnob, killed_bench_knobs, note};
+pub use leftovers::sweep_leftovers;
+pub use other_roots::{OtherRoots, Tree, other_roots};
 pub use recover::{Recovered, recover, recover_benches, recover_with};
 pub use writers::{alive, tune_lock};
 
