@@ -1,6 +1,6 @@
 //! The `tune` command's work around the optimiser:
 //!
-//! 1. Before it, [`fn@super::recover`]: an unfinished tune or benchmark has its knobs restored
+//! 1. Before it, [`fn@crate::undo::recover`]: an unfinished tune or benchmark has its knobs restored
 //!    from its own journal entries (`tune/recover.rs`).
 //! 2. One writer per device: the caller takes the target's [`crate::lock::DeviceLock`] before
 //!    it builds the testbed ([`Request::lock`]); the tune writes its id into it. `restore`

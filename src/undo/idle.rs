@@ -16,7 +16,7 @@ use std::path::PathBuf;
 /// What [`restore_idle`] did.
 #[derive(Debug, Default)]
 pub struct Restored {
-    /// Knobs written back: those of killed tunes ([`recover`]) and the rest.
+    /// Knobs written back: those of killed tunes ([`fn@super::recover`]) and the rest.
     pub knobs: usize,
     /// Killed tunes recovered first.
     pub recovered: usize,
@@ -51,7 +51,7 @@ pub struct HostLeft {
     pub why: String,
 }
 
-/// `sweetspot restore`: recovers killed tunes ([`recover`]), then restores every open journal
+/// `sweetspot restore`: recovers killed tunes ([`fn@super::recover`]), then restores every open journal
 /// entry (with `device`: its own, and the host-wide ones that its `set` or `tune --apply`
 /// alone journaled, [`hostwide::device_alone`]; the rest it lists in
 /// [`Restored::host_changed`]) through `io`, except what a tune that is still running works on: its device, every file it journaled,

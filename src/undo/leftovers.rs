@@ -42,7 +42,7 @@ pub fn sweep_leftovers(db: &Path, root: &SysRoot) -> Vec<String> {
     work.sort();
     work.dedup();
     let scratch = if root.is_real() {
-        stale::sweep_scratch(&tmp, &db)
+        stale::sweep_scratch(&tmp, db)
     } else {
         let real = SysRoot::new("/sys", &root.proc);
         stale::Swept {
@@ -54,7 +54,7 @@ pub fn sweep_leftovers(db: &Path, root: &SysRoot) -> Vec<String> {
                         "left alone: {} (a killed `--scratch` run's loop device, mount and \
                          files): a fake --sysfs-root does not reach them; `{}` removes it",
                         d.display(),
-                        super::undo_command(&db, &real, None)
+                        super::undo_command(db, &real, None)
                     )
                 })
                 .collect(),

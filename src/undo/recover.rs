@@ -27,7 +27,7 @@ pub struct Recovered {
 
 /// Finds tunes left `running` by a process that is gone (SIGKILL, power loss) and restores
 /// their devices from their own journal entries (owner `tune:<id>`) first, each under its
-/// device lock ([`crate::lock`]) and their host-wide knobs under the host's ([`lock::HOST`]);
+/// device lock ([`crate::lock`]) and their host-wide knobs under the host's ([`crate::lock::HOST`]);
 /// what another writer's lock guards now is left for a later call; marks them `recovered`.
 /// Call it at the start of `tune`, `bench` (on a device), `restore` and `daemon`. A tune
 /// whose process is alive is left alone.
@@ -110,7 +110,7 @@ fn benches(
 /// [`recover`] through `io`. Every open entry of the tune is restored: its device's knobs
 /// (marked restored unwritten when the device is gone, e.g. a scratch loop device) and the
 /// host-wide vm knobs it changed. One writer per device: each device's entries are written
-/// only under its lock, and the host-wide ones only under the host's ([`lock::HOST`]). When
+/// only under its lock, and the host-wide ones only under the host's ([`crate::lock::HOST`]). When
 /// another writer holds one of those, its entries are left open and the tune stays `running`,
 /// so a later call finishes it; one warning says what was restored and what waits for whom.
 pub fn recover_with(
