@@ -31,12 +31,10 @@
 use super::{Ctx, print_out};
 use crate::device;
 use crate::knob::io::RealIo;
-use crate::store::journal::Entry;
-use crate::types::Owner;
 use crate::undo;
 use crate::{Error, Result};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
@@ -125,18 +123,6 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             }
         }
     );
-    // What it leaves changed of what it was asked to restore, by file: the open entries the
-    // "left alone" lines below stand for (a knob journaled by several owners is one file).
-    let open = store.journal_open(None, None)?;
-    let ours = |p: &Path| p.starts_with(&ctx.root.sys) || p.starts_with(&ctx.root.proc);
-    let mut left: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut leave = |keep: &dyn Fn(&Entry) -> bool| {
-        left.extend(
-            open.iter()
-                .filter(|e| ours(&e.path) && keep(e))
-                .map(|e| e.path.clone()),
-        )
-    };
     let recovered = r.recovered_put.iter().map(|p| (p, " (a killed tune's)"));
     for (p, whose) in recovered.chain(r.put.iter().map(|p| (p, ""))) {
         out.push_str(&format!(
@@ -146,8 +132,11 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             p.value
         ));
     }
-    // A simulated tune (no device) changes no knobs.
-    for t in r.busy.iter().filter(|t| t.device.is_some()) {
+    // What it leaves changed of what it was asked to restore, by file: the open entries the
+    // "left alone" lines below stand for (a knob journaled by several owners is one file).
+    let open = store.journal_open(None, None)?;
+    let alone = undo::left_alone(&r, &open, &ctx.root, dev);
+    for t in &alone.device_tunes {
         out.push_str(&format!(
             "left alone: {}, while tune {} (pid {}) is tuning it; the \
              tune undoes its own changes when it ends, `restore` then does the rest\n",
@@ -155,27 +144,8 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             t.id,
             t.pid
         ));
-        // Its device and every file it journaled (host-wide ones too); with a device, another
-        // device's tune is not what `restore DEV` was asked about.
-        if dev.is_none() {
-            let owner = Owner::Tune(t.id);
-            leave(&|e| e.owner == owner || e.device == t.device);
-        }
     }
-    // The host's own tune (`tune --host`): no device, the host-wide knobs it journaled.
-    for t in r
-        .busy
-        .iter()
-        .filter(|t| t.device.is_none() && crate::undo::tune_lock(&t.identity) == crate::lock::HOST)
-    {
-        let owner = Owner::Tune(t.id);
-        let mut knobs: Vec<&str> = open
-            .iter()
-            .filter(|e| e.owner == owner && e.device.is_none())
-            .map(|e| e.knob.as_str())
-            .collect();
-        knobs.sort_unstable();
-        knobs.dedup();
+    for (t, knobs) in &alone.host_tunes {
         out.push_str(&format!(
             "left alone: the host-wide {}, while tune {} (pid {}) is tuning {}; the tune \
              undoes its own changes when it ends, `restore` then does the rest\n",
@@ -188,24 +158,14 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             t.pid,
             if knobs.len() == 1 { "it" } else { "them" }
         ));
-        // Every file it journaled; with a device, the host's tune is not what `restore DEV`
-        // was asked about.
-        if dev.is_none() {
-            leave(&|e| e.owner == owner);
-        }
     }
-    for (d, h) in r
-        .held
-        .iter()
-        .filter(|(d, _)| !r.busy.iter().any(|t| t.device.as_deref() == Some(d)))
-    {
+    for (d, h) in &alone.held {
         out.push_str(&format!(
             "left alone: {d}, while {} writes it; `restore` again \
              once it is done\n",
             h.as_ref()
                 .map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
         ));
-        leave(&|e| e.device.as_deref() == Some(d));
     }
     if let Some(h) = &r.host_left {
         out.push_str(&format!(
@@ -213,8 +173,8 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             h.knobs.join(", "),
             h.why
         ));
-        leave(&|e| e.device.is_none() && h.knobs.contains(&e.knob));
     }
+    let mut left = alone.files;
     if let Some(note) = daemon_note(ctx, r.recovered_put.iter().chain(&r.put)) {
         out.push_str(&note);
     }
@@ -232,13 +192,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
     }
     out.push_str(&other_roots(ctx, &store, dev, &mut left)?);
     // Rows refused (each reported on stderr: row id, knob, why) stay open, not written.
-    let refused: BTreeSet<i64> = r.refused.iter().map(|x| x.id).collect();
-    // A file that only refused rows name is counted by those rows.
-    left.retain(|p| {
-        open.iter()
-            .any(|e| &e.path == p && !refused.contains(&e.id))
-    });
-    Ok((out, left.len(), refused.len()))
+    Ok((out, undo::counted(&left, &open, &r), r.refused.len()))
 }
 
 /// The open entries (of `dev` and the host-wide ones it alone journaled, or all) written

@@ -10,7 +10,8 @@
 //!   `bench` has its own entries restored and the tune is marked `recovered`
 //!   ([`fn@recover`], [`recover_benches`]); `tune`, `bench`, `restore` and the daemon call it
 //!   first.
-//! - `idle`: `restore`'s own work, every open entry whose writer is gone ([`restore_idle`]).
+//! - `idle`: `restore`'s own work, every open entry whose writer is gone ([`restore_idle`]);
+//!   `left`: what it left alone, by writer and file ([`left_alone`]).
 //! - `writers`: who writes a knob now, a running tune's lock ([`alive`], [`tune_lock`]), and
 //!   the lock a restore takes before it writes.
 //! - `command`: the `sweetspot restore` command line messages name ([`undo_command`]).
@@ -31,6 +32,7 @@ mod command;
 pub mod hostwide;
 mod idle;
 pub mod killed_bench;
+mod left;
 mod leftovers;
 mod other_roots;
 mod recover;
@@ -39,6 +41,7 @@ mod writers;
 pub use command::undo_command;
 pub use idle::{HostLeft, Restored, restore_idle};
 pub use killed_bench::{OpenKnob, killed_bench_knobs, note};
+pub use left::{LeftAlone, counted, left_alone};
 pub use leftovers::sweep_leftovers;
 pub use other_roots::{OtherRoots, Tree, other_roots};
 pub use recover::{Recovered, recover, recover_benches, recover_with};
