@@ -67,7 +67,9 @@ impl std::error::Error for Unknown {}
 impl FromStr for Owner {
     type Err = Unknown;
 
-    /// The owner `s` names. Errors: any other text ([`Unknown`]).
+    /// The owner `s` names (a tune's id in its one decimal form, as [`Owner`]'s `Display`
+    /// writes it, so a filter by owner matches the stored text). Errors: any other text
+    /// ([`Unknown`]).
     fn from_str(s: &str) -> Result<Self, Unknown> {
         match s {
             "set" => Ok(Owner::Set),
@@ -75,8 +77,11 @@ impl FromStr for Owner {
             "profile" => Ok(Owner::Profile),
             _ => s
                 .strip_prefix("tune:")
-                .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|id| id.parse().ok())
+                .and_then(|id| {
+                    id.parse::<i64>()
+                        .ok()
+                        .filter(|n| *n >= 0 && n.to_string() == id)
+                })
                 .map(Owner::Tune)
                 .ok_or_else(|| Unknown {
                     what: "journal owner",
@@ -114,7 +119,7 @@ mod tests {
     #[test]
     fn unknown_text_is_an_error_naming_it() {
         for bad in [
-            "", "Set", "tune:", "tune:x", "tune:-1", "tune: 1", "daemon\n",
+            "", "Set", "tune:", "tune:x", "tune:-1", "tune:+1", "tune:07", "tune: 1", "daemon\n",
         ] {
             let e = bad.parse::<Owner>().unwrap_err();
             assert_eq!(e.text, bad);
