@@ -23,10 +23,11 @@
 //! - [`killed_bench`]: the knobs a killed `bench` or `tune --scratch` left open, for `status`
 //!   and `history` to name.
 //!
-//! It sits above [`crate::bench`] (a host tune's identity) and below [`crate::tune`],
-//! [`crate::daemon`] and [`crate::cli`], which call it. A killed run's leftover directories,
-//! mounts and loop devices are swept by [`crate::bench::stale`], which `bench` itself runs
-//! before every scratch run, so it stays in `bench`.
+//! It sits above [`crate::bench`] (a host tune's identity, the leftovers sweep) and below
+//! [`crate::tune`], [`crate::daemon`] and [`crate::cli`], which call it. The sweep itself,
+//! [`crate::bench::stale`] with [`crate::bench::journal_db`] (which database journals a
+//! scratch device), stays in `bench`: `bench` runs it before every scratch run, so here it
+//! would make `bench` import `undo`.
 
 mod command;
 pub mod hostwide;
