@@ -11,8 +11,8 @@
 //! ```
 //!
 //! Imports point down only, with no cycles: `cli` (imported by nothing) → `daemon` →
-//! `profile`, `plot` → `tune`, `report` → `bench` → `knob` → `store`, `lock` → `device` → `types`,
-//! `sysroot`, `trust`, `stats`, `signals`, `tomlfile` → `error`.
+//! `profile`, `plot` → `tune`, `report` → `undo` → `bench` → `knob` → `store`, `lock` →
+//! `device` → `types`, `sysroot`, `trust`, `stats`, `signals`, `tomlfile` → `error`.
 //! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
 //! `tune`; the values they share are in [`types`].
 //!
@@ -23,6 +23,8 @@
 //!   surface).
 //! - [`stats`]: mean, sd, 95% CI, median, MAD outliers, paired tests; used by bench and tune.
 //! - [`tune`]: policies, the search space and the Bayesian optimiser.
+//! - [`undo`]: the journaled knobs of writers that are gone put back (killed tunes and
+//!   benchmarks, `restore`), each under its device's lock.
 //! - [`store`]: the rusqlite database with versioned migrations.
 //! - [`profile`]: sweet spots exported for boot (sweetspot's TOML, udev rules, sysctl.d, TuneD).
 //! - [`trust`]: who may have written a file root acts on (owner and mode of policies,
@@ -55,6 +57,7 @@ pub mod tomlfile;
 pub mod trust;
 pub mod tune;
 pub mod types;
+pub mod undo;
 
 #[cfg(test)]
 pub(crate) mod testkit;

@@ -69,7 +69,8 @@ fn store(db: &Path, policy: &str, ra: i64, significant: bool, ratio: f64) {
         &ev,
     )
     .unwrap();
-    s.finish_tune(tune, "done").unwrap();
+    s.finish_tune(tune, sweetspot::types::TuneStatus::Done)
+        .unwrap();
 }
 
 fn cli(db: &Path, sys: &Path, proc_: &Path, args: &[&str]) -> (String, String, Option<i32>) {

@@ -405,7 +405,7 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
         assert!(
             t0.elapsed() < Duration::from_secs(60),
             "the retune did not stop in 60 s: {:?}\n{}",
-            tunes(&e, &id).last().map(|t| t.status.clone()),
+            tunes(&e, &id).last().map(|t| t.status),
             d.log()
         );
         std::thread::sleep(Duration::from_millis(200));

@@ -28,7 +28,7 @@ fn status_and_history_name_a_killed_benchs_open_knobs_until_restore_puts_them_ba
             &mut store,
             &root,
             &setting,
-            sweetspot::bench::real::OWNER,
+            &sweetspot::types::Owner::Bench,
         )
         .unwrap();
     }
@@ -136,7 +136,7 @@ fn status_and_history_name_a_killed_scratch_tunes_open_knobs_until_restore_puts_
             )
             .unwrap();
         let loop1 = sweetspot::device::find(&root, "loop1").unwrap();
-        let owner = format!("tune:{id}");
+        let owner = sweetspot::types::Owner::Tune(id);
         let fb = [("fifo_batch".to_string(), KnobValue::Int(4))]
             .into_iter()
             .collect();

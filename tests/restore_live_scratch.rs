@@ -159,7 +159,7 @@ impl World {
     fn stored(&self) -> (String, bool) {
         let s = sweetspot::store::Store::open_read_only(&self.env.db()).unwrap();
         let t = s.tune(1).unwrap().expect("tune 1 is stored");
-        (t.status, t.finished_at.is_some())
+        (t.status.to_string(), t.finished_at.is_some())
     }
 }
 

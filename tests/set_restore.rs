@@ -95,7 +95,13 @@ impl Host {
         s.journal_open(None, None)
             .unwrap()
             .into_iter()
-            .map(|e| (e.device.unwrap_or("host".into()), e.knob, e.owner))
+            .map(|e| {
+                (
+                    e.device.unwrap_or("host".into()),
+                    e.knob,
+                    e.owner.to_string(),
+                )
+            })
             .collect()
     }
 
@@ -230,7 +236,8 @@ fn restore_of_a_device_names_the_host_wide_knobs_it_leaves_changed() {
         sweetspot::knob::KnobValue::Int(10),
     )]
     .into();
-    sweetspot::knob::apply::apply_host(&mut s, &h.root(), &ten, "profile").unwrap();
+    sweetspot::knob::apply::apply_host(&mut s, &h.root(), &ten, &sweetspot::types::Owner::Profile)
+        .unwrap();
     assert_eq!(h.env.vm("dirty_ratio"), "10");
     let out = h.ok(&["restore", "sdz"]);
     assert!(

@@ -283,7 +283,7 @@ impl sweetspot::bench::Testbed for ReadAheadMatters {
     fn keep(&mut self) {
         self.real.keep();
     }
-    fn set_owner(&mut self, owner: &str) {
+    fn set_owner(&mut self, owner: &sweetspot::types::Owner) {
         self.real.set_owner(owner);
     }
     fn device_name(&self) -> Option<String> {

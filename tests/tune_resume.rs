@@ -142,7 +142,9 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     let from = {
         let id = stopped_tune(&db, 42, 6);
         let store = Store::open(&db).unwrap();
-        store.finish_tune(id, "recovered").unwrap();
+        store
+            .finish_tune(id, sweetspot::types::TuneStatus::Recovered)
+            .unwrap();
         id
     };
     let (rep, err) = cli_tune(&db, &["--resume"]);

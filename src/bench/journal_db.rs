@@ -133,6 +133,7 @@ pub fn verdict(dir: &Path, loops: &[String], own: &Path) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Owner;
 
     #[test]
     fn the_record_names_the_database_absolutely_and_a_missing_one_is_none() {
@@ -172,7 +173,7 @@ mod tests {
             scheduler: None,
             boot_id: None,
         };
-        s.journal_record("bench", &[e]).unwrap();
+        s.journal_record(&Owner::Bench, &[e]).unwrap();
         let Verdict::Keep(why) = verdict(t.path(), &loops, Path::new("/x.db")) else {
             panic!("an open entry must keep it");
         };

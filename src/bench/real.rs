@@ -16,11 +16,9 @@ use crate::knob::{ApplyOrder, Domain, KnobValue, Setting, catalogue, discover};
 use crate::lock::{DeviceLock, Holder};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
-
-/// Journal owner used by `bench` when the caller does not set one.
-pub const OWNER: &str = "bench";
 
 /// A real device under test. Field order matters: on drop, knobs are restored first
 /// ([`Drop`]), then the work directory is removed, then a scratch device is unmounted and
@@ -29,10 +27,10 @@ pub struct RealDevice {
     device: Device,
     root: SysRoot,
     store: Store,
-    owner: String,
+    owner: Owner,
     /// Every owner this testbed journaled under, in order (a scratch device's baseline is
     /// journaled before a tune sets its own): restore undoes them newest first.
-    owners: Vec<String>,
+    owners: Vec<Owner>,
     label: String,
     /// The store key: the device's identity, or [`scratch_identity`] for `--scratch`.
     identity: String,
@@ -109,7 +107,7 @@ impl RealDevice {
             device,
             root: root.clone(),
             store,
-            owner: OWNER.to_string(),
+            owner: Owner::Bench,
             owners: Vec::new(),
             applied: false,
             bench: Some(bench),
@@ -177,7 +175,7 @@ impl RealDevice {
             device,
             root: root.clone(),
             store,
-            owner: OWNER.to_string(),
+            owner: Owner::Bench,
             owners: Vec::new(),
             applied: false,
             bench: Some(bench),
@@ -322,14 +320,12 @@ impl Testbed for RealDevice {
             .collect()
     }
 
-    /// `"bench"` by default ([`OWNER`]); a tune passes `"tune:<id>"`, whose id then goes into
+    /// [`Owner::Bench`] by default; a tune passes [`Owner::Tune`], whose id then goes into
     /// a scratch device's lock file too.
-    fn set_owner(&mut self, owner: &str) {
-        self.owner = owner.to_string();
-        if let (Some(l), Some(id)) = (
-            &self.lock,
-            owner.strip_prefix("tune:").and_then(|i| i.parse().ok()),
-        ) && let Err(e) = l.set_tune(id)
+    fn set_owner(&mut self, owner: &Owner) {
+        self.owner = *owner;
+        if let (Some(l), Some(id)) = (&self.lock, owner.tune_id())
+            && let Err(e) = l.set_tune(id)
         {
             tracing::warn!("{e}");
         }
@@ -350,7 +346,7 @@ impl Testbed for RealDevice {
     fn apply(&mut self, setting: &Setting) -> Result<()> {
         self.applied = true;
         if !self.owners.contains(&self.owner) {
-            self.owners.push(self.owner.clone());
+            self.owners.push(self.owner);
         }
         crate::knob::apply::apply(
             &mut self.store,
@@ -396,10 +392,10 @@ impl Testbed for RealDevice {
     /// have no device, so the device's restore leaves them: a tune of `dirty_ratio` left it
     /// set).
     fn restore(&mut self) -> Result<()> {
-        let owners: Vec<String> = if self.owners.is_empty() {
-            vec![self.owner.clone()]
+        let owners: Vec<Owner> = if self.owners.is_empty() {
+            vec![self.owner]
         } else {
-            self.owners.iter().rev().cloned().collect()
+            self.owners.iter().rev().copied().collect()
         };
         for owner in &owners {
             let dev = crate::knob::apply::restore(

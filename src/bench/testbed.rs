@@ -95,7 +95,7 @@ pub trait Testbed {
 
     /// Sets the journal owner (a tune's is `tune:<id>`), so restore touches only its entries.
     /// A simulation journals nothing and ignores it.
-    fn set_owner(&mut self, _owner: &str) {}
+    fn set_owner(&mut self, _owner: &crate::types::Owner) {}
 
     /// Kernel device name (for the tunes row and recovery); `None` for a simulation.
     fn device_name(&self) -> Option<String> {

@@ -11,6 +11,7 @@ use super::{Load, Run, SpaceKnob, TargetInfo, Testbed};
 use crate::knob::{Setting, discover};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use crate::{Error, Result};
 use std::path::PathBuf;
 
@@ -68,7 +69,7 @@ impl Testbed for UserBench {
         }
         v
     }
-    fn set_owner(&mut self, owner: &str) {
+    fn set_owner(&mut self, owner: &Owner) {
         self.inner.set_owner(owner);
     }
     fn device_name(&self) -> Option<String> {
@@ -96,8 +97,8 @@ impl Testbed for UserBench {
 pub struct HostBed {
     root: SysRoot,
     store: Store,
-    owner: String,
-    owners: Vec<String>,
+    owner: Owner,
+    owners: Vec<Owner>,
     applied: bool,
 }
 
@@ -129,7 +130,7 @@ impl HostBed {
         HostBed {
             root: root.clone(),
             store,
-            owner: super::real::OWNER.to_string(),
+            owner: Owner::Bench,
             owners: Vec::new(),
             applied: false,
         }
@@ -160,7 +161,7 @@ impl Testbed for HostBed {
     fn apply(&mut self, setting: &Setting) -> Result<()> {
         self.applied = true;
         if !self.owners.contains(&self.owner) {
-            self.owners.push(self.owner.clone());
+            self.owners.push(self.owner);
         }
         crate::knob::apply::apply_host(&mut self.store, &self.root, setting, &self.owner)
     }
@@ -170,8 +171,8 @@ impl Testbed for HostBed {
              --job CMD --metric ...)"
         )))
     }
-    fn set_owner(&mut self, owner: &str) {
-        self.owner = owner.to_string();
+    fn set_owner(&mut self, owner: &Owner) {
+        self.owner = *owner;
     }
     fn root(&self) -> Option<SysRoot> {
         Some(self.root.clone())
@@ -181,10 +182,10 @@ impl Testbed for HostBed {
     }
     /// Restores the host-wide entries of every owner it journaled under, newest first.
     fn restore(&mut self) -> Result<()> {
-        let owners: Vec<String> = if self.owners.is_empty() {
-            vec![self.owner.clone()]
+        let owners: Vec<Owner> = if self.owners.is_empty() {
+            vec![self.owner]
         } else {
-            self.owners.iter().rev().cloned().collect()
+            self.owners.iter().rev().copied().collect()
         };
         for owner in &owners {
             crate::knob::apply::restore_except(

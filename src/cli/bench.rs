@@ -172,7 +172,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         if let Some(name) = &args.target.device {
             crate::device::find(&ctx.root, name)?;
         }
-        crate::tune::recover(&mut ctx.store()?, &ctx.root)?;
+        crate::undo::recover(&mut ctx.store()?, &ctx.root)?;
     }
     // One writer per device: `--device D` is locked before anything is built. A scratch loop
     // device is locked by the testbed as soon as it exists; a simulation writes nothing.

@@ -1,6 +1,6 @@
 //! `sweetspot history [<DEVICE>] [--tune ID | --limit N | --all] [--json]`: the sweet spots
 //! in force and the latest tunes with their verdicts (one tune's trials with `--tune`), and
-//! the knobs a killed benchmark left open ([`crate::tune::killed`]). `--json` prints every
+//! the knobs a killed benchmark left open ([`crate::undo::killed_bench`]). `--json` prints every
 //! stored tune, trial and sweet spot (of `--tune`'s tune only, with it), whatever `--limit`.
 
 use super::Ctx;
@@ -10,6 +10,7 @@ use crate::report::json::Stamp;
 use crate::store::Store;
 use crate::store::trials::TrialRow;
 use crate::store::tunes::{SweetSpotRow, TuneRow};
+use crate::types::TuneStatus;
 use serde::Serialize;
 
 /// Tunes `history` lists when neither `--limit` nor `--all` is given: enough for the last few
@@ -47,9 +48,9 @@ struct History {
     tunes: Vec<TuneRow>,
     trials: Vec<TrialOut>,
     sweet_spots: Vec<SweetSpotRow>,
-    /// What killed `bench`/`tune --scratch` runs left open ([`crate::tune::killed`]): every
+    /// What killed `bench`/`tune --scratch` runs left open ([`crate::undo::killed_bench`]): every
     /// such knob, or with a device argument only that device's.
-    killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
+    killed_bench_knobs: Vec<crate::undo::OpenKnob>,
 }
 
 /// `history --json`'s object: [`History`] with every time as RFC 3339 and Unix seconds
@@ -59,7 +60,7 @@ struct HistoryJson<'a> {
     tunes: Vec<Timed<'a, TuneRow, RunTimes>>,
     trials: Vec<Timed<'a, TrialOut, RunTimes>>,
     sweet_spots: Vec<Timed<'a, SweetSpotRow, Created>>,
-    killed_bench_knobs: &'a [crate::tune::killed::OpenKnob],
+    killed_bench_knobs: &'a [crate::undo::OpenKnob],
 }
 
 /// A row's fields, then its times.
@@ -260,8 +261,8 @@ fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
         // A `running` tune whose process is gone was killed (SIGKILL, OOM, power loss):
         // the next tune or `restore` finishes it; until then it is not running.
         .map(|mut t| {
-            if t.status == "running" && !crate::tune::recover::alive(&ctx.db, &ctx.root, &t) {
-                t.status = "killed".into();
+            if t.status == TuneStatus::Running && !crate::undo::alive(&ctx.db, &ctx.root, &t) {
+                t.status = TuneStatus::Killed;
             }
             t
         })
@@ -313,7 +314,7 @@ fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
                 want(&s.identity, label) && of_tune(s.tune_id)
             })
             .collect(),
-        killed_bench_knobs: crate::tune::killed::killed_bench_knobs(store, &ctx.root)?
+        killed_bench_knobs: crate::undo::killed_bench_knobs(store, &ctx.root)?
             .into_iter()
             .filter(|k| {
                 args.device.is_none()
@@ -362,14 +363,14 @@ fn text(ctx: &Ctx, store: &Store, args: &Args, h: &History) -> Result<String> {
     for t in &h.tunes[shown..] {
         tune_text(store, t, h, args.tune.is_some(), &mut s)?;
     }
-    if h.tunes.iter().any(|t| t.status == "killed") {
+    if h.tunes.iter().any(|t| t.status == TuneStatus::Killed) {
         s.push_str(&format!(
             "  (killed: its process is gone and its device may still be at a trial setting; \
              `{}` puts it back)\n",
-            crate::tune::recover::undo_command(&ctx.db, &ctx.root, None)
+            crate::undo::undo_command(&ctx.db, &ctx.root, None)
         ));
     }
-    if let Some(n) = crate::tune::killed::note(&h.killed_bench_knobs, &ctx.db, &ctx.root) {
+    if let Some(n) = crate::undo::note(&h.killed_bench_knobs, &ctx.db, &ctx.root) {
         s.push_str(&format!("  ({n})\n"));
     }
     if args.tune.is_some() {
@@ -500,15 +501,17 @@ fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut Strin
         .iter()
         .rev()
         .find(|sp| sp.tune_id == Some(t.id));
-    let what = match (spot, t.status.as_str()) {
+    let what = match (spot, t.status) {
         (Some(sp), _) => verdict(sp),
-        (None, "resumed") => "its finished trials moved to the tune that resumed it".into(),
-        (None, "running") => "running".into(),
-        (None, "interrupted") => "interrupted before its verdict".into(),
-        (None, "failed") => "failed before its verdict".into(),
-        (None, "killed") => "killed before its verdict".into(),
-        (None, "recovered") => "killed; its device was put back (recovered)".into(),
-        (None, _) => "no sweet spot stored".into(),
+        (None, TuneStatus::Resumed) => {
+            "its finished trials moved to the tune that resumed it".into()
+        }
+        (None, TuneStatus::Running) => "running".into(),
+        (None, TuneStatus::Interrupted) => "interrupted before its verdict".into(),
+        (None, TuneStatus::Failed) => "failed before its verdict".into(),
+        (None, TuneStatus::Killed) => "killed before its verdict".into(),
+        (None, TuneStatus::Recovered) => "killed; its device was put back (recovered)".into(),
+        (None, TuneStatus::Done) => "no sweet spot stored".into(),
     };
     let cut = match cut {
         0 => String::new(),

@@ -336,7 +336,7 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     {
         text.push_str(&format!(
             "undo with `{}`\n",
-            crate::tune::recover::undo_command(&ctx.db, &ctx.root, None)
+            crate::undo::undo_command(&ctx.db, &ctx.root, None)
         ));
     }
     super::print_out(&text)?;

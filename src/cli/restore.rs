@@ -2,12 +2,12 @@
 //! entry of each file is the true original). Without a device it restores everything,
 //! host-wide vm knobs included. With one, it restores that device's knobs and the host-wide
 //! ones that `set DEVICE` or `tune --device DEVICE --apply` alone journaled
-//! ([`crate::tune::hostwide`]), and names the
+//! ([`crate::undo::hostwide`]), and names the
 //! host-wide knobs that stay changed, with the command that puts them back. First it
 //! finishes tunes that were killed
-//! ([`crate::tune::recover`]: their devices are restored from their own entries and they are
+//! ([`crate::undo::recover`]: their devices are restored from their own entries and they are
 //! marked `recovered` instead of staying `running`). A tune that is still running keeps its
-//! device and knobs ([`crate::tune::recover::restore_idle`]); it restores them when it ends.
+//! device and knobs ([`crate::undo::restore_idle`]); it restores them when it ends.
 //! Last, as root, it removes what SIGKILLed runs left behind ([`crate::bench::stale`]): their
 //! work directories under any roots, and on the real `/sys` (whatever `--procfs-root` says)
 //! `--scratch` leftovers too, except one whose knobs another database journaled and still
@@ -29,15 +29,12 @@
 //! as any other knob does).
 
 use super::{Ctx, print_out};
-use crate::bench::stale;
 use crate::device;
 use crate::knob::io::RealIo;
-use crate::knob::vet::{Verdict, vet};
-use crate::store::journal::Entry;
-use crate::sysroot::SysRoot;
+use crate::undo;
 use crate::{Error, Result};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `sweetspot restore`.
 #[derive(Debug, clap::Args)]
@@ -109,7 +106,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
         None => None,
     };
     let dev = dev.as_deref();
-    let r = crate::tune::recover::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
+    let r = crate::undo::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
     let n = r.knobs;
     let mut out = format!(
         "restored {n} knob{}{}{}\n",
@@ -126,18 +123,6 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             }
         }
     );
-    // What it leaves changed of what it was asked to restore, by file: the open entries the
-    // "left alone" lines below stand for (a knob journaled by several owners is one file).
-    let open = store.journal_open(None, None)?;
-    let ours = |p: &Path| p.starts_with(&ctx.root.sys) || p.starts_with(&ctx.root.proc);
-    let mut left: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut leave = |keep: &dyn Fn(&Entry) -> bool| {
-        left.extend(
-            open.iter()
-                .filter(|e| ours(&e.path) && keep(e))
-                .map(|e| e.path.clone()),
-        )
-    };
     let recovered = r.recovered_put.iter().map(|p| (p, " (a killed tune's)"));
     for (p, whose) in recovered.chain(r.put.iter().map(|p| (p, ""))) {
         out.push_str(&format!(
@@ -147,8 +132,11 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             p.value
         ));
     }
-    // A simulated tune (no device) changes no knobs.
-    for t in r.busy.iter().filter(|t| t.device.is_some()) {
+    // What it leaves changed of what it was asked to restore, by file: the open entries the
+    // "left alone" lines below stand for (a knob journaled by several owners is one file).
+    let open = store.journal_open(None, None)?;
+    let alone = undo::left_alone(&r, &open, &ctx.root, dev);
+    for t in &alone.device_tunes {
         out.push_str(&format!(
             "left alone: {}, while tune {} (pid {}) is tuning it; the \
              tune undoes its own changes when it ends, `restore` then does the rest\n",
@@ -156,25 +144,8 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             t.id,
             t.pid
         ));
-        // Its device and every file it journaled (host-wide ones too); with a device, another
-        // device's tune is not what `restore DEV` was asked about.
-        if dev.is_none() {
-            let owner = format!("tune:{}", t.id);
-            leave(&|e| e.owner == owner || e.device == t.device);
-        }
     }
-    // The host's own tune (`tune --host`): no device, the host-wide knobs it journaled.
-    for t in r.busy.iter().filter(|t| {
-        t.device.is_none() && crate::tune::recover::tune_lock(&t.identity) == crate::lock::HOST
-    }) {
-        let owner = format!("tune:{}", t.id);
-        let mut knobs: Vec<&str> = open
-            .iter()
-            .filter(|e| e.owner == owner && e.device.is_none())
-            .map(|e| e.knob.as_str())
-            .collect();
-        knobs.sort_unstable();
-        knobs.dedup();
+    for (t, knobs) in &alone.host_tunes {
         out.push_str(&format!(
             "left alone: the host-wide {}, while tune {} (pid {}) is tuning {}; the tune \
              undoes its own changes when it ends, `restore` then does the rest\n",
@@ -187,24 +158,14 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             t.pid,
             if knobs.len() == 1 { "it" } else { "them" }
         ));
-        // Every file it journaled; with a device, the host's tune is not what `restore DEV`
-        // was asked about.
-        if dev.is_none() {
-            leave(&|e| e.owner == owner);
-        }
     }
-    for (d, h) in r
-        .held
-        .iter()
-        .filter(|(d, _)| !r.busy.iter().any(|t| t.device.as_deref() == Some(d)))
-    {
+    for (d, h) in &alone.held {
         out.push_str(&format!(
             "left alone: {d}, while {} writes it; `restore` again \
              once it is done\n",
             h.as_ref()
                 .map_or_else(|| "another sweetspot".to_string(), |h| h.to_string())
         ));
-        leave(&|e| e.device.as_deref() == Some(d));
     }
     if let Some(h) = &r.host_left {
         out.push_str(&format!(
@@ -212,8 +173,8 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             h.knobs.join(", "),
             h.why
         ));
-        leave(&|e| e.device.is_none() && h.knobs.contains(&e.knob));
     }
+    let mut left = alone.files;
     if let Some(note) = daemon_note(ctx, r.recovered_put.iter().chain(&r.put)) {
         out.push_str(&note);
     }
@@ -225,116 +186,46 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
              every other journaled knob\n",
             if one { " stays" } else { "s stay" },
             r.host_changed.join(", "),
-            crate::tune::recover::undo_command(&ctx.db, &ctx.root, None),
+            crate::undo::undo_command(&ctx.db, &ctx.root, None),
             if one { "it" } else { "them" }
         ));
     }
     out.push_str(&other_roots(ctx, &store, dev, &mut left)?);
     // Rows refused (each reported on stderr: row id, knob, why) stay open, not written.
-    let refused: BTreeSet<i64> = r.refused.iter().map(|x| x.id).collect();
-    // A file that only refused rows name is counted by those rows.
-    left.retain(|p| {
-        open.iter()
-            .any(|e| &e.path == p && !refused.contains(&e.id))
-    });
-    Ok((out, left.len(), refused.len()))
+    Ok((out, undo::counted(&left, &open, &r), r.refused.len()))
 }
 
 /// The open entries (of `dev` and the host-wide ones it alone journaled, or all) written
 /// under other `--sysfs-root`/`--procfs-root` than this run's, which it cannot put back: one
-/// line per such tree, with the knobs and the command that restores them (a sysfs and a
-/// procfs root that are siblings, `…/sys` and `…/proc`, make one tree). A tree not found
-/// here is named as such, its entries kept open (a missing path is no proof that its knobs
-/// are back). Empty when there are none. Adds the files of those entries to `left`.
+/// line per such tree, with the knobs and the command that restores them. Empty when there
+/// are none. Adds the files of those entries to `left`.
 fn other_roots(
     ctx: &Ctx,
     store: &crate::store::Store,
     dev: Option<&str>,
     left: &mut BTreeSet<PathBuf>,
 ) -> Result<String> {
-    let mut entries = store.journal_open(dev, None)?;
-    if let Some(d) = dev {
-        // The device's identities: here now, and as journaled (closed entries too).
-        let mut ids: Vec<String> = store
-            .journal_all(Some(d))?
-            .into_iter()
-            .filter_map(|e| e.identity)
-            .collect();
-        ids.extend(device::find(&ctx.root, d).ok().map(|x| x.identity));
-        entries.extend(store.journal_open(None, None)?.into_iter().filter(|e| {
-            e.device.is_none() && e.for_identity.as_ref().is_some_and(|i| ids.contains(i))
-        }));
-    }
-    let ours = |p: &Path| p.starts_with(&ctx.root.sys) || p.starts_with(&ctx.root.proc);
-    let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
+    let o = undo::other_roots(store, &ctx.root, dev)?;
+    left.extend(o.files);
     let mut out = String::new();
-    // A row refused is counted and reported by the restore, not here.
-    let shaped = |e: &&Entry| !matches!(vet(&ctx.root, e), Verdict::Refused(_));
-    for e in entries.iter().filter(|e| !ours(&e.path)).filter(shaped) {
-        left.insert(e.path.clone());
-        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
-        let Some(r) = ctx.root.other_for(&e.path) else {
-            // A relative path (journaled by an older sweetspot under a relative root).
-            out += &format!(
-                "left alone: {knob}, journaled at {} under other roots than this run's; \
-                 `restore` with the --sysfs-root/--procfs-root it was written under puts it \
-                 back\n",
-                crate::types::text::shown(&e.path.to_string_lossy())
-            );
-            continue;
-        };
-        match roots.iter_mut().find(|(o, _)| *o == r) {
-            Some((_, knobs)) if knobs.contains(&knob) => {}
-            Some((_, knobs)) => knobs.push(knob),
-            None => roots.push((r, vec![knob])),
-        }
+    for (knob, path) in &o.relative {
+        out += &format!(
+            "left alone: {knob}, journaled at {} under other roots than this run's; \
+             `restore` with the --sysfs-root/--procfs-root it was written under puts it \
+             back\n",
+            crate::types::text::shown(&path.to_string_lossy())
+        );
     }
-    // A derived sysfs root and a derived procfs root with one parent are one tree.
-    let sys_only = |r: &SysRoot| r.sys != ctx.root.sys && r.proc == ctx.root.proc;
-    let proc_only = |r: &SysRoot| r.sys == ctx.root.sys && r.proc != ctx.root.proc;
-    fn parent(r: &SysRoot, sys_side: bool) -> Option<&Path> {
-        if sys_side {
-            r.sys.parent()
-        } else {
-            r.proc.parent()
-        }
-    }
-    let mut trees: Vec<(SysRoot, Vec<String>)> = Vec::new();
-    for (r, knobs) in roots {
-        let sibling = trees.iter_mut().find(|(t, _)| {
-            ((sys_only(&r) && proc_only(t)) || (proc_only(&r) && sys_only(t)))
-                && parent(&r, sys_only(&r)).is_some()
-                && parent(&r, sys_only(&r)) == parent(t, sys_only(t))
-        });
-        let Some((t, k)) = sibling else {
-            trees.push((r, knobs));
-            continue;
-        };
-        if sys_only(&r) {
-            t.sys = r.sys;
-        } else {
-            t.proc = r.proc;
-        }
-        k.extend(knobs);
-    }
-    for (r, knobs) in &trees {
-        // Never closed here, even when that tree is not found: a missing path says nothing of
-        // whether its knobs are still changed (an unmounted or bind-mounted sysfs).
-        let missing: Vec<String> = [&r.sys, &r.proc]
-            .into_iter()
-            .filter(|t| **t != ctx.root.sys && **t != ctx.root.proc)
-            .filter(|t| matches!(t.try_exists(), Ok(false)))
-            .map(|t| crate::types::text::shown(&t.to_string_lossy()))
-            .collect();
+    for t in &o.trees {
         out += &format!(
             "left alone: {}, written under other roots than this run's; `{}` puts {} back{}\n",
-            knobs.join(", "),
-            crate::tune::recover::undo_command(&ctx.db, r, dev),
-            if knobs.len() == 1 { "it" } else { "them" },
-            if missing.is_empty() {
+            t.knobs.join(", "),
+            undo::undo_command(&ctx.db, &t.root, dev),
+            if t.knobs.len() == 1 { "it" } else { "them" },
+            if t.missing.is_empty() {
                 String::new()
             } else {
-                format!(" (not found here now: {})", missing.join(", "))
+                format!(" (not found here now: {})", t.missing.join(", "))
             }
         );
     }
@@ -384,65 +275,10 @@ fn daemon_note<'a>(
     ))
 }
 
-/// Sweeps what killed runs left and lists it in `out`, as root (other users' leftovers are
-/// not theirs to remove):
-/// - always: dead run directories in `$TMPDIR` with the work directories they record
-///   ([`stale::sweep_runs`]: a killed `tune --device`'s `.sweetspot-bench-*`, also under a
-///   `--dir` or on a fake tree's device), and dead work directories at the top of the
-///   filesystems mounted on the devices ([`stale::sweep_work`]);
-/// - on the real `/sys` only (a fake `--procfs-root` does not make a scratch loop device
-///   fake): `--scratch` leftovers, their mounts and loop devices ([`stale::sweep_scratch`]),
-///   and stale lock files in [`crate::lock::RUN_DIR`]. A fake `--sysfs-root` never leads to
-///   `umount` or `losetup -d`: its dead scratch leftovers are named, with the command that
-///   removes them.
+/// Sweeps what killed runs left, as root, and lists it in `out` ([`undo::sweep_leftovers`]).
 fn sweep_leftovers(ctx: &Ctx, out: &mut String) {
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
-    let tmp = std::env::temp_dir();
-    // Mounts are the running system's whatever --procfs-root names; on a fake sysfs its
-    // devices' mounts are as its procfs says (no mount is touched: only dead directories
-    // directly under them are removed).
-    let mounts_root = if ctx.root.is_real() {
-        SysRoot::default()
-    } else {
-        ctx.root.clone()
-    };
-    let mut work: Vec<std::path::PathBuf> = crate::device::list(&mounts_root)
-        .unwrap_or_default()
-        .into_iter()
-        .flat_map(|d| d.mounts.into_iter().map(|m| m.target))
-        .collect();
-    work.sort();
-    work.dedup();
-    let scratch = if ctx.root.is_real() {
-        stale::sweep_scratch(&tmp, &ctx.db)
-    } else {
-        let real = SysRoot::new("/sys", &ctx.root.proc);
-        stale::Swept {
-            removed: Vec::new(),
-            left: stale::dead_scratch(&tmp)
-                .into_iter()
-                .map(|d| {
-                    format!(
-                        "left alone: {} (a killed `--scratch` run's loop device, mount and \
-                         files): a fake --sysfs-root does not reach them; `{}` removes it",
-                        d.display(),
-                        crate::tune::recover::undo_command(&ctx.db, &real, None)
-                    )
-                })
-                .collect(),
-        }
-    };
-    let runs = stale::sweep_runs(&tmp);
-    let swept = work.iter().flat_map(|t| stale::sweep_work(t));
-    for what in scratch.removed.into_iter().chain(runs).chain(swept) {
-        out.push_str(&format!("leftover of a killed run: {what}\n"));
-    }
-    for why in scratch.left {
-        out.push_str(&format!("{why}\n"));
-    }
-    if ctx.root.is_real() {
-        crate::lock::sweep(std::path::Path::new(crate::lock::RUN_DIR));
+    for line in undo::sweep_leftovers(&ctx.db, &ctx.root) {
+        out.push_str(&line);
+        out.push('\n');
     }
 }

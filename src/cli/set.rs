@@ -7,7 +7,7 @@ use crate::device;
 use crate::knob::apply::apply_with;
 use crate::knob::io::RealIo;
 use crate::knob::{KnobValue, Setting, catalogue};
-use crate::store::journal::SET_OWNER;
+use crate::types::Owner;
 use crate::{Error, Result};
 
 /// Arguments of `sweetspot set`.
@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let _lock = super::target::lock(ctx, &dev.identity, &dev.name, "set")?;
     let _host = super::target::lock_host(ctx, setting.keys().map(String::as_str), "set")?;
     store.record_device(&dev, &device::kernel_release())?;
-    let changes = apply_with(&RealIo, &mut store, &ctx.root, &dev, &setting, SET_OWNER)?;
+    let changes = apply_with(&RealIo, &mut store, &ctx.root, &dev, &setting, &Owner::Set)?;
     let mut out = String::new();
     for c in &changes {
         // A host-wide knob acts on every device, not only the one named.

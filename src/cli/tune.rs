@@ -295,7 +295,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         )));
     }
     let mut store = ctx.store()?;
-    crate::tune::recover(&mut store, &ctx.root)?;
+    crate::undo::recover(&mut store, &ctx.root)?;
     let mut seed = target::seed(&args.target);
     // A simulation is read once. Its noise comes from the seed, and its load sizes name it: a
     // resumed one runs under the interrupted tune's seed, so that is looked up first and the

@@ -173,11 +173,9 @@ impl Target<'_> {
     fn write(&self, store: &mut Store, root: &SysRoot, s: &Setting) -> Result<()> {
         match self {
             Target::Disk(d) => {
-                apply_with(&RealIo, store, root, d, s, crate::profile::rollback::OWNER)
+                apply_with(&RealIo, store, root, d, s, &crate::types::Owner::Profile)
             }
-            Target::Host => {
-                apply_host_with(&RealIo, store, root, s, crate::profile::rollback::OWNER)
-            }
+            Target::Host => apply_host_with(&RealIo, store, root, s, &crate::types::Owner::Profile),
         }
         .map(|_| ())
     }
@@ -409,13 +407,7 @@ impl Manager {
             }
         };
         self.seen.insert(HOST.to_string());
-        match apply_host_with(
-            &RealIo,
-            store,
-            root,
-            &knobs,
-            crate::profile::rollback::OWNER,
-        ) {
+        match apply_host_with(&RealIo, store, root, &knobs, &crate::types::Owner::Profile) {
             Ok(changes) => events.push(Event::Applied(
                 HOST_LABEL.into(),
                 changes

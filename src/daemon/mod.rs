@@ -23,7 +23,7 @@
 //! and go, SIGTERM/SIGINT to
 //! stop (exit 0), SIGHUP to reload
 //! the config (a bad one keeps the old and says why). At start it first finishes what an
-//! interrupted tune left in the journal ([`fn@crate::tune::recover`]).
+//! interrupted tune left in the journal ([`fn@crate::undo::recover`]).
 //!
 //! A retune runs in a second thread (the tune is blocking work); the loop polls every
 //! `poll_s` seconds, every 2 s while a retune runs, and stops the retune

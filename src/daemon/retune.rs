@@ -20,6 +20,7 @@ use crate::sysroot::SysRoot;
 use crate::tune::report::Report;
 use crate::tune::resume::Resume;
 use crate::tune::run::{self, Request};
+use crate::types::Owner;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
@@ -176,8 +177,8 @@ pub fn host_knobs(policy: &crate::tune::policy::Policy) -> Vec<&str> {
 /// when it ends: `profile` (the daemon's own writes and `profile apply`'s) and `tune:<id>` (a
 /// `tune --device D --apply`). Any other owner's open entry (an admin's `set`, a killed
 /// `bench`) keeps the retune from starting ([`journaled`]).
-fn holds_a_sweet_spot(owner: &str) -> bool {
-    owner == crate::profile::rollback::OWNER || owner.starts_with("tune:")
+fn holds_a_sweet_spot(owner: &Owner) -> bool {
+    matches!(owner, Owner::Profile | Owner::Tune(_))
 }
 
 /// The open journal entries a retune of `dev` touches: the device's own (under its name and
@@ -220,9 +221,9 @@ pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> St
     let mut what: Vec<String> = others
         .iter()
         .map(|e| {
-            let who = match e.owner.as_str() {
-                crate::store::journal::SET_OWNER => "`sweetspot set`".to_string(),
-                crate::bench::real::OWNER => "a killed `sweetspot bench`".to_string(),
+            let who = match e.owner {
+                Owner::Set => "`sweetspot set`".to_string(),
+                Owner::Bench => "a killed `sweetspot bench`".to_string(),
                 o => o.to_string(),
             };
             let host = if e.device.is_none() { " host-wide" } else { "" };

@@ -432,7 +432,7 @@ pub fn run(
         other => other,
     })?;
     let mut store = Store::open(&db)?;
-    crate::tune::recover(&mut store, root)?;
+    crate::undo::recover(&mut store, root)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .enable_io()

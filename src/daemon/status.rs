@@ -1,6 +1,6 @@
 //! `sweetspot status`: per enrolled device, its last tune, its sweet spot, whether the daemon
 //! keeps it there (managed, or contested by another writer), and when a retune is due and why;
-//! above them, the knobs a killed benchmark left open ([`crate::tune::killed`]).
+//! above them, the knobs a killed benchmark left open ([`crate::undo::killed_bench`]).
 //! The daemon's own state comes from the file it writes when that state changes
 //! ([`super::state_path`], [`write_state`]).
 
@@ -14,6 +14,7 @@ use crate::profile::build::changed;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::types::time::rfc3339;
+use crate::types::TuneStatus;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -153,9 +154,9 @@ pub struct Status {
     pub devices: Vec<DeviceStatus>,
     /// The knobs a killed `bench` or `tune --scratch` journaled and nobody has put back yet
     /// (`device`, `identity`, `knob`, `original`; `device` null for a host-wide knob): the
-    /// next `tune`, `bench` on a device, `daemon` or `restore` writes them back ([`crate::tune::killed`]). Empty
+    /// next `tune`, `bench` on a device, `daemon` or `restore` writes them back ([`crate::undo::killed_bench`]). Empty
     /// when there are none.
-    pub killed_bench_knobs: Vec<crate::tune::killed::OpenKnob>,
+    pub killed_bench_knobs: Vec<crate::undo::OpenKnob>,
 }
 
 /// Builds the status from the database (`None`: it does not exist yet, so nothing is tuned;
@@ -215,8 +216,8 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         // A `running` tune whose process is gone was killed, as `history` says too.
         let last = match store {
             Some(st) => st.tunes(Some(&identity))?.into_iter().last().map(|mut t| {
-                if t.status == "running" && !crate::tune::recover::alive(st.path(), root, &t) {
-                    t.status = "killed".into();
+                if t.status == TuneStatus::Running && !crate::undo::alive(st.path(), root, &t) {
+                    t.status = TuneStatus::Killed;
                 }
                 t
             }),
@@ -415,7 +416,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         });
     }
     let killed_bench_knobs = match store {
-        Some(st) => crate::tune::killed::killed_bench_knobs(st, root)?,
+        Some(st) => crate::undo::killed_bench_knobs(st, root)?,
         None => vec![],
     };
     for d in &mut devices {
@@ -501,7 +502,7 @@ pub fn text(s: &Status, db: &Path, root: &SysRoot) -> String {
     if let Some(c) = &s.config {
         out.push_str(&format!("config: {}\n", c.text()));
     }
-    if let Some(n) = crate::tune::killed::note(&s.killed_bench_knobs, db, root) {
+    if let Some(n) = crate::undo::note(&s.killed_bench_knobs, db, root) {
         out.push_str(&format!("{n}\n"));
     }
     if s.devices.is_empty() {

@@ -8,16 +8,20 @@
 //! restored (its items are re-exported here). Both go through [`KnobIo`] so unit tests can
 //! simulate the kernel on fake trees.
 
-use super::io::{KnobIo, RealIo, parse_int, read_value, write_text};
-use super::plan::{Write, plan, plan_host};
+use super::io::{KnobIo, RealIo, read_value, write_text};
+use super::plan::{plan, plan_host};
 use super::restore::{settle_foreign, warn_stale};
-use super::{ApplyOrder, KnobValue, Setting, catalogue};
+use super::write::{same, write_checked};
+use super::{ApplyOrder, Setting};
 use crate::device::Device;
 use crate::store::Store;
 use crate::store::journal::NewEntry;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use crate::{Error, Result};
 use serde::Serialize;
+
+pub use super::write::{holds, knob_holds};
 
 pub use super::restore::{
     PutBack, Restore, restore, restore_except, restore_vetted, restore_with, why_unrestorable,
@@ -35,7 +39,7 @@ pub struct Change {
 }
 
 /// Applies `setting` to `device` (device knobs) and the host (vm and CPU-scheduler knobs),
-/// journaling under `owner` (`"set"` or `"tune:<id>"`), durably before each write, every knob
+/// journaling under `owner` (`set`, `tune:<id>`, …), durably before each write, every knob
 /// that write can change; a knob already at its value is neither written nor journaled.
 /// Order: scheduler → nr_requests → iosched → other queue → vm. Every value is validated first
 /// (exit 2, nothing changed); each write is read back (NotHonoured on mismatch).
@@ -44,7 +48,7 @@ pub fn apply(
     root: &SysRoot,
     device: &Device,
     setting: &Setting,
-    owner: &str,
+    owner: &Owner,
 ) -> Result<()> {
     apply_with(&RealIo, store, root, device, setting, owner).map(|_| ())
 }
@@ -59,7 +63,12 @@ pub fn check(root: &SysRoot, device: &Device, setting: &Setting) -> Result<()> {
 /// Applies a setting of host-wide knobs only (vm, CPU scheduler): `tune --host`, where no
 /// device is involved. The same journal, order and read-back as [`apply`]; a device knob in
 /// `setting` is bad input (exit 2, nothing changed).
-pub fn apply_host(store: &mut Store, root: &SysRoot, setting: &Setting, owner: &str) -> Result<()> {
+pub fn apply_host(
+    store: &mut Store,
+    root: &SysRoot,
+    setting: &Setting,
+    owner: &Owner,
+) -> Result<()> {
     apply_host_with(&RealIo, store, root, setting, owner).map(|_| ())
 }
 
@@ -88,7 +97,7 @@ pub fn apply_host_with(
     store: &mut Store,
     root: &SysRoot,
     setting: &Setting,
-    owner: &str,
+    owner: &Owner,
 ) -> Result<Vec<Change>> {
     let plan = plan_host(io, root, setting)?;
     execute(io, store, root, plan, owner, "the host")
@@ -105,7 +114,7 @@ pub fn apply_with(
     root: &SysRoot,
     device: &Device,
     setting: &Setting,
-    owner: &str,
+    owner: &Owner,
 ) -> Result<Vec<Change>> {
     settle_foreign(io, store, root, device)?;
     let plan = plan(io, root, device, setting)?;
@@ -119,7 +128,7 @@ fn execute(
     store: &mut Store,
     root: &SysRoot,
     mut plan: super::plan::Plan,
-    owner: &str,
+    owner: &Owner,
     on: &str,
 ) -> Result<Vec<Change>> {
     // Originals of an earlier boot are stale; those read now carry this boot's id.
@@ -186,64 +195,4 @@ fn hold_for_crash_tests() {
     if let Some(ms) = std::env::var(HOLD_ENV).ok().and_then(|v| v.parse().ok()) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
-}
-
-/// True when the knob already holds exactly `v` (no write needed).
-pub(super) fn same(v: &KnobValue, read: &str) -> bool {
-    match v {
-        KnobValue::Name(n) => read == n,
-        KnobValue::Int(i) => parse_int(read) == Some(*i),
-    }
-}
-
-/// True when `read` (a value as the kernel prints it) is what `w` asked for ([`holds`]).
-fn honoured(w: &Write, read: &str) -> bool {
-    let jiffies = catalogue::kept_in_jiffies(w.scheduler.as_deref(), &w.name);
-    holds(&w.value, jiffies, read)
-}
-
-/// True when a knob that reads `read` holds `v`: equal, or, for a knob the kernel keeps in
-/// `jiffies` ([`catalogue::kept_in_jiffies`]), `v` rounded up to a jiffy: above `v` by less
-/// than [`catalogue::JIFFY_TOLERANCE_MS`] (0 stays 0). That is what a write of `v` reads back
-/// as, so `verify`, `status` and the daemon judge drift as the write path judges
-/// "honoured"; every other knob must read back exactly (bfq's `slice_idle` 8 is not 0).
-pub fn holds(v: &KnobValue, jiffies: bool, read: &str) -> bool {
-    match v {
-        KnobValue::Name(n) => read == n,
-        KnobValue::Int(v) => parse_int(read).is_some_and(|r| {
-            r == *v || (jiffies && *v > 0 && r > *v && r - v < catalogue::JIFFY_TOLERANCE_MS)
-        }),
-    }
-}
-
-/// True when `knob`, as discovered now, holds `v` ([`holds`], with the knob's own jiffies
-/// fact): the one judgement of drift for `verify`, `status` and the daemon.
-pub fn knob_holds(knob: &super::Knob, v: &KnobValue) -> bool {
-    let jiffies = catalogue::kept_in_jiffies(knob.scheduler.as_deref(), &knob.name);
-    holds(v, jiffies, &knob.current.to_string())
-}
-
-/// Writes `"{v}\n"` (`X`/`NO_X` for a feature flag), reads it back, and fails unless the
-/// kernel honoured it.
-pub(super) fn write_checked(io: &dyn KnobIo, w: &Write) -> Result<()> {
-    let value = w.value.to_string();
-    io.write(
-        &w.path,
-        &format!("{}\n", write_text(w.order, &w.name, &w.value)),
-    )
-    .map_err(|source| Error::KnobWrite {
-        knob: w.name.clone(),
-        value: value.clone(),
-        path: w.path.clone(),
-        source,
-    })?;
-    let read = read_value(io, &w.path, w.order, &w.name)?;
-    if !honoured(w, &read) {
-        return Err(Error::NotHonoured {
-            knob: w.name.clone(),
-            wrote: value,
-            read,
-        });
-    }
-    Ok(())
 }

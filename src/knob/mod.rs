@@ -12,6 +12,8 @@
 //! - [`apply`]: the journaled write path. Every knob change in sweetspot goes through it.
 //! - [`restore`]: puts journaled originals back; [`vet`] re-validates every journal row
 //!   against the catalogue before it is written.
+//! - `write`: one knob write read back and checked, and whether a knob holds a value, used by
+//!   both; `apply` imports `restore` (to settle foreign entries first), never the reverse.
 //!
 //! Knob names are the file's base name (`fifo_batch`, `read_ahead_kb`, `dirty_ratio`); the
 //! active scheduler is the knob `scheduler`.
@@ -25,6 +27,7 @@ mod plan;
 pub mod restore;
 pub mod sched;
 pub mod vet;
+mod write;
 pub mod zoned;
 
 pub use crate::types::{ApplyOrder, Domain, KnobValue, Setting, setting_label};

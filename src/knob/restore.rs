@@ -10,15 +10,16 @@
 //! ([`crate::store::journal`] skips a malformed one). A row that fails is reported on stderr
 //! (row id, knob, why), skipped, and the rest restored; the restore then fails (exit 1).
 
-use super::apply::{same, write_checked};
 use super::io::{KnobIo, RealIo, parse_int, read_value};
 use super::plan::{Write, rank};
 use super::vet::{Refused, Verdict, vet};
+use super::write::{same, write_checked};
 use super::{ApplyOrder, KnobValue, catalogue};
 use crate::device::{Device, identity::identity};
 use crate::store::Store;
 use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -78,7 +79,7 @@ pub fn restore(
     store: &mut Store,
     root: &SysRoot,
     device: Option<&str>,
-    owner: Option<&str>,
+    owner: Option<&Owner>,
 ) -> Result<usize> {
     restore_with(&RealIo, store, root, device, owner)
 }
@@ -106,7 +107,7 @@ pub fn restore_with(
     store: &mut Store,
     root: &SysRoot,
     device: Option<&str>,
-    owner: Option<&str>,
+    owner: Option<&Owner>,
 ) -> Result<usize> {
     restore_except(io, store, root, device, owner, &|_| false).map(|p| p.len())
 }
@@ -140,7 +141,7 @@ pub fn restore_except(
     store: &mut Store,
     root: &SysRoot,
     device: Option<&str>,
-    owner: Option<&str>,
+    owner: Option<&Owner>,
     skip: &dyn Fn(&Entry) -> bool,
 ) -> Result<Vec<PutBack>> {
     let done = restore_vetted(io, store, root, device, owner, skip)?;
@@ -180,7 +181,7 @@ pub fn restore_vetted(
     store: &mut Store,
     root: &SysRoot,
     device: Option<&str>,
-    owner: Option<&str>,
+    owner: Option<&Owner>,
     skip: &dyn Fn(&Entry) -> bool,
 ) -> Result<Restore> {
     warn_stale(&store.journal_close_stale(root, &root.boot())?);
@@ -221,12 +222,12 @@ pub fn restore_vetted(
 /// `device` and `owner` is asked about: of that owner, and of that device or one whose device
 /// cannot be read (a restore of one owner, a killed writer's, leaves unreadable owners to
 /// `restore` of everything).
-fn malformed(store: &Store, device: Option<&str>, owner: Option<&str>) -> Result<Vec<Refused>> {
+fn malformed(store: &Store, device: Option<&str>, owner: Option<&Owner>) -> Result<Vec<Refused>> {
     Ok(store
         .journal_open_malformed()?
         .into_iter()
         .filter(|b| device.is_none() || b.device.is_none() || b.device.as_deref() == device)
-        .filter(|b| owner.is_none() || b.owner.as_deref() == owner)
+        .filter(|b| owner.is_none_or(|o| b.owner.as_deref() == Some(o.to_string().as_str())))
         .map(|b| Refused {
             id: b.id,
             knob: b.knob.unwrap_or_else(|| "?".into()),

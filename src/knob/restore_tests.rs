@@ -11,6 +11,7 @@ use crate::device::find;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+use crate::types::Owner;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -75,7 +76,15 @@ fn rows_outside_the_catalogue_are_refused_and_the_rest_restored() {
     let db = t.dir.path().join("s.db");
     let mut s = Store::open(&db).unwrap();
     let sda = find(&t.root, "sda").unwrap();
-    apply_with(&k, &mut s, &t.root, &sda, &one("fifo_batch", 4), "set").unwrap();
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &sda,
+        &one("fifo_batch", 4),
+        &Owner::Set,
+    )
+    .unwrap();
     let tree = t.dir.path().join("tree");
     let climb = format!("{}/proc/../../victim/passwd", tree.display());
     let passwd = insert(&db, None, "passwd", &climb, "pwned::0:0::/:/bin/sh", 0);
@@ -128,7 +137,15 @@ fn a_malformed_row_is_skipped_and_reported_and_the_rest_restored() {
     let db = t.dir.path().join("s.db");
     let mut s = Store::open(&db).unwrap();
     let sda = find(&t.root, "sda").unwrap();
-    apply_with(&k, &mut s, &t.root, &sda, &one("fifo_batch", 4), "set").unwrap();
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &sda,
+        &one("fifo_batch", 4),
+        &Owner::Set,
+    )
+    .unwrap();
     let c = rusqlite::Connection::open(&db).unwrap();
     let path = t.root.block_dev("sda").join("queue/read_ahead_kb");
     c.execute(
@@ -146,7 +163,15 @@ fn a_malformed_row_is_skipped_and_reported_and_the_rest_restored() {
     .unwrap();
     let blob = c.last_insert_rowid();
     // `set` is not stopped by them.
-    apply_with(&k, &mut s, &t.root, &sda, &one("nr_requests", 32), "set").unwrap();
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &sda,
+        &one("nr_requests", 32),
+        &Owner::Set,
+    )
+    .unwrap();
     let done = restore_vetted(&RealIo, &mut s, &t.root, None, None, &|_| false).unwrap();
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
     assert_eq!(t.get("sda", "queue/nr_requests"), "64");
@@ -163,7 +188,15 @@ fn a_malformed_row_is_skipped_and_reported_and_the_rest_restored() {
         ]
     );
     // A restore of one owner is asked only about that owner's rows.
-    let tune = restore_vetted(&RealIo, &mut s, &t.root, None, Some("tune:9"), &|_| false).unwrap();
+    let tune = restore_vetted(
+        &RealIo,
+        &mut s,
+        &t.root,
+        None,
+        Some(&Owner::Tune(9)),
+        &|_| false,
+    )
+    .unwrap();
     assert_eq!(
         tune.refused.iter().map(|r| r.id).collect::<Vec<_>>(),
         [text]
@@ -189,21 +222,24 @@ fn the_recovery_of_a_killed_tune_refuses_a_forged_row() {
         .execute("UPDATE tunes SET pid = 2147483646 WHERE id = ?1", [id])
         .unwrap();
     let sda = find(&t.root, "sda").unwrap();
-    let owner = format!("tune:{id}");
+    let owner = Owner::Tune(id);
     apply_with(&k, &mut s, &t.root, &sda, &one("fifo_batch", 4), &owner).unwrap();
     let climb = format!("{}/../../victim/passwd", t.root.proc.display());
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute(
         "INSERT INTO journal (device, knob, path, original, apply_order, owner, recorded_at) \
          VALUES ('sda', 'scheduler', ?1, 'pwned', 0, ?2, 1)",
-        [climb.as_str(), owner.as_str()],
+        [climb.as_str(), owner.to_string().as_str()],
     )
     .unwrap();
-    let n = crate::tune::recover::recover_with(&k, &mut s, &t.root).unwrap();
+    let n = crate::undo::recover_with(&k, &mut s, &t.root).unwrap();
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
     assert_eq!(read(&victim), "root:x:0:0::/root:/bin/sh\n");
     assert_eq!((n.tunes, n.refused.len()), (0, 1));
-    assert_eq!(s.tune(id).unwrap().unwrap().status, "running");
+    assert_eq!(
+        s.tune(id).unwrap().unwrap().status,
+        crate::types::TuneStatus::Running
+    );
 }
 
 mod property {
@@ -472,7 +508,7 @@ mod property {
             }
             tx.commit().unwrap();
             let before = snapshot(t.dir.path());
-            let _ = crate::tune::recover::restore_idle(&RealIo, &mut s, &t.root, None);
+            let _ = crate::undo::restore_idle(&RealIo, &mut s, &t.root, None);
             let _ = restore_with(&RealIo, &mut s, &t.root, None, None);
             let after = snapshot(t.dir.path());
             let keys: std::collections::BTreeSet<&PathBuf> = before.keys().chain(after.keys()).collect();

@@ -8,6 +8,7 @@ use super::*;
 use crate::Error;
 use crate::store::Store;
 use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+use crate::types::Owner;
 
 fn setting(pairs: &[(&str, i64)]) -> Setting {
     pairs
@@ -131,7 +132,7 @@ fn a_feature_flag_and_a_sysctl_are_journaled_written_and_restored() {
         ("sched_autogroup_enabled", 0),
         ("base_slice_ns", 3_000_000),
     ]);
-    let ch = apply_host_with(&k, &mut s, &t.root, &set, "tune:1").unwrap();
+    let ch = apply_host_with(&k, &mut s, &t.root, &set, &Owner::Tune(1)).unwrap();
     assert_eq!(ch.len(), 4);
     let features = t.host("debug/sched/features");
     assert!(features.contains(" NEXT_BUDDY ") && features.contains("NO_PLACE_LAG"));
@@ -147,14 +148,14 @@ fn a_feature_flag_and_a_sysctl_are_journaled_written_and_restored() {
     );
     drop(log);
     // Journaled host-wide (no device); the flags' file once, whole, as it was.
-    let open = s.journal_open(None, Some("tune:1")).unwrap();
+    let open = s.journal_open(None, Some(&Owner::Tune(1))).unwrap();
     assert_eq!(open.len(), 3);
     assert!(open.iter().all(|e| e.device.is_none()));
     let f = open.iter().find(|e| e.knob == "features").unwrap();
     assert_eq!(f.order, ApplyOrder::SchedFeature);
     assert_eq!(f.original, crate::testkit::tree::CURRENT_FEATURES);
 
-    let n = restore_with(&k, &mut s, &t.root, None, Some("tune:1")).unwrap();
+    let n = restore_with(&k, &mut s, &t.root, None, Some(&Owner::Tune(1))).unwrap();
     assert_eq!(n, 3);
     assert_eq!(
         t.host("debug/sched/features"),
@@ -171,12 +172,12 @@ fn a_feature_flag_and_a_sysctl_are_journaled_written_and_restored() {
         &t.root,
         &d,
         &setting(&[("NEXT_BUDDY", 1)]),
-        "set",
+        &Owner::Set,
     )
     .unwrap();
-    let e = s.journal_open(None, Some("set")).unwrap();
+    let e = s.journal_open(None, Some(&Owner::Set)).unwrap();
     assert_eq!((e.len(), e[0].device.clone()), (1, None));
-    restore_with(&k, &mut s, &t.root, None, Some("set")).unwrap();
+    restore_with(&k, &mut s, &t.root, None, Some(&Owner::Set)).unwrap();
     assert!(t.host("debug/sched/features").contains("NO_NEXT_BUDDY"));
 }
 
@@ -186,7 +187,8 @@ fn host_apply_refuses_device_knobs_bad_values_and_locked_knobs_before_writing() 
     t.sched_locked();
     let k = FakeKernel::default();
     let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
-    let mut bad = |set: Setting| apply_host_with(&k, &mut s, &t.root, &set, "set").unwrap_err();
+    let mut bad =
+        |set: Setting| apply_host_with(&k, &mut s, &t.root, &set, &Owner::Set).unwrap_err();
     let e = bad(setting(&[("fifo_batch", 8)]));
     assert!(e.to_string().contains("a device knob"), "{e}");
     let e = bad(setting(&[("sched_autogroup_enabled", 2)]));

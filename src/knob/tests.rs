@@ -7,6 +7,7 @@ use crate::Error;
 use crate::device::find;
 use crate::store::Store;
 use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+use crate::types::Owner;
 
 fn setting(pairs: &[(&str, KnobValue)]) -> Setting {
     pairs
@@ -154,7 +155,7 @@ fn set_and_restore_round_trip_on_mq_deadline() {
         ("read_ahead_kb", 512.into()),
         ("read_expire", 501.into()),
     ]);
-    let ch = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    let ch = apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Set).unwrap();
     assert_eq!(ch.len(), 3);
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
     assert_eq!(t.get("sda", "queue/read_ahead_kb"), "512");
@@ -199,7 +200,7 @@ fn an_entry_from_before_boot_ids_is_stale_once_older_than_the_boot() {
     let mut s = store(&t);
     // Recorded without a boot id (as before schema 2): `set` 8 over 16.
     let set = setting(&[("fifo_batch", 8.into())]);
-    apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Set).unwrap();
     let open = s.journal_open(None, None).unwrap();
     assert_eq!(
         (open[0].boot_id.as_deref(), open[0].original.as_str()),
@@ -227,7 +228,7 @@ fn an_entry_from_before_boot_ids_is_stale_once_older_than_the_boot() {
     boot(&t, "cccc");
     t.set("sda", "queue/iosched/fifo_batch", "12");
     let four = setting(&[("fifo_batch", 4.into())]);
-    apply_with(&k, &mut s, &t.root, &d, &four, "tune:1").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &four, &Owner::Tune(1)).unwrap();
     let open = s.journal_open(None, None).unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
     assert_eq!(open[0].original, "12");
@@ -253,7 +254,7 @@ fn a_reboot_makes_journaled_originals_stale_but_never_loses_a_new_one() {
             &t.root,
             &d,
             &setting(&[("fifo_batch", v.into())]),
-            "set",
+            &Owner::Set,
         )
         .unwrap();
     };
@@ -302,7 +303,7 @@ fn an_admins_fifo_batch_survives_a_detour_through_bfq() {
     let k = FakeKernel::default();
     let mut s = store(&t);
     let set = setting(&[("scheduler", "bfq".into()), ("slice_idle", 0.into())]);
-    apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Set).unwrap();
     assert_eq!(
         t.get("sda", "queue/scheduler"),
         "none mq-deadline kyber [bfq]"
@@ -395,7 +396,7 @@ fn bad_input_changes_nothing_and_journals_nothing() {
         ),
     ];
     for (set, want) in cases {
-        let e = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap_err();
+        let e = apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Set).unwrap_err();
         assert_eq!(e.exit_code(), 2, "{e}");
         assert!(e.to_string().contains(want), "{e} should contain {want}");
     }
@@ -414,7 +415,7 @@ fn kernel_refusal_and_clamp_are_errors_with_a_consistent_journal() {
     let ra = t.root.block_dev("sda").join("queue/read_ahead_kb");
     k.refuse(ra.clone(), libc::EINVAL);
     let set = setting(&[("fifo_batch", 8.into()), ("read_ahead_kb", 512.into())]);
-    let e = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap_err();
+    let e = apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Set).unwrap_err();
     assert!(matches!(e, Error::KnobWrite { .. }), "{e}");
     assert_eq!(e.exit_code(), 1);
     let msg = e.to_string();
@@ -436,7 +437,7 @@ fn kernel_refusal_and_clamp_are_errors_with_a_consistent_journal() {
         &t.root,
         &d,
         &setting(&[("read_ahead_kb", 512.into())]),
-        "set",
+        &Owner::Set,
     )
     .unwrap_err();
     assert_eq!(
@@ -459,7 +460,7 @@ fn dirty_pairs_journal_both_and_restore_only_the_nonzero_member() {
         ("dirty_bytes", (64 << 20).into()),
         ("swappiness", 10.into()),
     ]);
-    apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Set).unwrap();
     assert_eq!(t.vm("dirty_ratio"), "0");
     assert_eq!(t.vm("dirty_bytes"), "67108864");
     let open = s.journal_open(None, None).unwrap();
@@ -498,7 +499,7 @@ fn a_tune_restores_only_its_own_entries_and_restore_all_writes_the_oldest() {
         &t.root,
         &d,
         &setting(&[("quantum", 16.into())]),
-        "set",
+        &Owner::Set,
     )
     .unwrap();
     apply_with(
@@ -507,11 +508,11 @@ fn a_tune_restores_only_its_own_entries_and_restore_all_writes_the_oldest() {
         &t.root,
         &d,
         &setting(&[("quantum", 8.into())]),
-        "tune:1",
+        &Owner::Tune(1),
     )
     .unwrap();
     assert_eq!(t.get("hda", "queue/iosched/quantum"), "8");
-    restore_with(&k, &mut s, &t.root, Some("hda"), Some("tune:1")).unwrap();
+    restore_with(&k, &mut s, &t.root, Some("hda"), Some(&Owner::Tune(1))).unwrap();
     assert_eq!(
         t.get("hda", "queue/iosched/quantum"),
         "16",
@@ -523,7 +524,7 @@ fn a_tune_restores_only_its_own_entries_and_restore_all_writes_the_oldest() {
         &t.root,
         &d,
         &setting(&[("quantum", 2.into())]),
-        "tune:2",
+        &Owner::Tune(2),
     )
     .unwrap();
     restore_with(&k, &mut s, &t.root, None, None).unwrap();
@@ -548,11 +549,11 @@ fn restoring_one_owners_entry_under_anothers_hands_its_original_down() {
     let k = FakeKernel::default();
     let mut s = store(&t);
     let fifo = |v: i64| setting(&[("fifo_batch", v.into())]);
-    apply_with(&k, &mut s, &t.root, &d, &fifo(8), "profile").unwrap();
-    apply_with(&k, &mut s, &t.root, &d, &fifo(4), "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(8), &Owner::Profile).unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(4), &Owner::Set).unwrap();
     assert_eq!(open_entries(&s), ["fifo_batch=16", "fifo_batch=8"]);
 
-    let n = restore_with(&k, &mut s, &t.root, Some("sda"), Some("profile")).unwrap();
+    let n = restore_with(&k, &mut s, &t.root, Some("sda"), Some(&Owner::Profile)).unwrap();
     assert_eq!(n, 0, "nothing written");
     assert_eq!(
         t.get("sda", "queue/iosched/fifo_batch"),
@@ -562,13 +563,13 @@ fn restoring_one_owners_entry_under_anothers_hands_its_original_down() {
     let open = s.journal_open(None, None).unwrap();
     assert_eq!(
         open.iter()
-            .map(|e| (e.owner.as_str(), e.original.as_str()))
+            .map(|e| (e.owner, e.original.as_str()))
             .collect::<Vec<_>>(),
-        [("set", "16")],
+        [(Owner::Set, "16")],
         "the true original handed down to set's entry"
     );
     // The profile applied again journals the value it found (4), above set's entry.
-    apply_with(&k, &mut s, &t.root, &d, &fifo(8), "profile").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(8), &Owner::Profile).unwrap();
     assert_eq!(open_entries(&s), ["fifo_batch=16", "fifo_batch=4"]);
     assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 1);
     assert_eq!(
@@ -580,10 +581,10 @@ fn restoring_one_owners_entry_under_anothers_hands_its_original_down() {
 
     // The top of a stack is written as before: restoring the newest owner alone puts back
     // the value before its change (the one the owner below it wrote).
-    apply_with(&k, &mut s, &t.root, &d, &fifo(8), "profile").unwrap();
-    apply_with(&k, &mut s, &t.root, &d, &fifo(4), "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(8), &Owner::Profile).unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(4), &Owner::Set).unwrap();
     assert_eq!(
-        restore_with(&k, &mut s, &t.root, Some("sda"), Some("set")).unwrap(),
+        restore_with(&k, &mut s, &t.root, Some("sda"), Some(&Owner::Set)).unwrap(),
         1
     );
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
@@ -610,7 +611,7 @@ fn a_loop_queue_gets_its_originals_back_after_its_file_is_detached_or_replaced()
             "128",
         );
         let d = find(&t.root, "loop5").unwrap();
-        apply_with(&k, &mut s, &t.root, &d, &ra(64), "set").unwrap();
+        apply_with(&k, &mut s, &t.root, &d, &ra(64), &Owner::Set).unwrap();
         // Detached (`now` empty): written back; or another file attached to loop5 since:
         // its queue is left alone.
         t.set("loop5", "loop/backing_file", now);
@@ -626,13 +627,13 @@ fn a_loop_queue_gets_its_originals_back_after_its_file_is_detached_or_replaced()
     t.set("loop5", "loop/backing_file", "/tmp/a.img")
         .set("loop5", "queue/read_ahead_kb", "128");
     let a = find(&t.root, "loop5").unwrap();
-    apply_with(&k, &mut s, &t.root, &a, &ra(64), "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &a, &ra(64), &Owner::Set).unwrap();
     t.set("loop5", "loop/backing_file", "/tmp/b.img");
     let b = find(&t.root, "loop5").unwrap();
     let mut own = s.journal_open(None, None).unwrap()[0].clone();
     own.identity = Some(b.identity.clone());
     s.journal_record(
-        "tune:1",
+        &Owner::Tune(1),
         &[crate::store::journal::NewEntry {
             device: own.device.clone(),
             identity: own.identity.clone(),
@@ -651,7 +652,7 @@ fn a_loop_queue_gets_its_originals_back_after_its_file_is_detached_or_replaced()
     assert_eq!(t.get("loop5", "queue/read_ahead_kb"), "64");
     assert!(s.journal_open(None, None).unwrap().is_empty());
     // The loop device is gone (its node removed): nothing to write on.
-    apply_with(&k, &mut s, &t.root, &b, &ra(32), "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &b, &ra(32), &Owner::Set).unwrap();
     std::fs::remove_dir_all(t.root.block_dev("loop5")).unwrap();
     k.log.borrow_mut().clear();
     assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
@@ -660,7 +661,7 @@ fn a_loop_queue_gets_its_originals_back_after_its_file_is_detached_or_replaced()
     // A disk name that is another disk now (a new queue): closed, not written.
     t.mq_deadline_disk().set("sda", "wwid", "naa.1");
     let sda = find(&t.root, "sda").unwrap();
-    apply_with(&k, &mut s, &t.root, &sda, &ra(512), "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &sda, &ra(512), &Owner::Set).unwrap();
     t.set("sda", "wwid", "naa.2")
         .set("sda", "queue/read_ahead_kb", "1024");
     assert_eq!(restore_with(&k, &mut s, &t.root, None, None).unwrap(), 0);
@@ -678,7 +679,7 @@ fn an_iosched_file_this_kernel_lacks_is_enoent_and_the_switch_is_undone() {
     let k = FakeKernel::default();
     let mut s = store(&t);
     let set = setting(&[("scheduler", "cfq".into()), ("group_idle", 4.into())]);
-    let e = apply_with(&k, &mut s, &t.root, &d, &set, "tune:1").unwrap_err();
+    let e = apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Tune(1)).unwrap_err();
     match &e {
         Error::KnobWrite { knob, source, .. } => {
             assert_eq!(knob, "group_idle");
@@ -693,7 +694,7 @@ fn an_iosched_file_this_kernel_lacks_is_enoent_and_the_switch_is_undone() {
     );
     // The switch went through and is journaled, so restore puts deadline back.
     assert!(t.get("hda", "queue/scheduler").contains("[cfq]"));
-    restore_with(&k, &mut s, &t.root, None, Some("tune:1")).unwrap();
+    restore_with(&k, &mut s, &t.root, None, Some(&Owner::Tune(1))).unwrap();
     assert!(t.get("hda", "queue/scheduler").contains("[deadline]"));
     assert!(s.journal_open(None, None).unwrap().is_empty());
 }
@@ -712,7 +713,7 @@ fn max_sectors_kb_journals_the_read_ahead_it_recomputes_and_restore_puts_both_ba
         &t.root,
         &d,
         &setting(&[("max_sectors_kb", 512.into())]),
-        "a",
+        &Owner::Tune(1),
     )
     .unwrap();
     assert_eq!(t.get("sda", "queue/read_ahead_kb"), "1024");
@@ -733,7 +734,7 @@ fn max_sectors_kb_journals_the_read_ahead_it_recomputes_and_restore_puts_both_ba
 
     // Together: read_ahead_kb is written after max_sectors_kb, so its own value stays.
     let both = setting(&[("read_ahead_kb", 64.into()), ("max_sectors_kb", 256.into())]);
-    apply_with(&k, &mut s, &t.root, &d, &both, "b").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &both, &Owner::Tune(2)).unwrap();
     assert_eq!(t.get("sda", "queue/read_ahead_kb"), "64");
     assert_eq!(t.get("sda", "queue/max_sectors_kb"), "256");
     restore_with(&k, &mut s, &t.root, None, None).unwrap();
@@ -746,7 +747,7 @@ fn max_sectors_kb_journals_the_read_ahead_it_recomputes_and_restore_puts_both_ba
         &t.root,
         &d,
         &setting(&[("read_ahead_kb", 64.into())]),
-        "c",
+        &Owner::Tune(3),
     )
     .unwrap();
     apply_with(
@@ -755,7 +756,7 @@ fn max_sectors_kb_journals_the_read_ahead_it_recomputes_and_restore_puts_both_ba
         &t.root,
         &d,
         &setting(&[("max_sectors_kb", 256.into())]),
-        "d",
+        &Owner::Tune(4),
     )
     .unwrap();
     restore_with(&k, &mut s, &t.root, None, None).unwrap();
@@ -775,7 +776,7 @@ fn entries_of_a_replaced_loop_file_are_written_back_before_the_new_ones_are_jour
     let mut s = store(&t);
     let fifo = |v| setting(&[("fifo_batch", KnobValue::Int(v))]);
     let old = find(&t.root, "loop0").unwrap();
-    apply_with(&k, &mut s, &t.root, &old, &fifo(4), "bench").unwrap();
+    apply_with(&k, &mut s, &t.root, &old, &fifo(4), &Owner::Bench).unwrap();
     // The run was killed; loop0 is now attached to another file whose queue reads 4.
     t.set(
         "loop0",
@@ -783,7 +784,7 @@ fn entries_of_a_replaced_loop_file_are_written_back_before_the_new_ones_are_jour
         "/nonexistent/sweetspot-scratch-B/backing.img",
     );
     let new = find(&t.root, "loop0").unwrap();
-    apply_with(&k, &mut s, &t.root, &new, &fifo(8), "bench").unwrap();
+    apply_with(&k, &mut s, &t.root, &new, &fifo(8), &Owner::Bench).unwrap();
     // The old device's original (16) went back to the loop queue first, which the new file
     // had inherited 4 from; the new device's original (16) is journaled, not swallowed by
     // the old entry of the same file and owner, which is closed.
@@ -846,7 +847,7 @@ fn a_set_that_changes_nothing_journals_nothing_and_restore_keeps_the_admins_valu
             ("nr_requests", 64.into()),
         ]),
     ] {
-        let ch = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+        let ch = apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Set).unwrap();
         assert!(ch.is_empty(), "{set:?}: {ch:?}");
         assert_eq!(open_entries(&s), Vec::<String>::new(), "{set:?}");
     }
@@ -869,7 +870,7 @@ fn only_the_knobs_a_set_changes_are_journaled_with_their_side_effects() {
     let mut s = store(&t);
     // fifo_batch is already 16: only read_ahead_kb is journaled.
     let set = setting(&[("fifo_batch", 16.into()), ("read_ahead_kb", 512.into())]);
-    let ch = apply_with(&k, &mut s, &t.root, &d, &set, "set").unwrap();
+    let ch = apply_with(&k, &mut s, &t.root, &d, &set, &Owner::Set).unwrap();
     assert_eq!(ch.len(), 1);
     assert_eq!(open_entries(&s), ["read_ahead_kb=128"]);
     restore_with(&k, &mut s, &t.root, None, None).unwrap();
@@ -880,7 +881,7 @@ fn only_the_knobs_a_set_changes_are_journaled_with_their_side_effects() {
         &t.root,
         &d,
         &setting(&[("dirty_bytes", (1i64 << 26).into())]),
-        "set",
+        &Owner::Set,
     )
     .unwrap();
     assert_eq!(open_entries(&s), ["dirty_bytes=0", "dirty_ratio=20"]);
@@ -900,13 +901,13 @@ fn a_tune_journals_a_knob_when_it_first_writes_it_and_restores_it() {
     let mut s = store(&t);
     let fifo = |v: i64| setting(&[("fifo_batch", v.into())]);
     // The default setting first: nothing written, nothing journaled.
-    apply_with(&k, &mut s, &t.root, &d, &fifo(16), "tune:1").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(16), &Owner::Tune(1)).unwrap();
     assert_eq!(open_entries(&s), Vec::<String>::new());
-    apply_with(&k, &mut s, &t.root, &d, &fifo(4), "tune:1").unwrap();
-    apply_with(&k, &mut s, &t.root, &d, &fifo(64), "tune:1").unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(4), &Owner::Tune(1)).unwrap();
+    apply_with(&k, &mut s, &t.root, &d, &fifo(64), &Owner::Tune(1)).unwrap();
     assert_eq!(open_entries(&s), ["fifo_batch=16"]);
     assert_eq!(
-        restore_with(&k, &mut s, &t.root, Some("sda"), Some("tune:1")).unwrap(),
+        restore_with(&k, &mut s, &t.root, Some("sda"), Some(&Owner::Tune(1))).unwrap(),
         1
     );
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
@@ -932,7 +933,7 @@ fn another_trees_entries_are_not_stale_by_this_trees_boot() {
         &a.root,
         &d,
         &setting(&[("fifo_batch", 8.into())]),
-        "set",
+        &Owner::Set,
     )
     .unwrap();
     assert!(

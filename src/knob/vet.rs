@@ -348,7 +348,7 @@ mod tests {
             original: original.into(),
             order,
             scheduler: (order == ApplyOrder::Iosched).then(|| "mq-deadline".to_string()),
-            owner: "set".into(),
+            owner: crate::types::Owner::Set,
             recorded_at: 0,
             restored_at: None,
             boot_id: None,

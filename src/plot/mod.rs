@@ -122,7 +122,7 @@ mod tests {
                 pid: 1,
                 started_at: 0,
                 finished_at: Some(1),
-                status: "done".into(),
+                status: crate::types::TuneStatus::Done,
                 lock_file: None,
             },
             measure: Measure::Ratio(vec![Load::IoLoad]),

@@ -8,7 +8,6 @@
 
 use super::facts::matches;
 use super::model::{DeviceEntry, Profile};
-use super::rollback::OWNER;
 use super::{attr_path, in_apply_order};
 use crate::device::{self, Device};
 use crate::knob::apply::apply_with;
@@ -16,7 +15,7 @@ use crate::knob::io::{KnobIo, RealIo};
 use crate::lock::{DeviceLock, Holder};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
-use crate::types::Setting;
+use crate::types::{Owner, Setting};
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -298,11 +297,11 @@ fn run(
             _ if failed.is_some() => Ok(Vec::new()),
             Job::Disk(dev, knobs) => {
                 wrote.push(&dev.name);
-                apply_with(&recorder, store, root, dev, knobs, OWNER)
+                apply_with(&recorder, store, root, dev, knobs, &Owner::Profile)
             }
             Job::Host(knobs) => {
                 host_wrote = true;
-                crate::knob::apply::apply_host_with(&recorder, store, root, knobs, OWNER)
+                crate::knob::apply::apply_host_with(&recorder, store, root, knobs, &Owner::Profile)
             }
         };
         outcome.status = match result {

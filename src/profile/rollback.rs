@@ -2,7 +2,7 @@
 //! honour) a write half-way, every knob this apply had already written is put back before it
 //! returns, so the disks are as they were before it.
 //!
-//! The journal says what to put back: the entries of the owner [`OWNER`] that
+//! The journal says what to put back: the entries of the owner [`Owner::Profile`] that
 //! this apply opened (not open when it began), on the disks it wrote (and the host, when it
 //! wrote host knobs), are restored through the journal's own restore
 //! ([`crate::knob::apply::restore_except`], the others skipped), which writes their originals
@@ -18,13 +18,11 @@ use crate::knob::io::KnobIo;
 use crate::store::Store;
 use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use crate::{Error, Result};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-/// Journal owner of profile writes (`profile apply`, the daemon's apply at boot).
-pub const OWNER: &str = "profile";
 
 /// A [`KnobIo`] that remembers, per file, its content before the first write through it.
 pub struct Recorder<'a> {
@@ -74,7 +72,7 @@ impl Undo {
     /// Notes the open `profile` entries before the first write. Errors: the store's.
     pub fn begin(store: &Store) -> Result<Undo> {
         let open_before = store
-            .journal_open(None, Some(OWNER))?
+            .journal_open(None, Some(&Owner::Profile))?
             .into_iter()
             .map(|e| e.id)
             .collect();
@@ -94,7 +92,7 @@ impl Undo {
         recorder: &Recorder<'_>,
     ) -> Undone {
         let mine = |e: &Entry| {
-            e.owner == OWNER
+            e.owner == Owner::Profile
                 && !self.open_before.contains(&e.id)
                 && match &e.device {
                     Some(d) => disks.contains(&d.as_str()),
@@ -102,7 +100,7 @@ impl Undo {
                 }
         };
         let mut undone = Undone::default();
-        let journaled: BTreeSet<PathBuf> = match store.journal_open(None, Some(OWNER)) {
+        let journaled: BTreeSet<PathBuf> = match store.journal_open(None, Some(&Owner::Profile)) {
             Ok(open) => open.into_iter().filter(mine).map(|e| e.path).collect(),
             Err(e) => {
                 undone
@@ -111,7 +109,7 @@ impl Undo {
                 return undone;
             }
         };
-        match restore_except(io, store, root, None, Some(OWNER), &|e| !mine(e)) {
+        match restore_except(io, store, root, None, Some(&Owner::Profile), &|e| !mine(e)) {
             Ok(put) => undone.put_back = put,
             Err(e) => undone.left.push(e.to_string()),
         }

@@ -6,6 +6,7 @@ use super::model::{Match, Profile};
 use super::{sysctl, tuned, udev};
 use crate::store::Store;
 use crate::testkit::tree::FakeTree;
+use crate::types::Owner;
 use crate::types::{Setting, TargetInfo};
 
 fn setting(pairs: &[(&str, &str)]) -> Setting {
@@ -49,7 +50,9 @@ fn store_spot(
             &evidence,
         )
         .unwrap();
-    store.finish_tune(tune, "done").unwrap();
+    store
+        .finish_tune(tune, crate::types::TuneStatus::Done)
+        .unwrap();
 }
 
 fn all(by: MatchBy) -> Select<'static> {
@@ -309,7 +312,9 @@ fn iosched_knobs_are_exported_with_the_scheduler_they_belong_to() {
                 &evidence,
             )
             .unwrap();
-        store.finish_tune(tune, "done").unwrap();
+        store
+            .finish_tune(tune, crate::types::TuneStatus::Done)
+            .unwrap();
         tune
     };
     let knobs_of = |identity: &str| {
@@ -352,7 +357,7 @@ fn iosched_knobs_are_exported_with_the_scheduler_they_belong_to() {
             "INSERT INTO journal (device, identity, knob, path, original, apply_order, \
              scheduler, owner, recorded_at) VALUES ('sdx', 'wwid:naa.2', 'fifo_batch', \
              '/sys/block/sdx/queue/iosched/fifo_batch', '16', 2, 'deadline', ?1, 0)",
-            [format!("tune:{tune}")],
+            [Owner::Tune(tune).to_string()],
         )
         .unwrap();
     assert_eq!(

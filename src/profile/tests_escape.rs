@@ -70,7 +70,9 @@ fn store_spot(store: &Store, identity: &str, name: &str, policy: &str, objective
             &evidence,
         )
         .unwrap();
-    store.finish_tune(tune, "done").unwrap();
+    store
+        .finish_tune(tune, crate::types::TuneStatus::Done)
+        .unwrap();
 }
 
 /// A fake tree with disk `sdz` of `model` and `serial`, and a database with its sweet spot

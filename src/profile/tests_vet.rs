@@ -31,7 +31,9 @@ fn spot(store: &Store, best: &[(&str, KnobValue)], default: &[(&str, KnobValue)]
             &evidence,
         )
         .unwrap();
-    store.finish_tune(tune, "done").unwrap();
+    store
+        .finish_tune(tune, crate::types::TuneStatus::Done)
+        .unwrap();
 }
 
 fn export(store: &Store, t: &FakeTree) -> crate::Result<super::model::Profile> {

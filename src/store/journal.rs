@@ -21,13 +21,10 @@
 
 use super::{Store, now};
 use crate::Result;
-use crate::types::ApplyOrder;
+use crate::types::{ApplyOrder, Owner};
 use rusqlite::params;
 use serde::Serialize;
 use std::path::PathBuf;
-
-/// The owner of the entries `sweetspot set` journals.
-pub const SET_OWNER: &str = "set";
 
 /// One journal row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -51,8 +48,8 @@ pub struct Entry {
     pub order: ApplyOrder,
     /// For iosched knobs: the scheduler they belong to.
     pub scheduler: Option<String>,
-    /// `set` or `tune:<id>`.
-    pub owner: String,
+    /// Who journaled it (stored as its text, `set`, `tune:<id>`, …).
+    pub owner: Owner,
     /// Unix seconds.
     pub recorded_at: i64,
     /// Unix seconds; `None` while open.
@@ -99,7 +96,7 @@ pub struct NewEntry {
 }
 
 /// A journal row that cannot be read as an [`Entry`]: a column of the wrong type (`original`
-/// a BLOB, `recorded_at` text), text that is not UTF-8, or an unknown apply order.
+/// a BLOB, `recorded_at` text), text that is not UTF-8, an unknown apply order or owner.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Malformed {
     /// Row id.
@@ -176,7 +173,9 @@ fn entry(r: &rusqlite::Row<'_>, id: i64) -> std::result::Result<Entry, String> {
         order: ApplyOrder::from_index(order)
             .ok_or_else(|| format!("apply_order {order} is no apply order"))?,
         scheduler: text(r, 7)?,
-        owner: need(text(r, 8)?, 8)?,
+        owner: need(text(r, 8)?, 8)?
+            .parse()
+            .map_err(|e: crate::types::owner::Unknown| e.to_string())?,
         recorded_at: int(r, 9)?.ok_or("recorded_at is NULL")?,
         restored_at: int(r, 10)?,
         boot_id: text(r, 11)?,
@@ -189,8 +188,8 @@ impl Store {
     /// it returns. A path that already has an open entry for `owner` keeps it (close entries
     /// of earlier boots first: [`Store::journal_close_stale`]), and loses its `for_identity`
     /// when this entry's differs. Returns how many rows were new.
-    pub fn journal_record(&mut self, owner: &str, entries: &[NewEntry]) -> Result<usize> {
-        let t = now();
+    pub fn journal_record(&mut self, owner: &Owner, entries: &[NewEntry]) -> Result<usize> {
+        let (t, owner) = (now(), owner.to_string());
         let tx = self.conn_mut().transaction()?;
         let mut n = 0;
         {
@@ -233,7 +232,8 @@ impl Store {
     /// [`Store::journal_record`] would do, and no row is added. So `set sdy dirty_ratio=30`
     /// after `set sdz dirty_ratio=30` still makes that knob nobody's alone, and `restore sdz`
     /// leaves it. Returns how many entries changed.
-    pub fn journal_share(&mut self, owner: &str, entries: &[NewEntry]) -> Result<usize> {
+    pub fn journal_share(&mut self, owner: &Owner, entries: &[NewEntry]) -> Result<usize> {
+        let owner = owner.to_string();
         let tx = self.conn_mut().transaction()?;
         let mut n = 0;
         {
@@ -251,7 +251,7 @@ impl Store {
 
     /// Open entries, oldest first, optionally only of one device (kernel name; vm entries have
     /// no device and are included only when `device` is `None`) and one owner.
-    pub fn journal_open(&self, device: Option<&str>, owner: Option<&str>) -> Result<Vec<Entry>> {
+    pub fn journal_open(&self, device: Option<&str>, owner: Option<&Owner>) -> Result<Vec<Entry>> {
         self.journal_query(
             "WHERE restored_at IS NULL AND (?1 IS NULL OR device = ?1) \
              AND (?2 IS NULL OR owner = ?2)",
@@ -264,7 +264,7 @@ impl Store {
     /// `tune:<id>`) for one of the iosched knobs `knobs`: the scheduler whose `iosched/` held
     /// it when the tune first changed it. `None` when the tune journaled none of them.
     pub fn journal_tune_scheduler(&self, tune_id: i64, knobs: &[&str]) -> Result<Option<String>> {
-        let owner = format!("tune:{tune_id}");
+        let owner = Owner::Tune(tune_id).to_string();
         let mut st = self.conn().prepare(
             "SELECT scheduler FROM journal WHERE owner = ?1 AND knob = ?2 \
              AND scheduler IS NOT NULL ORDER BY id LIMIT 1",
@@ -291,7 +291,7 @@ impl Store {
         &self,
         filter: &str,
         device: Option<&str>,
-        owner: Option<&str>,
+        owner: Option<&Owner>,
     ) -> Result<Vec<Entry>> {
         let (good, bad) = self.journal_rows(filter, device, owner)?;
         for b in bad {
@@ -318,14 +318,14 @@ impl Store {
         &self,
         filter: &str,
         device: Option<&str>,
-        owner: Option<&str>,
+        owner: Option<&Owner>,
     ) -> Result<(Vec<Entry>, Vec<Malformed>)> {
         let sql = format!(
             "SELECT id, device, identity, knob, path, original, apply_order, scheduler, owner, \
              recorded_at, restored_at, boot_id, for_identity FROM journal {filter} ORDER BY id"
         );
         let mut st = self.conn().prepare(&sql)?;
-        let mut rows = st.query(params![device, owner])?;
+        let mut rows = st.query(params![device, owner.map(Owner::to_string)])?;
         let (mut good, mut bad) = (Vec::new(), Vec::new());
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
@@ -429,6 +429,23 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_owner_is_a_malformed_row_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+        s.journal_record(&Owner::Tune(7), &[entry("/q/fifo_batch", "16")])
+            .unwrap();
+        s.conn()
+            .execute("UPDATE journal SET owner = 'daemon'", [])
+            .unwrap();
+        assert_eq!(s.journal_open(None, None).unwrap(), []);
+        let bad = s.journal_open_malformed().unwrap();
+        assert_eq!(
+            (bad.len(), bad[0].owner.as_deref(), bad[0].why.as_str()),
+            (1, Some("daemon"), "unknown journal owner 'daemon'")
+        );
+    }
+
+    #[test]
     fn a_fake_procfs_boot_does_not_judge_real_sysfs_entries() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("j.db")).unwrap();
@@ -438,7 +455,7 @@ mod tests {
         let mut vm = entry(&format!("{}/sys/vm/swappiness", proc.display()), "60");
         vm.device = None;
         vm.boot_id = Some("fake-boot-0".into());
-        s.journal_record("set", &[real, vm]).unwrap();
+        s.journal_record(&Owner::Set, &[real, vm]).unwrap();
         let other = crate::sysroot::Boot {
             id: Some("fake-boot-1".into()),
             booted_at: None,
@@ -462,26 +479,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("j.db")).unwrap();
         assert_eq!(
-            s.journal_record("set", &[entry("/q/fifo_batch", "32")])
+            s.journal_record(&Owner::Set, &[entry("/q/fifo_batch", "32")])
                 .unwrap(),
             1
         );
         assert_eq!(
-            s.journal_record("set", &[entry("/q/fifo_batch", "8")])
+            s.journal_record(&Owner::Set, &[entry("/q/fifo_batch", "8")])
                 .unwrap(),
             0
         );
         assert_eq!(
-            s.journal_record("tune:1", &[entry("/q/fifo_batch", "8")])
+            s.journal_record(&Owner::Tune(1), &[entry("/q/fifo_batch", "8")])
                 .unwrap(),
             1
         );
         let open = s.journal_open(None, None).unwrap();
         assert_eq!(open.len(), 2);
         assert_eq!(open[0].original, "32");
-        assert_eq!(open[0].owner, "set");
+        assert_eq!(open[0].owner, Owner::Set);
         assert_eq!(
-            s.journal_open(Some("loop9"), Some("tune:1")).unwrap()[0].original,
+            s.journal_open(Some("loop9"), Some(&Owner::Tune(1)))
+                .unwrap()[0]
+                .original,
             "8"
         );
         assert!(s.journal_open(Some("sda"), None).unwrap().is_empty());
@@ -493,7 +512,7 @@ mod tests {
         assert!(all.iter().all(|e| e.restored_at.is_some()));
         // After a restore, the same path can be journaled afresh.
         assert_eq!(
-            s.journal_record("set", &[entry("/q/fifo_batch", "16")])
+            s.journal_record(&Owner::Set, &[entry("/q/fifo_batch", "16")])
                 .unwrap(),
             1
         );
@@ -511,15 +530,15 @@ mod tests {
             scheduler: None,
             ..entry("/proc/sys/vm/dirty_ratio", original)
         };
-        let attributed = |s: &Store| s.journal_open(None, Some("set")).unwrap()[0].clone();
+        let attributed = |s: &Store| s.journal_open(None, Some(&Owner::Set)).unwrap()[0].clone();
         assert_eq!(
-            s.journal_record("set", &[ratio(Some("sdz"), "20")])
+            s.journal_record(&Owner::Set, &[ratio(Some("sdz"), "20")])
                 .unwrap(),
             1
         );
         // Journaled again for the same device: still its own, the first original kept.
         assert_eq!(
-            s.journal_record("set", &[ratio(Some("sdz"), "30")])
+            s.journal_record(&Owner::Set, &[ratio(Some("sdz"), "30")])
                 .unwrap(),
             0
         );
@@ -529,14 +548,14 @@ mod tests {
             (Some("sdz"), "20")
         );
         // Another owner's entry does not touch it.
-        s.journal_record("tune:1", &[ratio(Some("sdy"), "30")])
+        s.journal_record(&Owner::Tune(1), &[ratio(Some("sdy"), "30")])
             .unwrap();
         assert_eq!(attributed(&s).for_identity.as_deref(), Some("sdz"));
         // Another device's `set` of the same knob: nobody's alone, for good.
-        s.journal_record("set", &[ratio(Some("sdy"), "40")])
+        s.journal_record(&Owner::Set, &[ratio(Some("sdy"), "40")])
             .unwrap();
         assert_eq!(attributed(&s).for_identity, None);
-        s.journal_record("set", &[ratio(Some("sdz"), "40")])
+        s.journal_record(&Owner::Set, &[ratio(Some("sdz"), "40")])
             .unwrap();
         assert_eq!(attributed(&s).for_identity, None);
         assert_eq!(attributed(&s).original, "20");

@@ -3,7 +3,7 @@
 
 use super::{Store, now};
 use crate::Result;
-use crate::types::{Setting, TargetInfo};
+use crate::types::{Setting, TargetInfo, TuneStatus};
 use rusqlite::params;
 use std::path::{Path, PathBuf};
 
@@ -31,9 +31,8 @@ pub struct TuneRow {
     /// Unix seconds, once finished (as `started_at` in `history --json`).
     #[serde(skip_serializing)]
     pub finished_at: Option<i64>,
-    /// running, done, interrupted, failed, recovered, resumed (a later tune took its trials
-    /// over).
-    pub status: String,
+    /// Where it stands (stored as its text; never [`TuneStatus::Killed`] as read).
+    pub status: TuneStatus,
     /// The lock file the tune holds while it runs (its target's, [`crate::lock`]), absolute:
     /// whether it is still running is judged by it. `None` for a tune stored by an older
     /// sweetspot, or inserted without one ([`Store::insert_tune`]). Not in `history --json`.
@@ -162,7 +161,9 @@ fn tune_row(r: &rusqlite::Row) -> rusqlite::Result<TuneRow> {
         pid: r.get(6)?,
         started_at: r.get(7)?,
         finished_at: r.get(8)?,
-        status: r.get(9)?,
+        status: r.get::<_, String>(9)?.parse().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(9, rusqlite::types::Type::Text, Box::new(e))
+        })?,
         lock_file: r.get::<_, Option<String>>(10)?.map(PathBuf::from),
     })
 }
@@ -226,10 +227,10 @@ impl Store {
     }
 
     /// Marks a tune finished with `status` (done, interrupted, failed, recovered).
-    pub fn finish_tune(&self, id: i64, status: &str) -> Result<()> {
+    pub fn finish_tune(&self, id: i64, status: TuneStatus) -> Result<()> {
         self.conn().execute(
             "UPDATE tunes SET status = ?2, finished_at = ?3 WHERE id = ?1",
-            params![id, status, now()],
+            params![id, status.as_str(), now()],
         )?;
         Ok(())
     }
@@ -270,9 +271,7 @@ impl Store {
             .next()
             .transpose()?;
         Ok(match row {
-            Some((t, Some(seed), Some(budget)))
-                if t.status == "interrupted" || t.status == "recovered" =>
-            {
+            Some((t, Some(seed), Some(budget))) if t.status.is_resumable() => {
                 Some((t, seed as u64, budget))
             }
             _ => None,
@@ -559,12 +558,31 @@ mod tests {
             (row.id, row.target.as_str(), row.policy.as_str()),
             (id, "sda", "quick")
         );
-        assert_eq!(row.status, "running");
+        assert_eq!(row.status, TuneStatus::Running);
         assert_eq!(s.tune_plan(id).unwrap(), None, "no plan stored yet");
         // A seed above i64::MAX comes back whole (stored as SQLite's signed integer).
         s.set_tune_plan(id, u64::MAX - 1, 12).unwrap();
         assert_eq!(s.tune_plan(id).unwrap(), Some((u64::MAX - 1, 12)));
         assert_eq!(s.tune(id + 1).unwrap(), None);
         assert_eq!(s.tune_plan(id + 1).unwrap(), None);
+    }
+
+    #[test]
+    fn an_unknown_tune_status_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        let t = TargetInfo {
+            label: "sda".into(),
+            identity: "sim:x".into(),
+            kernel: "6.18".into(),
+        };
+        let id = s.insert_tune(&t, Some("sda"), "quick").unwrap();
+        s.conn()
+            .execute("UPDATE tunes SET status = 'paused' WHERE id = ?1", [id])
+            .unwrap();
+        let e = s.tune(id).unwrap_err().to_string();
+        assert!(e.contains("unknown tune status 'paused'"), "{e}");
+        let e = s.tunes(None).unwrap_err().to_string();
+        assert!(e.contains("unknown tune status 'paused'"), "{e}");
     }
 }

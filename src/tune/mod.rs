@@ -17,8 +17,8 @@
 //!   intensification for the rest; its `score` submodule the GP search's incumbent score, its
 //!   `check` submodule the final check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
-//! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot, recovery.
-//! - [`killed`]: the knobs a killed benchmark left open, for `status` and `history`.
+//! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot (a killed
+//!   tune's recovery is [`crate::undo`]'s).
 //! - [`resume`]: an interrupted tune's finished trials replayed, so a later tune goes on
 //!   from there.
 //! - [`stopped`]: a tune that Ctrl-C or SIGTERM stopped, read back from the store (what
@@ -28,22 +28,17 @@
 
 pub mod evaluator;
 pub mod gp;
-pub mod hostwide;
 pub mod judge;
-pub mod killed;
 pub mod needs;
 pub mod observe;
 pub mod policy;
 pub mod progress;
-pub mod recover;
 pub mod report;
 pub mod resume;
 pub mod run;
 pub mod solver;
 pub mod space;
 pub mod stopped;
-
-pub use recover::recover;
 
 use crate::bench::{Load, Testbed};
 use crate::{Error, Result};

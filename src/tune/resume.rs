@@ -24,6 +24,7 @@ use crate::knob::Setting;
 use crate::store::Store;
 use crate::store::tunes::TuneRow;
 use crate::tune::evaluator::Recorder;
+use crate::types::TuneStatus;
 use crate::{Error, Result};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -99,7 +100,7 @@ impl Resume {
             .take_while(|t| t.finished_at.is_some())
             .collect();
         let other_sizes = finished.iter().find(|t| &t.sizes != sizes);
-        let this = stopped(tune.id, &tune.status, finished.len());
+        let this = stopped(tune.id, tune.status, finished.len());
         if finished.is_empty() {
             return Ok(Err(format!(
                 "tune #{} ({}) stopped before its first trial finished: a fresh tune",
@@ -143,7 +144,7 @@ impl Resume {
 }
 
 /// `tune #3 (interrupted, 2 finished trials)`.
-fn stopped(id: i64, status: &str, finished: usize) -> String {
+fn stopped(id: i64, status: TuneStatus, finished: usize) -> String {
     let s = if finished == 1 { "" } else { "s" };
     format!("tune #{id} ({status}, {finished} finished trial{s})")
 }
@@ -153,7 +154,7 @@ fn stopped(id: i64, status: &str, finished: usize) -> String {
 /// newest of its kernel and policy, or was made with another policy or on another kernel.
 fn why_not_newest(store: &Store, target: &TargetInfo, policy: &str) -> Result<String> {
     let tunes = store.tunes(Some(&target.identity))?;
-    let is_stopped = |t: &&TuneRow| t.status == "interrupted" || t.status == "recovered";
+    let is_stopped = |t: &&TuneRow| t.status.is_resumable();
     let same = |t: &&TuneRow| t.kernel == target.kernel && t.policy == policy;
     let Some(t) = tunes
         .iter()
@@ -169,7 +170,7 @@ fn why_not_newest(store: &Store, target: &TargetInfo, policy: &str) -> Result<St
         .iter()
         .filter(|r| r.finished_at.is_some())
         .count();
-    let this = stopped(t.id, &t.status, finished);
+    let this = stopped(t.id, t.status, finished);
     Ok(if t.kernel != target.kernel {
         format!(
             "{this} was made on kernel {}, not {}: a fresh tune (a tune is resumed only on its \
@@ -311,7 +312,7 @@ impl Testbed for ReplayBed<'_> {
     fn sizes(&self) -> serde_json::Value {
         self.inner.sizes()
     }
-    fn set_owner(&mut self, owner: &str) {
+    fn set_owner(&mut self, owner: &crate::types::Owner) {
         self.inner.set_owner(owner)
     }
     fn device_name(&self) -> Option<String> {
@@ -516,7 +517,7 @@ mod tests {
         assert_eq!(got[..=k], reference[..=k]);
         assert!(settings(&store, r.from_tune).is_empty());
         let old = store.tunes(None).unwrap();
-        assert_eq!(old[1].status, "resumed");
+        assert_eq!(old[1].status, crate::types::TuneStatus::Resumed);
         assert!(
             crate::tune::report::text(&rep).contains(&format!(
                 "resumed tune #{}: reused its {k} finished trials ({k_runs} runs)",
@@ -567,7 +568,7 @@ mod tests {
                     store.finish_trial(trial).unwrap();
                 }
             }
-            store.finish_tune(id, status).unwrap();
+            store.finish_tune(id, status.parse().unwrap()).unwrap();
             id
         };
         let why = |policy: &str, budget: u32| {

@@ -1,6 +1,6 @@
 //! The `tune` command's work around the optimiser:
 //!
-//! 1. Before it, [`fn@super::recover`]: an unfinished tune or benchmark has its knobs restored
+//! 1. Before it, [`fn@crate::undo::recover`]: an unfinished tune or benchmark has its knobs restored
 //!    from its own journal entries (`tune/recover.rs`).
 //! 2. One writer per device: the caller takes the target's [`crate::lock::DeviceLock`] before
 //!    it builds the testbed ([`Request::lock`]); the tune writes its id into it. `restore`
@@ -16,12 +16,12 @@ use crate::lock::DeviceLock;
 use crate::store::Store;
 use crate::tune::evaluator::Recorder;
 use crate::tune::policy::Policy;
-use crate::tune::recover::undo_command;
 use crate::tune::report::{self, Report};
 use crate::tune::resume::{Replay, ReplayBed, ReplayRecorder, Resume};
 use crate::tune::space::Space;
 use crate::tune::stopped::Stopped;
 use crate::tune::{Options, observe, optimise};
+use crate::undo::undo_command;
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -93,7 +93,7 @@ pub struct Request<'a> {
     /// `$TMPDIR`'s disk for `--scratch`, the host's for `--host`), taken by the caller before
     /// the testbed was built and held until the tune ends; the tune's id is written into it,
     /// and its file into the tune's row, by which the other commands judge whether the tune is
-    /// still running ([`crate::tune::recover::alive`]: its holder must name this process,
+    /// still running ([`crate::undo::alive`]: its holder must name this process,
     /// whose pid the row stores, so the caller takes it with [`crate::lock::Holder::me`]).
     pub lock: &'a DeviceLock,
     /// An interrupted tune to resume ([`crate::tune::resume`]): its seed is used instead of
@@ -203,7 +203,7 @@ fn run(
     if let Some(r) = req.resume {
         store.mark_resumed(r.from_tune)?;
     }
-    testbed.set_owner(&format!("tune:{tune_id}"));
+    testbed.set_owner(&crate::types::Owner::Tune(tune_id));
     let mut rec = StoreRecorder {
         store,
         target: target.clone(),
@@ -249,9 +249,9 @@ fn run(
         Ok(o) => o,
         Err(e) => {
             let status = if matches!(e, Error::Interrupted) {
-                "interrupted"
+                crate::types::TuneStatus::Interrupted
             } else {
-                "failed"
+                crate::types::TuneStatus::Failed
             };
             let r = testbed.restore();
             store.finish_tune(tune_id, status)?;
@@ -280,7 +280,7 @@ fn run(
     if !at_default.is_empty() && at_default.iter().all(|t| t.failed.is_some()) {
         let why = at_default[0].failed.clone().unwrap_or_default();
         let r = testbed.restore();
-        store.finish_tune(tune_id, "failed")?;
+        store.finish_tune(tune_id, crate::types::TuneStatus::Failed)?;
         r?;
         let what = match &req.policy.objective {
             crate::tune::policy::Objective::Benchmark(job) => {
@@ -324,7 +324,7 @@ fn run(
     }
     if let Err(e) = fin {
         let _ = testbed.restore();
-        store.finish_tune(tune_id, "failed")?;
+        store.finish_tune(tune_id, crate::types::TuneStatus::Failed)?;
         return Err(e);
     }
     let evidence = serde_json::to_value(&rep).map_err(|e| Error::Failed(e.to_string()))?;
@@ -337,6 +337,6 @@ fn run(
         significant,
         &evidence,
     )?;
-    store.finish_tune(tune_id, "done")?;
+    store.finish_tune(tune_id, crate::types::TuneStatus::Done)?;
     Ok(Ended::Done(Box::new(rep)))
 }

@@ -258,7 +258,10 @@ mod tests {
         let rows = store.trials_of_tune(s.tune_id).unwrap();
         let done: Vec<_> = rows.iter().filter(|t| t.finished_at.is_some()).collect();
         let runs: usize = rows.iter().map(|t| store.runs(t.id).unwrap().len()).sum();
-        assert_eq!(store.tunes(None).unwrap()[0].status, "interrupted");
+        assert_eq!(
+            store.tunes(None).unwrap()[0].status,
+            crate::types::TuneStatus::Interrupted
+        );
         assert_eq!((s.trials, s.runs), (done.len(), 8));
         assert_eq!(runs, 8);
         assert!(s.trials >= 2, "{s:?}");

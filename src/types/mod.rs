@@ -7,13 +7,19 @@
 //! - [`run`]: one run's contest columns, [`Run`], and the measured target, [`TargetInfo`].
 //! - [`text`]: free text from outside checked and shown on one line.
 //! - [`time`]: Unix seconds as RFC 3339 text and back.
+//! - [`owner`]: who journaled an undo entry, [`Owner`].
+//! - [`tune_status`]: where a tune stands, [`TuneStatus`].
 
 pub mod load;
+pub mod owner;
 pub mod run;
 pub mod setting;
 pub mod text;
 pub mod time;
+pub mod tune_status;
 
 pub use load::Load;
+pub use owner::Owner;
 pub use run::{IoCounters, Run, TargetInfo};
 pub use setting::{ApplyOrder, Domain, KnobValue, Setting, setting_label};
+pub use tune_status::TuneStatus;

@@ -494,7 +494,9 @@ pub fn store_sweet_spot(
             &ev,
         )
         .expect("sweet spot row");
-    store.finish_tune(tune, "done").expect("finish");
+    store
+        .finish_tune(tune, sweetspot::types::TuneStatus::Done)
+        .expect("finish");
 }
 
 /// A loop device over an existing file, detached on drop with its queue put back as it was

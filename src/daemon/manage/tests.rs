@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
 use crate::testkit::tree::FakeTree;
+use crate::types::Owner;
 
 fn profile() -> Profile {
     crate::testkit::profile::profile(&[
@@ -249,7 +250,7 @@ fn a_restore_releases_the_disk_until_a_reload_and_a_retune_is_no_restore() {
         device: Some(SDA.into()),
         host: false,
     };
-    crate::knob::apply::restore(&mut store, &t.root, Some("sda"), Some("profile")).unwrap();
+    crate::knob::apply::restore(&mut store, &t.root, Some("sda"), Some(&Owner::Profile)).unwrap();
     assert_eq!(m.poll(&mut store, &t.root, &db, &p, &busy).unwrap(), vec![]);
     m.forget(SDA);
     let ev = m.poll(&mut store, &t.root, &db, &p, &none).unwrap();

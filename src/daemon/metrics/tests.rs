@@ -76,7 +76,9 @@ fn tuned_sda(t: &FakeTree) -> (Store, Vec<(Device, Option<SweetSpotRow>)>) {
         .collect()
     };
     let failed = store.insert_tune(&target, Some("sda"), "quick").unwrap();
-    store.finish_tune(failed, "failed").unwrap();
+    store
+        .finish_tune(failed, crate::types::TuneStatus::Failed)
+        .unwrap();
     let tune = store.insert_tune(&target, Some("sda"), "quick").unwrap();
     let ev = serde_json::json!({"objective": {"name": "io_load Ratio",
         "improvement": {"ratio": 1.5, "ci95": [1.25, 1.75]}}});
@@ -91,7 +93,9 @@ fn tuned_sda(t: &FakeTree) -> (Store, Vec<(Device, Option<SweetSpotRow>)>) {
             &ev,
         )
         .unwrap();
-    store.finish_tune(tune, "done").unwrap();
+    store
+        .finish_tune(tune, crate::types::TuneStatus::Done)
+        .unwrap();
     let spots = crate::daemon::plan::latest_spots(&store, &Default::default()).unwrap();
     let cfg = crate::daemon::config::Config::default();
     let devices = crate::daemon::plan::enrolled(&t.root, &cfg, &spots).unwrap();

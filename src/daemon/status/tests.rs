@@ -142,7 +142,9 @@ fn spot(store: &Store, identity: &str) {
             &serde_json::json!({}),
         )
         .unwrap();
-    store.finish_tune(tune, "done").unwrap();
+    store
+        .finish_tune(tune, crate::types::TuneStatus::Done)
+        .unwrap();
 }
 
 #[test]
@@ -246,7 +248,9 @@ fn each_field_of_a_tuned_device_says_one_thing() {
     let line = k.devices[0].last_tune.as_deref().unwrap();
     assert!(line.starts_with(&format!("#{dead} killed ")), "{line}");
     assert_eq!(store.running_tunes().unwrap().len(), 1);
-    store.finish_tune(dead, "interrupted").unwrap();
+    store
+        .finish_tune(dead, crate::types::TuneStatus::Interrupted)
+        .unwrap();
     assert!(
         a.last_tune_at
             .as_deref()

@@ -18,14 +18,15 @@ use crate::knob::catalogue::exclusive_partner;
 use crate::knob::io::{KnobIo, read_knob, read_value};
 use crate::lock::{self, Holder};
 use crate::store::Store;
-use crate::store::journal::{Entry, SET_OWNER};
+use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use std::path::Path;
 
 /// True for the owners that change knobs for one device and leave them so: `set`, and a tune
 /// (`tune:<id>`) that applied its sweet spot (`tune --device D --apply`).
-fn for_one_device(owner: &str) -> bool {
-    owner == SET_OWNER || owner.starts_with("tune:")
+fn for_one_device(owner: &Owner) -> bool {
+    matches!(owner, Owner::Set | Owner::Tune(_))
 }
 
 /// The open host-wide entries under `root` that `set` or `tune --apply` alone journaled for
@@ -56,7 +57,7 @@ pub fn still_changed(
     io: &dyn KnobIo,
     store: &Store,
     root: &SysRoot,
-    skip_owners: &[String],
+    skip_owners: &[Owner],
     skip_knobs: &[String],
 ) -> Result<Vec<String>> {
     let mut out: Vec<String> = store

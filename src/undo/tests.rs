@@ -2,11 +2,17 @@
 //! restore command printed for knobs under other roots.
 
 use super::*;
+use crate::Error;
 use crate::bench::TargetInfo;
 use crate::device::find;
 use crate::knob::apply::apply_with;
 use crate::knob::{KnobValue, Setting};
+use crate::lock::{self, DeviceLock, Holder};
+use crate::store::Store;
+use crate::sysroot::SysRoot;
 use crate::testkit::{kernel::FakeKernel, tree::FakeTree};
+use crate::types::Owner;
+use std::path::Path;
 
 /// The setting `fifo_batch = v`.
 fn fifo(v: i64) -> Setting {
@@ -89,8 +95,8 @@ fn restore_leaves_a_running_tunes_device_alone_and_restores_the_rest() {
     set_pid(&s, id, child.pid());
     let sda = find(&t.root, "sda").unwrap();
     let sdb = find(&t.root, "sdb").unwrap();
-    apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &format!("tune:{id}")).unwrap();
-    apply_with(&k, &mut s, &t.root, &sdb, &fifo(8), "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &Owner::Tune(id)).unwrap();
+    apply_with(&k, &mut s, &t.root, &sdb, &fifo(8), &Owner::Set).unwrap();
 
     // Naming the busy device is refused; restoring everything skips it.
     let e = restore_idle(&k, &mut s, &t.root, Some("sda")).unwrap_err();
@@ -118,8 +124,8 @@ fn restore_leaves_a_device_whose_lock_another_writer_holds_alone() {
     let (t, k, mut s) = fixture(true);
     let sda = find(&t.root, "sda").unwrap();
     let sdb = find(&t.root, "sdb").unwrap();
-    apply_with(&k, &mut s, &t.root, &sda, &fifo(4), "set").unwrap();
-    apply_with(&k, &mut s, &t.root, &sdb, &fifo(8), "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &Owner::Set).unwrap();
+    apply_with(&k, &mut s, &t.root, &sdb, &fifo(8), &Owner::Set).unwrap();
     // A `set` (or `bench --device`) on sdb is in progress: it holds sdb's lock.
     let held = DeviceLock::acquire(
         &lock::path(s.path(), &t.root, &sdb.identity),
@@ -217,7 +223,7 @@ fn a_killed_tunes_device_is_recovered_only_under_its_lock() {
     let id = killed_tune(&s);
     let sda = find(&t.root, "sda").unwrap();
     let fifo = fifo(4);
-    apply_with(&k, &mut s, &t.root, &sda, &fifo, &format!("tune:{id}")).unwrap();
+    apply_with(&k, &mut s, &t.root, &sda, &fifo, &Owner::Tune(id)).unwrap();
     // Another writer holds sda now: the killed tune waits.
     let held = DeviceLock::acquire(
         &lock::path(s.path(), &t.root, &sda.identity),
@@ -241,7 +247,7 @@ fn a_killed_tunes_host_wide_knobs_are_recovered_only_under_the_host_lock() {
     let (t, k, mut s) = fixture(false);
     // A killed tune that had changed fifo_batch on sda and dirty_ratio host-wide.
     let id = killed_tune(&s);
-    let owner = format!("tune:{id}");
+    let owner = Owner::Tune(id);
     let sda = find(&t.root, "sda").unwrap();
     let fifo = fifo(4);
     let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))]
@@ -327,15 +333,7 @@ fn a_killed_benchs_entries_are_restored_under_its_lock_also_after_a_detach_or_cl
     let open = |s: &Store| s.journal_open(None, None).unwrap().len();
     // A scratch tune's baseline (owner `bench`) on loop0, then the process is killed.
     let dev = find(&t.root, "loop0").unwrap();
-    apply_with(
-        &k,
-        &mut s,
-        &t.root,
-        &dev,
-        &fifo(4),
-        crate::bench::real::OWNER,
-    )
-    .unwrap();
+    apply_with(&k, &mut s, &t.root, &dev, &fifo(4), &Owner::Bench).unwrap();
     // While a bench that is alive holds loop0, its entries are its own.
     let held = DeviceLock::acquire(
         &lock::path(s.path(), &t.root, &dev.identity),
@@ -354,7 +352,7 @@ fn a_killed_benchs_entries_are_restored_under_its_lock_also_after_a_detach_or_cl
     // Killed again, and the sweep detached loop0 since (no backing file): its queue
     // outlives `losetup -d` and would hand 8 to loop0's next user, so 16 goes back.
     let killed = |s: &mut Store| {
-        apply_with(&k, s, &t.root, &dev, &fifo(8), crate::bench::real::OWNER).unwrap();
+        apply_with(&k, s, &t.root, &dev, &fifo(8), &Owner::Bench).unwrap();
     };
     killed(&mut s);
     t.set("loop0", "loop/backing_file", "");
@@ -382,7 +380,7 @@ fn restore_says_which_host_wide_knobs_it_left_alone_and_whose_lock_kept_them() {
         .collect();
     let fifo = fifo(8);
     let sdb = find(&t.root, "sdb").unwrap();
-    apply_with(&k, &mut s, &t.root, &sdb, &fifo, "set").unwrap();
+    apply_with(&k, &mut s, &t.root, &sdb, &fifo, &Owner::Set).unwrap();
     // A bench measures sdb: sdb is left alone, with no word of host knobs (none is open).
     let held = DeviceLock::acquire(
         &lock::path(s.path(), &t.root, &sdb.identity),
@@ -394,7 +392,7 @@ fn restore_says_which_host_wide_knobs_it_left_alone_and_whose_lock_kept_them() {
     assert_eq!((r.knobs, r.held.len()), (0, 1));
     assert!(r.host_left.is_none(), "{:?}", r.host_left);
     // With dirty_ratio journaled, it is left alone too: it acts on sdb as well.
-    crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &ratio, "set").unwrap();
+    crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &ratio, &Owner::Set).unwrap();
     let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
     let h = r.host_left.unwrap();
     // dirty_bytes is journaled with it (writing one member of the pair zeroes the other).
@@ -461,11 +459,11 @@ fn a_running_host_tune_is_judged_by_the_host_lock_it_holds() {
     assert!(!log.contains("was killed"), "{log}");
     assert_eq!(s.running_tunes().unwrap().len(), 1, "marked recovered");
     // Its trial, and a `set` of another host-wide knob: both left alone, named.
-    let owner = format!("tune:{id}");
+    let owner = Owner::Tune(id);
     let knob = |k: &str, v: i64| -> Setting { [(k.to_string(), KnobValue::Int(v))].into() };
     crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &knob("swappiness", 10), &owner)
         .unwrap();
-    crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &knob("dirty_ratio", 30), "set")
+    crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &knob("dirty_ratio", 30), &Owner::Set)
         .unwrap();
     let r = restore_idle(&k, &mut s, &t.root, None).unwrap();
     assert_eq!((r.knobs, r.recovered, r.busy.len()), (0, 0, 1));
@@ -574,7 +572,7 @@ fn a_tune_whose_pid_lives_on_is_dead_when_another_writer_holds_its_lock() {
         .insert_tune_holding(&target, Some("sda"), "quick", &file)
         .unwrap();
     set_pid(&s, id, child.pid());
-    let owner = format!("tune:{id}");
+    let owner = Owner::Tune(id);
     let sda = find(&t.root, "sda").unwrap();
     let ratio: Setting = [("dirty_ratio".to_string(), KnobValue::Int(30))].into();
     apply_with(&k, &mut s, &t.root, &sda, &fifo(4), &owner).unwrap();
@@ -615,8 +613,7 @@ fn a_tune_whose_pid_lives_on_is_dead_when_another_writer_holds_its_lock() {
         .unwrap();
     set_pid(&s, host_id, child.pid());
     let swap: Setting = [("swappiness".to_string(), KnobValue::Int(10))].into();
-    crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &swap, &format!("tune:{host_id}"))
-        .unwrap();
+    crate::knob::apply::apply_host_with(&k, &mut s, &t.root, &swap, &Owner::Tune(host_id)).unwrap();
     let set = DeviceLock::acquire(&host_file, "the host", Holder::me("set")).unwrap();
     assert!(!alive(
         s.path(),

@@ -2,10 +2,10 @@
 //! (`status`, `history`). A `bench` or `tune --scratch` killed with SIGKILL (or by the OOM
 //! killer) cannot restore its knobs: their journal entries stay open until the next `tune`,
 //! `bench` on a device, `daemon` or `restore` puts them back. A `bench`'s are owned by
-//! [`crate::bench::real::OWNER`] ([`super::recover::recover_benches`]); no `tunes` row names
+//! [`Owner::Bench`] ([`super::recover_benches`]); no `tunes` row names
 //! it, so `history`'s `killed` status cannot show it. A scratch tune journals its loop
 //! device's baseline under that owner before it has a tune id, and its trials under
-//! `tune:<id>` ([`super::recover::recover`]): its scratch device is enrolled nowhere, so
+//! `tune:<id>` ([`fn@super::recover`]): its scratch device is enrolled nowhere, so
 //! `status` would not show them otherwise. These entries are what is left of either.
 //!
 //! An entry counts as such exactly when `recover` would write it: its writer is gone (a
@@ -16,7 +16,8 @@
 //! that is gone or now another disk, and of an earlier boot, are left out: they are closed
 //! unwritten, there is nothing to put back.
 
-use super::recover::{open_devices, undo_command, writer_identity};
+use super::command::undo_command;
+use super::writers::{open_devices, writer_identity};
 use crate::Result;
 use crate::knob::catalogue;
 use crate::knob::restore::pair_member_unwritten;
@@ -24,6 +25,7 @@ use crate::knob::vet::{Verdict, vet};
 use crate::lock;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
+use crate::types::Owner;
 use serde::Serialize;
 
 /// One knob a killed benchmark journaled and nobody has put back yet.
@@ -40,20 +42,20 @@ pub struct OpenKnob {
     pub original: String,
 }
 
-/// The journal owners whose open entries count as a killed benchmark's: [`crate::bench::real::OWNER`]
+/// The journal owners whose open entries count as a killed benchmark's: [`Owner::Bench`]
 /// and `tune:<id>` of every `tune --scratch` (its identity `scratch:…`) stored as `running`
 /// whose process is gone ([`super::recover::alive`]). A killed scratch tune journals its
 /// trials under its own id once it has one (and only the baseline of a loop queue a previous
 /// user left changed under `bench`), so the bench owner alone misses them.
-fn killed_owners(store: &Store, root: &SysRoot) -> Result<Vec<String>> {
+fn killed_owners(store: &Store, root: &SysRoot) -> Result<Vec<Owner>> {
     let db = store.path().to_path_buf();
-    let mut owners = vec![crate::bench::real::OWNER.to_string()];
+    let mut owners = vec![Owner::Bench];
     owners.extend(
         store
             .running_tunes()?
             .into_iter()
-            .filter(|t| t.identity.starts_with("scratch:") && !super::recover::alive(&db, root, t))
-            .map(|t| format!("tune:{}", t.id)),
+            .filter(|t| t.identity.starts_with("scratch:") && !super::writers::alive(&db, root, t))
+            .map(|t| Owner::Tune(t.id)),
     );
     Ok(owners)
 }
@@ -207,14 +209,22 @@ mod tests {
         t.mq_deadline_disk();
         let k = FakeKernel::default();
         let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
-        let owner = crate::bench::real::OWNER;
+        let owner = &Owner::Bench;
         let loop0 = find(&t.root, "loop0").unwrap();
         let sda = find(&t.root, "sda").unwrap();
         // A killed scratch run's baseline on loop0 and a host-wide knob, and an admin's `set`
         // on sda (not a benchmark's: never listed).
         apply_with(&k, &mut s, &t.root, &loop0, &one("fifo_batch", 4), owner).unwrap();
         apply_host_with(&k, &mut s, &t.root, &one("dirty_ratio", 30), owner).unwrap();
-        apply_with(&k, &mut s, &t.root, &sda, &one("fifo_batch", 8), "set").unwrap();
+        apply_with(
+            &k,
+            &mut s,
+            &t.root,
+            &sda,
+            &one("fifo_batch", 8),
+            &Owner::Set,
+        )
+        .unwrap();
         let db = s.path().to_path_buf();
         let all = killed_bench_knobs(&s, &t.root).unwrap();
         // dirty_bytes (0, zeroed by the dirty_ratio write) is journaled too, but restore
@@ -258,7 +268,7 @@ mod tests {
         );
         // The next tune, daemon or restore puts them back: nothing is listed after it.
         assert_eq!(
-            super::super::recover::recover_benches(&k, &mut s, &t.root).unwrap(),
+            super::super::recover_benches(&k, &mut s, &t.root).unwrap(),
             2
         );
         assert_eq!(t.get("loop0", "queue/iosched/fifo_batch"), "16");
@@ -297,7 +307,7 @@ mod tests {
         );
         let k = FakeKernel::default();
         let mut s = Store::open(&t.dir.path().join("s.db")).unwrap();
-        let owner = crate::bench::real::OWNER;
+        let owner = &Owner::Bench;
         let loop0 = find(&t.root, "loop0").unwrap();
         let mut sched = Setting::new();
         sched.insert("scheduler".into(), KnobValue::Name("mq-deadline".into()));
@@ -314,7 +324,7 @@ mod tests {
                 (None, "dirty_ratio", "20"),
             ]
         );
-        let written = super::super::recover::recover_benches(&k, &mut s, &t.root).unwrap();
+        let written = super::super::recover_benches(&k, &mut s, &t.root).unwrap();
         assert_eq!(written, open.len());
         assert!(killed_bench_knobs(&s, &t.root).unwrap().is_empty());
     }
