@@ -3,7 +3,7 @@
 //! compiled in, [`SOURCES`], had changes):
 //! sets `SWEETSPOT_REVISION` to that suffix, or to nothing when git or the repository is
 //! absent (a build from crates.io, or from an unpacked source tarball, even one unpacked
-//! inside some other repository). tests/version.rs runs [`revision`] on scratch repositories.
+//! inside some other repository). tests/cli/version.rs runs [`revision`] on scratch repositories.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

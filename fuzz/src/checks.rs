@@ -1,6 +1,6 @@
 //! What each fuzz target asserts of one input, one function per parser. Shared by the
 //! libFuzzer targets (`fuzz/fuzz_targets/`, nightly) and by the stable replay test
-//! `tests/fuzz_corpus.rs`, which runs every file of `fuzz/corpus/` and `fuzz/regressions/`
+//! `tests/cli/fuzz_corpus.rs`, which runs every file of `fuzz/corpus/` and `fuzz/regressions/`
 //! through these same functions on every `cargo test`.
 //!
 //! For every parser: no panic, and a refusal is bad input (exit code 2: `Error::BadInput` or

@@ -1,6 +1,6 @@
 //! `sweetspot completions SHELL`: the shell's completion script on stdout, generated from the
 //! command line's own definition (clap_complete), so it cannot drift from `--help`. The same
-//! scripts are in `completions/` in the source tree (tests/completions.rs keeps them
+//! scripts are in `completions/` in the source tree (tests/cli/completions.rs keeps them
 //! current), which the Debian package installs where each shell looks for them.
 
 use super::Cli;

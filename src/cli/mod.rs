@@ -118,7 +118,7 @@ const PROCFS_ROOT: &str = "/proc";
 /// `sweetspot restore` puts it back.
 // `-h` is the short help (one line an option, `help`/`about`), `--help` the long one
 // (`long_help`/`long_about`: the doc comments' later paragraphs) with the exit codes; both
-// wrap to the terminal (clap's `wrap_help`; at most 100 columns). tests/help_budget.rs
+// wrap to the terminal (clap's `wrap_help`; at most 100 columns). tests/cli/help_budget.rs
 // holds `-h` to 24 lines here and 40 a subcommand at 80 columns.
 #[derive(Debug, Parser)]
 #[command(
@@ -126,7 +126,7 @@ const PROCFS_ROOT: &str = "/proc";
     version = VERSION,
     // Prose wider than 100 columns is hard to read, on a wide terminal too.
     max_term_width = 100,
-    // `sweetspot -h` fits 24 lines (tests/help_budget.rs); `COMMAND -h` does what `help
+    // `sweetspot -h` fits 24 lines (tests/cli/help_budget.rs); `COMMAND -h` does what `help
     // COMMAND` would.
     disable_help_subcommand = true,
     // `-V, --version` is listed by `--help` only (the field below), for the same budget.

@@ -2,7 +2,7 @@
 //! ([`Versioned`]), numbers as numbers with their unit in the field name (`time_s`,
 //! `size_bytes`) or documented, times as RFC 3339 UTC with their Unix seconds beside them
 //! (`started_at` + `started_at_epoch_s`, [`Stamp`]), durations in seconds (`elapsed_s`).
-//! A schema per command is in `docs/schemas/` (tests/json_schemas.rs checks every command's
+//! A schema per command is in `docs/schemas/` (tests/cli/json_schemas.rs checks every command's
 //! output against it).
 //!
 //! Below it, `bench --json`'s exporter: one object per report (docs/DESIGN.md "External

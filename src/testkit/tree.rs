@@ -185,7 +185,7 @@ impl FakeTree {
     /// A locked-down debugfs: `sched/` lists its files but they cannot be read. A fake tree
     /// cannot make root's reads fail with EPERM (root passes permission checks), so here
     /// `features` and the integer files are directories (EISDIR); the real EPERM is tested on
-    /// the real debugfs (tests/sched_knobs.rs).
+    /// the real debugfs (tests/root/sched_knobs.rs).
     pub fn sched_locked(&self) -> &Self {
         let k = self.root.kernel_sysctl();
         put(&k.join("sched_autogroup_enabled"), "1");

@@ -1,10 +1,14 @@
-//! Helpers for integration tests on real loop devices (CI runs as root).
+//! Helpers shared by the two integration test binaries (`tests/cli`, `tests/root`), most for
+//! tests on real loop devices (CI runs as root).
 //!
 //! [`LoopDev`] makes a file-backed loop device and detaches it (unmounting first) in `Drop`,
 //! so a failing or panicking test cleans up too. Each test makes its own device, so tests run
 //! in parallel safely. [`FakeProc`] is a fake `/proc/sys/vm` so that no test touches the host's
 //! vm knobs.
 #![allow(dead_code)]
+
+pub mod alone;
+pub mod root;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
