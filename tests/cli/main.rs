@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod architecture_doc;
 mod bench_set_precheck;
 mod bench_sim;
 mod boot_examples;
