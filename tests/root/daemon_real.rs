@@ -177,12 +177,15 @@ fn tunes(env: &Env, id: &str) -> Vec<sweetspot::store::tunes::TuneRow> {
     Store::open(&env.db()).unwrap().tunes(Some(id)).unwrap()
 }
 
+/// A tune's finished trials of the search and its check; its judges' trials (`judge` set)
+/// are not counted, as the evidence's `trials` does not count them.
 fn trials_of(env: &Env, tune: i64) -> i64 {
     Store::open(&env.db())
         .unwrap()
         .conn()
         .query_row(
-            "SELECT count(*) FROM trials WHERE tune_id = ?1 AND finished_at IS NOT NULL",
+            "SELECT count(*) FROM trials WHERE tune_id = ?1 AND finished_at IS NOT NULL \
+             AND judge IS NULL",
             [tune],
             |r| r.get(0),
         )
