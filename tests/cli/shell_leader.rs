@@ -3,6 +3,9 @@
 //! mid-tune), a group's SIGTERM or SIGINT does not remove the watchdog, and the command is as
 //! it was without one: its shell leads the group, exits as before, and starts with the same
 //! signal dispositions and mask.
+//!
+//! Each test runs in a process of its own (`common::alone`): they count the test process's
+//! children and its process groups, which other tests of a shared binary also make.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -100,6 +103,9 @@ fn bare(command: &str) -> Group {
 /// background `sleep`s die too, not only its shell.
 #[test]
 fn a_commands_whole_group_dies_with_the_thread_that_spawned_it() {
+    if !common::alone::in_own_process() {
+        return;
+    }
     let (pgid, pids, _guard) = spawn_and_abandon("sleep 30 & sleep 31 & sleep 32", 3, watched);
     assert_eq!(watchdogs(&pids), 1, "{pids:?}");
     assert!(all_gone(&pids), "left running: {:?}", members(pgid));
@@ -109,6 +115,9 @@ fn a_commands_whole_group_dies_with_the_thread_that_spawned_it() {
 /// what the watchdog is for.
 #[test]
 fn without_the_watchdog_the_commands_children_outlive_the_thread() {
+    if !common::alone::in_own_process() {
+        return;
+    }
     let (pgid, _, _guard) = spawn_and_abandon("sleep 40 & sleep 41 & wait", 2, bare);
     let sleeps = sleeps_in(pgid);
     assert_eq!(sleeps.len(), 2, "{:?}", members(pgid));
@@ -123,6 +132,9 @@ fn without_the_watchdog_the_commands_children_outlive_the_thread() {
 /// (SIGTERM, SIGHUP, …), does not remove the watchdog: the group still dies with the thread.
 #[test]
 fn the_watchdog_outlives_the_signals_a_group_is_sent() {
+    if !common::alone::in_own_process() {
+        return;
+    }
     let (pgid, pids, _guard) = spawn_and_abandon(
         "trap '' HUP INT QUIT TERM USR1 USR2 ALRM; for s in HUP INT QUIT TERM USR1 USR2 ALRM; \
          do kill -$s 0; done; sleep 50 & sleep 51",
@@ -138,6 +150,9 @@ fn the_watchdog_outlives_the_signals_a_group_is_sent() {
 /// sweetspot's child, not the command's.
 #[test]
 fn an_execd_program_that_waits_for_every_child_still_ends() {
+    if !common::alone::in_own_process() {
+        return;
+    }
     let mut g = watched("exec perl -e '1 while wait != -1; exit 5'");
     let running = g.sleep_while_running(Duration::from_secs(10)).unwrap();
     let e = g.finish();
@@ -165,6 +180,9 @@ fn stray_watchdogs() -> Vec<i32> {
 /// leaves no watchdog behind, running or a zombie.
 #[test]
 fn a_failed_spawn_leaves_no_watchdog() {
+    if !common::alone::in_own_process() {
+        return;
+    }
     let long = format!("true {}", "x".repeat(200_000));
     assert!(leader::spawn(&mut sh(&long)).is_err());
     // A watchdog ends within milliseconds; 10 s is for a machine loaded by other tests.
@@ -179,6 +197,9 @@ fn a_failed_spawn_leaves_no_watchdog() {
 /// with the signal dispositions and mask that `sh -c` alone had.
 #[test]
 fn the_command_is_as_it_was_without_the_watchdog() {
+    if !common::alone::in_own_process() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let run = |cmd: &str, watch: bool| {
         let out = tempfile::NamedTempFile::new().unwrap();
@@ -252,6 +273,9 @@ impl Drop for KillOnDrop {
 /// knob of this machine is touched).
 #[test]
 fn a_sigkilled_tune_takes_its_jobs_background_processes_with_it() {
+    if !common::alone::in_own_process() {
+        return;
+    }
     let t = tempfile::tempdir().unwrap();
     let (sys, proc_, policy) = common::autogroup_host(t.path());
     // A unique argument finds the job's sleep among the machine's processes.

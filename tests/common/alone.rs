@@ -1,7 +1,8 @@
 //! Tests that need a process of their own: they install sweetspot's signal handlers in the test
 //! process and raise SIGINT at it (`sweetspot::signals` counts signals process-wide). In a test
 //! binary shared with other tests, that would catch the signals of the whole binary and let
-//! one test's Ctrl-C stop another's work.
+//! one test's Ctrl-C stop another's work. Tests that count the process's children or process
+//! groups (`shell_leader`) use it too: other tests of the binary make both.
 
 /// The variable that tells a child of [`in_own_process`] which test it is to run.
 const ALONE: &str = "SWEETSPOT_TEST_ALONE";
