@@ -17,12 +17,12 @@
 //!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
 use super::model::{Improvement, Match, Origin, Profile, VERSION};
-use crate::Result;
 use crate::knob::catalogue;
 use crate::tomlfile::{TomlFile, span_of};
 use crate::trust;
 use crate::types::time::parse_rfc3339;
 use crate::types::{KnobValue, Setting};
+use crate::{Error, Result};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
@@ -60,71 +60,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
     let mut earlier = Earlier::default();
     for (i, d) in p.devices.iter().enumerate() {
         let m = &d.matches;
-        for (k, v) in m.fields() {
-            if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                return Err(err(
-                    span(&["device", "match", k], Some(i)),
-                    format!("device[{i}].match.{k}"),
-                    "must not be empty".into(),
-                ));
-            }
-        }
-        let any = [&m.wwid, &m.serial, &m.model, &m.by_path, &m.backing_file]
-            .iter()
-            .any(|f| f.is_some());
-        if !any {
-            return Err(err(
-                span(&["device"], Some(i)),
-                format!("device[{i}].match"),
-                "missing: give wwid, serial+model, by_path, backing_file, or model".into(),
-            ));
-        }
-        // A disk has one identity ([`crate::device::identity`]) and a match is read against
-        // it: two kinds in one match (wwid and backing_file) would match no disk at all.
-        let kinds: Vec<&str> = [
-            ("wwid", &m.wwid),
-            ("serial", &m.serial),
-            ("by_path", &m.by_path),
-            ("backing_file", &m.backing_file),
-        ]
-        .iter()
-        .filter(|(_, v)| v.is_some())
-        .map(|(k, _)| *k)
-        .collect();
-        if let [first, second, ..] = kinds[..] {
-            return Err(err(
-                span(&["device", "match", second], Some(i)),
-                format!("device[{i}].match.{second}"),
-                format!(
-                    "{first} and {second} are two ways to name a disk, and a disk has one \
-                     identity: this entry would match none; give one of wwid, serial+model, \
-                     by_path, backing_file"
-                ),
-            ));
-        }
-        // A loop device has no `device/` in sysfs, so no model or firmware to match.
-        if m.backing_file.is_some() {
-            let extra = [("model", &m.model), ("firmware", &m.firmware)]
-                .into_iter()
-                .find(|(_, v)| v.is_some());
-            if let Some((k, _)) = extra {
-                return Err(err(
-                    span(&["device", "match", k], Some(i)),
-                    format!("device[{i}].match.{k}"),
-                    format!(
-                        "a loop device (backing_file) has no {k} in sysfs: this entry would \
-                         match none; drop {k}"
-                    ),
-                ));
-            }
-        }
-        if m.serial.is_some() && m.model.is_none() {
-            return Err(err(
-                span(&["device", "match", "serial"], Some(i)),
-                format!("device[{i}].match.serial"),
-                "a serial needs its model".into(),
-            ));
-        }
+        check_match_shape(m, i, &err, &span)?;
         if let Some(j) = earlier.same(m) {
             let first = span(&["device", "match"], Some(j))
                 .map(|at| format!(" (line {})", line_of(at)))
@@ -164,29 +100,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
                 bad_time(&d.tuned_at),
             ));
         }
-        let mut texts = vec![
-            (vec!["name".to_string()], d.name.clone()),
-            (vec!["kernel".into()], d.kernel.clone()),
-            (vec!["policy".into()], d.policy.clone()),
-        ];
-        for (k, v) in m.fields() {
-            if let Some(v) = v {
-                texts.push((vec!["match".into(), k.into()], v.clone()));
-            }
-        }
-        if let Some((keys, msg)) = control_text(texts, d.improvement.as_ref(), &d.baseline) {
-            let mut at = vec!["device"];
-            at.extend(keys.iter().map(String::as_str));
-            let field = crate::types::text::shown(&keys.join("."));
-            return Err(err(span(&at, Some(i)), format!("device[{i}].{field}"), msg));
-        }
-        if let Some((k, msg)) = d.improvement.as_ref().and_then(bad_improvement) {
-            return Err(err(
-                span(&["device", "improvement", k], Some(i)),
-                format!("device[{i}].improvement.{k}"),
-                msg,
-            ));
-        }
+        check_device_text(d, i, &err, &span)?;
         check_knobs(&d.knobs, false).map_err(|(k, msg)| {
             err(
                 span(&["device", "knobs", &k], Some(i)),
@@ -196,43 +110,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
         })?;
     }
     if let Some(h) = &p.host {
-        if let Some(t) = h.tuned_at.as_deref()
-            && parse_rfc3339(t).is_none()
-        {
-            return Err(err(
-                span(&["host", "tuned_at"], None),
-                "host.tuned_at".into(),
-                bad_time(t),
-            ));
-        }
-        let texts = [
-            ("name", &h.name),
-            ("kernel", &h.kernel),
-            ("policy", &h.policy),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| Some((vec![k.to_string()], v.clone()?)))
-        .collect();
-        if let Some((keys, msg)) = control_text(texts, h.improvement.as_ref(), &h.baseline) {
-            let mut at = vec!["host"];
-            at.extend(keys.iter().map(String::as_str));
-            let field = crate::types::text::shown(&keys.join("."));
-            return Err(err(span(&at, None), format!("host.{field}"), msg));
-        }
-        if let Some((k, msg)) = h.improvement.as_ref().and_then(bad_improvement) {
-            return Err(err(
-                span(&["host", "improvement", k], None),
-                format!("host.improvement.{k}"),
-                msg,
-            ));
-        }
-        check_knobs(&h.knobs, true).map_err(|(k, msg)| {
-            err(
-                span(&["host", "knobs", &k], None),
-                format!("host.knobs.{k}"),
-                msg,
-            )
-        })?;
+        check_host(h, &err, &span, &bad_time)?;
     }
     let match_lines = (0..p.devices.len())
         .map(|i| span(&["device", "match"], Some(i)).map(line_of))
@@ -242,6 +120,168 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
         origin: Some(Origin { path, match_lines }),
         ..p
     })
+}
+
+/// Builds a file:line: field: message error at a span (the line when the span is known).
+type ErrAt<'a> = dyn Fn(Option<Range<usize>>, String, String) -> Error + 'a;
+/// The span of a key path in the profile, in entry `idx` of an array of tables.
+type SpanOf<'a> = dyn Fn(&[&str], Option<usize>) -> Option<Range<usize>> + 'a;
+
+/// The checks of one `[[device]]`'s `match` on its own (entry `i`): no empty field, at least
+/// one way to name a disk and only one (a disk has one identity, `crate::device::identity`),
+/// no model or firmware beside a loop device's `backing_file` (no `device/` in sysfs), and
+/// a serial with its model. Errors (exit 2): the field's line and name.
+fn check_match_shape(m: &Match, i: usize, err: &ErrAt, span: &SpanOf) -> Result<()> {
+    for (k, v) in m.fields() {
+        if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(err(
+                span(&["device", "match", k], Some(i)),
+                format!("device[{i}].match.{k}"),
+                "must not be empty".into(),
+            ));
+        }
+    }
+    let any = [&m.wwid, &m.serial, &m.model, &m.by_path, &m.backing_file]
+        .iter()
+        .any(|f| f.is_some());
+    if !any {
+        return Err(err(
+            span(&["device"], Some(i)),
+            format!("device[{i}].match"),
+            "missing: give wwid, serial+model, by_path, backing_file, or model".into(),
+        ));
+    }
+    // A disk has one identity ([`crate::device::identity`]) and a match is read against
+    // it: two kinds in one match (wwid and backing_file) would match no disk at all.
+    let kinds: Vec<&str> = [
+        ("wwid", &m.wwid),
+        ("serial", &m.serial),
+        ("by_path", &m.by_path),
+        ("backing_file", &m.backing_file),
+    ]
+    .iter()
+    .filter(|(_, v)| v.is_some())
+    .map(|(k, _)| *k)
+    .collect();
+    if let [first, second, ..] = kinds[..] {
+        return Err(err(
+            span(&["device", "match", second], Some(i)),
+            format!("device[{i}].match.{second}"),
+            format!(
+                "{first} and {second} are two ways to name a disk, and a disk has one \
+                 identity: this entry would match none; give one of wwid, serial+model, \
+                 by_path, backing_file"
+            ),
+        ));
+    }
+    // A loop device has no `device/` in sysfs, so no model or firmware to match.
+    if m.backing_file.is_some() {
+        let extra = [("model", &m.model), ("firmware", &m.firmware)]
+            .into_iter()
+            .find(|(_, v)| v.is_some());
+        if let Some((k, _)) = extra {
+            return Err(err(
+                span(&["device", "match", k], Some(i)),
+                format!("device[{i}].match.{k}"),
+                format!(
+                    "a loop device (backing_file) has no {k} in sysfs: this entry would \
+                     match none; drop {k}"
+                ),
+            ));
+        }
+    }
+    if m.serial.is_some() && m.model.is_none() {
+        return Err(err(
+            span(&["device", "match", "serial"], Some(i)),
+            format!("device[{i}].match.serial"),
+            "a serial needs its model".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The free text of `[[device]]` entry `i` (name, kernel, policy, match fields, the
+/// improvement's and baseline's) free of control characters, and a sane improvement.
+/// Errors (exit 2): the field's line and name.
+fn check_device_text(
+    d: &super::model::DeviceEntry,
+    i: usize,
+    err: &ErrAt,
+    span: &SpanOf,
+) -> Result<()> {
+    let mut texts = vec![
+        (vec!["name".to_string()], d.name.clone()),
+        (vec!["kernel".into()], d.kernel.clone()),
+        (vec!["policy".into()], d.policy.clone()),
+    ];
+    for (k, v) in d.matches.fields() {
+        if let Some(v) = v {
+            texts.push((vec!["match".into(), k.into()], v.clone()));
+        }
+    }
+    if let Some((keys, msg)) = control_text(texts, d.improvement.as_ref(), &d.baseline) {
+        let mut at = vec!["device"];
+        at.extend(keys.iter().map(String::as_str));
+        let field = crate::types::text::shown(&keys.join("."));
+        return Err(err(span(&at, Some(i)), format!("device[{i}].{field}"), msg));
+    }
+    if let Some((k, msg)) = d.improvement.as_ref().and_then(bad_improvement) {
+        return Err(err(
+            span(&["device", "improvement", k], Some(i)),
+            format!("device[{i}].improvement.{k}"),
+            msg,
+        ));
+    }
+    Ok(())
+}
+
+/// The checks of `[host]`: its `tuned_at` a time as export writes it, no control character
+/// in its free text, a sane improvement, host-wide catalogue knobs only. Errors (exit 2):
+/// the field's line and name.
+fn check_host(
+    h: &super::model::Host,
+    err: &ErrAt,
+    span: &SpanOf,
+    bad_time: &dyn Fn(&str) -> String,
+) -> Result<()> {
+    if let Some(t) = h.tuned_at.as_deref()
+        && parse_rfc3339(t).is_none()
+    {
+        return Err(err(
+            span(&["host", "tuned_at"], None),
+            "host.tuned_at".into(),
+            bad_time(t),
+        ));
+    }
+    let texts = [
+        ("name", &h.name),
+        ("kernel", &h.kernel),
+        ("policy", &h.policy),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((vec![k.to_string()], v.clone()?)))
+    .collect();
+    if let Some((keys, msg)) = control_text(texts, h.improvement.as_ref(), &h.baseline) {
+        let mut at = vec!["host"];
+        at.extend(keys.iter().map(String::as_str));
+        let field = crate::types::text::shown(&keys.join("."));
+        return Err(err(span(&at, None), format!("host.{field}"), msg));
+    }
+    if let Some((k, msg)) = h.improvement.as_ref().and_then(bad_improvement) {
+        return Err(err(
+            span(&["host", "improvement", k], None),
+            format!("host.improvement.{k}"),
+            msg,
+        ));
+    }
+    check_knobs(&h.knobs, true).map_err(|(k, msg)| {
+        err(
+            span(&["host", "knobs", &k], None),
+            format!("host.knobs.{k}"),
+            msg,
+        )
+    })?;
+    Ok(())
 }
 
 /// A match's set fields, `(name, value)` in [`Match::fields`] order: equal keys, equal matches.

@@ -23,7 +23,9 @@ use crate::tune::stopped::Stopped;
 use crate::tune::{Options, observe, optimise};
 use crate::undo::undo_command;
 use crate::{Error, Result};
+use std::cell::RefCell;
 use std::path::Path;
+use std::rc::Rc;
 
 /// Writes trials and runs to the store as they finish.
 pub struct StoreRecorder<'a> {
@@ -151,79 +153,20 @@ fn run(
     crate::tune::config(req.policy, req.budget, req.seed)?;
     crate::tune::needs::check(&*testbed, req.policy)?;
     let dropped = dropped_knobs(&space, &testbed.unusable(), &target);
-    // Said once per group (not per knob): e.g. debugfs locked down; only when the policy asked
-    // for a knob it keeps out (a block-only policy is not told about debugfs).
-    let not_touched: Vec<String> = testbed
-        .notes()
-        .into_iter()
-        .filter(|n| dropped.iter().any(|d| &d.reason == n))
-        .collect();
-    for n in &not_touched {
-        tracing::warn!("{n}");
-    }
-    // A warning the user sees (not behind -v): the policy asked for these knobs. Those left
-    // out for a reason just said are named together.
-    let (grouped, own): (Vec<&report::Dropped>, Vec<&report::Dropped>) = dropped
-        .iter()
-        .partition(|d| not_touched.contains(&d.reason));
-    for d in own {
-        tracing::warn!(
-            "policy '{}': knob {} dropped: {}",
-            req.policy.name,
-            d.knob,
-            d.reason
-        );
-    }
-    if !grouped.is_empty() {
-        let names: Vec<&str> = grouped.iter().map(|d| d.knob.as_str()).collect();
-        tracing::warn!(
-            "policy '{}': knobs {} dropped (see above)",
-            req.policy.name,
-            names.join(", ")
-        );
-    }
-    for v in &space.dropped_values {
-        tracing::warn!("policy '{}': {v}", req.policy.name);
-    }
+    let not_touched = warn_dropped(&*testbed, req.policy, &space, &dropped);
     if let Some(n) = crate::tune::judge_note(&*testbed, req.policy) {
         tracing::info!("{n}");
     }
-    store.touch_device(&target, &serde_json::json!({ "space": space.knobs }))?;
-    // The lock it holds goes into its row: the other commands judge by it whether it is alive
-    // (a scratch tune's identity names no lock).
-    let tune_id = store.insert_tune_holding(
-        &target,
-        testbed.device_name().as_deref(),
-        &req.policy.name,
-        req.lock.path(),
-    )?;
-    req.lock.set_tune(tune_id)?;
-    let seed = req.resume.map_or(req.seed, |r| r.seed);
-    store.set_tune_plan(tune_id, seed, req.budget.unwrap_or(req.policy.budget))?;
-    if let Some(r) = req.resume {
-        store.mark_resumed(r.from_tune)?;
-    }
-    testbed.set_owner(&crate::types::Owner::Tune(tune_id));
+    let (tune_id, seed) = open_tune(store, testbed, req, &target, &space)?;
     let mut rec = StoreRecorder {
         store,
         target: target.clone(),
         sizes: testbed.sizes(),
         tune_id,
     };
-    let labels = space
-        .points
-        .iter()
-        .map(crate::knob::setting_label)
-        .collect();
     let replay = Replay::new(req.resume);
     let judged = crate::tune::judge_note(&*testbed, req.policy).is_none();
-    let runs = crate::tune::run_budget(req.policy, req.budget, judged);
-    let log = observe::TrialLog::new(labels, req.policy.objective.label(), runs, req.quiet)
-        .minimize(req.policy.objective.minimize())
-        .replayed({
-            let replay = replay.clone();
-            move || replay.borrow().replayed_runs()
-        });
+    let log = trial_log(&space, req, judged, &replay);
     let incumbent = log.incumbent();
     let res = optimise(
         &mut ReplayBed {
@@ -248,52 +191,17 @@ fn run(
     let out = match res {
         Ok(o) => o,
         Err(e) => {
-            let status = if matches!(e, Error::Interrupted) {
-                crate::types::TuneStatus::Interrupted
-            } else {
-                crate::types::TuneStatus::Failed
-            };
-            let r = testbed.restore();
-            store.finish_tune(tune_id, status)?;
-            r?;
-            if !read_back || !matches!(e, Error::Interrupted) {
-                return Err(e);
-            }
-            let read = Stopped::read(store, tune_id, req.policy, &space, incumbent.get(), resumed);
-            return match read {
-                Ok(s) => Ok(Ended::Stopped(Box::new(s))),
-                Err(why) => {
-                    tracing::warn!("tune #{tune_id} stopped, but reading it back failed: {why}");
-                    Err(e)
-                }
-            };
+            let best = incumbent.get();
+            return ended_early(
+                store, testbed, tune_id, e, read_back, req, &space, best, resumed,
+            );
         }
     };
-    // A reference trial that failed at the default setting measured nothing to tune against:
-    // that is the job failing (exit 1) with the trial's own reason, not a "keep the default"
-    // sweet spot. The same for contest loads as for a user benchmark.
-    let at_default: Vec<&crate::tune::evaluator::Trial> = out
-        .trials
-        .iter()
-        .filter(|t| t.point == space.default)
-        .collect();
-    if !at_default.is_empty() && at_default.iter().all(|t| t.failed.is_some()) {
-        let why = at_default[0].failed.clone().unwrap_or_default();
+    if let Some(e) = failed_at_default(&out, &space, req.policy) {
         let r = testbed.restore();
         store.finish_tune(tune_id, crate::types::TuneStatus::Failed)?;
         r?;
-        let what = match &req.policy.objective {
-            crate::tune::policy::Objective::Benchmark(job) => {
-                format!("the benchmark `{}`", job.command)
-            }
-            _ => format!(
-                "the reference trial ({})",
-                crate::knob::setting_label(&space.points[space.default])
-            ),
-        };
-        return Err(Error::Failed(format!(
-            "{what} failed at the default setting, so there is nothing to tune against: {why}"
-        )));
+        return Err(e);
     }
     let significant = out.verdict.as_ref().is_some_and(|v| v.significant);
     let applied = req.apply && significant;
@@ -327,16 +235,189 @@ fn run(
         store.finish_tune(tune_id, crate::types::TuneStatus::Failed)?;
         return Err(e);
     }
-    let evidence = serde_json::to_value(&rep).map_err(|e| Error::Failed(e.to_string()))?;
+    store_sweet_spot(store, &target, &req.policy.name, tune_id, &rep, significant)?;
+    Ok(Ended::Done(Box::new(rep)))
+}
+
+/// Stores the tune's sweet spot (its report as the evidence) and marks the tune done.
+fn store_sweet_spot(
+    store: &Store,
+    target: &TargetInfo,
+    policy: &str,
+    tune_id: i64,
+    rep: &Report,
+    significant: bool,
+) -> Result<()> {
+    let evidence = serde_json::to_value(rep).map_err(|e| Error::Failed(e.to_string()))?;
     store.insert_sweet_spot(
-        &target,
-        &req.policy.name,
+        target,
+        policy,
         Some(tune_id),
         &rep.best,
         &rep.default,
         significant,
         &evidence,
     )?;
-    store.finish_tune(tune_id, crate::types::TuneStatus::Done)?;
-    Ok(Ended::Done(Box::new(rep)))
+    store.finish_tune(tune_id, crate::types::TuneStatus::Done)
+}
+
+/// Says which of the policy's knobs and values this tune leaves out (`dropped`,
+/// `space.dropped_values`), as warnings the user sees (not behind -v): a testbed's note
+/// (e.g. debugfs locked down) once per group, only when the policy asked for a knob it keeps
+/// out. Returns those notes, for the report.
+fn warn_dropped(
+    testbed: &dyn Testbed,
+    policy: &Policy,
+    space: &Space,
+    dropped: &[report::Dropped],
+) -> Vec<String> {
+    // Said once per group (not per knob): e.g. debugfs locked down; only when the policy asked
+    // for a knob it keeps out (a block-only policy is not told about debugfs).
+    let not_touched: Vec<String> = testbed
+        .notes()
+        .into_iter()
+        .filter(|n| dropped.iter().any(|d| &d.reason == n))
+        .collect();
+    for n in &not_touched {
+        tracing::warn!("{n}");
+    }
+    // A warning the user sees (not behind -v): the policy asked for these knobs. Those left
+    // out for a reason just said are named together.
+    let (grouped, own): (Vec<&report::Dropped>, Vec<&report::Dropped>) = dropped
+        .iter()
+        .partition(|d| not_touched.contains(&d.reason));
+    for d in own {
+        tracing::warn!(
+            "policy '{}': knob {} dropped: {}",
+            policy.name,
+            d.knob,
+            d.reason
+        );
+    }
+    if !grouped.is_empty() {
+        let names: Vec<&str> = grouped.iter().map(|d| d.knob.as_str()).collect();
+        tracing::warn!(
+            "policy '{}': knobs {} dropped (see above)",
+            policy.name,
+            names.join(", ")
+        );
+    }
+    for v in &space.dropped_values {
+        tracing::warn!("policy '{}': {v}", policy.name);
+    }
+    not_touched
+}
+
+/// A tune's optimise returned `e`: the device is restored and the tune marked interrupted
+/// or failed. A stopped tune (`Error::Interrupted`) is read back as [`Ended::Stopped`] when
+/// `read_back`; any other error (or a read-back that failed, warned) is returned.
+#[allow(clippy::too_many_arguments)]
+fn ended_early(
+    store: &Store,
+    testbed: &mut dyn Testbed,
+    tune_id: i64,
+    e: Error,
+    read_back: bool,
+    req: &Request,
+    space: &Space,
+    incumbent: Option<usize>,
+    resumed: Option<crate::tune::resume::Resumed>,
+) -> Result<Ended> {
+    let status = if matches!(e, Error::Interrupted) {
+        crate::types::TuneStatus::Interrupted
+    } else {
+        crate::types::TuneStatus::Failed
+    };
+    let r = testbed.restore();
+    store.finish_tune(tune_id, status)?;
+    r?;
+    if !read_back || !matches!(e, Error::Interrupted) {
+        return Err(e);
+    }
+    match Stopped::read(store, tune_id, req.policy, space, incumbent, resumed) {
+        Ok(s) => Ok(Ended::Stopped(Box::new(s))),
+        Err(why) => {
+            tracing::warn!("tune #{tune_id} stopped, but reading it back failed: {why}");
+            Err(e)
+        }
+    }
+}
+
+/// A reference trial that failed at the default setting measured nothing to tune against:
+/// that is the job failing (exit 1) with the trial's own reason, not a "keep the default"
+/// sweet spot. The same for contest loads as for a user benchmark. `None` when some trial at
+/// the default (or none at all) succeeded.
+fn failed_at_default(out: &crate::tune::Outcome, space: &Space, policy: &Policy) -> Option<Error> {
+    let at_default: Vec<&crate::tune::evaluator::Trial> = out
+        .trials
+        .iter()
+        .filter(|t| t.point == space.default)
+        .collect();
+    if at_default.is_empty() || at_default.iter().any(|t| t.failed.is_none()) {
+        return None;
+    }
+    let why = at_default[0].failed.clone().unwrap_or_default();
+    let what = match &policy.objective {
+        crate::tune::policy::Objective::Benchmark(job) => {
+            format!("the benchmark `{}`", job.command)
+        }
+        _ => format!(
+            "the reference trial ({})",
+            crate::knob::setting_label(&space.points[space.default])
+        ),
+    };
+    Some(Error::Failed(format!(
+        "{what} failed at the default setting, so there is nothing to tune against: {why}"
+    )))
+}
+
+/// Opens the tune's row (holding its lock's path, with its seed and budget), marks a resumed
+/// tune, and makes the testbed journal under it. Returns the tune's id and its seed (a
+/// resumed tune's own).
+fn open_tune(
+    store: &Store,
+    testbed: &mut dyn Testbed,
+    req: &Request,
+    target: &TargetInfo,
+    space: &Space,
+) -> Result<(i64, u64)> {
+    store.touch_device(target, &serde_json::json!({ "space": space.knobs }))?;
+    // The lock it holds goes into its row: the other commands judge by it whether it is alive
+    // (a scratch tune's identity names no lock).
+    let tune_id = store.insert_tune_holding(
+        target,
+        testbed.device_name().as_deref(),
+        &req.policy.name,
+        req.lock.path(),
+    )?;
+    req.lock.set_tune(tune_id)?;
+    let seed = req.resume.map_or(req.seed, |r| r.seed);
+    store.set_tune_plan(tune_id, seed, req.budget.unwrap_or(req.policy.budget))?;
+    if let Some(r) = req.resume {
+        store.mark_resumed(r.from_tune)?;
+    }
+    testbed.set_owner(&crate::types::Owner::Tune(tune_id));
+    Ok((tune_id, seed))
+}
+
+/// The tune's trial log and progress bar: one label per setting, the run budget (with the
+/// judges' runs when `judged`), runs replayed from a resumed tune counted as done.
+fn trial_log(
+    space: &Space,
+    req: &Request,
+    judged: bool,
+    replay: &Rc<RefCell<Replay>>,
+) -> observe::TrialLog {
+    let labels = space
+        .points
+        .iter()
+        .map(crate::knob::setting_label)
+        .collect();
+    let runs = crate::tune::run_budget(req.policy, req.budget, judged);
+    observe::TrialLog::new(labels, req.policy.objective.label(), runs, req.quiet)
+        .minimize(req.policy.objective.minimize())
+        .replayed({
+            let replay = replay.clone();
+            move || replay.borrow().replayed_runs()
+        })
 }

@@ -331,55 +331,7 @@ impl Space {
                 continue;
             };
             if name == "scheduler" {
-                let Domain::Choice(offered) = &k.domain else {
-                    return Err(Error::BadInput("scheduler knob without choices".into()));
-                };
-                let mut names: Vec<String> = match &choice.values {
-                    Some(v) => {
-                        for x in v {
-                            let known = x.as_name().is_some_and(|n| {
-                                catalogue::ELEVATORS.contains(&n) || offered.iter().any(|o| o == n)
-                            });
-                            if !known {
-                                return Err(unknown_scheduler(x, choice, offered, policy));
-                            }
-                            if !offered.iter().any(|o| Some(o.as_str()) == x.as_name()) {
-                                dropped_values.push(format!(
-                                    "scheduler value '{x}' dropped: not offered here (offered: \
-                                     {})",
-                                    offered.join(", ")
-                                ));
-                            }
-                        }
-                        offered
-                            .iter()
-                            .filter(|o| v.iter().any(|x| x.as_name() == Some(o.as_str())))
-                            .cloned()
-                            .collect()
-                    }
-                    None => offered.clone(),
-                };
-                if zoned == Some("host-managed") {
-                    let gone: Vec<String> = names
-                        .iter()
-                        .filter(|n| *n != "mq-deadline")
-                        .cloned()
-                        .collect();
-                    if !gone.is_empty() && choice.values.is_some() {
-                        dropped_values.push(format!(
-                            "scheduler value{} {} dropped: a host-managed zoned disk needs \
-                             mq-deadline",
-                            if gone.len() == 1 { "" } else { "s" },
-                            gone.join(", ")
-                        ));
-                    }
-                    names.retain(|n| n == "mq-deadline");
-                }
-                if let Some(d) = k.default.as_name()
-                    && !names.iter().any(|n| n == d)
-                {
-                    names.insert(0, d.to_string());
-                }
+                let names = scheduler_names(k, choice, policy, zoned, &mut dropped_values)?;
                 sched = Some((k, names));
             } else {
                 axes.push(int_axis(k, choice, policy)?);
@@ -408,11 +360,6 @@ impl Space {
             None => vec![None],
         };
         let n_sched = if sched.is_some() { scheds.len() } else { 0 };
-        let exists = |a: &IntAxis, s: Option<&str>| match (&a.schedulers, s) {
-            (None, _) => true,
-            (Some(list), Some(s)) => list.iter().any(|x| x == s),
-            (Some(_), None) => true,
-        };
 
         let default_setting: Setting = {
             let mut d = Setting::new();
@@ -433,66 +380,7 @@ impl Space {
             d
         };
 
-        let mut points = Vec::new();
-        let mut coords = Vec::new();
-        for (si, s) in scheds.iter().enumerate() {
-            let judge = s.clone().or(fixed_sched.clone());
-            let active: Vec<&IntAxis> = axes
-                .iter()
-                .filter(|a| exists(a, judge.as_deref()))
-                .collect();
-            let count = active
-                .iter()
-                .map(|a| a.values.len())
-                .try_fold(1usize, |acc, n| acc.checked_mul(n))
-                .unwrap_or(usize::MAX);
-            if count.saturating_add(points.len()) > MAX_POINTS {
-                return Err(Error::BadInput(format!(
-                    "policy '{}' spans more than {MAX_POINTS} settings; give its knobs \
-                     narrower ranges or value lists",
-                    policy.name
-                )));
-            }
-            let mut idx = vec![0usize; active.len()];
-            loop {
-                let mut set = Setting::new();
-                let mut c = vec![0.0; n_sched + axes.len()];
-                if let Some(name) = s {
-                    set.insert("scheduler".into(), KnobValue::Name(name.clone()));
-                    c[si] = 1.0;
-                }
-                for (ai, a) in axes.iter().enumerate() {
-                    c[n_sched + ai] = 0.5;
-                    if let Some(pi) = active.iter().position(|x| x.name == a.name) {
-                        let v = a.values[idx[pi]];
-                        set.insert(a.name.clone(), KnobValue::Int(v));
-                        c[n_sched + ai] = if a.hi > a.lo {
-                            (pos(v) - a.lo) / (a.hi - a.lo)
-                        } else {
-                            0.5
-                        };
-                    }
-                }
-                points.push(set);
-                coords.push(c);
-                // Odometer over the active axes.
-                let mut carry = true;
-                for (pi, a) in active.iter().enumerate() {
-                    if !carry {
-                        break;
-                    }
-                    idx[pi] += 1;
-                    if idx[pi] == a.values.len() {
-                        idx[pi] = 0;
-                    } else {
-                        carry = false;
-                    }
-                }
-                if carry {
-                    break;
-                }
-            }
-        }
+        let (points, coords) = grid(&scheds, &axes, n_sched, fixed_sched.as_deref(), policy)?;
         let default = points
             .iter()
             .position(|p| *p == default_setting)
@@ -570,6 +458,151 @@ impl Space {
         }
         m
     }
+}
+
+/// The schedulers a policy's `scheduler` choice searches on this device: its values that the
+/// device offers (each one dropped is noted in `dropped`), only `mq-deadline` on a
+/// host-managed zoned disk, and the device's default first when the list lacks it. Errors
+/// (exit 2): the knob has no choices; a value that names no elevator.
+fn scheduler_names(
+    k: &SpaceKnob,
+    choice: &KnobChoice,
+    policy: &Policy,
+    zoned: Option<&str>,
+    dropped_values: &mut Vec<String>,
+) -> Result<Vec<String>> {
+    let Domain::Choice(offered) = &k.domain else {
+        return Err(Error::BadInput("scheduler knob without choices".into()));
+    };
+    let mut names: Vec<String> = match &choice.values {
+        Some(v) => {
+            for x in v {
+                let known = x.as_name().is_some_and(|n| {
+                    catalogue::ELEVATORS.contains(&n) || offered.iter().any(|o| o == n)
+                });
+                if !known {
+                    return Err(unknown_scheduler(x, choice, offered, policy));
+                }
+                if !offered.iter().any(|o| Some(o.as_str()) == x.as_name()) {
+                    dropped_values.push(format!(
+                        "scheduler value '{x}' dropped: not offered here (offered: \
+                             {})",
+                        offered.join(", ")
+                    ));
+                }
+            }
+            offered
+                .iter()
+                .filter(|o| v.iter().any(|x| x.as_name() == Some(o.as_str())))
+                .cloned()
+                .collect()
+        }
+        None => offered.clone(),
+    };
+    if zoned == Some("host-managed") {
+        let gone: Vec<String> = names
+            .iter()
+            .filter(|n| *n != "mq-deadline")
+            .cloned()
+            .collect();
+        if !gone.is_empty() && choice.values.is_some() {
+            dropped_values.push(format!(
+                "scheduler value{} {} dropped: a host-managed zoned disk needs \
+                     mq-deadline",
+                if gone.len() == 1 { "" } else { "s" },
+                gone.join(", ")
+            ));
+        }
+        names.retain(|n| n == "mq-deadline");
+    }
+    if let Some(d) = k.default.as_name()
+        && !names.iter().any(|n| n == d)
+    {
+        names.insert(0, d.to_string());
+    }
+    Ok(names)
+}
+
+/// Whether `a` exists under scheduler `s` (an iosched knob exists under its schedulers only;
+/// `None`: the scheduler is not known, so every axis counts).
+fn exists(a: &IntAxis, s: Option<&str>) -> bool {
+    match (&a.schedulers, s) {
+        (None, _) => true,
+        (Some(list), Some(s)) => list.iter().any(|x| x == s),
+        (Some(_), None) => true,
+    }
+}
+
+/// Every setting of the grid with its coordinates in [0, 1]: per scheduler in `scheds`
+/// (`None`: not tuned, the axes judged against `fixed_sched`), the product of the axes that
+/// exist under it, as an odometer. Coordinates: one indicator per scheduler (`n_sched` of
+/// them), then each axis's position on its (log) scale; 0.5 for an axis absent there.
+/// Errors (exit 2): more than [`MAX_POINTS`] settings.
+fn grid(
+    scheds: &[Option<String>],
+    axes: &[IntAxis],
+    n_sched: usize,
+    fixed_sched: Option<&str>,
+    policy: &Policy,
+) -> Result<(Vec<Setting>, Vec<Vec<f64>>)> {
+    let mut points = Vec::new();
+    let mut coords = Vec::new();
+    for (si, s) in scheds.iter().enumerate() {
+        let judge = s.as_deref().or(fixed_sched);
+        let active: Vec<&IntAxis> = axes.iter().filter(|a| exists(a, judge)).collect();
+        let count = active
+            .iter()
+            .map(|a| a.values.len())
+            .try_fold(1usize, |acc, n| acc.checked_mul(n))
+            .unwrap_or(usize::MAX);
+        if count.saturating_add(points.len()) > MAX_POINTS {
+            return Err(Error::BadInput(format!(
+                "policy '{}' spans more than {MAX_POINTS} settings; give its knobs \
+                 narrower ranges or value lists",
+                policy.name
+            )));
+        }
+        let mut idx = vec![0usize; active.len()];
+        loop {
+            let mut set = Setting::new();
+            let mut c = vec![0.0; n_sched + axes.len()];
+            if let Some(name) = s {
+                set.insert("scheduler".into(), KnobValue::Name(name.clone()));
+                c[si] = 1.0;
+            }
+            for (ai, a) in axes.iter().enumerate() {
+                c[n_sched + ai] = 0.5;
+                if let Some(pi) = active.iter().position(|x| x.name == a.name) {
+                    let v = a.values[idx[pi]];
+                    set.insert(a.name.clone(), KnobValue::Int(v));
+                    c[n_sched + ai] = if a.hi > a.lo {
+                        (pos(v) - a.lo) / (a.hi - a.lo)
+                    } else {
+                        0.5
+                    };
+                }
+            }
+            points.push(set);
+            coords.push(c);
+            // Odometer over the active axes.
+            let mut carry = true;
+            for (pi, a) in active.iter().enumerate() {
+                if !carry {
+                    break;
+                }
+                idx[pi] += 1;
+                if idx[pi] == a.values.len() {
+                    idx[pi] = 0;
+                } else {
+                    carry = false;
+                }
+            }
+            if carry {
+                break;
+            }
+        }
+    }
+    Ok((points, coords))
 }
 
 #[cfg(test)]
