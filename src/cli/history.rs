@@ -4,7 +4,7 @@
 //! stored tune, trial and sweet spot (of `--tune`'s tune only, with it), whatever `--limit`.
 
 use super::Ctx;
-use super::output::{JsonArg, emit};
+use super::output::{JsonArg, JsonHelp, emit};
 use crate::Result;
 use crate::knob::setting_label;
 use crate::report::json::Stamp;
@@ -20,10 +20,6 @@ pub const DEFAULT_LIMIT: usize = 5;
 
 /// Arguments of `sweetspot history`.
 #[derive(Debug, clap::Args)]
-#[command(mut_arg("json", |a| a.help("Print JSON: every stored tune, trial and sweet spot")
-    .long_help("Print JSON: every stored tune, trial and sweet spot.\n\nTrials come with their \
-        figures, and the knobs a killed benchmark left open too, whatever --limit says; with \
-        --tune, that tune's alone.")))]
 pub struct Args {
     /// Only this device (identity or target label).
     ///
@@ -42,7 +38,20 @@ pub struct Args {
     #[arg(long, conflicts_with = "limit")]
     pub all: bool,
     #[command(flatten)]
-    pub output: JsonArg,
+    pub output: JsonArg<HistoryHelp>,
+}
+
+/// `history --json`'s help.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HistoryHelp;
+
+impl JsonHelp for HistoryHelp {
+    const HELP: &'static str = "Print JSON: every stored tune, trial and sweet spot";
+    const LONG_HELP: Option<&'static str> = Some(
+        "Print JSON: every stored tune, trial and sweet spot.\n\nTrials come with their \
+         figures, and the knobs a killed benchmark left open too, whatever --limit says; with \
+         --tune, that tune's alone.",
+    );
 }
 
 struct History {

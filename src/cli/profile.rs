@@ -5,9 +5,12 @@
 //! `sweetspot verify [FILE] [--json]`: expected against actual, exit 1 on drift.
 
 use super::Ctx;
+use super::output::{JsonArg, JsonHelp, emit};
 use crate::profile::apply::Status;
 use crate::profile::build::{self, MatchBy, Select};
+use crate::profile::verify::Verification;
 use crate::profile::{Profile, sysctl, tuned, udev};
+use crate::report::output::Table;
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,9 +87,16 @@ pub struct VerifyArgs {
     /// A profile (sweetspot's TOML); default: the database's latest sweet spots. It must be
     /// writable by root alone, as for `profile apply`.
     pub file: Option<PathBuf>,
-    /// Print JSON (with a `version` field).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg<VerifyHelp>,
+}
+
+/// `verify --json`'s help.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VerifyHelp;
+
+impl JsonHelp for VerifyHelp {
+    const HELP: &'static str = "Print JSON (with a `version` field)";
 }
 
 /// Output formats of `profile export`.
@@ -368,11 +378,7 @@ pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
     for c in &src.choices {
         eprintln!("verify: {c}");
     }
-    if args.json {
-        super::print_json(&v)?;
-    } else {
-        super::print_out(&crate::profile::verify::table(&v))?;
-    }
+    emit(&v, args.output.format())?;
     if !v.clean {
         let n = v
             .rows
@@ -387,6 +393,13 @@ pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
         return Err(Error::Failed(format!("{n} {knobs} from the profile")));
     }
     Ok(())
+}
+
+impl Table for Verification {
+    /// [`crate::profile::verify::table`].
+    fn table(&self) -> Result<String> {
+        Ok(crate::profile::verify::table(self))
+    }
 }
 
 fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {

@@ -9,10 +9,12 @@
 //! host-wide knobs (vm, CPU scheduler) with no device at all; it needs a benchmark.
 
 use super::Ctx;
+use super::output::{JsonArg, JsonHelp, emit};
 use super::target::{self, TargetArgs};
 use crate::Result;
 use crate::bench::user::{Extract, UserJob};
 use crate::bench::{Load, Testbed};
+use crate::report::output::Table;
 use crate::trust::Origin;
 use crate::tune::policy::{self, Objective};
 use crate::tune::report;
@@ -20,6 +22,31 @@ use crate::tune::resume::Resume;
 use crate::tune::run::{self, Ended, Request};
 use crate::tune::stopped::Stopped;
 use std::path::Path;
+
+/// `tune --json`'s long help: what the object holds, also when the tune is stopped.
+const JSON_LONG_HELP: &str = "Print the report as JSON.\n\n\
+    Print JSON: the report as one object (`target`, `policy`, `default`, `best`, \
+    `objective`, `significant`, `evaluations`, `runs`, ...). Stopped by Ctrl-C or SIGTERM \
+    once the tune has started (exit 130), also with -q, one object all the same: \
+    `\"interrupted\": true`, `tune_id` (`history`'s #N), `target`, `policy`, `seed`, \
+    `budget`, `default` and `candidate` (knob → value; `candidate` is the search's best \
+    setting so far, not checked against the default, null before a trial finished), \
+    `objective` (`name`, and the geometric means so far at `default` and `candidate`, null \
+    if not measured), `evaluations` (settings measured), `trials` (finished trials, as \
+    stored: what --resume replays), `runs` (load runs made, no_load included), `resumed` \
+    when it had resumed a tune, and `resume`: the command that resumes it (this one plus \
+    --resume, run from the same directory and environment), null when no trial finished. A \
+    tune that stderr's reader stopped by going away (exit 0, as for `| head`) prints the \
+    object on stdout too; a reader gone only after the signal leaves the exit at 130.";
+
+/// `tune --json`'s help.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TuneHelp;
+
+impl JsonHelp for TuneHelp {
+    const HELP: &'static str = "Print the report as JSON";
+    const LONG_HELP: Option<&'static str> = Some(JSON_LONG_HELP);
+}
 
 /// Arguments of `sweetspot tune`.
 #[derive(Debug, clap::Args)]
@@ -63,24 +90,8 @@ pub struct Args {
     #[arg(long)]
     pub apply: bool,
 
-    /// Print the report as JSON.
-    ///
-    /// Print JSON: the report as one object (`target`, `policy`, `default`, `best`,
-    /// `objective`, `significant`, `evaluations`, `runs`, ...). Stopped by Ctrl-C or SIGTERM
-    /// once the tune has started (exit 130), also with -q, one object all the same:
-    /// `"interrupted": true`, `tune_id` (`history`'s #N), `target`, `policy`, `seed`,
-    /// `budget`, `default` and `candidate` (knob → value; `candidate` is the search's best
-    /// setting so far, not checked against the default, null before a trial finished),
-    /// `objective` (`name`, and the geometric means so far at `default` and `candidate`, null
-    /// if not measured), `evaluations`
-    /// (settings measured), `trials` (finished trials, as stored: what --resume replays),
-    /// `runs` (load runs made, no_load included), `resumed` when it had resumed a tune, and
-    /// `resume`: the command that resumes it (this one plus --resume, run from the same
-    /// directory and environment), null when no trial finished. A tune that stderr's reader
-    /// stopped by going away (exit 0, as for `| head`) prints the object on stdout too; a
-    /// reader gone only after the signal leaves the exit at 130.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg<TuneHelp>,
 
     /// Tune --job's figure: regex:RE or json:/PTR.
     ///
@@ -385,10 +396,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     let stopped = match run::tune_or_stop(&store, &ctx.db, testbed.as_mut(), &req) {
         Ok(Ended::Done(rep)) => {
-            if args.json {
-                return super::print_json(&rep);
+            emit(rep.as_ref(), args.output.format())?;
+            if args.output.json {
+                return Ok(());
             }
-            super::print_out(&report::text(&rep))?;
             return print_sparklines(ctx, &store, rep.tune_id);
         }
         Ok(Ended::Stopped(s)) => Some(s),
@@ -403,7 +414,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // The exit stays what stopped the tune (130 for a signal, 0 for a closed pipe), printed
     // or not: a reader of stdout gone only now does not make it the closed pipe's stop
     // ([`crate::signals::close_output`]). A closed stderr leaves stdout's JSON to be printed.
-    if let Some(s) = stopped.filter(|_| args.json && !crate::signals::stdout_closed()) {
+    if let Some(s) = stopped.filter(|_| args.output.json && !crate::signals::stdout_closed()) {
         let resume =
             resume_command(&store, testbed.as_ref(), &s, args.resume).unwrap_or_else(|e| {
                 tracing::warn!("the command that resumes tune #{}: {e}", s.tune_id);
@@ -419,6 +430,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         }
     }
     Err(crate::Error::Interrupted)
+}
+
+impl Table for report::Report {
+    /// [`report::text`].
+    fn table(&self) -> Result<String> {
+        Ok(report::text(self))
+    }
 }
 
 /// The response of each tuned knob as sparklines ([`crate::plot::sparklines`]) after the

@@ -40,3 +40,34 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<String> {
         .map_err(|e| Error::Failed(e.to_string()))?;
     Ok(format!("{s}\n"))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A value with a text form and a JSON form that differ.
+    #[derive(Serialize)]
+    struct Two {
+        n: u32,
+    }
+
+    impl Table for Two {
+        fn table(&self) -> Result<String> {
+            Ok(format!("n is {}\n", self.n))
+        }
+    }
+
+    #[test]
+    fn render_prints_the_table_or_versioned_json() {
+        let v = Two { n: 7 };
+        assert_eq!(render(&v, Format::Text).unwrap(), "n is 7\n");
+        assert_eq!(
+            render(&v, Format::Json).unwrap(),
+            format!(
+                "{{\n  \"version\": {},\n  \"n\": 7\n}}\n",
+                super::super::json::VERSION
+            )
+        );
+    }
+}
