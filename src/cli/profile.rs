@@ -6,11 +6,13 @@
 
 use super::Ctx;
 use super::output::{JsonArg, JsonHelp, emit};
+use crate::profile::Profile;
 use crate::profile::apply::Status;
 use crate::profile::build::{self, MatchBy, Select};
+use crate::profile::format::{self, Out, ProfileFormat};
 use crate::profile::verify::Verification;
-use crate::profile::{Profile, sysctl, tuned, udev};
 use crate::report::output::Table;
+use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -111,6 +113,19 @@ pub enum Format {
     /// A TuneD profile: with --out DIR, DIR/tuned.conf; else tuned.conf on stdout. Refused
     /// for an entry TuneD cannot match by identity (see above).
     Tuned,
+}
+
+impl Format {
+    /// The format's writer ([`ProfileFormat`]); `root` is where sysctl keys and present
+    /// disks are read.
+    fn exporter(self, root: &SysRoot) -> Box<dyn ProfileFormat + '_> {
+        match self {
+            Format::Toml => Box::new(format::Toml),
+            Format::Udev => Box::new(format::Udev),
+            Format::Sysctl => Box::new(format::Sysctl { root }),
+            Format::Tuned => Box::new(format::Tuned { root }),
+        }
+    }
 }
 
 /// Arguments of `sweetspot profile export`.
@@ -437,32 +452,31 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
             );
         }
     }
-    let text = match args.format {
-        Format::Toml => profile.to_toml()?,
-        Format::Udev => udev::render(&profile)?,
-        Format::Sysctl => sysctl::render(&profile, &ctx.root)?,
-        Format::Tuned => tuned::render(&profile, &ctx.root)?,
-    };
+    let format = args.format.exporter(&ctx.root);
+    let text = format.render(&profile)?;
     let Some(out) = &args.out else {
         return super::print_out(&text);
     };
     // A path that cannot take the profile is bad input (exit 2), named as the flag.
     let bad = |why: String| Error::BadInput(format!("--out {}: {why}", out.display()));
-    let tuned = args.format == Format::Tuned;
-    if tuned && out.exists() && !out.is_dir() {
-        return Err(bad(
-            "not a directory (--format tuned writes DIR/tuned.conf)".into(),
-        ));
-    }
-    if !tuned && out.is_dir() {
-        return Err(bad("is a directory; give the file to write".into()));
-    }
-    let written = if tuned {
-        std::fs::create_dir_all(out)
-            .map_err(|e| Error::io(format!("creating {}", out.display()), e))
-            .and_then(|()| write_atomic(&out.join("tuned.conf"), &text))
-    } else {
-        write_atomic(out, &text)
+    let written = match format.out() {
+        Out::Dir { file } => {
+            if out.exists() && !out.is_dir() {
+                return Err(bad(format!(
+                    "not a directory (--format {} writes DIR/{file})",
+                    format.name()
+                )));
+            }
+            std::fs::create_dir_all(out)
+                .map_err(|e| Error::io(format!("creating {}", out.display()), e))
+                .and_then(|()| write_atomic(&out.join(file), &text))
+        }
+        Out::File { .. } => {
+            if out.is_dir() {
+                return Err(bad("is a directory; give the file to write".into()));
+            }
+            write_atomic(out, &text)
+        }
     };
     written.map_err(|e| match &e {
         // A full disk or a failing device is the machine's fault, not the path's (exit 1).
@@ -541,5 +555,21 @@ mod tests {
     fn not_applied_says_entry_or_entries() {
         assert_eq!(super::not_applied(1), "1 profile entry was not applied");
         assert_eq!(super::not_applied(2), "2 profile entries were not applied");
+    }
+
+    /// Each `--format` value gets the writer of that name, and only tuned's `--out` is a
+    /// directory (of tuned.conf).
+    #[test]
+    fn each_format_gets_its_own_writer() {
+        use super::{Format, Out};
+        use clap::ValueEnum;
+        let root = crate::sysroot::SysRoot::new("/nonexistent/sys", "/nonexistent/proc");
+        for f in Format::value_variants() {
+            let w = f.exporter(&root);
+            let name = f.to_possible_value().map(|v| v.get_name().to_string());
+            assert_eq!(Some(w.name().to_string()), name);
+            let dir = matches!(w.out(), Out::Dir { file: "tuned.conf" });
+            assert_eq!(dir, *f == Format::Tuned, "{}", w.name());
+        }
     }
 }
