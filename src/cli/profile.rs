@@ -300,59 +300,8 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     let mut text = String::new();
     let mut failed = 0;
     for o in &outcomes {
-        let who = match &o.device {
-            Some(d) if *d != o.entry => format!("{d} (tuned as {})", o.entry),
-            Some(d) => d.clone(),
-            None => o.entry.clone(),
-        };
-        if let Some(w) = &o.kernel_warning {
-            tracing::warn!("{who}: {w}");
-        }
-        match &o.status {
-            Status::Applied { changes } if changes.is_empty() => {
-                text.push_str(&format!("{who}: already at its sweet spot\n"));
-            }
-            Status::Applied { changes } => {
-                for (k, from, to) in changes {
-                    text.push_str(&format!("{who}: {k} {from} → {to}\n"));
-                }
-                let written = changes.iter().map(|(k, _, to)| (k.as_str(), to.as_str()));
-                text.push_str(&super::set::daemon_note(
-                    ctx,
-                    o.device.as_deref().unwrap_or_default(),
-                    written,
-                ));
-            }
-            Status::DryRun { commands } => {
-                text.push_str(&format!("# {who}\n"));
-                for c in commands {
-                    text.push_str(&format!("{c}\n"));
-                }
-            }
-            Status::Nothing => {
-                text.push_str(&format!("{who}: keep the default (nothing to apply)\n"));
-            }
-            Status::Absent { wanted } => {
-                text.push_str(&format!(
-                    "{who}: no disk with {wanted} is present; skipped\n"
-                ));
-            }
-            Status::Failed { error } => {
-                failed += 1;
-                text.push_str(&format!("{who}: NOT APPLIED: {error}\n"));
-            }
-            Status::RolledBack { changes, put_back } => {
-                failed += 1;
-                if changes.is_empty() {
-                    text.push_str(&format!("{who}: NOT APPLIED: another write failed\n"));
-                }
-                for (k, from, to) in changes {
-                    text.push_str(&format!("{who}: ROLLED BACK: {k} {from} → {to} undone\n"));
-                }
-                for (k, v) in put_back {
-                    text.push_str(&format!("{who}: {k} put back to {v}\n"));
-                }
-            }
+        if !outcome_text(ctx, o, &mut text) {
+            failed += 1;
         }
     }
     if outcomes
@@ -369,6 +318,67 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
         return Err(Error::Failed(not_applied(failed)));
     }
     Ok(())
+}
+
+/// `profile apply`'s lines for one entry's outcome, added to `text` (warnings on stderr);
+/// false when the entry was not applied (failed, or rolled back).
+fn outcome_text(ctx: &Ctx, o: &crate::profile::apply::Outcome, text: &mut String) -> bool {
+    let mut ok = true;
+    let who = match &o.device {
+        Some(d) if *d != o.entry => format!("{d} (tuned as {})", o.entry),
+        Some(d) => d.clone(),
+        None => o.entry.clone(),
+    };
+    if let Some(w) = &o.kernel_warning {
+        tracing::warn!("{who}: {w}");
+    }
+    match &o.status {
+        Status::Applied { changes } if changes.is_empty() => {
+            text.push_str(&format!("{who}: already at its sweet spot\n"));
+        }
+        Status::Applied { changes } => {
+            for (k, from, to) in changes {
+                text.push_str(&format!("{who}: {k} {from} → {to}\n"));
+            }
+            let written = changes.iter().map(|(k, _, to)| (k.as_str(), to.as_str()));
+            text.push_str(&super::set::daemon_note(
+                ctx,
+                o.device.as_deref().unwrap_or_default(),
+                written,
+            ));
+        }
+        Status::DryRun { commands } => {
+            text.push_str(&format!("# {who}\n"));
+            for c in commands {
+                text.push_str(&format!("{c}\n"));
+            }
+        }
+        Status::Nothing => {
+            text.push_str(&format!("{who}: keep the default (nothing to apply)\n"));
+        }
+        Status::Absent { wanted } => {
+            text.push_str(&format!(
+                "{who}: no disk with {wanted} is present; skipped\n"
+            ));
+        }
+        Status::Failed { error } => {
+            ok = false;
+            text.push_str(&format!("{who}: NOT APPLIED: {error}\n"));
+        }
+        Status::RolledBack { changes, put_back } => {
+            ok = false;
+            if changes.is_empty() {
+                text.push_str(&format!("{who}: NOT APPLIED: another write failed\n"));
+            }
+            for (k, from, to) in changes {
+                text.push_str(&format!("{who}: ROLLED BACK: {k} {from} → {to} undone\n"));
+            }
+            for (k, v) in put_back {
+                text.push_str(&format!("{who}: {k} put back to {v}\n"));
+            }
+        }
+    }
+    ok
 }
 
 /// `profile apply`'s error when `failed` entries were not applied: "1 profile entry was not
