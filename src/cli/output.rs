@@ -13,6 +13,8 @@ use std::marker::PhantomData;
 // completion scripts (tests/completions.rs).
 #[derive(Clone, Copy, Debug, Default, clap::Args)]
 pub struct JsonArg<H: JsonHelp = TableHelp> {
+    // True when `--json` was given. (No doc comment: clap would read it as the help, which is
+    // `H`'s.)
     #[arg(long, help = H::HELP, long_help = H::LONG_HELP, conflicts_with_all = H::CONFLICTS)]
     pub json: bool,
     #[arg(skip)]
