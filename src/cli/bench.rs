@@ -7,11 +7,13 @@
 //! `--set` applies knobs first (journaled on a real device). The testbed is restored at the
 //! end, also on error or Ctrl-C (exit 130 then; the runs done are in the store).
 
+use super::output::{JsonArg, JsonHelp};
 use super::target::{self, TargetArgs};
 use super::{Ctx, print_out};
 use crate::bench::runner::{measure_applied, progress_bar};
 use crate::bench::{Load, SpaceKnob, Testbed};
 use crate::knob::{KnobValue, Setting, catalogue, setting_label};
+use crate::report::output::Format;
 use crate::report::{BenchReport, Exporter, csv::Csv, json::Json, table::Table};
 use crate::{Error, Result, signals};
 
@@ -56,13 +58,21 @@ pub struct Args {
     #[arg(long, conflicts_with = "job")]
     pub startup: bool,
 
-    /// Print JSON (fields in docs/DESIGN.md).
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg<BenchHelp>,
 
     /// Print CSV, one row per run.
     #[arg(long)]
     pub csv: bool,
+}
+
+/// `bench --json`'s help.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BenchHelp;
+
+impl JsonHelp for BenchHelp {
+    const HELP: &'static str = "Print JSON (fields in docs/DESIGN.md)";
+    const CONFLICTS: &'static [&'static str] = &["csv"];
 }
 
 /// Parses `--set` values against the testbed's space: the knob must exist and the value lie
@@ -210,14 +220,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         }
         (Err(e), Ok(())) => return Err(e),
     };
-    let text = if args.json {
-        Json.render(&report)?
-    } else if args.csv {
-        Csv.render(&report)?
-    } else {
-        Table.render(&report)?
+    let exporter: &dyn Exporter = match (args.output.format(), args.csv) {
+        (Format::Json, _) => &Json,
+        (Format::Text, true) => &Csv,
+        (Format::Text, false) => &Table,
     };
-    if args.json || args.csv {
+    let text = exporter.render(&report)?;
+    if args.output.json || args.csv {
         for w in &report.trial.warnings {
             tracing::warn!("{w}");
         }

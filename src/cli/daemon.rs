@@ -1,8 +1,10 @@
 //! `sweetspot daemon [--config FILE]` and `sweetspot status [--json] [--config FILE]`.
 
 use super::Ctx;
+use super::output::{JsonArg, JsonHelp, emit};
 use crate::Result;
 use crate::daemon::{self, config};
+use crate::report::output::{Format, Table};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `sweetspot daemon`.
@@ -29,9 +31,8 @@ pub struct StatusArgs {
     /// database (those win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Print JSON (with a `version` field); the same as --format json.
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg<StatusHelp>,
     /// The output: text, json, or prometheus.
     ///
     /// The output: `text`, `json` (as --json), or `prometheus`: the metrics the
@@ -40,6 +41,15 @@ pub struct StatusArgs {
     /// and memory).
     #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
     pub format: StatusFormat,
+}
+
+/// `status --json`'s help.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StatusHelp;
+
+impl JsonHelp for StatusHelp {
+    const HELP: &'static str = "Print JSON (with a `version` field); the same as --format json";
+    const CONFLICTS: &'static [&'static str] = &["format"];
 }
 
 /// `sweetspot status --format`.
@@ -184,9 +194,32 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
         path,
         source,
     });
-    if args.json || args.format == StatusFormat::Json {
-        super::print_json(&s)
-    } else {
-        super::print_out(&daemon::status::text(&s, &db, &ctx.root))
+    let format = match args.format {
+        StatusFormat::Json => Format::Json,
+        _ => args.output.format(),
+    };
+    let shown = Shown {
+        status: &s,
+        db: &db,
+        root: &ctx.root,
+    };
+    emit(&shown, format)
+}
+
+/// What `status` prints: the [`daemon::status::Status`] as JSON, or its text
+/// ([`daemon::status::text`], which names the database and roots).
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct Shown<'a> {
+    status: &'a daemon::status::Status,
+    #[serde(skip)]
+    db: &'a Path,
+    #[serde(skip)]
+    root: &'a crate::sysroot::SysRoot,
+}
+
+impl Table for Shown<'_> {
+    fn table(&self) -> Result<String> {
+        Ok(daemon::status::text(self.status, self.db, self.root))
     }
 }

@@ -2,18 +2,19 @@
 //! shown is recorded in the store's `devices` table (identity, fingerprint, kernel). The table
 //! shows control characters escaped; `--json` has every string exactly.
 
-use super::{Ctx, print_json, print_out};
+use super::Ctx;
+use super::output::{JsonArg, emit};
 use crate::Result;
 use crate::device::{self, Device};
+use crate::report::output::Table;
 use crate::types::text::shown;
 use serde::Serialize;
 
 /// Arguments of `sweetspot devices`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg,
 }
 
 /// The JSON shape of `devices --json`.
@@ -32,9 +33,18 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         devices: device::list(&ctx.root)?,
     };
     ctx.record_devices(&listing.devices, &listing.kernel);
-    if args.json {
-        return print_json(&listing);
+    emit(&listing, args.output.format())
+}
+
+impl Table for Listing {
+    /// The disks' table, a note when an identity was shortened, and the kernel.
+    fn table(&self) -> Result<String> {
+        Ok(listing_table(self))
     }
+}
+
+/// [`Listing`]'s text.
+fn listing_table(listing: &Listing) -> String {
     let mut rows = vec![HEAD.map(String::from)];
     let mut shortened = false;
     for d in &listing.devices {
@@ -81,7 +91,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         );
     }
     out += &format!("kernel {}\n", listing.kernel);
-    print_out(&out)
+    out
 }
 
 /// The table's columns; `size` is right-aligned, `mounts` (the last) is not padded.

@@ -4,9 +4,11 @@
 //! stored tune, trial and sweet spot (of `--tune`'s tune only, with it), whatever `--limit`.
 
 use super::Ctx;
+use super::output::{JsonArg, JsonHelp, emit};
 use crate::Result;
 use crate::knob::setting_label;
 use crate::report::json::Stamp;
+use crate::report::output::Table;
 use crate::store::Store;
 use crate::store::trials::TrialRow;
 use crate::store::tunes::{SweetSpotRow, TuneRow};
@@ -36,12 +38,21 @@ pub struct Args {
     /// Show every tune.
     #[arg(long, conflicts_with = "limit")]
     pub all: bool,
-    /// Print JSON: every stored tune, trial and sweet spot.
-    ///
-    /// Trials come with their figures, and the knobs a killed benchmark left open too,
-    /// whatever --limit says; with --tune, that tune's alone.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg<HistoryHelp>,
+}
+
+/// `history --json`'s help.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HistoryHelp;
+
+impl JsonHelp for HistoryHelp {
+    const HELP: &'static str = "Print JSON: every stored tune, trial and sweet spot";
+    const LONG_HELP: Option<&'static str> = Some(
+        "Print JSON: every stored tune, trial and sweet spot.\n\nTrials come with their \
+         figures, and the knobs a killed benchmark left open too, whatever --limit says; with \
+         --tune, that tune's alone.",
+    );
 }
 
 struct History {
@@ -228,20 +239,51 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             sweet_spots: vec![],
             killed_bench_knobs: vec![],
         };
-        if args.json {
-            return super::print_json(&empty.json());
-        }
-        return super::print_out(&format!(
-            "no history: {} does not exist yet (nothing tuned with this --db)\n",
-            ctx.db.display()
-        ));
+        let shown = Shown {
+            ctx,
+            store: None,
+            args,
+            h: &empty,
+        };
+        return emit(&shown, args.output.format());
     }
     let store = ctx.store_read_only()?;
     let h = read(ctx, &store, args)?;
-    if args.json {
-        return super::print_json(&h.json());
+    let shown = Shown {
+        ctx,
+        store: Some(&store),
+        args,
+        h: &h,
+    };
+    emit(&shown, args.output.format())
+}
+
+/// What `history` prints: [`History::json`] with `--json`, else [`text`] (for want of a
+/// database, a line that says so).
+struct Shown<'a> {
+    ctx: &'a Ctx,
+    /// `None` when the database does not exist yet.
+    store: Option<&'a Store>,
+    args: &'a Args,
+    h: &'a History,
+}
+
+impl Serialize for Shown<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.h.json().serialize(s)
     }
-    super::print_out(&wrap_long(&text(ctx, &store, args, &h)?))
+}
+
+impl Table for Shown<'_> {
+    fn table(&self) -> Result<String> {
+        let Some(store) = self.store else {
+            return Ok(format!(
+                "no history: {} does not exist yet (nothing tuned with this --db)\n",
+                self.ctx.db.display()
+            ));
+        };
+        Ok(wrap_long(&text(self.ctx, store, self.args, self.h)?))
+    }
 }
 
 /// What `args` asks of the database: tunes, trials (with their figures for `--json` and
@@ -284,7 +326,7 @@ fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
         .filter(|t| want(&t.identity, &t.target) && of_tune(t.tune_id))
         .collect();
     // A trial's figures read its runs: only for what is shown (one tune's, or --json's).
-    let trials: Vec<TrialOut> = if args.json || args.tune.is_some() {
+    let trials: Vec<TrialOut> = if args.output.json || args.tune.is_some() {
         trials
             .into_iter()
             .map(|row| {

@@ -2,10 +2,12 @@
 //! CPU-scheduler knobs), with
 //! domain, unit, current value and the kernel source of the facts.
 
-use super::{Ctx, print_json, print_out};
+use super::Ctx;
+use super::output::{JsonArg, emit};
 use crate::Result;
 use crate::device::{self, Device};
 use crate::knob::{Domain, Knob, discover};
+use crate::report::output::Table;
 use serde::Serialize;
 
 /// Arguments of `sweetspot knobs`.
@@ -13,9 +15,8 @@ use serde::Serialize;
 pub struct Args {
     /// The device (kernel name, e.g. sda, nvme0n1, loop0).
     pub device: String,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg,
 }
 
 /// The JSON shape of `knobs --json`.
@@ -42,45 +43,56 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .into_iter()
             .collect();
     let debugfs = crate::knob::sched::debugfs(&ctx.root).why();
-    if args.json {
-        return print_json(&Listing {
+    let listing = Listing {
+        device: dev,
+        knobs,
+        unused,
+        debugfs,
+    };
+    emit(&listing, args.output.format())
+}
+
+impl Table for Listing {
+    /// The device, then a row per knob, then why the debugfs knobs are missing (if so).
+    fn table(&self) -> Result<String> {
+        let Listing {
             device: dev,
             knobs,
             unused,
             debugfs,
-        });
-    }
-    let mut out = format!(
-        "{} ({}), scheduler {}\n{:<26} {:>12} {:<30} {:<9} {:<12} source\n",
-        dev.name, dev.identity, dev.scheduler, "knob", "value", "domain", "unit", "applies to"
-    );
-    for k in &knobs {
-        let domain = match &k.domain {
-            Domain::Int { min, max } => crate::knob::catalogue::domain_text(*min, *max),
-            Domain::Choice(c) => c.join(" "),
-        };
-        let source = match (&k.source, k.known) {
-            (Some(s), _) => s.clone(),
-            (None, false) => "unknown to the catalogue".into(),
-            (None, true) => String::new(),
-        };
-        // A 0 that means "unused" is shown as such, not as a value.
-        let value = match unused.get(&k.name) {
-            Some(_) => format!("{} (unused)", k.current),
-            None => k.current.to_string(),
-        };
-        let applies = match (&k.scheduler, k.order) {
-            (Some(s), _) => s.as_str(),
-            (None, o) if o.is_host() => "host-wide",
-            (None, _) => "device",
-        };
-        out += &format!(
-            "{:<26} {:>12} {:<30} {:<9} {:<12} {}\n",
-            k.name, value, domain, k.unit, applies, source
+        } = self;
+        let mut out = format!(
+            "{} ({}), scheduler {}\n{:<26} {:>12} {:<30} {:<9} {:<12} source\n",
+            dev.name, dev.identity, dev.scheduler, "knob", "value", "domain", "unit", "applies to"
         );
+        for k in knobs {
+            let domain = match &k.domain {
+                Domain::Int { min, max } => crate::knob::catalogue::domain_text(*min, *max),
+                Domain::Choice(c) => c.join(" "),
+            };
+            let source = match (&k.source, k.known) {
+                (Some(s), _) => s.clone(),
+                (None, false) => "unknown to the catalogue".into(),
+                (None, true) => String::new(),
+            };
+            // A 0 that means "unused" is shown as such, not as a value.
+            let value = match unused.get(&k.name) {
+                Some(_) => format!("{} (unused)", k.current),
+                None => k.current.to_string(),
+            };
+            let applies = match (&k.scheduler, k.order) {
+                (Some(s), _) => s.as_str(),
+                (None, o) if o.is_host() => "host-wide",
+                (None, _) => "device",
+            };
+            out += &format!(
+                "{:<26} {:>12} {:<30} {:<9} {:<12} {}\n",
+                k.name, value, domain, k.unit, applies, source
+            );
+        }
+        if let Some(why) = debugfs {
+            out += &format!("note: {why}\n");
+        }
+        Ok(out)
     }
-    if let Some(why) = debugfs {
-        out += &format!("note: {why}\n");
-    }
-    print_out(&out)
 }

@@ -8,6 +8,7 @@ mod daemon;
 mod devices;
 mod history;
 mod knobs;
+mod output;
 mod plot;
 mod profile;
 mod restore;
@@ -522,9 +523,7 @@ pub fn run(cli: Cli) -> Result<()> {
 /// Prints an object as pretty JSON on stdout, `"version"` first
 /// ([`crate::report::json::Versioned`], docs/json.md). A closed pipe is not a failure.
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    let s = serde_json::to_string_pretty(&crate::report::json::Versioned::new(v))
-        .map_err(|e| Error::Failed(e.to_string()))?;
-    print_out(&format!("{s}\n"))
+    print_out(&crate::report::output::json(v)?)
 }
 
 /// Writes text to stdout; a broken pipe (e.g. `| head`) is not an error.

@@ -5,9 +5,14 @@
 //! `sweetspot verify [FILE] [--json]`: expected against actual, exit 1 on drift.
 
 use super::Ctx;
+use super::output::{JsonArg, JsonHelp, emit};
+use crate::profile::Profile;
 use crate::profile::apply::Status;
 use crate::profile::build::{self, MatchBy, Select};
-use crate::profile::{Profile, sysctl, tuned, udev};
+use crate::profile::format::{self, Out, ProfileFormat};
+use crate::profile::verify::Verification;
+use crate::report::output::Table;
+use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,9 +89,16 @@ pub struct VerifyArgs {
     /// A profile (sweetspot's TOML); default: the database's latest sweet spots. It must be
     /// writable by root alone, as for `profile apply`.
     pub file: Option<PathBuf>,
-    /// Print JSON (with a `version` field).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg<VerifyHelp>,
+}
+
+/// `verify --json`'s help.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VerifyHelp;
+
+impl JsonHelp for VerifyHelp {
+    const HELP: &'static str = "Print JSON (with a `version` field)";
 }
 
 /// Output formats of `profile export`.
@@ -101,6 +113,19 @@ pub enum Format {
     /// A TuneD profile: with --out DIR, DIR/tuned.conf; else tuned.conf on stdout. Refused
     /// for an entry TuneD cannot match by identity (see above).
     Tuned,
+}
+
+impl Format {
+    /// The format's writer ([`ProfileFormat`]); `root` is where sysctl keys and present
+    /// disks are read.
+    fn exporter(self, root: &SysRoot) -> Box<dyn ProfileFormat + '_> {
+        match self {
+            Format::Toml => Box::new(format::Toml),
+            Format::Udev => Box::new(format::Udev),
+            Format::Sysctl => Box::new(format::Sysctl { root }),
+            Format::Tuned => Box::new(format::Tuned { root }),
+        }
+    }
 }
 
 /// Arguments of `sweetspot profile export`.
@@ -275,59 +300,8 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     let mut text = String::new();
     let mut failed = 0;
     for o in &outcomes {
-        let who = match &o.device {
-            Some(d) if *d != o.entry => format!("{d} (tuned as {})", o.entry),
-            Some(d) => d.clone(),
-            None => o.entry.clone(),
-        };
-        if let Some(w) = &o.kernel_warning {
-            tracing::warn!("{who}: {w}");
-        }
-        match &o.status {
-            Status::Applied { changes } if changes.is_empty() => {
-                text.push_str(&format!("{who}: already at its sweet spot\n"));
-            }
-            Status::Applied { changes } => {
-                for (k, from, to) in changes {
-                    text.push_str(&format!("{who}: {k} {from} → {to}\n"));
-                }
-                let written = changes.iter().map(|(k, _, to)| (k.as_str(), to.as_str()));
-                text.push_str(&super::set::daemon_note(
-                    ctx,
-                    o.device.as_deref().unwrap_or_default(),
-                    written,
-                ));
-            }
-            Status::DryRun { commands } => {
-                text.push_str(&format!("# {who}\n"));
-                for c in commands {
-                    text.push_str(&format!("{c}\n"));
-                }
-            }
-            Status::Nothing => {
-                text.push_str(&format!("{who}: keep the default (nothing to apply)\n"));
-            }
-            Status::Absent { wanted } => {
-                text.push_str(&format!(
-                    "{who}: no disk with {wanted} is present; skipped\n"
-                ));
-            }
-            Status::Failed { error } => {
-                failed += 1;
-                text.push_str(&format!("{who}: NOT APPLIED: {error}\n"));
-            }
-            Status::RolledBack { changes, put_back } => {
-                failed += 1;
-                if changes.is_empty() {
-                    text.push_str(&format!("{who}: NOT APPLIED: another write failed\n"));
-                }
-                for (k, from, to) in changes {
-                    text.push_str(&format!("{who}: ROLLED BACK: {k} {from} → {to} undone\n"));
-                }
-                for (k, v) in put_back {
-                    text.push_str(&format!("{who}: {k} put back to {v}\n"));
-                }
-            }
+        if !outcome_text(ctx, o, &mut text) {
+            failed += 1;
         }
     }
     if outcomes
@@ -344,6 +318,67 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
         return Err(Error::Failed(not_applied(failed)));
     }
     Ok(())
+}
+
+/// `profile apply`'s lines for one entry's outcome, added to `text` (warnings on stderr);
+/// false when the entry was not applied (failed, or rolled back).
+fn outcome_text(ctx: &Ctx, o: &crate::profile::apply::Outcome, text: &mut String) -> bool {
+    let mut ok = true;
+    let who = match &o.device {
+        Some(d) if *d != o.entry => format!("{d} (tuned as {})", o.entry),
+        Some(d) => d.clone(),
+        None => o.entry.clone(),
+    };
+    if let Some(w) = &o.kernel_warning {
+        tracing::warn!("{who}: {w}");
+    }
+    match &o.status {
+        Status::Applied { changes } if changes.is_empty() => {
+            text.push_str(&format!("{who}: already at its sweet spot\n"));
+        }
+        Status::Applied { changes } => {
+            for (k, from, to) in changes {
+                text.push_str(&format!("{who}: {k} {from} → {to}\n"));
+            }
+            let written = changes.iter().map(|(k, _, to)| (k.as_str(), to.as_str()));
+            text.push_str(&super::set::daemon_note(
+                ctx,
+                o.device.as_deref().unwrap_or_default(),
+                written,
+            ));
+        }
+        Status::DryRun { commands } => {
+            text.push_str(&format!("# {who}\n"));
+            for c in commands {
+                text.push_str(&format!("{c}\n"));
+            }
+        }
+        Status::Nothing => {
+            text.push_str(&format!("{who}: keep the default (nothing to apply)\n"));
+        }
+        Status::Absent { wanted } => {
+            text.push_str(&format!(
+                "{who}: no disk with {wanted} is present; skipped\n"
+            ));
+        }
+        Status::Failed { error } => {
+            ok = false;
+            text.push_str(&format!("{who}: NOT APPLIED: {error}\n"));
+        }
+        Status::RolledBack { changes, put_back } => {
+            ok = false;
+            if changes.is_empty() {
+                text.push_str(&format!("{who}: NOT APPLIED: another write failed\n"));
+            }
+            for (k, from, to) in changes {
+                text.push_str(&format!("{who}: ROLLED BACK: {k} {from} → {to} undone\n"));
+            }
+            for (k, v) in put_back {
+                text.push_str(&format!("{who}: {k} put back to {v}\n"));
+            }
+        }
+    }
+    ok
 }
 
 /// `profile apply`'s error when `failed` entries were not applied: "1 profile entry was not
@@ -368,11 +403,7 @@ pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
     for c in &src.choices {
         eprintln!("verify: {c}");
     }
-    if args.json {
-        super::print_json(&v)?;
-    } else {
-        super::print_out(&crate::profile::verify::table(&v))?;
-    }
+    emit(&v, args.output.format())?;
     if !v.clean {
         let n = v
             .rows
@@ -387,6 +418,13 @@ pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
         return Err(Error::Failed(format!("{n} {knobs} from the profile")));
     }
     Ok(())
+}
+
+impl Table for Verification {
+    /// [`crate::profile::verify::table`].
+    fn table(&self) -> Result<String> {
+        Ok(crate::profile::verify::table(self))
+    }
 }
 
 fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
@@ -424,32 +462,31 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
             );
         }
     }
-    let text = match args.format {
-        Format::Toml => profile.to_toml()?,
-        Format::Udev => udev::render(&profile)?,
-        Format::Sysctl => sysctl::render(&profile, &ctx.root)?,
-        Format::Tuned => tuned::render(&profile, &ctx.root)?,
-    };
+    let format = args.format.exporter(&ctx.root);
+    let text = format.render(&profile)?;
     let Some(out) = &args.out else {
         return super::print_out(&text);
     };
     // A path that cannot take the profile is bad input (exit 2), named as the flag.
     let bad = |why: String| Error::BadInput(format!("--out {}: {why}", out.display()));
-    let tuned = args.format == Format::Tuned;
-    if tuned && out.exists() && !out.is_dir() {
-        return Err(bad(
-            "not a directory (--format tuned writes DIR/tuned.conf)".into(),
-        ));
-    }
-    if !tuned && out.is_dir() {
-        return Err(bad("is a directory; give the file to write".into()));
-    }
-    let written = if tuned {
-        std::fs::create_dir_all(out)
-            .map_err(|e| Error::io(format!("creating {}", out.display()), e))
-            .and_then(|()| write_atomic(&out.join("tuned.conf"), &text))
-    } else {
-        write_atomic(out, &text)
+    let written = match format.out() {
+        Out::Dir { file } => {
+            if out.exists() && !out.is_dir() {
+                return Err(bad(format!(
+                    "not a directory (--format {} writes DIR/{file})",
+                    format.name()
+                )));
+            }
+            std::fs::create_dir_all(out)
+                .map_err(|e| Error::io(format!("creating {}", out.display()), e))
+                .and_then(|()| write_atomic(&out.join(file), &text))
+        }
+        Out::File { .. } => {
+            if out.is_dir() {
+                return Err(bad("is a directory; give the file to write".into()));
+            }
+            write_atomic(out, &text)
+        }
     };
     written.map_err(|e| match &e {
         // A full disk or a failing device is the machine's fault, not the path's (exit 1).
@@ -528,5 +565,21 @@ mod tests {
     fn not_applied_says_entry_or_entries() {
         assert_eq!(super::not_applied(1), "1 profile entry was not applied");
         assert_eq!(super::not_applied(2), "2 profile entries were not applied");
+    }
+
+    /// Each `--format` value gets the writer of that name, and only tuned's `--out` is a
+    /// directory (of tuned.conf).
+    #[test]
+    fn each_format_gets_its_own_writer() {
+        use super::{Format, Out};
+        use clap::ValueEnum;
+        let root = crate::sysroot::SysRoot::new("/nonexistent/sys", "/nonexistent/proc");
+        for f in Format::value_variants() {
+            let w = f.exporter(&root);
+            let name = f.to_possible_value().map(|v| v.get_name().to_string());
+            assert_eq!(Some(w.name().to_string()), name);
+            let dir = matches!(w.out(), Out::Dir { file: "tuned.conf" });
+            assert_eq!(dir, *f == Format::Tuned, "{}", w.name());
+        }
     }
 }

@@ -9,17 +9,44 @@
 //! host-wide knobs (vm, CPU scheduler) with no device at all; it needs a benchmark.
 
 use super::Ctx;
+use super::output::{JsonArg, JsonHelp, emit};
 use super::target::{self, TargetArgs};
 use crate::Result;
 use crate::bench::user::{Extract, UserJob};
 use crate::bench::{Load, Testbed};
+use crate::report::output::Table;
 use crate::trust::Origin;
-use crate::tune::policy::{self, Objective};
+use crate::tune::policy::{self, Objective, Policy};
 use crate::tune::report;
 use crate::tune::resume::Resume;
 use crate::tune::run::{self, Ended, Request};
 use crate::tune::stopped::Stopped;
 use std::path::Path;
+
+/// `tune --json`'s long help: what the object holds, also when the tune is stopped.
+const JSON_LONG_HELP: &str = "Print the report as JSON.\n\n\
+    Print JSON: the report as one object (`target`, `policy`, `default`, `best`, \
+    `objective`, `significant`, `evaluations`, `runs`, ...). Stopped by Ctrl-C or SIGTERM \
+    once the tune has started (exit 130), also with -q, one object all the same: \
+    `\"interrupted\": true`, `tune_id` (`history`'s #N), `target`, `policy`, `seed`, \
+    `budget`, `default` and `candidate` (knob → value; `candidate` is the search's best \
+    setting so far, not checked against the default, null before a trial finished), \
+    `objective` (`name`, and the geometric means so far at `default` and `candidate`, null \
+    if not measured), `evaluations` (settings measured), `trials` (finished trials, as \
+    stored: what --resume replays), `runs` (load runs made, no_load included), `resumed` \
+    when it had resumed a tune, and `resume`: the command that resumes it (this one plus \
+    --resume, run from the same directory and environment), null when no trial finished. A \
+    tune that stderr's reader stopped by going away (exit 0, as for `| head`) prints the \
+    object on stdout too; a reader gone only after the signal leaves the exit at 130.";
+
+/// `tune --json`'s help.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TuneHelp;
+
+impl JsonHelp for TuneHelp {
+    const HELP: &'static str = "Print the report as JSON";
+    const LONG_HELP: Option<&'static str> = Some(JSON_LONG_HELP);
+}
 
 /// Arguments of `sweetspot tune`.
 #[derive(Debug, clap::Args)]
@@ -63,24 +90,8 @@ pub struct Args {
     #[arg(long)]
     pub apply: bool,
 
-    /// Print the report as JSON.
-    ///
-    /// Print JSON: the report as one object (`target`, `policy`, `default`, `best`,
-    /// `objective`, `significant`, `evaluations`, `runs`, ...). Stopped by Ctrl-C or SIGTERM
-    /// once the tune has started (exit 130), also with -q, one object all the same:
-    /// `"interrupted": true`, `tune_id` (`history`'s #N), `target`, `policy`, `seed`,
-    /// `budget`, `default` and `candidate` (knob → value; `candidate` is the search's best
-    /// setting so far, not checked against the default, null before a trial finished),
-    /// `objective` (`name`, and the geometric means so far at `default` and `candidate`, null
-    /// if not measured), `evaluations`
-    /// (settings measured), `trials` (finished trials, as stored: what --resume replays),
-    /// `runs` (load runs made, no_load included), `resumed` when it had resumed a tune, and
-    /// `resume`: the command that resumes it (this one plus --resume, run from the same
-    /// directory and environment), null when no trial finished. A tune that stderr's reader
-    /// stopped by going away (exit 0, as for `| head`) prints the object on stdout too; a
-    /// reader gone only after the signal leaves the exit at 130.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonArg<TuneHelp>,
 
     /// Tune --job's figure: regex:RE or json:/PTR.
     ///
@@ -255,13 +266,11 @@ fn same_seed(given: u64, tune: i64, ran: u64) -> Result<()> {
     )))
 }
 
-/// Runs `sweetspot tune`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
-    check_apply(args)?;
-    crate::signals::install();
-    // Ctrl-C or SIGTERM: the run in progress finishes, then the tune stops and restores;
-    // a second signal abandons the run.
-    crate::signals::finish_current_run(true);
+/// The policy `args` name, its objective replaced by `--job`'s benchmark when given, and that
+/// benchmark. Errors (exit 2, before anything is looked up, locked or built): the policy's;
+/// a benchmark under --sim, loads this target cannot run, a bad --emulate, a knob the
+/// catalogue does not know, `--host` without a benchmark.
+fn policy_of(args: &Args) -> Result<(Policy, Option<UserJob>)> {
     // `--policy FILE` is named by the admin (Named: their own file, written by no one else);
     // `--policy NAME` in the policies directory is a default path (System: root's).
     let mut pol = policy::resolve(&args.policy, Path::new(policy::SYSTEM_DIR), Origin::Named)?;
@@ -294,12 +303,19 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             pol.name
         )));
     }
-    let mut store = ctx.store()?;
-    crate::undo::recover(&mut store, &ctx.root)?;
+    Ok((pol, benchmark))
+}
+
+/// The simulation `--sim` names, read once, and the seed the tune runs under. Its noise
+/// comes from the seed, and its load sizes name it: a resumed one runs under the interrupted
+/// tune's seed, so that is looked up first and the simulation re-seeded. Errors: the
+/// surface's; `--seed` other than the seed of the tune `--resume` would resume (exit 2).
+fn simulation(
+    store: &crate::store::Store,
+    args: &Args,
+    pol: &Policy,
+) -> Result<(Option<crate::bench::SimDevice>, u64)> {
     let mut seed = target::seed(&args.target);
-    // A simulation is read once. Its noise comes from the seed, and its load sizes name it: a
-    // resumed one runs under the interrupted tune's seed, so that is looked up first and the
-    // simulation re-seeded.
     let mut sim = match &args.target.sim {
         Some(path) => Some(crate::bench::SimDevice::open(path, seed)?),
         None => None,
@@ -318,7 +334,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 Some(given) if given != s => {
                     let budget = args.budget.unwrap_or(pol.budget);
                     let sizes = reseeded.sizes();
-                    if Resume::find_or_why(&store, &t, &pol.name, budget, &sizes)?.is_ok() {
+                    if Resume::find_or_why(store, &t, &pol.name, budget, &sizes)?.is_ok() {
                         same_seed(given, row.id, s)?;
                     }
                 }
@@ -329,6 +345,20 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             }
         }
     }
+    Ok((sim, seed))
+}
+
+/// Runs `sweetspot tune`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    check_apply(args)?;
+    crate::signals::install();
+    // Ctrl-C or SIGTERM: the run in progress finishes, then the tune stops and restores;
+    // a second signal abandons the run.
+    crate::signals::finish_current_run(true);
+    let (pol, benchmark) = policy_of(args)?;
+    let mut store = ctx.store()?;
+    crate::undo::recover(&mut store, &ctx.root)?;
+    let (sim, seed) = simulation(&store, args, &pol)?;
     // One writer per device: the lock comes before anything is built (a scratch loop device
     // and its filesystem); a simulation is only read, so it is opened first for its identity.
     let (lock, mut testbed) = if let Some(job) = benchmark {
@@ -385,10 +415,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     let stopped = match run::tune_or_stop(&store, &ctx.db, testbed.as_mut(), &req) {
         Ok(Ended::Done(rep)) => {
-            if args.json {
-                return super::print_json(&rep);
+            emit(rep.as_ref(), args.output.format())?;
+            if args.output.json {
+                return Ok(());
             }
-            super::print_out(&report::text(&rep))?;
             return print_sparklines(ctx, &store, rep.tune_id);
         }
         Ok(Ended::Stopped(s)) => Some(s),
@@ -403,22 +433,34 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // The exit stays what stopped the tune (130 for a signal, 0 for a closed pipe), printed
     // or not: a reader of stdout gone only now does not make it the closed pipe's stop
     // ([`crate::signals::close_output`]). A closed stderr leaves stdout's JSON to be printed.
-    if let Some(s) = stopped.filter(|_| args.json && !crate::signals::stdout_closed()) {
-        let resume =
-            resume_command(&store, testbed.as_ref(), &s, args.resume).unwrap_or_else(|e| {
-                tracing::warn!("the command that resumes tune #{}: {e}", s.tune_id);
-                None
-            });
-        let json = StoppedJson {
-            interrupted: true,
-            stopped: &s,
-            resume,
-        };
-        if let Err(e) = super::print_json(&json) {
-            tracing::warn!("{e}");
-        }
+    if let Some(s) = stopped.filter(|_| args.output.json && !crate::signals::stdout_closed()) {
+        print_stopped(&store, testbed.as_ref(), &s, args.resume);
     }
     Err(crate::Error::Interrupted)
+}
+
+/// Prints `tune --json`'s object for the stopped tune `s` ([`StoppedJson`]); `resumed`: this
+/// run had `--resume`. A failure to print it, or to say the command that resumes it, warns.
+fn print_stopped(store: &crate::store::Store, testbed: &dyn Testbed, s: &Stopped, resumed: bool) {
+    let resume = resume_command(store, testbed, s, resumed).unwrap_or_else(|e| {
+        tracing::warn!("the command that resumes tune #{}: {e}", s.tune_id);
+        None
+    });
+    let json = StoppedJson {
+        interrupted: true,
+        stopped: s,
+        resume,
+    };
+    if let Err(e) = super::print_json(&json) {
+        tracing::warn!("{e}");
+    }
+}
+
+impl Table for report::Report {
+    /// [`report::text`].
+    fn table(&self) -> Result<String> {
+        Ok(report::text(self))
+    }
 }
 
 /// The response of each tuned knob as sparklines ([`crate::plot::sparklines`]) after the

@@ -12,6 +12,7 @@ use crate::device;
 use crate::profile::Match;
 use crate::profile::build::changed;
 use crate::store::Store;
+use crate::store::tunes::SweetSpotRow;
 use crate::sysroot::SysRoot;
 use crate::types::TuneStatus;
 use crate::types::time::rfc3339;
@@ -174,29 +175,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         });
     let present = device::list(root).unwrap_or_default();
     let kernel = device::kernel_release();
-    let mut latest = BTreeMap::new();
-    let spots = match store {
-        Some(st) => st.sweet_spots(None)?,
-        None => vec![],
-    };
-    // The sweet spot the daemon keeps and retunes from ([`SweetSpotRow::rules_over`](crate::store::tunes::SweetSpotRow::rules_over)), so
-    // that its due date here is the daemon's.
-    let latest_all = crate::store::tunes::ruling(spots, &kernel, &|id| cfg.ruling_policy(id));
-    for (id, s) in latest_all {
-        if Match::from_identity(&id).is_some() {
-            latest.insert(id, s);
-        }
-    }
-    if let Enroll::Identities(ids) = &cfg.enroll {
-        latest.retain(|i, _| ids.contains(i));
-    }
-    // Enrolled by name but never tuned: listed too, with no sweet spot.
-    let mut rows: BTreeMap<String, Option<crate::store::tunes::SweetSpotRow>> =
-        latest.into_iter().map(|(i, s)| (i, Some(s))).collect();
-    for id in cfg.named() {
-        rows.entry(id).or_insert(None);
-    }
-    let waits = st.as_ref().map(|v| v["waits"].clone());
+    let rows = enrolled(store, cfg, &kernel)?;
     // The `[host]` the daemon applies ([`super::profile`]): a device's host-wide knob counts
     // in its state only when that is the value exported (another sweet spot's newer value,
     // the host's own tune, or an exclusive partner may have superseded it).
@@ -207,39 +186,192 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
             tracing::subscriber::with_default(quiet, || super::profile(s, root, cfg)).ok()
         })
         .map(|p| super::manage::host_setting(&p));
-    let mut devices = Vec::new();
-    for (identity, spot) in rows {
-        let dev = present
+    let seen = Seen {
+        store,
+        root,
+        cfg,
+        daemon: st.as_ref(),
+        running,
+        present: &present,
+        kernel: &kernel,
+        built_host: built_host.as_ref(),
+    };
+    let mut devices = rows
+        .into_iter()
+        .map(|(identity, spot)| seen.device(identity, spot))
+        .collect::<Result<Vec<_>>>()?;
+    let killed_bench_knobs = match store {
+        Some(st) => crate::undo::killed_bench_knobs(st, root)?,
+        None => vec![],
+    };
+    for d in &mut devices {
+        d.state_text = d.state.text(d.device.is_some());
+        d.retune_text = d.retune.text(&cfg.interval_label(), d.device.is_some());
+    }
+    Ok(Status {
+        daemon_running: running,
+        config: None,
+        retune_interval_s: cfg.interval_s(),
+        devices,
+        killed_bench_knobs,
+    })
+}
+
+/// The enrolled identities, each with the sweet spot the daemon keeps and retunes from
+/// ([`SweetSpotRow::rules_over`](crate::store::tunes::SweetSpotRow::rules_over), so that its
+/// due date here is the daemon's); one enrolled by name but never tuned has none.
+fn enrolled(
+    store: Option<&Store>,
+    cfg: &Config,
+    kernel: &str,
+) -> Result<BTreeMap<String, Option<SweetSpotRow>>> {
+    let mut latest = BTreeMap::new();
+    let spots = match store {
+        Some(st) => st.sweet_spots(None)?,
+        None => vec![],
+    };
+    let latest_all = crate::store::tunes::ruling(spots, kernel, &|id| cfg.ruling_policy(id));
+    for (id, s) in latest_all {
+        if Match::from_identity(&id).is_some() {
+            latest.insert(id, s);
+        }
+    }
+    if let Enroll::Identities(ids) = &cfg.enroll {
+        latest.retain(|i, _| ids.contains(i));
+    }
+    let mut rows: BTreeMap<String, Option<SweetSpotRow>> =
+        latest.into_iter().map(|(i, s)| (i, Some(s))).collect();
+    for id in cfg.named() {
+        rows.entry(id).or_insert(None);
+    }
+    Ok(rows)
+}
+
+/// What [`status`] read once and judges every device by.
+struct Seen<'a> {
+    store: Option<&'a Store>,
+    root: &'a SysRoot,
+    cfg: &'a Config,
+    /// The daemon's state file, if it parsed ([`write_state`]).
+    daemon: Option<&'a serde_json::Value>,
+    /// True when the daemon that wrote it is alive.
+    running: bool,
+    present: &'a [device::Device],
+    kernel: &'a str,
+    /// The host-wide knobs of the `[host]` the daemon applies.
+    built_host: Option<&'a crate::types::Setting>,
+}
+
+/// A device's last tune, as [`DeviceStatus`] shows it (its `last_tune*` fields).
+struct LastTune {
+    text: Option<String>,
+    id: Option<i64>,
+    status: Option<String>,
+    at: Option<String>,
+    at_epoch_s: Option<i64>,
+    resumed: Option<crate::tune::resume::Resumed>,
+}
+
+/// What the daemon waits for before it retunes a device (its state file's `waits` entry,
+/// while it runs).
+struct Waiting {
+    /// The entry.
+    wait: Option<serde_json::Value>,
+    kind: Option<String>,
+    detail: Option<String>,
+}
+
+impl Seen<'_> {
+    /// The status of the enrolled `identity`, whose ruling sweet spot is `spot`.
+    fn device(&self, identity: String, spot: Option<SweetSpotRow>) -> Result<DeviceStatus> {
+        let dev = self
+            .present
             .iter()
             .find(|d| d.identity == identity)
             .map(|d| d.name.clone());
+        let last = self.last_tune(&identity, spot.as_ref())?;
+        let waiting = self.waiting(&identity);
+        let tuning = waiting.kind.as_deref() == Some("tuning");
+        let Some(spot) = spot else {
+            return Ok(DeviceStatus {
+                identity,
+                state: State::NeverTuned,
+                state_text: String::new(),
+                retune_text: String::new(),
+                retune: if tuning {
+                    Retune::Tuning
+                } else {
+                    Retune::NeverTuned
+                },
+                device: dev,
+                last_tune: last.text,
+                last_tune_id: last.id,
+                last_tune_status: last.status,
+                last_tune_at: last.at,
+                last_tune_at_epoch_s: last.at_epoch_s,
+                last_tune_resumed: last.resumed,
+                sweet_spot: "none yet".to_string(),
+                sweet_spot_knobs: None,
+                waiting: waiting.kind,
+                waiting_detail: waiting.detail,
+            });
+        };
+        let knobs = changed(&spot);
+        let sweet_spot = if knobs.is_empty() {
+            "keep the default".to_string()
+        } else {
+            crate::types::setting_label(&knobs)
+        };
+        let state = self.state(&identity, dev.as_deref(), &knobs);
+        let retune = self.retune(&waiting, tuning, &spot);
+        // Values as `tune` and `history` print them: numbers for numeric knobs.
+        let sweet_spot_knobs = Some(knobs);
+        Ok(DeviceStatus {
+            identity,
+            device: dev,
+            last_tune: last.text,
+            last_tune_id: last.id,
+            last_tune_status: last.status,
+            last_tune_at: last.at,
+            last_tune_at_epoch_s: last.at_epoch_s,
+            last_tune_resumed: last.resumed,
+            sweet_spot,
+            sweet_spot_knobs,
+            state,
+            retune,
+            state_text: String::new(),
+            retune_text: String::new(),
+            waiting: waiting.kind,
+            waiting_detail: waiting.detail,
+        })
+    }
+
+    /// The last tune of `identity`; `spot` says how many trials it reused when it resumed an
+    /// interrupted one.
+    fn last_tune(&self, identity: &str, spot: Option<&SweetSpotRow>) -> Result<LastTune> {
         // A `running` tune whose process is gone was killed, as `history` says too.
-        let last = match store {
-            Some(st) => st.tunes(Some(&identity))?.into_iter().last().map(|mut t| {
-                if t.status == TuneStatus::Running && !crate::undo::alive(st.path(), root, &t) {
+        let last = match self.store {
+            Some(st) => st.tunes(Some(identity))?.into_iter().last().map(|mut t| {
+                if t.status == TuneStatus::Running && !crate::undo::alive(st.path(), self.root, &t)
+                {
                     t.status = TuneStatus::Killed;
                 }
                 t
             }),
             None => None,
         };
-        let last_tune_id = last.as_ref().map(|t| t.id);
-        let last_tune_status = last.as_ref().map(|t| t.status.to_string());
-        let last_tune_at_epoch_s = last.as_ref().map(|t| t.finished_at.unwrap_or(t.started_at));
-        let last_tune_at = last_tune_at_epoch_s.map(rfc3339);
+        let at_epoch_s = last.as_ref().map(|t| t.finished_at.unwrap_or(t.started_at));
         // A tune that resumed an interrupted one says how many of its trials it reused.
-        let last_tune_resumed = last.as_ref().and_then(|t| {
-            spot.as_ref()
-                .filter(|s| s.tune_id == Some(t.id))
-                .and_then(|s| {
-                    serde_json::from_value::<crate::tune::resume::Resumed>(
-                        s.evidence["resumed"].clone(),
-                    )
-                    .ok()
-                })
+        let resumed = last.as_ref().and_then(|t| {
+            spot.filter(|s| s.tune_id == Some(t.id)).and_then(|s| {
+                serde_json::from_value::<crate::tune::resume::Resumed>(
+                    s.evidence["resumed"].clone(),
+                )
+                .ok()
+            })
         });
-        let last_tune = last.as_ref().map(|t| {
-            let resumed = last_tune_resumed.as_ref().map_or_else(String::new, |r| {
+        let text = last.as_ref().map(|t| {
+            let resumed = resumed.as_ref().map_or_else(String::new, |r| {
                 format!(
                     " (resumed tune #{}: {} trials, {} runs reused)",
                     r.from_tune, r.trials, r.runs
@@ -252,75 +384,72 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 rfc3339(t.finished_at.unwrap_or(t.started_at))
             )
         });
-        let w = waits
-            .as_ref()
-            .filter(|_| running)
-            .map(|v| v[identity.as_str()].clone())
+        Ok(LastTune {
+            text,
+            id: last.as_ref().map(|t| t.id),
+            status: last.as_ref().map(|t| t.status.to_string()),
+            at: at_epoch_s.map(rfc3339),
+            at_epoch_s,
+            resumed,
+        })
+    }
+
+    /// What the running daemon waits for before it retunes `identity`.
+    fn waiting(&self, identity: &str) -> Waiting {
+        let wait = self
+            .daemon
+            .map(|v| v["waits"].clone())
+            .filter(|_| self.running)
+            .map(|v| v[identity].clone())
             .filter(|v| v.is_object());
-        let waiting = w
-            .as_ref()
-            .and_then(|v| v["kind"].as_str().map(String::from));
-        let waiting_detail = w
-            .as_ref()
-            .and_then(|v| v["detail"].as_str().map(String::from));
-        let tuning = waiting.as_deref() == Some("tuning");
-        let Some(spot) = spot else {
-            devices.push(DeviceStatus {
-                identity,
-                state: State::NeverTuned,
-                state_text: String::new(),
-                retune_text: String::new(),
-                retune: if tuning {
-                    Retune::Tuning
-                } else {
-                    Retune::NeverTuned
-                },
-                device: dev,
-                last_tune,
-                last_tune_id,
-                last_tune_status,
-                last_tune_at,
-                last_tune_at_epoch_s,
-                last_tune_resumed,
-                sweet_spot: "none yet".to_string(),
-                sweet_spot_knobs: None,
-                waiting,
-                waiting_detail,
-            });
-            continue;
-        };
-        let knobs = changed(&spot);
-        let sweet_spot = if knobs.is_empty() {
-            "keep the default".to_string()
-        } else {
-            crate::types::setting_label(&knobs)
-        };
-        let managed_rows = |id: &str| -> Vec<serde_json::Value> {
-            st.as_ref()
-                .and_then(|v| v["managed"].as_array().cloned())
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|r| r["identity"] == id)
-                .collect()
-        };
-        let rows = managed_rows(&identity);
+        Waiting {
+            kind: wait
+                .as_ref()
+                .and_then(|v| v["kind"].as_str().map(String::from)),
+            detail: wait
+                .as_ref()
+                .and_then(|v| v["detail"].as_str().map(String::from)),
+            wait,
+        }
+    }
+
+    /// The daemon's state file's rows of the knobs it manages for `id` (an identity, or
+    /// [`super::manage::HOST`]).
+    fn managed_rows(&self, id: &str) -> Vec<serde_json::Value> {
+        self.daemon
+            .and_then(|v| v["managed"].as_array().cloned())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r["identity"] == id)
+            .collect()
+    }
+
+    /// When the running daemon last saw `restore` put `id`'s knobs back.
+    fn released_at(&self, id: &str) -> Option<i64> {
+        self.daemon
+            .filter(|_| self.running)
+            .and_then(|v| v["released"][id]["at"].as_i64())
+    }
+
+    /// What holds for the device `identity` (present as `dev`) whose sweet spot changes
+    /// `knobs`: its own knobs, and the host-wide ones it still decides.
+    fn state(&self, identity: &str, dev: Option<&str>, knobs: &crate::types::Setting) -> State {
+        let is_host = |k: &str| crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host());
+        let rows = self.managed_rows(identity);
         // Its host-wide knobs: the daemon manages them once for the host ([`manage::HOST`]).
         let host_knobs: Vec<&String> = knobs
             .iter()
-            .filter(|(k, _)| crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()))
-            .filter(|(k, v)| built_host.as_ref().is_none_or(|h| h.get(*k) == Some(*v)))
+            .filter(|(k, _)| is_host(k))
+            .filter(|(k, v)| self.built_host.is_none_or(|h| h.get(*k) == Some(*v)))
             .map(|(k, _)| k)
             .collect();
-        // What holds for this device: its own knobs, and the host-wide ones it still decides.
         let effective: crate::types::Setting = knobs
             .iter()
-            .filter(|(k, _)| {
-                !crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host())
-                    || host_knobs.contains(k)
-            })
+            .filter(|(k, _)| !is_host(k) || host_knobs.contains(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let host_rows: Vec<serde_json::Value> = managed_rows(super::manage::HOST)
+        let host_rows: Vec<serde_json::Value> = self
+            .managed_rows(super::manage::HOST)
             .into_iter()
             .filter(|r| host_knobs.iter().any(|k| r["knob"] == k.as_str()))
             .collect();
@@ -338,21 +467,16 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 value: r["contested"].as_str().unwrap_or("?").to_string(),
             })
             .collect();
-        let released_at = |id: &str| {
-            st.as_ref()
-                .filter(|_| running)
-                .and_then(|v| v["released"][id]["at"].as_i64())
-        };
-        let host_released = released_at(super::manage::HOST);
-        let device_knobs = knobs
-            .keys()
-            .any(|k| !crate::knob::catalogue::order_of(k).is_some_and(|o| o.is_host()));
+        let host_released = self.released_at(super::manage::HOST);
+        let device_knobs = knobs.keys().any(|k| !is_host(k));
         // Only host-wide knobs, and `restore` put those back: the sweet spot is restored.
-        let released = released_at(&identity).or(host_released.filter(|_| !device_knobs));
-        let state = match (&dev, running, released) {
+        let released = self
+            .released_at(identity)
+            .or(host_released.filter(|_| !device_knobs));
+        match (dev, self.running, released) {
             (None, _, _) => State::Absent,
             (Some(name), false, _) => State::NotManaged {
-                off: against_now(root, &present, name, &effective),
+                off: against_now(self.root, self.present, name, &effective),
             },
             (Some(_), true, Some(at)) => State::Restored { at, at_epoch_s: at },
             (Some(_), true, None) if !contested.is_empty() => State::Contested { knobs: contested },
@@ -367,69 +491,38 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
                 host_restored_at: host_released.filter(|_| !unmanaged_host.is_empty()),
                 host_restored_at_epoch_s: host_released.filter(|_| !unmanaged_host.is_empty()),
             },
-        };
-        // When the daemon retunes it: [`super::retune::due`], as the daemon decides, or the
-        // daemon's own later date when a failed retune backs off.
+        }
+    }
+
+    /// When the daemon retunes a device at `spot`: [`super::retune::due`], as the daemon
+    /// decides, or the daemon's own later date when a failed retune backs off.
+    fn retune(&self, waiting: &Waiting, tuning: bool, spot: &SweetSpotRow) -> Retune {
         let now = crate::store::now();
-        let failed_until = w
+        let failed_until = waiting
+            .wait
             .as_ref()
             .filter(|v| v["kind"] == "failed")
             .and_then(|v| v["due_at"].as_i64())
             .filter(|&at| at > now);
-        let retune = match (
+        match (
             tuning,
-            super::retune::due(Some(&spot), &kernel, now, cfg),
+            super::retune::due(Some(spot), self.kernel, now, self.cfg),
             failed_until,
         ) {
             (true, _, _) => Retune::Tuning,
-            _ if waiting.as_deref() == Some("kept") => Retune::Kept,
+            _ if waiting.kind.as_deref() == Some("kept") => Retune::Kept,
             (false, Ok(_), Some(at)) => Retune::Backoff { at, at_epoch_s: at },
-            (false, Ok(_), None) if spot.kernel != kernel => Retune::KernelChanged {
+            (false, Ok(_), None) if spot.kernel != self.kernel => Retune::KernelChanged {
                 tuned_on: spot.kernel.clone(),
-                running: kernel.clone(),
+                running: self.kernel.to_string(),
             },
             (false, Ok(_), None) => {
-                let at = super::retune::interval_due_at(&spot, cfg);
+                let at = super::retune::interval_due_at(spot, self.cfg);
                 Retune::IntervalElapsed { at, at_epoch_s: at }
             }
             (false, Err(at), _) => Retune::Scheduled { at, at_epoch_s: at },
-        };
-        // Values as `tune` and `history` print them: numbers for numeric knobs.
-        let sweet_spot_knobs = Some(knobs.clone());
-        devices.push(DeviceStatus {
-            identity,
-            device: dev,
-            last_tune,
-            last_tune_id,
-            last_tune_status,
-            last_tune_at,
-            last_tune_at_epoch_s,
-            last_tune_resumed,
-            sweet_spot,
-            sweet_spot_knobs,
-            state,
-            retune,
-            state_text: String::new(),
-            retune_text: String::new(),
-            waiting,
-            waiting_detail,
-        });
+        }
     }
-    let killed_bench_knobs = match store {
-        Some(st) => crate::undo::killed_bench_knobs(st, root)?,
-        None => vec![],
-    };
-    for d in &mut devices {
-        d.state_text = d.state.text(d.device.is_some());
-        d.retune_text = d.retune.text(&cfg.interval_label(), d.device.is_some());
-    }
-    Ok(Status {
-        daemon_running: running,
-        config: None,
-        retune_interval_s: cfg.interval_s(),
-        devices,
-        killed_bench_knobs,
-    })
 }
 
 /// A knob the daemon manages: `(device, knob, expected)`.

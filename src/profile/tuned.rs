@@ -36,119 +36,13 @@ use crate::{Error, Result};
 /// value or path TuneD would not read back as written, naming the field and the entry.
 pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
     escape::profile_fields("tuned", profile)?;
-    let names: Vec<&str> = profile.devices.iter().map(|d| d.name.as_str()).collect();
-    let host = profile.host.as_ref();
-    let mut of = Vec::new();
-    if !names.is_empty() {
-        of.push(format!("{} device(s): {}", names.len(), names.join(", ")));
-    }
-    if let Some(h) = host {
-        of.push(match &h.name {
-            Some(n) if h.is_tuned() => format!("the host ({n})"),
-            _ => "host-wide knobs".into(),
-        });
-    }
-    let summary = format!(
-        "sweetspot sweet spots of {}",
-        if of.is_empty() {
-            "no lasting device".to_string()
-        } else {
-            of.join("; ")
-        }
-    );
-    let mut out = format!(
-        "# sweetspot sweet spots as a TuneD profile (`sweetspot profile export --format tuned`).\n\
-         # Install as /etc/tuned/sweetspot/tuned.conf, then `tuned-adm profile sweetspot`.\n\
-         \n[main]\nsummary={}\n",
-        esc::text(
-            "summary (the names of the entries and the host)",
-            "the profile",
-            &summary
-        )?
-    );
+    let mut out = main_section(profile)?;
     let present = device::list(root).unwrap_or_default();
     let mut refused = Vec::new();
     for (i, d) in profile.devices.iter().enumerate() {
-        let of = escape::of_entry(d);
-        out.push('\n');
-        out.push_str(&esc::comment("the entry's provenance", &of, &describe(d))?);
-        if d.knobs.is_empty() {
-            out.push_str("# keep the default: no significant improvement, nothing set\n");
-            continue;
-        }
-        let inst = format!(
-            "{}{}",
-            sanitize(&d.name),
-            if d.name.is_empty() {
-                i.to_string()
-            } else {
-                String::new()
-            }
-        );
-        let knobs = in_apply_order(&d.knobs);
-        let (disk, sysfs): (Vec<_>, Vec<_>) = knobs
-            .iter()
-            .partition(|(k, _)| k == "scheduler" || k == "read_ahead_kb");
-        let who = |ks: &[&(String, String)], why: String| {
-            let ks: Vec<&str> = ks.iter().map(|(k, _)| k.as_str()).collect();
-            format!(
-                "{} ({}): {}: {why}",
-                d.name,
-                d.matches.describe(),
-                ks.join(", ")
-            )
-        };
-        let (regex, note) = match udev_regex(&d.matches) {
-            Ok(r) => r,
-            Err(why) => {
-                refused.push(who(&knobs.iter().collect::<Vec<_>>(), why));
-                continue;
-            }
-        };
-        let bases = if sysfs.is_empty() {
-            None
-        } else {
-            match sysfs_bases(root, &present, d) {
-                Ok(b) => Some(b),
-                Err(why) => {
-                    refused.push(who(&sysfs, why));
-                    continue;
-                }
-            }
-        };
-        if let Some(n) = note {
-            out.push_str(&esc::comment("match.firmware", &of, &n)?);
-        }
-        out.push_str(&format!(
-            "[disk_{inst}]\ntype=disk\ndevices_udev_regex={regex}\n"
-        ));
-        for (k, v) in &disk {
-            let option = if k == "scheduler" {
-                "elevator"
-            } else {
-                "readahead"
-            };
-            let v = esc::value(&format!("knobs.{k}"), &of, v)?;
-            out.push_str(&format!("{option}={v}\n"));
-        }
-        if let Some((bases, note)) = bases {
-            if let Some(n) = note {
-                out.push_str(&esc::comment("the disk's bus path", &of, &n)?);
-            }
-            out.push_str(&format!("\n[sysfs_{inst}]\ntype=sysfs\n"));
-            for base in &bases {
-                for (k, v) in &sysfs {
-                    let path = format!("{base}/{}", attr_path(k));
-                    let path = esc::key(
-                        "the disk's sysfs path (match.by_path, knobs)",
-                        &of,
-                        &path,
-                        true,
-                    )?;
-                    let v = esc::value(&format!("knobs.{k}"), &of, v)?;
-                    out.push_str(&format!("{path}={v}\n"));
-                }
-            }
+        match entry(root, &present, i, d)? {
+            Ok(text) => out.push_str(&text),
+            Err(why) => refused.push(why),
         }
     }
     if !refused.is_empty() {
@@ -163,8 +57,136 @@ pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
             refused.join("; ")
         )));
     }
+    out.push_str(&sysctl_section(profile, root)?);
+    Ok(out)
+}
+
+/// The file's head and `[main]`, whose `summary=` names the entries and the host.
+fn main_section(profile: &Profile) -> Result<String> {
+    let names: Vec<&str> = profile.devices.iter().map(|d| d.name.as_str()).collect();
+    let mut of = Vec::new();
+    if !names.is_empty() {
+        of.push(format!("{} device(s): {}", names.len(), names.join(", ")));
+    }
+    if let Some(h) = &profile.host {
+        of.push(match &h.name {
+            Some(n) if h.is_tuned() => format!("the host ({n})"),
+            _ => "host-wide knobs".into(),
+        });
+    }
+    let summary = format!(
+        "sweetspot sweet spots of {}",
+        if of.is_empty() {
+            "no lasting device".to_string()
+        } else {
+            of.join("; ")
+        }
+    );
+    Ok(format!(
+        "# sweetspot sweet spots as a TuneD profile (`sweetspot profile export --format tuned`).\n\
+         # Install as /etc/tuned/sweetspot/tuned.conf, then `tuned-adm profile sweetspot`.\n\
+         \n[main]\nsummary={}\n",
+        esc::text(
+            "summary (the names of the entries and the host)",
+            "the profile",
+            &summary
+        )?
+    ))
+}
+
+/// Device entry `i`, `d`: its provenance, then its `[disk_…]` and `[sysfs_…]` instances, or
+/// `Err(why)` when TuneD cannot match it by identity (the entry, its knobs and why); the
+/// outer error (exit 2) is a field the file cannot carry.
+fn entry(
+    root: &SysRoot,
+    present: &[device::Device],
+    i: usize,
+    d: &DeviceEntry,
+) -> Result<std::result::Result<String, String>> {
+    let of = escape::of_entry(d);
+    let mut out = String::from("\n");
+    out.push_str(&esc::comment("the entry's provenance", &of, &describe(d))?);
+    if d.knobs.is_empty() {
+        out.push_str("# keep the default: no significant improvement, nothing set\n");
+        return Ok(Ok(out));
+    }
+    let inst = format!(
+        "{}{}",
+        sanitize(&d.name),
+        if d.name.is_empty() {
+            i.to_string()
+        } else {
+            String::new()
+        }
+    );
+    let knobs = in_apply_order(&d.knobs);
+    let (disk, sysfs): (Vec<_>, Vec<_>) = knobs
+        .iter()
+        .partition(|(k, _)| k == "scheduler" || k == "read_ahead_kb");
+    let who = |ks: &[&(String, String)], why: String| {
+        let ks: Vec<&str> = ks.iter().map(|(k, _)| k.as_str()).collect();
+        format!(
+            "{} ({}): {}: {why}",
+            d.name,
+            d.matches.describe(),
+            ks.join(", ")
+        )
+    };
+    let (regex, note) = match udev_regex(&d.matches) {
+        Ok(r) => r,
+        Err(why) => return Ok(Err(who(&knobs.iter().collect::<Vec<_>>(), why))),
+    };
+    let bases = if sysfs.is_empty() {
+        None
+    } else {
+        match sysfs_bases(root, present, d) {
+            Ok(b) => Some(b),
+            Err(why) => return Ok(Err(who(&sysfs, why))),
+        }
+    };
+    if let Some(n) = note {
+        out.push_str(&esc::comment("match.firmware", &of, &n)?);
+    }
+    out.push_str(&format!(
+        "[disk_{inst}]\ntype=disk\ndevices_udev_regex={regex}\n"
+    ));
+    for (k, v) in &disk {
+        let option = if k == "scheduler" {
+            "elevator"
+        } else {
+            "readahead"
+        };
+        let v = esc::value(&format!("knobs.{k}"), &of, v)?;
+        out.push_str(&format!("{option}={v}\n"));
+    }
+    if let Some((bases, note)) = bases {
+        if let Some(n) = note {
+            out.push_str(&esc::comment("the disk's bus path", &of, &n)?);
+        }
+        out.push_str(&format!("\n[sysfs_{inst}]\ntype=sysfs\n"));
+        for base in &bases {
+            for (k, v) in &sysfs {
+                let path = format!("{base}/{}", attr_path(k));
+                let path = esc::key(
+                    "the disk's sysfs path (match.by_path, knobs)",
+                    &of,
+                    &path,
+                    true,
+                )?;
+                let v = esc::value(&format!("knobs.{k}"), &of, v)?;
+                out.push_str(&format!("{path}={v}\n"));
+            }
+        }
+    }
+    Ok(Ok(out))
+}
+
+/// The host-wide knobs' `[sysctl]` (those `root`'s `/proc/sys` has), after the host's
+/// provenance; empty when there is neither.
+fn sysctl_section(profile: &Profile, root: &SysRoot) -> Result<String> {
+    let mut out = String::new();
     let (have, notes) = super::sysctl::present(profile, root);
-    let described = host.and_then(super::describe_host);
+    let described = profile.host.as_ref().and_then(super::describe_host);
     if let Some(d) = &described {
         out.push('\n');
         out.push_str(&esc::comment("the host's provenance", "the host", d)?);

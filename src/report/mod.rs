@@ -8,9 +8,13 @@
 //! Every exporter renders a [`BenchReport`] to a `String`; the caller prints it with
 //! `cli::print_out`. Output depends only on the report, never on time or ids, so a seeded
 //! simulation prints byte-identical output.
+//!
+//! The other commands' results go through [`output`]: one [`output::render`] for a value that
+//! is both a table ([`output::Table`]) and `Serialize`, as `--json` asks.
 
 pub mod csv;
 pub mod json;
+pub mod output;
 pub mod table;
 
 use crate::bench::TargetInfo;
