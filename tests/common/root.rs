@@ -12,7 +12,10 @@
 //! (one module of `tests/root/`) run in parallel with each other, as when each file was a test
 //! binary of its own, but not with another module's. They share the machine's loop devices,
 //! `/run/sweetspot/locks`, the real `/proc/sys` and the disks' bandwidth, and some measure
-//! time (an emulated device's latency within 20 %).
+//! time (an emulated device's latency within 20 %). Each runs in a process of its own, as
+//! [`needs_root`] says: they spawn process groups with parent-death signals, make the test
+//! process a child subreaper, and sweep leftovers by process, none of which a test of another
+//! file should share (in one process, a job and a `restore` of two tests died of SIGKILL).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,8 +42,11 @@ pub fn test_name() -> String {
 }
 
 /// Returns `None` after printing `skipped (needs root: WHAT): TEST` to stderr when this process
-/// is not root (the caller returns at once); as root, waits for and returns the [`Gate`] of the
-/// test's module. `what` says what the test needs root for (`loop devices`).
+/// is not root (the caller returns at once). As root, waits for the [`Gate`] of the test's
+/// module, then runs the test again in a process of its own ([`super::alone`]) and returns
+/// `None` once it passed there (the caller returns at once; a failure there panics here);
+/// in that process it returns the gate and the test goes on. `what` says what the test
+/// needs root for (`loop devices`).
 ///
 /// # Panics
 /// When not root and [`REQUIRE_ROOT`] is `1`.
@@ -48,7 +54,9 @@ pub fn test_name() -> String {
 pub fn needs_root(what: &str) -> Option<Gate> {
     let test = test_name();
     if nix::unistd::geteuid().is_root() {
-        return Some(Gate::enter(&test));
+        let gate = Gate::enter(&test);
+        // The test itself runs in a process of its own, holding its module's gate here.
+        return super::alone::in_own_process().then_some(gate);
     }
     if std::env::var_os(REQUIRE_ROOT).is_some_and(|v| v == "1") {
         panic!("{test} needs root ({what}) and {REQUIRE_ROOT}=1: run the tests as root");
