@@ -1,10 +1,13 @@
 //! The daemon's event loop ([`run`]): the poll, the uevent socket, signals, retunes in their
 //! thread (the `daemon` feature: tokio and sysinfo).
 
+use super::idle::Sample;
 use super::{
     config, db_path, idle, manage, metrics, plan, profile, retune, state_path, status, trim, uevent,
 };
+use crate::device::Device;
 use crate::store::Store;
+use crate::store::tunes::SweetSpotRow;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::path::Path;
@@ -213,17 +216,7 @@ fn poll(
     let devices = plan::enrolled_of(disks(st, root)?, cfg, &spots);
     let names: Vec<String> = devices.iter().map(|(d, _)| d.name.clone()).collect();
     let sample = st.probe.sample(root, &names, st.job.is_some());
-    if let (Some(job), Some(prev)) = (st.job.as_mut(), st.tracker.last.as_ref())
-        && job.stopping.is_none()
-        && let Some(why) = sample.busy_mid_run(prev, &cfg.idle)
-    {
-        tracing::warn!(
-            "{}: the machine is not idle any more ({why}): stopping the retune",
-            job.device
-        );
-        crate::signals::request_stop();
-        job.stopping = Some(format!("not idle: {why}"));
-    }
+    stop_if_busy(st, &sample, cfg);
     st.tracker.update(sample, &cfg.idle);
     let now = unix_now();
     // Last poll's, so that a wait that stays the same is logged once, not at every poll.
@@ -291,41 +284,7 @@ fn poll(
             }
         }
         if w.kind == "due" {
-            // The listing may be minutes old ([`RESCAN_S`]): the retune starts from the disk
-            // as it is now (its mounts), if it is still the same disk.
-            let now_dev = crate::device::find(root, &dev.name)
-                .ok()
-                .filter(|d| d.identity == dev.identity);
-            let started = match &now_dev {
-                Some(d) => {
-                    retune::Job::start(store, db, root, d, cfg, spot.as_ref(), w.detail.clone())
-                }
-                None => {
-                    st.disks = None;
-                    Err(Error::BadInput(format!(
-                        "{} is not the disk it was: looked at again at the next poll",
-                        dev.name
-                    )))
-                }
-            };
-            match started {
-                Ok(j) => {
-                    tracing::info!(
-                        "{}: retuning with policy {} ({})",
-                        dev.name,
-                        j.policy,
-                        j.why
-                    );
-                    w.kind = "tuning";
-                    w.detail = format!("retuning with policy {} ({})", j.policy, j.why);
-                    st.job = Some(j);
-                }
-                Err(e) => {
-                    tracing::info!("{}: retune due, not started: {e}", dev.name);
-                    w.kind = "busy";
-                    w.detail = e.to_string();
-                }
-            }
+            start_due(st, store, root, db, cfg, dev, spot.as_ref(), &mut w);
         }
         st.waits.insert(dev.identity.clone(), w);
     }
@@ -333,6 +292,71 @@ fn poll(
     st.metrics.update(dir, store, root, &devices, &st.manager);
     status::write_state(&state_path(db), &st.manager, &st.waits, &mut st.written);
     Ok(())
+}
+
+/// Starts the retune of `dev`, due (`w`): from the disk as it is now (the listing may be
+/// minutes old, [`RESCAN_S`]), if it is still the same disk. `w` says what happened: tuning,
+/// or busy with the reason it did not start.
+#[allow(clippy::too_many_arguments)]
+fn start_due(
+    st: &mut State,
+    store: &mut Store,
+    root: &SysRoot,
+    db: &Path,
+    cfg: &config::Config,
+    dev: &Device,
+    spot: Option<&SweetSpotRow>,
+    w: &mut plan::Wait,
+) {
+    // The listing may be minutes old ([`RESCAN_S`]): the retune starts from the disk
+    // as it is now (its mounts), if it is still the same disk.
+    let now_dev = crate::device::find(root, &dev.name)
+        .ok()
+        .filter(|d| d.identity == dev.identity);
+    let started = match &now_dev {
+        Some(d) => retune::Job::start(store, db, root, d, cfg, spot, w.detail.clone()),
+        None => {
+            st.disks = None;
+            Err(Error::BadInput(format!(
+                "{} is not the disk it was: looked at again at the next poll",
+                dev.name
+            )))
+        }
+    };
+    match started {
+        Ok(j) => {
+            tracing::info!(
+                "{}: retuning with policy {} ({})",
+                dev.name,
+                j.policy,
+                j.why
+            );
+            w.kind = "tuning";
+            w.detail = format!("retuning with policy {} ({})", j.policy, j.why);
+            st.job = Some(j);
+        }
+        Err(e) => {
+            tracing::info!("{}: retune due, not started: {e}", dev.name);
+            w.kind = "busy";
+            w.detail = e.to_string();
+        }
+    }
+}
+
+/// Stops the retune in progress (once) when this poll's `sample` says the machine is not
+/// idle any more, with the reason in the log and in the job.
+fn stop_if_busy(st: &mut State, sample: &Sample, cfg: &config::Config) {
+    if let (Some(job), Some(prev)) = (st.job.as_mut(), st.tracker.last.as_ref())
+        && job.stopping.is_none()
+        && let Some(why) = sample.busy_mid_run(prev, &cfg.idle)
+    {
+        tracing::warn!(
+            "{}: the machine is not idle any more ({why}): stopping the retune",
+            job.device
+        );
+        crate::signals::request_stop();
+        job.stopping = Some(format!("not idle: {why}"));
+    }
 }
 
 /// Disks that the kernel says appeared (`add`, or `change` of a loop device: its attach):

@@ -311,28 +311,7 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
     let raw: RawPolicy = cx.parse()?;
 
     let missing = |field: &str| cx.err_at(None, field, format!("missing field `{field}`"));
-    let raw_loads = match (&raw.loads, &raw.benchmark) {
-        (Some(l), _) => l.clone(),
-        // A user benchmark runs alone: its trial is `runs` runs of no_load.
-        (None, Some(b)) => Spanned::new(
-            b.span(),
-            vec![Spanned::new(b.span(), "no_load".to_string())],
-        ),
-        (None, None) => return Err(missing("loads")),
-    };
-    let mut loads = Vec::new();
-    for (i, l) in raw_loads.get_ref().iter().enumerate() {
-        let load = load_at(&cx, l, &format!("loads[{i}]"))?;
-        if loads.contains(&load) {
-            return Err(cx.err(&l.span(), format!("loads[{i}]"), "listed twice"));
-        }
-        loads.push(load);
-    }
-    if loads.is_empty() {
-        return Err(cx.err(&raw_loads.span(), "loads", "no loads listed"));
-    }
-    // no_load first: every other load's Ratio divides by it.
-    loads.sort_by_key(|l| *l != Load::NoLoad);
+    let loads = policy_loads(&cx, &raw)?;
 
     let runs = positive(&cx, raw.runs.as_ref(), "runs", 1)?;
     let budget = positive(&cx, Some(&raw.budget), "budget", 0)?;
@@ -376,8 +355,80 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
         }
         (None, None) => return Err(missing("objective")),
     };
+    let knobs = policy_knobs(&cx, &raw.knobs)?;
+
+    let guards = raw
+        .guard
+        .iter()
+        .enumerate()
+        .map(|(i, g)| parse_guard(&cx, i, g, &loads))
+        .collect::<Result<Vec<Guard>>>()?;
+
+    Ok(Policy {
+        name: name.to_string(),
+        source: source.to_string(),
+        path: path.to_path_buf(),
+        description: raw.description.unwrap_or_default(),
+        loads,
+        runs,
+        budget,
+        alpha,
+        min_effect,
+        check_pairs,
+        judges: match &raw.judge {
+            Some(j) if matches!(objective, Objective::Benchmark(_)) => {
+                return Err(cx.err(
+                    &j.span(),
+                    "judge",
+                    "a [benchmark] policy has no judges: its benchmark is the judge",
+                ));
+            }
+            Some(j) => Some(judge::parse(&cx, j)?),
+            None => None,
+        },
+        objective,
+        knobs,
+        guards,
+    })
+}
+
+/// The policy's `loads` (a `[benchmark]` policy's are `no_load` alone), each once, no_load
+/// first: every other load's Ratio divides by it. Errors (exit 2): missing, empty, an
+/// unknown or repeated load, with its line.
+fn policy_loads(cx: &TomlFile, raw: &RawPolicy) -> Result<Vec<Load>> {
+    let raw_loads = match (&raw.loads, &raw.benchmark) {
+        (Some(l), _) => l.clone(),
+        // A user benchmark runs alone: its trial is `runs` runs of no_load.
+        (None, Some(b)) => Spanned::new(
+            b.span(),
+            vec![Spanned::new(b.span(), "no_load".to_string())],
+        ),
+        (None, None) => return Err(cx.err_at(None, "loads", "missing field `loads`")),
+    };
+    let mut loads = Vec::new();
+    for (i, l) in raw_loads.get_ref().iter().enumerate() {
+        let load = load_at(cx, l, &format!("loads[{i}]"))?;
+        if loads.contains(&load) {
+            return Err(cx.err(&l.span(), format!("loads[{i}]"), "listed twice"));
+        }
+        loads.push(load);
+    }
+    if loads.is_empty() {
+        return Err(cx.err(&raw_loads.span(), "loads", "no loads listed"));
+    }
+    // no_load first: every other load's Ratio divides by it.
+    loads.sort_by_key(|l| *l != Load::NoLoad);
+    Ok(loads)
+}
+
+/// The policy's `[knobs.*]` choices, each with the lines of its fields. Errors (exit 2): a
+/// min above its max, an empty value list, no knob at all.
+fn policy_knobs(
+    cx: &TomlFile,
+    raw_knobs: &BTreeMap<Spanned<String>, Spanned<RawKnob>>,
+) -> Result<BTreeMap<String, KnobChoice>> {
     let mut knobs = BTreeMap::new();
-    for (name, k) in &raw.knobs {
+    for (name, k) in raw_knobs {
         let field = format!("knobs.{}", name.get_ref());
         let k = k.get_ref();
         if let (Some(lo), Some(hi)) = (&k.min, &k.max)
@@ -408,90 +459,65 @@ pub fn parse(text: &str, path: &Path, name: &str, source: &str) -> Result<Policy
     if knobs.is_empty() {
         return Err(cx.err_at(None, "knobs", "no knobs to tune"));
     }
+    Ok(knobs)
+}
 
-    let mut guards = Vec::new();
-    for (i, g) in raw.guard.iter().enumerate() {
-        let field = format!("guard[{i}]");
-        let gr = g.get_ref();
-        let load = load_at(&cx, &gr.load, &format!("{field}.load"))?;
-        if !loads.contains(&load) {
+/// Guard `i` of the policy: a load among its `loads`, a known metric (Ratio only on a load
+/// that has one), and exactly one positive factor. Errors (exit 2): the field and its line.
+fn parse_guard(cx: &TomlFile, i: usize, g: &Spanned<RawGuard>, loads: &[Load]) -> Result<Guard> {
+    let field = format!("guard[{i}]");
+    let gr = g.get_ref();
+    let load = load_at(cx, &gr.load, &format!("{field}.load"))?;
+    if !loads.contains(&load) {
+        return Err(cx.err(
+            &gr.load.span(),
+            format!("{field}.load"),
+            format!("'{load}' is not one of the policy's loads"),
+        ));
+    }
+    let metric = Metric::NAMES
+        .iter()
+        .find(|(n, _)| *n == gr.metric.get_ref())
+        .map(|(_, m)| *m)
+        .ok_or_else(|| {
+            cx.err(
+                &gr.metric.span(),
+                format!("{field}.metric"),
+                format!(
+                    "unknown metric '{}' (valid: time_s, cpu_pct, loads, lcpu_pct, ratio)",
+                    gr.metric.get_ref()
+                ),
+            )
+        })?;
+    // Ratio is Time ÷ no_load's Time: a guard on it that could never be measured would
+    // hold silently.
+    if metric == Metric::Ratio && load == Load::NoLoad {
+        let msg = "no_load has no Ratio (it is the divisor)";
+        return Err(cx.err(&gr.metric.span(), format!("{field}.metric"), msg));
+    }
+    if metric == Metric::Ratio && !loads.contains(&Load::NoLoad) {
+        let msg = "Ratio needs no_load among the policy's loads";
+        return Err(cx.err(&gr.metric.span(), format!("{field}.metric"), msg));
+    }
+    let (at_least, factor) = match (&gr.min_vs_default, &gr.max_vs_default) {
+        (Some(f), None) => (true, f),
+        (None, Some(f)) => (false, f),
+        _ => {
             return Err(cx.err(
-                &gr.load.span(),
-                format!("{field}.load"),
-                format!("'{load}' is not one of the policy's loads"),
+                &g.span(),
+                &field,
+                "give exactly one of min_vs_default or max_vs_default",
             ));
         }
-        let metric = Metric::NAMES
-            .iter()
-            .find(|(n, _)| *n == gr.metric.get_ref())
-            .map(|(_, m)| *m)
-            .ok_or_else(|| {
-                cx.err(
-                    &gr.metric.span(),
-                    format!("{field}.metric"),
-                    format!(
-                        "unknown metric '{}' (valid: time_s, cpu_pct, loads, lcpu_pct, ratio)",
-                        gr.metric.get_ref()
-                    ),
-                )
-            })?;
-        // Ratio is Time ÷ no_load's Time: a guard on it that could never be measured would
-        // hold silently.
-        if metric == Metric::Ratio && load == Load::NoLoad {
-            let msg = "no_load has no Ratio (it is the divisor)";
-            return Err(cx.err(&gr.metric.span(), format!("{field}.metric"), msg));
-        }
-        if metric == Metric::Ratio && !loads.contains(&Load::NoLoad) {
-            let msg = "Ratio needs no_load among the policy's loads";
-            return Err(cx.err(&gr.metric.span(), format!("{field}.metric"), msg));
-        }
-        let (at_least, factor) = match (&gr.min_vs_default, &gr.max_vs_default) {
-            (Some(f), None) => (true, f),
-            (None, Some(f)) => (false, f),
-            _ => {
-                return Err(cx.err(
-                    &g.span(),
-                    &field,
-                    "give exactly one of min_vs_default or max_vs_default",
-                ));
-            }
-        };
-        if !(*factor.get_ref() > 0.0 && factor.get_ref().is_finite()) {
-            return Err(cx.err(&factor.span(), &field, "the factor must be positive"));
-        }
-        guards.push(Guard {
-            load,
-            metric,
-            at_least,
-            factor: *factor.get_ref(),
-        });
+    };
+    if !(*factor.get_ref() > 0.0 && factor.get_ref().is_finite()) {
+        return Err(cx.err(&factor.span(), &field, "the factor must be positive"));
     }
-
-    Ok(Policy {
-        name: name.to_string(),
-        source: source.to_string(),
-        path: path.to_path_buf(),
-        description: raw.description.unwrap_or_default(),
-        loads,
-        runs,
-        budget,
-        alpha,
-        min_effect,
-        check_pairs,
-        judges: match &raw.judge {
-            Some(j) if matches!(objective, Objective::Benchmark(_)) => {
-                return Err(cx.err(
-                    &j.span(),
-                    "judge",
-                    "a [benchmark] policy has no judges: its benchmark is the judge",
-                ));
-            }
-            Some(j) => Some(judge::parse(&cx, j)?),
-            None => None,
-        },
-        objective,
-        knobs,
-        guards,
+    Ok(Guard {
+        load,
+        metric,
+        at_least,
+        factor: *factor.get_ref(),
     })
 }
 

@@ -286,50 +286,12 @@ pub fn build_with(
     } else {
         default.clone()
     };
-    // Prefer the check's fresh trials (the last `pairs` of each) for the figures.
-    let of = |p: usize, check_only: bool| -> Vec<&Trial> {
-        let all: Vec<&Trial> = out
-            .trials
-            .iter()
-            .filter(|t| t.point == p && t.failed.is_none())
-            .collect();
-        if check_only && all.len() > 1 {
-            let k = v.as_ref().and_then(|v| v.pairs).unwrap_or(0).min(all.len());
-            if k >= 1 {
-                return all[all.len() - k..].to_vec();
-            }
-        }
-        all
-    };
-    // The arms test (Loads after the screen) used every trial of the two: so do the figures.
-    let ran_check = v
-        .as_ref()
-        .is_some_and(|v| v.pairs.unwrap_or(0) >= 1 && !v.every_trial);
-    let dt = with_pooled_no_load(out, policy, of(space.default, ran_check));
-    let bt = with_pooled_no_load(out, policy, of(cand, ran_check));
+    let (dt, bt) = (
+        figure_trials(out, policy, space.default),
+        figure_trials(out, policy, cand),
+    );
     let (dt, bt): (Vec<&Trial>, Vec<&Trial>) = (dt.iter().collect(), bt.iter().collect());
-    // Geometric means, as the improvement is a ratio of geometric means over the same check
-    // pairs: "3.54 → 1.61 (2.20× better)" then divides as it reads.
-    let mean_val = explain::geomean_value;
-    let improvement = v
-        .as_ref()
-        .and_then(|v| v.improvement)
-        .map(|(r, lo, hi)| Improvement {
-            ratio: r,
-            ci95: [lo, hi],
-        });
-    let mut keys: Vec<&String> = default.keys().chain(candidate.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    let changes = keys
-        .into_iter()
-        .filter(|k| default.get(*k) != best.get(*k))
-        .map(|k| Change {
-            knob: k.clone(),
-            from: default.get(k).cloned(),
-            to: best.get(k).cloned(),
-        })
-        .collect();
+    let changes = changes_of(&default, &candidate, &best);
     let mut loads = BTreeMap::new();
     for &l in &policy.loads {
         loads.insert(
@@ -365,18 +327,7 @@ pub fn build_with(
         default,
         best,
         candidate,
-        objective: ObjectiveReport {
-            name: policy.objective.label(),
-            default: mean_val(&dt),
-            best: if significant {
-                mean_val(&bt)
-            } else {
-                mean_val(&dt)
-            },
-            improvement: improvement.clone().filter(|_| significant),
-            candidate: mean_val(&bt),
-            candidate_improvement: improvement,
-        },
+        objective: objective_report(policy, v.as_ref(), &dt, &bt),
         significant,
         reason: v
             .as_ref()
@@ -406,6 +357,75 @@ pub fn build_with(
         resumed: None,
         judges: out.judges.clone(),
     }
+}
+
+/// The objective's figures at the default (`dt`'s trials) and the candidate (`bt`'s), and
+/// at the sweet spot kept: the candidate's when the check found it significant, else the
+/// default's. Geometric means, as the improvement is a ratio of geometric means over the
+/// same check pairs: "3.54 → 1.61 (2.20× better)" then divides as it reads.
+fn objective_report(
+    policy: &Policy,
+    v: Option<&crate::tune::solver::Verdict>,
+    dt: &[&Trial],
+    bt: &[&Trial],
+) -> ObjectiveReport {
+    let significant = v.is_some_and(|v| v.significant);
+    let mean_val = explain::geomean_value;
+    let improvement = v
+        .and_then(|v| v.improvement)
+        .map(|(r, lo, hi)| Improvement {
+            ratio: r,
+            ci95: [lo, hi],
+        });
+    ObjectiveReport {
+        name: policy.objective.label(),
+        default: mean_val(dt),
+        best: if significant {
+            mean_val(bt)
+        } else {
+            mean_val(dt)
+        },
+        improvement: improvement.clone().filter(|_| significant),
+        candidate: mean_val(bt),
+        candidate_improvement: improvement,
+    }
+}
+
+/// The knobs whose value in `best` differs from `default`'s, by name (keys of `default`
+/// and `candidate`), each from → to.
+fn changes_of(default: &Setting, candidate: &Setting, best: &Setting) -> Vec<Change> {
+    let mut keys: Vec<&String> = default.keys().chain(candidate.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| default.get(*k) != best.get(*k))
+        .map(|k| Change {
+            knob: k.clone(),
+            from: default.get(k).cloned(),
+            to: best.get(k).cloned(),
+        })
+        .collect()
+}
+
+/// The trials of setting `p` the report's figures come from: the check's fresh ones (the
+/// last `pairs` of each) when a check ran; every trial of it when the arms test decided
+/// (Loads after the screen, which used them all) or nothing was checked. Failed trials are
+/// left out; no_load pooled as [`with_pooled_no_load`] says.
+fn figure_trials(out: &Outcome, policy: &Policy, p: usize) -> Vec<Trial> {
+    let v = out.verdict.as_ref();
+    let ran_check = v.is_some_and(|v| v.pairs.unwrap_or(0) >= 1 && !v.every_trial);
+    let mut all: Vec<&Trial> = out
+        .trials
+        .iter()
+        .filter(|t| t.point == p && t.failed.is_none())
+        .collect();
+    if ran_check && all.len() > 1 {
+        let k = v.and_then(|v| v.pairs).unwrap_or(0).min(all.len());
+        if k >= 1 {
+            all = all[all.len() - k..].to_vec();
+        }
+    }
+    with_pooled_no_load(out, policy, all)
 }
 
 #[cfg(test)]

@@ -86,30 +86,7 @@ pub fn restore_idle(
         )));
     }
     let db = store.path().to_path_buf();
-    let mut names: Vec<String> = store
-        .journal_open(device, None)?
-        .into_iter()
-        .filter_map(|e| e.device)
-        .collect();
-    names.sort();
-    names.dedup();
-    let mut _locks: Vec<DeviceLock> = Vec::new();
-    let mut held: Vec<(String, Option<Holder>)> = Vec::new();
-    for name in names {
-        // A device that is gone has nothing to write (its entries are only marked).
-        let Ok(d) = crate::device::find(root, &name) else {
-            continue;
-        };
-        let path = lock::path(&db, root, &d.identity);
-        if device.is_some() {
-            _locks.push(DeviceLock::acquire(&path, &name, Holder::me("restore"))?);
-            continue;
-        }
-        match DeviceLock::try_acquire(&path, Holder::me("restore"))? {
-            Taken::Ours(l) => _locks.push(l),
-            Taken::Held(h) => held.push((name, h)),
-        }
-    }
+    let (_locks, held) = lock_devices(store, root, &db, device)?;
     let owners: Vec<Owner> = busy.iter().map(|t| Owner::Tune(t.id)).collect();
     let paths: Vec<PathBuf> = store
         .journal_open(None, None)?
@@ -130,27 +107,7 @@ pub fn restore_idle(
     let dev_id = device
         .and_then(|d| crate::device::find(root, d).ok())
         .map(|d| d.identity);
-    let mine = match &dev_id {
-        Some(id) => hostwide::device_alone(store, root, id)?,
-        None => Vec::new(),
-    };
-    let mut host_knobs: Vec<String> = if device.is_none() {
-        store
-            .journal_open(None, None)?
-            .into_iter()
-            .filter(|e| e.device.is_none() && !paths.contains(&e.path))
-            .filter(|e| matches!(vet(root, e), Verdict::Here(_)))
-            .map(|e| e.knob)
-            .collect()
-    } else {
-        mine.iter().map(|e| e.knob.clone()).collect()
-    };
-    host_knobs.sort();
-    host_knobs.dedup();
-    let who = |h: &Option<Holder>| {
-        h.as_ref()
-            .map_or_else(|| "another sweetspot".to_string(), Holder::to_string)
-    };
+    let host_knobs = host_knobs_of(store, root, device, dev_id.as_deref(), &paths)?;
     let mut host_left = None;
     let mut host_lock = None;
     if !host_knobs.is_empty() {
@@ -159,27 +116,9 @@ pub fn restore_idle(
             Some(d) => hostwide::held_elsewhere(store, &db, root, d)?,
             None => None,
         };
-        let why = if let Some(t) = busy.iter().find(|t| t.device.is_some()) {
-            Some(format!(
-                "tune {} (pid {}) is tuning {}, and they act on every device",
-                t.id,
-                t.pid,
-                t.device.as_deref().unwrap_or_default()
-            ))
-        } else if let Some(t) = busy.iter().find(|t| tune_lock(&t.identity) == lock::HOST) {
-            // The host's own tune holds the host's lock: its knobs are its, and the others'
-            // wait for it too.
-            Some(format!(
-                "tune {} (pid {}) is tuning the host-wide knobs",
-                t.id, t.pid
-            ))
-        } else if let Some((d, h)) = held.first().or(elsewhere.as_ref()) {
-            Some(format!(
-                "{} writes {d}, and they act on every device",
-                who(h)
-            ))
-        } else {
-            match DeviceLock::try_acquire(
+        let why = match host_busy_why(&busy, &held, elsewhere.as_ref()) {
+            Some(why) => Some(why),
+            None => match DeviceLock::try_acquire(
                 &lock::path(&db, root, lock::HOST),
                 Holder::me("restore"),
             )? {
@@ -188,7 +127,7 @@ pub fn restore_idle(
                     None
                 }
                 Taken::Held(h) => Some(format!("{} holds the host-wide knobs' lock", who(&h))),
-            }
+            },
         };
         host_left = why.map(|why| HostLeft {
             knobs: host_knobs,
@@ -206,11 +145,7 @@ pub fn restore_idle(
     refused.extend(done.refused);
     let mut put = done.put;
     if let (Some(_), Some(id)) = (&host_lock, &dev_id) {
-        // Asked again under the host's lock: no other writer journals a host-wide knob now.
-        let mine = hostwide::device_alone(store, root, id)?;
-        let ids: Vec<i64> = mine.iter().map(|e| e.id).collect();
-        let not_mine = |e: &crate::store::journal::Entry| !ids.contains(&e.id);
-        let host = crate::knob::restore::restore_vetted(io, store, root, None, None, &not_mine)?;
+        let host = device_host_knobs(io, store, root, id)?;
         put.extend(host.put);
         refused.extend(host.refused);
     }
@@ -234,4 +169,123 @@ pub fn restore_idle(
         host_changed,
         refused,
     })
+}
+
+/// Locks every device with open journal entries (`device` alone when given) for the
+/// restore. With `device`, waits for its lock; without, a device another writer holds is
+/// returned in the second list with its holder, and left alone. A device that is gone is
+/// skipped (its entries are only marked).
+#[allow(clippy::type_complexity)]
+fn lock_devices(
+    store: &Store,
+    root: &SysRoot,
+    db: &std::path::Path,
+    device: Option<&str>,
+) -> Result<(Vec<DeviceLock>, Vec<(String, Option<Holder>)>)> {
+    let mut names: Vec<String> = store
+        .journal_open(device, None)?
+        .into_iter()
+        .filter_map(|e| e.device)
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut locks: Vec<DeviceLock> = Vec::new();
+    let mut held: Vec<(String, Option<Holder>)> = Vec::new();
+    for name in names {
+        // A device that is gone has nothing to write (its entries are only marked).
+        let Ok(d) = crate::device::find(root, &name) else {
+            continue;
+        };
+        let path = lock::path(db, root, &d.identity);
+        if device.is_some() {
+            locks.push(DeviceLock::acquire(&path, &name, Holder::me("restore"))?);
+            continue;
+        }
+        match DeviceLock::try_acquire(&path, Holder::me("restore"))? {
+            Taken::Ours(l) => locks.push(l),
+            Taken::Held(h) => held.push((name, h)),
+        }
+    }
+    Ok((locks, held))
+}
+
+/// Why the host-wide knobs are left alone before their lock is even tried: a tune of a real
+/// device or of the host is running, or another writer holds a device (`held`, or
+/// `elsewhere` for `restore <device>`). `None`: nothing in their way but the host's lock.
+fn host_busy_why(
+    busy: &[crate::store::tunes::TuneRow],
+    held: &[(String, Option<Holder>)],
+    elsewhere: Option<&(String, Option<Holder>)>,
+) -> Option<String> {
+    if let Some(t) = busy.iter().find(|t| t.device.is_some()) {
+        Some(format!(
+            "tune {} (pid {}) is tuning {}, and they act on every device",
+            t.id,
+            t.pid,
+            t.device.as_deref().unwrap_or_default()
+        ))
+    } else if let Some(t) = busy.iter().find(|t| tune_lock(&t.identity) == lock::HOST) {
+        // The host's own tune holds the host's lock: its knobs are its, and the others'
+        // wait for it too.
+        Some(format!(
+            "tune {} (pid {}) is tuning the host-wide knobs",
+            t.id, t.pid
+        ))
+    } else {
+        held.first()
+            .or(elsewhere)
+            .map(|(d, h)| format!("{} writes {d}, and they act on every device", who(h)))
+    }
+}
+
+/// Who holds a lock, for a message: its holder, or "another sweetspot" when unknown.
+fn who(h: &Option<Holder>) -> String {
+    h.as_ref()
+        .map_or_else(|| "another sweetspot".to_string(), Holder::to_string)
+}
+
+/// The host-wide knobs this restore would put back: with a `device` (`dev_id`, its identity
+/// when it is present), those its `set` or `tune --apply` alone journaled; without, every
+/// open host-wide entry written here, except a running tune's (`busy_paths`). Sorted, each
+/// once.
+fn host_knobs_of(
+    store: &Store,
+    root: &SysRoot,
+    device: Option<&str>,
+    dev_id: Option<&str>,
+    busy_paths: &[PathBuf],
+) -> Result<Vec<String>> {
+    let mut host_knobs: Vec<String> = match (device, dev_id) {
+        (None, _) => store
+            .journal_open(None, None)?
+            .into_iter()
+            .filter(|e| e.device.is_none() && !busy_paths.contains(&e.path))
+            .filter(|e| matches!(vet(root, e), Verdict::Here(_)))
+            .map(|e| e.knob)
+            .collect(),
+        (Some(_), Some(id)) => hostwide::device_alone(store, root, id)?
+            .iter()
+            .map(|e| e.knob.clone())
+            .collect(),
+        // A device that is gone has journaled nothing here that is its alone.
+        (Some(_), None) => Vec::new(),
+    };
+    host_knobs.sort();
+    host_knobs.dedup();
+    Ok(host_knobs)
+}
+
+/// `restore <device>`'s host-wide knobs, under the host's lock (held by the caller): those
+/// the device's own `set` or `tune --apply` alone journaled (`id`, its identity), asked
+/// again now that no other writer journals a host-wide knob.
+fn device_host_knobs(
+    io: &dyn crate::knob::io::KnobIo,
+    store: &mut Store,
+    root: &SysRoot,
+    id: &str,
+) -> Result<crate::knob::restore::Restore> {
+    let mine = hostwide::device_alone(store, root, id)?;
+    let ids: Vec<i64> = mine.iter().map(|e| e.id).collect();
+    let not_mine = |e: &crate::store::journal::Entry| !ids.contains(&e.id);
+    crate::knob::restore::restore_vetted(io, store, root, None, None, &not_mine)
 }
