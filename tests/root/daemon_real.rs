@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 use sweetspot::store::Store;
 
 /// The tests take turns: one's retune is "other processes" to another's idle check (and
-/// their jobs share the CPUs with the hog).
+/// their jobs share the CPUs with the hog). Taken before `needs_root`, which runs the test in a
+/// process of its own: the lock is held here, in the process that waits for it.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -226,10 +227,10 @@ impl Drop for Hog {
 
 #[test]
 fn retunes_at_a_2_second_interval_and_leaves_the_device_at_its_sweet_spot() {
+    let _turn = serial();
     let Some(_gate) = common::root::needs_root("loop devices") else {
         return;
     };
-    let _turn = serial();
     let mut l = LoopDev::new(600);
     let mnt = l.mount_ext4();
     let e = env();
@@ -279,10 +280,10 @@ fn retunes_at_a_2_second_interval_and_leaves_the_device_at_its_sweet_spot() {
 
 #[test]
 fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
+    let _turn = serial();
     let Some(_gate) = common::root::needs_root("loop devices") else {
         return;
     };
-    let _turn = serial();
     let mut l = LoopDev::new(600);
     l.mount_ext4();
     let e = env();
@@ -369,10 +370,10 @@ fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
 
 #[test]
 fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
+    let _turn = serial();
     let Some(_gate) = common::root::needs_root("loop devices") else {
         return;
     };
-    let _turn = serial();
     let mut l = LoopDev::new(600);
     l.mount_ext4();
     let e = env();
@@ -446,10 +447,10 @@ fn a_cpu_hog_keeps_a_retune_from_starting_and_stops_one_in_progress() {
 
 #[test]
 fn a_loop_device_attached_later_gets_its_profile_and_a_drifted_knob_is_left_alone() {
+    let _turn = serial();
     let Some(_gate) = common::root::needs_root("loop devices") else {
         return;
     };
-    let _turn = serial();
     let e = env();
     let cfg = config(&e, "", 100.0);
     // The daemon starts with nothing to manage.
@@ -516,10 +517,10 @@ fn a_loop_device_attached_later_gets_its_profile_and_a_drifted_knob_is_left_alon
 
 #[test]
 fn a_stopped_retune_is_resumed_by_the_next_one_with_its_finished_trials() {
+    let _turn = serial();
     let Some(_gate) = common::root::needs_root("loop devices") else {
         return;
     };
-    let _turn = serial();
     let mut l = LoopDev::new(600);
     l.mount_ext4();
     let e = env();
@@ -636,10 +637,10 @@ fn host_policy(e: &Env) -> PathBuf {
 
 #[test]
 fn a_retune_with_host_knobs_holds_the_host_lock_both_ways() {
+    let _turn = serial();
     let Some(_gate) = common::root::needs_root("loop devices") else {
         return;
     };
-    let _turn = serial();
     let mut l = LoopDev::new(600);
     l.mount_ext4();
     let mut other = LoopDev::new(300);
@@ -720,10 +721,10 @@ impl Drop for Detach {
 
 #[test]
 fn a_disk_attached_later_gets_its_profile_from_its_uevent_before_the_next_poll() {
+    let _turn = serial();
     let Some(_gate) = common::root::needs_root("loop devices") else {
         return;
     };
-    let _turn = serial();
     let e = env();
     let cfg = config(&e, "", 100.0);
     // Disks are listed every 60 s only: a profile applied sooner came by the uevent.

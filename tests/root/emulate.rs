@@ -131,7 +131,8 @@ fn random_offset(i: u64) -> u64 {
 
 /// Serialises the tests that run an emulated device: the timing tests measure latency within
 /// 20%, and a second FUSE server on a 2-core machine slowed a flash read by 660 us (a
-/// clean-clone CI run).
+/// clean-clone CI run). Taken before `needs_root`, which runs the test in a process of its
+/// own: the lock is held here, in the process that waits for it.
 fn one_device_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     ONE.lock()
@@ -157,10 +158,10 @@ fn check(ok: bool, msg: String) -> Result<(), String> {
 
 #[test]
 fn flash_spec_latency_and_throughput_within_20_percent() {
+    let _one = one_device_at_a_time();
     let Some(_gate) = common::root::needs_root("FUSE and loop devices") else {
         return;
     };
-    let _one = one_device_at_a_time();
     // What the emulated device adds is measured over what the same reads cost without it (the
     // loop driver, FUSE and thread wake-ups, 70–130 us here).
     let spec = "latency=500us,bandwidth=200MB/s,channels=1";
@@ -191,10 +192,10 @@ fn flash_spec_latency_and_throughput_within_20_percent() {
 
 #[test]
 fn sdcard_write_latency_and_throughput_within_20_percent() {
+    let _one = one_device_at_a_time();
     let Some(_gate) = common::root::needs_root("FUSE and loop devices") else {
         return;
     };
-    let _one = one_device_at_a_time();
     // The sdcard preset's writes differ from its reads: 1.6 ms access + 10 MB/s.
     one_of_three("sdcard random write latency", || {
         let base = time_io("latency=0", 4096, 100, random_offset, true).0;
@@ -233,10 +234,10 @@ fn hdd_costs(len: f64) -> (f64, f64) {
 
 #[test]
 fn hdd_spec_sequential_throughput_and_random_latency_within_20_percent() {
+    let _one = one_device_at_a_time();
     let Some(_gate) = common::root::needs_root("FUSE and loop devices") else {
         return;
     };
-    let _one = one_device_at_a_time();
     one_of_three("hdd sequential throughput", || {
         let seq128 = |i| (1 << 20) + i * 131072;
         let (per, reqs) = time_reads("hdd-5400", 131072, 100, seq128);
@@ -265,10 +266,10 @@ fn hdd_spec_sequential_throughput_and_random_latency_within_20_percent() {
 
 #[test]
 fn hdd_charges_random_over_sequential_by_the_ratio_its_spec_implies() {
+    let _one = one_device_at_a_time();
     let Some(_gate) = common::root::needs_root("FUSE and loop devices") else {
         return;
     };
-    let _one = one_device_at_a_time();
     one_of_three("hdd random/sequential", || {
         let (random, _) = time_reads("hdd-5400", 65536, 150, random_offset);
         let random = random - stack_cost(65536, 150, random_offset);
@@ -289,10 +290,10 @@ fn hdd_charges_random_over_sequential_by_the_ratio_its_spec_implies() {
 /// waits until the cache is on the platter, about 10 ms per cached write, nearest first.
 #[test]
 fn hdd_write_cache_acks_writes_at_copy_time_and_a_flush_waits_for_destaging() {
+    let _one = one_device_at_a_time();
     let Some(_gate) = common::root::needs_root("FUSE and loop devices") else {
         return;
     };
-    let _one = one_device_at_a_time();
     one_of_three("hdd write cache", || {
         let base = time_io("latency=0", 65536, 60, random_offset, true).0;
         let (per, reqs) = time_io("hdd-5400,wcache=16MiB", 65536, 60, random_offset, true);
@@ -372,10 +373,10 @@ impl Drop for SweepOnDrop {
 
 #[test]
 fn sigkill_leaves_nothing_after_the_next_restore() {
+    let _one = one_device_at_a_time();
     let Some(_gate) = common::root::needs_root("FUSE and loop devices") else {
         return;
     };
-    let _one = one_device_at_a_time();
     let env = Env::new();
     let tmp = tempfile::tempdir().expect("tempdir");
     let _sweep = SweepOnDrop(tmp.path().to_path_buf());
@@ -471,10 +472,10 @@ fn rotational_and_wbt(name: &str) -> (String, String) {
 
 #[test]
 fn a_disk_model_is_a_rotational_queue_with_its_wbt_default_and_both_are_put_back() {
+    let _one = one_device_at_a_time();
     let Some(_gate) = common::root::needs_root("FUSE and loop devices") else {
         return;
     };
-    let _one = one_device_at_a_time();
     use sweetspot::bench::real::RealDevice;
     use sweetspot::bench::realrun::BenchOptions;
     let env = Env::new();
