@@ -38,7 +38,7 @@ pub enum Status {
     Nothing,
     /// No present disk matches the entry's identity: skipped.
     Absent {
-        /// What the entry looks for ([`Match::describe`]).
+        /// What the entry looks for ([`super::model::Match::describe`]).
         wanted: String,
     },
     /// The kernel refused or did not honour a write (the message names knob, value, errno);

@@ -17,7 +17,7 @@
 //! - One file per output format: [`udev`] (rules, no sweetspot binary needed at boot),
 //!   [`sysctl`] (`sysctl.d`, the host knobs only), [`tuned`] (a TuneD profile directory, host
 //!   knobs in `[sysctl]`). udev rules cannot set sysctls: they name the host knobs in a comment.
-//!   The TOML is [`toml_text`] (`Profile::to_toml`). [`format`] puts the four behind one
+//!   The TOML is [`toml_text`] (`Profile::to_toml`). [`mod@format`] puts the four behind one
 //!   trait, which `profile export` uses.
 
 pub mod apply;
