@@ -56,6 +56,22 @@ pub const BASELINE_KNOBS: [&str; 2] = ["read_ahead_kb", "rotational"];
 /// between `losetup -f` and our attach.
 const ATTACH_TRIES: u32 = 5;
 
+/// Makes ext4 on `target` (`mkfs.ext4 -q`), inode tables and journal initialised now and
+/// no discard. Errors: a failing `mkfs.ext4`.
+fn mkfs(target: &Path) -> Result<()> {
+    tool(
+        "mkfs.ext4",
+        &[
+            "-q".as_ref(),
+            "-F".as_ref(),
+            "-E".as_ref(),
+            "lazy_itable_init=0,lazy_journal_init=0,nodiscard".as_ref(),
+            target.as_os_str(),
+        ],
+    )?;
+    Ok(())
+}
+
 /// A mounted scratch loop device (see the module docs).
 #[derive(Debug)]
 pub struct Scratch {
@@ -111,6 +127,24 @@ impl Scratch {
             tracing::warn!("{why}");
         }
         crate::bench::fsutil::check_space(&tmp, size_mib << 20, "the --scratch backing file")?;
+        let mut s = Scratch::in_new_dir(&tmp, db)?;
+        s.make_backing(size_mib)?;
+        match emulate {
+            Some(spec) => s.attach_emulated(spec, exe)?,
+            None => {
+                let backing = s.backing.clone();
+                s.attach(&backing, false)?;
+                mkfs(s.loop_dev.as_deref().unwrap_or(Path::new("")))?;
+            }
+        }
+        s.mount(size_mib)?;
+        Ok(s)
+    }
+
+    /// A scratch with nothing made yet but its directory: a new `sweetspot-scratch-*`
+    /// directory in `tmp`, locked as its owner's ([`stale::own`]) and with `db` recorded in it.
+    /// Errors: the directory cannot be made, locked or written.
+    fn in_new_dir(tmp: &Path, db: &Path) -> Result<Scratch> {
         let dir = tempfile::Builder::new()
             .prefix(stale::DIR_PREFIX)
             .tempdir()
@@ -126,7 +160,7 @@ impl Scratch {
         })?;
         let backing = dir.path().join("backing.img");
         let mnt = dir.path().join("mnt");
-        let mut s = Scratch {
+        Ok(Scratch {
             dir: Some(dir),
             backing,
             mnt,
@@ -135,64 +169,62 @@ impl Scratch {
             emulator: None,
             baseline: Vec::new(),
             _owner: owner,
-        };
-        std::fs::create_dir(&s.mnt)
-            .map_err(|e| Error::io(format!("creating {}", s.mnt.display()), e))?;
-        let f = std::fs::File::create(&s.backing)
-            .map_err(|e| Error::io(format!("creating {}", s.backing.display()), e))?;
+        })
+    }
+
+    /// Creates the mount point and the sparse backing file of `size_mib` MiB.
+    fn make_backing(&self, size_mib: u64) -> Result<()> {
+        std::fs::create_dir(&self.mnt)
+            .map_err(|e| Error::io(format!("creating {}", self.mnt.display()), e))?;
+        let f = std::fs::File::create(&self.backing)
+            .map_err(|e| Error::io(format!("creating {}", self.backing.display()), e))?;
         f.set_len(size_mib << 20)
-            .map_err(|e| Error::io(format!("sizing {}", s.backing.display()), e))?;
+            .map_err(|e| Error::io(format!("sizing {}", self.backing.display()), e))?;
         drop(f);
-        let mkfs = |target: &Path| {
-            tool(
-                "mkfs.ext4",
-                &[
-                    "-q".as_ref(),
-                    "-F".as_ref(),
-                    "-E".as_ref(),
-                    "lazy_itable_init=0,lazy_journal_init=0,nodiscard".as_ref(),
-                    target.as_os_str(),
-                ],
-            )
-        };
-        if let Some(spec) = emulate {
-            mkfs(&s.backing)?;
-            let fuse_dir = s.dir_path().join(stale::FUSE_DIR);
-            std::fs::create_dir(&fuse_dir)
-                .map_err(|e| Error::io(format!("creating {}", fuse_dir.display()), e))?;
-            let em = Server::start(spec, &s.backing, &fuse_dir, exe)?;
-            let file = em.file();
-            s.emulator = Some(em);
-            s.attach(&file, true)?;
-            if spec.rotational() {
-                s.mark_rotational()?;
-            }
-        } else {
-            let backing = s.backing.clone();
-            s.attach(&backing, false)?;
-            mkfs(s.loop_dev.as_deref().unwrap_or(Path::new("")))?;
+        Ok(())
+    }
+
+    /// Makes ext4 on the backing file, starts the emulator [`Server`] for `spec` over it and
+    /// attaches the loop device to the server's file with direct I/O, marked rotational for
+    /// a disk model.
+    fn attach_emulated(&mut self, spec: &Spec, exe: &Path) -> Result<()> {
+        mkfs(&self.backing)?;
+        let fuse_dir = self.dir_path().join(stale::FUSE_DIR);
+        std::fs::create_dir(&fuse_dir)
+            .map_err(|e| Error::io(format!("creating {}", fuse_dir.display()), e))?;
+        let em = Server::start(spec, &self.backing, &fuse_dir, exe)?;
+        let file = em.file();
+        self.emulator = Some(em);
+        self.attach(&file, true)?;
+        if spec.rotational() {
+            self.mark_rotational()?;
         }
-        let dev = s.loop_dev.clone().unwrap_or_default();
+        Ok(())
+    }
+
+    /// Mounts the loop device's ext4 on the mount point (`size_mib`, MiB, only for the log).
+    fn mount(&mut self, size_mib: u64) -> Result<()> {
+        let dev = self.loop_dev.clone().unwrap_or_default();
         nix::mount::mount(
             Some(&dev),
-            &s.mnt,
+            &self.mnt,
             Some("ext4"),
             nix::mount::MsFlags::empty(),
             None::<&str>,
         )
         .map_err(|e| {
             Error::io(
-                format!("mounting {} on {}", dev.display(), s.mnt.display()),
+                format!("mounting {} on {}", dev.display(), self.mnt.display()),
                 e.into(),
             )
         })?;
-        s.mounted = true;
+        self.mounted = true;
         tracing::info!(
             "scratch: {} on {} ({size_mib} MiB)",
             dev.display(),
-            s.mnt.display()
+            self.mnt.display()
         );
-        Ok(s)
+        Ok(())
     }
 
     /// Attaches `file` to the first free loop device (`losetup -f`, then `losetup

@@ -176,31 +176,8 @@ impl UserJob {
     /// not a number, output that is not JSON, a pointer to nothing or to a non-number).
     pub fn figure(&self, stdout: &str) -> std::result::Result<f64, String> {
         match &self.extract {
-            Extract::Regex(r) => {
-                let re = regex::Regex::new(r).map_err(|e| e.to_string())?;
-                let caps = re
-                    .captures(stdout)
-                    .ok_or_else(|| format!("no match for regex '{r}' in its output"))?;
-                let text = caps.get(1).map_or("", |m| m.as_str());
-                number(text).ok_or_else(|| format!("regex '{r}' captured '{text}', not a number"))
-            }
-            Extract::JsonPointer(p) => {
-                let start = stdout
-                    .find('{')
-                    .ok_or_else(|| "its output has no JSON object".to_string())?;
-                let mut de = serde_json::Deserializer::from_str(&stdout[start..])
-                    .into_iter::<serde_json::Value>();
-                let doc = de
-                    .next()
-                    .ok_or_else(|| "its output has no JSON object".to_string())?
-                    .map_err(|e| format!("its output is not JSON: {e}"))?;
-                let v = doc
-                    .pointer(p)
-                    .ok_or_else(|| format!("JSON pointer '{p}' finds nothing in its output"))?;
-                v.as_f64()
-                    .or_else(|| v.as_str().and_then(number))
-                    .ok_or_else(|| format!("JSON pointer '{p}' finds {v}, not a number"))
-            }
+            Extract::Regex(r) => figure_by_regex(r, stdout),
+            Extract::JsonPointer(p) => figure_by_json_pointer(p, stdout),
         }
     }
 
@@ -283,6 +260,37 @@ impl UserJob {
             io: None,
         })
     }
+}
+
+/// The figure captured by regex `r`'s one group in its first match in `stdout`. Errors: no
+/// match, or a capture that is not a number.
+fn figure_by_regex(r: &str, stdout: &str) -> std::result::Result<f64, String> {
+    let re = regex::Regex::new(r).map_err(|e| e.to_string())?;
+    let caps = re
+        .captures(stdout)
+        .ok_or_else(|| format!("no match for regex '{r}' in its output"))?;
+    let text = caps.get(1).map_or("", |m| m.as_str());
+    number(text).ok_or_else(|| format!("regex '{r}' captured '{text}', not a number"))
+}
+
+/// The figure JSON pointer `p` finds in the first JSON object of `stdout` (a number, or a
+/// string holding one). Errors: no object, not JSON, nothing at `p`, or not a number.
+fn figure_by_json_pointer(p: &str, stdout: &str) -> std::result::Result<f64, String> {
+    let start = stdout
+        .find("{")
+        .ok_or_else(|| "its output has no JSON object".to_string())?;
+    let mut de =
+        serde_json::Deserializer::from_str(&stdout[start..]).into_iter::<serde_json::Value>();
+    let doc = de
+        .next()
+        .ok_or_else(|| "its output has no JSON object".to_string())?
+        .map_err(|e| format!("its output is not JSON: {e}"))?;
+    let v = doc
+        .pointer(p)
+        .ok_or_else(|| format!("JSON pointer '{p}' finds nothing in its output"))?;
+    v.as_f64()
+        .or_else(|| v.as_str().and_then(number))
+        .ok_or_else(|| format!("JSON pointer '{p}' finds {v}, not a number"))
 }
 
 /// A number as benchmarks print it: `1234.56`, `1,234.56`, `1.2e3`.

@@ -423,10 +423,41 @@ fn check_keep(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
 /// [`Config`], [`Retune`] and [`Idle`], and `examples/daemon.toml`): (its table, `""` at the
 /// top level, its key, the message), or `None`.
 fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
+    let poll: RangeCheck = (
+        "poll_s",
+        "",
+        c.poll_s as f64,
+        (1..=3600).contains(&c.poll_s),
+        "1–3600 s".into(),
+    );
+    let mut checks = interval_checks(c)
+        .into_iter()
+        .chain(retune_checks(&c.retune))
+        .chain(idle_checks(&c.idle))
+        .chain([poll]);
+    // Every check's `ok` is false for NaN (a comparison with NaN is false).
+    if let Some((key, table, v, _, range)) = checks.find(|c| !c.3) {
+        // `1e308`, not its 309 digits.
+        let v = if v.is_finite() && v.abs() >= 1e15 {
+            format!("{v:e}")
+        } else {
+            format!("{v}")
+        };
+        let table = table.trim_end_matches('.');
+        return Some((table, key, format!("'{v}': must be {range}")));
+    }
+    db_out_of_range(c)
+}
+
+/// One range check of [`out_of_range`]: (key, its table with a trailing `.`, `""` at the
+/// top level, the value as a number, whether it is in range, the range as the message says
+/// it).
+type RangeCheck = (&'static str, &'static str, f64, bool, String);
+
+/// The range checks of the top-level retune intervals (`retune_interval_days`, `_s`).
+fn interval_checks(c: &Config) -> [RangeCheck; 2] {
     let max_s = MAX_INTERVAL_DAYS * 86_400.0;
-    let r = &c.retune;
-    let i = &c.idle;
-    let checks: [(&str, &str, f64, bool, String); 11] = [
+    [
         (
             "retune_interval_days",
             "",
@@ -441,6 +472,12 @@ fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
             c.retune_interval_s.is_none_or(|s| s > 0.0 && s <= max_s),
             format!("in (0, {max_s}] s (ten years)"),
         ),
+    ]
+}
+
+/// The range checks of `[retune]`: budget, job scale, load size (MiB) and lead time (s).
+fn retune_checks(r: &Retune) -> [RangeCheck; 4] {
+    [
         (
             "budget",
             "retune.",
@@ -469,6 +506,12 @@ fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
             (0.0..=60.0).contains(&r.lead_s),
             "0–60 s".into(),
         ),
+    ]
+}
+
+/// The range checks of `[idle]`: load average, CPU busy %, device KiB/s and how long (s).
+fn idle_checks(i: &Idle) -> [RangeCheck; 4] {
+    [
         (
             "load_avg_max",
             "idle.",
@@ -497,25 +540,11 @@ fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
             i.for_s <= MAX_IDLE_FOR_S,
             format!("0–{MAX_IDLE_FOR_S} s (a day)"),
         ),
-        (
-            "poll_s",
-            "",
-            c.poll_s as f64,
-            (1..=3600).contains(&c.poll_s),
-            "1–3600 s".into(),
-        ),
-    ];
-    // Every `ok` above is false for NaN (a comparison with NaN is false).
-    if let Some((key, table, v, _, range)) = checks.into_iter().find(|c| !c.3) {
-        // `1e308`, not its 309 digits.
-        let v = if v.is_finite() && v.abs() >= 1e15 {
-            format!("{v:e}")
-        } else {
-            format!("{v}")
-        };
-        let table = table.trim_end_matches('.');
-        return Some((table, key, format!("'{v}': must be {range}")));
-    }
+    ]
+}
+
+/// Why the `db` path is refused (empty or relative), as [`out_of_range`] says it, or `None`.
+fn db_out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
     match c.db.as_deref() {
         Some(db) if db.as_os_str().is_empty() => Some((
             "",

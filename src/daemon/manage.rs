@@ -464,35 +464,9 @@ impl Manager {
         // The open entries before the values are read: a `restore` that ends in between
         // closes some of these, so the next poll still tells it from another writer.
         let open_before = t.open_ids(store, &knobs)?;
-        let now = t.knobs(root)?;
-        let found = |k: &str| {
-            now.iter()
-                .find(|x| x.name == k)
-                .map_or_else(|| "absent".to_string(), |x| x.current.to_string())
-        };
-        // The profile's values for `t`, resolved once.
-        let wanted: Setting = match t {
-            Target::Disk(dev) => entry_for(root, dev, profile)
-                .ok()
-                .flatten()
-                .map(|e| e.knobs.clone())
-                .unwrap_or_default(),
-            Target::Host => host_setting(profile),
-        };
-        // Judged as `verify` and the write path judge it (a knob kept in jiffies reads back
-        // rounded up to one; every other knob exactly).
-        let holds = |k: &str, want: &str| match (now.iter().find(|x| x.name == k), wanted.get(k)) {
-            (Some(x), Some(v)) => knob_holds(x, v),
-            (Some(x), None) => x.current.to_string() == want,
-            (None, _) => false,
-        };
-        let off: Vec<(String, String, String)> = expected
-            .iter()
-            .filter(|(k, want)| !holds(k, want))
-            .map(|(k, want)| (k.clone(), want.clone(), found(k)))
-            .collect();
+        let drift = off_target(root, profile, t, &expected)?;
         let lock_path = crate::lock::path(db, root, &id);
-        if off.is_empty() {
+        if drift.off.is_empty() {
             if !crate::lock::held(&lock_path) {
                 self.journaled.insert(id, open_before);
             }
@@ -505,20 +479,48 @@ impl Manager {
             .is_some_and(|before| before.iter().any(|e| !open.contains(e)))
         {
             // Entries the daemon saw open were closed by someone else: `sweetspot restore`.
-            self.managed.retain(|(i, _), _| *i != id);
-            self.journaled.remove(&id);
-            self.released.insert(
-                id,
-                Released {
-                    device: t.label().to_string(),
-                    at: unix_now(),
-                },
-            );
-            events.push(Event::Restored(t.label().to_string(), off));
+            self.release(id, t, drift.off, events);
             return Ok(());
         }
+        self.contest(store, root, &lock_path, t, drift, events)
+    }
+
+    /// Stops managing `t` (identity `id`), which `sweetspot restore` put back: its knobs
+    /// `off` (knob, expected, found) are reported as restored.
+    fn release(
+        &mut self,
+        id: String,
+        t: &Target,
+        off: Vec<(String, String, String)>,
+        events: &mut Vec<Event>,
+    ) {
+        self.managed.retain(|(i, _), _| *i != id);
+        self.journaled.remove(&id);
+        self.released.insert(
+            id,
+            Released {
+                device: t.label().to_string(),
+                at: unix_now(),
+            },
+        );
+        events.push(Event::Restored(t.label().to_string(), off));
+    }
+
+    /// Another writer changed `t`'s knobs off their value (`drift`): each is re-applied to
+    /// the profile's value once, under `t`'s lock at `lock_path`, and after a second change
+    /// left alone (contested). Nothing is done while another writer holds the lock.
+    fn contest(
+        &mut self,
+        store: &mut Store,
+        root: &SysRoot,
+        lock_path: &Path,
+        t: &Target,
+        drift: Drift,
+        events: &mut Vec<Event>,
+    ) -> Result<()> {
+        let id = t.identity().to_string();
         let mut lock: Option<DeviceLock> = None;
-        for (k, want, found) in off {
+        for (k, want, found) in drift.off {
             let key = (id.clone(), k.clone());
             let Some(m) = self.managed.get_mut(&key) else {
                 continue;
@@ -538,14 +540,14 @@ impl Manager {
                 continue;
             }
             if lock.is_none() {
-                match DeviceLock::try_acquire(&lock_path, Holder::me("daemon"))? {
+                match DeviceLock::try_acquire(lock_path, Holder::me("daemon"))? {
                     Taken::Ours(l) => lock = Some(l),
                     // A tune or `set` is writing it now: that is no drift to fight.
                     Taken::Held(_) => return Ok(()),
                 }
             }
             m.reapplied = true;
-            if let Some(v) = wanted.get(&k).cloned() {
+            if let Some(v) = drift.wanted.get(&k).cloned() {
                 let mut s = Setting::new();
                 s.insert(k.clone(), v);
                 if let Err(e) = t.write(store, root, &s) {
@@ -566,6 +568,52 @@ impl Manager {
         }
         Ok(())
     }
+}
+
+/// A target's managed knobs off their value now ([`off_target`]).
+struct Drift {
+    /// (knob, expected, found; `absent` for a knob gone), in knob order.
+    off: Vec<(String, String, String)>,
+    /// The profile's values for the target.
+    wanted: Setting,
+}
+
+/// `t`'s managed knobs (`expected`: knob → value) that do not hold their value now, with the
+/// profile's values for `t`.
+fn off_target(
+    root: &SysRoot,
+    profile: &Profile,
+    t: &Target,
+    expected: &BTreeMap<String, String>,
+) -> Result<Drift> {
+    let now = t.knobs(root)?;
+    let found = |k: &str| {
+        now.iter()
+            .find(|x| x.name == k)
+            .map_or_else(|| "absent".to_string(), |x| x.current.to_string())
+    };
+    // The profile's values for `t`, resolved once.
+    let wanted: Setting = match t {
+        Target::Disk(dev) => entry_for(root, dev, profile)
+            .ok()
+            .flatten()
+            .map(|e| e.knobs.clone())
+            .unwrap_or_default(),
+        Target::Host => host_setting(profile),
+    };
+    // Judged as `verify` and the write path judge it (a knob kept in jiffies reads back
+    // rounded up to one; every other knob exactly).
+    let holds = |k: &str, want: &str| match (now.iter().find(|x| x.name == k), wanted.get(k)) {
+        (Some(x), Some(v)) => knob_holds(x, v),
+        (Some(x), None) => x.current.to_string() == want,
+        (None, _) => false,
+    };
+    let off = expected
+        .iter()
+        .filter(|(k, want)| !holds(k, want))
+        .map(|(k, want)| (k.clone(), want.clone(), found(k)))
+        .collect();
+    Ok(Drift { off, wanted })
 }
 
 /// The profile's host-wide knobs (`[host]`), empty when it has none.

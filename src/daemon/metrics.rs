@@ -183,6 +183,33 @@ fn family(name: &'static str, kind: Kind, help: &'static str, samples: Samples) 
 /// The snapshot in the text format (the families and their help texts: `docs/metrics.md`).
 pub fn render(s: &Snapshot) -> String {
     use Kind::{Counter, Gauge};
+    let mut families = state_families(s);
+    if let Some(t) = &s.contested_total {
+        families.push(family(
+            "sweetspot_contested_total",
+            Counter,
+            "Times another writer changed a knob the daemon keeps, since the daemon started.",
+            each(s, |d| {
+                one(d, Some(t.get(&d.device).copied().unwrap_or(0) as f64))
+            }),
+        ));
+    }
+    families.extend(tune_families(s));
+    if let Some(b) = s.resident_bytes {
+        families.push(family(
+            "sweetspot_daemon_resident_bytes",
+            Gauge,
+            "The daemon's resident set size, bytes.",
+            vec![(vec![], b as f64)],
+        ));
+    }
+    encode(&families)
+}
+
+/// The families of the build and of the devices' state now: the version, the kept knobs'
+/// values and targets, the schedulers, drift and contested knobs, in that order.
+fn state_families(s: &Snapshot) -> Vec<Family> {
+    use Kind::Gauge;
     let knobs = |target: bool| {
         each(s, |d| {
             let v = |(now, want): &(Option<i64>, i64)| if target { Some(*want) } else { *now };
@@ -195,9 +222,8 @@ pub fn render(s: &Snapshot) -> String {
             )
         })
     };
-    let imp = |i: usize| each(s, |d| one(d, d.improvement.map(|x| x[i])));
     let version = env!("CARGO_PKG_VERSION").to_string();
-    let mut families = vec![
+    vec![
         family(
             "sweetspot_build_info",
             Gauge,
@@ -244,18 +270,15 @@ pub fn render(s: &Snapshot) -> String {
             "How many of the device's knobs another writer keeps (the daemon left them alone).",
             each(s, |d| one(d, Some(d.contested_knobs as f64))),
         ),
-    ];
-    if let Some(t) = &s.contested_total {
-        families.push(family(
-            "sweetspot_contested_total",
-            Counter,
-            "Times another writer changed a knob the daemon keeps, since the daemon started.",
-            each(s, |d| {
-                one(d, Some(t.get(&d.device).copied().unwrap_or(0) as f64))
-            }),
-        ));
-    }
-    families.extend([
+    ]
+}
+
+/// The families of the devices' tunes, from the database: finished tunes by result, the last
+/// finish time, and the improvement ratio with its 95% CI, in that order.
+fn tune_families(s: &Snapshot) -> Vec<Family> {
+    use Kind::{Counter, Gauge};
+    let imp = |i: usize| each(s, |d| one(d, d.improvement.map(|x| x[i])));
+    vec![
         family(
             "sweetspot_retunes_total",
             Counter,
@@ -292,16 +315,7 @@ pub fn render(s: &Snapshot) -> String {
             "The high end of the improvement ratio's 95% confidence interval.",
             imp(2),
         ),
-    ]);
-    if let Some(b) = s.resident_bytes {
-        families.push(family(
-            "sweetspot_daemon_resident_bytes",
-            Gauge,
-            "The daemon's resident set size, bytes.",
-            vec![(vec![], b as f64)],
-        ));
-    }
-    encode(&families)
+    ]
 }
 
 /// Finished tunes per identity: result → count, and the last finish time.

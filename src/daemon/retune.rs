@@ -268,6 +268,79 @@ pub fn contested(
     Ok((!others.is_empty()).then(|| contested_by(dev, &others)))
 }
 
+/// The real testbed's options for a retune: `[retune]`'s job scale, load size (MiB) and lead
+/// time (s), and `root`'s `/proc`. Errors: those of [`BenchOptions::new`].
+fn bench_options(cfg: &Config, root: &SysRoot) -> Result<BenchOptions> {
+    let mut opts = BenchOptions::new()?;
+    opts.job_scale = cfg.retune.job_scale;
+    opts.sizes = opts.sizes.with_mib(cfg.retune.load_mib);
+    opts.lead = Duration::from_secs_f64(cfg.retune.lead_s);
+    opts.proc_root = root.proc.clone();
+    Ok(opts)
+}
+
+/// Puts the sweet spots' journaled values on `dev` (and on the `host` knobs) back to what
+/// they were before them. Errors: another owner's change is journaled ([`contested_by`]);
+/// those of the store and the restore.
+fn restore_sweet_spots(
+    store: &mut Store,
+    root: &SysRoot,
+    dev: &Device,
+    host: &[&str],
+) -> Result<()> {
+    let (spots, others) = journaled(store, dev, host)?;
+    if !others.is_empty() {
+        return Err(Error::BadInput(contested_by(dev, &others)));
+    }
+    let ids: Vec<i64> = spots.iter().map(|e| e.id).collect();
+    crate::knob::apply::restore_except(&crate::knob::io::RealIo, store, root, None, None, &|e| {
+        !ids.contains(&e.id)
+    })?;
+    Ok(())
+}
+
+/// The body of a retune's thread: tunes device `name` with `policy` (at most `budget` trials,
+/// else the policy's) on the real testbed with its own database connections to `db`, under
+/// `lock`, going on from a stopped retune of the same device, kernel and policy if any.
+fn run_retune(
+    db: &Path,
+    root: &SysRoot,
+    name: &str,
+    opts: BenchOptions,
+    policy: &crate::tune::policy::Policy,
+    budget: Option<u32>,
+    lock: &DeviceLock,
+) -> Result<Report> {
+    let store = Store::open(db)?;
+    let mut tb = RealDevice::device(Store::open(db)?, root, name, None, opts)?;
+    // An earlier retune of the same device, kernel and policy that was stopped
+    // goes on where it stopped (its finished trials replayed).
+    let resume = Resume::find(
+        &store,
+        &tb.target(),
+        &policy.name,
+        budget.unwrap_or(policy.budget),
+        &tb.sizes(),
+    )?;
+    if let Some(r) = &resume {
+        tracing::info!(
+            "{name}: resuming tune #{} (its {} finished trials are reused)",
+            r.from_tune,
+            r.trials()
+        );
+    }
+    let req = Request {
+        policy,
+        budget,
+        seed: rand::random(),
+        apply: false,
+        quiet: true,
+        lock,
+        resume: resume.as_ref(),
+    };
+    run::tune(&store, db, &mut tb, &req)
+}
+
 /// A retune running in its own thread.
 pub struct Job {
     /// The device's identity.
@@ -334,30 +407,14 @@ impl Job {
                 Holder::me("daemon"),
             )?)
         };
-        let mut opts = BenchOptions::new()?;
-        opts.job_scale = cfg.retune.job_scale;
-        opts.sizes = opts.sizes.with_mib(cfg.retune.load_mib);
-        opts.lead = Duration::from_secs_f64(cfg.retune.lead_s);
-        opts.proc_root = root.proc.clone();
+        let opts = bench_options(cfg, root)?;
         // The tune compares candidates with the device's values when it starts: the kernel's,
         // not the old sweet spot, so the sweet spots' values are put back first (journaled;
         // the daemon applies the sweet spot, the new one or else the old, when the tune ends,
         // also when it is stopped or fails). Another owner's change refuses the start (under
         // the locks, so no `set` comes between). Last before the thread, so that nothing else
         // refuses the start after it.
-        let (spots, others) = journaled(store, dev, &host)?;
-        if !others.is_empty() {
-            return Err(Error::BadInput(contested_by(dev, &others)));
-        }
-        let ids: Vec<i64> = spots.iter().map(|e| e.id).collect();
-        crate::knob::apply::restore_except(
-            &crate::knob::io::RealIo,
-            store,
-            root,
-            None,
-            None,
-            &|e| !ids.contains(&e.id),
-        )?;
+        restore_sweet_spots(store, root, dev, &host)?;
         let host_lock_taken = host_lock.is_some();
         let (db, root, name): (PathBuf, SysRoot, String) =
             (db.to_path_buf(), root.clone(), dev.name.clone());
@@ -366,34 +423,7 @@ impl Job {
             .name("retune".into())
             .spawn(move || -> Result<Report> {
                 let _host_lock = host_lock;
-                let store = Store::open(&db)?;
-                let mut tb = RealDevice::device(Store::open(&db)?, &root, &name, None, opts)?;
-                // An earlier retune of the same device, kernel and policy that was stopped
-                // goes on where it stopped (its finished trials replayed).
-                let resume = Resume::find(
-                    &store,
-                    &tb.target(),
-                    &policy.name,
-                    budget.unwrap_or(policy.budget),
-                    &tb.sizes(),
-                )?;
-                if let Some(r) = &resume {
-                    tracing::info!(
-                        "{name}: resuming tune #{} (its {} finished trials are reused)",
-                        r.from_tune,
-                        r.trials()
-                    );
-                }
-                let req = Request {
-                    policy: &policy,
-                    budget,
-                    seed: rand::random(),
-                    apply: false,
-                    quiet: true,
-                    lock: &lock,
-                    resume: resume.as_ref(),
-                };
-                run::tune(&store, &db, &mut tb, &req)
+                run_retune(&db, &root, &name, opts, &policy, budget, &lock)
             })
             .map_err(|e| Error::io("starting the retune thread", e))?;
         Ok(Job {

@@ -151,37 +151,33 @@ fn bad(field: &str, value: &str, why: &str) -> Error {
     Error::BadInput(format!("--emulate: {field} '{value}': {why}"))
 }
 
+/// The preset called `name`; unknown, an error listing the presets and the fields.
+fn preset_named(name: &str) -> Result<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
+        bad(
+            "preset",
+            name,
+            &format!(
+                "unknown (presets: {}; or field=value items: {FIELDS})",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
 impl Spec {
     /// Parses `--emulate`'s argument (see the module docs). Errors name the field and value.
     pub fn parse(text: &str) -> Result<Spec> {
         let mut items = text.split(',').map(str::trim).peekable();
-        let mut spec = Spec {
-            preset: None,
-            read_latency_s: 0.0,
-            write_latency_s: 0.0,
-            read_bw: f64::INFINITY,
-            write_bw: f64::INFINITY,
-            channels: 1,
-            write_cache: 0,
-            seek: Seek::None,
-        };
+        let mut spec = Spec::bare();
         let mut write_latency_set = false;
         let mut given = std::collections::BTreeMap::new();
         if let Some(first) = items.peek().copied()
             && !first.contains('=')
         {
             items.next();
-            let p = PRESETS.iter().find(|p| p.name == first).ok_or_else(|| {
-                let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
-                bad(
-                    "preset",
-                    first,
-                    &format!(
-                        "unknown (presets: {}; or field=value items: {FIELDS})",
-                        names.join(", ")
-                    ),
-                )
-            })?;
+            let p = preset_named(first)?;
             spec = Spec::parse(p.spec)?;
             spec.preset = Some(p.name);
             write_latency_set = true;
@@ -204,94 +200,141 @@ impl Spec {
                     &format!("given twice (first '{first}'): give it once"),
                 ));
             }
-            match k.as_str() {
-                "latency" => {
-                    spec.read_latency_s = duration(&k, v)?;
-                    if !write_latency_set {
-                        spec.write_latency_s = spec.read_latency_s;
-                    }
-                }
-                "write-latency" => {
-                    spec.write_latency_s = duration(&k, v)?;
-                    write_latency_set = true;
-                }
-                // The direction's own field wins, given before or after this one.
-                "bandwidth" => {
-                    let bw = rate(&k, v)?;
-                    if !given.contains_key("read-bandwidth") {
-                        spec.read_bw = bw;
-                    }
-                    if !given.contains_key("write-bandwidth") {
-                        spec.write_bw = bw;
-                    }
-                }
-                "read-bandwidth" => spec.read_bw = rate(&k, v)?,
-                "write-bandwidth" => spec.write_bw = rate(&k, v)?,
-                "channels" => {
-                    if let Some(n) = given.get("ncq") {
-                        return Err(bad(
-                            &k,
-                            v,
-                            &format!("on a disk it is ncq (given as '{n}'): give one of them"),
-                        ));
-                    }
-                    spec.channels = v
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|c| (1..=256).contains(c))
-                        .ok_or_else(|| bad(&k, v, "expected a whole number 1–256"))?;
-                }
-                "seek" => match v {
-                    "none" => spec.seek = Seek::None,
-                    "hdd" => {
-                        if spec.seek == Seek::None {
-                            spec.seek = Seek::Hdd {
-                                rpm: 5400.0,
-                                track_s: 1e-3,
-                                full_s: 20e-3,
-                                stroke: None,
-                            };
-                        }
-                    }
-                    _ => return Err(bad(&k, v, "expected none or hdd")),
-                },
-                "ncq" | "wcache" => disk_option(&mut spec, &given, &k, v)?,
-                "rpm" | "track-seek" | "full-seek" | "stroke" => {
-                    let Seek::Hdd {
-                        rpm,
-                        track_s,
-                        full_s,
-                        stroke,
-                    } = &mut spec.seek
-                    else {
-                        return Err(bad(&k, v, "only with seek=hdd (give seek=hdd before it)"));
-                    };
-                    match k.as_str() {
-                        "rpm" => {
-                            *rpm = v
-                                .parse::<f64>()
-                                .ok()
-                                .filter(|r| (1000.0..=20000.0).contains(r))
-                                .ok_or_else(|| bad(&k, v, "expected a number 1000–20000"))?;
-                        }
-                        "track-seek" => *track_s = duration(&k, v)?,
-                        "full-seek" => *full_s = duration(&k, v)?,
-                        _ => *stroke = Some(size(&k, v)?),
-                    }
-                }
-                _ => return Err(bad("field", &k, &format!("unknown (fields: {FIELDS})"))),
-            }
+            spec.set_field(&given, &mut write_latency_set, &k, v)?;
         }
-        if spec.write_cache > 0 && !spec.rotational() {
+        spec.check_whole()?;
+        Ok(spec)
+    }
+
+    /// The device before any preset or field: no latency, unlimited bandwidth, one channel,
+    /// no write cache, no positioning cost.
+    fn bare() -> Spec {
+        Spec {
+            preset: None,
+            read_latency_s: 0.0,
+            write_latency_s: 0.0,
+            read_bw: f64::INFINITY,
+            write_bw: f64::INFINITY,
+            channels: 1,
+            write_cache: 0,
+            seek: Seek::None,
+        }
+    }
+
+    /// Sets field `k` to `v` (`k` already in `given`, which holds every field given so far);
+    /// `write_latency_set` tells whether `latency` must leave the write latency alone.
+    fn set_field(
+        &mut self,
+        given: &std::collections::BTreeMap<String, String>,
+        write_latency_set: &mut bool,
+        k: &str,
+        v: &str,
+    ) -> Result<()> {
+        match k {
+            "latency" => {
+                self.read_latency_s = duration(k, v)?;
+                if !*write_latency_set {
+                    self.write_latency_s = self.read_latency_s;
+                }
+            }
+            "write-latency" => {
+                self.write_latency_s = duration(k, v)?;
+                *write_latency_set = true;
+            }
+            // The direction's own field wins, given before or after this one.
+            "bandwidth" => {
+                let bw = rate(k, v)?;
+                if !given.contains_key("read-bandwidth") {
+                    self.read_bw = bw;
+                }
+                if !given.contains_key("write-bandwidth") {
+                    self.write_bw = bw;
+                }
+            }
+            "read-bandwidth" => self.read_bw = rate(k, v)?,
+            "write-bandwidth" => self.write_bw = rate(k, v)?,
+            "channels" => {
+                if let Some(n) = given.get("ncq") {
+                    return Err(bad(
+                        k,
+                        v,
+                        &format!("on a disk it is ncq (given as '{n}'): give one of them"),
+                    ));
+                }
+                self.channels = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|c| (1..=256).contains(c))
+                    .ok_or_else(|| bad(k, v, "expected a whole number 1–256"))?;
+            }
+            "seek" => self.set_seek(k, v)?,
+            "ncq" | "wcache" => disk_option(self, given, k, v)?,
+            "rpm" | "track-seek" | "full-seek" | "stroke" => self.set_hdd_field(k, v)?,
+            _ => return Err(bad("field", k, &format!("unknown (fields: {FIELDS})"))),
+        }
+        Ok(())
+    }
+
+    /// `seek=none|hdd`: `hdd` over `none` starts from hdd-5400's positioning figures, and
+    /// keeps the figures already set when the seek model is already a disk.
+    fn set_seek(&mut self, k: &str, v: &str) -> Result<()> {
+        match v {
+            "none" => self.seek = Seek::None,
+            "hdd" => {
+                if self.seek == Seek::None {
+                    self.seek = Seek::Hdd {
+                        rpm: 5400.0,
+                        track_s: 1e-3,
+                        full_s: 20e-3,
+                        stroke: None,
+                    };
+                }
+            }
+            _ => return Err(bad(k, v, "expected none or hdd")),
+        }
+        Ok(())
+    }
+
+    /// `rpm`, `track-seek`, `full-seek` or `stroke`: a disk's positioning figure, refused
+    /// before `seek=hdd`.
+    fn set_hdd_field(&mut self, k: &str, v: &str) -> Result<()> {
+        let Seek::Hdd {
+            rpm,
+            track_s,
+            full_s,
+            stroke,
+        } = &mut self.seek
+        else {
+            return Err(bad(k, v, "only with seek=hdd (give seek=hdd before it)"));
+        };
+        match k {
+            "rpm" => {
+                *rpm = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|r| (1000.0..=20000.0).contains(r))
+                    .ok_or_else(|| bad(k, v, "expected a number 1000–20000"))?;
+            }
+            "track-seek" => *track_s = duration(k, v)?,
+            "full-seek" => *full_s = duration(k, v)?,
+            _ => *stroke = Some(size(k, v)?),
+        }
+        Ok(())
+    }
+
+    /// The checks across fields, once all are given: a write cache only on a disk, and a
+    /// track-to-track seek no longer than a full stroke.
+    fn check_whole(&self) -> Result<()> {
+        if self.write_cache > 0 && !self.rotational() {
             return Err(bad(
                 "wcache",
-                &format!("{}B", spec.write_cache),
+                &format!("{}B", self.write_cache),
                 "only with seek=hdd (seek=none was given)",
             ));
         }
         if let Seek::Hdd {
             track_s, full_s, ..
-        } = spec.seek
+        } = self.seek
             && track_s > full_s
         {
             return Err(bad(
@@ -300,7 +343,7 @@ impl Spec {
                 &format!("longer than full-seek {}", fmt_duration(full_s)),
             ));
         }
-        Ok(spec)
+        Ok(())
     }
 
     /// Every field written out, e.g. `latency=500us,write-latency=500us,...`: the same for
