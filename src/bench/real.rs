@@ -323,7 +323,7 @@ impl Testbed for RealDevice {
     /// [`Owner::Bench`] by default; a tune passes [`Owner::Tune`], whose id then goes into
     /// a scratch device's lock file too.
     fn set_owner(&mut self, owner: &Owner) {
-        self.owner = *owner;
+        self.owner = owner.clone();
         if let (Some(l), Some(id)) = (&self.lock, owner.tune_id())
             && let Err(e) = l.set_tune(id)
         {
@@ -346,7 +346,7 @@ impl Testbed for RealDevice {
     fn apply(&mut self, setting: &Setting) -> Result<()> {
         self.applied = true;
         if !self.owners.contains(&self.owner) {
-            self.owners.push(self.owner);
+            self.owners.push(self.owner.clone());
         }
         crate::knob::apply::apply(
             &mut self.store,
@@ -393,9 +393,9 @@ impl Testbed for RealDevice {
     /// set).
     fn restore(&mut self) -> Result<()> {
         let owners: Vec<Owner> = if self.owners.is_empty() {
-            vec![self.owner]
+            vec![self.owner.clone()]
         } else {
-            self.owners.iter().rev().copied().collect()
+            self.owners.iter().rev().cloned().collect()
         };
         for owner in &owners {
             let dev = crate::knob::apply::restore(

@@ -161,7 +161,7 @@ impl Testbed for HostBed {
     fn apply(&mut self, setting: &Setting) -> Result<()> {
         self.applied = true;
         if !self.owners.contains(&self.owner) {
-            self.owners.push(self.owner);
+            self.owners.push(self.owner.clone());
         }
         crate::knob::apply::apply_host(&mut self.store, &self.root, setting, &self.owner)
     }
@@ -172,7 +172,7 @@ impl Testbed for HostBed {
         )))
     }
     fn set_owner(&mut self, owner: &Owner) {
-        self.owner = *owner;
+        self.owner = owner.clone();
     }
     fn root(&self) -> Option<SysRoot> {
         Some(self.root.clone())
@@ -183,9 +183,9 @@ impl Testbed for HostBed {
     /// Restores the host-wide entries of every owner it journaled under, newest first.
     fn restore(&mut self) -> Result<()> {
         let owners: Vec<Owner> = if self.owners.is_empty() {
-            vec![self.owner]
+            vec![self.owner.clone()]
         } else {
-            self.owners.iter().rev().copied().collect()
+            self.owners.iter().rev().cloned().collect()
         };
         for owner in &owners {
             crate::knob::apply::restore_except(

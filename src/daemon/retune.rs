@@ -221,7 +221,7 @@ pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> St
     let mut what: Vec<String> = others
         .iter()
         .map(|e| {
-            let who = match e.owner {
+            let who = match &e.owner {
                 Owner::Set => "`sweetspot set`".to_string(),
                 Owner::Bench => "a killed `sweetspot bench`".to_string(),
                 o => o.to_string(),

@@ -238,7 +238,8 @@ fn malformed(store: &Store, device: Option<&str>, owner: Option<&Owner>) -> Resu
 
 /// The rows of `open` (those `skip` leaves) that may be written here, each with its file
 /// rebuilt from the catalogue, never the row's ([`vet`]); rows under other roots are left
-/// out, refused rows added to `refused`.
+/// out, refused rows added to `refused`. A row of an owner sweetspot does not write
+/// ([`Owner::Unknown`]) is refused: whose change it undoes is unknown.
 fn vetted(
     root: &SysRoot,
     open: Vec<Entry>,
@@ -247,6 +248,18 @@ fn vetted(
 ) -> Vec<Entry> {
     let mut here = Vec::new();
     for mut e in open.into_iter().filter(|e| !skip(e)) {
+        if let Owner::Unknown(text) = &e.owner {
+            let why = crate::types::owner::Unknown {
+                what: "journal owner",
+                text: text.clone(),
+            };
+            refused.push(Refused {
+                id: e.id,
+                knob: e.knob,
+                why: why.to_string(),
+            });
+            continue;
+        }
         match vet(root, &e) {
             Verdict::Here(path) => {
                 e.path = path;

@@ -203,6 +203,67 @@ fn a_malformed_row_is_skipped_and_reported_and_the_rest_restored() {
     );
 }
 
+/// A row whose owner sweetspot never writes (a newer sweetspot's, an edited row) is refused by
+/// `restore` (reported, left open) but still counts as another writer's change: restoring a
+/// tune's entry below it on the same knob hands the tune's original down to it instead of
+/// writing over the other writer's value.
+#[test]
+fn an_unknown_owner_is_refused_but_still_holds_its_knob() {
+    let (t, _) = tree_with_victim();
+    let k = FakeKernel::default();
+    let db = t.dir.path().join("s.db");
+    let mut s = Store::open(&db).unwrap();
+    let sda = find(&t.root, "sda").unwrap();
+    let fifo = "queue/iosched/fifo_batch";
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &sda,
+        &one("fifo_batch", 8),
+        &Owner::Tune(7),
+    )
+    .unwrap();
+    apply_with(
+        &k,
+        &mut s,
+        &t.root,
+        &sda,
+        &one("fifo_batch", 4),
+        &Owner::Set,
+    )
+    .unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE journal SET owner = 'daemon' WHERE owner = 'set'",
+        [],
+    )
+    .unwrap();
+    let tune = restore_vetted(
+        &RealIo,
+        &mut s,
+        &t.root,
+        None,
+        Some(&Owner::Tune(7)),
+        &|_| false,
+    )
+    .unwrap();
+    assert_eq!((tune.put.len(), tune.refused.len()), (0, 0));
+    assert_eq!(t.get("sda", fifo), "4");
+    let open: Vec<(String, String)> = s
+        .journal_open(None, None)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.owner.to_string(), e.original))
+        .collect();
+    assert_eq!(open, [("daemon".to_string(), "16".to_string())]);
+    let all = restore_vetted(&RealIo, &mut s, &t.root, None, None, &|_| false).unwrap();
+    let refused: Vec<&str> = all.refused.iter().map(|r| r.why.as_str()).collect();
+    assert_eq!(refused, ["unknown journal owner 'daemon'"]);
+    assert_eq!(t.get("sda", fifo), "4");
+    assert_eq!(s.journal_open(None, None).unwrap().len(), 1);
+}
+
 /// A killed tune's journal with a forged row: the recovery at the start of `tune`, `bench`,
 /// `restore` and `daemon` restores its real knob, refuses the forged one (the tune stays
 /// `running`) and fails.

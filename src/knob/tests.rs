@@ -563,7 +563,7 @@ fn restoring_one_owners_entry_under_anothers_hands_its_original_down() {
     let open = s.journal_open(None, None).unwrap();
     assert_eq!(
         open.iter()
-            .map(|e| (e.owner, e.original.as_str()))
+            .map(|e| (e.owner.clone(), e.original.as_str()))
             .collect::<Vec<_>>(),
         [(Owner::Set, "16")],
         "the true original handed down to set's entry"

@@ -173,9 +173,7 @@ fn entry(r: &rusqlite::Row<'_>, id: i64) -> std::result::Result<Entry, String> {
         order: ApplyOrder::from_index(order)
             .ok_or_else(|| format!("apply_order {order} is no apply order"))?,
         scheduler: text(r, 7)?,
-        owner: need(text(r, 8)?, 8)?
-            .parse()
-            .map_err(|e: crate::types::owner::Unknown| e.to_string())?,
+        owner: Owner::read(&need(text(r, 8)?, 8)?),
         recorded_at: int(r, 9)?.ok_or("recorded_at is NULL")?,
         restored_at: int(r, 10)?,
         boot_id: text(r, 11)?,
@@ -429,7 +427,9 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_owner_is_a_malformed_row_naming_it() {
+    fn an_unknown_owner_is_read_as_unknown_and_not_skipped() {
+        // Every query sees the row (it protects the knob for the journal's rules); only a
+        // restore refuses to write it (knob::restore).
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("j.db")).unwrap();
         s.journal_record(&Owner::Tune(7), &[entry("/q/fifo_batch", "16")])
@@ -437,12 +437,13 @@ mod tests {
         s.conn()
             .execute("UPDATE journal SET owner = 'daemon'", [])
             .unwrap();
-        assert_eq!(s.journal_open(None, None).unwrap(), []);
-        let bad = s.journal_open_malformed().unwrap();
+        let open = s.journal_open(None, None).unwrap();
         assert_eq!(
-            (bad.len(), bad[0].owner.as_deref(), bad[0].why.as_str()),
-            (1, Some("daemon"), "unknown journal owner 'daemon'")
+            (open.len(), &open[0].owner, open[0].original.as_str()),
+            (1, &Owner::Unknown("daemon".into()), "16")
         );
+        assert_eq!(s.journal_all(Some("loop9")).unwrap().len(), 1);
+        assert_eq!(s.journal_open_malformed().unwrap(), []);
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! Who journaled a knob's original: the owner of an undo journal entry. Stored in the
-//! `journal.owner` column as text (`set`, `bench`, `profile`, `tune:<id>`), read back with
-//! [`Owner::from_str`](std::str::FromStr::from_str) so an unknown owner in a database is an
-//! error naming it.
+//! `journal.owner` column as text (`set`, `bench`, `profile`, `tune:<id>`). Read back from a
+//! database with [`Owner::read`]: text sweetspot never writes is kept as [`Owner::Unknown`], so
+//! such a row still protects the knob for other writers (it is another owner's change) while
+//! `restore` refuses to write it. [`Owner::from_str`](std::str::FromStr::from_str) is the strict
+//! parse, an error naming unknown text.
 
 use std::fmt;
 use std::str::FromStr;
 
 /// The owner of a journal entry: the command whose writes it undoes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Owner {
     /// `sweetspot set` (text `set`).
     Set,
@@ -18,9 +20,20 @@ pub enum Owner {
     Profile,
     /// The tune with this `tunes.id` (text `tune:<id>`).
     Tune(i64),
+    /// Text that names none of the above (a newer sweetspot's owner, a damaged or edited
+    /// row), kept as read. `restore` reports such a row and leaves it open; every other rule
+    /// counts it as another writer's change.
+    Unknown(String),
 }
 
 impl Owner {
+    /// The owner stored as `text`: the one it names ([`Owner::from_str`](FromStr::from_str)),
+    /// else [`Owner::Unknown`] holding it.
+    pub fn read(text: &str) -> Owner {
+        text.parse()
+            .unwrap_or_else(|_| Owner::Unknown(text.to_string()))
+    }
+
     /// The tune this owner is, if it is one.
     pub fn tune_id(&self) -> Option<i64> {
         match self {
@@ -31,13 +44,15 @@ impl Owner {
 }
 
 impl fmt::Display for Owner {
-    /// Its stored text, padded as asked (`{:<8}`).
+    /// Its stored text, padded as asked (`{:<8}`); an unknown owner's text is shown on one
+    /// line ([`super::text::shown`]: control characters escaped), as it may be anything.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Owner::Set => f.pad("set"),
             Owner::Bench => f.pad("bench"),
             Owner::Profile => f.pad("profile"),
             Owner::Tune(id) => f.pad(&format!("tune:{id}")),
+            Owner::Unknown(text) => f.pad(&super::text::shown(text)),
         }
     }
 }
@@ -129,5 +144,14 @@ mod tests {
             "daemon\n".parse::<Owner>().unwrap_err().to_string(),
             "unknown journal owner 'daemon\\n'"
         );
+    }
+
+    #[test]
+    fn read_keeps_unknown_text_and_writes_it_back_unchanged() {
+        assert_eq!(Owner::read("tune:9"), Owner::Tune(9));
+        assert_eq!(Owner::read("daemon"), Owner::Unknown("daemon".into()));
+        assert_eq!(Owner::read("tune:07").to_string(), "tune:07");
+        assert_eq!(Owner::read("tune:07").tune_id(), None);
+        assert_eq!(Owner::read("x\ny").to_string(), "x\\ny");
     }
 }
