@@ -94,7 +94,41 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
 /// and the number of journal rows it refused (each reported on stderr).
 fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
     let mut store = ctx.store()?;
-    let dev = match args.device.as_deref() {
+    let dev = asked_device(ctx, &store, args)?;
+    let dev = dev.as_deref();
+    let r = crate::undo::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
+    let mut out = restored_lines(&r, dev);
+    // What it leaves changed of what it was asked to restore, by file: the open entries the
+    // "left alone" lines below stand for (a knob journaled by several owners is one file).
+    let open = store.journal_open(None, None)?;
+    let alone = undo::left_alone(&r, &open, &ctx.root, dev);
+    out.push_str(&left_alone_lines(&alone, &r));
+    let mut left = alone.files;
+    if let Some(note) = daemon_note(ctx, r.recovered_put.iter().chain(&r.put)) {
+        out.push_str(&note);
+    }
+    if let (Some(d), n @ 1..) = (dev, r.host_changed.len()) {
+        let one = n == 1;
+        out.push_str(&format!(
+            "{n} host-wide knob{} changed: {} (`restore {d}` puts back only those that `set \
+             {d}` or `tune --device {d} --apply` alone changed); `{}` puts {} back, with \
+             every other journaled knob\n",
+            if one { " stays" } else { "s stay" },
+            r.host_changed.join(", "),
+            crate::undo::undo_command(&ctx.db, &ctx.root, None),
+            if one { "it" } else { "them" }
+        ));
+    }
+    out.push_str(&other_roots(ctx, &store, dev, &mut left)?);
+    // Rows refused (each reported on stderr: row id, knob, why) stay open, not written.
+    Ok((out, undo::counted(&left, &open, &r), r.refused.len()))
+}
+
+/// The device `restore` was asked for (`args.device`), by its kernel name: the disk of a
+/// partition, or the name as given when the device is gone but has journal entries. Errors:
+/// a bad name, or one that is neither a device here nor in the journal (exit 2).
+fn asked_device(ctx: &Ctx, store: &crate::store::Store, args: &Args) -> Result<Option<String>> {
+    Ok(match args.device.as_deref() {
         Some(name) => {
             let bare = device::check_name(name)?;
             match device::find(&ctx.root, bare) {
@@ -104,9 +138,12 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             }
         }
         None => None,
-    };
-    let dev = dev.as_deref();
-    let r = crate::undo::restore_idle(&RealIo, &mut store, &ctx.root, dev)?;
+    })
+}
+
+/// The "restored N knobs" line (on `dev`, with the killed tunes finished first) and a line
+/// per knob written back, a killed tune's marked.
+fn restored_lines(r: &undo::Restored, dev: Option<&str>) -> String {
     let n = r.knobs;
     let mut out = format!(
         "restored {n} knob{}{}{}\n",
@@ -132,10 +169,13 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             p.value
         ));
     }
-    // What it leaves changed of what it was asked to restore, by file: the open entries the
-    // "left alone" lines below stand for (a knob journaled by several owners is one file).
-    let open = store.journal_open(None, None)?;
-    let alone = undo::left_alone(&r, &open, &ctx.root, dev);
+    out
+}
+
+/// A "left alone" line per device or host-wide knobs a running tune or another writer holds
+/// (`alone`, and `r`'s host-wide knobs left).
+fn left_alone_lines(alone: &undo::LeftAlone, r: &undo::Restored) -> String {
+    let mut out = String::new();
     for t in &alone.device_tunes {
         out.push_str(&format!(
             "left alone: {}, while tune {} (pid {}) is tuning it; the \
@@ -174,25 +214,7 @@ fn journaled(ctx: &Ctx, args: &Args) -> Result<(String, usize, usize)> {
             h.why
         ));
     }
-    let mut left = alone.files;
-    if let Some(note) = daemon_note(ctx, r.recovered_put.iter().chain(&r.put)) {
-        out.push_str(&note);
-    }
-    if let (Some(d), n @ 1..) = (dev, r.host_changed.len()) {
-        let one = n == 1;
-        out.push_str(&format!(
-            "{n} host-wide knob{} changed: {} (`restore {d}` puts back only those that `set \
-             {d}` or `tune --device {d} --apply` alone changed); `{}` puts {} back, with \
-             every other journaled knob\n",
-            if one { " stays" } else { "s stay" },
-            r.host_changed.join(", "),
-            crate::undo::undo_command(&ctx.db, &ctx.root, None),
-            if one { "it" } else { "them" }
-        ));
-    }
-    out.push_str(&other_roots(ctx, &store, dev, &mut left)?);
-    // Rows refused (each reported on stderr: row id, knob, why) stay open, not written.
-    Ok((out, undo::counted(&left, &open, &r), r.refused.len()))
+    out
 }
 
 /// The open entries (of `dev` and the host-wide ones it alone journaled, or all) written

@@ -424,7 +424,6 @@ fn close_foreign(
         return Ok(keep);
     }
     // A loop number attached to no file (`virtual:loopN`): its queue is nobody's now.
-    let is_loop = |i: Option<&str>| i.is_some_and(|i| i.starts_with("loop:"));
     let queue = now.is_some()
         && (into_other_file || !is_loop(now))
         && root.block_dev(name).join("queue").is_dir();
@@ -441,19 +440,7 @@ fn close_foreign(
             && !owned_now(e)
     });
     if !back.is_empty() {
-        let mut olds: Vec<&str> = back.iter().filter_map(|e| e.identity.as_deref()).collect();
-        olds.sort_unstable();
-        olds.dedup();
-        tracing::info!(
-            "{name}: writing back {} journaled knobs of {} to its queue, which outlives \
-             `losetup -d` ({})",
-            back.len(),
-            olds.join(", "),
-            olds.iter()
-                .map(|o| why_unrestorable(name, Some(o), now))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
+        log_written_back(name, now, &back);
         keep.extend(back);
         keep.sort_by_key(|e| e.id);
     }
@@ -473,34 +460,7 @@ fn close_foreign(
         if ids.is_empty() {
             continue;
         }
-        let why = if queue && is_loop(old.as_deref()) {
-            format!(
-                "{}, whose own journaled originals of those files are the ones to restore",
-                why_unrestorable(name, old.as_deref(), now)
-            )
-        } else if is_loop(now) && is_loop(old.as_deref()) {
-            // The oldest open entry of each file holds its original.
-            let mut originals: Vec<String> = Vec::new();
-            let mut seen: Vec<&Path> = Vec::new();
-            for e in open.iter().filter(|e| ids.contains(&e.id)) {
-                if !seen.contains(&e.path.as_path()) {
-                    seen.push(&e.path);
-                    originals.push(format!("{}={}", e.knob, e.original));
-                }
-            }
-            format!(
-                "{}, and its queue serves that file now, so they are not written into it \
-                 (journaled originals: {}; `sweetspot set {name} KNOB=VALUE` writes one by \
-                 hand)",
-                why_unrestorable(name, old.as_deref(), now),
-                originals.join(" ")
-            )
-        } else {
-            format!(
-                "{}, so there is nothing to restore them on",
-                why_unrestorable(name, old.as_deref(), now)
-            )
-        };
+        let why = closed_why(name, old.as_deref(), now, queue, &open, &ids);
         tracing::warn!(
             "{name}: {} journaled knobs of {} closed without writing them back: {why}",
             ids.len(),
@@ -509,6 +469,71 @@ fn close_foreign(
         store.journal_mark_restored(&ids)?;
     }
     Ok(keep)
+}
+
+/// True for the identity of a loop device attached to a file (`loop:<file>`).
+fn is_loop(identity: Option<&str>) -> bool {
+    identity.is_some_and(|i| i.starts_with("loop:"))
+}
+
+/// Logs the journaled knobs of earlier loop backing files (`back`) written back to the queue
+/// of `name` (now `now`), naming each earlier file and why it cannot be restored itself.
+fn log_written_back(name: &str, now: Option<&str>, back: &[Entry]) {
+    let mut olds: Vec<&str> = back.iter().filter_map(|e| e.identity.as_deref()).collect();
+    olds.sort_unstable();
+    olds.dedup();
+    tracing::info!(
+        "{name}: writing back {} journaled knobs of {} to its queue, which outlives \
+         `losetup -d` ({})",
+        back.len(),
+        olds.join(", "),
+        olds.iter()
+            .map(|o| why_unrestorable(name, Some(o), now))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+}
+
+/// Why the open entries `ids` (of `open`) journaled for device `old` under `name` (now
+/// `now`) are closed without being written: an earlier loop file's when the queue gets its
+/// own originals (`queue`), another loop file's whose queue serves a new file (naming each
+/// file's journaled original), else a device that is gone or replaced.
+fn closed_why(
+    name: &str,
+    old: Option<&str>,
+    now: Option<&str>,
+    queue: bool,
+    open: &[Entry],
+    ids: &[i64],
+) -> String {
+    if queue && is_loop(old) {
+        format!(
+            "{}, whose own journaled originals of those files are the ones to restore",
+            why_unrestorable(name, old, now)
+        )
+    } else if is_loop(now) && is_loop(old) {
+        // The oldest open entry of each file holds its original.
+        let mut originals: Vec<String> = Vec::new();
+        let mut seen: Vec<&Path> = Vec::new();
+        for e in open.iter().filter(|e| ids.contains(&e.id)) {
+            if !seen.contains(&e.path.as_path()) {
+                seen.push(&e.path);
+                originals.push(format!("{}={}", e.knob, e.original));
+            }
+        }
+        format!(
+            "{}, and its queue serves that file now, so they are not written into it \
+             (journaled originals: {}; `sweetspot set {name} KNOB=VALUE` writes one by \
+             hand)",
+            why_unrestorable(name, old, now),
+            originals.join(" ")
+        )
+    } else {
+        format!(
+            "{}, so there is nothing to restore them on",
+            why_unrestorable(name, old, now)
+        )
+    }
 }
 
 /// Why the entries journaled for device `old` under kernel name `name` cannot be restored,

@@ -104,6 +104,59 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             .map_or_else(|| d.to_string(), |p| p.identity.clone())
     });
     let (latest, choices) = ruling(store, sel, wanted_identity.as_deref(), all_hosts)?;
+    nothing_stored(sel, &latest)?;
+    let (hosts, spots): (Vec<SweetSpotRow>, Vec<SweetSpotRow>) = latest
+        .into_values()
+        .partition(|s| is_host_identity(&s.identity));
+    let mut members = Vec::new();
+    let mut transient = Vec::new();
+    // Host-wide knobs of the device tunes, merged oldest first after the loop.
+    let mut device_host_knobs = Vec::new();
+    for spot in spots {
+        let Some(identity_match) = Match::from_identity(&spot.identity) else {
+            tracing::info!("{}: not a lasting identity; not exported", spot.identity);
+            transient.push(spot.identity.clone());
+            continue;
+        };
+        let matches = match sel.by {
+            MatchBy::Identity => identity_match,
+            MatchBy::Model => model_match(root, &present, &spot.identity)?,
+        };
+        let (member, host_knobs) = device_member(store, &present, sel, &spot, matches)?;
+        device_host_knobs.push(host_knobs);
+        members.push(member);
+    }
+    // Disks of one model (`--match model`): one entry when their knobs are equal.
+    let devices = fleet::merge(members)?;
+    let own = pick_host(root, hosts);
+    let mut host = Host {
+        knobs: merged_host_knobs(device_host_knobs, own.as_ref()),
+        ..Host::default()
+    };
+    if let Some(spot) = own {
+        host_provenance(&mut host, &spot);
+    }
+    let mut profile = Profile {
+        version: VERSION,
+        devices,
+        host: (!host.knobs.is_empty() || host.is_tuned()).then_some(host),
+        origin: None,
+    };
+    vet(&mut profile, sel.export)?;
+    Ok(Built {
+        profile,
+        transient,
+        choices,
+    })
+}
+
+/// The host-wide knobs one device's sweet spot set, with its `(created_at, id)` order and
+/// its identity: merged oldest first into `[host]` ([`merged_host_knobs`]).
+type DeviceHostKnobs = ((i64, i64), String, Setting);
+
+/// Refuses (exit 2) a `--device` or `--policy` selection that found no sweet spot in
+/// `latest`.
+fn nothing_stored(sel: &Select, latest: &BTreeMap<String, SweetSpotRow>) -> Result<()> {
     if let Some(d) = sel.device
         && latest.is_empty()
     {
@@ -121,77 +174,78 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             "profile export: no sweet spot stored with policy '{p}' (see `sweetspot history`)"
         )));
     }
-    let (hosts, spots): (Vec<SweetSpotRow>, Vec<SweetSpotRow>) = latest
-        .into_values()
-        .partition(|s| is_host_identity(&s.identity));
-    let mut members = Vec::new();
-    let mut transient = Vec::new();
-    let mut host = Host::default();
-    // Host-wide knobs of the device tunes, merged oldest first after the loop.
-    let mut device_host_knobs = Vec::new();
-    for spot in spots {
-        let Some(identity_match) = Match::from_identity(&spot.identity) else {
-            tracing::info!("{}: not a lasting identity; not exported", spot.identity);
-            transient.push(spot.identity.clone());
-            continue;
-        };
-        let matches = match sel.by {
-            MatchBy::Identity => identity_match,
-            MatchBy::Model => model_match(root, &present, &spot.identity)?,
-        };
-        let mut knobs = Setting::new();
-        let mut host_knobs = Setting::new();
-        for (k, v) in without_zero_pair_member(changed(&spot)) {
-            if is_host_knob(&k) {
-                host_knobs.insert(k, v);
-            } else {
-                knobs.insert(k, v);
-            }
+    Ok(())
+}
+
+/// The `[[device]]` entry of one device's sweet spot `spot` matching its disks by `matches`:
+/// its device knobs changed from the baseline (with the scheduler its iosched knobs belong
+/// to pinned), and apart from it the host-wide knobs it set.
+fn device_member(
+    store: &Store,
+    present: &[Device],
+    sel: &Select,
+    spot: &SweetSpotRow,
+    matches: Match,
+) -> Result<(fleet::Member, DeviceHostKnobs)> {
+    let mut knobs = Setting::new();
+    let mut host_knobs = Setting::new();
+    for (k, v) in without_zero_pair_member(changed(spot)) {
+        if is_host_knob(&k) {
+            host_knobs.insert(k, v);
+        } else {
+            knobs.insert(k, v);
         }
-        device_host_knobs.push((
-            (spot.created_at, spot.id),
-            spot.identity.clone(),
-            host_knobs,
-        ));
-        let mut baseline: Setting = spot
-            .default_setting
-            .iter()
-            .filter(|(k, _)| !is_host_knob(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        // iosched knobs exist only under their scheduler: the entry pins it, in every format,
-        // so it applies whatever scheduler the disk comes up on.
-        let pinned = match pinned_scheduler(store, &present, &spot, &knobs) {
-            Err(e) if !sel.export => {
-                tracing::warn!("{e} (built without a scheduler)");
-                None
-            }
-            r => r?,
-        };
-        if let Some(s) = pinned {
-            baseline
-                .entry("scheduler".into())
-                .or_insert_with(|| s.clone());
-            knobs.insert("scheduler".into(), s);
-        }
-        members.push(fleet::Member {
-            entry: DeviceEntry {
-                name: tuned_name(&spot),
-                matches,
-                kernel: spot.kernel.clone(),
-                policy: spot.policy.clone(),
-                tuned_at: rfc3339(spot.created_at),
-                improvement: improvement(&spot),
-                knobs,
-                baseline,
-                also: Vec::new(),
-            },
-            identity: spot.identity.clone(),
-            order: (spot.created_at, spot.id),
-        });
     }
-    // Disks of one model (`--match model`): one entry when their knobs are equal.
-    let devices = fleet::merge(members)?;
+    let device_host_knobs = (
+        (spot.created_at, spot.id),
+        spot.identity.clone(),
+        host_knobs,
+    );
+    let mut baseline: Setting = spot
+        .default_setting
+        .iter()
+        .filter(|(k, _)| !is_host_knob(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    // iosched knobs exist only under their scheduler: the entry pins it, in every format,
+    // so it applies whatever scheduler the disk comes up on.
+    let pinned = match pinned_scheduler(store, present, spot, &knobs) {
+        Err(e) if !sel.export => {
+            tracing::warn!("{e} (built without a scheduler)");
+            None
+        }
+        r => r?,
+    };
+    if let Some(s) = pinned {
+        baseline
+            .entry("scheduler".into())
+            .or_insert_with(|| s.clone());
+        knobs.insert("scheduler".into(), s);
+    }
+    let member = fleet::Member {
+        entry: DeviceEntry {
+            name: tuned_name(spot),
+            matches,
+            kernel: spot.kernel.clone(),
+            policy: spot.policy.clone(),
+            tuned_at: rfc3339(spot.created_at),
+            improvement: improvement(spot),
+            knobs,
+            baseline,
+            also: Vec::new(),
+        },
+        identity: spot.identity.clone(),
+        order: (spot.created_at, spot.id),
+    };
+    Ok((member, device_host_knobs))
+}
+
+/// The `[host]` knobs: the devices' host-wide knobs, oldest first, then the host's own
+/// sweet spot `own` (`tune --host`), which wins over them ([`HostKnobs`]).
+fn merged_host_knobs(
+    mut device_host_knobs: Vec<DeviceHostKnobs>,
+    own: Option<&SweetSpotRow>,
+) -> Setting {
     let mut merged = HostKnobs::default();
     device_host_knobs.sort_by_key(|(order, ..)| *order);
     for (_, identity, knobs) in device_host_knobs {
@@ -199,8 +253,7 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             merged.set(k, v, &identity);
         }
     }
-    let own = pick_host(root, hosts);
-    if let Some(spot) = &own {
+    if let Some(spot) = own {
         let set = without_zero_pair_member(changed(spot));
         // Every host-wide knob it tuned is its to decide: kept at the default (or the zero
         // member of a pair), a device's older value of it is dropped.
@@ -213,32 +266,23 @@ pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built
             merged.set(k, v, &spot.identity);
         }
     }
-    host.knobs = merged.into_setting();
-    if let Some(spot) = own {
-        host.name = Some(spot.identity[HOST_PREFIX.len()..].to_string());
-        host.kernel = Some(spot.kernel.clone());
-        host.policy = Some(spot.policy.clone());
-        host.tuned_at = Some(rfc3339(spot.created_at));
-        host.improvement = improvement(&spot);
-        host.baseline = spot
-            .default_setting
-            .iter()
-            .filter(|(k, _)| is_host_knob(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-    }
-    let mut profile = Profile {
-        version: VERSION,
-        devices,
-        host: (!host.knobs.is_empty() || host.is_tuned()).then_some(host),
-        origin: None,
-    };
-    vet(&mut profile, sel.export)?;
-    Ok(Built {
-        profile,
-        transient,
-        choices,
-    })
+    merged.into_setting()
+}
+
+/// Fills `host`'s provenance (name, kernel, policy, time, improvement, baseline) from the
+/// host's own sweet spot `spot`.
+fn host_provenance(host: &mut Host, spot: &SweetSpotRow) {
+    host.name = Some(spot.identity[HOST_PREFIX.len()..].to_string());
+    host.kernel = Some(spot.kernel.clone());
+    host.policy = Some(spot.policy.clone());
+    host.tuned_at = Some(rfc3339(spot.created_at));
+    host.improvement = improvement(spot);
+    host.baseline = spot
+        .default_setting
+        .iter()
+        .filter(|(k, _)| is_host_knob(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
 }
 
 /// The sweet spot that rules each selected device, one per disk (or a disk would get two and

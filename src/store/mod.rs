@@ -59,11 +59,7 @@ impl Store {
     /// release's (the file is left untouched), and when another process holds its open-lock
     /// longer than [`crate::lock::WAIT`] (named).
     pub fn open(path: &Path) -> Result<Store> {
-        let err = |msg: String, bad_path: bool| Error::Store {
-            path: path.to_path_buf(),
-            msg,
-            bad_path,
-        };
+        let err = |msg: String, bad_path: bool| store_error(path, msg, bad_path);
         if let Ok(meta) = std::fs::metadata(path)
             && !meta.is_file()
         {
@@ -93,30 +89,7 @@ impl Store {
         // held until this function returns) makes check and migration one step. It lives in
         // the lock directory (0700, files 0600: nobody else can open it, so nobody else can
         // hold it), and a wait longer than [`crate::lock::WAIT`] gives up naming the holder.
-        let locks = dir.join("locks");
-        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&locks) {
-            let is_dir = std::fs::symlink_metadata(&locks).is_ok_and(|m| m.is_dir());
-            if e.kind() != std::io::ErrorKind::AlreadyExists || !is_dir {
-                let what = if is_dir || e.kind() != std::io::ErrorKind::AlreadyExists {
-                    e.to_string()
-                } else {
-                    format!("{} is in the way, not a directory ({e})", locks.display())
-                };
-                return Err(err(
-                    format!("cannot create or write files in {}: {what}", dir.display()),
-                    unusable_place(&e),
-                ));
-            }
-        }
-        // Root too is refused by a read-only file system (EROFS), where the lock directory
-        // already exists.
-        if let Err(e) = nix::unistd::access(&locks, nix::unistd::AccessFlags::W_OK) {
-            let e = std::io::Error::from(e);
-            return Err(err(
-                format!("cannot create or write files in {}: {e}", dir.display()),
-                unusable_place(&e),
-            ));
-        }
+        Self::writable_lock_dir(path, dir)?;
         let _lock = crate::lock::acquire_waiting(
             &open_lock_path(path),
             "opening the database",
@@ -156,6 +129,50 @@ impl Store {
             Self::check_ours(&conn).map_err(|msg| err(msg, true))?;
             Self::check_not_newer(&conn).map_err(|msg| err(msg, true))?;
         }
+        Self::set_up(&mut conn, path)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+            _copy: None,
+        })
+    }
+
+    /// Creates the lock directory `locks` under `dir` (0700), the directory of the database
+    /// at `path`, unless it is there, and checks files can be written in it: errors name
+    /// `dir`.
+    fn writable_lock_dir(path: &Path, dir: &Path) -> Result<()> {
+        let err = |msg: String, bad_path: bool| store_error(path, msg, bad_path);
+        let locks = dir.join("locks");
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&locks) {
+            let is_dir = std::fs::symlink_metadata(&locks).is_ok_and(|m| m.is_dir());
+            if e.kind() != std::io::ErrorKind::AlreadyExists || !is_dir {
+                let what = if is_dir || e.kind() != std::io::ErrorKind::AlreadyExists {
+                    e.to_string()
+                } else {
+                    format!("{} is in the way, not a directory ({e})", locks.display())
+                };
+                return Err(err(
+                    format!("cannot create or write files in {}: {what}", dir.display()),
+                    unusable_place(&e),
+                ));
+            }
+        }
+        // Root too is refused by a read-only file system (EROFS), where the lock directory
+        // already exists.
+        if let Err(e) = nix::unistd::access(&locks, nix::unistd::AccessFlags::W_OK) {
+            let e = std::io::Error::from(e);
+            return Err(err(
+                format!("cannot create or write files in {}: {e}", dir.display()),
+                unusable_place(&e),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sets up the freshly opened connection `conn` to the database at `path`: WAL, full
+    /// sync and foreign keys on, and the schema migrated to the latest version.
+    fn set_up(conn: &mut Connection, path: &Path) -> Result<()> {
+        let err = |msg: String, bad_path: bool| store_error(path, msg, bad_path);
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| err(format!("cannot enable WAL: {e}"), false))?;
         conn.pragma_update(None, "synchronous", "FULL")
@@ -163,13 +180,9 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| err(e.to_string(), false))?;
         schema::migrations()
-            .to_latest(&mut conn)
+            .to_latest(conn)
             .map_err(|e| err(format!("migration failed: {e}"), false))?;
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-            _copy: None,
-        })
+        Ok(())
     }
 
     /// Checks that the database at `path` (or the directory it will be created in), its
@@ -376,6 +389,16 @@ impl Store {
     /// Where this database lives.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// An [`Error::Store`] naming the database at `path`; `bad_path` when the path cannot hold a
+/// sweetspot database (exit 2).
+fn store_error(path: &Path, msg: String, bad_path: bool) -> Error {
+    Error::Store {
+        path: path.to_path_buf(),
+        msg,
+        bad_path,
     }
 }
 

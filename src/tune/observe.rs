@@ -170,10 +170,95 @@ impl TrialLog {
             None => crate::signals::eprint_line(&s),
         }
     }
+
+    /// Records a trial of `point`: its objective `value` when it is finite and the trial did
+    /// not fail, and why the setting is out when the trial `failed` or broke the `guards`.
+    fn record(&mut self, point: usize, value: f64, failed: &str, guards: &str) {
+        if value.is_finite() && failed.is_empty() {
+            self.values.entry(point).or_default().push(value);
+        }
+        if !failed.is_empty() {
+            self.broke.insert(point, format!("failed: {failed}"));
+        } else if !guards.is_empty() {
+            self.broke
+                .insert(point, format!("broke a guard rail: {guards}"));
+        }
+    }
+
+    /// The figure a trial line shows: `failed`, the Time (s) of a screen trial of the
+    /// `part` of its loads only (`time`), else the objective and its `value`.
+    fn shown_figure(&self, failed: &str, value: f64, part: &str, time: Option<f64>) -> String {
+        if !failed.is_empty() {
+            "failed".to_string()
+        } else if value.is_nan() && (part == "loaded" || part == "no_load") {
+            // A screen trial of some loads only: no Ratio of its own; its Time instead.
+            format!(
+                "{part} Time {} s",
+                time.map_or("?".into(), crate::tune::evaluator::figure)
+            )
+        } else {
+            format!("{} {}", self.objective, fmt_value(value))
+        }
+    }
+
+    /// The incumbent `inc`'s figure: `best_v`, the geometric mean of its trials' objective,
+    /// when it has one.
+    fn best_figure(&self, best_v: f64, inc: usize) -> String {
+        // A screen leader measured by its loaded runs only has no Ratio yet: its loaded Time
+        // (the geometric mean of its trials', as the screen ranks them) instead.
+        if best_v.is_finite() {
+            fmt_value(best_v)
+        } else if let Some(t) = self.loaded.get(&inc) {
+            format!(
+                "loaded {} s",
+                crate::tune::evaluator::figure(crate::stats::geomean(t))
+            )
+        } else {
+            "–".to_string()
+        }
+    }
+
+    /// Counts the load runs done after a trial (`runs` of `kv`, else as before), tells
+    /// [`TrialLog::on_step`], and redraws the bar with the time left and the incumbent
+    /// `best` and its figure `best_v`.
+    fn advance(&mut self, kv: &KV, best: &str, best_v: &str) {
+        let replayed = self.replayed.as_ref().map_or(0, |f| f());
+        let runs = get_u(kv, "runs").unwrap_or(self.progress.done());
+        self.progress.step(runs, replayed, Instant::now());
+        if let Some(f) = &mut self.on_step {
+            f(&self.progress);
+        }
+        if let Some(b) = &self.bar {
+            b.set_length(self.progress.total());
+            b.set_position(self.progress.done());
+            let eta = self.progress.eta_text();
+            let eta = if eta.is_empty() {
+                eta
+            } else {
+                format!("{eta}  ")
+            };
+            b.set_message(format!("{eta}incumbent {best} ({best_v})"));
+        }
+    }
 }
 
 fn get_u(kv: &KV, k: &str) -> Option<u64> {
     kv.get(k).and_then(|v| v.get_uint())
+}
+
+/// A trial `line` with, below it, the error of a trial that `failed` or the guard rails it
+/// broke (`guards`), each wrapped.
+fn with_trouble(mut line: String, failed: &str, guards: &str) -> String {
+    if !failed.is_empty() {
+        line.push('\n');
+        line.push_str(&wrap_line(&format!("          {failed}")));
+    } else if !guards.is_empty() {
+        line.push('\n');
+        line.push_str(&wrap_line(&format!(
+            "          excluded: it breaks the guard rail {guards}"
+        )));
+    }
+    line
 }
 
 impl Observe<TuneState> for TrialLog {
@@ -194,16 +279,8 @@ impl Observe<TuneState> for TrialLog {
         let n = get_u(kv, "trials").unwrap_or(0);
         let text = |k: &str| kv.get(k).and_then(|v| v.get_string()).unwrap_or_default();
         let (failed, guards) = (text("failed"), text("guards"));
-        if value.is_finite() && failed.is_empty() {
-            self.values.entry(point).or_default().push(value);
-        }
+        self.record(point, value, &failed, &guards);
         let label = self.labels.get(point).cloned().unwrap_or_default();
-        if !failed.is_empty() {
-            self.broke.insert(point, format!("failed: {failed}"));
-        } else if !guards.is_empty() {
-            self.broke
-                .insert(point, format!("broke a guard rail: {guards}"));
-        }
         let best = self.labels.get(inc).cloned().unwrap_or_default();
         // The incumbent after this trial (the screen's leader; on the GP's search a new best
         // only after a paired race), with the geometric mean of its trials, as the report
@@ -217,35 +294,14 @@ impl Observe<TuneState> for TrialLog {
         self.last_inc = Some(inc);
         let part = text("part");
         let time = kv.get("time").and_then(|v| v.get_float());
-        let shown = if !failed.is_empty() {
-            "failed".to_string()
-        } else if value.is_nan() && (part == "loaded" || part == "no_load") {
-            // A screen trial of some loads only: no Ratio of its own; its Time instead.
-            format!(
-                "{part} Time {} s",
-                time.map_or("?".into(), crate::tune::evaluator::figure)
-            )
-        } else {
-            format!("{} {}", self.objective, fmt_value(value))
-        };
+        let shown = self.shown_figure(&failed, value, &part, time);
         if part == "loaded"
             && failed.is_empty()
             && let Some(t) = time.filter(|t| t.is_finite())
         {
             self.loaded.entry(point).or_default().push(t);
         }
-        // A screen leader measured by its loaded runs only has no Ratio yet: its loaded Time
-        // (the geometric mean of its trials', as the screen ranks them) instead.
-        let best_v = if best_v.is_finite() {
-            fmt_value(best_v)
-        } else if let Some(t) = self.loaded.get(&inc) {
-            format!(
-                "loaded {} s",
-                crate::tune::evaluator::figure(crate::stats::geomean(t))
-            )
-        } else {
-            "–".to_string()
-        };
+        let best_v = self.best_figure(best_v, inc);
         // The incumbent is named when it changes (the bar shows it all along).
         let lead = match (moved, point == inc && jump.is_empty()) {
             (false, _) => String::new(),
@@ -253,38 +309,13 @@ impl Observe<TuneState> for TrialLog {
             (true, true) => "; new best".to_string(),
             (true, false) => format!("; new best {best} ({best_v}{jump})"),
         };
-        let mut line = wrap_line(&format!(
+        let line = wrap_line(&format!(
             "trial {n:>2}  {label:<w$}  {shown:<m$}  {why}{lead}",
             w = self.width,
             m = self.objective.chars().count() + 7,
         ));
-        if !failed.is_empty() {
-            line.push('\n');
-            line.push_str(&wrap_line(&format!("          {failed}")));
-        } else if !guards.is_empty() {
-            line.push('\n');
-            line.push_str(&wrap_line(&format!(
-                "          excluded: it breaks the guard rail {guards}"
-            )));
-        }
-        self.line(line);
-        let replayed = self.replayed.as_ref().map_or(0, |f| f());
-        let runs = get_u(kv, "runs").unwrap_or(self.progress.done());
-        self.progress.step(runs, replayed, Instant::now());
-        if let Some(f) = &mut self.on_step {
-            f(&self.progress);
-        }
-        if let Some(b) = &self.bar {
-            b.set_length(self.progress.total());
-            b.set_position(self.progress.done());
-            let eta = self.progress.eta_text();
-            let eta = if eta.is_empty() {
-                eta
-            } else {
-                format!("{eta}  ")
-            };
-            b.set_message(format!("{eta}incumbent {best} ({best_v})"));
-        }
+        self.line(with_trouble(line, &failed, &guards));
+        self.advance(kv, &best, &best_v);
         Ok(())
     }
 

@@ -76,24 +76,11 @@ pub fn restore_idle(
 ) -> Result<Restored> {
     let rec = recover_with(io, store, root)?;
     let busy = live_tunes(store, root)?;
-    if let Some(t) = device.and_then(|d| busy.iter().find(|t| t.device.as_deref() == Some(d))) {
-        return Err(Error::BadInput(format!(
-            "{} is being tuned (tune {}, pid {}); stop that tune with Ctrl-C or SIGTERM and it \
-             restores the device itself",
-            device.unwrap_or_default(),
-            t.id,
-            t.pid
-        )));
-    }
+    refuse_tuned(&busy, device)?;
     let db = store.path().to_path_buf();
     let (_locks, held) = lock_devices(store, root, &db, device)?;
     let owners: Vec<Owner> = busy.iter().map(|t| Owner::Tune(t.id)).collect();
-    let paths: Vec<PathBuf> = store
-        .journal_open(None, None)?
-        .into_iter()
-        .filter(|e| owners.contains(&e.owner))
-        .map(|e| e.path)
-        .collect();
+    let paths = journaled_by(store, &owners)?;
     let devices: Vec<&str> = busy
         .iter()
         .filter_map(|t| t.device.as_deref())
@@ -108,32 +95,7 @@ pub fn restore_idle(
         .and_then(|d| crate::device::find(root, d).ok())
         .map(|d| d.identity);
     let host_knobs = host_knobs_of(store, root, device, dev_id.as_deref(), &paths)?;
-    let mut host_left = None;
-    let mut host_lock = None;
-    if !host_knobs.is_empty() {
-        // `restore <device>` locks that device only: another writer of a journaled one?
-        let elsewhere = match device {
-            Some(d) => hostwide::held_elsewhere(store, &db, root, d)?,
-            None => None,
-        };
-        let why = match host_busy_why(&busy, &held, elsewhere.as_ref()) {
-            Some(why) => Some(why),
-            None => match DeviceLock::try_acquire(
-                &lock::path(&db, root, lock::HOST),
-                Holder::me("restore"),
-            )? {
-                Taken::Ours(l) => {
-                    host_lock = Some(l);
-                    None
-                }
-                Taken::Held(h) => Some(format!("{} holds the host-wide knobs' lock", who(&h))),
-            },
-        };
-        host_left = why.map(|why| HostLeft {
-            knobs: host_knobs,
-            why,
-        });
-    }
+    let (host_left, host_lock) = lock_host(store, root, &db, device, &busy, &held, host_knobs)?;
     let host_busy = host_left.is_some();
     let skip = |e: &crate::store::journal::Entry| {
         e.device.as_deref().is_some_and(|d| devices.contains(&d))
@@ -207,6 +169,72 @@ fn lock_devices(
         }
     }
     Ok((locks, held))
+}
+
+/// Refuses (exit 2) to restore `device` while one of the `busy` tunes is tuning it.
+fn refuse_tuned(busy: &[crate::store::tunes::TuneRow], device: Option<&str>) -> Result<()> {
+    if let Some(t) = device.and_then(|d| busy.iter().find(|t| t.device.as_deref() == Some(d))) {
+        return Err(Error::BadInput(format!(
+            "{} is being tuned (tune {}, pid {}); stop that tune with Ctrl-C or SIGTERM and it \
+             restores the device itself",
+            device.unwrap_or_default(),
+            t.id,
+            t.pid
+        )));
+    }
+    Ok(())
+}
+
+/// The files of the open journal entries of `owners` (the running tunes).
+fn journaled_by(store: &Store, owners: &[Owner]) -> Result<Vec<PathBuf>> {
+    Ok(store
+        .journal_open(None, None)?
+        .into_iter()
+        .filter(|e| owners.contains(&e.owner))
+        .map(|e| e.path)
+        .collect())
+}
+
+/// When there are `host_knobs` to put back: the host's lock for writing them, or, when a
+/// `busy` tune, a `held` device, another writer of a journaled one (with `device`) or the
+/// holder of the host's lock is in the way, the knobs left alone and why. The lock is
+/// [`lock::HOST`] of the database `db`, held until the caller drops it.
+fn lock_host(
+    store: &Store,
+    root: &SysRoot,
+    db: &std::path::Path,
+    device: Option<&str>,
+    busy: &[crate::store::tunes::TuneRow],
+    held: &[(String, Option<Holder>)],
+    host_knobs: Vec<String>,
+) -> Result<(Option<HostLeft>, Option<DeviceLock>)> {
+    let mut host_left = None;
+    let mut host_lock = None;
+    if !host_knobs.is_empty() {
+        // `restore <device>` locks that device only: another writer of a journaled one?
+        let elsewhere = match device {
+            Some(d) => hostwide::held_elsewhere(store, db, root, d)?,
+            None => None,
+        };
+        let why = match host_busy_why(busy, held, elsewhere.as_ref()) {
+            Some(why) => Some(why),
+            None => match DeviceLock::try_acquire(
+                &lock::path(db, root, lock::HOST),
+                Holder::me("restore"),
+            )? {
+                Taken::Ours(l) => {
+                    host_lock = Some(l);
+                    None
+                }
+                Taken::Held(h) => Some(format!("{} holds the host-wide knobs' lock", who(&h))),
+            },
+        };
+        host_left = why.map(|why| HostLeft {
+            knobs: host_knobs,
+            why,
+        });
+    }
+    Ok((host_left, host_lock))
 }
 
 /// Why the host-wide knobs are left alone before their lock is even tried: a tune of a real

@@ -46,17 +46,62 @@ pub(super) fn parse(cx: &TomlFile, b: &Spanned<RawBenchmark>, loads: &[Load]) ->
             "a [benchmark] runs alone: leave `loads` out (or give [\"no_load\"])",
         ));
     }
-    let extract = match (&r.regex, &r.json_pointer) {
-        (Some(re), None) => Extract::Regex(re.get_ref().clone()),
-        (None, Some(p)) => Extract::JsonPointer(p.get_ref().clone()),
-        _ => {
-            return Err(cx.err(
-                &b.span(),
-                "benchmark",
-                "give exactly one of regex (one capture group) or json_pointer",
-            ));
-        }
-    };
+    let extract = extract(cx, b)?;
+    let (name, maximize) = figure(cx, b)?;
+    let mut job = UserJob::new(
+        r.command.get_ref(),
+        extract,
+        name.get_ref(),
+        r.unit.as_deref().unwrap_or(""),
+        maximize,
+    )
+    .map_err(|e| {
+        let (span, field) = match (&r.regex, &r.json_pointer) {
+            (Some(re), _) => (re.span(), "regex"),
+            (_, Some(p)) => (p.span(), "json_pointer"),
+            _ => (r.command.span(), "command"),
+        };
+        let span = if r.command.get_ref().trim().is_empty() {
+            r.command.span()
+        } else {
+            span
+        };
+        field_err(cx, &span, field, e)
+    })?;
+    if let Some(n) = &r.nice {
+        job.nice = Some(i32::try_from(*n.get_ref()).unwrap_or(i32::MAX));
+    }
+    job.cpus = r.cpus.as_ref().map(|c| c.get_ref().clone());
+    job.timeout_s = r
+        .timeout_s
+        .as_ref()
+        .map_or(DEFAULT_TIMEOUT_S, |t| *t.get_ref());
+    job.check().map_err(|e| {
+        let (span, field) = refused_field(b);
+        field_err(cx, &span, field, e)
+    })?;
+    Ok(Objective::Benchmark(job))
+}
+
+/// How the figure is read from the benchmark's output: its `regex` or its `json_pointer`
+/// (exactly one).
+fn extract(cx: &TomlFile, b: &Spanned<RawBenchmark>) -> Result<Extract> {
+    let r = b.get_ref();
+    match (&r.regex, &r.json_pointer) {
+        (Some(re), None) => Ok(Extract::Regex(re.get_ref().clone())),
+        (None, Some(p)) => Ok(Extract::JsonPointer(p.get_ref().clone())),
+        _ => Err(cx.err(
+            &b.span(),
+            "benchmark",
+            "give exactly one of regex (one capture group) or json_pointer",
+        )),
+    }
+}
+
+/// The figure's name, and true when it is to be maximized (`maximize`, else `minimize`:
+/// exactly one); the name and the unit must hold no control character.
+fn figure<'a>(cx: &TomlFile, b: &'a Spanned<RawBenchmark>) -> Result<(&'a Spanned<String>, bool)> {
+    let r = b.get_ref();
     let (name, maximize) = match (&r.maximize, &r.minimize) {
         (Some(n), None) => (n, true),
         (None, Some(n)) => (n, false),
@@ -85,62 +130,39 @@ pub(super) fn parse(cx: &TomlFile, b: &Spanned<RawBenchmark>, loads: &[Load]) ->
             ));
         }
     }
-    let field_err = |span: &std::ops::Range<usize>, field: &str, e: Error| {
-        let msg = match e {
-            Error::BadInput(m) => m,
-            e => e.to_string(),
-        };
-        cx.err(span, format!("benchmark.{field}"), msg)
+    Ok((name, maximize))
+}
+
+/// The error `e` about the `benchmark.<field>` at `span`, its message as [`UserJob`] gave it.
+fn field_err(cx: &TomlFile, span: &std::ops::Range<usize>, field: &str, e: Error) -> Error {
+    let msg = match e {
+        Error::BadInput(m) => m,
+        e => e.to_string(),
     };
-    let mut job = UserJob::new(
-        r.command.get_ref(),
-        extract,
-        name.get_ref(),
-        r.unit.as_deref().unwrap_or(""),
-        maximize,
-    )
-    .map_err(|e| {
-        let (span, field) = match (&r.regex, &r.json_pointer) {
-            (Some(re), _) => (re.span(), "regex"),
-            (_, Some(p)) => (p.span(), "json_pointer"),
-            _ => (r.command.span(), "command"),
-        };
-        let span = if r.command.get_ref().trim().is_empty() {
-            r.command.span()
-        } else {
-            span
-        };
-        field_err(&span, field, e)
-    })?;
-    if let Some(n) = &r.nice {
-        job.nice = Some(i32::try_from(*n.get_ref()).unwrap_or(i32::MAX));
-    }
-    job.cpus = r.cpus.as_ref().map(|c| c.get_ref().clone());
-    job.timeout_s = r
+    cx.err(span, format!("benchmark.{field}"), msg)
+}
+
+/// The span and name of the field [`UserJob::check`] refused: `nice` or `timeout_s` when out
+/// of range, else `cpus` when given, else the whole table.
+fn refused_field(b: &Spanned<RawBenchmark>) -> (std::ops::Range<usize>, &'static str) {
+    let r = b.get_ref();
+    if let Some(n) = r
+        .nice
+        .as_ref()
+        .filter(|n| !(-20..=19).contains(n.get_ref()))
+    {
+        (n.span(), "nice")
+    } else if let Some(t) = r
         .timeout_s
         .as_ref()
-        .map_or(DEFAULT_TIMEOUT_S, |t| *t.get_ref());
-    job.check().map_err(|e| {
-        let (span, field) = if let Some(n) = r
-            .nice
-            .as_ref()
-            .filter(|n| !(-20..=19).contains(n.get_ref()))
-        {
-            (n.span(), "nice")
-        } else if let Some(t) = r
-            .timeout_s
-            .as_ref()
-            .filter(|t| !(*t.get_ref() > 0.0 && *t.get_ref() <= MAX_TIMEOUT_S))
-        {
-            (t.span(), "timeout_s")
-        } else if let Some(c) = &r.cpus {
-            (c.span(), "cpus")
-        } else {
-            (b.span(), "benchmark")
-        };
-        field_err(&span, field, e)
-    })?;
-    Ok(Objective::Benchmark(job))
+        .filter(|t| !(*t.get_ref() > 0.0 && *t.get_ref() <= MAX_TIMEOUT_S))
+    {
+        (t.span(), "timeout_s")
+    } else if let Some(c) = &r.cpus {
+        (c.span(), "cpus")
+    } else {
+        (b.span(), "benchmark")
+    }
 }
 
 #[cfg(test)]

@@ -78,20 +78,60 @@ pub(super) fn geomean_value(ts: &[&Trial]) -> Option<f64> {
 /// Refused and excluded settings, and the notes, of an outcome.
 pub(super) fn explain(x: &Inputs) -> Explained {
     let (policy, space, out, cand) = (x.policy, x.space, x.out, x.cand);
-    let of = |p: usize| -> Vec<&Trial> {
-        out.trials
-            .iter()
-            .filter(|t| t.point == p && t.failed.is_none())
-            .collect()
-    };
     let mut distinct: Vec<usize> = out.trials.iter().map(|t| t.point).collect();
     distinct.sort_unstable();
     distinct.dedup();
-    let objective_of = |p: usize| geomean_value(&of(p));
+    let (refused, excluded) = refused_and_excluded(policy, space, out, &distinct);
+    let d_all = geomean_value(&ok_trials(out, space.default));
+    // A setting that looked better than the default but a guard rail excluded: say so, or
+    // "nothing beat the default" reads as if nothing did.
+    let mut notes = excluded_notes(policy, &excluded, d_all);
+    let slower = no_load_slower(policy, space, out, cand);
+    // The default kept although a feasible setting measured better: say why, or "nothing
+    // beat the default" reads as if nothing did (seen on a real desktop tune: three settings
+    // at 1.12–1.22 against the default's 1.54, one trial each, and no word).
+    if x.concluded && cand == space.default {
+        notes.extend(kept_default_note(x, &distinct, &excluded, d_all));
+    }
+    notes.extend(no_load_notes(x.loads, policy, slower));
+    notes.extend(space.dropped_values.iter().cloned());
+    Explained {
+        refused,
+        excluded,
+        notes,
+    }
+}
+
+/// The trials of point `p` that did not fail.
+fn ok_trials(out: &Outcome, p: usize) -> Vec<&Trial> {
+    out.trials
+        .iter()
+        .filter(|t| t.point == p && t.failed.is_none())
+        .collect()
+}
+
+/// True when objective value `x` is better than `than` under `policy` (lower when it
+/// minimizes, else higher).
+fn better(policy: &Policy, x: f64, than: f64) -> bool {
+    if policy.objective.minimize() {
+        x < than
+    } else {
+        x > than
+    }
+}
+
+/// Of the `distinct` measured points, those the kernel refused, and those (other than the
+/// default) a guard rail excludes on the means of their trials against the default's.
+fn refused_and_excluded(
+    policy: &Policy,
+    space: &Space,
+    out: &Outcome,
+    distinct: &[usize],
+) -> (Vec<Refused>, Vec<Excluded>) {
     let mut refused = Vec::new();
     let mut excluded = Vec::new();
     let def_means = mean_metrics(&out.trials, space.default);
-    for &p in &distinct {
+    for &p in distinct {
         if let Some(t) = out
             .trials
             .iter()
@@ -110,25 +150,21 @@ pub(super) fn explain(x: &Inputs) -> Explained {
         if !guards.is_empty() {
             excluded.push(Excluded {
                 setting: space.points[p].clone(),
-                objective: objective_of(p),
+                objective: geomean_value(&ok_trials(out, p)),
                 guards,
             });
         }
     }
+    (refused, excluded)
+}
+
+/// A note per excluded setting whose objective beat the default's `d_all`, naming the
+/// guard rails that exclude it.
+fn excluded_notes(policy: &Policy, excluded: &[Excluded], d_all: Option<f64>) -> Vec<String> {
     let mut notes = Vec::new();
-    // A setting that looked better than the default but a guard rail excluded: say so, or
-    // "nothing beat the default" reads as if nothing did.
-    let better = |x: f64, than: f64| {
-        if policy.objective.minimize() {
-            x < than
-        } else {
-            x > than
-        }
-    };
-    let d_all = objective_of(space.default);
-    for e in &excluded {
+    for e in excluded {
         if let (Some(x), Some(d)) = (e.objective, d_all)
-            && better(x, d)
+            && better(policy, x, d)
         {
             notes.push(format!(
                 "{} measured {} {x:.2} against the default's {d:.2}, but a guard rail \
@@ -139,64 +175,69 @@ pub(super) fn explain(x: &Inputs) -> Explained {
             ));
         }
     }
-    // Is no_load slower at the candidate, beyond noise? (Welch, on every no_load run of the
-    // two settings: no_load does not depend on the pairing.)
+    notes
+}
+
+/// Is no_load slower at the candidate `cand`, beyond noise? (Welch, on every no_load run of
+/// the two settings: no_load does not depend on the pairing.)
+fn no_load_slower(policy: &Policy, space: &Space, out: &Outcome, cand: usize) -> bool {
     let no_load_times = |p: usize| -> Vec<f64> {
-        of(p)
+        ok_trials(out, p)
             .iter()
             .flat_map(|t| t.runs.iter())
             .filter(|r| r.load == Load::NoLoad && r.failed.is_none())
             .map(|r| r.time_s)
             .collect()
     };
-    let slower = cand != space.default
+    cand != space.default
         && stats::welch_less(&no_load_times(space.default), &no_load_times(cand))
-            .is_some_and(|t| t.p_value < policy.alpha);
-    // The default kept although a feasible setting measured better: say why, or "nothing
-    // beat the default" reads as if nothing did (seen on a real desktop tune: three settings
-    // at 1.12–1.22 against the default's 1.54, one trial each, and no word).
-    if x.concluded && cand == space.default {
-        let failed = |p: usize| {
-            out.trials
-                .iter()
-                .any(|t| t.point == p && t.failed.is_some())
-        };
-        let looked_better: Vec<(usize, f64)> = distinct
+            .is_some_and(|t| t.p_value < policy.alpha)
+}
+
+/// When the default was kept: a note on the feasible, not excluded settings among
+/// `distinct` that measured better than the default's `d_all`, naming the best, and why
+/// none was chosen; `None` when none did.
+fn kept_default_note(
+    x: &Inputs,
+    distinct: &[usize],
+    excluded: &[Excluded],
+    d_all: Option<f64>,
+) -> Option<String> {
+    let (policy, space, out) = (x.policy, x.space, x.out);
+    let failed = |p: usize| {
+        out.trials
             .iter()
-            .copied()
-            .filter(|&p| p != space.default && !failed(p))
-            .filter(|p| !excluded.iter().any(|e| e.setting == space.points[*p]))
-            .filter_map(|p| Some((p, objective_of(p)?)))
-            .filter(|(_, x)| d_all.is_some_and(|d| better(*x, d)))
-            .collect();
-        let top = looked_better
-            .iter()
-            .copied()
-            .reduce(|a, b| if better(b.1, a.1) { b } else { a });
-        if let (Some((p, x)), Some(d)) = (top, d_all) {
-            let n = |p: usize| of(p).len();
-            let k = looked_better.len();
-            notes.push(format!(
-                "{k} setting{} measured better than the default but {} not chosen (best: {} \
-                 at {x:.2} over {} trial{}, the default {d:.2} over {}): the search ranks by \
-                 a conservative score (each mean shrunk toward the model's prediction from \
-                 the other settings, plus 1.5 sd), and none ranked above the default",
-                if k == 1 { "" } else { "s" },
-                if k == 1 { "was" } else { "were" },
-                setting_label(&space.points[p]),
-                n(p),
-                if n(p) == 1 { "" } else { "s" },
-                n(space.default)
-            ));
-        }
-    }
-    notes.extend(no_load_notes(x.loads, policy, slower));
-    notes.extend(space.dropped_values.iter().cloned());
-    Explained {
-        refused,
-        excluded,
-        notes,
-    }
+            .any(|t| t.point == p && t.failed.is_some())
+    };
+    let looked_better: Vec<(usize, f64)> = distinct
+        .iter()
+        .copied()
+        .filter(|&p| p != space.default && !failed(p))
+        .filter(|p| !excluded.iter().any(|e| e.setting == space.points[*p]))
+        .filter_map(|p| Some((p, geomean_value(&ok_trials(out, p))?)))
+        .filter(|(_, x)| d_all.is_some_and(|d| better(policy, *x, d)))
+        .collect();
+    let top = looked_better
+        .iter()
+        .copied()
+        .reduce(|a, b| if better(policy, b.1, a.1) { b } else { a });
+    let (Some((p, x)), Some(d)) = (top, d_all) else {
+        return None;
+    };
+    let n = |p: usize| ok_trials(out, p).len();
+    let k = looked_better.len();
+    Some(format!(
+        "{k} setting{} measured better than the default but {} not chosen (best: {} \
+         at {x:.2} over {} trial{}, the default {d:.2} over {}): the search ranks by \
+         a conservative score (each mean shrunk toward the model's prediction from \
+         the other settings, plus 1.5 sd), and none ranked above the default",
+        if k == 1 { "" } else { "s" },
+        if k == 1 { "was" } else { "were" },
+        setting_label(&space.points[p]),
+        n(p),
+        if n(p) == 1 { "" } else { "s" },
+        n(space.default)
+    ))
 }
 
 /// True for a host-wide knob (`/proc/sys/vm`), by the catalogue.
