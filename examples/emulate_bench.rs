@@ -24,9 +24,9 @@
 //! given instead (the first is the reference row); give every knob in every row, since a
 //! knob a row leaves out keeps the previous row's value.
 
+use sweetspot::bench::contest_run::BenchOptions;
+use sweetspot::bench::device_testbed::RealDevice;
 use sweetspot::bench::emulate::Spec;
-use sweetspot::bench::real::RealDevice;
-use sweetspot::bench::realrun::BenchOptions;
 use sweetspot::bench::{Load, Testbed};
 use sweetspot::knob::{KnobValue, Setting};
 use sweetspot::stats;

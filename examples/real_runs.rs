@@ -3,7 +3,7 @@
 //! e.g. `no_load,io_load 5 1.0`. Prints one line per run. Needs root.
 
 use sweetspot::bench::Load;
-use sweetspot::bench::realrun::{BenchOptions, Bencher};
+use sweetspot::bench::contest_run::{BenchOptions, Bencher};
 use sweetspot::bench::scratch::Scratch;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -4,8 +4,8 @@
 //! Prints each run and, per setting, io_load Ratio = io_load Time ÷ that setting's mean no_load
 //! Time.
 
-use sweetspot::bench::real::RealDevice;
-use sweetspot::bench::realrun::BenchOptions;
+use sweetspot::bench::contest_run::BenchOptions;
+use sweetspot::bench::device_testbed::RealDevice;
 use sweetspot::bench::{Load, Testbed};
 use sweetspot::knob::{KnobValue, Setting, setting_label};
 use sweetspot::store::Store;

@@ -4,15 +4,17 @@
 //! Real measurement: [`job`] (the built-in reference job), [`startup`] (the start-up judge: a
 //! cold application start-up timed instead of the job), [`loads`] (one file per load),
 //! [`group`] (process groups: spawn, time, kill, reap with rusage), [`leader`] (the leader of a
-//! user's shell command, which takes its group down with sweetspot), [`realrun`] (one real run),
+//! user's shell command, which takes its group down with sweetspot), [`contest_run`] (one real run),
 //! [`scratch`] (`--scratch`), [`stale`] (leftovers of SIGKILLed `--scratch` runs), `mounts`
-//! (the mount, unmount and tool helpers both share), [`real`]
+//! (the mount, unmount and tool helpers both share), [`device_testbed`]
 //! (`RealDevice`, the real [`Testbed`]), [`emulate`] (`--emulate`: a slow device served over FUSE), [`worker`] (the hidden `__worker` subcommand the job
 //! and loads run as). Simulation: [`surface`], [`sim`].
-//! Measuring trials and summarising them: [`runner`], [`summary`]. The user's own benchmark
-//! instead of contest: [`user`] (a command and how to read its figure), [`userbed`] (its
+//! Measuring trials and summarising them: [`trial`], [`summary`]. The user's own benchmark
+//! instead of contest: [`user_job`] (a command and how to read its figure), [`user_testbed`] (its
 //! testbed, and the host alone for host-wide knobs).
 
+pub mod contest_run;
+pub mod device_testbed;
 pub mod emulate;
 pub mod fsutil;
 pub mod group;
@@ -21,9 +23,6 @@ pub mod journal_db;
 pub mod leader;
 pub mod loads;
 mod mounts;
-pub mod real;
-pub mod realrun;
-pub mod runner;
 pub mod scratch;
 pub mod sim;
 pub mod stale;
@@ -31,8 +30,9 @@ pub mod startup;
 pub mod summary;
 pub mod surface;
 pub mod testbed;
-pub mod user;
-pub mod userbed;
+pub mod trial;
+pub mod user_job;
+pub mod user_testbed;
 pub mod worker;
 
 pub use crate::types::{IoCounters, Load, Run, TargetInfo};

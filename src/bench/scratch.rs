@@ -32,7 +32,7 @@
 //! its first peak-rate guess `ref_rate[nonrot]`, taken when bfq is attached). Writeback
 //! throttling's default (`wbt_default_latency_nsec` in block/blk-wbt.c: 75 ms rotational,
 //! 2 ms not) is taken only when wbt is set up (queue registration) or when -1 is written,
-//! not when the flag changes; [`crate::bench::real::RealDevice::scratch_emulated`] therefore
+//! not when the flag changes; [`crate::bench::device_testbed::RealDevice::scratch_emulated`] therefore
 //! starts a disk model from 75000 us, what a real disk gets. After a SIGKILL the flag stays
 //! on the leftover loop device until it is detached by the sweep; the next attach of that
 //! loop number computes it afresh.

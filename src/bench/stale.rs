@@ -5,7 +5,7 @@
 //! directory `.sweetspot-bench-*` on the measured filesystem (the job's files and the loads'
 //! data, hundreds of MiB: [`sweep_work`]).
 //!
-//! Each live [`crate::bench::scratch::Scratch`] and [`crate::bench::realrun::Bencher`] holds an exclusive `flock(2)` on
+//! Each live [`crate::bench::scratch::Scratch`] and [`crate::bench::contest_run::Bencher`] holds an exclusive `flock(2)` on
 //! `<dir>/owner.lock` for its whole life; the kernel drops the lock when the process dies,
 //! however it dies. [`sweep`] takes that lock without waiting: only a directory whose lock it
 //! gets is a leftover. Directories without a lock file (made by an older sweetspot, or by

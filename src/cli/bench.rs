@@ -10,7 +10,7 @@
 use super::output::{JsonArg, JsonHelp};
 use super::target::{self, TargetArgs};
 use super::{Ctx, print_out};
-use crate::bench::runner::{measure_applied, progress_bar};
+use crate::bench::trial::{measure_applied, progress_bar};
 use crate::bench::{Load, SpaceKnob, Testbed};
 use crate::knob::{KnobValue, Setting, catalogue, setting_label};
 use crate::report::output::Format;

@@ -2,8 +2,8 @@
 //! (host-wide knobs and a user benchmark only), shared by `bench` and `tune`. [`open`] turns the arguments into a [`Testbed`].
 
 use super::Ctx;
-use crate::bench::real::{RealDevice, scratch_identity};
-use crate::bench::realrun::BenchOptions;
+use crate::bench::contest_run::BenchOptions;
+use crate::bench::device_testbed::{RealDevice, scratch_identity};
 use crate::bench::{Load, SimDevice, Testbed};
 use crate::lock::{DeviceLock, Holder};
 use crate::{Error, Result};
@@ -95,7 +95,7 @@ pub struct TargetArgs {
     /// Load lead-in in seconds, 0–60.
     ///
     /// Seconds a load runs before the job starts, 0–60.
-    #[arg(long, value_name = "S", default_value_t = crate::bench::realrun::LEAD_S,
+    #[arg(long, value_name = "S", default_value_t = crate::bench::contest_run::LEAD_S,
           conflicts_with = "sim", value_parser = lead_in_range)]
     pub lead: f64,
 
@@ -219,7 +219,7 @@ pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLo
 /// Refuses the loads of `loads` that the real target `args` name cannot run: `io_other`
 /// without `--other-dir`, `dbench_load` without `dbench` on `PATH`
 /// ([`crate::bench::loads::check_available`]). Called before anything is locked or built: the
-/// same check before each run ([`crate::bench::realrun::Bencher::run`]) would come only after
+/// same check before each run ([`crate::bench::contest_run::Bencher::run`]) would come only after
 /// a scratch loop device was made, knobs journaled and the reference measured. A simulation
 /// runs no load, so nothing is refused for `--sim`. Errors: bad input (exit 2), naming the
 /// load and what it needs.
@@ -244,7 +244,7 @@ pub fn no_sim_benchmark(args: &TargetArgs) -> Result<()> {
     Ok(())
 }
 
-/// Opens the testbed for a user benchmark `job` ([`crate::bench::user`]): the host alone
+/// Opens the testbed for a user benchmark `job` ([`crate::bench::user_job`]): the host alone
 /// (`--host`: host-wide knobs, runs in the current directory), or a real device (its knobs
 /// and the host's, runs in its work directory on the device's filesystem). Errors: bad input
 /// for `--sim` (a surface has no command to run).
@@ -252,9 +252,9 @@ pub fn open_benchmark(
     ctx: &Ctx,
     args: &TargetArgs,
     command: &str,
-    job: crate::bench::user::UserJob,
+    job: crate::bench::user_job::UserJob,
 ) -> Result<Box<dyn Testbed>> {
-    use crate::bench::userbed::{HostBed, UserBench};
+    use crate::bench::user_testbed::{HostBed, UserBench};
     no_sim_benchmark(args)?;
     if args.host {
         crate::signals::install();

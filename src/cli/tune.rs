@@ -12,7 +12,7 @@ use super::Ctx;
 use super::output::{JsonArg, JsonHelp, emit};
 use super::target::{self, TargetArgs};
 use crate::Result;
-use crate::bench::user::{Extract, UserJob};
+use crate::bench::user_job::{Extract, UserJob};
 use crate::bench::{Load, Testbed};
 use crate::report::output::Table;
 use crate::trust::Origin;

@@ -69,7 +69,7 @@ impl Default for Retune {
             budget: None,
             job_scale: 1.0,
             load_mib: 256,
-            lead_s: crate::bench::realrun::LEAD_S,
+            lead_s: crate::bench::contest_run::LEAD_S,
         }
     }
 }

@@ -404,7 +404,7 @@ fn device_metrics(
     m
 }
 
-/// The enrolled devices' metrics ([`super::plan::enrolled`]'s list); `contested` counts a
+/// The enrolled devices' metrics ([`super::due::enrolled`]'s list); `contested` counts a
 /// device's contested knobs by identity; `improvements` caches [`improvement`] by sweet spot
 /// row id.
 pub fn collect(
@@ -440,10 +440,10 @@ pub fn from_status(
     state: &Path,
 ) -> Result<String> {
     let spots = match store {
-        Some(s) => super::plan::latest_spots(s, cfg)?,
+        Some(s) => super::due::latest_spots(s, cfg)?,
         None => Default::default(),
     };
-    let devices = super::plan::enrolled(root, cfg, &spots)?;
+    let devices = super::due::enrolled(root, cfg, &spots)?;
     let contested = contested_in_state(state);
     let devices = collect(
         store,

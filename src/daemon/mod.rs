@@ -5,7 +5,7 @@
 //!   start) and drift of managed values ("contested by another writer": re-applied once, then
 //!   left alone).
 //! - [`metrics`]: Prometheus metrics for node_exporter's textfile collector (`metrics_dir`).
-//! - [`plan`]: per poll, whether an enrolled device is due for a retune and what it waits
+//! - [`due`]: per poll, whether an enrolled device is due for a retune and what it waits
 //!   for (quiet hours, [`idle`]ness, a contested knob, another writer).
 //! - [`retune`]: a retune in a thread of its own, stopped when the machine stops being idle.
 //! - [`status`]: what `sweetspot status` shows per enrolled device.
@@ -36,11 +36,11 @@
 //! device at the kernel's values the retune started from.
 
 pub mod config;
+pub mod due;
 pub mod idle;
 pub mod log;
 pub mod manage;
 pub mod metrics;
-pub mod plan;
 pub mod retune;
 pub mod status;
 #[cfg(feature = "daemon")]

@@ -10,8 +10,8 @@
 
 use super::config::Config;
 use crate::bench::Testbed;
-use crate::bench::real::RealDevice;
-use crate::bench::realrun::BenchOptions;
+use crate::bench::contest_run::BenchOptions;
+use crate::bench::device_testbed::RealDevice;
 use crate::device::Device;
 use crate::lock::{DeviceLock, Holder};
 use crate::store::Store;

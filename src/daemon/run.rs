@@ -3,7 +3,7 @@
 
 use super::idle::Sample;
 use super::{
-    config, db_path, idle, manage, metrics, plan, profile, retune, state_path, status, trim, uevent,
+    config, db_path, due, idle, manage, metrics, profile, retune, state_path, status, trim, uevent,
 };
 use crate::device::Device;
 use crate::store::Store;
@@ -24,10 +24,10 @@ struct State {
     job: Option<retune::Job>,
     /// Per identity: no retune before this (Unix s) after a failure.
     failed: std::collections::BTreeMap<String, i64>,
-    waits: std::collections::BTreeMap<String, plan::Wait>,
+    waits: std::collections::BTreeMap<String, due::Wait>,
     /// The profile and the enrolled devices' sweet spots, rebuilt only when a sweet spot was
     /// stored (its newest row id changed) or the config was reloaded.
-    cache: Option<(i64, crate::profile::Profile, plan::Spots)>,
+    cache: Option<(i64, crate::profile::Profile, due::Spots)>,
     /// The disks of the last listing of `/sys/block` and when it was made ([`disks`]).
     disks: Option<(std::time::Instant, Vec<crate::device::Device>)>,
     /// True while the uevent socket is open and the tree is the real `/sys`: disks are then
@@ -112,7 +112,7 @@ fn finished(
         ),
         Err(e) => {
             tracing::warn!("{dev}: retune failed: {e}");
-            let wait = plan::FAILED_BACKOFF_S.min(cfg.interval_s().ceil() as i64);
+            let wait = due::FAILED_BACKOFF_S.min(cfg.interval_s().ceil() as i64);
             st.failed.insert(id.clone(), unix_now() + wait);
         }
     }
@@ -168,13 +168,13 @@ fn cached(
     store: &Store,
     root: &SysRoot,
     cfg: &config::Config,
-) -> Result<(crate::profile::Profile, plan::Spots)> {
+) -> Result<(crate::profile::Profile, due::Spots)> {
     let id = store.sweet_spot_max_id()?;
     match &st.cache {
         Some((at, p, s)) if *at == id => Ok((p.clone(), s.clone())),
         _ => {
             let p = profile(store, root, cfg)?;
-            let s = plan::latest_spots(store, cfg)?;
+            let s = due::latest_spots(store, cfg)?;
             // A device whose sweet spot is new (a tune by hand, another daemon's) gets it at
             // this poll, even if the manager has seen the device already.
             if let Some((_, old_p, old)) = &st.cache {
@@ -213,7 +213,7 @@ fn poll(
         manage_now(st, store, root, db, cfg)?;
     }
     let (_, spots) = cached(st, store, root, cfg)?;
-    let devices = plan::enrolled_of(disks(st, root)?, cfg, &spots);
+    let devices = due::enrolled_of(disks(st, root)?, cfg, &spots);
     let names: Vec<String> = devices.iter().map(|(d, _)| d.name.clone()).collect();
     let sample = st.probe.sample(root, &names, st.job.is_some());
     stop_if_busy(st, &sample, cfg);
@@ -221,7 +221,7 @@ fn poll(
     let now = unix_now();
     // Last poll's, so that a wait that stays the same is logged once, not at every poll.
     let before = std::mem::take(&mut st.waits);
-    let changed = |w: &plan::Wait| {
+    let changed = |w: &due::Wait| {
         before
             .values()
             .find(|b| b.device == w.device)
@@ -231,7 +231,7 @@ fn poll(
         if let Some(j) = st.job.as_ref().filter(|j| j.identity == dev.identity) {
             st.waits.insert(
                 dev.identity.clone(),
-                plan::Wait {
+                due::Wait {
                     device: dev.name.clone(),
                     kind: "tuning",
                     detail: format!("retuning with policy {} ({})", j.policy, j.why),
@@ -244,7 +244,7 @@ fn poll(
         if let Some(r) = st.manager.released.get(&dev.identity) {
             st.waits.insert(
                 dev.identity.clone(),
-                plan::Wait {
+                due::Wait {
                     device: dev.name.clone(),
                     kind: "restored",
                     detail: format!(
@@ -257,7 +257,7 @@ fn poll(
             );
             continue;
         }
-        let mut w = plan::wait_of(
+        let mut w = due::wait_of(
             dev,
             spot.as_ref(),
             cfg,
@@ -306,7 +306,7 @@ fn start_due(
     cfg: &config::Config,
     dev: &Device,
     spot: Option<&SweetSpotRow>,
-    w: &mut plan::Wait,
+    w: &mut due::Wait,
 ) {
     // The listing may be minutes old ([`RESCAN_S`]): the retune starts from the disk
     // as it is now (its mounts), if it is still the same disk.

@@ -5,8 +5,8 @@
 //! ([`super::state_path`], [`write_state`]).
 
 use super::config::{Config, Enroll};
+use super::due::Wait;
 use super::manage::Manager;
-use super::plan::Wait;
 use crate::Result;
 use crate::device;
 use crate::profile::Match;

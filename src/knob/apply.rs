@@ -9,8 +9,8 @@
 //! simulate the kernel on fake trees.
 
 use super::io::{KnobIo, RealIo, read_value, write_text};
-use super::plan::{plan, plan_host};
 use super::restore::{settle_foreign, warn_stale};
+use super::validate::{plan, plan_host};
 use super::write::{same, write_checked};
 use super::{ApplyOrder, Setting};
 use crate::device::Device;
@@ -122,12 +122,12 @@ pub fn apply_with(
 }
 
 /// Writes `plan` in order, reading each value back; before each write that changes its knob,
-/// journals durably the originals of the knobs it can change ([`super::plan::Plan::before`]).
+/// journals durably the originals of the knobs it can change ([`super::validate::Plan::before`]).
 fn execute(
     io: &dyn KnobIo,
     store: &mut Store,
     root: &SysRoot,
-    mut plan: super::plan::Plan,
+    mut plan: super::validate::Plan,
     owner: &Owner,
     on: &str,
 ) -> Result<Vec<Change>> {

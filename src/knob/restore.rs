@@ -11,7 +11,7 @@
 //! (row id, knob, why), skipped, and the rest restored; the restore then fails (exit 1).
 
 use super::io::{KnobIo, RealIo, parse_int, read_value};
-use super::plan::{Write, rank};
+use super::validate::{Write, rank};
 use super::vet::{Refused, Verdict, vet};
 use super::write::{same, write_checked};
 use super::{ApplyOrder, KnobValue, catalogue};

@@ -13,7 +13,7 @@
 //!   rebuilt one (no `..`, no other shape);
 //! - its apply order and scheduler are the catalogue's for that knob (a device knob has a
 //!   device, a host-wide one none; only an iosched knob has a scheduler);
-//! - its original parses in the knob's domain (`plan::check_domain`, the check `set`
+//! - its original parses in the knob's domain (`validate::check_domain`, the check `set`
 //!   makes): an integer in the catalogue's range (0 too for a member of an exclusive vm pair,
 //!   which reads 0 while its partner rules), a plain scheduler name the kernel has offered
 //!   ([`catalogue::ELEVATORS`], or one the device offers now), or for `sched/features` flags
@@ -175,7 +175,7 @@ fn check(r: &SysRoot, e: &Entry, stored: &Path, live: bool) -> Result<PathBuf, S
     Ok(path)
 }
 
-/// The knob's domain check of `set` ([`super::plan::check_domain`]) on the row's original.
+/// The knob's domain check of `set` ([`super::validate::check_domain`]) on the row's original.
 fn in_domain(
     e: &Entry,
     path: &Path,
@@ -194,7 +194,7 @@ fn in_domain(
         known: true,
         source: None,
     };
-    super::plan::check_domain(&k, &v).map_err(|err| match err {
+    super::validate::check_domain(&k, &v).map_err(|err| match err {
         crate::Error::BadInput(msg) => format!("its original: {}", msg.escape_debug()),
         other => other.to_string(),
     })

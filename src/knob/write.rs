@@ -4,7 +4,7 @@
 //! do, before they call it).
 
 use super::io::{KnobIo, parse_int, read_value, write_text};
-use super::plan::Write;
+use super::validate::Write;
 use super::{KnobValue, catalogue};
 use crate::{Error, Result};
 

@@ -58,7 +58,7 @@ pub fn changed(spot: &SweetSpotRow) -> Setting {
         .collect()
 }
 
-use crate::bench::userbed::{HOST_PREFIX, is_host_identity};
+use crate::bench::user_testbed::{HOST_PREFIX, is_host_identity};
 
 /// A built profile, and the stored sweet spots it had to leave out.
 #[derive(Clone, Debug)]
@@ -523,7 +523,7 @@ fn is_host_knob(k: &str) -> bool {
 /// The host sweet spot to export: the running host's (`host:<its hostname>`), else the
 /// newest; the others are named at -v.
 fn pick_host(root: &SysRoot, hosts: Vec<SweetSpotRow>) -> Option<SweetSpotRow> {
-    let me = crate::bench::userbed::host_identity(root);
+    let me = crate::bench::user_testbed::host_identity(root);
     let best = hosts
         .iter()
         .max_by_key(|s| (s.identity == me, s.created_at, s.id))?

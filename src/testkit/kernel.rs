@@ -98,7 +98,7 @@ impl KnobIo for FakeKernel {
                 Ok(())
             }
             // Committing new limits recomputes read-ahead: 2 × max_sectors_kb, as measured
-            // on a loop device (knob::plan::resets).
+            // on a loop device (knob::validate::resets).
             "max_sectors_kb" => {
                 put(path, &v)?;
                 let n: i64 = v.parse().map_err(|_| Self::einval())?;

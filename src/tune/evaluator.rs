@@ -176,7 +176,7 @@ pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>)
             Some(stats::geomean(&rs)).filter(|g| g.is_finite() && *g > 0.0)
         }
         Objective::MaxLoads { load } => m.get(&(*load, "loads")).copied().filter(|x| *x > 0.0),
-        // A user benchmark's figure rides in its no_load runs' `loads` (bench::user); the
+        // A user benchmark's figure rides in its no_load runs' `loads` (bench::user_job); the
         // ln-scale cost needs it positive.
         Objective::Benchmark(_) => m
             .get(&(Load::NoLoad, "loads"))

@@ -25,7 +25,7 @@ pub fn check(testbed: &dyn Testbed, policy: &Policy) -> Result<()> {
         needs.push((*load, Metric::Loads.name(), why));
     }
     if let Objective::Benchmark(job) = &policy.objective {
-        // The figure rides in no_load's `loads` (crate::bench::user).
+        // The figure rides in no_load's `loads` (crate::bench::user_job).
         let why = format!("optimises the benchmark `{}`", job.command);
         needs.push((Load::NoLoad, Metric::Loads.name(), why));
     }

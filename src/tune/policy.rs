@@ -39,7 +39,7 @@
 //! Errors name the file, line and field ([`Error::BadFile`], exit 2).
 
 use crate::bench::Load;
-use crate::bench::user::UserJob;
+use crate::bench::user_job::UserJob;
 use crate::knob::KnobValue;
 use crate::tomlfile::TomlFile;
 use crate::trust::{self, Origin};

@@ -144,7 +144,7 @@ pub struct Report {
     /// The user benchmark the objective came from (command, figure, nice, CPUs), if any; its
     /// figure is the `loads` of its no_load runs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub benchmark: Option<crate::bench::user::UserJob>,
+    pub benchmark: Option<crate::bench::user_job::UserJob>,
     /// Knobs the tune could not touch at all, each group once with the reason (e.g. debugfs
     /// locked down: its CPU-scheduler knobs were left out of the search).
     pub not_touched: Vec<String>,

@@ -245,7 +245,7 @@ fn unknown_knob(name: &str, choice: &KnobChoice, knobs: &[SpaceKnob], policy: &P
 
 /// Checks what of `policy` can be checked without a device, for a target whose knobs are
 /// all catalogue knobs (a real device, `--scratch`, `--host`: their space leaves unknown
-/// knobs out, [`crate::bench::real::space_of`]), so that a typo is refused before a scratch
+/// knobs out, [`crate::bench::device_testbed::space_of`]), so that a typo is refused before a scratch
 /// device is built: every knob name is a known one, and a file policy's integer values and
 /// bounds lie inside the widest safe domain the catalogue gives that name (the device's may
 /// be narrower: [`Space::build`] judges that). Errors (exit 2): [`Error::BadFile`] naming the

@@ -432,7 +432,7 @@ fn a_running_host_tune_is_judged_by_the_host_lock_it_holds() {
     let (t, k, mut s) = fixture(false);
     let target = TargetInfo {
         label: "host".into(),
-        identity: crate::bench::userbed::host_identity(&t.root),
+        identity: crate::bench::user_testbed::host_identity(&t.root),
         kernel: "6.18".into(),
     };
     assert_eq!(tune_lock(&target.identity), lock::HOST);
@@ -604,7 +604,7 @@ fn a_tune_whose_pid_lives_on_is_dead_when_another_writer_holds_its_lock() {
     // for that lock (not for a tune that is gone); put back once the `set` is done.
     let host_target = TargetInfo {
         label: "host".into(),
-        identity: crate::bench::userbed::host_identity(&t.root),
+        identity: crate::bench::user_testbed::host_identity(&t.root),
         kernel: "6.18".into(),
     };
     let host_file = lock::path(s.path(), &t.root, lock::HOST);

@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 
 /// The identity of the lock that a running tune of target `identity` (its `tunes` row's)
 /// holds as its target's, as far as the identity tells: [`lock::HOST`] for the host's own tune
-/// (`tune --host`, stored as `host:<hostname>`, [`crate::bench::userbed::host_identity`]),
+/// (`tune --host`, stored as `host:<hostname>`, [`crate::bench::user_testbed::host_identity`]),
 /// whose target is the host-wide knobs; otherwise `identity` itself (a device's, a
 /// simulation's). Not so for a `--scratch` tune, which holds the lock of `$TMPDIR`'s disk
 /// whatever its identity (`scratch:emulate:<spec>` with `--emulate`): a tune records the
 /// lock file it holds in its row ([`crate::store::tunes::TuneRow::lock_file`]), and
 /// [`alive`] asks this only of a row that has none (stored by an older sweetspot).
 pub fn tune_lock(identity: &str) -> &str {
-    if crate::bench::userbed::is_host_identity(identity) {
+    if crate::bench::user_testbed::is_host_identity(identity) {
         lock::HOST
     } else {
         identity

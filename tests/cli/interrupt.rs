@@ -7,7 +7,7 @@ use crate::common;
 
 use sweetspot::Error;
 use sweetspot::bench::Load;
-use sweetspot::bench::runner::measure_trial;
+use sweetspot::bench::trial::measure_trial;
 use sweetspot::knob::Setting;
 use sweetspot::store::Store;
 

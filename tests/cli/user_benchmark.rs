@@ -1,11 +1,11 @@
-//! The user's benchmark ([`sweetspot::bench::user`]): figures read from real `ab`, fio (JSON)
+//! The user's benchmark ([`sweetspot::bench::user_job`]): figures read from real `ab`, fio (JSON)
 //! and sysbench output kept as fixtures (tests/fixtures/bench_output/README.md says how they
 //! were made); a failing command and a missing match are failed runs, with the stderr tail,
 //! never a zero; nice and CPU affinity reach the command.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use sweetspot::bench::user::{Extract, UserJob};
+use sweetspot::bench::user_job::{Extract, UserJob};
 
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(Path::new("tests/fixtures/bench_output").join(name)).unwrap()

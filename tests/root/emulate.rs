@@ -476,8 +476,8 @@ fn a_disk_model_is_a_rotational_queue_with_its_wbt_default_and_both_are_put_back
     let Some(_gate) = common::root::needs_root("FUSE and loop devices") else {
         return;
     };
-    use sweetspot::bench::real::RealDevice;
-    use sweetspot::bench::realrun::BenchOptions;
+    use sweetspot::bench::contest_run::BenchOptions;
+    use sweetspot::bench::device_testbed::RealDevice;
     let env = Env::new();
     for (preset, rotational, wbt) in [("hdd-5400", "1", "75000"), ("emmc", "0", "2000")] {
         // The loop number the scratch takes (the emulated tests take one device at a time),

@@ -313,7 +313,7 @@ fn a_second_scratch_tune_is_refused_before_it_builds_anything() {
     let env = Env::new();
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = sweetspot::sysroot::SysRoot::default();
-    let id = sweetspot::bench::real::scratch_identity(&root, tmp.path());
+    let id = sweetspot::bench::device_testbed::scratch_identity(&root, tmp.path());
     // The scratch lock is host-wide: another scratch tune on this machine may hold it
     // already, which refuses ours just the same.
     let taken = sweetspot::lock::DeviceLock::try_acquire(
@@ -354,9 +354,9 @@ fn a_scratch_device_is_locked_while_measured_and_its_lock_file_goes_with_it() {
     let env = Env::new();
     let root = sweetspot::sysroot::SysRoot::default();
     let store = sweetspot::store::Store::open(&env.db()).expect("store");
-    let mut opts = sweetspot::bench::realrun::BenchOptions::new().expect("options");
+    let mut opts = sweetspot::bench::contest_run::BenchOptions::new().expect("options");
     opts.sizes = opts.sizes.with_mib(16);
-    let dev = sweetspot::bench::real::RealDevice::scratch(store, &root, opts, "tune")
+    let dev = sweetspot::bench::device_testbed::RealDevice::scratch(store, &root, opts, "tune")
         .expect("scratch device");
     let name = dev.device_info().name.clone();
     let path = sweetspot::lock::path(&env.db(), &root, &dev.device_info().identity);
@@ -404,12 +404,12 @@ fn a_scratch_queue_starts_from_a_fresh_loop_devices_and_gets_the_old_one_back() 
         .map(|k| l.read(&format!("queue/{k}")))
         .collect();
     let root = sweetspot::sysroot::SysRoot::default();
-    let mut dev = sweetspot::bench::real::RealDevice::device(
+    let mut dev = sweetspot::bench::device_testbed::RealDevice::device(
         sweetspot::store::Store::open(&env.db()).expect("store"),
         &root,
         &l.name,
         None,
-        sweetspot::bench::realrun::BenchOptions::new().expect("options"),
+        sweetspot::bench::contest_run::BenchOptions::new().expect("options"),
     )
     .expect("device");
     // The same step `--scratch` takes before its first trial.

@@ -7,10 +7,10 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use sweetspot::bench::contest_run::{BenchOptions, Bencher};
+use sweetspot::bench::device_testbed::RealDevice;
 use sweetspot::bench::group::members;
 use sweetspot::bench::loads::LoadSizes;
-use sweetspot::bench::real::RealDevice;
-use sweetspot::bench::realrun::{BenchOptions, Bencher};
 use sweetspot::bench::scratch::Scratch;
 use sweetspot::bench::{Load, Testbed};
 use sweetspot::knob::{KnobValue, Setting};

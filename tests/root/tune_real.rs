@@ -244,7 +244,7 @@ impl Drop for QueueValue {
 /// fast loop device no knob makes a significant difference, so this is how a tune can honestly
 /// reach "significant" and take the `--apply` path.
 struct ReadAheadMatters {
-    real: sweetspot::bench::real::RealDevice,
+    real: sweetspot::bench::device_testbed::RealDevice,
     ra: std::path::PathBuf,
     rng: u64,
 }
@@ -325,12 +325,12 @@ fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
     .unwrap();
     let policy = sweetspot::tune::policy::load_file(&pol, sweetspot::trust::Origin::Named).unwrap();
     let root = sweetspot::sysroot::SysRoot::default();
-    let real = sweetspot::bench::real::RealDevice::device(
+    let real = sweetspot::bench::device_testbed::RealDevice::device(
         sweetspot::store::Store::open(&db).unwrap(),
         &root,
         &dev,
         None,
-        sweetspot::bench::realrun::BenchOptions::new().unwrap(),
+        sweetspot::bench::contest_run::BenchOptions::new().unwrap(),
     )
     .unwrap();
     let mut tb = ReadAheadMatters {

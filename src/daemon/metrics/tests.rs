@@ -96,9 +96,9 @@ fn tuned_sda(t: &FakeTree) -> (Store, Vec<(Device, Option<SweetSpotRow>)>) {
     store
         .finish_tune(tune, crate::types::TuneStatus::Done)
         .unwrap();
-    let spots = crate::daemon::plan::latest_spots(&store, &Default::default()).unwrap();
+    let spots = crate::daemon::due::latest_spots(&store, &Default::default()).unwrap();
     let cfg = crate::daemon::config::Config::default();
-    let devices = crate::daemon::plan::enrolled(&t.root, &cfg, &spots).unwrap();
+    let devices = crate::daemon::due::enrolled(&t.root, &cfg, &spots).unwrap();
     (store, devices)
 }
 

@@ -76,7 +76,7 @@ fn an_enrolled_device_never_tuned_is_listed_with_what_it_waits_for() {
     assert_eq!(s.devices[0].state_text, "never tuned");
     // Nothing from the daemon about sdb yet; the daemon takes it as enrolled.
     assert_eq!(s.devices[0].waiting, None);
-    let on = super::super::plan::enrolled(&t.root, &cfg, &Default::default()).unwrap();
+    let on = super::super::due::enrolled(&t.root, &cfg, &Default::default()).unwrap();
     let names: Vec<&str> = on.iter().map(|(d, _)| d.name.as_str()).collect();
     assert_eq!(names, ["sdb"]);
 }
@@ -361,7 +361,7 @@ fn the_retune_line_names_the_daemons_due_date() {
         )
         .unwrap();
     let cfg = Config::default();
-    let spots = super::super::plan::latest_spots(&store, &Default::default()).unwrap();
+    let spots = super::super::due::latest_spots(&store, &Default::default()).unwrap();
     let kept = &spots[&sda];
     assert_eq!(kept.kernel, device::kernel_release());
     let now = crate::store::now();
@@ -487,7 +487,7 @@ fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
     // dirty_ratio, so sda's 10 is superseded, not "not applied yet".
     let host_target = TargetInfo {
         label: "host".into(),
-        identity: crate::bench::userbed::host_identity(&t.root),
+        identity: crate::bench::user_testbed::host_identity(&t.root),
         kernel: device::kernel_release(),
     };
     let kept: Setting = [("dirty_ratio".to_string(), 20.into())].into();

@@ -16,7 +16,7 @@
 
 use super::Objective;
 use crate::bench::Load;
-use crate::bench::user::{DEFAULT_TIMEOUT_S, Extract, MAX_TIMEOUT_S, UserJob};
+use crate::bench::user_job::{DEFAULT_TIMEOUT_S, Extract, MAX_TIMEOUT_S, UserJob};
 use crate::tomlfile::TomlFile;
 use crate::{Error, Result};
 use serde::Deserialize;

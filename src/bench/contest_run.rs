@@ -53,7 +53,7 @@ pub struct BenchOptions {
     pub exe: PathBuf,
     /// procfs root (for `--drop-caches`).
     pub proc_root: PathBuf,
-    /// A user benchmark ([`crate::bench::user`]) runs in the work directory instead of the
+    /// A user benchmark ([`crate::bench::user_job`]) runs in the work directory instead of the
     /// job and contest's loads: neither is made, so no free space is asked for them (the
     /// benchmark's own needs are its own; sweetspot cannot know them).
     pub user_benchmark: bool,

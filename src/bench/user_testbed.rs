@@ -1,4 +1,4 @@
-//! Testbeds for the user's benchmark ([`super::user`]):
+//! Testbeds for the user's benchmark ([`super::user_job`]):
 //!
 //! - [`UserBench`] wraps another testbed (a real device, or the host): its knobs, journal and
 //!   restore are the inner testbed's, but a run is one run of the user's command, in the
@@ -6,7 +6,7 @@
 //! - [`HostBed`]: no device at all, only the host-wide knobs (vm, CPU scheduler), journaled
 //!   like every other knob (`tune --host`). It cannot run contest's loads itself.
 
-use super::user::UserJob;
+use super::user_job::UserJob;
 use super::{Load, Run, SpaceKnob, TargetInfo, Testbed};
 use crate::knob::{Setting, discover};
 use crate::store::Store;
@@ -145,9 +145,9 @@ impl Testbed for HostBed {
             kernel: crate::device::kernel_release(),
         }
     }
-    /// The host-wide knobs ([`super::real::host_space`]).
+    /// The host-wide knobs ([`super::device_testbed::host_space`]).
     fn space(&self) -> Vec<SpaceKnob> {
-        super::real::host_space(&self.root)
+        super::device_testbed::host_space(&self.root)
     }
     fn unusable(&self) -> Vec<(String, String)> {
         discover::host_unusable(&self.root)

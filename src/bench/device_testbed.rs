@@ -1,5 +1,5 @@
 //! `RealDevice`: the real [`Testbed`]. Knobs go through the journaled apply path
-//! ([`crate::knob::apply`]); runs are real ([`crate::bench::realrun`]) in a work directory on a
+//! ([`crate::knob::apply`]); runs are real ([`crate::bench::contest_run`]) in a work directory on a
 //! filesystem of the device: a writable mount of `--device D`, `--dir DIR` on D, or a
 //! `--scratch` loop device.
 //!
@@ -7,8 +7,8 @@
 //! Ctrl-C/SIGTERM. After SIGKILL it remains (and, for `--scratch`, so do the loop device and its
 //! mount; see [`crate::bench::scratch`]).
 
+use crate::bench::contest_run::{BenchOptions, Bencher};
 use crate::bench::emulate::Spec;
-use crate::bench::realrun::{BenchOptions, Bencher};
 use crate::bench::scratch::{SCRATCH_MIB, Scratch};
 use crate::bench::{Load, Run, SpaceKnob, TargetInfo, Testbed, fsutil, loads};
 use crate::device::{self, Device};
