@@ -26,8 +26,8 @@
 //! It sits above [`crate::bench`] (a host tune's identity, the leftovers sweep) and below
 //! [`crate::tune`], [`crate::daemon`] and the command line (`src/cli/`), which call it. The
 //! sweep itself, [`crate::bench::stale`] with [`crate::bench::journal_db`] (which database
-//! journals a scratch device), stays in `bench`: `bench` runs it before every scratch run, so here it
-//! would make `bench` import `undo`.
+//! journals a scratch device), stays in `bench`: `bench` runs it before every scratch run,
+//! so here it would make `bench` import `undo`.
 
 mod command;
 pub mod hostwide;
