@@ -12,10 +12,11 @@
 //! - [`space`]: the grid of settings (scheduler as an outer choice, log2 integer grids).
 //! - [`evaluator`]: one trial → its cost, guard rails, failed runs.
 //! - [`gp`]: the Gaussian-process surrogate and expected improvement.
-//! - [`solver`]: [`solver::BayesOpt`]; its `screen` submodule the search of objectives that
-//!   can be measured in parts (screen, race, no_load flatness test), the GP search with
-//!   intensification for the rest; its `score` submodule the GP search's incumbent score, its
-//!   `check` submodule the final check and [`solver::Verdict`].
+//! - [`solver`]: [`solver::BayesOpt`], one of two searches over a shared core:
+//!   [`solver::screen`] for objectives that can be measured in parts (screen, race, no_load
+//!   flatness test), [`solver::gp_search`] (expected improvement with intensification) for
+//!   the rest; its `score` submodule the incumbent's score, its `check` submodule the final
+//!   check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot (a killed
 //!   tune's recovery is [`crate::undo`]'s).
@@ -45,7 +46,7 @@ use crate::{Error, Result};
 use argmin::core::{Executor, State};
 use evaluator::{Evaluator, Part, Recorder, Trial};
 use policy::{Objective, Policy};
-use solver::{BayesOpt, Config, TuneState, Verdict};
+use solver::{BayesOpt, SolverConfig, TuneState, Verdict};
 use space::Space;
 
 /// What a finished (or interrupted) optimisation produced.
@@ -103,7 +104,7 @@ pub fn judge_runs(policy: &Policy) -> u64 {
 
 /// The solver configuration for `policy` with `budget` trials (its judges' runs come on top,
 /// [`run_budget`]).
-pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config> {
+pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<SolverConfig> {
     let budget = budget.unwrap_or(policy.budget) as usize;
     let pairs = policy.check_pairs as usize;
     if budget < 2 * pairs + 2 {
@@ -132,7 +133,7 @@ pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config>
         }
         _ => (0, 0),
     };
-    Ok(Config {
+    Ok(SolverConfig {
         budget,
         check_pairs: pairs,
         alpha: policy.alpha,

@@ -1,4 +1,4 @@
-//! The final check (phase 3 of [`BayesOpt`]): the incumbent against the default on fresh
+//! The final check (the last phase of [`super::BayesOpt`]): the incumbent against the default on fresh
 //! interleaved pairs, and the [`Verdict`].
 //!
 //! What it computes, exactly (DESIGN.md: name a test for what it computes):
@@ -7,7 +7,7 @@
 //!   cost is the objective's alone: the guard penalty a trial carries in the search
 //!   ([`crate::tune::evaluator::Trial::penalty`], for one noisy trial over a rail) is taken
 //!   out; the rails judge the answer on its mean metrics over all its trials, the check's
-//!   included, when the check ends ([`BayesOpt::conclude_if_feasible`],
+//!   included, when the check ends ([`Core::conclude_if_feasible`],
 //!   [`crate::tune::evaluator::Evaluator::feasible`]).
 //! - **Variance** of one pair's d: pooled by df from (a) the n differences themselves and (b)
 //!   every trial of the two settings, the search's included (their variances summed, Welch df)
@@ -27,7 +27,7 @@
 //!   mean d ≥ −ln(1 + min_effect), against H1 mean d < −ln(1 + min_effect), at `alpha`. The
 //!   minimum effect is inside the test, not a separate check of the point estimate.
 //!
-//! **The arms test** (the screen on a Loads objective, [`BayesOpt::arms_test`]) is another
+//! **The arms test** (the screen on a Loads objective, [`super::screen::Screen::arms_test`]) is another
 //! test, named for what it is: a one-sided **Welch two-sample t-test on every trial of the
 //! best and of the default**, search and check alike (H0 as above: the best at most
 //! `min_effect` better; df by Welch–Satterthwaite), not fresh pairs. There the race keeps
@@ -40,7 +40,8 @@
 //! 4-scheduler surfaces, with and without drift, 3–4% false "significant" (held-out seeds
 //! 10001..10400, `examples/shootout-results.md`).
 
-use super::{BayesOpt, Phase, Step};
+use super::core::Core;
+use super::{Phase, Step};
 use crate::stats;
 use crate::tune::evaluator::Part;
 use serde::{Deserialize, Serialize};
@@ -85,7 +86,60 @@ impl Verdict {
     }
 }
 
-impl BayesOpt {
+/// The variance and df of one pair's difference (ln units), as the screen's arms give it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VarianceDf {
+    /// Variance of one pair's difference, ln units squared.
+    pub variance: f64,
+    /// Its degrees of freedom (Welch–Satterthwaite over the arms).
+    pub df: f64,
+}
+
+/// Where the variance of a check pair's difference comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PairVariance {
+    /// The GP search: the pairs and every full trial of the two settings
+    /// ([`stats::paired_variance`]).
+    FullTrials,
+    /// The screen: the pairs and the variances of the two settings' parts, summed
+    /// ([`stats::paired_variance_arms`]); `None` when they have too few trials.
+    Arms(Option<VarianceDf>),
+}
+
+/// The arms test's samples: every loaded cost of the best and of the default, search and
+/// check, in the order measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArmsSamples {
+    /// The best's costs.
+    pub best: Vec<f64>,
+    /// The default's costs.
+    pub default: Vec<f64>,
+}
+
+/// What the search that ran tells the final check about its evidence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckBasis {
+    /// Where the variance of a pair's difference comes from.
+    pub variance: PairVariance,
+    /// The arms test's samples when the check is the arms test (the screen on Loads).
+    pub arms_test: Option<ArmsSamples>,
+    /// True when the pairs are loaded runs, no_load pooled (a Ratio whose no_load the
+    /// screen's flatness test found flat).
+    pub loaded_pairs: bool,
+}
+
+impl CheckBasis {
+    /// The GP search's: full pairs, the variance from every full trial.
+    pub fn full_trials() -> Self {
+        CheckBasis {
+            variance: PairVariance::FullTrials,
+            arms_test: None,
+            loaded_pairs: false,
+        }
+    }
+}
+
+impl Core {
     /// Queues the check of the incumbent against the default. When the default itself
     /// scores best but another feasible setting measured better on its own trials (a lower
     /// mean cost), that setting (the best-scoring such) is checked instead: the score's
@@ -195,13 +249,13 @@ impl BayesOpt {
         64
     }
 
-    /// Ends the check: [`BayesOpt::conclude`]'s test when the best still keeps the guard rails
+    /// Ends the check: [`Core::conclude`]'s test when the best still keeps the guard rails
     /// on its mean metrics over all its trials, the check's included (`feasible`); else keep
     /// the default. The test itself sees no guard penalties (module docs), so the rails are
     /// judged here, once more, with every trial.
-    pub(super) fn conclude_if_feasible(&mut self, feasible: bool) {
+    pub(super) fn conclude_if_feasible(&mut self, feasible: bool, basis: &CheckBasis) {
         if feasible {
-            self.conclude();
+            self.conclude(basis);
         } else {
             self.finish(Verdict::keep_default(
                 self.incumbent,
@@ -211,30 +265,29 @@ impl BayesOpt {
         }
     }
 
-    pub(super) fn conclude(&mut self) {
+    /// Tests the incumbent against the default on the check's pairs (module docs) and ends
+    /// the tune with the [`Verdict`].
+    pub(super) fn conclude(&mut self, basis: &CheckBasis) {
         let best = self.incumbent;
-        let d: Vec<&(usize, f64, f64)> = self
-            .check_obs
-            .iter()
-            .filter(|o| o.0 == self.default)
-            .collect();
-        let b: Vec<&(usize, f64, f64)> = self.check_obs.iter().filter(|o| o.0 == best).collect();
-        let n = d.len().min(b.len());
-        let dc: Vec<f64> = d[..n].iter().map(|o| o.1).collect();
-        let bc: Vec<f64> = b[..n].iter().map(|o| o.1).collect();
+        let dc = self.check_costs(self.default);
+        let bc = self.check_costs(best);
+        let n = dc.len().min(bc.len());
+        let (dc, bc) = (&dc[..n], &bc[..n]);
         // The sd of a pair's difference: from the check pairs and from every trial of the two
         // settings (search included), never from other settings (noise differs between them).
-        let d: Vec<f64> = bc.iter().zip(&dc).map(|(b, d)| b - d).collect();
+        let d: Vec<f64> = bc.iter().zip(dc).map(|(b, d)| b - d).collect();
         let all = |p: usize| -> Vec<f64> {
             let mut v = self.objective_costs(p);
-            v.extend(self.check_obs.iter().filter(|o| o.0 == p).map(|o| o.1));
+            v.extend(self.check_costs(p));
             v
         };
-        let sd_df = match self.screen_arms(best) {
+        let sd_df = match basis.variance {
             // The screen's trials of the two settings are mostly parts: their arms come from
-            // the parts' variances (screen::BayesOpt::screen_arms).
-            Some(arms) => stats::paired_variance_arms(&d, arms),
-            None => stats::paired_variance(&d, &all(best), &all(self.default)),
+            // the parts' variances (`Screen::check_basis`).
+            PairVariance::Arms(arms) => {
+                stats::paired_variance_arms(&d, arms.map(|a| (a.variance, a.df)))
+            }
+            PairVariance::FullTrials => stats::paired_variance(&d, &all(best), &all(self.default)),
         }
         .map(|(v, df)| (v.sqrt(), df));
         // H0: improvement ≤ min_effect. Shifting d by ln(1 + min_effect) puts that boundary
@@ -253,59 +306,21 @@ impl BayesOpt {
         let mut p = test.as_ref().map(|t| t.p_value);
         let mut improvement = improvement;
         // The arms test (the screen on Loads): every trial of the two settings, not the pairs.
-        let arms = self.arms_test().then(|| {
-            let (a, b) = (self.screen_all(best), self.screen_all(self.default));
-            (arms_welch(&a, &b, shift), a.len(), b.len())
+        let arms = basis.arms_test.as_ref().map(|a| {
+            (
+                arms_welch(&a.best, &a.default, shift),
+                a.best.len(),
+                a.default.len(),
+            )
         });
         if let Some((t, _, _)) = &arms {
             p = t.map(|t| t.0);
             improvement = t.map(|t| t.1);
         }
-        let ratio = improvement.map(|r| r.0);
         let sig_test = p.is_some_and(|p| p < self.cfg.alpha);
-        let me = 100.0 * self.cfg.min_effect;
-        let how = match arms {
-            Some((_, nb, nd)) => format!(
-                "over every trial of the two ({nb} of it, {nd} of the default; one-sided Welch \
-                 t-test"
-            ),
-            None if self.loaded_check() => format!(
-                "in {n} interleaved pairs of loaded runs, no_load pooled (one-sided paired t-test"
-            ),
-            None => format!(
-                "in {n} interleaved {} (one-sided",
-                if n == 1 { "pair" } else { "pairs" }
-            ),
-        };
-        let reason = if sig_test {
-            format!(
-                "significant: more than {me:.0}% better than the default {how} {} < {})",
-                p_text(p),
-                self.cfg.alpha
-            )
-        } else if arms.is_some() {
-            format!(
-                "keep the default: no significant improvement (more than {me:.0}% better: {how} \
-                 {} ≥ {}; measured {:+.1}%)",
-                p_text(p),
-                self.cfg.alpha,
-                100.0 * (improvement.map_or(1.0, |r| r.0) - 1.0)
-            )
-        } else {
-            format!(
-                "keep the default: no significant improvement (more than {me:.0}% better: \
-                 one-sided {} ≥ {} over {n} {}{}; measured {:+.1}%)",
-                p_text(p),
-                self.cfg.alpha,
-                if n == 1 { "pair" } else { "pairs" },
-                if self.loaded_check() {
-                    " of loaded runs, no_load pooled"
-                } else {
-                    ""
-                },
-                100.0 * (ratio.unwrap_or(1.0) - 1.0)
-            )
-        };
+        let counts = arms.as_ref().map(|a| (a.1, a.2));
+        let ratio = improvement.map(|r| r.0);
+        let reason = self.reason(basis, n, p, ratio, counts);
         self.finish(Verdict {
             best,
             significant: sig_test,
@@ -315,6 +330,62 @@ impl BayesOpt {
             reason,
             every_trial: arms.is_some(),
         });
+    }
+
+    /// The verdict's sentence: significant or not, with the test that said so. `n` pairs;
+    /// `p` the one-sided p-value; `ratio` the measured improvement (> 1 better); `counts`
+    /// the arms test's trials of the best and the default when the check was that test.
+    fn reason(
+        &self,
+        basis: &CheckBasis,
+        n: usize,
+        p: Option<f64>,
+        ratio: Option<f64>,
+        counts: Option<(usize, usize)>,
+    ) -> String {
+        let sig_test = p.is_some_and(|p| p < self.cfg.alpha);
+        let me = 100.0 * self.cfg.min_effect;
+        let how = match counts {
+            Some((nb, nd)) => format!(
+                "over every trial of the two ({nb} of it, {nd} of the default; one-sided Welch \
+                 t-test"
+            ),
+            None if basis.loaded_pairs => format!(
+                "in {n} interleaved pairs of loaded runs, no_load pooled (one-sided paired t-test"
+            ),
+            None => format!(
+                "in {n} interleaved {} (one-sided",
+                if n == 1 { "pair" } else { "pairs" }
+            ),
+        };
+        let measured = 100.0 * (ratio.unwrap_or(1.0) - 1.0);
+        if sig_test {
+            format!(
+                "significant: more than {me:.0}% better than the default {how} {} < {})",
+                p_text(p),
+                self.cfg.alpha
+            )
+        } else if counts.is_some() {
+            format!(
+                "keep the default: no significant improvement (more than {me:.0}% better: {how} \
+                 {} ≥ {}; measured {measured:+.1}%)",
+                p_text(p),
+                self.cfg.alpha,
+            )
+        } else {
+            format!(
+                "keep the default: no significant improvement (more than {me:.0}% better: \
+                 one-sided {} ≥ {} over {n} {}{}; measured {measured:+.1}%)",
+                p_text(p),
+                self.cfg.alpha,
+                if n == 1 { "pair" } else { "pairs" },
+                if basis.loaded_pairs {
+                    " of loaded runs, no_load pooled"
+                } else {
+                    ""
+                },
+            )
+        }
     }
 }
 
@@ -393,7 +464,7 @@ mod tests {
             ] {
                 s.observe(&search, &trial(p, c, pen));
             }
-            s.incumbent = 3;
+            s.core.incumbent = 3;
             for (p, c, pen) in [
                 (5, 0.02, 0.0),
                 (3, b, pen),
@@ -402,7 +473,7 @@ mod tests {
             ] {
                 s.observe(&check, &trial(p, c, pen));
             }
-            s.conclude_if_feasible(feasible);
+            s.conclude(feasible);
             s.verdict().cloned().unwrap()
         };
         let (clean, noisy) = (run(0.0, true), run(0.6, true));

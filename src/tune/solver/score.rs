@@ -1,12 +1,13 @@
-//! The incumbent's score ([`BayesOpt::score`]): a setting's own trials shrunk toward the
+//! The incumbent's score ([`Core::score`]): a setting's own trials shrunk toward the
 //! model's leave-one-out prediction from the other settings of its scheduler, plus
 //! [`PENALTY`] posterior sds.
 
-use super::{ASSUMED_NOISE, BayesOpt, PENALTY, PRIOR_DF};
+use super::core::Core;
+use super::{ASSUMED_NOISE, PENALTY, PRIOR_DF};
 use crate::stats;
 use crate::tune::gp;
 
-impl BayesOpt {
+impl Core {
     /// Conservative score of a measured setting `p` (ln cost, smaller is better): the
     /// posterior of its mean when the model's leave-one-out prediction from every other
     /// setting, N(μ, τ²), is the prior and its own `n` trials the data, with their variance
@@ -15,12 +16,12 @@ impl BayesOpt {
     /// per-setting, which the GP's single noise term cannot: a noisy setting measured once
     /// leans on its neighbours, a quiet one measured often on its own trials. Without a model
     /// (too few settings measured), its own mean + [`PENALTY`] standard errors. `∞` if unmeasured.
-    pub fn score(&self, p: usize) -> f64 {
+    pub(super) fn score(&self, p: usize) -> f64 {
         let (m, v) = self.posterior(p);
         m + PENALTY * v.sqrt()
     }
 
-    /// The posterior (mean, variance) of setting `p`'s mean ln cost behind [`BayesOpt::score`];
+    /// The posterior (mean, variance) of setting `p`'s mean ln cost behind [`Core::score`];
     /// `(∞, 0)` if unmeasured.
     pub(super) fn posterior(&self, p: usize) -> (f64, f64) {
         let key = self.obs.len();
@@ -109,6 +110,7 @@ impl BayesOpt {
 mod tests {
     use super::super::tests::solver;
     use super::super::*;
+    use crate::stats;
 
     #[test]
     fn a_single_lucky_trial_is_shrunk_toward_its_neighbours() {
@@ -121,28 +123,28 @@ mod tests {
         obs.push((3, 0.5));
         obs.extend([(6, 0.97), (6, 1.03), (6, 1.0)]);
         let s = solver(&obs);
-        assert!(s.model_ready());
-        let lucky = s.score(3);
+        assert!(s.core.model_ready());
+        let lucky = s.core.score(3);
         // Pulled up from 0.5 by the neighbours, and penalised for resting on one trial.
         assert!(lucky > 0.6, "{lucky}");
         // A well-replicated setting keeps its own mean (4 trials, mean 0.9875 + a small sd).
-        let quiet = s.score(6);
+        let quiet = s.core.score(6);
         assert!((quiet - 1.0).abs() < 0.1, "{quiet}");
         // Without a model (two settings measured): own mean + PENALTY standard errors, the
         // sd pooled from the only replicated setting (6; df 3) since setting 3 has no df.
         let s = solver(&[(3, 0.5), (6, 1.05), (6, 0.97), (6, 1.03), (6, 1.0)]);
-        assert!(!s.model_ready());
+        assert!(!s.core.model_ready());
         let pool = stats::variance(&[1.05, 0.97, 1.03, 1.0]).sqrt();
-        assert!((s.score(3) - (0.5 + PENALTY * pool)).abs() < 1e-12);
+        assert!((s.core.score(3) - (0.5 + PENALTY * pool)).abs() < 1e-12);
         // Unmeasured settings never win.
-        assert_eq!(s.score(7), f64::INFINITY);
+        assert_eq!(s.core.score(7), f64::INFINITY);
     }
 
     #[test]
     fn the_worst_of_four_schedulers_never_scores_best() {
         // The Hardening issue's tune: one trial each of none, mq-deadline, bfq (the default)
         // and kyber, io_load Loads 9216, 9382, 8135, 10056 (cost −ln Loads), one-hot coords.
-        let cfg = Config {
+        let cfg = SolverConfig {
             budget: 8,
             check_pairs: 2,
             alpha: 0.05,
@@ -157,15 +159,15 @@ mod tests {
             .map(|i| (0..4).map(|j| f64::from(u8::from(i == j))).collect())
             .collect();
         let mut s = BayesOpt::new(cfg, coords, 2).with_groups(vec![0, 1, 2, 3]);
-        s.obs = [(2, 8135.0), (0, 9216.0), (1, 9382.0), (3, 10056.0)]
+        s.core.obs = [(2, 8135.0), (0, 9216.0), (1, 9382.0), (3, 10056.0)]
             .iter()
             .map(|&(p, l): &(usize, f64)| (p, -l.ln()))
             .collect();
-        let scores: Vec<f64> = (0..4).map(|p| s.score(p)).collect();
+        let scores: Vec<f64> = (0..4).map(|p| s.core.score(p)).collect();
         // The ranking of the measurements, kyber first and bfq last (it was bfq first).
         for (a, b) in [(3, 1), (1, 0), (0, 2)] {
             assert!(scores[a] < scores[b], "{a} vs {b}: {scores:?}");
         }
-        assert_eq!(s.pick_incumbent(&|_| true), 3);
+        assert_eq!(s.core.pick_incumbent(&|_| true), 3);
     }
 }

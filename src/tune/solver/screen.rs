@@ -1,4 +1,4 @@
-//! The screen: the search of [`BayesOpt`] when the objective may be measured in parts (a Ratio
+//! [`Screen`]: the search of [`super::BayesOpt`] when the objective may be measured in parts (a Ratio
 //! or Loads). It is global and noise-aware, and tests its one shortcut: every setting's loaded
 //! runs once (on a grid too large, the settings the GP picks), a race (LUCB) between the leader
 //! and its challenger on the loaded cost, for a Ratio the no_load flatness test (pooling
@@ -6,12 +6,17 @@
 //! (`solver/check.rs`). Budgets are in load runs. The stages and their rules: `docs/solver.md`;
 //! what each constant was chosen on: its own doc comment.
 
-use super::{ASSUMED_NOISE, BayesOpt, CHECK_CAP, PRIOR_DF, Step, Verdict};
+use super::check::{ArmsSamples, CheckBasis, PairVariance, VarianceDf};
+use super::core::Core;
+use super::{ASSUMED_NOISE, PRIOR_DF};
 use crate::bench::Load;
 use crate::stats;
 use crate::tune::evaluator::{Part, Trial};
 use crate::tune::gp;
 use serde::{Deserialize, Serialize};
+
+mod plan;
+
 /// Standard errors added to a setting's mean loaded cost when picking the leader (and the
 /// answer): a setting measured once must beat a replicated one by more than its noise.
 /// (Developed on seeds 1..400 of the 9-setting surfaces: 0.5 to 2 all kept 94–96% on the
@@ -132,32 +137,71 @@ pub const GUIDED_RACE_SHARE: f64 = 0.25;
 /// of every other setting) takes at most this share of the budget's runs.
 pub const SCREEN_SHARE: f64 = 0.5;
 
+/// Whether no_load depends on the setting, as the flatness test last found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flatness {
+    /// Not tested yet, or opened again by a retest or a new leader.
+    #[default]
+    Open,
+    /// Flat at the default and the finalists: no_load is pooled.
+    Flat,
+    /// A finalist's no_load differs from the default's: each setting is ranked by its own
+    /// Ratio.
+    Differs,
+}
+
+/// Which settings the screen measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grid {
+    /// Every setting once, in a shuffled order.
+    #[default]
+    Whole,
+    /// A grid too large to screen whole: after a Latin-hypercube design (`todo`), the GP's
+    /// expected improvement on the loaded cost picks the settings to screen.
+    Guided,
+}
+
+/// A measured setting as the screen ranks it: its mean cost and the standard error of that
+/// mean (ln units; `Screen::estimate_of`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ranked {
+    /// Grid index.
+    pub point: usize,
+    /// Mean cost, ln units.
+    pub mean: f64,
+    /// Standard error of the mean, ln units.
+    pub se: f64,
+}
+
+impl Ranked {
+    /// `mean + k se` (a pessimistic bound for k > 0, optimistic for k < 0).
+    fn bound(&self, k: f64) -> f64 {
+        self.mean + k * self.se
+    }
+}
+
 /// The screen's state.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Screen {
     /// Settings still to screen, in order.
-    todo: Vec<usize>,
+    pub(super) todo: Vec<usize>,
     /// (point, cost of the loaded part) of every search trial: ln loaded Time (+ guard
     /// penalties) for a Ratio objective, the cost itself for Loads.
-    loaded: Vec<(usize, f64)>,
+    pub(super) loaded: Vec<(usize, f64)>,
     /// (point, ln mean no_load Time) of every search trial that ran no_load.
-    no_load: Vec<(usize, f64)>,
+    pub(super) no_load: Vec<(usize, f64)>,
     /// The same two of the final check's trials: (point, cost) of their loaded parts, and
     /// (point, ln no_load Time).
-    #[serde(default)]
     check_loaded: Vec<(usize, f64)>,
-    #[serde(default)]
     check_no_load: Vec<(usize, f64)>,
     /// The finalists of the flatness test, once chosen.
-    finalists: Vec<usize>,
-    /// The flatness test's outcome: `Some(true)` flat (pooled), `Some(false)` not.
-    flat: Option<bool>,
-    /// What the report says about no_load.
-    pub note: Option<String>,
-    /// True on a grid too large to screen whole: after a Latin-hypercube design (`todo`),
-    /// the GP's expected improvement on the loaded cost picks the settings to screen.
-    #[serde(default)]
-    guided: bool,
+    pub(super) finalists: Vec<usize>,
+    /// The flatness test's outcome.
+    pub(super) flatness: Flatness,
+    /// Whether the grid is screened whole or guided by the GP.
+    pub(super) grid: Grid,
 }
 
 /// (mean, standard error) of costs `c` with their variance shrunk toward
@@ -176,63 +220,50 @@ fn estimate(c: &[f64]) -> Option<(f64, f64)> {
     Some((stats::mean(c), (v / n).sqrt()))
 }
 
-impl BayesOpt {
-    /// Turns the screen on when the objective may be measured in parts and the screen fits
-    /// ([`SCREEN_SHARE`]).
-    pub(super) fn with_screen_if_it_fits(mut self) -> Self {
-        let n = self.coords.len();
-        let full = self.runs_full();
-        let cost = full + n.saturating_sub(1) * self.cfg.runs_loaded;
+impl Screen {
+    /// The screen of a new tune when the objective may be measured in parts and the screen
+    /// fits ([`SCREEN_SHARE`]); `None` keeps the GP search.
+    pub(super) fn if_it_fits(core: &mut Core) -> Option<Screen> {
+        let n = core.coords.len();
+        let full = core.cfg.runs_full;
+        let cost = full + n.saturating_sub(1) * core.cfg.runs_loaded;
         // Room for at least two screened settings beside the default's full trial, the
         // smallest check and the flatness test; a smaller budget keeps the GP search.
-        let total = self.cfg.budget * full;
-        let check = 2 * self.cfg.check_pairs * full;
-        let room = total.saturating_sub(check + full + 2 * self.cfg.runs_no_load);
-        if self.cfg.runs_loaded == 0 || n < 2 || room < 2 * self.cfg.runs_loaded {
-            return self;
+        let total = core.cfg.budget * full;
+        let check = 2 * core.cfg.check_pairs * full;
+        let room = total.saturating_sub(check + full + 2 * core.cfg.runs_no_load);
+        if core.cfg.runs_loaded == 0 || n < 2 || room < 2 * core.cfg.runs_loaded {
+            return None;
         }
-        if cost as f64 > SCREEN_SHARE * (self.cfg.budget * full) as f64 {
+        if cost as f64 > SCREEN_SHARE * (core.cfg.budget * full) as f64 {
             // Too large to screen whole: a design, then the GP's picks (see the module docs).
-            let dims = self.coords.first().map_or(1, Vec::len);
-            let todo = self.design((dims + 2).min(n).saturating_sub(1));
-            self.screen = Some(Screen {
+            let dims = core.coords.first().map_or(1, Vec::len);
+            let todo = core.design((dims + 2).min(n).saturating_sub(1));
+            return Some(Screen {
                 todo,
-                guided: true,
+                grid: Grid::Guided,
                 ..Screen::default()
             });
-            return self;
         }
-        let mut todo: Vec<usize> = (0..n).filter(|&p| p != self.default).collect();
+        let mut todo: Vec<usize> = (0..n).filter(|&p| p != core.default).collect();
         for i in (1..todo.len()).rev() {
-            let j = ((self.uniform() * (i + 1) as f64) as usize).min(i);
+            let j = ((core.uniform() * (i + 1) as f64) as usize).min(i);
             todo.swap(i, j);
         }
-        self.screen = Some(Screen {
+        Some(Screen {
             todo,
             ..Screen::default()
-        });
-        self
-    }
-
-    fn runs_full(&self) -> usize {
-        if self.cfg.runs_full == 0 {
-            2
-        } else {
-            self.cfg.runs_full
-        }
+        })
     }
 
     /// True when the objective is a Ratio whose no_load the screen may pool (after testing).
-    fn pools_no_load(&self) -> bool {
-        self.cfg.runs_no_load > 0
+    pub(super) fn pools_no_load(core: &Core) -> bool {
+        core.cfg.runs_no_load > 0
     }
 
-    /// Takes in the parts of a search trial.
-    pub(super) fn observe_parts(&mut self, part: Part, t: &Trial, check: bool) {
-        let pools = self.pools_no_load();
-        let Some(s) = self.screen.as_mut() else {
-            return;
-        };
+    /// Takes in the parts of a trial (`check`: of the final check).
+    pub(super) fn observe_parts(&mut self, core: &Core, part: Part, t: &Trial, check: bool) {
+        let pools = Self::pools_no_load(core);
         let times: Vec<f64> = t
             .runs
             .iter()
@@ -241,9 +272,9 @@ impl BayesOpt {
             .collect();
         let ln_t0 = (!times.is_empty()).then(|| stats::mean(&times).ln());
         let (loaded, no_load) = if check {
-            (&mut s.check_loaded, &mut s.check_no_load)
+            (&mut self.check_loaded, &mut self.check_no_load)
         } else {
-            (&mut s.loaded, &mut s.no_load)
+            (&mut self.loaded, &mut self.no_load)
         };
         match part {
             Part::NoLoad => {
@@ -265,15 +296,16 @@ impl BayesOpt {
         }
     }
 
-    /// For the final check: the arms' estimate of the variance of one pair's difference,
-    /// `Some(None)` when it has too few trials, `None` when the screen is off. Every trial of
-    /// the default and `best`, search and check: for a Ratio, the variances of ln loaded Time
-    /// and ln no_load Time of each setting, added (a trial's ln Ratio is their difference;
-    /// the two are independent in the simulator, and a positive correlation on a real machine
-    /// only makes this larger than the truth), df by Welch–Satterthwaite over the four; for
-    /// Loads, the two settings' costs.
-    pub(super) fn screen_arms(&self, best: usize) -> Option<Option<(f64, f64)>> {
-        let s = self.screen.as_ref()?;
+    /// What the final check needs of the screen for the test of `best` against the default
+    /// (`solver/check.rs`).
+    ///
+    /// The variance of one pair's difference from the arms: every trial of the default and
+    /// `best`, search and check: for a Ratio, the variances of ln loaded Time and ln no_load
+    /// Time of each setting, added (a trial's ln Ratio is their difference; the two are
+    /// independent in the simulator, and a positive correlation on a real machine only makes
+    /// this larger than the truth), df by Welch–Satterthwaite over the four; for Loads, the
+    /// two settings' costs. For Loads, the arms test's samples too.
+    pub(super) fn check_basis(&self, core: &Core, best: usize) -> CheckBasis {
         let of = |v: &[(usize, f64)], w: &[(usize, f64)], p: usize| -> Option<(f64, f64)> {
             let c: Vec<f64> = v
                 .iter()
@@ -283,108 +315,114 @@ impl BayesOpt {
                 .collect();
             (c.len() >= 2).then(|| (stats::variance(&c), (c.len() - 1) as f64))
         };
+        let loaded_pairs = self.loaded_check(core);
         let mut parts = Vec::new();
-        for p in [best, self.default] {
-            parts.push(of(&s.loaded, &s.check_loaded, p));
-            if self.pools_no_load() && !self.loaded_check() {
-                parts.push(of(&s.no_load, &s.check_no_load, p));
+        for p in [best, core.default] {
+            parts.push(of(&self.loaded, &self.check_loaded, p));
+            if Self::pools_no_load(core) && !loaded_pairs {
+                parts.push(of(&self.no_load, &self.check_no_load, p));
             }
         }
         let parts: Option<Vec<(f64, f64)>> = parts.into_iter().collect();
-        Some(parts.and_then(|p| stats::welch_sum(&p)))
+        let arms = parts
+            .and_then(|p| stats::welch_sum(&p))
+            .map(|(variance, df)| VarianceDf { variance, df });
+        CheckBasis {
+            variance: PairVariance::Arms(arms),
+            arms_test: self.arms_test(core).then(|| ArmsSamples {
+                best: self.all_loaded(best),
+                default: self.all_loaded(core.default),
+            }),
+            loaded_pairs,
+        }
     }
 
     /// True when the final check's pairs are loaded runs only: a Ratio whose no_load the
-    /// flatness test found flat, so no_load is pooled and cancels in a pair's difference
-    /// (the issue's "model no_load separately, test it on every tune, fall back to full
-    /// trials when it fails"). How the check is planned until the test has spoken:
-    /// [`BayesOpt::plans_full_pairs`].
-    pub(super) fn loaded_check(&self) -> bool {
-        self.pools_no_load() && self.screen.as_ref().is_some_and(|s| s.flat == Some(true))
+    /// flatness test found flat, so no_load is pooled and cancels in a pair's difference.
+    /// How the check is planned until the test has spoken: [`Screen::plans_full_pairs`].
+    pub(super) fn loaded_check(&self, core: &Core) -> bool {
+        Self::pools_no_load(core) && self.flatness == Flatness::Flat
     }
 
-    /// True when the final check is the arms test ([`super::check`]): the screen on an
-    /// objective measured without no_load (Loads), whose every trial of the best and the
-    /// default is evidence, not fresh pairs only.
-    pub(super) fn arms_test(&self) -> bool {
-        self.screen.is_some() && !self.pools_no_load()
+    /// True when the final check is the arms test (`solver/check.rs`): an objective measured
+    /// without no_load (Loads), whose every trial of the best and the default is evidence,
+    /// not fresh pairs only.
+    pub(super) fn arms_test(&self, core: &Core) -> bool {
+        !Self::pools_no_load(core)
     }
 
     /// Every loaded cost of `p`, search and check, in the order measured (the arms test's
     /// samples).
-    pub(super) fn screen_all(&self, p: usize) -> Vec<f64> {
-        let Some(s) = &self.screen else {
-            return Vec::new();
-        };
-        s.loaded
+    fn all_loaded(&self, p: usize) -> Vec<f64> {
+        self.loaded
             .iter()
-            .chain(&s.check_loaded)
+            .chain(&self.check_loaded)
             .filter(|o| o.0 == p)
             .map(|o| o.1)
             .collect()
     }
 
-    fn screen_costs(&self, p: usize, no_load: bool) -> Vec<f64> {
-        let Some(s) = &self.screen else {
-            return Vec::new();
-        };
-        let v = if no_load { &s.no_load } else { &s.loaded };
+    /// The search's loaded costs of `p`, or (`no_load`) its ln no_load Times.
+    pub(super) fn costs(&self, p: usize, no_load: bool) -> Vec<f64> {
+        let v = if no_load { &self.no_load } else { &self.loaded };
         v.iter().filter(|o| o.0 == p).map(|o| o.1).collect()
     }
 
     /// (mean, standard error) of `p`'s cost as the screen ranks it: its loaded cost, or,
     /// when no_load was found to depend on the setting, its own Ratio.
-    fn screen_estimate(&self, p: usize) -> Option<(f64, f64)> {
-        let (m, se) = estimate(&self.screen_costs(p, false))?;
-        if self.screen.as_ref().and_then(|s| s.flat) == Some(false) {
-            let (m0, se0) = estimate(&self.screen_costs(p, true))?;
+    pub(super) fn estimate_of(&self, p: usize) -> Option<(f64, f64)> {
+        let (m, se) = estimate(&self.costs(p, false))?;
+        if self.flatness == Flatness::Differs {
+            let (m0, se0) = estimate(&self.costs(p, true))?;
             return Some((m - m0, (se * se + se0 * se0).sqrt()));
         }
         Some((m, se))
     }
 
     /// The candidates of the screen: measured, not failed, feasible (the default always).
-    fn screen_candidates(&self, feasible: &dyn Fn(usize) -> bool) -> Vec<(usize, f64, f64)> {
-        let mut pts: Vec<usize> = self
-            .screen
-            .as_ref()
-            .map(|s| s.loaded.iter().map(|o| o.0).collect())
-            .unwrap_or_default();
+    fn candidates(&self, core: &Core, feasible: &dyn Fn(usize) -> bool) -> Vec<Ranked> {
+        let mut pts: Vec<usize> = self.loaded.iter().map(|o| o.0).collect();
         pts.sort_unstable();
         pts.dedup();
         pts.into_iter()
             // The default stays a candidate on the trials it has: a later re-measure that
             // failed (the race re-measures it for the arms test) leaves it the reference.
-            .filter(|&p| p == self.default || (!self.failed.contains(&p) && feasible(p)))
-            .filter_map(|p| self.screen_estimate(p).map(|(m, se)| (p, m, se)))
+            .filter(|&p| p == core.default || (!core.failed.contains(&p) && feasible(p)))
+            .filter_map(|p| {
+                self.estimate_of(p)
+                    .map(|(mean, se)| Ranked { point: p, mean, se })
+            })
             .collect()
     }
 
     /// The candidates ranked by the leader's rule (mean + [`PICK_K`] se), best first.
-    pub(super) fn screen_ranked(&self, feasible: &dyn Fn(usize) -> bool) -> Vec<(usize, f64, f64)> {
-        let mut c = self.screen_candidates(feasible);
-        c.sort_by(|a, b| (a.1 + PICK_K * a.2).total_cmp(&(b.1 + PICK_K * b.2)));
+    pub(super) fn ranked(&self, core: &Core, feasible: &dyn Fn(usize) -> bool) -> Vec<Ranked> {
+        let mut c = self.candidates(core, feasible);
+        c.sort_by(|a, b| a.bound(PICK_K).total_cmp(&b.bound(PICK_K)));
         c
     }
 
     /// On a large grid: the unmeasured setting with the largest expected improvement under
     /// the GP fitted to every loaded cost, with the log's `why`; `None` when none is expected
     /// to improve by a tenth of the minimum effect ([`super::TOL_DIV`]).
-    fn guided_pick(&self) -> Option<(usize, String)> {
-        let s = self.screen.as_ref()?;
-        let x: Vec<Vec<f64>> = s.loaded.iter().map(|o| self.coords[o.0].clone()).collect();
-        let y: Vec<f64> = s.loaded.iter().map(|o| o.1).collect();
-        let pred = gp::fit_predict(&x, &y, &self.coords)?;
-        let measured: Vec<usize> = s.loaded.iter().map(|o| o.0).collect();
+    pub(super) fn guided_pick(&self, core: &Core) -> Option<(usize, String)> {
+        let x: Vec<Vec<f64>> = self
+            .loaded
+            .iter()
+            .map(|o| core.coords[o.0].clone())
+            .collect();
+        let y: Vec<f64> = self.loaded.iter().map(|o| o.1).collect();
+        let pred = gp::fit_predict(&x, &y, &core.coords)?;
+        let measured: Vec<usize> = self.loaded.iter().map(|o| o.0).collect();
         let best = measured
             .iter()
             .map(|&p| pred.mean[p])
             .fold(f64::INFINITY, f64::min);
-        let (p, ei) = (0..self.coords.len())
-            .filter(|p| !measured.contains(p) && !self.failed.contains(p))
+        let (p, ei) = (0..core.coords.len())
+            .filter(|p| !measured.contains(p) && !core.failed.contains(p))
             .map(|p| (p, pred.expected_improvement(p, best)))
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
-        let tol = (1.0 + self.cfg.min_effect).ln() / super::TOL_DIV;
+        let tol = (1.0 + core.cfg.min_effect).ln() / super::TOL_DIV;
         (ei >= tol).then(|| {
             (
                 p,
@@ -397,477 +435,64 @@ impl BayesOpt {
     }
 
     /// The race's next setting (LUCB), or `None` when the leader is separated.
-    fn race_pick(&self, feasible: &dyn Fn(usize) -> bool) -> Option<usize> {
-        let rz = if self.arms_test() {
+    pub(super) fn race_pick(&self, core: &Core, feasible: &dyn Fn(usize) -> bool) -> Option<usize> {
+        let rz = if self.arms_test(core) {
             ARMS_RACE_Z
         } else {
             RACE_Z
         };
-        let ranked = self.screen_ranked(feasible);
+        let ranked = self.ranked(core, feasible);
         let (lead, rest) = ranked.split_first()?;
         // A leader measured once is never separated: one lucky draw of a noisy setting
         // (fifo_batch 1 on the seed surface, 12% per run) can clear any bound.
-        if self.screen_costs(lead.0, false).len() < 2 {
-            return Some(lead.0);
+        if self.costs(lead.point, false).len() < 2 {
+            return Some(lead.point);
         }
         // The challenger: of the settings the leader has not yet won against, the one with
         // the lowest optimistic bound (without the indifference rule, that of all the rest).
+        let eps = (1.0 + core.cfg.min_effect).ln();
         let ch = rest
             .iter()
-            .filter(|c| !self.decided(lead, c, rz))
-            .min_by(|a, b| (a.1 - rz * a.2).total_cmp(&(b.1 - rz * b.2)))?;
-        Some(if ch.2 > lead.2 { ch.0 } else { lead.0 })
+            .filter(|c| !decided(lead, c, rz, eps))
+            .min_by(|a, b| a.bound(-rz).total_cmp(&b.bound(-rz)))?;
+        Some(if ch.se > lead.se {
+            ch.point
+        } else {
+            lead.point
+        })
     }
 
-    /// True when `lead` has won against `ch`, each (point, mean cost, standard error):
-    /// separated at `rz` standard errors (`ch`'s optimistic bound above the leader's
-    /// pessimistic one), or, at [`INDIFFERENCE_Z`], `ch` is no better than the leader by more
-    /// than the minimum effect, ε = ln(1 +
-    /// `min_effect`) (ε-best-arm identification, Even-Dar, Mannor and Mansour 2006: a
-    /// difference below the minimum effect is not worth telling apart). Without the second
-    /// rule a near-tie (fifo_batch 8 and 2 on the seed surface, 3% apart) or a flat surface
-    /// spent any budget, however large.
-    fn decided(&self, lead: &(usize, f64, f64), ch: &(usize, f64, f64), rz: f64) -> bool {
-        let eps = (1.0 + self.cfg.min_effect).ln();
-        let z = INDIFFERENCE_Z;
-        ch.1 - rz * ch.2 >= lead.1 + rz * lead.2 || ch.1 - z * ch.2 >= lead.1 + z * lead.2 - eps
-    }
-
-    /// After a "not flat" verdict: true when the finalists and the default, ranked by their
+    /// After a "differs" verdict: true when the finalists and the default, ranked by their
     /// own Ratios, have a decided race (the leader has won against each of the others,
-    /// [`Self::decided`] at [`RACE_Z`]), so more full trials of the finalists would not change
+    /// [`decided`] at [`RACE_Z`]), so more full trials of the finalists would not change
     /// the answer. A leader with fewer than two no_load trials is never decided (one lucky
     /// draw, as in the race).
-    fn finalists_decided(&self, feasible: &dyn Fn(usize) -> bool) -> bool {
-        let Some(fin) = self.screen.as_ref().map(|s| s.finalists.clone()) else {
-            return false;
-        };
-        let ranked: Vec<(usize, f64, f64)> = self
-            .screen_ranked(feasible)
+    pub(super) fn finalists_decided(&self, core: &Core, feasible: &dyn Fn(usize) -> bool) -> bool {
+        let ranked: Vec<Ranked> = self
+            .ranked(core, feasible)
             .into_iter()
-            .filter(|c| c.0 == self.default || fin.contains(&c.0))
+            .filter(|c| c.point == core.default || self.finalists.contains(&c.point))
             .collect();
         let Some((lead, rest)) = ranked.split_first() else {
             return false;
         };
-        self.screen_costs(lead.0, true).len() >= 2
+        let eps = (1.0 + core.cfg.min_effect).ln();
+        self.costs(lead.point, true).len() >= 2
             && !rest.is_empty()
-            && rest.iter().all(|c| self.decided(lead, c, RACE_Z))
+            && rest.iter().all(|c| decided(lead, c, RACE_Z, eps))
     }
+}
 
-    fn push(&mut self, point: usize, part: Part, why: impl Into<String>) {
-        self.queue.push_back(Step {
-            point,
-            why: why.into(),
-            check: false,
-            part,
-        });
-    }
-
-    /// Decides the screen's next trial, or starts the check.
-    pub(super) fn plan_screen(&mut self, feasible: &dyn Fn(usize) -> bool) {
-        let full = self.runs_full();
-        let (loaded, no_load) = (self.cfg.runs_loaded, self.cfg.runs_no_load);
-        let total = self.cfg.budget * full;
-        let search = total.saturating_sub(self.check_reserve(feasible));
-        let pools = self.pools_no_load();
-        let flat_decided = self.screen.as_ref().is_some_and(|s| s.flat.is_some());
-        let flat = self.screen.as_ref().is_some_and(|s| s.flat == Some(true));
-        // Runs kept for the flatness test: a no_load trial of each of two finalists; once
-        // no_load was found flat, one for a new leader the race may still raise.
-        let keep = if pools && !flat_decided {
-            2 * no_load
-        } else if flat {
-            no_load
-        } else {
-            0
-        };
-        let fits = |runs: usize, cost: usize| runs + cost + keep <= search;
-        // The incumbent is the screen's leader (what an interrupted tune reports).
-        if let Some(lead) = self.screen_ranked(feasible).first() {
-            self.incumbent = lead.0;
-        }
-        // 1. The screen.
-        if self.failed.contains(&self.default) && self.screen_costs(self.default, false).is_empty()
-        {
-            self.finish(Verdict::keep_default(
-                self.default,
-                "keep the default: its reference trial failed, nothing to compare with",
-            ));
-            return;
-        }
-        if self.screen_costs(self.default, false).is_empty() && fits(self.runs, 0) {
-            let d = self.default;
-            // Loads involve no no_load: its loaded runs are the whole reference.
-            let (part, why) = if pools {
-                (Part::Full, "screen: the default (reference)")
-            } else {
-                (Part::Loaded, "screen: the default (the reference)")
-            };
-            self.push(d, part, why);
-            return;
-        }
-        while let Some(p) = self.screen.as_ref().and_then(|s| s.todo.first().copied()) {
-            if let Some(s) = self.screen.as_mut() {
-                s.todo.remove(0);
-            }
-            if self.failed.contains(&p) || !fits(self.runs, loaded) {
-                continue;
-            }
-            self.push(p, Part::Loaded, "screen: each setting once");
-            return;
-        }
-        // 1b. On a large grid, the GP's picks while they are expected to improve, keeping
-        // GUIDED_RACE_SHARE of the search's runs for the race.
-        if self.screen.as_ref().is_some_and(|s| s.guided) {
-            let race = (GUIDED_RACE_SHARE * search as f64) as usize;
-            if fits(self.runs + race, loaded)
-                && let Some((p, why)) = self.guided_pick()
-            {
-                self.push(p, Part::Loaded, why);
-                return;
-            }
-        }
-        // 2a. The arms test's default: it keeps DEFAULT_SHARE of the leader's trials.
-        if self.arms_test() && fits(self.runs, loaded) {
-            let ranked = self.screen_ranked(feasible);
-            let nd = self.screen_costs(self.default, false).len() as f64;
-            if let Some(l) = ranked.iter().find(|c| c.0 != self.default) {
-                let nl = self.screen_costs(l.0, false).len() as f64;
-                if nd < DEFAULT_SHARE * nl {
-                    let d = self.default;
-                    self.push(
-                        d,
-                        Part::Loaded,
-                        "race: the default, kept in step with the leader",
-                    );
-                    return;
-                }
-            }
-        }
-        // 2a'. During the race after a flat test, with runs to spare: the finalists' and the
-        // default's no_load kept in step with their loaded trials (FLAT_RETEST_PER).
-        if flat
-            && self.runs + 2 * (no_load + loaded) <= search
-            && let Some(p) = self.flat_retest(feasible, FLAT_RETEST_PER)
-        {
-            self.retest(p, "one more no_load trial (in step with the race)");
-            return;
-        }
-        // 2. The race (after a flat no_load too: the check's pairs of loaded runs then need
-        // fewer runs than the full pairs kept for them, and the race gets the rest). While the
-        // flatness test is open (before the first test, and after an in-step retest opened it
-        // again), it stops once both finalists have FLAT_TEST_AFTER loaded trials each.
-        if (!flat_decided || flat)
-            && !(pools && !flat_decided && self.finalists_ready(feasible))
-            && fits(self.runs, loaded)
-            && let Some(p) = self.race_pick(feasible)
-        {
-            self.push(p, Part::Loaded, "race: leader or closest challenger");
-            return;
-        }
-        // 3a. A leader the race raised after the flatness test has its no_load tested too:
-        // the test is run again over the new finalists.
-        if flat
-            && let Some(l) = self.screen_ranked(feasible).first().map(|c| c.0)
-            && l != self.default
-            && self.screen_costs(l, true).is_empty()
-            && self.runs + no_load <= total
-        {
-            if let Some(s) = self.screen.as_mut() {
-                s.flat = None;
-            }
-            self.push(l, Part::NoLoad, "no_load test: a new leader");
-            return;
-        }
-        // 3b. A separated race after a flat test, with runs to spare (room for this trial
-        // and one more): one more no_load trial of the least-measured of the finalists and
-        // the default, and the test again (at most FLAT_RETEST_MAX each; screened grids only).
-        if flat
-            && self.runs + 2 * (no_load + loaded) <= search
-            && let Some(p) = self.flat_retest(feasible, usize::MAX)
-        {
-            self.retest(p, "one more no_load trial (the race is decided)");
-            return;
-        }
-        // 3. The no_load flatness test (Ratio only).
-        let flat_decided = self.screen.as_ref().is_some_and(|s| s.flat.is_some());
-        if pools && !flat_decided {
-            let finalists = self.finalists(feasible);
-            if let Some(&p) = finalists
-                .iter()
-                .find(|&&p| self.screen_costs(p, true).is_empty())
-                && self.runs + no_load <= search
-            {
-                self.push(p, Part::NoLoad, "no_load test: a finalist");
-                return;
-            }
-            self.decide_flat(finalists);
-            if self.loaded_check() {
-                // Flat: the check's pairs are loaded runs, and the race may use what the full
-                // pairs kept for them no longer need.
-                self.plan_screen(feasible);
-                return;
-            }
-        }
-        // Not flat: the runs left go to full trials of the finalists, the less certain first.
-        if self.screen.as_ref().and_then(|s| s.flat) == Some(false)
-            && self.runs + full <= search
-            && !self.finalists_decided(feasible)
-        {
-            let fin = self
-                .screen
-                .as_ref()
-                .map(|s| s.finalists.clone())
-                .unwrap_or_default();
-            let p = fin
-                .iter()
-                .filter_map(|&p| self.screen_estimate(p).map(|e| (p, e.1)))
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|x| x.0);
-            if let Some(p) = p {
-                self.push(
-                    p,
-                    Part::Full,
-                    "no_load may depend on the setting: a full trial of a finalist",
-                );
-                return;
-            }
-        }
-        // 4. The answer and the check.
-        self.screen_check(feasible);
-    }
-
-    /// The flatness test's finalists: the best two by the leader's rule, less the default.
-    fn finalists(&self, feasible: &dyn Fn(usize) -> bool) -> Vec<usize> {
-        self.screen_ranked(feasible)
-            .iter()
-            .take(2)
-            .map(|c| c.0)
-            .filter(|&p| p != self.default)
-            .collect()
-    }
-
-    /// True on a screened grid when both finalists have [`FLAT_TEST_AFTER`] loaded trials:
-    /// the race stops there for the first flatness test.
-    fn finalists_ready(&self, feasible: &dyn Fn(usize) -> bool) -> bool {
-        if self.screen.as_ref().is_none_or(|s| s.guided) {
-            return false;
-        }
-        let f = self.finalists(feasible);
-        f.len() == 2
-            && f.iter()
-                .all(|&p| self.screen_costs(p, false).len() >= FLAT_TEST_AFTER)
-    }
-
-    /// The setting whose no_load the flatness test measures again: of the two finalists and
-    /// the default, the one with the fewest no_load trials, if it has fewer than
-    /// [`FLAT_RETEST_MAX`] and fewer than 1 + its loaded trials / `per` (`usize::MAX`: no
-    /// such bound). `None` on a guided grid.
-    fn flat_retest(&self, feasible: &dyn Fn(usize) -> bool, per: usize) -> Option<usize> {
-        if self.screen.as_ref().is_none_or(|s| s.guided) {
-            return None;
-        }
-        let mut cands = self.finalists(feasible);
-        cands.push(self.default);
-        cands
-            .into_iter()
-            .filter(|&p| {
-                let n = self.screen_costs(p, true).len();
-                let bound = 1 + self.screen_costs(p, false).len() / per.max(1);
-                n < FLAT_RETEST_MAX && (per == usize::MAX || n < bound)
-            })
-            .min_by_key(|&p| self.screen_costs(p, true).len())
-    }
-
-    /// Queues a no_load trial of `p` and opens the flatness test again.
-    fn retest(&mut self, p: usize, why: &str) {
-        if let Some(s) = self.screen.as_mut() {
-            s.flat = None;
-        }
-        self.push(p, Part::NoLoad, format!("no_load test: {why}"));
-    }
-
-    /// Runs of one check pair as the check's reserve plans it.
-    fn pair_runs(&self) -> usize {
-        if self.plans_full_pairs() {
-            2 * self.runs_full()
-        } else {
-            2 * self.cfg.runs_loaded
-        }
-    }
-
-    /// True when the check's reserve is planned in pairs of full trials: a Ratio whose
-    /// no_load the flatness test has not found flat, except on a guided grid while the test
-    /// is still open, where it is planned in pairs of loaded runs (the flat case), so that
-    /// the GP's picks and the race are not starved by full pairs a flat verdict would not
-    /// need; a "not flat" verdict there is checked on the full pairs that still fit (at least
-    /// one, `screen_check`). (Dev seeds 1..1000 at 16 runs, where a 9-setting grid takes the
-    /// guided screen: the seed surface 760 → 878 found, its drifting twin 766 → 860, two
-    /// basins 474 → 671, no_load-depends 304 → 413; the flat surfaces' false "significant" 6
-    /// / 3 → 8 / 2 of 1000; the 2-D bowl at 80 runs, seeds 1..200, 98% → 98%, its drifting
-    /// twin 72% → 73%. Planned so on a grid screened whole as well, the seed surface at 24
-    /// runs went 965 → 969 but no_load-depends 548 → 508.)
-    fn plans_full_pairs(&self) -> bool {
-        let open_guided = self
-            .screen
-            .as_ref()
-            .is_some_and(|s| s.guided && s.flat.is_none());
-        self.pools_no_load() && !self.loaded_check() && !open_guided
-    }
-
-    /// Runs kept for the final check: the pairs that 90% power needs at the leader's
-    /// estimated effect over the default (shrunk by a quarter for the winner's curse, less
-    /// the minimum effect; per-setting variances as the race's), at least `check_pairs`, at
-    /// most [`CHECK_MAX_SHARE`] of the budget's runs.
-    fn check_reserve(&self, feasible: &dyn Fn(usize) -> bool) -> usize {
-        if self.arms_test() {
-            return 0;
-        }
-        let per = self.pair_runs();
-        let total = self.cfg.budget * self.runs_full();
-        let most =
-            ((CHECK_MAX_SHARE * total as f64) as usize / per.max(1)).max(self.cfg.check_pairs);
-        let ranked = self.screen_ranked(feasible);
-        let lead = ranked.iter().find(|c| c.0 != self.default);
-        // The default's cost as the leader's is ranked (its own Ratio after a "not flat"
-        // verdict: before, its loaded cost alone was compared with the leader's Ratio).
-        let def = self.screen_estimate(self.default);
-        let n = match (lead, def) {
-            (Some(l), Some((md, _))) => {
-                let sd_of = |p: usize| {
-                    let c = self.screen_costs(p, false);
-                    estimate(&c).map_or(ASSUMED_NOISE, |(_, se)| se * (c.len() as f64).sqrt())
-                };
-                let mut v = sd_of(l.0).powi(2) + sd_of(self.default).powi(2);
-                if self.plans_full_pairs() {
-                    // A full pair's Ratio carries both settings' no_load noise too.
-                    v += 2.0 * ASSUMED_NOISE * ASSUMED_NOISE;
-                }
-                let delta = 0.75 * (md - l.1) - (1.0 + self.cfg.min_effect).ln();
-                if delta <= 0.0 {
-                    most
-                } else {
-                    let mut n = self.cfg.check_pairs.max(2);
-                    while n < most {
-                        let t = stats::t_quantile(1.0 - self.cfg.alpha, (n - 1) as f64)
-                            .unwrap_or(f64::INFINITY);
-                        if (t + 1.2816) * v.sqrt() / (n as f64).sqrt() <= delta {
-                            break;
-                        }
-                        n += 1;
-                    }
-                    n
-                }
-            }
-            _ => self.cfg.check_pairs,
-        };
-        n.clamp(self.cfg.check_pairs, most) * per
-    }
-
-    /// The flatness test's z of `p`: its mean ln no_load Time less the default's, over the
-    /// standard error of the difference (each setting's variance shrunk toward
-    /// [`ASSUMED_NOISE`]² by [`PRIOR_DF`] df); `None` unless both ran no_load.
-    fn flat_z(&self, p: usize) -> Option<f64> {
-        let (m, se) = estimate(&self.screen_costs(p, true))?;
-        let (m0, se0) = estimate(&self.screen_costs(self.default, true))?;
-        Some((m - m0) / (se * se + se0 * se0).sqrt())
-    }
-
-    /// The flatness test on the finalists' no_load (see the module docs).
-    fn decide_flat(&mut self, finalists: Vec<usize>) {
-        let d = estimate(&self.screen_costs(self.default, true));
-        let mut differ = Vec::new();
-        for &p in &finalists {
-            if let (Some((m, _)), Some((m0, _)), Some(z)) =
-                (estimate(&self.screen_costs(p, true)), d, self.flat_z(p))
-                && z.abs() > FLAT_Z
-            {
-                differ.push(format!("{:+.0}%", 100.0 * (m - m0).exp_m1()));
-            }
-        }
-        let flat = differ.is_empty();
-        let note = if flat {
-            "no_load flat at the default and the finalists: pooled".to_string()
-        } else {
-            format!(
-                "no_load may depend on the setting ({} {} vs the default's, more than {FLAT_Z} \
-                 standard errors): each setting ranked by its own Ratio, not a pooled no_load",
-                if differ.len() == 1 {
-                    "a finalist's"
-                } else {
-                    "the finalists'"
-                },
-                differ.join(", ")
-            )
-        };
-        if let Some(s) = self.screen.as_mut() {
-            s.flat = Some(flat);
-            s.finalists = finalists;
-            s.note = Some(note);
-        }
-    }
-
-    /// Picks the answer and queues the check (or keeps the default).
-    fn screen_check(&mut self, feasible: &dyn Fn(usize) -> bool) {
-        // After a failed flatness test only the default and the finalists have Ratios.
-        let best = self
-            .screen_ranked(feasible)
-            .first()
-            .map_or(self.default, |c| c.0);
-        if best == self.default {
-            self.finish(Verdict::keep_default(
-                self.default,
-                "keep the default: no significant improvement (the default ranked best in the \
-                 screen)",
-            ));
-            return;
-        }
-        // Loads do not involve no_load: their pairs run the loaded part only. A Ratio's pairs
-        // are full trials, each divided by its own no_load whatever the flatness test said.
-        let (part, per) = if self.pools_no_load() && !self.loaded_check() {
-            (Part::Full, self.runs_full())
-        } else {
-            (Part::Loaded, self.cfg.runs_loaded)
-        };
-        let total = self.cfg.budget * self.runs_full();
-        let left = total.saturating_sub(self.runs);
-        let n = (left / (2 * per)).min(CHECK_CAP * self.cfg.check_pairs);
-        if self.arms_test() {
-            // The race spent the runs; any left are more pairs, none needed.
-            self.queue_pairs(best, n, "against the screen's best", part);
-            return;
-        }
-        // Pairs of full trials: a "not flat" verdict that came late (a new leader's test or a
-        // retest after a "flat" one, or the first test on a guided grid, whose reserve was
-        // planned in pairs of loaded runs) may leave room for fewer than `check_pairs`; the
-        // check then runs on those that fit, at least one: the pairs give the mean, and the
-        // variance of a pair's difference comes from every trial of the two settings as
-        // always (`conclude`). (Before, such a tune checked the best setting whose no_load
-        // matched the default's on pairs of loaded runs, or kept the default.)
-        let need = if part == Part::Full {
-            1
-        } else {
-            self.cfg.check_pairs.max(1)
-        };
-        if n < need {
-            self.finish(Verdict::keep_default(
-                best,
-                "keep the default: no budget left for the final check",
-            ));
-            return;
-        }
-        if n < self.cfg.check_pairs
-            && let Some(note) = self.screen.as_mut().and_then(|s| s.note.as_mut())
-        {
-            note.push_str(&format!(
-                "; runs left for {n} of the {} pairs of full trials asked for: the check's \
-                 variance leans on every trial of the two settings",
-                self.cfg.check_pairs
-            ));
-        }
-        self.queue_pairs(best, n, "against the screen's best", part);
-    }
+/// True when `lead` has won against `ch`: separated at `rz` standard errors (`ch`'s
+/// optimistic bound above the leader's pessimistic one), or, at [`INDIFFERENCE_Z`], `ch` is
+/// no better than the leader by more than the minimum effect, `eps` = ln(1 + `min_effect`)
+/// (ε-best-arm identification, Even-Dar, Mannor and Mansour 2006: a difference below the
+/// minimum effect is not worth telling apart). Without the second rule a near-tie
+/// (fifo_batch 8 and 2 on the seed surface, 3% apart) or a flat surface spent any budget,
+/// however large.
+pub(super) fn decided(lead: &Ranked, ch: &Ranked, rz: f64, eps: f64) -> bool {
+    let z = INDIFFERENCE_Z;
+    ch.bound(-rz) >= lead.bound(rz) || ch.bound(-z) >= lead.bound(z) - eps
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! Tests of [`super`].
 
+use super::gp_search::{GpSearch, ei_why};
 use super::*;
 
 /// A solver over 9 one-dimensional settings, default 5, with these search trials.
 pub(in crate::tune::solver) fn solver(obs: &[(usize, f64)]) -> BayesOpt {
-    let cfg = Config {
+    let cfg = SolverConfig {
         budget: 20,
         check_pairs: 2,
         alpha: 0.05,
@@ -17,7 +18,7 @@ pub(in crate::tune::solver) fn solver(obs: &[(usize, f64)]) -> BayesOpt {
     };
     let coords = (0..9).map(|i| vec![i as f64 / 8.0]).collect();
     let mut s = BayesOpt::new(cfg, coords, 5);
-    s.obs = obs.to_vec();
+    s.core.obs = obs.to_vec();
     s
 }
 
@@ -35,13 +36,16 @@ fn the_challenger_is_the_most_optimistic_setting_not_the_incumbents_twin() {
     // The second-best score is the twin (5): measuring it again teaches nothing new.
     let second = (0..9)
         .filter(|&p| p != 6)
-        .min_by(|&a, &b| s.score(a).total_cmp(&s.score(b)))
+        .min_by(|&a, &b| s.core.score(a).total_cmp(&s.core.score(b)))
         .unwrap();
     assert_eq!(second, 5);
     // The lower bound picks the setting measured once that may still be best.
-    assert_eq!(s.challenger_of(6, &all), Some(2));
+    assert_eq!(GpSearch::challenger_of(&s.core, 6, &all), Some(2));
     // Unless it breaks a guard rail.
-    assert_eq!(s.challenger_of(6, &|p: usize| p != 2), Some(5));
+    assert_eq!(
+        GpSearch::challenger_of(&s.core, 6, &|p: usize| p != 2),
+        Some(5)
+    );
 }
 
 #[test]
@@ -53,17 +57,17 @@ fn the_incumbents_trials_bound_the_separation_whichever_challenger() {
     obs.push((2, 0.80));
     let all = |_: usize| true;
     let mut s = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
-    s.incumbent = 6;
-    assert!(s.separate_top_two(&all));
-    let queued: Vec<usize> = s.queue.iter().map(|q| q.point).collect();
+    s.core.incumbent = 6;
+    assert!(GpSearch::separate_top_two(&mut s.core, &all));
+    let queued: Vec<usize> = s.core.queue.iter().map(|q| q.point).collect();
     assert_eq!(queued, vec![6, 2]);
     // At SEPARATE_CAP trials of the incumbent no round is queued, though the challenger
     // has one trial (the cap once needed both at it, so new challengers kept it going).
     obs.push((6, 0.80));
     let mut s = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
-    s.incumbent = 6;
-    assert!(!s.separate_top_two(&all));
-    assert!(s.queue.is_empty());
+    s.core.incumbent = 6;
+    assert!(!GpSearch::separate_top_two(&mut s.core, &all));
+    assert!(s.core.queue.is_empty());
 }
 
 #[test]
@@ -75,22 +79,27 @@ fn a_setting_measured_once_that_may_beat_the_best_is_worth_measuring_again() {
     let s = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
     let all = |_: usize| true;
     // The reference plan uses: the lowest posterior mean + 1 sd (6's, with 4 trials).
-    let best = s.effective_best(&s.measured(), &all).unwrap();
-    let (m6, v6) = s.posterior(6);
+    let best = GpSearch::effective_best(&s.core, &s.core.measured(), &all).unwrap();
+    let (m6, v6) = s.core.posterior(6);
     assert!((best - (m6 + v6.sqrt())).abs() < 1e-12, "{best}");
-    let once = s.augmented_ei(2, best, 0.1);
+    let once = GpSearch::augmented_ei(&s.core, 2, best, 0.1);
     // No kin: its posterior is its one trial, with the noise pooled from setting 6.
-    assert!((s.posterior(2).0 - 0.82).abs() < 1e-12);
+    assert!((s.core.posterior(2).0 - 0.82).abs() < 1e-12);
     assert!(once > 1e-3, "{once}");
     // The same mean over five trials: much less left to learn.
     obs.extend([(2, 0.80), (2, 0.84), (2, 0.82), (2, 0.82)]);
     let s5 = solver(&obs).with_groups(vec![0, 0, 1, 0, 0, 0, 0, 0, 0]);
-    let five = s5.augmented_ei(2, s5.effective_best(&s5.measured(), &all).unwrap(), 0.1);
+    let five = GpSearch::augmented_ei(
+        &s5.core,
+        2,
+        GpSearch::effective_best(&s5.core, &s5.core.measured(), &all).unwrap(),
+        0.1,
+    );
     assert!(five < once / 3.0, "{five} vs {once}");
     // A setting far worse than the best: next to nothing. Unmeasured: nothing.
-    assert!(s.augmented_ei(8, best, 0.1) < 1e-3);
+    assert!(GpSearch::augmented_ei(&s.core, 8, best, 0.1) < 1e-3);
     let s0 = solver(&base);
-    assert_eq!(s0.augmented_ei(6, 0.8, 0.1), 0.0);
+    assert_eq!(GpSearch::augmented_ei(&s0.core, 6, 0.8, 0.1), 0.0);
 }
 
 #[test]
@@ -146,7 +155,7 @@ impl Measure for Railed {
 fn a_best_that_breaks_a_rail_in_the_check_keeps_the_default() {
     let run = |rails_hold_for: usize| {
         let s = solver(&[]);
-        let search = s.search_budget();
+        let search = s.core.search_budget();
         let problem = Railed {
             rails_hold_for,
             calls: std::cell::Cell::new(0),
@@ -176,10 +185,10 @@ fn a_setting_that_measured_better_than_a_best_scoring_default_gets_the_check() {
     // The default replicated four times around 1.0; setting 3 once at 0.99: its penalty
     // (one trial) lets the default score best, yet it measured better, so it is checked.
     let mut s = solver(&[(5, 1.02), (5, 0.98), (5, 1.01), (5, 0.99), (3, 0.99)]);
-    assert_eq!(s.pick_incumbent(&|_| true), 5);
-    s.start_check("search budget spent", &|_| true);
-    assert_eq!((s.phase, s.incumbent), (Phase::Check, 3));
-    let why = &s.queue.front().unwrap().why;
+    assert_eq!(s.core.pick_incumbent(&|_| true), 5);
+    s.core.start_check("search budget spent", &|_| true);
+    assert_eq!((s.core.phase, s.core.incumbent), (Phase::Check, 3));
+    let why = &s.core.queue.front().unwrap().why;
     assert!(
         why.contains(
             "the default had the best score, but this setting's mean beats the default's, so \
@@ -189,8 +198,8 @@ fn a_setting_that_measured_better_than_a_best_scoring_default_gets_the_check() {
     );
     // Nothing measured better: keep the default, and say exactly that.
     let mut s = solver(&[(5, 1.0), (5, 0.98), (3, 1.1)]);
-    s.pick_incumbent(&|_| true);
-    s.start_check("search budget spent", &|_| true);
+    s.core.pick_incumbent(&|_| true);
+    s.core.start_check("search budget spent", &|_| true);
     let v = s.verdict().unwrap();
     assert_eq!(v.best, 5);
     assert!(

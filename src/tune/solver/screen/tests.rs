@@ -1,13 +1,36 @@
 //! Tests of [`super`].
 
-use super::super::{Config, Phase};
+use super::super::{BayesOpt, Phase, Search, SolverConfig};
 use super::*;
+
+/// A screen and the solver's core it plans through.
+struct Fx {
+    core: Core,
+    sc: Screen,
+}
+
+impl Fx {
+    /// Plans the next trial with every setting feasible.
+    fn plan(&mut self) {
+        self.sc.plan(&mut self.core, &|_| true);
+    }
+
+    /// The race's next setting with every setting feasible.
+    fn race_pick(&self) -> Option<usize> {
+        self.sc.race_pick(&self.core, &|_| true)
+    }
+
+    /// The ranking with every setting feasible.
+    fn ranked(&self) -> Vec<Ranked> {
+        self.sc.ranked(&self.core, &|_| true)
+    }
+}
 
 /// A screen over 4 settings (default 2), budget 12 trials of 2 runs, with these loaded
 /// costs and ln no_load Times already measured: a Ratio's when `ratio` (minimised, one
 /// no_load run a trial), else Loads' (maximised, no no_load).
-fn screen(ratio: bool, loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> BayesOpt {
-    let cfg = Config {
+fn screen(ratio: bool, loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> Fx {
+    let cfg = SolverConfig {
         budget: 12,
         check_pairs: 2,
         alpha: 0.05,
@@ -19,22 +42,24 @@ fn screen(ratio: bool, loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> Bay
         runs_no_load: usize::from(ratio),
     };
     let coords = (0..4).map(|i| vec![f64::from(i) / 3.0]).collect();
-    let mut s = BayesOpt::new(cfg, coords, 2);
-    let sc = s.screen.as_mut().unwrap();
+    let BayesOpt { mut core, search } = BayesOpt::new(cfg, coords, 2);
+    let Search::Screen(mut sc) = search else {
+        panic!("a 4-setting grid at budget 12 is screened");
+    };
     sc.todo.clear();
     sc.loaded = loaded.to_vec();
     sc.no_load = no_load.to_vec();
-    s.runs = loaded.len() + no_load.len();
-    s
+    core.runs = loaded.len() + no_load.len();
+    Fx { core, sc }
 }
 
 /// A Loads screen (see [`screen`]) with these loaded costs.
-fn loads_screen(loaded: &[(usize, f64)]) -> BayesOpt {
+fn loads_screen(loaded: &[(usize, f64)]) -> Fx {
     screen(false, loaded, &[])
 }
 
 /// A Ratio screen (see [`screen`]) with these loaded costs and ln no_load Times.
-fn ratio_screen(loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> BayesOpt {
+fn ratio_screen(loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> Fx {
     screen(true, loaded, no_load)
 }
 
@@ -46,32 +71,32 @@ fn the_flatness_test_rejects_beyond_flat_z_standard_errors() {
     // 1.41 > FLAT_Z (the surface where no_load depends on the knob has +20%).
     let d0 = 67.7f64.ln();
     let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.22f64.ln())]);
-    let z = s.flat_z(0).unwrap();
+    let z = s.sc.flat_z(&s.core, 0).unwrap();
     assert!((z - 1.22f64.ln() / 0.02f64.sqrt()).abs() < 1e-9, "{z}");
-    assert!(s.flat_z(1).is_none());
-    s.decide_flat(vec![0, 1]);
-    let sc = s.screen.as_ref().unwrap();
-    assert_eq!(sc.flat, Some(false));
+    assert!(s.sc.flat_z(&s.core, 1).is_none());
+    s.sc.decide_flat(&mut s.core, vec![0, 1]);
+    let sc = &s.sc;
+    assert_eq!(sc.flatness, Flatness::Differs);
     assert!(
-        sc.note.as_deref().unwrap().contains("+22%"),
+        s.core.note.as_deref().unwrap().contains("+22%"),
         "{:?}",
-        sc.note
+        s.core.note
     );
-    assert!(!s.loaded_check());
+    assert!(!s.sc.loaded_check(&s.core));
     // 16% slower: z = 1.05 < FLAT_Z, flat; the check's pairs are then loaded runs only.
     let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.16f64.ln())]);
-    s.decide_flat(vec![0]);
-    assert_eq!(s.screen.as_ref().unwrap().flat, Some(true));
-    assert!(s.loaded_check());
+    s.sc.decide_flat(&mut s.core, vec![0]);
+    assert_eq!(s.sc.flatness, Flatness::Flat);
+    assert!(s.sc.loaded_check(&s.core));
     // 22% faster counts too (two-sided).
     let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 - 1.22f64.ln())]);
-    s.decide_flat(vec![0]);
-    assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
+    s.sc.decide_flat(&mut s.core, vec![0]);
+    assert_eq!(s.sc.flatness, Flatness::Differs);
 }
 
 /// A Ratio screen whose race has separated 0 (three tight trials, ln 4.70) from 1 (ln
 /// 5.2) and 3, with no_load found flat at `no_load` (ln no_load Times).
-fn separated_flat(no_load: &[(usize, f64)]) -> BayesOpt {
+fn separated_flat(no_load: &[(usize, f64)]) -> Fx {
     let loaded = [
         (2, 5.48),
         (0, 4.70),
@@ -83,10 +108,10 @@ fn separated_flat(no_load: &[(usize, f64)]) -> BayesOpt {
         (3, 5.3),
     ];
     let mut s = ratio_screen(&loaded, no_load);
-    let sc = s.screen.as_mut().unwrap();
-    sc.flat = Some(true);
+    let sc = &mut s.sc;
+    sc.flatness = Flatness::Flat;
     sc.finalists = vec![0, 1];
-    assert!(s.race_pick(&|_| true).is_none(), "the race is separated");
+    assert!(s.race_pick().is_none(), "the race is separated");
     s
 }
 
@@ -96,29 +121,29 @@ fn a_separated_race_with_runs_to_spare_retests_no_load_up_to_the_cap() {
     // 10 of 24 runs spent: finalist 1 has no no_load trial yet, so it gets one, and the
     // flatness test is open again.
     let mut s = separated_flat(&[(2, d0), (0, d0)]);
-    s.plan_screen(&|_| true);
-    let step = s.queue.front().unwrap();
+    s.plan();
+    let step = s.core.queue.front().unwrap();
     assert_eq!((step.point, step.part), (1, Part::NoLoad), "{}", step.why);
     assert!(step.why.contains("one more no_load trial"), "{}", step.why);
-    assert_eq!(s.screen.as_ref().unwrap().flat, None);
+    assert_eq!(s.sc.flatness, Flatness::Open);
     // Every one of the three at FLAT_RETEST_MAX: no more no_load, the check comes.
     let full: Vec<(usize, f64)> = [2, 0, 1]
         .iter()
         .flat_map(|&p| std::iter::repeat_n((p, d0), FLAT_RETEST_MAX))
         .collect();
     let mut s = separated_flat(&full);
-    s.plan_screen(&|_| true);
+    s.plan();
     assert!(
-        s.queue.iter().all(|st| st.part != Part::NoLoad),
+        s.core.queue.iter().all(|st| st.part != Part::NoLoad),
         "{:?}",
-        s.queue.front().map(|st| &st.why)
+        s.core.queue.front().map(|st| &st.why)
     );
-    assert_eq!(s.phase, Phase::Check);
+    assert_eq!(s.core.phase, Phase::Check);
     // No runs to spare (20 of 24 spent): no retest either.
     let mut s = separated_flat(&[(2, d0), (0, d0)]);
-    s.runs = 20;
-    s.plan_screen(&|_| true);
-    assert!(s.queue.iter().all(|st| st.part != Part::NoLoad));
+    s.core.runs = 20;
+    s.plan();
+    assert!(s.core.queue.iter().all(|st| st.part != Part::NoLoad));
 }
 
 #[test]
@@ -142,33 +167,33 @@ fn a_late_not_flat_verdict_is_checked_on_the_full_pairs_that_fit() {
             (3, 4.5),
         ];
         let mut s = ratio_screen(&loaded, &no_load);
-        s.decide_flat(vec![3, 0]);
-        assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
-        s.runs = runs;
-        s.plan_screen(&|_| true);
+        s.sc.decide_flat(&mut s.core, vec![3, 0]);
+        assert_eq!(s.sc.flatness, Flatness::Differs);
+        s.core.runs = runs;
+        s.plan();
         s
     };
     let at = |runs: usize| at_with(runs, 4.30, 1);
     // 18 of 24 runs spent: 6 left, room for 1 of the 2 pairs of full trials asked for.
     // The check runs that one pair on 3, and the note says so.
     let s = at(18);
-    assert_eq!(s.phase, Phase::Check);
-    let pts: Vec<(usize, Part)> = s.queue.iter().map(|st| (st.point, st.part)).collect();
+    assert_eq!(s.core.phase, Phase::Check);
+    let pts: Vec<(usize, Part)> = s.core.queue.iter().map(|st| (st.point, st.part)).collect();
     assert_eq!(pts, [(2, Part::Full), (3, Part::Full)], "{pts:?}");
-    let sc = s.screen.as_ref().unwrap();
-    assert_eq!(sc.flat, Some(false));
+    let sc = &s.sc;
+    assert_eq!(sc.flatness, Flatness::Differs);
     assert!(
-        sc.note.as_deref().unwrap().ends_with(
+        s.core.note.as_deref().unwrap().ends_with(
             "runs left for 1 of the 2 pairs of full trials asked for: the check's variance \
              leans on every trial of the two settings"
         ),
         "{:?}",
-        sc.note
+        s.core.note
     );
     // 14 spent: the full pairs fit, so a finalist's full trial comes first (a search
     // trial, not the check's).
     let s = at(14);
-    let step = s.queue.front().unwrap();
+    let step = s.core.queue.front().unwrap();
     assert_eq!(step.part, Part::Full, "{}", step.why);
     assert!(!step.check, "{}", step.why);
     assert!(
@@ -176,16 +201,16 @@ fn a_late_not_flat_verdict_is_checked_on_the_full_pairs_that_fit() {
         "{}",
         step.why
     );
-    assert_eq!(s.screen.as_ref().unwrap().flat, Some(false));
+    assert_eq!(s.sc.flatness, Flatness::Differs);
     // 14 spent, but 0 at 4.70 and 3's no_load measured twice: 3 leads it by 37% in
     // their own Ratios, a decided race, so no more full trials of the finalists: the
     // check, 2 pairs of full trials (10 runs). With 3's no_load measured once, the race
     // is never decided on it (one lucky draw): a full trial of a finalist.
     let s = at_with(14, 4.70, 1);
-    assert_eq!(s.phase, Phase::Search);
+    assert_eq!(s.core.phase, Phase::Search);
     let s = at_with(14, 4.70, 2);
-    assert_eq!(s.phase, Phase::Check);
-    let pts: Vec<(usize, Part)> = s.queue.iter().map(|st| (st.point, st.part)).collect();
+    assert_eq!(s.core.phase, Phase::Check);
+    let pts: Vec<(usize, Part)> = s.core.queue.iter().map(|st| (st.point, st.part)).collect();
     assert_eq!(
         pts,
         [
@@ -197,9 +222,9 @@ fn a_late_not_flat_verdict_is_checked_on_the_full_pairs_that_fit() {
     );
     // 21 spent: not even one pair of full trials fits, "no budget left".
     let s = at(21);
-    assert_eq!(s.phase, Phase::Done);
-    assert!(s.queue.is_empty());
-    let v = s.verdict.as_ref().unwrap();
+    assert_eq!(s.core.phase, Phase::Done);
+    assert!(s.core.queue.is_empty());
+    let v = s.core.verdict.as_ref().unwrap();
     assert!(!v.significant);
     assert!(
         v.reason.contains("no budget left for the final check"),
@@ -223,17 +248,17 @@ fn a_race_within_the_minimum_effect_stops_once_it_is_sure_of_that() {
     };
     // 4 trials each: the bounds (sd shrunk toward the 0.1 prior) overlap, neither
     // separated nor sure to be within 3%: the race goes on.
-    assert!(race(4).race_pick(&|_| true).is_some());
+    assert!(race(4).race_pick().is_some());
     // 40 each: still not separated at RACE_Z, but 1 is surely no more than 3% better
     // than 0 at INDIFFERENCE_Z standard errors: decided.
     let s = race(40);
-    let ranked = s.screen_ranked(&|_| true);
+    let ranked = s.ranked();
     let (lead, ch) = (&ranked[0], &ranked[1]);
     assert!(
-        ch.1 - RACE_Z * ch.2 < lead.1 + RACE_Z * lead.2,
+        ch.mean - RACE_Z * ch.se < lead.mean + RACE_Z * lead.se,
         "separated: {ranked:?}"
     );
-    assert!(s.race_pick(&|_| true).is_none());
+    assert!(s.race_pick().is_none());
 }
 
 #[test]
@@ -242,18 +267,18 @@ fn a_guided_grid_plans_the_check_in_loaded_pairs_until_no_load_is_tested() {
     let loaded = [(2, 5.48), (0, 4.70), (1, 5.2)];
     let mut s = ratio_screen(&loaded, &[(2, d0)]);
     // Screened whole: a full pair is 4 runs while the flatness test is open.
-    assert_eq!(s.pair_runs(), 4);
-    s.screen.as_mut().unwrap().guided = true;
+    assert_eq!(s.sc.pair_runs(&s.core), 4);
+    s.sc.grid = Grid::Guided;
     // Guided, test open: 2 runs, the pair of loaded runs a flat verdict would check.
-    assert_eq!(s.pair_runs(), 2);
+    assert_eq!(s.sc.pair_runs(&s.core), 2);
     // Guided, "not flat": full pairs again.
-    s.screen.as_mut().unwrap().flat = Some(false);
-    assert_eq!(s.pair_runs(), 4);
+    s.sc.flatness = Flatness::Differs;
+    assert_eq!(s.sc.pair_runs(&s.core), 4);
     // Flat: loaded pairs, guided or not.
-    s.screen.as_mut().unwrap().flat = Some(true);
-    assert_eq!(s.pair_runs(), 2);
-    s.screen.as_mut().unwrap().guided = false;
-    assert_eq!(s.pair_runs(), 2);
+    s.sc.flatness = Flatness::Flat;
+    assert_eq!(s.sc.pair_runs(&s.core), 2);
+    s.sc.grid = Grid::Whole;
+    assert_eq!(s.sc.pair_runs(&s.core), 2);
 }
 
 #[test]
@@ -273,9 +298,9 @@ fn the_race_stops_for_the_flatness_test_once_both_finalists_have_three_loaded_tr
     // The next step planned, the race not separated (so the stop, not separation, decides).
     let next = |loaded: &[(usize, f64)]| {
         let mut s = ratio_screen(loaded, &[(2, d0)]);
-        assert!(s.race_pick(&|_| true).is_some(), "not separated");
-        s.plan_screen(&|_| true);
-        s.queue.front().cloned().unwrap()
+        assert!(s.race_pick().is_some(), "not separated");
+        s.plan();
+        s.core.queue.front().cloned().unwrap()
     };
     let step = next(&loaded);
     assert_eq!(step.part, Part::Loaded, "{}", step.why);
@@ -314,12 +339,12 @@ fn a_race_after_a_flat_test_keeps_the_finalists_no_load_in_step() {
     ];
     let in_step = |no_load: &[(usize, f64)]| {
         let mut s = ratio_screen(&loaded, no_load);
-        let sc = s.screen.as_mut().unwrap();
-        sc.flat = Some(true);
+        let sc = &mut s.sc;
+        sc.flatness = Flatness::Flat;
         sc.finalists = vec![0, 1];
-        assert!(s.race_pick(&|_| true).is_some(), "the race goes on");
-        s.plan_screen(&|_| true);
-        s.queue.front().cloned().unwrap()
+        assert!(s.race_pick().is_some(), "the race goes on");
+        s.plan();
+        s.core.queue.front().cloned().unwrap()
     };
     let step = in_step(&[(2, d0), (0, d0), (1, d0), (1, d0)]);
     assert_eq!((step.point, step.part), (0, Part::NoLoad), "{}", step.why);
@@ -343,16 +368,17 @@ fn a_failed_re_measure_of_the_default_keeps_its_earlier_trials_as_the_reference(
         (2, -9.02),
     ];
     let mut s = loads_screen(&obs);
-    s.failed.push(2);
-    s.plan_screen(&|_| true);
-    assert_eq!(s.phase, Phase::Search);
-    assert!(s.screen_ranked(&|_| true).iter().any(|c| c.0 == 2));
+    s.core.failed.push(2);
+    s.plan();
+    assert_eq!(s.core.phase, Phase::Search);
+    assert!(s.ranked().iter().any(|c| c.point == 2));
     let mut s = loads_screen(&[]);
-    s.failed.push(2);
-    s.plan_screen(&|_| true);
-    assert_eq!(s.phase, Phase::Done);
+    s.core.failed.push(2);
+    s.plan();
+    assert_eq!(s.core.phase, Phase::Done);
     assert!(
-        s.verdict
+        s.core
+            .verdict
             .unwrap()
             .reason
             .contains("its reference trial failed"),
@@ -375,17 +401,17 @@ fn a_loads_race_keeps_the_default_measured_and_spends_no_runs_on_a_reserve() {
         (2, -9.02),
     ];
     let mut s = loads_screen(&obs);
-    assert!(s.arms_test());
-    assert_eq!(s.check_reserve(&|_| true), 0);
-    s.plan_screen(&|_| true);
-    let step = s.queue.front().unwrap();
+    assert!(s.sc.arms_test(&s.core));
+    assert_eq!(s.sc.check_reserve(&s.core, &|_| true), 0);
+    s.plan();
+    let step = s.core.queue.front().unwrap();
     assert_eq!((step.point, step.part), (2, Part::Loaded), "{}", step.why);
     // With 3 of the default's trials the race goes on between the leader and 1.
     let mut more = obs.to_vec();
     more.push((2, -8.98));
     let mut s = loads_screen(&more);
-    s.plan_screen(&|_| true);
-    let step = s.queue.front().unwrap();
+    s.plan();
+    let step = s.core.queue.front().unwrap();
     assert!(step.why.starts_with("race: leader"), "{}", step.why);
     assert_ne!(step.point, 2);
     // Budget spent (24 runs): no check pairs left, the arms test concludes at once.
@@ -394,10 +420,11 @@ fn a_loads_race_keeps_the_default_measured_and_spends_no_runs_on_a_reserve() {
         all.push((3, -9.2));
     }
     let mut s = loads_screen(&all);
-    s.plan_screen(&|_| true);
-    assert!(s.queue.is_empty() && s.phase == Phase::Check);
-    s.conclude();
-    let v = s.verdict().unwrap();
+    s.plan();
+    assert!(s.core.queue.is_empty() && s.core.phase == Phase::Check);
+    let basis = s.sc.check_basis(&s.core, s.core.incumbent);
+    s.core.conclude(&basis);
+    let v = s.core.verdict.as_ref().unwrap();
     assert_eq!(v.best, 3);
     assert!(v.significant, "{}", v.reason);
     assert!(v.reason.contains("one-sided Welch t-test"), "{}", v.reason);
