@@ -562,7 +562,13 @@ fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut Strin
             if k == 1 { "" } else { "s" }
         ),
     };
-    s.push_str(&format!("        → {what}{cut}\n"));
+    let written = t.bytes_written.map_or_else(String::new, |b| {
+        format!(
+            "; {} written to the device",
+            bytesize::ByteSize::b(b).display().iec()
+        )
+    });
+    s.push_str(&format!("        → {what}{cut}{written}\n"));
     if whole && policy != t.policy {
         s.push_str(&format!("        policy {}\n", t.policy));
     }

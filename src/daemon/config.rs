@@ -129,7 +129,21 @@ pub struct Config {
     /// (the daemon's `metrics` module): an existing directory, an absolute path; `None` (the default):
     /// no metrics.
     pub metrics_dir: Option<PathBuf>,
+    /// The most that retunes may write to a non-rotational device, MiB a day averaged over
+    /// [`super::write_budget::WINDOW_DAYS`] days (by its own `stat` counters), by device
+    /// class (`ssd`, `nvme`, `mmc`) or identity (an identity's entry wins). A retune that
+    /// would go over waits (`status`: `write budget`). A device whose class and identity are
+    /// not in the table has no budget. Default `{ mmc = 100 }`: an SD card or eMMC; a table
+    /// given replaces it (an empty one: no budget at all). Each value in (0,
+    /// [`MAX_WRITE_MIB_PER_DAY`]].
+    pub max_write_mib_per_day: std::collections::BTreeMap<String, f64>,
 }
+
+/// Largest `max_write_mib_per_day` entry, MiB a day: 1 TiB.
+pub const MAX_WRITE_MIB_PER_DAY: f64 = 1_048_576.0;
+
+/// The classes `max_write_mib_per_day` may name: the non-rotational ones of [`CLASSES`].
+pub const FLASH_CLASSES: [&str; 3] = ["ssd", "nvme", "mmc"];
 
 impl Default for Config {
     fn default() -> Self {
@@ -146,6 +160,7 @@ impl Default for Config {
             db: None,
             poll_s: 5,
             metrics_dir: None,
+            max_write_mib_per_day: [("mmc".to_string(), 100.0)].into(),
         }
     }
 }
@@ -336,6 +351,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Config> {
     }
     check_policies(&c, &f, &at)?;
     check_keep(&c, &f, &at)?;
+    check_write_budget(&c, &f, &at)?;
     if let Some(q) = &c.quiet_hours {
         let why = match quiet_window(q) {
             None => "expected HH:MM-HH:MM",
@@ -413,6 +429,40 @@ fn check_keep(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
             return Err(bad(format!(
                 "'{name}': [policy] names '{spec}' for this device: one policy rules a \
                  device, name it once"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `max_write_mib_per_day`'s keys (a flash class or an identity) and values (MiB a day).
+fn check_write_budget(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
+    for (key, mib) in &c.max_write_mib_per_day {
+        let bad = |msg: String| {
+            f.err_at(
+                at(&["max_write_mib_per_day", key]),
+                format!("max_write_mib_per_day.{key}"),
+                msg,
+            )
+        };
+        if key == "rotational" {
+            return Err(bad(
+                "'rotational': a spinning disk does not wear out by writes; give ssd, nvme, mmc \
+                 or an identity"
+                    .into(),
+            ));
+        }
+        if !FLASH_CLASSES.contains(&key.as_str()) && !is_identity(key) {
+            return Err(bad(format!(
+                "'{key}': give a device class ({}) or an identity as `sweetspot devices` shows \
+                 it ({IDENTITY_FORMS})",
+                FLASH_CLASSES.join(", ")
+            )));
+        }
+        if !(mib.is_finite() && *mib > 0.0 && *mib <= MAX_WRITE_MIB_PER_DAY) {
+            return Err(bad(format!(
+                "{mib}: give MiB a day in (0, {MAX_WRITE_MIB_PER_DAY}] (omit the entry for no \
+                 budget)"
             )));
         }
     }

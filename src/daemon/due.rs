@@ -23,7 +23,8 @@ pub struct Wait {
     /// [`super::retune::journaled`]), `busy`, `failed`, `no filesystem`, `restored`
     /// (`sweetspot restore` put it back: left alone until the daemon restarts or reloads),
     /// `kept` (its sweet spot's policy is one a retune cannot run: [`super::retune::policy_of`]),
-    /// or `due` (it starts at this poll).
+    /// `write budget` (a retune would take a flash device's writes over its budget:
+    /// [`super::write_budget`]), or `due` (it starts at this poll).
     pub kind: &'static str,
     /// In words: the criterion over its threshold, the window, the due time, the holder; for
     /// `due` (and a started retune) why it is due. The reason a retune is due is not repeated

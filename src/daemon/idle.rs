@@ -98,11 +98,8 @@ fn ticks_per_s() -> f64 {
 /// Sectors read (field 3) + written (field 7) of a `/sys/block/<dev>/stat` line
 /// (Documentation/block/stat.rst).
 pub fn disk_sectors(stat: &str) -> u64 {
-    let f: Vec<u64> = stat
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    f.get(2).copied().unwrap_or(0) + f.get(6).copied().unwrap_or(0)
+    let (read, written) = crate::device::stat::sectors(stat);
+    read + written
 }
 
 /// `(ppid, utime + stime + cutime + cstime)` of a `/proc/<pid>/stat` line (proc(5): fields 4

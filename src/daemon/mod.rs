@@ -47,6 +47,7 @@ pub mod status;
 pub mod trim;
 #[cfg(feature = "daemon")]
 pub mod uevent;
+pub mod write_budget;
 
 #[cfg(feature = "daemon")]
 mod run;

@@ -283,6 +283,17 @@ fn poll(
                 tracing::warn!("{}: retune due, not started: {}", dev.name, w.detail);
             }
         }
+        // A flash device whose retunes would write more than its budget waits.
+        if w.kind == "due"
+            && let Some((why, until)) = super::write_budget::over(store, cfg, dev, now)?
+        {
+            w.kind = "write budget";
+            w.detail = why;
+            w.due_at = until;
+            if changed(&w) {
+                tracing::info!("{}: retune due, deferred: {}", dev.name, w.detail);
+            }
+        }
         if w.kind == "due" {
             start_due(st, store, root, db, cfg, dev, spot.as_ref(), &mut w);
         }

@@ -111,6 +111,9 @@ pub struct DeviceStatus {
     pub last_tune_at_epoch_s: Option<i64>,
     /// The interrupted tune the last tune resumed, and the trials and runs of it reused.
     pub last_tune_resumed: Option<crate::tune::resume::Resumed>,
+    /// Bytes the last tune wrote to the device (its own `stat` counters,
+    /// [`crate::store::tunes::TuneRow::bytes_written`]); `None` when not counted.
+    pub last_tune_bytes_written: Option<u64>,
     /// The sweet spot's knob changes in words (`knob=value`), `keep the default`, or `none
     /// yet` (the text table's; in JSON: `sweet_spot_knobs`).
     #[serde(skip)]
@@ -134,8 +137,9 @@ pub struct DeviceStatus {
     pub retune_text: String,
     /// What the daemon waits for before it retunes this device (its latest poll): `tuning`,
     /// `not idle`, `quiet hours`, `interval`, `contested`, `busy`, `failed`, `no filesystem`,
-    /// `restored`, `kept` (its sweet spot's policy is one a retune cannot run); `None` when
-    /// the daemon is not running.
+    /// `restored`, `kept` (its sweet spot's policy is one a retune cannot run), `write budget`
+    /// (a flash device's retunes would write more than its budget); `None` when the daemon is
+    /// not running.
     pub waiting: Option<String>,
     /// The same in words (the criterion over its threshold, the window, the holder).
     pub waiting_detail: Option<String>,
@@ -270,6 +274,7 @@ struct LastTune {
     at: Option<String>,
     at_epoch_s: Option<i64>,
     resumed: Option<crate::tune::resume::Resumed>,
+    bytes_written: Option<u64>,
 }
 
 /// What the daemon waits for before it retunes a device (its state file's `waits` entry,
@@ -310,6 +315,7 @@ impl Seen<'_> {
                 last_tune_at: last.at,
                 last_tune_at_epoch_s: last.at_epoch_s,
                 last_tune_resumed: last.resumed,
+                last_tune_bytes_written: last.bytes_written,
                 sweet_spot: "none yet".to_string(),
                 sweet_spot_knobs: None,
                 waiting: waiting.kind,
@@ -335,6 +341,7 @@ impl Seen<'_> {
             last_tune_at: last.at,
             last_tune_at_epoch_s: last.at_epoch_s,
             last_tune_resumed: last.resumed,
+            last_tune_bytes_written: last.bytes_written,
             sweet_spot,
             sweet_spot_knobs,
             state,
@@ -377,8 +384,11 @@ impl Seen<'_> {
                     r.from_tune, r.trials, r.runs
                 )
             });
+            let written = t.bytes_written.map_or_else(String::new, |b| {
+                format!(", {} written", bytesize::ByteSize::b(b).display().iec())
+            });
             format!(
-                "#{} {} {}{resumed}",
+                "#{} {} {}{resumed}{written}",
                 t.id,
                 t.status,
                 rfc3339(t.finished_at.unwrap_or(t.started_at))
@@ -391,6 +401,7 @@ impl Seen<'_> {
             at: at_epoch_s.map(rfc3339),
             at_epoch_s,
             resumed,
+            bytes_written: last.as_ref().and_then(|t| t.bytes_written),
         })
     }
 
@@ -511,6 +522,13 @@ impl Seen<'_> {
         ) {
             (true, _, _) => Retune::Tuning,
             _ if waiting.kind.as_deref() == Some("kept") => Retune::Kept,
+            _ if waiting.kind.as_deref() == Some("write budget") => {
+                let at = waiting.wait.as_ref().and_then(|v| v["due_at"].as_i64());
+                Retune::WriteBudget {
+                    at: at.map(rfc3339),
+                    at_epoch_s: at,
+                }
+            }
             (false, Ok(_), Some(at)) => Retune::Backoff { at, at_epoch_s: at },
             (false, Ok(_), None) if spot.kernel != self.kernel => Retune::KernelChanged {
                 tuned_on: spot.kernel.clone(),

@@ -3,9 +3,11 @@
 //!
 //! - [`identity`]: the stable identity (wwid, model+serial, by-path, loop backing file).
 //! - [`mountinfo`]: which filesystems are mounted on a disk or its partitions.
+//! - [`stat`]: a disk's own I/O counters (bytes a tune wrote to it).
 
 pub mod identity;
 pub mod mountinfo;
+pub mod stat;
 
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};

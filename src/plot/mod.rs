@@ -124,6 +124,7 @@ mod tests {
                 finished_at: Some(1),
                 status: crate::types::TuneStatus::Done,
                 lock_file: None,
+                bytes_written: None,
             },
             measure: Measure::Ratio(vec![Load::IoLoad]),
             measure_known: true,

@@ -155,6 +155,11 @@ CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
         // reference-job trial (all before this migration): history, resume and plots read
         // those only.
         M::up("ALTER TABLE trials ADD COLUMN judge TEXT;"),
+        // Bytes the tune wrote to its device, by the device's own `stat` counters read when
+        // it started and when it ended (`device::stat::WriteMeter`): what a tune costs a
+        // flash device, and the daemon's write budget. NULL for a simulated device, a tune
+        // still running, and tunes from before this migration.
+        M::up("ALTER TABLE tunes ADD COLUMN bytes_written INTEGER;"),
     ]
 }
 

@@ -4,7 +4,7 @@
 use super::{Store, now};
 use crate::Result;
 use crate::types::{Setting, TargetInfo, TuneStatus};
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use std::path::{Path, PathBuf};
 
 /// A `tunes` row.
@@ -38,6 +38,19 @@ pub struct TuneRow {
     /// sweetspot, or inserted without one ([`Store::insert_tune`]). Not in `history --json`.
     #[serde(skip)]
     pub lock_file: Option<PathBuf>,
+    /// Bytes the tune wrote to its device (its `stat` counters at the start and the end,
+    /// [`crate::device::stat::WriteMeter`]); `None` for a simulated device, a tune still
+    /// running, or one whose counters could not be read.
+    pub bytes_written: Option<u64>,
+}
+
+/// What one tune wrote to its device ([`Store::tune_writes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TuneWrite {
+    /// When it started, Unix s.
+    pub started_at: i64,
+    /// Bytes it wrote (0 when not counted).
+    pub bytes: u64,
 }
 
 /// A stored sweet spot.
@@ -165,11 +178,12 @@ fn tune_row(r: &rusqlite::Row) -> rusqlite::Result<TuneRow> {
             rusqlite::Error::FromSqlConversionFailure(9, rusqlite::types::Type::Text, Box::new(e))
         })?,
         lock_file: r.get::<_, Option<String>>(10)?.map(PathBuf::from),
+        bytes_written: r.get::<_, Option<i64>>(11)?.map(|b| b.max(0) as u64),
     })
 }
 
 const TUNE_COLS: &str = "id, identity, kernel, device, target, policy, pid, started_at, \
-                         finished_at, status, lock_file";
+                         finished_at, status, lock_file, bytes_written";
 
 impl Store {
     /// Inserts a running tune of this process, with no lock file: it is judged alive by the
@@ -235,6 +249,44 @@ impl Store {
         Ok(())
     }
 
+    /// Records the bytes tune `id` wrote to its device ([`TuneRow::bytes_written`]).
+    pub fn set_tune_bytes_written(&self, id: i64, bytes: u64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE tunes SET bytes_written = ?2 WHERE id = ?1",
+            params![id, i64::try_from(bytes).unwrap_or(i64::MAX)],
+        )?;
+        Ok(())
+    }
+
+    /// The tunes of `identity` that started at or after `since` (Unix s) with the bytes
+    /// they wrote to its device (a tune with no figure counts 0), oldest first, and the
+    /// figure of its newest tune that has one: the daemon's write budget
+    /// (`daemon::write_budget`).
+    pub fn tune_writes(&self, identity: &str, since: i64) -> Result<(Vec<TuneWrite>, Option<u64>)> {
+        let mut st = self.conn().prepare(
+            "SELECT started_at, COALESCE(bytes_written, 0) FROM tunes
+              WHERE identity = ?1 AND started_at >= ?2 ORDER BY started_at, id",
+        )?;
+        let writes = st
+            .query_map(params![identity, since], |r| {
+                Ok(TuneWrite {
+                    started_at: r.get(0)?,
+                    bytes: r.get::<_, i64>(1)?.max(0) as u64,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let last: Option<i64> = self
+            .conn()
+            .query_row(
+                "SELECT bytes_written FROM tunes WHERE identity = ?1 AND bytes_written IS NOT NULL
+                  ORDER BY started_at DESC, id DESC LIMIT 1",
+                params![identity],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok((writes, last.map(|b| b.max(0) as u64)))
+    }
+
     /// Records the optimiser's seed and trial budget of tune `id` (what
     /// [`Store::resumable_tune`] needs to resume it). The seed's 64 bits are stored as
     /// SQLite's signed integer.
@@ -264,8 +316,8 @@ impl Store {
             .query_map(params![identity, kernel, policy], |r| {
                 Ok((
                     tune_row(r)?,
-                    r.get::<_, Option<i64>>(11)?,
-                    r.get::<_, Option<u32>>(12)?,
+                    r.get::<_, Option<i64>>(12)?,
+                    r.get::<_, Option<u32>>(13)?,
                 ))
             })?
             .next()

@@ -115,6 +115,11 @@ pub struct Report {
     /// `--scratch` device before it (`None` in a report not built by a run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
+    /// Bytes the tune wrote to its device, from the device's own `stat` counters before and
+    /// after ([`crate::device::stat::WriteMeter`]); `None` for a simulated device or one
+    /// whose counters could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_written: Option<u64>,
     /// Distinct settings measured (DESIGN.md's JSON contract: "settings measured").
     pub evaluations: usize,
     /// Trials measured, repeats included (a setting's trial: one run of each of its loads).
@@ -336,6 +341,7 @@ pub fn build_with(
         alpha: policy.alpha,
         min_effect: policy.min_effect,
         elapsed_s: None,
+        bytes_written: None,
         evaluations: distinct.len(),
         trials: out.trials.len(),
         runs: out.runs,

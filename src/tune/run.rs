@@ -11,6 +11,7 @@
 //!    ([`Ended::Stopped`]: what the store has of the stopped tune).
 
 use crate::bench::{Run, TargetInfo, Testbed};
+use crate::device::stat::WriteMeter;
 use crate::knob::Setting;
 use crate::lock::DeviceLock;
 use crate::store::Store;
@@ -158,6 +159,13 @@ fn run(
         tracing::info!("{n}");
     }
     let (tune_id, seed) = open_tune(store, testbed, req, &target, &space)?;
+    let opened = Opened {
+        id: tune_id,
+        meter: testbed
+            .device_name()
+            .zip(testbed.root())
+            .and_then(|(dev, root)| WriteMeter::start(&root, &dev)),
+    };
     let mut rec = StoreRecorder {
         store,
         target: target.clone(),
@@ -193,13 +201,13 @@ fn run(
         Err(e) => {
             let best = incumbent.get();
             return ended_early(
-                store, testbed, tune_id, e, read_back, req, &space, best, resumed,
+                store, testbed, &opened, e, read_back, req, &space, best, resumed,
             );
         }
     };
     if let Some(e) = failed_at_default(&out, &space, req.policy) {
         let r = testbed.restore();
-        store.finish_tune(tune_id, crate::types::TuneStatus::Failed)?;
+        opened.finish(store, crate::types::TuneStatus::Failed)?;
         r?;
         return Err(e);
     }
@@ -232,11 +240,38 @@ fn run(
     }
     if let Err(e) = fin {
         let _ = testbed.restore();
-        store.finish_tune(tune_id, crate::types::TuneStatus::Failed)?;
+        opened.finish(store, crate::types::TuneStatus::Failed)?;
         return Err(e);
     }
+    rep.bytes_written = opened.record_bytes(store)?;
     store_sweet_spot(store, &target, &req.policy.name, tune_id, &rep, significant)?;
     Ok(Ended::Done(Box::new(rep)))
+}
+
+/// A tune's row and what it writes to its device, counted from when the row was opened.
+struct Opened {
+    /// The `tunes` row.
+    id: i64,
+    /// The device's write counter (`None`: a simulated device, or counters that do not read).
+    meter: Option<WriteMeter>,
+}
+
+impl Opened {
+    /// Stores the bytes written to the device so far ([`crate::store::tunes::TuneRow::bytes_written`])
+    /// and returns them.
+    fn record_bytes(&self, store: &Store) -> Result<Option<u64>> {
+        let bytes = self.meter.as_ref().and_then(WriteMeter::bytes);
+        if let Some(b) = bytes {
+            store.set_tune_bytes_written(self.id, b)?;
+        }
+        Ok(bytes)
+    }
+
+    /// Ends the row with `status`, with the bytes written.
+    fn finish(&self, store: &Store, status: crate::types::TuneStatus) -> Result<()> {
+        self.record_bytes(store)?;
+        store.finish_tune(self.id, status)
+    }
 }
 
 /// Stores the tune's sweet spot (its report as the evidence) and marks the tune done.
@@ -315,7 +350,7 @@ fn warn_dropped(
 fn ended_early(
     store: &Store,
     testbed: &mut dyn Testbed,
-    tune_id: i64,
+    tune: &Opened,
     e: Error,
     read_back: bool,
     req: &Request,
@@ -329,8 +364,9 @@ fn ended_early(
         crate::types::TuneStatus::Failed
     };
     let r = testbed.restore();
-    store.finish_tune(tune_id, status)?;
+    tune.finish(store, status)?;
     r?;
+    let tune_id = tune.id;
     if !read_back || !matches!(e, Error::Interrupted) {
         return Err(e);
     }

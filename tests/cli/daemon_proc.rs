@@ -1218,3 +1218,66 @@ fn status_without_config_shows_the_running_daemons_interval_and_names_its_config
         "{out}"
     );
 }
+
+/// A flash device's write budget: the fake sda made non-rotational (class `ssd`) with a
+/// budget of 3 MiB a day (90 MiB in 30 days), whose last tune wrote 64 MiB today. A retune is
+/// due (another kernel), but it would take the window's writes to 128 MiB: it waits, `status`
+/// says why and until when (the day that tune ages out of the window), and no tune starts.
+#[test]
+fn a_retune_over_a_flash_devices_write_budget_waits_and_status_says_until_when() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let (sys, proc_, cfg) = retune_tree(dir.path(), &mnt, 1, "quick");
+    put(&sys.join("block/sda/queue/rotational"), "0");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("[max_write_mib_per_day]\nssd = 3\n");
+    std::fs::write(&cfg, text).unwrap();
+    let db = dir.path().join("d.db");
+    let id = "wwid:naa.5000c500a1b2c3d4";
+    common::store_sweet_spot(
+        &db,
+        id,
+        "sda",
+        "6.18.0",
+        &[("fifo_batch", "8")],
+        &[("fifo_batch", "16")],
+        1.5,
+    );
+    let (tune, started) = {
+        let store = sweetspot::store::Store::open(&db).unwrap();
+        let t = store.tunes(None).unwrap()[0].clone();
+        store.set_tune_bytes_written(t.id, 64 << 20).unwrap();
+        (t.id, t.started_at)
+    };
+    let log = dir.path().join("daemon.log");
+    let mut child = spawn_daemon(&db, &sys, &proc_, &cfg, &log);
+    let sda = || {
+        let v = status_json(&sys, &cfg, Some(&db), None);
+        v["devices"][0].clone()
+    };
+    wait_for("the write-budget wait", || {
+        sda()["waiting"] == "write budget"
+    });
+    let d = sda();
+    let detail = d["waiting_detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(
+            "retunes wrote 64.0 MiB to it in the last 30 days and one writes about 64.0 MiB: \
+             over its budget of 90.0 MiB (3 MiB a day)"
+        ),
+        "{d}"
+    );
+    assert_eq!(d["last_tune_id"], tune, "{d}");
+    assert_eq!(d["last_tune_bytes_written"], 64 << 20, "{d}");
+    // Due again when the 64 MiB tune leaves the 30-day window.
+    assert_eq!(d["retune"]["kind"], "write_budget", "{d}");
+    assert_eq!(d["retune"]["at_epoch_s"], started + 30 * 86_400, "{d}");
+    assert_eq!(stop(&mut child), Some(0));
+    let store = sweetspot::store::Store::open(&db).unwrap();
+    assert_eq!(store.tunes(None).unwrap().len(), 1, "no retune started");
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("retune due, deferred: retunes wrote 64.0 MiB"),
+        "{log}"
+    );
+}

@@ -68,7 +68,28 @@ fn small_real_tune_stores_a_sweet_spot_and_restores_the_device() {
     let spots = store.sweet_spots(None).unwrap();
     assert_eq!(spots.len(), 1);
     assert_eq!(spots[0].policy, "quick");
-    assert_eq!(store.tunes(None).unwrap()[0].status, "done");
+    let row = &store.tunes(None).unwrap()[0];
+    assert_eq!(row.status, "done");
+    // What it wrote to the loop device, by the device's own counters: io_load's writes at
+    // least, in whole 512-byte sectors, the report's figure the stored one.
+    let written = v["bytes_written"]
+        .as_u64()
+        .expect("bytes_written in the report");
+    assert!(written > 0 && written.is_multiple_of(512), "{v}");
+    assert_eq!(row.bytes_written, Some(written));
+    let history = common::ok_stdout(
+        assert_cmd::Command::cargo_bin("sweetspot")
+            .unwrap()
+            .arg("--db")
+            .arg(&db)
+            .arg("history")
+            .output()
+            .unwrap(),
+    );
+    let history = String::from_utf8(history).unwrap();
+    // Its lines wrap at the terminal's width.
+    let words = history.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("B written to the device"), "{history}");
     // Nothing of this tune is left open in the journal.
     let open: i64 = store
         .conn()

@@ -186,6 +186,15 @@ pub enum Retune {
         /// When, Unix s.
         at_epoch_s: i64,
     },
+    /// Deferred: a retune would take a flash device's writes over its budget
+    /// ([`crate::daemon::write_budget`]); due at `at` (RFC 3339) when enough of them have aged
+    /// out, `None` when one retune alone writes more than the whole budget.
+    WriteBudget {
+        /// When, RFC 3339.
+        at: Option<String>,
+        /// When, Unix s.
+        at_epoch_s: Option<i64>,
+    },
 }
 
 impl Retune {
@@ -215,6 +224,13 @@ impl Retune {
                 "due {} (the last retune failed; every {every})",
                 Stamp::new(*at).rfc3339
             ),
+            Retune::WriteBudget { at: Some(at), .. } => {
+                format!("due {at} (over its write budget until then; every {every})")
+            }
+            Retune::WriteBudget { at: None, .. } => {
+                "deferred: one retune writes more than its whole write budget (see waiting)"
+                    .to_string()
+            }
         };
         if present {
             when

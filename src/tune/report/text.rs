@@ -294,6 +294,12 @@ fn cost_lines(r: &Report) -> String {
     if let Some(x) = &r.resumed {
         took.push_str(&format!(" (resumed tune #{})", x.from_tune));
     }
+    if let Some(b) = r.bytes_written {
+        took.push_str(&format!(
+            ", {} written to the device",
+            bytesize::ByteSize::b(b).display().iec()
+        ));
+    }
     let host = r.target.identity.starts_with("host:");
     let undo = match (r.applied, &r.undo) {
         (true, Some(u)) => format!("`{u}` puts it back (the sweet spot stays applied)"),
