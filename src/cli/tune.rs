@@ -18,7 +18,7 @@ use crate::report::output::Table;
 use crate::trust::Origin;
 use crate::tune::policy::{self, Objective, Policy};
 use crate::tune::report;
-use crate::tune::resume::Resume;
+use crate::tune::resume::{Found, Resume};
 use crate::tune::run::{self, Ended, Request};
 use crate::tune::stopped::Stopped;
 use std::path::Path;
@@ -156,23 +156,23 @@ fn find_resume(
 ) -> Result<Option<Resume>> {
     let t = testbed.target();
     let r = Resume::find_or_why(store, &t, policy, budget, &testbed.sizes())?;
-    check_resume_seed(seed, r.as_ref().ok())?;
+    check_resume_seed(seed, r.as_resume())?;
     if !ctx.quiet {
         crate::signals::eprint_line(&match &r {
-            Ok(r) => format!(
+            Found::Resume(r) => format!(
                 "resuming tune #{} of {} (seed {}): its {} finished trials are reused",
                 r.from_tune,
                 t.label,
                 r.seed,
                 r.trials()
             ),
-            Err(why) => format!(
+            Found::Fresh(why) => format!(
                 "nothing to resume for {} (policy {policy}, budget {budget}, kernel {}): {why}",
                 t.label, t.kernel
             ),
         });
     }
-    Ok(r.ok())
+    Ok(r.resume())
 }
 
 /// The benchmark `--job --metric ...` names, if any. Errors: bad input naming the flag.
@@ -334,7 +334,8 @@ fn simulation(
                 Some(given) if given != s => {
                     let budget = args.budget.unwrap_or(pol.budget);
                     let sizes = reseeded.sizes();
-                    if Resume::find_or_why(store, &t, &pol.name, budget, &sizes)?.is_ok() {
+                    let found = Resume::find_or_why(store, &t, &pol.name, budget, &sizes)?;
+                    if found.as_resume().is_some() {
                         same_seed(given, row.id, s)?;
                     }
                 }
@@ -507,7 +508,7 @@ fn resume_command(
 ) -> Result<Option<String>> {
     let t = testbed.target();
     let found = Resume::find_or_why(store, &t, &s.policy, s.budget, &testbed.sizes())?;
-    if !found.is_ok_and(|r| r.from_tune == s.tune_id) {
+    if found.as_resume().is_none_or(|r| r.from_tune != s.tune_id) {
         return Ok(None);
     }
     let mut words: Vec<String> = std::env::args_os()

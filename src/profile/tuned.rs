@@ -41,8 +41,8 @@ pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
     let mut refused = Vec::new();
     for (i, d) in profile.devices.iter().enumerate() {
         match entry(root, &present, i, d)? {
-            Ok(text) => out.push_str(&text),
-            Err(why) => refused.push(why),
+            Entry::Sections(text) => out.push_str(&text),
+            Entry::Unmatched(why) => refused.push(why),
         }
     }
     if !refused.is_empty() {
@@ -94,21 +94,23 @@ fn main_section(profile: &Profile) -> Result<String> {
     ))
 }
 
-/// Device entry `i`, `d`: its provenance, then its `[disk_…]` and `[sysfs_…]` instances, or
-/// `Err(why)` when TuneD cannot match it by identity (the entry, its knobs and why); the
-/// outer error (exit 2) is a field the file cannot carry.
-fn entry(
-    root: &SysRoot,
-    present: &[device::Device],
-    i: usize,
-    d: &DeviceEntry,
-) -> Result<std::result::Result<String, String>> {
+/// A device entry as TuneD's file carries it ([`entry`]).
+enum Entry {
+    /// Its provenance, then its `[disk_…]` and `[sysfs_…]` instances.
+    Sections(String),
+    /// Why TuneD cannot match it by identity: the entry, its knobs and why.
+    Unmatched(String),
+}
+
+/// Device entry `i`, `d` as TuneD's file carries it; the error (exit 2) is a field the file
+/// cannot carry.
+fn entry(root: &SysRoot, present: &[device::Device], i: usize, d: &DeviceEntry) -> Result<Entry> {
     let of = escape::of_entry(d);
     let mut out = String::from("\n");
     out.push_str(&esc::comment("the entry's provenance", &of, &describe(d))?);
     if d.knobs.is_empty() {
         out.push_str("# keep the default: no significant improvement, nothing set\n");
-        return Ok(Ok(out));
+        return Ok(Entry::Sections(out));
     }
     let inst = format!(
         "{}{}",
@@ -134,14 +136,19 @@ fn entry(
     };
     let (regex, note) = match udev_regex(&d.matches) {
         Ok(r) => r,
-        Err(why) => return Ok(Err(who(&knobs.iter().collect::<Vec<_>>(), why))),
+        Err(why) => {
+            return Ok(Entry::Unmatched(who(
+                &knobs.iter().collect::<Vec<_>>(),
+                why,
+            )));
+        }
     };
     let bases = if sysfs.is_empty() {
         None
     } else {
         match sysfs_bases(root, present, d) {
             Ok(b) => Some(b),
-            Err(why) => return Ok(Err(who(&sysfs, why))),
+            Err(why) => return Ok(Entry::Unmatched(who(&sysfs, why))),
         }
     };
     if let Some(n) = note {
@@ -178,7 +185,7 @@ fn entry(
             }
         }
     }
-    Ok(Ok(out))
+    Ok(Entry::Sections(out))
 }
 
 /// The host-wide knobs' `[sysctl]` (those `root`'s `/proc/sys` has), after the host's

@@ -72,7 +72,7 @@ impl Resume {
         budget: u32,
         sizes: &serde_json::Value,
     ) -> Result<Option<Resume>> {
-        Ok(Resume::find_or_why(store, target, policy, budget, sizes)?.ok())
+        Ok(Resume::find_or_why(store, target, policy, budget, sizes)?.resume())
     }
 
     /// As [`Resume::find`]; when there is nothing to resume, why, for `tune --resume` to say:
@@ -87,11 +87,11 @@ impl Resume {
         policy: &str,
         budget: u32,
         sizes: &serde_json::Value,
-    ) -> Result<std::result::Result<Resume, String>> {
+    ) -> Result<Found> {
         let Some((tune, seed, b)) =
             store.resumable_tune(&target.identity, &target.kernel, policy)?
         else {
-            return Ok(Err(why_not_newest(store, target, policy)?));
+            return Ok(Found::Fresh(why_not_newest(store, target, policy)?));
         };
         // Only the last trial can be unfinished (the tune stopped there).
         let finished: Vec<_> = store
@@ -102,19 +102,19 @@ impl Resume {
         let other_sizes = finished.iter().find(|t| &t.sizes != sizes);
         let this = stopped(tune.id, tune.status, finished.len());
         if finished.is_empty() {
-            return Ok(Err(format!(
+            return Ok(Found::Fresh(format!(
                 "tune #{} ({}) stopped before its first trial finished: a fresh tune",
                 tune.id, tune.status
             )));
         }
         if b != budget {
-            return Ok(Err(format!(
+            return Ok(Found::Fresh(format!(
                 "{this} was made with budget {b}, not {budget}: a fresh tune; give --budget {b} \
                  to resume it"
             )));
         }
         if let Some(old) = other_sizes {
-            return Ok(Err(format!(
+            return Ok(Found::Fresh(format!(
                 "{this} was measured with other job or load sizes ({}): a fresh tune",
                 differences(&old.sizes, sizes)
             )));
@@ -129,7 +129,7 @@ impl Resume {
                 runs,
             });
         }
-        Ok(Ok(Resume {
+        Ok(Found::Resume(Resume {
             from_tune: tune.id,
             seed,
             budget,
@@ -140,6 +140,33 @@ impl Resume {
     /// Finished trials it holds.
     pub fn trials(&self) -> usize {
         self.trials.len()
+    }
+}
+
+/// What [`Resume::find_or_why`] finds.
+#[derive(Debug)]
+pub enum Found {
+    /// The stopped tune to resume.
+    Resume(Resume),
+    /// Why none is resumed (a fresh tune), for `tune --resume` to say.
+    Fresh(String),
+}
+
+impl Found {
+    /// The tune to resume, if any.
+    pub fn resume(self) -> Option<Resume> {
+        match self {
+            Found::Resume(r) => Some(r),
+            Found::Fresh(_) => None,
+        }
+    }
+
+    /// The tune to resume, if any, borrowed.
+    pub fn as_resume(&self) -> Option<&Resume> {
+        match self {
+            Found::Resume(r) => Some(r),
+            Found::Fresh(_) => None,
+        }
     }
 }
 
@@ -190,8 +217,9 @@ fn why_not_newest(store: &Store, target: &TargetInfo, policy: &str) -> Result<St
                  after it): a fresh tune; only the newest one is resumed",
                 target.label, newer.id, newer.status
             ),
-            // The newest, stopped, without a seed or budget: stored by an older sweetspot.
-            _ => format!("{this} has no seed or budget stored (an older sweetspot): a fresh tune"),
+            // The newest, stopped, without a seed or budget (stopped before its plan was
+            // stored).
+            _ => format!("{this} has no seed or budget stored: a fresh tune"),
         }
     })
 }
@@ -571,10 +599,17 @@ mod tests {
             store.finish_tune(id, status.parse().unwrap()).unwrap();
             id
         };
-        let why = |policy: &str, budget: u32| {
-            Resume::find_or_why(&store, &on("6.18"), policy, budget, &sizes)
-                .unwrap()
-                .unwrap_err()
+        let why = |policy: &str, budget: u32| match Resume::find_or_why(
+            &store,
+            &on("6.18"),
+            policy,
+            budget,
+            &sizes,
+        )
+        .unwrap()
+        {
+            Found::Fresh(why) => why,
+            Found::Resume(r) => panic!("tune #{} would be resumed", r.from_tune),
         };
         assert_eq!(why("quick", 12), "no interrupted tune; a fresh tune");
         tune("6.18", "quick", 12, 0, &sizes, "interrupted");
