@@ -129,12 +129,13 @@ pub struct Config {
     /// (the daemon's `metrics` module): an existing directory, an absolute path; `None` (the default):
     /// no metrics.
     pub metrics_dir: Option<PathBuf>,
-    /// The most that retunes may write to a non-rotational device, MiB a day averaged over
-    /// [`super::write_budget::WINDOW_DAYS`] days (by its own `stat` counters), by device
-    /// class (`ssd`, `nvme`, `mmc`) or identity (an identity's entry wins). A retune that
-    /// would go over waits (`status`: `write budget`). A device whose class and identity are
-    /// not in the table has no budget. Default `{ mmc = 100 }`: an SD card or eMMC; a table
-    /// given replaces it (an empty one: no budget at all). Each value in (0,
+    /// The most that tunes may write to a non-rotational device (by its own `stat`
+    /// counters), MiB a day on average with at most [`super::write_budget::SAVED_DAYS`] days'
+    /// worth saved up, by device class (`ssd`, `nvme`, `mmc`) or identity (an identity's entry
+    /// wins): a retune waits until the budget holds what it writes (`status`: `write
+    /// budget`; [`super::write_budget`]). A device whose class and identity are not in the
+    /// table has no budget. Default `{ mmc = 100 }`: an SD card or eMMC; a table given
+    /// replaces it (an empty one: no budget at all). Each value in (0,
     /// [`MAX_WRITE_MIB_PER_DAY`]].
     pub max_write_mib_per_day: std::collections::BTreeMap<String, f64>,
 }

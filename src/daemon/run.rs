@@ -289,7 +289,7 @@ fn poll(
         {
             w.kind = "write budget";
             w.detail = why;
-            w.due_at = until;
+            w.due_at = Some(until);
             if changed(&w) {
                 tracing::info!("{}: retune due, deferred: {}", dev.name, w.detail);
             }

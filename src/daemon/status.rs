@@ -306,7 +306,7 @@ impl Seen<'_> {
                 retune: if tuning {
                     Retune::Tuning
                 } else {
-                    Retune::NeverTuned
+                    write_budget_wait(&waiting).unwrap_or(Retune::NeverTuned)
                 },
                 device: dev,
                 last_tune: last.text,
@@ -522,13 +522,7 @@ impl Seen<'_> {
         ) {
             (true, _, _) => Retune::Tuning,
             _ if waiting.kind.as_deref() == Some("kept") => Retune::Kept,
-            _ if waiting.kind.as_deref() == Some("write budget") => {
-                let at = waiting.wait.as_ref().and_then(|v| v["due_at"].as_i64());
-                Retune::WriteBudget {
-                    at: at.map(rfc3339),
-                    at_epoch_s: at,
-                }
-            }
+            _ if let Some(r) = write_budget_wait(waiting) => r,
             (false, Ok(_), Some(at)) => Retune::Backoff { at, at_epoch_s: at },
             (false, Ok(_), None) if spot.kernel != self.kernel => Retune::KernelChanged {
                 tuned_on: spot.kernel.clone(),
@@ -541,6 +535,17 @@ impl Seen<'_> {
             (false, Err(at), _) => Retune::Scheduled { at, at_epoch_s: at },
         }
     }
+}
+
+/// [`Retune::WriteBudget`] when the daemon waits for the device's write budget, with the date
+/// its wait names.
+fn write_budget_wait(waiting: &Waiting) -> Option<Retune> {
+    let at = waiting
+        .wait
+        .as_ref()
+        .filter(|v| v["kind"] == "write budget")?["due_at"]
+        .as_i64()?;
+    Some(Retune::WriteBudget { at, at_epoch_s: at })
 }
 
 /// A knob the daemon manages: `(device, knob, expected)`.

@@ -1,9 +1,13 @@
-//! The write budget of a flash device: what retunes may write to it, MiB a day averaged over
-//! [`WINDOW_DAYS`] days, by its own `stat` counters (`[max_write_mib_per_day]` in the
-//! config). io_load writes hundreds of MiB a run, so a retune of an SD card writes gigabytes;
-//! a retune that would take the device's writes over its budget waits until enough of the
-//! window's writes age out (`status`: `write budget`). What the next retune will write is
-//! taken to be what the device's last counted tune wrote.
+//! The write budget of a flash device: what tunes may write to it, by its own `stat`
+//! counters (`[max_write_mib_per_day]` in the config). io_load writes hundreds of MiB a run,
+//! so a retune of an SD card writes gigabytes. The budget is a token bucket (the leaky bucket
+//! of network traffic shaping, e.g. RFC 2697's committed burst): it fills at the budget's
+//! MiB a day up to [`SAVED_DAYS`] days' worth, each tune of the device (retunes, and tunes
+//! run by hand, which wear it as much) takes what it wrote, and a retune starts only when the
+//! bucket holds what the next one will write (taken to be what the device's last counted tune
+//! wrote; a retune larger than the whole bucket waits for a full one). Over time the tunes
+//! write at most the budget a day on average, and a retune waits until then (`status`:
+//! `write budget`, with the date).
 
 use super::config::Config;
 use super::retune::class;
@@ -12,9 +16,9 @@ use crate::device::Device;
 use crate::store::Store;
 use crate::store::tunes::TuneWrite;
 
-/// The window the budget is averaged over, days: a retune of a card measured at 3 GiB fits
-/// a budget of 100 MiB a day once a month.
-pub const WINDOW_DAYS: i64 = 30;
+/// The most the bucket saves up, in days of budget: a card retuned monthly may write a
+/// month's budget in one retune.
+pub const SAVED_DAYS: f64 = 30.0;
 
 /// Bytes in a MiB.
 const MIB: f64 = 1_048_576.0;
@@ -31,53 +35,49 @@ pub fn mib_per_day(cfg: &Config, dev: &Device) -> Option<f64> {
         .copied()
 }
 
-/// Why a retune of `dev` at `now` (Unix s) would go over its budget, and when it will not
-/// (Unix s; `None` when a retune alone writes more than the whole window's budget); `None`
-/// when it fits or `dev` has no budget.
-pub fn over(
-    store: &Store,
-    cfg: &Config,
-    dev: &Device,
-    now: i64,
-) -> Result<Option<(String, Option<i64>)>> {
+/// Why a retune of `dev` at `now` (Unix s) must wait for its budget, and until when (Unix
+/// s); `None` when the budget holds it or `dev` has none.
+pub fn over(store: &Store, cfg: &Config, dev: &Device, now: i64) -> Result<Option<(String, i64)>> {
     let Some(mib) = mib_per_day(cfg, dev) else {
         return Ok(None);
     };
-    let window_s = WINDOW_DAYS * 86_400;
-    let (writes, next) = store.tune_writes(&dev.identity, now - window_s)?;
-    Ok(judge(&writes, next, mib, window_s))
+    let (writes, next) = store.tune_writes(&dev.identity, 0)?;
+    Ok(judge(&writes, next, mib, now))
 }
 
-/// [`over`] from the window's tunes `writes` (oldest first), the next retune's expected
-/// bytes `next` and the budget `mib` MiB a day over `window_s` seconds.
-fn judge(
-    writes: &[TuneWrite],
-    next: Option<u64>,
-    mib: f64,
-    window_s: i64,
-) -> Option<(String, Option<i64>)> {
-    let cap = mib * MIB * (window_s as f64 / 86_400.0);
-    let next = next.unwrap_or(0) as f64;
-    let mut used: f64 = writes.iter().map(|w| w.bytes as f64).sum();
-    if used + next <= cap {
+/// [`over`] from the device's tunes `writes` (oldest first), the next retune's expected
+/// bytes `next` and the budget `mib` MiB a day.
+fn judge(writes: &[TuneWrite], next: Option<u64>, mib: f64, now: i64) -> Option<(String, i64)> {
+    let per_day = mib * MIB;
+    let cap = per_day * SAVED_DAYS;
+    // What the bucket gains in `s` seconds, bytes.
+    let fill = |s: i64| per_day * (s.max(0) as f64 / 86_400.0);
+    // The bucket starts full at the first tune, fills up to `cap`, and each tune takes what
+    // it wrote (it may go below zero: a tune larger than the bucket).
+    let (mut level, mut at) = (cap, writes.first().map_or(now, |w| w.started_at));
+    for w in writes {
+        level = (level + fill(w.started_at - at)).min(cap) - w.bytes as f64;
+        at = w.started_at;
+    }
+    let level_now = (level + fill(now - at)).min(cap);
+    let need = (next.unwrap_or(0) as f64).min(cap);
+    if need <= level_now {
         return None;
     }
-    let shown = |b: f64| bytesize::ByteSize::b(b as u64).display().iec().to_string();
-    let mut why = format!(
-        "retunes wrote {} to it in the last {WINDOW_DAYS} days and one writes about {}: over its \
-         budget of {} ({mib} MiB a day)",
-        shown(used),
-        shown(next),
+    let until = at + ((need - level) * 86_400.0 / per_day).ceil() as i64;
+    let shown = |b: f64| {
+        bytesize::ByteSize::b(b.max(0.0) as u64)
+            .display()
+            .iec()
+            .to_string()
+    };
+    let why = format!(
+        "its tunes left {} of its write budget ({mib} MiB a day, at most {} saved up) and a \
+         retune writes about {}",
+        shown(level_now),
         shown(cap),
+        shown(next.unwrap_or(0) as f64),
     );
-    // The first time enough of the window's writes have aged out.
-    let until = writes.iter().find_map(|w| {
-        used -= w.bytes as f64;
-        (used + next <= cap).then_some(w.started_at + window_s)
-    });
-    if until.is_none() {
-        why.push_str("; one retune alone writes more than the whole budget");
-    }
     Some((why, until))
 }
 
@@ -95,33 +95,36 @@ mod tests {
     }
 
     #[test]
-    fn a_retune_waits_until_enough_of_the_windows_writes_age_out() {
-        // 100 MiB a day over 30 days: 3000 MiB. Two tunes of 1200 MiB in the window and
-        // one more expected: 3600 MiB, over; once the first (day 2) ages out, 2400 fits.
-        let writes = [w(2 * DAY, 1200), w(20 * DAY, 1200)];
-        let (why, until) = judge(&writes, Some(1200 << 20), 100.0, 30 * DAY).unwrap();
-        assert_eq!(until, Some(32 * DAY));
-        assert!(
-            why.starts_with(
-                "retunes wrote 2.3 GiB to it in the last 30 days and one writes about 1.2 GiB: \
-                 over its budget of 2.9 GiB (100 MiB a day)"
-            ),
-            "{why}"
+    fn a_retune_waits_until_the_bucket_holds_what_it_writes() {
+        // 100 MiB a day, at most 3000 MiB saved. Tunes of 2000 MiB on day 0 and day 5: the
+        // bucket holds 3000 − 2000 = 1000, then 1000 + 500 − 2000 = −500 on day 5. A 2000 MiB
+        // retune needs 2500 more MiB: 25 days, day 30.
+        let writes = [w(0, 2000), w(5 * DAY, 2000)];
+        let (why, until) = judge(&writes, Some(2000 << 20), 100.0, 6 * DAY).unwrap();
+        assert_eq!(until, 30 * DAY);
+        assert_eq!(
+            why,
+            "its tunes left 0 B of its write budget (100 MiB a day, at most 2.9 GiB saved up) and \
+             a retune writes about 2.0 GiB"
         );
-        // One tune in the window: 2400 MiB fits.
-        assert_eq!(judge(&writes[1..], Some(1200 << 20), 100.0, 30 * DAY), None);
+        // On day 30 it fits; so does a smaller retune sooner (1000 MiB: day 20).
+        assert_eq!(judge(&writes, Some(2000 << 20), 100.0, 30 * DAY), None);
+        assert_eq!(
+            judge(&writes, Some(1000 << 20), 100.0, 19 * DAY).map(|x| x.1),
+            Some(20 * DAY)
+        );
         // Never counted (a first retune): nothing expected, nothing used.
-        assert_eq!(judge(&[], None, 100.0, 30 * DAY), None);
+        assert_eq!(judge(&[], None, 100.0, 0), None);
     }
 
     #[test]
-    fn a_retune_larger_than_the_whole_budget_says_so() {
-        let (why, until) = judge(&[], Some(4000 << 20), 100.0, 30 * DAY).unwrap();
-        assert_eq!(until, None);
-        assert!(
-            why.ends_with("one retune alone writes more than the whole budget"),
-            "{why}"
-        );
+    fn a_retune_larger_than_the_whole_bucket_waits_for_a_full_one() {
+        // 4000 MiB > 3000 saved at most: it runs when the bucket is full, 30 days after a
+        // tune that emptied it, and over the long run the average stays at the budget.
+        let writes = [w(0, 3000)];
+        let (_, until) = judge(&writes, Some(4000 << 20), 100.0, DAY).unwrap();
+        assert_eq!(until, 30 * DAY);
+        assert_eq!(judge(&writes, Some(4000 << 20), 100.0, 30 * DAY), None);
     }
 
     fn dev(name: &str, rotational: bool) -> Device {

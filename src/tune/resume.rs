@@ -218,7 +218,7 @@ fn why_not_newest(store: &Store, target: &TargetInfo, policy: &str) -> Result<St
                 target.label, newer.id, newer.status
             ),
             // The newest, stopped, without a seed or budget (stopped before its plan was
-            // stored).
+            // stored, or stored before tunes had one).
             _ => format!("{this} has no seed or budget stored: a fresh tune"),
         }
     })

@@ -243,7 +243,7 @@ fn run(
         opened.finish(store, crate::types::TuneStatus::Failed)?;
         return Err(e);
     }
-    rep.bytes_written = opened.record_bytes(store)?;
+    rep.bytes_written = opened.record_bytes(store);
     store_sweet_spot(store, &target, &req.policy.name, tune_id, &rep, significant)?;
     Ok(Ended::Done(Box::new(rep)))
 }
@@ -258,18 +258,21 @@ struct Opened {
 
 impl Opened {
     /// Stores the bytes written to the device so far ([`crate::store::tunes::TuneRow::bytes_written`])
-    /// and returns them.
-    fn record_bytes(&self, store: &Store) -> Result<Option<u64>> {
+    /// and returns them. A figure that cannot be stored is said as a warning: it must not
+    /// keep the tune from ending or its sweet spot from being stored.
+    fn record_bytes(&self, store: &Store) -> Option<u64> {
         let bytes = self.meter.as_ref().and_then(WriteMeter::bytes);
-        if let Some(b) = bytes {
-            store.set_tune_bytes_written(self.id, b)?;
+        if let Some(b) = bytes
+            && let Err(e) = store.set_tune_bytes_written(self.id, b)
+        {
+            tracing::warn!("tune #{}: the bytes it wrote were not stored: {e}", self.id);
         }
-        Ok(bytes)
+        bytes
     }
 
     /// Ends the row with `status`, with the bytes written.
     fn finish(&self, store: &Store, status: crate::types::TuneStatus) -> Result<()> {
-        self.record_bytes(store)?;
+        self.record_bytes(store);
         store.finish_tune(self.id, status)
     }
 }

@@ -1220,9 +1220,9 @@ fn status_without_config_shows_the_running_daemons_interval_and_names_its_config
 }
 
 /// A flash device's write budget: the fake sda made non-rotational (class `ssd`) with a
-/// budget of 3 MiB a day (90 MiB in 30 days), whose last tune wrote 64 MiB today. A retune is
-/// due (another kernel), but it would take the window's writes to 128 MiB: it waits, `status`
-/// says why and until when (the day that tune ages out of the window), and no tune starts.
+/// budget of 3 MiB a day (at most 90 MiB saved up), whose last tune wrote 64 MiB just now,
+/// leaving 26 MiB. A retune is due (another kernel), but it writes about 64 MiB: it waits,
+/// `status` says why and until when (38 MiB more: 12⅔ days), and no tune starts.
 #[test]
 fn a_retune_over_a_flash_devices_write_budget_waits_and_status_says_until_when() {
     let dir = tempfile::tempdir().unwrap();
@@ -1262,22 +1262,21 @@ fn a_retune_over_a_flash_devices_write_budget_waits_and_status_says_until_when()
     let detail = d["waiting_detail"].as_str().unwrap();
     assert!(
         detail.starts_with(
-            "retunes wrote 64.0 MiB to it in the last 30 days and one writes about 64.0 MiB: \
-             over its budget of 90.0 MiB (3 MiB a day)"
+            "its tunes left 26.0 MiB of its write budget (3 MiB a day, at most 90.0 MiB saved \
+             up) and a retune writes about 64.0 MiB"
         ),
         "{d}"
     );
     assert_eq!(d["last_tune_id"], tune, "{d}");
     assert_eq!(d["last_tune_bytes_written"], 64 << 20, "{d}");
-    // Due again when the 64 MiB tune leaves the 30-day window.
     assert_eq!(d["retune"]["kind"], "write_budget", "{d}");
-    assert_eq!(d["retune"]["at_epoch_s"], started + 30 * 86_400, "{d}");
+    assert_eq!(d["retune"]["at_epoch_s"], started + 38 * 86_400 / 3, "{d}");
     assert_eq!(stop(&mut child), Some(0));
     let store = sweetspot::store::Store::open(&db).unwrap();
     assert_eq!(store.tunes(None).unwrap().len(), 1, "no retune started");
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(
-        log.contains("retune due, deferred: retunes wrote 64.0 MiB"),
+        log.contains("retune due, deferred: its tunes left 26.0 MiB"),
         "{log}"
     );
 }

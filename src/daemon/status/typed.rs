@@ -186,14 +186,14 @@ pub enum Retune {
         /// When, Unix s.
         at_epoch_s: i64,
     },
-    /// Deferred: a retune would take a flash device's writes over its budget
-    /// ([`crate::daemon::write_budget`]); due at `at` (RFC 3339) when enough of them have aged
-    /// out, `None` when one retune alone writes more than the whole budget.
+    /// Due at `at`: a flash device's write budget holds a retune only then
+    /// ([`crate::daemon::write_budget`]).
     WriteBudget {
-        /// When, RFC 3339.
-        at: Option<String>,
+        /// When, RFC 3339 in JSON.
+        #[serde(serialize_with = "rfc3339")]
+        at: i64,
         /// When, Unix s.
-        at_epoch_s: Option<i64>,
+        at_epoch_s: i64,
     },
 }
 
@@ -224,13 +224,10 @@ impl Retune {
                 "due {} (the last retune failed; every {every})",
                 Stamp::new(*at).rfc3339
             ),
-            Retune::WriteBudget { at: Some(at), .. } => {
-                format!("due {at} (over its write budget until then; every {every})")
-            }
-            Retune::WriteBudget { at: None, .. } => {
-                "deferred: one retune writes more than its whole write budget (see waiting)"
-                    .to_string()
-            }
+            Retune::WriteBudget { at, .. } => format!(
+                "due {} (its write budget holds a retune then; every {every})",
+                Stamp::new(*at).rfc3339
+            ),
         };
         if present {
             when
