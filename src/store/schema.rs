@@ -13,11 +13,16 @@ pub fn latest() -> i64 {
     i64::try_from(all().len()).unwrap_or(i64::MAX)
 }
 
-/// All migrations, oldest first. Times are Unix seconds; settings and evidence are JSON text.
+/// All migrations, oldest first: the first schema, then each change to it.
 fn all() -> Vec<M<'static>> {
-    vec![
-        M::up(
-            r#"
+    let mut all = vec![M::up(FIRST)];
+    all.extend(changes());
+    all
+}
+
+/// The first schema (migration 1). Times are Unix seconds; settings and evidence are JSON
+/// text.
+const FIRST: &str = r#"
 PRAGMA application_id = 0x53575350;
 
 -- A device as seen under one kernel: identity (wwid, model+serial, by-path, loop backing file,
@@ -108,8 +113,11 @@ CREATE TABLE sweet_spots (
     created_at  INTEGER NOT NULL
 );
 CREATE INDEX sweet_spots_key ON sweet_spots(identity, kernel, policy);
-"#,
-        ),
+"#;
+
+/// The changes to [`FIRST`], oldest first (migrations 2, 3, …).
+fn changes() -> Vec<M<'static>> {
+    vec![
         // The boot an original was read in (`/proc/sys/kernel/random/boot_id`): after a reboot
         // the kernel has reset the knob, so restore must not write a stale original over
         // whatever the new boot set. NULL for entries from before this migration.

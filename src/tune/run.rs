@@ -158,14 +158,8 @@ fn run(
     if let Some(n) = crate::tune::judge_note(&*testbed, req.policy) {
         tracing::info!("{n}");
     }
-    let (tune_id, seed) = open_tune(store, testbed, req, &target, &space)?;
-    let opened = Opened {
-        id: tune_id,
-        meter: testbed
-            .device_name()
-            .zip(testbed.root())
-            .and_then(|(dev, root)| WriteMeter::start(&root, &dev)),
-    };
+    let (opened, seed) = open_tune(store, testbed, req, &target, &space)?;
+    let tune_id = opened.id;
     let mut rec = StoreRecorder {
         store,
         target: target.clone(),
@@ -411,15 +405,15 @@ fn failed_at_default(out: &crate::tune::Outcome, space: &Space, policy: &Policy)
 }
 
 /// Opens the tune's row (holding its lock's path, with its seed and budget), marks a resumed
-/// tune, and makes the testbed journal under it. Returns the tune's id and its seed (a
-/// resumed tune's own).
+/// tune, makes the testbed journal under it and starts counting what it writes to the
+/// device. Returns the row and the tune's seed (a resumed tune's own).
 fn open_tune(
     store: &Store,
     testbed: &mut dyn Testbed,
     req: &Request,
     target: &TargetInfo,
     space: &Space,
-) -> Result<(i64, u64)> {
+) -> Result<(Opened, u64)> {
     store.touch_device(target, &serde_json::json!({ "space": space.knobs }))?;
     // The lock it holds goes into its row: the other commands judge by it whether it is alive
     // (a scratch tune's identity names no lock).
@@ -436,7 +430,11 @@ fn open_tune(
         store.mark_resumed(r.from_tune)?;
     }
     testbed.set_owner(&crate::types::Owner::Tune(tune_id));
-    Ok((tune_id, seed))
+    let meter = testbed
+        .device_name()
+        .zip(testbed.root())
+        .and_then(|(dev, root)| WriteMeter::start(&root, &dev));
+    Ok((Opened { id: tune_id, meter }, seed))
 }
 
 /// The tune's trial log and progress bar: one label per setting, the run budget (with the

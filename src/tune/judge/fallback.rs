@@ -83,56 +83,13 @@ pub fn try_one(
             runs,
         ));
     }
-    let mut pick = None;
-    for &c in &cands {
-        let setting = &space.points[c];
-        bed.testbed.apply(setting)?;
-        let mut ok = true;
-        for (i, &load) in judges.startup.iter().enumerate() {
-            let run = bed.testbed.run_startup(load)?;
-            runs += 1;
-            bed.recorder.judge_run(super::STARTUP, setting, &run)?;
-            (bed.log)(
-                &format!(
-                    "judge  start-up under {load}  {}  {:.3} s  screen",
-                    crate::knob::setting_label(setting),
-                    run.time_s
-                ),
-                1,
-            );
-            ok &= run.failed.is_none() && run.time_s <= (1.0 + judges.tolerance) * default_s[i];
-        }
-        if ok {
-            pick = Some(c);
-            break;
-        }
-    }
-    let Some(c) = pick else {
+    let Some(c) = screen(bed, space, judges, &cands, default_s, &mut runs)? else {
         return Ok(none(
             "no other candidate's start-up screen run was within the tolerance",
             runs,
         ));
     };
-    let n = policy.check_pairs.max(3) as usize;
-    let eval = Evaluator::new(&mut *bed.testbed, space, policy, &mut *bed.recorder);
-    for i in 0..n {
-        for p in [space.default, c] {
-            let t = eval.trial(p)?;
-            (bed.log)(
-                &format!(
-                    "check  {}  {} {:.3}  the next candidate's check, pair {} of {n}",
-                    crate::knob::setting_label(&space.points[p]),
-                    policy.objective.label(),
-                    t.value,
-                    i + 1
-                ),
-                t.runs.len() as u64,
-            );
-        }
-    }
-    runs += eval.runs();
-    let feasible = eval.feasible(c);
-    let fresh = eval.into_trials();
+    let (fresh, feasible) = fresh_pairs(bed, space, policy, c, &mut runs)?;
     let cost = |p: usize| -> Vec<f64> {
         fresh
             .iter()
@@ -190,6 +147,72 @@ pub fn try_one(
         runs,
         why: String::new(),
     })
+}
+
+/// Step 2: one start-up run of each candidate in `cands` under each judge's background; the
+/// first whose runs are all within the tolerance of `default_s`, if any. `runs` counts them.
+fn screen(
+    bed: &mut Bed,
+    space: &Space,
+    judges: &Judges,
+    cands: &[usize],
+    default_s: &[f64],
+    runs: &mut u64,
+) -> Result<Option<usize>> {
+    for &c in cands {
+        let setting = &space.points[c];
+        bed.testbed.apply(setting)?;
+        let mut ok = true;
+        for (i, &load) in judges.startup.iter().enumerate() {
+            let run = bed.testbed.run_startup(load)?;
+            *runs += 1;
+            bed.recorder.judge_run(super::STARTUP, setting, &run)?;
+            (bed.log)(
+                &format!(
+                    "judge  start-up under {load}  {}  {:.3} s  screen",
+                    crate::knob::setting_label(setting),
+                    run.time_s
+                ),
+                1,
+            );
+            ok &= run.failed.is_none() && run.time_s <= (1.0 + judges.tolerance) * default_s[i];
+        }
+        if ok {
+            return Ok(Some(c));
+        }
+    }
+    Ok(None)
+}
+
+/// Step 3's trials: max(`check_pairs`, 3) interleaved (default, `c`) pairs of full trials,
+/// and whether `c` keeps the guard rails on their means. `runs` counts their load runs.
+fn fresh_pairs(
+    bed: &mut Bed,
+    space: &Space,
+    policy: &Policy,
+    c: usize,
+    runs: &mut u64,
+) -> Result<(Vec<Trial>, bool)> {
+    let n = policy.check_pairs.max(3) as usize;
+    let eval = Evaluator::new(&mut *bed.testbed, space, policy, &mut *bed.recorder);
+    for i in 0..n {
+        for p in [space.default, c] {
+            let t = eval.trial(p)?;
+            (bed.log)(
+                &format!(
+                    "check  {}  {} {:.3}  the next candidate's check, pair {} of {n}",
+                    crate::knob::setting_label(&space.points[p]),
+                    policy.objective.label(),
+                    t.value,
+                    i + 1
+                ),
+                t.runs.len() as u64,
+            );
+        }
+    }
+    *runs += eval.runs();
+    let feasible = eval.feasible(c);
+    Ok((eval.into_trials(), feasible))
 }
 
 /// The candidates of step 1: measured, not failed, not `refused`, mean ranking cost
