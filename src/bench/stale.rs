@@ -29,7 +29,7 @@
 //! also by a sweep run with another `--db`: its loop queue outlives `losetup -d`, so only
 //! that database's `restore` can put it back, and it then removes the leftover.
 
-use crate::bench::journal_db::{self, Verdict};
+use crate::bench::journal_db::{self, LeftoverVerdict};
 use crate::bench::mounts::{kill_users, mounted, tool, unmount};
 use crate::lock::{self, DeviceLock, Holder, Taken};
 use crate::sysroot::SysRoot;
@@ -133,7 +133,7 @@ pub fn sweep_scratch(tmp: &Path, db: &Path) -> Swept {
         .filter(|(d, _)| owned_by_me(d))
     {
         let loops = attached(&dir);
-        if let Verdict::Keep(why) = journal_db::verdict(&dir, &loops, db) {
+        if let LeftoverVerdict::Keep(why) = journal_db::verdict(&dir, &loops, db) {
             out.left.push(why);
             continue;
         }

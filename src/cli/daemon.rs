@@ -113,7 +113,7 @@ fn running_config(state: &Path) -> Option<PathBuf> {
 }
 
 /// The policy the daemon's config names per device, whose sweet spot rules it
-/// ([`config::Config::ruling_policies`]): from the running daemon's config (of `ctx`'s
+/// ([`config::DaemonConfig::ruling_policies`]): from the running daemon's config (of `ctx`'s
 /// database), else the default file; empty when neither names one or loads (a config that
 /// does not load is the daemon's to report). `profile apply`, `export` and `verify` pick a
 /// device's sweet spot by it, as the daemon does.
@@ -206,12 +206,12 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     emit(&shown, format)
 }
 
-/// What `status` prints: the [`daemon::status::Status`] as JSON, or its text
+/// What `status` prints: the [`daemon::status::DaemonStatus`] as JSON, or its text
 /// ([`daemon::status::text`], which names the database and roots).
 #[derive(serde::Serialize)]
 #[serde(transparent)]
 struct Shown<'a> {
-    status: &'a daemon::status::Status,
+    status: &'a daemon::status::DaemonStatus,
     #[serde(skip)]
     db: &'a Path,
     #[serde(skip)]

@@ -92,7 +92,7 @@ pub const CLASSES: [&str; 4] = ["rotational", "ssd", "nvme", "mmc"];
 /// The whole configuration.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Config {
+pub struct DaemonConfig {
     /// Which devices are managed; default `"tuned"`.
     pub enroll: Enroll,
     /// Policy for a device class (`rotational`, `ssd`, `nvme`, `mmc`) or an identity; the
@@ -131,9 +131,9 @@ pub struct Config {
     pub metrics_dir: Option<PathBuf>,
 }
 
-impl Default for Config {
+impl Default for DaemonConfig {
     fn default() -> Self {
-        Config {
+        DaemonConfig {
             enroll: Enroll::Tuned("tuned".into()),
             policy: Default::default(),
             default_policy: "quick".into(),
@@ -150,7 +150,7 @@ impl Default for Config {
     }
 }
 
-impl Config {
+impl DaemonConfig {
     /// The retune interval, s.
     pub fn interval_s(&self) -> f64 {
         self.retune_interval_s
@@ -175,7 +175,7 @@ impl Config {
     }
 }
 
-impl Config {
+impl DaemonConfig {
     /// The identities the config enrolls by name, tuned or not: the `enroll` list, or with
     /// `enroll = "tuned"` the identities `[policy]` and `[keep]` name (a device class is no
     /// identity).
@@ -209,8 +209,8 @@ impl Config {
     }
 }
 
-impl Config {
-    /// [`Config::ruling_policy`] of every identity the config names one for (`[keep]`, and
+impl DaemonConfig {
+    /// [`DaemonConfig::ruling_policy`] of every identity the config names one for (`[keep]`, and
     /// `[policy]`'s identity entries): identity → policy name.
     pub fn ruling_policies(&self) -> std::collections::BTreeMap<String, String> {
         self.policy
@@ -271,14 +271,14 @@ pub fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<St
 /// Errors: [`crate::Error::BadInput`] (exit 2) when the file cannot be read or is refused by
 /// [`crate::trust`] (naming its owner, mode and the fix); [`crate::Error::BadFile`] for its
 /// contents ([`parse`]).
-pub fn load(path: &Path, explicit: bool, origin: Origin) -> Result<Config> {
+pub fn load(path: &Path, explicit: bool, origin: Origin) -> Result<DaemonConfig> {
     // Absent is checked before the open, which reports every failure as text: a file created
     // in between is read and checked like any other.
     if !explicit
         && let Err(e) = std::fs::metadata(path)
         && e.kind() == std::io::ErrorKind::NotFound
     {
-        return Ok(Config::default());
+        return Ok(DaemonConfig::default());
     }
     let text = trust::read_to_string(path, "daemon config", origin)?;
     parse(&text, path)
@@ -304,9 +304,9 @@ fn is_identity(id: &str) -> bool {
 }
 
 /// Parses and checks a config text (`path` names it in errors).
-pub fn parse(text: &str, path: &Path) -> Result<Config> {
+pub fn parse(text: &str, path: &Path) -> Result<DaemonConfig> {
     let f = TomlFile::new(path, text);
-    let (c, doc): (Config, _) = f.parse_with_doc()?;
+    let (c, doc): (DaemonConfig, _) = f.parse_with_doc()?;
     let at = |keys: &[&str]| span_of(doc.get_ref(), keys, None);
     if let Enroll::Tuned(s) = &c.enroll
         && s != "tuned"
@@ -357,7 +357,7 @@ type At<'a> = dyn Fn(&[&str]) -> Option<Range<usize>> + 'a;
 
 /// `[policy]`'s keys (a class or an identity) and every policy it and `default_policy` name:
 /// one the daemon can resolve, whose budget a retune can spend, and that a retune can run.
-fn check_policies(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
+fn check_policies(c: &DaemonConfig, f: &TomlFile, at: &At) -> Result<()> {
     for key in c.policy.keys() {
         if !CLASSES.contains(&key.as_str()) && crate::profile::Match::from_identity(key).is_none() {
             let msg = format!(
@@ -392,7 +392,7 @@ fn check_policies(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
 }
 
 /// `[keep]`: identities naming policies by name, not contradicting `[policy]`.
-fn check_keep(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
+fn check_keep(c: &DaemonConfig, f: &TomlFile, at: &At) -> Result<()> {
     for (id, name) in &c.keep {
         let bad = |msg: String| f.err_at(at(&["keep", id]), format!("keep.{id}"), msg);
         if !is_identity(id) {
@@ -420,9 +420,9 @@ fn check_keep(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
 }
 
 /// The first duration, count or path of `c` outside its documented range (the field docs of
-/// [`Config`], [`Retune`] and [`Idle`], and `examples/daemon.toml`): (its table, `""` at the
+/// [`DaemonConfig`], [`Retune`] and [`Idle`], and `examples/daemon.toml`): (its table, `""` at the
 /// top level, its key, the message), or `None`.
-fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
+fn out_of_range(c: &DaemonConfig) -> Option<(&'static str, &'static str, String)> {
     let poll: RangeCheck = (
         "poll_s",
         "",
@@ -455,7 +455,7 @@ fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
 type RangeCheck = (&'static str, &'static str, f64, bool, String);
 
 /// The range checks of the top-level retune intervals (`retune_interval_days`, `_s`).
-fn interval_checks(c: &Config) -> [RangeCheck; 2] {
+fn interval_checks(c: &DaemonConfig) -> [RangeCheck; 2] {
     let max_s = MAX_INTERVAL_DAYS * 86_400.0;
     [
         (
@@ -544,7 +544,7 @@ fn idle_checks(i: &Idle) -> [RangeCheck; 4] {
 }
 
 /// Why the `db` path is refused (empty or relative), as [`out_of_range`] says it, or `None`.
-fn db_out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
+fn db_out_of_range(c: &DaemonConfig) -> Option<(&'static str, &'static str, String)> {
     match c.db.as_deref() {
         Some(db) if db.as_os_str().is_empty() => Some((
             "",

@@ -2,7 +2,7 @@
 //! waits for (quiet hours, idleness, a contested knob, another writer, an earlier failure).
 //! `status` shows the answer ([`Wait`]).
 
-use super::config::{Config, Enroll, quiet_window};
+use super::config::{DaemonConfig, Enroll, quiet_window};
 use super::idle::Tracker;
 use super::retune::{due, in_window, local_minutes};
 use crate::Result;
@@ -39,7 +39,7 @@ pub type Spots = BTreeMap<String, SweetSpotRow>;
 
 /// [`Spots`] from the database: the sweet spot that rules each device
 /// ([`crate::store::tunes::ruling`], with the policy `cfg` names for it).
-pub fn latest_spots(store: &Store, cfg: &Config) -> Result<Spots> {
+pub fn latest_spots(store: &Store, cfg: &DaemonConfig) -> Result<Spots> {
     let kernel = device::kernel_release();
     let mut spots = crate::store::tunes::ruling(store.sweet_spots(None)?, &kernel, &|id| {
         cfg.ruling_policy(id)
@@ -55,10 +55,10 @@ pub fn latest_spots(store: &Store, cfg: &Config) -> Result<Spots> {
 
 /// The enrolled devices present now with their latest sweet spot: `enroll = "tuned"` takes
 /// every device with a sweet spot and those `[policy]` names by identity, a list of
-/// identities takes those (tuned or not) ([`Config::named`]).
+/// identities takes those (tuned or not) ([`DaemonConfig::named`]).
 pub fn enrolled(
     root: &SysRoot,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     spots: &Spots,
 ) -> Result<Vec<(Device, Option<SweetSpotRow>)>> {
     Ok(enrolled_of(device::list(root)?, cfg, spots))
@@ -67,7 +67,7 @@ pub fn enrolled(
 /// [`enrolled`] among the disks `present` (the daemon's last listing).
 pub fn enrolled_of(
     present: Vec<Device>,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     spots: &Spots,
 ) -> Vec<(Device, Option<SweetSpotRow>)> {
     let mut out = Vec::new();
@@ -94,7 +94,7 @@ pub const FAILED_BACKOFF_S: i64 = 3600;
 pub fn wait_of(
     dev: &Device,
     spot: Option<&SweetSpotRow>,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     idle: &Tracker,
     contested: &[String],
     failed_until: Option<i64>,

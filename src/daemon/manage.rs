@@ -37,7 +37,7 @@ use crate::knob::discover;
 use crate::knob::io::RealIo;
 use crate::lock::{DeviceLock, Holder, Taken};
 use crate::profile::Profile;
-use crate::profile::apply::{Status, apply};
+use crate::profile::apply::{ApplyStatus, apply};
 use crate::profile::overlap::entry_for;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -324,10 +324,12 @@ impl Manager {
             self.seen.insert(dev.identity.clone());
             for o in outcomes {
                 match o.status {
-                    Status::Applied { changes } => {
+                    ApplyStatus::Applied { changes } => {
                         events.push(Event::Applied(dev.name.clone(), changes))
                     }
-                    Status::Failed { error } => events.push(Event::Failed(dev.name.clone(), error)),
+                    ApplyStatus::Failed { error } => {
+                        events.push(Event::Failed(dev.name.clone(), error))
+                    }
                     _ => {}
                 }
             }

@@ -436,7 +436,7 @@ pub fn collect(
 pub fn from_status(
     store: Option<&Store>,
     root: &SysRoot,
-    cfg: &super::config::Config,
+    cfg: &super::config::DaemonConfig,
     state: &Path,
 ) -> Result<String> {
     let spots = match store {

@@ -83,7 +83,7 @@ pub fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf 
 pub fn profile(
     store: &Store,
     root: &SysRoot,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<crate::profile::Profile> {
     let only = match &cfg.enroll {
         config::Enroll::Identities(ids) => Some(ids.as_slice()),

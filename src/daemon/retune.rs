@@ -8,7 +8,7 @@
 //! the device (to the kernel's values it started from) and keeps the finished trials, and the
 //! daemon then puts the device back at its sweet spot (before it exits, on SIGTERM).
 
-use super::config::Config;
+use super::config::DaemonConfig;
 use crate::bench::Testbed;
 use crate::bench::contest_run::BenchOptions;
 use crate::bench::device_testbed::RealDevice;
@@ -46,14 +46,14 @@ pub fn class(dev: &Device) -> &'static str {
 ///    entry): the user's decision;
 /// 2. the policy that found its sweet spot, when significant: a retune with another policy
 ///    would answer another question (a `quick` retune of a `fio-readahead` sweet spot);
-/// 3. `[policy]`'s class entry, else `default_policy` ([`Config::policy_for`]).
+/// 3. `[policy]`'s class entry, else `default_policy` ([`DaemonConfig::policy_for`]).
 ///
 /// A kept policy a retune cannot run (its own `[benchmark]`, io_other: [`super::config::cannot_retune`];
 /// or no policy of that name: neither built in nor in `/etc/sweetspot/policies`) keeps the
 /// device at its sweet spot, not retuned: `Err` says so, with the command that retunes it by
 /// hand.
 pub fn policy_of(
-    cfg: &Config,
+    cfg: &DaemonConfig,
     dev: &Device,
     spot: Option<&SweetSpotRow>,
 ) -> std::result::Result<String, String> {
@@ -107,7 +107,7 @@ pub fn due(
     spot: Option<&SweetSpotRow>,
     kernel: &str,
     now: i64,
-    cfg: &Config,
+    cfg: &DaemonConfig,
 ) -> std::result::Result<String, i64> {
     let Some(s) = spot else {
         return Ok("never tuned".into());
@@ -131,7 +131,7 @@ pub fn due(
 
 /// When the retune interval of sweet spot `s` elapses (Unix s): its `created_at` plus the
 /// interval, rounded up to whole seconds. [`due`] and `status` both take it from here.
-pub fn interval_due_at(s: &SweetSpotRow, cfg: &Config) -> i64 {
+pub fn interval_due_at(s: &SweetSpotRow, cfg: &DaemonConfig) -> i64 {
     // The interval is at most ten years (`config::MAX_INTERVAL_DAYS`); a `created_at` near
     // the end of time (a damaged row) saturates rather than wrapping into the past.
     s.created_at.saturating_add(cfg.interval_s().ceil() as i64)
@@ -197,8 +197,8 @@ pub fn journaled(
     dev: &Device,
     host: &[&str],
 ) -> Result<(
-    Vec<crate::store::journal::Entry>,
-    Vec<crate::store::journal::Entry>,
+    Vec<crate::store::journal::JournalEntry>,
+    Vec<crate::store::journal::JournalEntry>,
 )> {
     let on_host = |k: &str| {
         host.contains(&k)
@@ -217,7 +217,7 @@ pub fn journaled(
 /// Why a retune of `dev` waits for `others` (another owner's open entries, [`journaled`]):
 /// `fifo_batch (\`sweetspot set\`) is journaled and not restored: a retune would start from
 /// it; \`sweetspot restore sda\` puts it back`.
-pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> String {
+pub fn contested_by(dev: &Device, others: &[crate::store::journal::JournalEntry]) -> String {
     let mut what: Vec<String> = others
         .iter()
         .map(|e| {
@@ -250,7 +250,7 @@ pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> St
 /// (or none, [`policy_of`]) gives `None` here: [`Job::start`] says why. Errors: the store's.
 pub fn contested(
     store: &Store,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     dev: &Device,
     spot: Option<&SweetSpotRow>,
 ) -> Result<Option<String>> {
@@ -270,7 +270,7 @@ pub fn contested(
 
 /// The real testbed's options for a retune: `[retune]`'s job scale, load size (MiB) and lead
 /// time (s), and `root`'s `/proc`. Errors: those of [`BenchOptions::new`].
-fn bench_options(cfg: &Config, root: &SysRoot) -> Result<BenchOptions> {
+fn bench_options(cfg: &DaemonConfig, root: &SysRoot) -> Result<BenchOptions> {
     let mut opts = BenchOptions::new()?;
     opts.job_scale = cfg.retune.job_scale;
     opts.sizes = opts.sizes.with_mib(cfg.retune.load_mib);
@@ -374,7 +374,7 @@ impl Job {
         db: &Path,
         root: &SysRoot,
         dev: &Device,
-        cfg: &Config,
+        cfg: &DaemonConfig,
         spot: Option<&SweetSpotRow>,
         why: String,
     ) -> Result<Job> {
@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn due_when_never_tuned_kernel_changed_or_interval_elapsed() {
-        let mut cfg = Config::default();
+        let mut cfg = DaemonConfig::default();
         assert_eq!(due(None, "6.18", 0, &cfg).unwrap(), "never tuned");
         assert!(
             due(Some(&spot("6.1", 0)), "6.18", 0, &cfg)
@@ -511,7 +511,7 @@ mod tests {
     /// one a retune cannot run keeps the device at its sweet spot, not retuned, and says so.
     #[test]
     fn a_retune_keeps_the_policy_that_found_the_sweet_spot() {
-        let mut cfg = Config::default();
+        let mut cfg = DaemonConfig::default();
         let mut s = spot("6.18", 0);
         s.policy = "desktop".into();
         s.significant = true;

@@ -79,7 +79,7 @@ fn finished(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<()> {
     let (id, dev, stopping, host) = (
         job.identity.clone(),
@@ -134,7 +134,7 @@ fn manage_now(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<()> {
     let (profile, _) = cached(st, store, root, cfg)?;
     let busy = busy(st);
@@ -167,7 +167,7 @@ fn cached(
     st: &mut State,
     store: &Store,
     root: &SysRoot,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<(crate::profile::Profile, due::Spots)> {
     let id = store.sweet_spot_max_id()?;
     match &st.cache {
@@ -199,7 +199,7 @@ fn poll(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<()> {
     // A retune that ended since the last poll is reaped first: its device is at the
     // kernel's values its restore put back, which the manager would take for another
@@ -303,7 +303,7 @@ fn start_due(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
     dev: &Device,
     spot: Option<&SweetSpotRow>,
     w: &mut due::Wait,
@@ -345,7 +345,7 @@ fn start_due(
 
 /// Stops the retune in progress (once) when this poll's `sample` says the machine is not
 /// idle any more, with the reason in the log and in the job.
-fn stop_if_busy(st: &mut State, sample: &Sample, cfg: &config::Config) {
+fn stop_if_busy(st: &mut State, sample: &Sample, cfg: &config::DaemonConfig) {
     if let (Some(job), Some(prev)) = (st.job.as_mut(), st.tracker.last.as_ref())
         && job.stopping.is_none()
         && let Some(why) = sample.busy_mid_run(prev, &cfg.idle)
@@ -367,7 +367,7 @@ fn appeared(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
     events: &[uevent::Event],
 ) -> Result<()> {
     // Any disk event (a removal too): the next look lists the disks afresh.
@@ -394,7 +394,7 @@ fn reloaded(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<()> {
     st.disks = None;
     let (profile, _) = cached(st, store, root, cfg)?;

@@ -4,7 +4,7 @@
 //! The daemon's own state comes from the file it writes when that state changes
 //! ([`super::state_path`], [`write_state`]).
 
-use super::config::{Config, Enroll};
+use super::config::{DaemonConfig, Enroll};
 use super::due::Wait;
 use super::manage::Manager;
 use crate::Result;
@@ -143,7 +143,7 @@ pub struct DeviceStatus {
 
 /// The whole status.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Status {
+pub struct DaemonStatus {
     /// True when the daemon's state file is present and its pid alive.
     pub daemon_running: bool,
     /// The config whose enrolled devices and retune interval are shown; `None` when the
@@ -162,7 +162,12 @@ pub struct Status {
 
 /// Builds the status from the database (`None`: it does not exist yet, so nothing is tuned;
 /// enrolled identities are still listed), sysfs and the daemon's state file.
-pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path) -> Result<Status> {
+pub fn status(
+    store: Option<&Store>,
+    root: &SysRoot,
+    cfg: &DaemonConfig,
+    state: &Path,
+) -> Result<DaemonStatus> {
     let st: Option<serde_json::Value> = std::fs::read_to_string(state)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok());
@@ -208,7 +213,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         d.state_text = d.state.text(d.device.is_some());
         d.retune_text = d.retune.text(&cfg.interval_label(), d.device.is_some());
     }
-    Ok(Status {
+    Ok(DaemonStatus {
         daemon_running: running,
         config: None,
         retune_interval_s: cfg.interval_s(),
@@ -222,7 +227,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
 /// due date here is the daemon's); one enrolled by name but never tuned has none.
 fn enrolled(
     store: Option<&Store>,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     kernel: &str,
 ) -> Result<BTreeMap<String, Option<SweetSpotRow>>> {
     let mut latest = BTreeMap::new();
@@ -251,7 +256,7 @@ fn enrolled(
 struct Seen<'a> {
     store: Option<&'a Store>,
     root: &'a SysRoot,
-    cfg: &'a Config,
+    cfg: &'a DaemonConfig,
     /// The daemon's state file, if it parsed ([`write_state`]).
     daemon: Option<&'a serde_json::Value>,
     /// True when the daemon that wrote it is alive.
@@ -583,7 +588,7 @@ fn against_now(
 
 /// The human table, for database `db` and roots `root` (named in the `restore` command of a
 /// note on what a killed benchmark left open).
-pub fn text(s: &Status, db: &Path, root: &SysRoot) -> String {
+pub fn text(s: &DaemonStatus, db: &Path, root: &SysRoot) -> String {
     let mut out = format!(
         "daemon: {}\n",
         if s.daemon_running {

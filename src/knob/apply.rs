@@ -29,7 +29,7 @@ pub use super::restore::{
 
 /// One knob written by [`apply_with`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Change {
+pub struct KnobChange {
     /// Knob name.
     pub knob: String,
     /// The value before (as read; the active scheduler for `scheduler`).
@@ -98,7 +98,7 @@ pub fn apply_host_with(
     root: &SysRoot,
     setting: &Setting,
     owner: &Owner,
-) -> Result<Vec<Change>> {
+) -> Result<Vec<KnobChange>> {
     let plan = plan_host(io, root, setting)?;
     execute(io, store, root, plan, owner, "the host")
 }
@@ -115,7 +115,7 @@ pub fn apply_with(
     device: &Device,
     setting: &Setting,
     owner: &Owner,
-) -> Result<Vec<Change>> {
+) -> Result<Vec<KnobChange>> {
     settle_foreign(io, store, root, device)?;
     let plan = plan(io, root, device, setting)?;
     execute(io, store, root, plan, owner, &device.name)
@@ -130,7 +130,7 @@ fn execute(
     mut plan: super::validate::Plan,
     owner: &Owner,
     on: &str,
-) -> Result<Vec<Change>> {
+) -> Result<Vec<KnobChange>> {
     // Originals of an earlier boot are stale; those read now carry this boot's id.
     let boot = root.boot();
     warn_stale(&store.journal_close_stale(root, &boot)?);
@@ -177,7 +177,7 @@ fn execute(
             store.journal_record(owner, &due)?;
         }
         write_checked(io, w)?;
-        changes.push(Change {
+        changes.push(KnobChange {
             knob: w.name.clone(),
             from,
             to: w.value.to_string(),

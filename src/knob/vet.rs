@@ -25,13 +25,13 @@
 //! id, why), skips it, restores the rest and fails (exit 1).
 
 use super::{ApplyOrder, Domain, Knob, KnobValue, catalogue, io::parse_int};
-use crate::store::journal::Entry;
+use crate::store::journal::JournalEntry;
 use crate::sysroot::SysRoot;
 use std::path::{Component, Path, PathBuf};
 
 /// What [`vet`] found of one journal row.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum VetVerdict {
     /// A catalogue knob file under the run's roots (this path, rebuilt), its original in the
     /// knob's domain: restore may write it.
     Here(PathBuf),
@@ -67,17 +67,17 @@ impl std::fmt::Display for Refused {
 }
 
 /// Judges journal row `e` for a restore under `root` (see the module docs).
-pub fn vet(root: &SysRoot, e: &Entry) -> Verdict {
+pub fn vet(root: &SysRoot, e: &JournalEntry) -> VetVerdict {
     match judge(root, e) {
         Ok(v) => v,
-        Err(why) => Verdict::Refused(why),
+        Err(why) => VetVerdict::Refused(why),
     }
 }
 
 /// [`vet`] as a refusal: `Some` when `e` may not be written.
-pub fn refusal(root: &SysRoot, e: &Entry) -> Option<Refused> {
+pub fn refusal(root: &SysRoot, e: &JournalEntry) -> Option<Refused> {
     match vet(root, e) {
-        Verdict::Refused(why) => Some(Refused {
+        VetVerdict::Refused(why) => Some(Refused {
             id: e.id,
             knob: e.knob.clone(),
             why,
@@ -86,7 +86,7 @@ pub fn refusal(root: &SysRoot, e: &Entry) -> Option<Refused> {
     }
 }
 
-fn judge(root: &SysRoot, e: &Entry) -> Result<Verdict, String> {
+fn judge(root: &SysRoot, e: &JournalEntry) -> Result<VetVerdict, String> {
     let shown = e.path.display().to_string().escape_debug().to_string();
     if e.path.is_relative() {
         // Journaled under a relative root by an older sweetspot: left alone when it has a
@@ -103,18 +103,18 @@ fn judge(root: &SysRoot, e: &Entry) -> Result<Verdict, String> {
             }
         };
         check(&r, e, &abs, false)?;
-        return Ok(Verdict::Elsewhere(None));
+        return Ok(VetVerdict::Elsewhere(None));
     }
     plain_path(&e.path, &shown)?;
     if e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc) {
         let path = check(root, e, &e.path, true)?;
-        return Ok(Verdict::Here(path));
+        return Ok(VetVerdict::Here(path));
     }
     let r = root
         .other_for(&e.path)
         .ok_or_else(|| format!("its path '{shown}' is no knob file sweetspot writes"))?;
     check(&r, e, &e.path, false)?;
-    Ok(Verdict::Elsewhere(Some(r)))
+    Ok(VetVerdict::Elsewhere(Some(r)))
 }
 
 /// Refuses a path with `.` or `..` components (`<proc>/../../etc/passwd`).
@@ -132,7 +132,7 @@ fn plain_path(path: &Path, shown: &str) -> Result<(), String> {
 /// Checks `e` against the catalogue under roots `r`: its rebuilt file must be `stored`, and
 /// its original in the knob's domain. `live`: the roots are the run's own, so the device's
 /// offered schedulers may be read. Returns the rebuilt file.
-fn check(r: &SysRoot, e: &Entry, stored: &Path, live: bool) -> Result<PathBuf, String> {
+fn check(r: &SysRoot, e: &JournalEntry, stored: &Path, live: bool) -> Result<PathBuf, String> {
     let (path, domain, unit) = rebuild(r, e)?;
     if path != stored {
         return Err(format!(
@@ -177,7 +177,7 @@ fn check(r: &SysRoot, e: &Entry, stored: &Path, live: bool) -> Result<PathBuf, S
 
 /// The knob's domain check of `set` ([`super::validate::check_domain`]) on the row's original.
 fn in_domain(
-    e: &Entry,
+    e: &JournalEntry,
     path: &Path,
     domain: Domain,
     unit: &str,
@@ -235,7 +235,10 @@ fn plain(what: &str, name: &str) -> Result<(), String> {
 /// The file of row `e`'s knob under roots `r` as the catalogue places it, with its domain
 /// (`None`: the scheduler's or the features file's, checked apart) and unit. Errors: why the
 /// row's device, knob, order or scheduler do not fit the catalogue.
-fn rebuild(r: &SysRoot, e: &Entry) -> Result<(PathBuf, Option<Domain>, &'static str), String> {
+fn rebuild(
+    r: &SysRoot,
+    e: &JournalEntry,
+) -> Result<(PathBuf, Option<Domain>, &'static str), String> {
     let knob = e.knob.as_str();
     plain("knob", knob)?;
     let order = e.order;
@@ -337,8 +340,8 @@ mod tests {
         path: &str,
         original: &str,
         order: ApplyOrder,
-    ) -> Entry {
-        Entry {
+    ) -> JournalEntry {
+        JournalEntry {
             id: 7,
             device: device.map(Into::into),
             identity: device.map(|d| format!("wwn:{d}")),
@@ -355,9 +358,9 @@ mod tests {
         }
     }
 
-    fn why(v: Verdict) -> String {
+    fn why(v: VetVerdict) -> String {
         match v {
-            Verdict::Refused(w) => w,
+            VetVerdict::Refused(w) => w,
             other => panic!("not refused: {other:?}"),
         }
     }
@@ -374,7 +377,7 @@ mod tests {
         );
         assert_eq!(
             vet(&root, &ok),
-            Verdict::Here(PathBuf::from("/t/sys/block/sda/queue/iosched/fifo_batch"))
+            VetVerdict::Here(PathBuf::from("/t/sys/block/sda/queue/iosched/fifo_batch"))
         );
         let vm = row(
             None,
@@ -383,9 +386,9 @@ mod tests {
             "0",
             ApplyOrder::Vm,
         );
-        assert!(matches!(vet(&root, &vm), Verdict::Here(_)));
+        assert!(matches!(vet(&root, &vm), VetVerdict::Here(_)));
         // The reproductions.
-        let passwd = Entry {
+        let passwd = JournalEntry {
             original: "pwned::0:0::/:/bin/sh".into(),
             ..row(
                 None,
@@ -404,7 +407,7 @@ mod tests {
             ApplyOrder::Queue,
         );
         assert!(why(vet(&root, &core)).contains("device knob core_pattern is journaled without"));
-        let core = Entry {
+        let core = JournalEntry {
             order: ApplyOrder::Sched,
             ..core
         };
@@ -419,23 +422,23 @@ mod tests {
         );
         assert!(why(vet(&root, &sched)).contains("expected one of none, mq-deadline"));
         // Out of range, a device name that climbs, a path that is not the rebuilt one.
-        let big = Entry {
+        let big = JournalEntry {
             original: "99999".into(),
             ..ok.clone()
         };
         assert!(why(vet(&root, &big)).contains("expected an integer in 1–1024"));
-        let climb = Entry {
+        let climb = JournalEntry {
             device: Some("..".into()),
             path: PathBuf::from("/t/sys/block/../queue/iosched/fifo_batch"),
             ..ok.clone()
         };
         assert!(why(vet(&root, &climb)).contains("'..'"));
-        let moved = Entry {
+        let moved = JournalEntry {
             path: PathBuf::from("/t/sys/block/sdb/queue/iosched/fifo_batch"),
             ..ok.clone()
         };
         assert!(why(vet(&root, &moved)).contains("is not the file of sda fifo_batch"));
-        let nodev = Entry {
+        let nodev = JournalEntry {
             device: None,
             ..ok.clone()
         };
@@ -447,8 +450,8 @@ mod tests {
             "PLACE_LAG NO_NEXT_BUDDY",
             ApplyOrder::SchedFeature,
         );
-        assert!(matches!(vet(&root, &feat), Verdict::Here(_)));
-        let feat = Entry {
+        assert!(matches!(vet(&root, &feat), VetVerdict::Here(_)));
+        let feat = JournalEntry {
             original: "PLACE_LAG |/tmp/evil".into(),
             ..feat
         };
@@ -467,22 +470,22 @@ mod tests {
         );
         assert_eq!(
             vet(&root, &other),
-            Verdict::Elsewhere(Some(SysRoot::new("/u/sys", "/t/proc")))
+            VetVerdict::Elsewhere(Some(SysRoot::new("/u/sys", "/t/proc")))
         );
-        let rel = Entry {
+        let rel = JournalEntry {
             path: PathBuf::from("sys/block/sda/queue/read_ahead_kb"),
             ..other.clone()
         };
-        assert_eq!(vet(&root, &rel), Verdict::Elsewhere(None));
+        assert_eq!(vet(&root, &rel), VetVerdict::Elsewhere(None));
         // Also when, made absolute, it would lie under the run's roots: never written.
-        assert_eq!(vet(&SysRoot::default(), &rel), Verdict::Elsewhere(None));
-        let passwd = Entry {
+        assert_eq!(vet(&SysRoot::default(), &rel), VetVerdict::Elsewhere(None));
+        let passwd = JournalEntry {
             path: PathBuf::from("/etc/passwd"),
             ..other.clone()
         };
         assert!(why(vet(&root, &passwd)).contains("no knob file sweetspot writes"));
         // The shape, but another knob's file.
-        let wrong = Entry {
+        let wrong = JournalEntry {
             knob: "nomerges".into(),
             ..other
         };

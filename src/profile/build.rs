@@ -5,7 +5,7 @@
 
 use super::fleet;
 use super::host_knobs::HostKnobs;
-use super::model::{DeviceEntry, Host, Improvement, Match, Profile, VERSION};
+use super::model::{DeviceEntry, Host, Match, Profile, ProfileImprovement, VERSION};
 use crate::device::{self, Device};
 use crate::knob::catalogue;
 use crate::store::Store;
@@ -44,7 +44,7 @@ pub struct Select<'a> {
     /// scheduler, with a warning, and the rest of the profile still applies.
     pub export: bool,
     /// Per identity, the policy whose sweet spot rules the device by the user's decision (the
-    /// daemon's config: [`crate::daemon::config::Config::ruling_policies`]); `None`: no
+    /// daemon's config: [`crate::daemon::config::DaemonConfig::ruling_policies`]); `None`: no
     /// decision named ([`SweetSpotRow::rules_over`]).
     pub keep: Option<&'a BTreeMap<String, String>>,
 }
@@ -569,14 +569,14 @@ fn tuned_name(spot: &SweetSpotRow) -> String {
 }
 
 /// The improvement of a significant sweet spot, from its stored report.
-fn improvement(spot: &SweetSpotRow) -> Option<Improvement> {
+fn improvement(spot: &SweetSpotRow) -> Option<ProfileImprovement> {
     if !spot.significant {
         return None;
     }
     let ev = &spot.evidence;
     let imp = &ev["objective"]["improvement"];
     let ci = imp["ci95"].as_array()?;
-    Some(Improvement {
+    Some(ProfileImprovement {
         objective: ev["objective"]["name"].as_str()?.to_string(),
         ratio: round3(imp["ratio"].as_f64()?),
         ci95: [round3(ci.first()?.as_f64()?), round3(ci.get(1)?.as_f64()?)],

@@ -16,7 +16,7 @@
 //!   `src/knob/catalogue.rs`), with an integer value within the catalogue's safe bounds (a
 //!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
-use super::model::{Improvement, Match, Origin, Profile, VERSION};
+use super::model::{Match, Origin, Profile, ProfileImprovement, VERSION};
 use crate::knob::catalogue;
 use crate::tomlfile::{TomlFile, span_of};
 use crate::trust;
@@ -356,7 +356,7 @@ impl<'a> Earlier<'a> {
 /// written back.
 fn control_text(
     mut texts: Vec<(Vec<String>, String)>,
-    imp: Option<&Improvement>,
+    imp: Option<&ProfileImprovement>,
     baseline: &Setting,
 ) -> Option<(Vec<String>, String)> {
     if let Some(i) = imp {
@@ -379,7 +379,7 @@ fn control_text(
 
 /// The field of `imp` that is not a finite number (`nan`, `inf`), with why: export writes only
 /// measured figures, and a NaN would be shown as the evidence and compare unequal to itself.
-fn bad_improvement(imp: &Improvement) -> Option<(&'static str, String)> {
+fn bad_improvement(imp: &ProfileImprovement) -> Option<(&'static str, String)> {
     let [lo, hi] = imp.ci95;
     [("ratio", imp.ratio), ("ci95", lo), ("ci95", hi)]
         .into_iter()

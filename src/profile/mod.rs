@@ -77,7 +77,7 @@ pub fn describe_host(h: &Host) -> Option<String> {
     ))
 }
 
-fn evidence(i: Option<&model::Improvement>) -> String {
+fn evidence(i: Option<&model::ProfileImprovement>) -> String {
     i.map_or_else(
         || "kept the default".to_string(),
         |i| {

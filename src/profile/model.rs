@@ -150,7 +150,7 @@ impl Match {
 /// What the tune measured: the objective's improvement with its 95% CI, and its cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Improvement {
+pub struct ProfileImprovement {
     /// e.g. `io_load Ratio`.
     pub objective: String,
     /// default ÷ best for a Ratio, best ÷ default for Loads (> 1: better).
@@ -179,7 +179,7 @@ pub struct DeviceEntry {
     pub tuned_at: String,
     /// The evidence; absent for a "keep the default" sweet spot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub improvement: Option<Improvement>,
+    pub improvement: Option<ProfileImprovement>,
     /// Only the knobs the sweet spot changed from its baseline; applied in the kernel's order
     /// (scheduler → nr_requests → iosched/* → other queue/*), not the file's.
     #[serde(default)]
@@ -270,7 +270,7 @@ pub struct Host {
     /// The evidence; absent for a "keep the default" host sweet spot (and for knobs of device
     /// tunes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub improvement: Option<Improvement>,
+    pub improvement: Option<ProfileImprovement>,
     /// e.g. `dirty_ratio = 10`: only knobs a sweet spot changed from its baseline.
     #[serde(default)]
     pub knobs: Setting,
@@ -320,7 +320,7 @@ mod tests {
                 kernel: "6.18.0".into(),
                 policy: "quick".into(),
                 tuned_at: "2026-12-01T08:00:00Z".into(),
-                improvement: Some(Improvement {
+                improvement: Some(ProfileImprovement {
                     objective: "io_load Ratio".into(),
                     ratio: 2.2,
                     ci95: [2.05, 2.37],

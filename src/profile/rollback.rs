@@ -16,7 +16,7 @@
 use crate::knob::apply::{PutBack, restore_except};
 use crate::knob::io::KnobIo;
 use crate::store::Store;
-use crate::store::journal::Entry;
+use crate::store::journal::JournalEntry;
 use crate::sysroot::SysRoot;
 use crate::types::Owner;
 use crate::{Error, Result};
@@ -91,7 +91,7 @@ impl Undo {
         host: bool,
         recorder: &Recorder<'_>,
     ) -> Undone {
-        let mine = |e: &Entry| {
+        let mine = |e: &JournalEntry| {
             e.owner == Owner::Profile
                 && !self.open_before.contains(&e.id)
                 && match &e.device {

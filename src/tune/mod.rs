@@ -50,7 +50,7 @@ use space::Space;
 
 /// What a finished (or interrupted) optimisation produced.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub struct TuneOutcome {
     /// Every trial, in order (search and check).
     pub trials: Vec<Trial>,
     /// The verdict; `None` when interrupted before the end.
@@ -154,7 +154,7 @@ pub fn optimise(
     policy: &Policy,
     recorder: &mut dyn Recorder,
     opts: Options,
-) -> Result<Outcome> {
+) -> Result<TuneOutcome> {
     let cfg = config(policy, opts.budget, opts.seed)?;
     // One iteration per trial; the screen's partial trials are one or more runs each.
     let max_iters = (cfg.budget * cfg.runs_full.max(1)) as u64 + 2;
@@ -201,7 +201,7 @@ pub fn optimise(
         )?,
         _ => Vec::new(),
     };
-    Ok(Outcome {
+    Ok(TuneOutcome {
         trials,
         verdict,
         runs,

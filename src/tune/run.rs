@@ -347,7 +347,11 @@ fn ended_early(
 /// that is the job failing (exit 1) with the trial's own reason, not a "keep the default"
 /// sweet spot. The same for contest loads as for a user benchmark. `None` when some trial at
 /// the default (or none at all) succeeded.
-fn failed_at_default(out: &crate::tune::Outcome, space: &Space, policy: &Policy) -> Option<Error> {
+fn failed_at_default(
+    out: &crate::tune::TuneOutcome,
+    space: &Space,
+    policy: &Policy,
+) -> Option<Error> {
     let at_default: Vec<&crate::tune::evaluator::Trial> = out
         .trials
         .iter()

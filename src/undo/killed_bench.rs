@@ -21,7 +21,7 @@ use super::writers::{open_devices, writer_identity};
 use crate::Result;
 use crate::knob::catalogue;
 use crate::knob::restore::pair_member_unwritten;
-use crate::knob::vet::{Verdict, vet};
+use crate::knob::vet::{VetVerdict, vet};
 use crate::lock;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -67,7 +67,7 @@ fn killed_owners(store: &Store, root: &SysRoot) -> Result<Vec<Owner>> {
 pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>> {
     let db = store.path().to_path_buf();
     let boot = root.boot();
-    let mut found: Vec<crate::store::journal::Entry> = Vec::new();
+    let mut found: Vec<crate::store::journal::JournalEntry> = Vec::new();
     for owner in killed_owners(store, root)? {
         for name in open_devices(store, &owner)? {
             let Some(id) = writer_identity(root, name.as_deref()) else {
@@ -81,7 +81,7 @@ pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>
                     .journal_open(name.as_deref(), Some(&owner))?
                     .into_iter()
                     .filter(|e| e.device == name && !e.from_another_boot(&boot))
-                    .filter(|e| matches!(vet(root, e), Verdict::Here(_)))
+                    .filter(|e| matches!(vet(root, e), VetVerdict::Here(_)))
                     .filter(|e| name.is_none() || e.identity.as_deref() == Some(id.as_str())),
             );
         }
@@ -109,8 +109,8 @@ pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>
 /// exclusive vm pair the member restore writes ([`pair_member_unwritten`]).
 fn as_restore_writes(
     root: &SysRoot,
-    found: Vec<crate::store::journal::Entry>,
-) -> Vec<crate::store::journal::Entry> {
+    found: Vec<crate::store::journal::JournalEntry>,
+) -> Vec<crate::store::journal::JournalEntry> {
     use crate::knob::ApplyOrder;
     let end_scheduler = |device: &str| {
         found
@@ -120,7 +120,7 @@ fn as_restore_writes(
             .or_else(|| crate::device::find(root, device).ok().map(|d| d.scheduler))
     };
     let mut seen = std::collections::HashSet::new();
-    let kept: Vec<&crate::store::journal::Entry> = found
+    let kept: Vec<&crate::store::journal::JournalEntry> = found
         .iter()
         .filter(|e| {
             e.order != ApplyOrder::Iosched

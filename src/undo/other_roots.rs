@@ -3,9 +3,9 @@
 
 use crate::Result;
 use crate::device;
-use crate::knob::vet::{Verdict, vet};
+use crate::knob::vet::{VetVerdict, vet};
 use crate::store::Store;
-use crate::store::journal::Entry;
+use crate::store::journal::JournalEntry;
 use crate::sysroot::SysRoot;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -56,7 +56,7 @@ pub fn other_roots(store: &Store, root: &SysRoot, dev: Option<&str>) -> Result<O
     let ours = |p: &Path| p.starts_with(&root.sys) || p.starts_with(&root.proc);
     let mut found = OtherRoots::default();
     let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
-    let shaped = |e: &&Entry| !matches!(vet(root, e), Verdict::Refused(_));
+    let shaped = |e: &&JournalEntry| !matches!(vet(root, e), VetVerdict::Refused(_));
     for e in entries.iter().filter(|e| !ours(&e.path)).filter(shaped) {
         found.files.insert(e.path.clone());
         let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
