@@ -4,7 +4,7 @@ use super::Ctx;
 use super::output::{JsonArg, JsonHelp, emit};
 use crate::Result;
 use crate::daemon::{self, config};
-use crate::report::output::{Format, Table};
+use crate::output::format::{Format, Table};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `sweetspot daemon`.

@@ -6,7 +6,7 @@ use super::Ctx;
 use super::output::{JsonArg, emit};
 use crate::Result;
 use crate::device::{self, Device};
-use crate::report::output::Table;
+use crate::output::format::Table;
 use crate::types::text::shown;
 use serde::Serialize;
 

@@ -7,7 +7,7 @@ use super::output::{JsonArg, emit};
 use crate::Result;
 use crate::device::{self, Device};
 use crate::knob::{Domain, Knob, discover};
-use crate::report::output::Table;
+use crate::output::format::Table;
 use serde::Serialize;
 
 /// Arguments of `sweetspot knobs`.

@@ -521,9 +521,9 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// Prints an object as pretty JSON on stdout, `"version"` first
-/// ([`crate::report::json::Versioned`], docs/json.md). A closed pipe is not a failure.
+/// ([`crate::output::json::Versioned`], docs/json.md). A closed pipe is not a failure.
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    print_out(&crate::report::output::json(v)?)
+    print_out(&crate::output::format::json(v)?)
 }
 
 /// Writes text to stdout; a broken pipe (e.g. `| head`) is not an error.

@@ -6,12 +6,12 @@
 
 use super::Ctx;
 use super::output::{JsonArg, JsonHelp, emit};
+use crate::output::format::Table;
 use crate::profile::Profile;
 use crate::profile::apply::ApplyStatus;
 use crate::profile::build::{self, MatchBy, Select};
 use crate::profile::format::{self, Out, ProfileFormat};
 use crate::profile::verify::Verification;
-use crate::report::output::Table;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::io::Write;

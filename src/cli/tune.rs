@@ -14,7 +14,7 @@ use super::target::{self, TargetArgs};
 use crate::Result;
 use crate::bench::user_job::{Extract, UserJob};
 use crate::bench::{Load, Testbed};
-use crate::report::output::Table;
+use crate::output::format::Table;
 use crate::trust::Origin;
 use crate::tune::policy::{self, Objective, Policy};
 use crate::tune::report;

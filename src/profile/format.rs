@@ -1,4 +1,4 @@
-//! The formats `profile export` writes, behind one trait (as [`crate::report::Exporter`] is
+//! The formats `profile export` writes, behind one trait (as [`crate::output::Exporter`] is
 //! for `bench`): sweetspot's TOML ([`super::toml_text`]), udev rules ([`super::udev`]), a
 //! sysctl.d file ([`super::sysctl`]) and a TuneD profile ([`super::tuned`]). Each file keeps
 //! its own `render` function; the impls here put them behind [`ProfileFormat`] with what

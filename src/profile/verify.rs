@@ -32,7 +32,7 @@ pub struct Row {
 }
 
 /// The whole verification, as `verify --json` prints it (after its `version`,
-/// [`crate::report::json::VERSION`]).
+/// [`crate::output::json::VERSION`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Verification {
     /// True when no row is `drift` or `missing`.

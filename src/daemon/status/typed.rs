@@ -4,7 +4,7 @@
 //! prints their sentences ([`State::text`], [`Retune::text`], [`ConfigShown::text`]), so the
 //! two never say different things.
 
-use crate::report::json::Stamp;
+use crate::output::json::Stamp;
 use crate::types::KnobValue;
 use serde::{Serialize, Serializer};
 

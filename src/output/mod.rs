@@ -1,4 +1,5 @@
-//! Output formats behind one trait, one small file per format (as hyperfine's `export/`):
+//! How a command prints: `bench`'s formats behind one trait, one small file per format (as
+//! hyperfine's `export/`):
 //!
 //! - [`table`]: contest's table, one block per load (`<setting> [runs] Time CPU% Loads LCPU%
 //!   Ratio`), with mean ± sd, 95% CI, median, range and warnings beneath.
@@ -9,12 +10,12 @@
 //! `cli::print_out`. Output depends only on the report, never on time or ids, so a seeded
 //! simulation prints byte-identical output.
 //!
-//! The other commands' results go through [`output`]: one [`output::render`] for a value that
-//! is both a table ([`output::Table`]) and `Serialize`, as `--json` asks.
+//! The other commands' results go through [`mod@format`]: one [`format::render`] for a value
+//! that is both a table ([`format::Table`]) and `Serialize`, as `--json` asks.
 
 pub mod csv;
+pub mod format;
 pub mod json;
-pub mod output;
 pub mod table;
 
 use crate::bench::TargetInfo;
