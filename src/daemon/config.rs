@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Where the daemon looks for its config when `--config` is not given.
-pub const DEFAULT_PATH: &str = "/etc/sweetspot/daemon.toml";
+pub use crate::types::paths::DAEMON_CONFIG as DEFAULT_PATH;
 
 /// Which devices the daemon manages.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]

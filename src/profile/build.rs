@@ -380,7 +380,7 @@ fn dropped(old: &SweetSpotRow, new: &SweetSpotRow, export: bool) -> Option<Strin
         new_d = new.describe(),
         old_d = old.describe(),
         p = old.policy,
-        cfg = crate::daemon::config::DEFAULT_PATH,
+        cfg = crate::types::paths::DAEMON_CONFIG,
     ))
 }
 
