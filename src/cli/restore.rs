@@ -230,14 +230,6 @@ fn other_roots(
     let o = undo::other_roots(store, &ctx.root, dev)?;
     left.extend(o.files);
     let mut out = String::new();
-    for (knob, path) in &o.relative {
-        out += &format!(
-            "left alone: {knob}, journaled at {} under other roots than this run's; \
-             `restore` with the --sysfs-root/--procfs-root it was written under puts it \
-             back\n",
-            crate::types::text::shown(&path.to_string_lossy())
-        );
-    }
     for t in &o.trees {
         out += &format!(
             "left alone: {}, written under other roots than this run's; `{}` puts {} back{}\n",

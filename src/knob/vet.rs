@@ -36,9 +36,8 @@ pub enum VetVerdict {
     /// knob's domain: restore may write it.
     Here(PathBuf),
     /// A catalogue knob file under other roots, its original in the knob's domain: left alone
-    /// (named with those roots; `None` for a relative path, journaled by an older sweetspot
-    /// under a relative root).
-    Elsewhere(Option<SysRoot>),
+    /// (named with those roots).
+    Elsewhere(SysRoot),
     /// Not a row sweetspot wrote: why.
     Refused(String),
 }
@@ -88,23 +87,6 @@ pub fn refusal(root: &SysRoot, e: &JournalEntry) -> Option<Refused> {
 
 fn judge(root: &SysRoot, e: &JournalEntry) -> Result<VetVerdict, String> {
     let shown = e.path.display().to_string().escape_debug().to_string();
-    if e.path.is_relative() {
-        // Journaled under a relative root by an older sweetspot: left alone when it has a
-        // knob file's shape under some root.
-        let abs = Path::new("/").join(&e.path);
-        plain_path(&abs, &shown)?;
-        let r = match root.other_for(&abs) {
-            Some(r) => r,
-            None if abs.starts_with(&root.sys) || abs.starts_with(&root.proc) => root.clone(),
-            None => {
-                return Err(format!(
-                    "its path '{shown}' is no knob file sweetspot writes"
-                ));
-            }
-        };
-        check(&r, e, &abs, false)?;
-        return Ok(VetVerdict::Elsewhere(None));
-    }
     plain_path(&e.path, &shown)?;
     if e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc) {
         let path = check(root, e, &e.path, true)?;
@@ -114,7 +96,7 @@ fn judge(root: &SysRoot, e: &JournalEntry) -> Result<VetVerdict, String> {
         .other_for(&e.path)
         .ok_or_else(|| format!("its path '{shown}' is no knob file sweetspot writes"))?;
     check(&r, e, &e.path, false)?;
-    Ok(VetVerdict::Elsewhere(Some(r)))
+    Ok(VetVerdict::Elsewhere(r))
 }
 
 /// Refuses a path with `.` or `..` components (`<proc>/../../etc/passwd`).
@@ -470,15 +452,15 @@ mod tests {
         );
         assert_eq!(
             vet(&root, &other),
-            VetVerdict::Elsewhere(Some(SysRoot::new("/u/sys", "/t/proc")))
+            VetVerdict::Elsewhere(SysRoot::new("/u/sys", "/t/proc"))
         );
+        // A relative path is no file sweetspot journals: refused, never written, also where,
+        // made absolute, it would lie under the run's roots.
         let rel = JournalEntry {
             path: PathBuf::from("sys/block/sda/queue/read_ahead_kb"),
             ..other.clone()
         };
-        assert_eq!(vet(&root, &rel), VetVerdict::Elsewhere(None));
-        // Also when, made absolute, it would lie under the run's roots: never written.
-        assert_eq!(vet(&SysRoot::default(), &rel), VetVerdict::Elsewhere(None));
+        assert!(why(vet(&SysRoot::default(), &rel)).contains("no knob file sweetspot writes"));
         let passwd = JournalEntry {
             path: PathBuf::from("/etc/passwd"),
             ..other.clone()

@@ -5,7 +5,6 @@ use crate::Result;
 use crate::device;
 use crate::knob::vet::{VetVerdict, vet};
 use crate::store::Store;
-use crate::store::journal::JournalEntry;
 use crate::sysroot::SysRoot;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -27,9 +26,6 @@ pub struct Tree {
 /// What [`other_roots`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OtherRoots {
-    /// Entries at a relative path (journaled by an older sweetspot under a relative root):
-    /// `<device or host-wide> <knob>` and the path.
-    pub relative: Vec<(String, PathBuf)>,
     /// The trees, in the order their first entry was journaled.
     pub trees: Vec<Tree>,
     /// The files of all those entries.
@@ -56,14 +52,12 @@ pub fn other_roots(store: &Store, root: &SysRoot, dev: Option<&str>) -> Result<O
     let ours = |p: &Path| p.starts_with(&root.sys) || p.starts_with(&root.proc);
     let mut found = OtherRoots::default();
     let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
-    let shaped = |e: &&JournalEntry| !matches!(vet(root, e), VetVerdict::Refused(_));
-    for e in entries.iter().filter(|e| !ours(&e.path)).filter(shaped) {
-        found.files.insert(e.path.clone());
-        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
-        let Some(r) = root.other_for(&e.path) else {
-            found.relative.push((knob, e.path.clone()));
+    for e in entries.iter().filter(|e| !ours(&e.path)) {
+        let VetVerdict::Elsewhere(r) = vet(root, e) else {
             continue;
         };
+        found.files.insert(e.path.clone());
+        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
         match roots.iter_mut().find(|(o, _)| *o == r) {
             Some((_, knobs)) if knobs.contains(&knob) => {}
             Some((_, knobs)) => knobs.push(knob),
