@@ -6,7 +6,7 @@
 //!
 //! A scratch run writes the absolute path of its database into `<dir>/journal-db` and
 //! fsyncs it (and the directory) right after taking the directory's owner lock, before the
-//! loop device is attached, so before any knob of it can change. [`verdict`] decides what a
+//! loop device is attached, so before any knob of it can change. `verdict` decides what a
 //! sweep may do with a dead leftover:
 //!
 //! - nothing of it is attached any more (killed before `losetup`, or after a reboot): there is

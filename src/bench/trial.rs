@@ -3,8 +3,8 @@
 //! the store as soon as it finishes, and stop between runs on Ctrl-C/SIGTERM.
 //!
 //! [`measure_trial`] is what `bench` and the tuner call for one setting. To interleave the runs
-//! of competing settings (A B A B), use [`OpenTrial`] directly: begin one per setting, then apply
-//! and [`OpenTrial::run`] them in turn.
+//! of competing settings (A B A B), use `OpenTrial` directly: begin one per setting, then apply
+//! and `OpenTrial::run` them in turn.
 
 use crate::bench::summary::{TrialSummary, summarize_trial};
 use crate::bench::{Load, Run, Testbed};
@@ -84,9 +84,9 @@ impl OpenTrial {
 }
 
 /// Measures one setting: applies `setting` on `tb` (an empty setting applies nothing), then
-/// [`measure_applied`]. Does not restore: the caller restores the testbed, also on error.
+/// `measure_applied`. Does not restore: the caller restores the testbed, also on error.
 /// Errors: the testbed's (a refused knob: nothing is recorded then), and those of
-/// [`measure_applied`].
+/// `measure_applied`.
 pub fn measure_trial(
     tb: &mut dyn Testbed,
     store: &Store,

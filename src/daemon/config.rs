@@ -32,7 +32,7 @@ pub struct Idle {
     pub cpu_busy_pct_max: f64,
     /// The device's own I/O (`/sys/block/*/stat` sectors read + written) at most this, KiB/s.
     pub device_kib_per_s_max: f64,
-    /// For this long, s: 0 ..= [`MAX_IDLE_FOR_S`] (a day).
+    /// For this long, s: 0 ..= `MAX_IDLE_FOR_S` (a day).
     pub for_s: u64,
 }
 
@@ -57,7 +57,7 @@ pub struct Retune {
     /// Scale of the built-in job (1.0: no_load ≈ 6 s on 2 cores), in (0, 100] (the range of
     /// `--job-scale`).
     pub job_scale: f64,
-    /// Size of the loads' files and buffer, MiB: 1 ..= [`MAX_LOAD_MIB`] (1 TiB).
+    /// Size of the loads' files and buffer, MiB: 1 ..= `MAX_LOAD_MIB` (1 TiB).
     pub load_mib: u64,
     /// Seconds a load runs before the job starts, 0–60.
     pub lead_s: f64,
@@ -102,16 +102,16 @@ pub struct DaemonConfig {
     pub default_policy: String,
     /// Per device identity, the policy whose sweet spot rules it (a policy name as
     /// `sweetspot history` shows it: a built-in name or a policy file's stem), the user's
-    /// decision when several policies have one ([`crate::store::tunes::SweetSpotRow::rules_over`]).
+    /// decision when several policies have one (`crate::store::tunes::SweetSpotRow::rules_over`).
     /// The daemon retunes the device with that policy when a retune can run it (a built-in
     /// or `/etc/sweetspot/policies/<name>.toml` policy of contest's loads), else it keeps the
     /// sweet spot and does not retune the device. Without an entry (and without an identity's
     /// `[policy]` entry), the policy that found the ruling sweet spot is kept.
     pub keep: std::collections::BTreeMap<String, String>,
-    /// Retune after this many days, in (0, [`MAX_INTERVAL_DAYS`]] (ten years); default 7.
+    /// Retune after this many days, in (0, `MAX_INTERVAL_DAYS`] (ten years); default 7.
     pub retune_interval_days: f64,
     /// The interval in seconds instead (wins over `retune_interval_days`; for tests), in (0,
-    /// [`MAX_INTERVAL_DAYS`] × 86400].
+    /// `MAX_INTERVAL_DAYS` × 86400].
     pub retune_interval_s: Option<f64>,
     /// How a retune measures.
     pub retune: Retune,
@@ -120,7 +120,7 @@ pub struct DaemonConfig {
     /// No retune inside this local-time window, `"HH:MM-HH:MM"` (may wrap midnight).
     pub quiet_hours: Option<String>,
     /// The database: used unless `--db` or `SWEETSPOT_DB` names one (those win), and wins
-    /// over the built-in default ([`super::db_path`]). An absolute path: `""` would be
+    /// over the built-in default (`super::db_path`). An absolute path: `""` would be
     /// SQLite's temporary database, and a relative one depends on the daemon's directory.
     pub db: Option<PathBuf>,
     /// How often devices are listed and managed values checked for drift, s: 1–3600; default 5.

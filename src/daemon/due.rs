@@ -1,6 +1,6 @@
 //! Per poll, for each enrolled device present: is it due for a retune, and if so what it
 //! waits for (quiet hours, idleness, a contested knob, another writer, an earlier failure).
-//! `status` shows the answer ([`Wait`]).
+//! `status` shows the answer (`Wait`).
 
 use super::config::{DaemonConfig, Enroll, quiet_window};
 use super::idle::Tracker;

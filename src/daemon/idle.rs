@@ -7,7 +7,7 @@
 //! per poll, and a walk of `/proc/<pid>/stat` for the daemon's children only while it retunes.
 //!
 //! While a retune runs, its own job and loads keep the load average, the CPUs and the device
-//! busy, so only the CPU time of other processes counts then ([`Sample::others_busy_pct`]).
+//! busy, so only the CPU time of other processes counts then (`Sample::others_busy_pct`).
 
 use super::config::Idle;
 #[cfg(feature = "daemon")]

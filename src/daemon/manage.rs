@@ -5,19 +5,19 @@
 //!   `/sys/block` again on a disk uevent, [`super::uevent`]) gets its profile entry, through
 //!   the journaled path: of the
 //!   entries matching it, the narrowest, as `profile apply` picks it
-//!   ([`crate::profile::overlap::entry_for`]), and that entry's values are the ones managed;
+//!   (`crate::profile::overlap::entry_for`), and that entry's values are the ones managed;
 //! - the profile's host-wide knobs (`[host]`: those of the enrolled disks' sweet spots, and
 //!   the host's own sweet spot, which wins, as `profile apply` applies them) are applied once
 //!   the same way, under the host's lock ([`crate::lock::HOST`]), and managed like a disk's
-//!   knobs under the identity [`HOST`] (drift, contest, restore);
+//!   knobs under the identity `HOST` (drift, contest, restore);
 //! - a managed value that changed behind the daemon's back is "contested by another writer":
 //!   logged with the knob and both values, re-applied once, and after a second change left
 //!   alone (as bpftune backs off), so the daemon never fights in a loop, until the daemon
 //!   restarts or reloads its config (SIGHUP): the admin's way to hand the knob back once the
 //!   other writer is gone (the same signal that takes back what `restore` released, so no
-//!   new command; [`Manager::reconcile`] forgets the disk and the next poll applies its
+//!   new command; `Manager::reconcile` forgets the disk and the next poll applies its
 //!   sweet spot again);
-//! - a disk a retune works on is the retune's ([`Busy`]), and so are the host-wide knobs when
+//! - a disk a retune works on is the retune's (`Busy`), and so are the host-wide knobs when
 //!   its policy tunes some: neither applied nor checked, so the
 //!   retune's own writes and its restore at the start and the end are never taken for another
 //!   writer; when it ends the disk is forgotten and applied afresh;
@@ -27,7 +27,7 @@
 //!   another writer by the journal: an entry of the disk's knobs that was open at the last
 //!   poll that found them as managed (with no other writer holding the disk's lock), or right
 //!   after the daemon wrote them, is closed now, and a value changed. The daemon itself closes
-//!   such entries only when a retune starts ([`super::retune::Job::start`]), on a disk that is
+//!   such entries only when a retune starts (`super::retune::Job::start`), on a disk that is
 //!   then the retune's and is forgotten when it ends.
 
 use crate::Result;

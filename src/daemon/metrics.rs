@@ -1,9 +1,9 @@
 //! Prometheus metrics: the daemon's state as a node_exporter textfile (`metrics_dir` in
-//! daemon.toml, [`Exporter`]), and `sweetspot status --format prometheus` for a cron job
-//! where no daemon runs ([`from_status`]). Both render with [`render`], so their common
+//! daemon.toml, `Exporter`), and `sweetspot status --format prometheus` for a cron job
+//! where no daemon runs (`from_status`). Both render with `render`, so their common
 //! series are the same text. The names, labels and units are in `docs/metrics.md`.
 //!
-//! The text exposition format (version 0.0.4) is written by hand ([`encode`]: a few dozen
+//! The text exposition format (version 0.0.4) is written by hand (`encode`: a few dozen
 //! lines): `prometheus-client`'s encoder would add a registry, atomics and a derive macro for
 //! a dozen families written at most once a poll. No sample has a timestamp: node_exporter's
 //! textfile collector refuses files that carry them.
@@ -11,7 +11,7 @@
 //! The daemon writes its file only when its text changed (an idle poll writes nothing: SD
 //! cards), atomically (a temporary file in the same directory, then a rename), mode 0644 so
 //! that the `prometheus` user reads it. Its resident set size moves a little at every poll,
-//! so it is rewritten only when it moved by [`RESIDENT_STEP`] or with any other change.
+//! so it is rewritten only when it moved by `RESIDENT_STEP` or with any other change.
 
 use super::manage::{self, Manager};
 use crate::Result;

@@ -1,9 +1,9 @@
-//! Retuning in idle windows: when an enrolled device is due ([`due`]: never tuned, the kernel
+//! Retuning in idle windows: when an enrolled device is due (`due`: never tuned, the kernel
 //! release changed, or the interval elapsed), and the machine has been idle long enough
-//! outside quiet hours, the daemon tunes it in a thread of its own ([`Job`]) with the real
+//! outside quiet hours, the daemon tunes it in a thread of its own (`Job`) with the real
 //! testbed ([`RealDevice::device`]: its work directory `.sweetspot-bench-XXXXXX` on the
 //! device's first writable mounted filesystem, removed after the run) under the device's lock
-//! held for `sweetspot daemon`. The main loop stops it through [`crate::signals::request_stop`]
+//! held for `sweetspot daemon`. The main loop stops it through `crate::signals::request_stop`
 //! when the machine stops being idle or SIGTERM arrives: the tune abandons its run, restores
 //! the device (to the kernel's values it started from) and keeps the finished trials, and the
 //! daemon then puts the device back at its sweet spot (before it exits, on SIGTERM).

@@ -2,7 +2,7 @@
 //! keeps it there (managed, or contested by another writer), and when a retune is due and why;
 //! above them, the knobs a killed benchmark left open ([`crate::undo::killed_bench`]).
 //! The daemon's own state comes from the file it writes when that state changes
-//! ([`super::state_path`], [`write_state`]).
+//! ([`super::state_path`], `write_state`).
 
 use super::config::{DaemonConfig, Enroll};
 use super::due::Wait;

@@ -1,6 +1,6 @@
 //! After start-up, the daemon's resident set holds the code and read-only data that ran once
 //! (argument parsing, the database's migrations, the runtime's set-up): on a 9 MB binary that
-//! is most of its RSS. [`drop_start_up_pages`] drops the resident pages of the read-only file
+//! is most of its RSS. `drop_start_up_pages` drops the resident pages of the read-only file
 //! mappings (code, `r-xp`, and read-only data, `r--p`) that hold no page of their own; what the
 //! loop uses again is faulted back from the page cache (a minor fault, no I/O while the file is
 //! cached), so the RSS afterwards is what the loop uses.

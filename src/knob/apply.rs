@@ -61,7 +61,7 @@ pub fn check(root: &SysRoot, device: &Device, setting: &Setting) -> Result<()> {
 }
 
 /// Applies a setting of host-wide knobs only (vm, CPU scheduler): `tune --host`, where no
-/// device is involved. The same journal, order and read-back as [`apply`]; a device knob in
+/// device is involved. The same journal, order and read-back as `apply`; a device knob in
 /// `setting` is bad input (exit 2, nothing changed).
 pub fn apply_host(
     store: &mut Store,
@@ -103,7 +103,7 @@ pub fn apply_host_with(
     execute(io, store, root, plan, owner, "the host")
 }
 
-/// [`apply`] through `io`, returning what changed (knobs already at their value are skipped).
+/// `apply` through `io`, returning what changed (knobs already at their value are skipped).
 ///
 /// Errors: [`Error::BadInput`] before anything is written; [`Error::KnobWrite`] when the kernel
 /// refuses a write (EROFS, EACCES, EINVAL: earlier writes stay applied and journaled, so

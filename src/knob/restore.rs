@@ -1,7 +1,7 @@
 //! `restore`: puts journaled originals back, in kernel order, and marks their entries
 //! restored. The undo journal's rules live here: the oldest open entry of a file is its true
 //! original; a partial restore hands an original down to a later owner's entry instead of
-//! writing it ([`restore_except`]); entries of a loop device detached since are written back
+//! writing it (`restore_except`); entries of a loop device detached since are written back
 //! to its queue, those of a device that is gone are closed unwritten (`close_foreign`).
 //!
 //! The journal is not trusted to name a file or a value: every row is re-validated before it

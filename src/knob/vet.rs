@@ -1,7 +1,7 @@
 //! Which journal rows a restore may write. The database is not trusted to name a file or a
 //! value: anyone who can write it (a mode-0666 file, a copied database, a bug) could otherwise
 //! make root write any text to any path. So every row is re-validated before it is written
-//! ([`vet`]), the way `set` validates its input:
+//! (`vet`), the way `set` validates its input:
 //!
 //! - its file is rebuilt from the knob's catalogue entry under the run's roots, never taken
 //!   from the row: `<sys>/block/<device>/queue/{scheduler,<queue knob>}`,
@@ -16,11 +16,11 @@
 //! - its original parses in the knob's domain (`validate::check_domain`, the check `set`
 //!   makes): an integer in the catalogue's range (0 too for a member of an exclusive vm pair,
 //!   which reads 0 while its partner rules), a plain scheduler name the kernel has offered
-//!   ([`catalogue::ELEVATORS`], or one the device offers now), or for `sched/features` flags
+//!   (`catalogue::ELEVATORS`, or one the device offers now), or for `sched/features` flags
 //!   only (`X` or `NO_X`).
 //!
 //! A row under other roots than the run's (another fake tree, or the real ones from a fake
-//! run: [`SysRoot::other_for`]) is never written; it is left alone, as before, only when it
+//! run: `SysRoot::other_for`) is never written; it is left alone, as before, only when it
 //! has one of these shapes there. Everything else is refused: the caller reports it (knob, row
 //! id, why), skips it, restores the rest and fails (exit 1).
 

@@ -1,9 +1,9 @@
 //! A command's result printed one way: a value that is both a table (its text form, the
-//! [`Table`] trait) and `Serialize` (its `--json` form) is rendered by [`render`], the one
+//! `Table` trait) and `Serialize` (its `--json` form) is rendered by `render`, the one
 //! place that chooses between the two. `cli` parses `--json` once (`cli::output::JsonArg`)
-//! and prints what [`render`] returns.
+//! and prints what `render` returns.
 //!
-//! `bench`'s report has its own formats (table, JSON, CSV) behind [`super::Exporter`]; `status
+//! `bench`'s report has its own formats (table, JSON, CSV) behind `super::Exporter`; `status
 //! --format prometheus` is the daemon's metrics file, neither table nor JSON.
 
 use super::json::Versioned;

@@ -1,7 +1,7 @@
 //! The JSON convention of every command (docs/json.md): [`VERSION`] in a top-level `version`
-//! ([`Versioned`]), numbers as numbers with their unit in the field name (`time_s`,
+//! (`Versioned`), numbers as numbers with their unit in the field name (`time_s`,
 //! `size_bytes`) or documented, times as RFC 3339 UTC with their Unix seconds beside them
-//! (`started_at` + `started_at_epoch_s`, [`Stamp`]), durations in seconds (`elapsed_s`).
+//! (`started_at` + `started_at_epoch_s`, `Stamp`), durations in seconds (`elapsed_s`).
 //! A schema per command is in `docs/schemas/` (tests/cli/json_schemas.rs checks every command's
 //! output against it).
 //!

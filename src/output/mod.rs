@@ -6,12 +6,12 @@
 //! - [`json`]: `bench --json` (docs/DESIGN.md "External contract").
 //! - [`csv`]: one row per run.
 //!
-//! Every exporter renders a [`BenchReport`] to a `String`; the caller prints it with
+//! Every exporter renders a `BenchReport` to a `String`; the caller prints it with
 //! `cli::print_out`. Output depends only on the report, never on time or ids, so a seeded
 //! simulation prints byte-identical output.
 //!
-//! The other commands' results go through [`mod@format`]: one [`format::render`] for a value
-//! that is both a table ([`format::Table`]) and `Serialize`, as `--json` asks.
+//! The other commands' results go through [`mod@format`]: one `format::render` for a value
+//! that is both a table (`format::Table`) and `Serialize`, as `--json` asks.
 
 pub mod csv;
 pub mod format;

@@ -1,6 +1,6 @@
-//! Where a knob's values sit on a plot's axis ([`Axis`]: log2 for a log2 grid, linear, or
+//! Where a knob's values sit on a plot's axis (`Axis`: log2 for a log2 grid, linear, or
 //! categories for the scheduler), the axes' ranges, and figures at 3 digits. Shared by the SVG
-//! ([`super::svg`]) and the sparklines ([`super::sparkline_text`]).
+//! ([`super::svg`]) and the sparklines (`super::sparkline_text`).
 
 use super::data::Point;
 use crate::types::{KnobValue, Setting};

@@ -1,5 +1,5 @@
-//! Plots of a stored tune: `sweetspot plot`'s SVG ([`svg::render`]) and the tune report's
-//! terminal sparklines ([`sparklines`]).
+//! Plots of a stored tune: `sweetspot plot`'s SVG (`svg::render`) and the tune report's
+//! terminal sparklines (`sparklines`).
 //!
 //! Kernel people read a sweet spot as a curve (the 2002 thread's dip at `fifo_batch` 8 was a
 //! table shaped like one). [`data`] reads a tune's trials from the store as values of its

@@ -1,5 +1,5 @@
-//! The SVG of a tune ([`render`]): one panel per tuned knob's response, a heat map for two
-//! knobs, the trials in the order they ran, and the final check, stacked [`WIDTH`] px wide.
+//! The SVG of a tune (`render`): one panel per tuned knob's response, a heat map for two
+//! knobs, the trials in the order they ran, and the final check, stacked `WIDTH` px wide.
 //!
 //! Drawn with `plotters`' SVG backend, without its default features: no font-kit, no system
 //! font and no C library at run time. Text is SVG `<text>` in the `sans-serif` family, laid

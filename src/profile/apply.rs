@@ -38,7 +38,7 @@ pub enum ApplyStatus {
     Nothing,
     /// No present disk matches the entry's identity: skipped.
     Absent {
-        /// What the entry looks for ([`super::model::Match::describe`]).
+        /// What the entry looks for (`super::model::Match::describe`).
         wanted: String,
     },
     /// The kernel refused or did not honour a write (the message names knob, value, errno);
@@ -87,7 +87,7 @@ pub fn disks_of<'a>(root: &SysRoot, present: &'a [Device], d: &DeviceEntry) -> V
 /// over model and firmware over model alone), with a warning naming them.
 ///
 /// All or nothing up front: every entry and the host knobs are checked against the disks as
-/// they are now ([`crate::knob::apply::check`]: a knob the scheduler lacks, both members of a
+/// they are now (`crate::knob::apply::check`: a knob the scheduler lacks, both members of a
 /// dirty pair, a value the kernel's domain refuses) and every lock is taken before the first
 /// write, so a bad profile or a busy disk changes nothing. Errors: those (bad input, exit 2,
 /// naming the entry and disk; a held lock names its holder) and the store's. A write the

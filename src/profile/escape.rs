@@ -8,7 +8,7 @@
 //! Every format refuses control characters (C0, DEL, C1, and the Unicode line and paragraph
 //! separators U+2028/U+2029): none of these formats can carry a line break inside a line, and
 //! a terminal would act on an escape sequence in a comment. Shown in messages escaped
-//! ([`shown`]).
+//! (`shown`).
 //!
 //! - udev rules ([`udev`]), as systemd's `udev-rules.c` reads them (udev(7)):
 //!   - one rule per line; a line ending in `\` continues on the next, but a line starting with

@@ -1,5 +1,5 @@
 //! What a profile's `match` is compared with on a present disk: its identity's fields, and
-//! its model and firmware as sysfs gives them. Read once per disk ([`DiskFacts`]), so that
+//! its model and firmware as sysfs gives them. Read once per disk (`DiskFacts`), so that
 //! applying ([`super::apply`]) and choosing among overlapping entries ([`super::overlap`])
 //! compare without rereading sysfs.
 

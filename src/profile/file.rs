@@ -6,7 +6,7 @@
 //!   it, by `profile apply` and `verify` alike: as root it must be owned by root, and neither
 //!   it nor a directory above it writable by a group other than root's or by everyone (one
 //!   rule, [`crate::trust`]); otherwise others could choose what root writes to sysfs.
-//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value
+//! - `version` must be `VERSION`; every `[[device]]` needs a `match` with no empty value
 //!   and one way of naming a disk (not `wwid` and `backing_file`: a disk has one identity),
 //!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
 //!   find the first one's drifted for ever); an entry whose `match` narrows another's (every

@@ -1,7 +1,7 @@
-//! The formats `profile export` writes, behind one trait (as [`crate::output::Exporter`] is
+//! The formats `profile export` writes, behind one trait (as `crate::output::Exporter` is
 //! for `bench`): sweetspot's TOML ([`super::toml_text`]), udev rules ([`super::udev`]), a
 //! sysctl.d file ([`super::sysctl`]) and a TuneD profile ([`super::tuned`]). Each file keeps
-//! its own `render` function; the impls here put them behind [`ProfileFormat`] with what
+//! its own `render` function; the impls here put them behind `ProfileFormat` with what
 //! `export` needs to know of each: its name and where `--out` puts the text.
 
 use super::model::Profile;

@@ -3,7 +3,7 @@
 //! own sweet spot (`tune --host`), which decides every host-wide knob it tuned, including
 //! those it kept at their default (a device's older value of one is dropped, not exported).
 //! The members of an exclusive pair (`dirty_ratio`/`dirty_bytes`, …: writing one zeroes the
-//! other, [`catalogue::exclusive_partner`]) never both end up in it: the later one set
+//! other, `catalogue::exclusive_partner`) never both end up in it: the later one set
 //! drops the other, which `profile apply` would refuse as a whole.
 
 use crate::knob::catalogue;

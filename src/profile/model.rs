@@ -33,7 +33,7 @@ pub const VERSION: u32 = 1;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
-    /// Always [`VERSION`].
+    /// Always `VERSION`.
     pub version: u32,
     /// One entry per device (identity, or model for a fleet), in export order.
     #[serde(default, rename = "device")]

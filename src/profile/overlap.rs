@@ -7,10 +7,10 @@
 //! gives a device to one plugin instance.
 //!
 //! Two entries equally narrow on one disk (both name one disk: `wwid W` and `wwid W` with
-//! `model M`) give no rule to choose by: [`resolve`] refuses them with exit 2, naming the
+//! `model M`) give no rule to choose by: `resolve` refuses them with exit 2, naming the
 //! file, line and field, before anything is written. Where the file alone shows the overlap
 //! (one entry's match sets every field of another's, and more) the reader says so at load
-//! ([`nested`]): a warning naming the entry that will apply, or the same error when neither
+//! (`nested`): a warning naming the entry that will apply, or the same error when neither
 //! is narrower.
 
 use super::facts::DiskFacts;

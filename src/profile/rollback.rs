@@ -5,10 +5,10 @@
 //! The journal says what to put back: the entries of the owner [`Owner::Profile`] that
 //! this apply opened (not open when it began), on the disks it wrote (and the host, when it
 //! wrote host knobs), are restored through the journal's own restore
-//! ([`crate::knob::apply::restore_except`], the others skipped), which writes their originals
+//! (`crate::knob::apply::restore_except`, the others skipped), which writes their originals
 //! in the kernel's order and closes them. A knob that already had an open `profile` entry
 //! (an earlier apply's, say the daemon's at boot) gets no new entry when written again; its
-//! value from just before this apply, read before the first write ([`Recorder`]), is written
+//! value from just before this apply, read before the first write (`Recorder`), is written
 //! back directly, and its older entry stays open, still holding the value from before
 //! sweetspot touched it. A `sched/features` flag of that kind is not written back (the file
 //! holds every flag; `restore` undoes it) and is said so.

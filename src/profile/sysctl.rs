@@ -2,7 +2,7 @@
 //! (of the host's own sweet spot, `tune --host`, and of device tunes), read by systemd-sysctl
 //! at boot (sysctl.d(5): `key = value`, `/` or `.` separated).
 //!
-//! Only keys that exist under this host's `/proc/sys` are written ([`present`], also used for
+//! Only keys that exist under this host's `/proc/sys` are written (`present`, also used for
 //! TuneD's `[sysctl]`); the others are named in a comment and a warning (a missing key makes
 //! `sysctl --system` complain at every boot). Of an exclusive pair only the non-zero member is
 //! in a profile at all ([`super::build`], and [`super::file`] refuses both).

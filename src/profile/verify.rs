@@ -44,7 +44,7 @@ pub struct Verification {
     pub overlaps: Vec<Overlap>,
 }
 
-/// Compares `profile` with `root` now. Errors: those of [`resolve`] (two entries equally
+/// Compares `profile` with `root` now. Errors: those of `resolve` (two entries equally
 /// narrow on one disk, exit 2) and of reading sysfs.
 pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
     let present = device::list(root)?;

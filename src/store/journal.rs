@@ -6,13 +6,13 @@
 //! entry holds the value before its change, and the knob's value now is the newest owner's.
 //! Restoring some owners' entries only, under a later open entry of another owner, hands the
 //! oldest original down to that entry instead of writing it
-//! ([`Store::journal_hand_down`], `knob::apply::restore_except`). The stack is
+//! (`Store::journal_hand_down`, `knob::apply::restore_except`). The stack is
 //! ordered by entry id, that is by each owner's first change: an owner that writes the knob
 //! again over a later owner's entry keeps its old place, so a partial restore may then take
 //! the wrong entry for the newest writer's (the knob keeps a value one owner wrote). A full
 //! `restore` is not affected: it writes each file's oldest open original, the true one.
 //! Entries are never deleted; a restored entry gets `restored_at`. Entries of an earlier boot
-//! are closed unwritten ([`Store::journal_close_stale`]): the kernel reset those knobs.
+//! are closed unwritten (`Store::journal_close_stale`): the kernel reset those knobs.
 //!
 //! A host-wide entry journaled by a command for one device carries that device's identity
 //! (`for_identity`), until a command for another device journals the same knob under the

@@ -174,7 +174,7 @@ const TUNE_COLS: &str = "id, identity, kernel, device, target, policy, pid, star
 impl Store {
     /// Inserts a running tune of this process, with no lock file: it is judged alive by the
     /// lock its identity maps to, as a row of an older sweetspot is. A tune that holds a lock calls
-    /// [`Store::insert_tune_holding`]. Returns its id.
+    /// `Store::insert_tune_holding`. Returns its id.
     pub fn insert_tune(
         &self,
         target: &TargetInfo,

@@ -7,8 +7,8 @@
 //!   A trial's Ratio divides each load's mean Time by the same trial's mean no_load Time
 //!   (contest's definition, DESIGN.md), so trials are independent repeats.
 //! - Guard rails compare a setting's mean metric with the default setting's mean. A trial that
-//!   breaks one gets a penalty added to its cost ([`GUARD_PENALTY`] plus 4 × the log-scale
-//!   violation), so the model learns where the rails are; [`Evaluator::feasible`] is the final
+//!   breaks one gets a penalty added to its cost (`GUARD_PENALTY` plus 4 × the log-scale
+//!   violation), so the model learns where the rails are; `Evaluator::feasible` is the final
 //!   word on a setting, from all its trials.
 //! - A failed run (a load that completed no work) makes the trial failed: it never counts as a
 //!   clean number ([`Trial::failed`]).
@@ -104,10 +104,10 @@ pub struct Trial {
     pub value: f64,
     /// Cost: ln objective oriented to minimise, plus any guard penalty; +∞ if failed.
     pub cost: f64,
-    /// The guard penalty included in `cost` (ln units, [`GUARD_PENALTY`] plus 4 × the
+    /// The guard penalty included in `cost` (ln units, `GUARD_PENALTY` plus 4 × the
     /// violation per rail this trial broke; 0 when it broke none). A ranking device for the
     /// search: the final check tests `cost − penalty`, the objective alone, and the guard
-    /// rails judge the answer on its mean metrics ([`Evaluator::feasible`]).
+    /// rails judge the answer on its mean metrics (`Evaluator::feasible`).
     pub penalty: f64,
     /// Why the trial failed, if it did.
     pub failed: Option<String>,

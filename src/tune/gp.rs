@@ -3,8 +3,8 @@
 //!
 //! - Kernel: Matérn 5/2 (Rasmussen & Williams 2006, eq. 4.17), the usual choice for Bayesian
 //!   optimisation (Snoek, Larochelle & Adams 2012), unit amplitude on standardised outputs.
-//! - Length scale and noise: every pair on the grid [`LENGTH_SCALES`] × [`NOISE_RATIOS`] is
-//!   weighted by its marginal likelihood ([`log_marginal_likelihood`], computed here because
+//! - Length scale and noise: every pair on the grid `LENGTH_SCALES` × `NOISE_RATIOS` is
+//!   weighted by its marginal likelihood (`log_marginal_likelihood`, computed here because
 //!   friedrich 0.6's own is biased toward short length scales), and predictions and expected
 //!   improvement are averaged over them (Snoek, Larochelle & Adams 2012, §3.2). With a
 //!   handful of noisy trials no single length scale is credible, and a single best fit made
@@ -99,7 +99,7 @@ pub struct Prediction {
     pub noise: f64,
     /// Per grid point, the weight of each observation in [`Prediction::mean`] (the mean is
     /// linear in the observations: `Σ_q weights[p][q]·y[q]`, weights summing to 1); empty
-    /// unless asked for ([`fit_predict_weights`]).
+    /// unless asked for (`fit_predict_weights`).
     pub weights: Vec<Vec<f64>>,
     /// (weight, mean, sd) per model with weight ≥ [`MIN_WEIGHT`].
     models: Vec<(f64, Vec<f64>, Vec<f64>)>,

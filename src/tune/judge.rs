@@ -1,5 +1,5 @@
 //! The second judges: before a tune keeps a sweet spot, it is tested against the default on
-//! every judge of its policy (`[judge]`, [`Judges`]), so that a setting that wins contest's
+//! every judge of its policy (`[judge]`, `Judges`), so that a setting that wins contest's
 //! Ratio by making the machine slower elsewhere is not kept.
 //!
 //! Why: Jens Axboe's warning in the 2002 thread ("the sweet spot for this particular benchmark

@@ -61,7 +61,7 @@ pub struct TuneOutcome {
     pub incumbent: usize,
     /// The verdicts of the policy's judges on the sweet spot ([`judge`]); empty when the
     /// policy has none, the objective's check kept the default, or the testbed has no judge
-    /// ([`judge_note`] says so).
+    /// (`judge_note` says so).
     pub judges: Vec<judge::JudgeVerdict>,
 }
 
@@ -88,7 +88,7 @@ pub fn run_budget(policy: &Policy, budget: Option<u32>, judged: bool) -> u64 {
 }
 
 /// The most runs `policy`'s judges add to a tune ([`judge`]): their pairs for the search's
-/// best, and when it fails, a fallback's screen ([`judge::fallback::SCREENED`] runs per
+/// best, and when it fails, a fallback's screen (`judge::fallback::SCREENED` runs per
 /// judge), its check (`max(check_pairs, 3)` pairs of full trials) and its judges' pairs. Only
 /// a tune whose check found a sweet spot runs any of them.
 pub fn judge_runs(policy: &Policy) -> u64 {

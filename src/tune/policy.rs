@@ -1,6 +1,6 @@
 //! Policies: which knobs to tune, which loads to run, the objective, guard rails, budget and
 //! statistics. A policy is a TOML file; the shipped ones (`policies/*.toml`) are compiled into
-//! the binary so `tune` works from any directory. [`resolve`] finds a policy by path, by name
+//! the binary so `tune` works from any directory. `resolve` finds a policy by path, by name
 //! in `/etc/sweetspot/policies/`, or by built-in name, in that order.
 //!
 //! ```toml

@@ -3,11 +3,11 @@
 //!
 //! The optimiser is deterministic given its seed and the results it is fed (its design,
 //! model and tie-breaks all come from the seed). A resumed tune therefore runs with the
-//! interrupted tune's seed and budget ([`crate::store::Store::resumable_tune`]), and while
+//! interrupted tune's seed and budget (`crate::store::Store::resumable_tune`), and while
 //! the solver asks for the same settings, in the same order, as the interrupted tune
-//! measured, it is answered from the store: [`ReplayBed`] gives back the stored runs instead
-//! of running the loads, [`ReplayRecorder`] hands back the stored trial (moved to the new
-//! tune, [`crate::store::Store::adopt_trial`]) instead of inserting a copy. The solver's
+//! measured, it is answered from the store: `ReplayBed` gives back the stored runs instead
+//! of running the loads, `ReplayRecorder` hands back the stored trial (moved to the new
+//! tune, `crate::store::Store::adopt_trial`) instead of inserting a copy. The solver's
 //! state after the replay is the one the interrupted tune had, so what follows is the same
 //! search, only its next trials are measured now. A simulator also draws, and drops, the
 //! noise of every replayed run ([`Testbed::replayed`]), so a resumed `--sim` tune measures

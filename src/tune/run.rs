@@ -1,6 +1,6 @@
 //! The `tune` command's work around the optimiser:
 //!
-//! 1. Before it, [`fn@crate::undo::recover`]: an unfinished tune or benchmark has its knobs restored
+//! 1. Before it, `crate::undo::recover`: an unfinished tune or benchmark has its knobs restored
 //!    from its own journal entries (`tune/recover.rs`).
 //! 2. One writer per device: the caller takes the target's [`crate::lock::DeviceLock`] before
 //!    it builds the testbed ([`Request::lock`]); the tune writes its id into it. `restore`
@@ -8,7 +8,7 @@
 //! 3. A `tunes` row (running → done / interrupted / failed), trials and runs stored as they
 //!    finish, the sweet spot stored with its evidence, the device restored unless `--apply`
 //!    and significant. Ctrl-C/SIGTERM stop after the current run, restore, keep the trials
-//!    ([`Ended::Stopped`]: what the store has of the stopped tune).
+//!    (`Ended::Stopped`: what the store has of the stopped tune).
 
 use crate::bench::{Run, TargetInfo, Testbed};
 use crate::knob::Setting;
@@ -95,7 +95,7 @@ pub struct Request<'a> {
     /// `$TMPDIR`'s disk for `--scratch`, the host's for `--host`), taken by the caller before
     /// the testbed was built and held until the tune ends; the tune's id is written into it,
     /// and its file into the tune's row, by which the other commands judge whether the tune is
-    /// still running ([`crate::undo::alive`]: its holder must name this process,
+    /// still running (`crate::undo::alive`: its holder must name this process,
     /// whose pid the row stores, so the caller takes it with [`crate::lock::Holder::me`]).
     pub lock: &'a DeviceLock,
     /// An interrupted tune to resume ([`crate::tune::resume`]): its seed is used instead of
@@ -117,7 +117,7 @@ pub enum Ended {
 /// testbed is restored and the tune marked `interrupted`/`failed`; finished trials stay.
 /// When every trial at the default setting failed (the reference), the tune fails with
 /// [`Error::Failed`] (exit 1) giving the trial's reason, and no sweet spot is stored.
-/// Stopped by Ctrl-C/SIGTERM, it returns [`Error::Interrupted`] ([`tune_or_stop`] says
+/// Stopped by Ctrl-C/SIGTERM, it returns [`Error::Interrupted`] (`tune_or_stop` says
 /// what was stopped).
 pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) -> Result<Report> {
     match run(store, db, testbed, req, false)? {

@@ -309,14 +309,14 @@ impl Space {
     /// `queue/zoned` (`host-managed` restricts the scheduler to mq-deadline).
     ///
     /// A policy knob the device lacks is skipped (listed in [`Space::skipped`]) when it is a
-    /// known knob ([`catalogue::is_known`]); an unknown name that the device does not offer
+    /// known knob (`catalogue::is_known`); an unknown name that the device does not offer
     /// either is a typo.
     ///
     /// Errors (exit 2): an unknown knob name ([`Error::BadFile`] with the policy's file, the
     /// line of `[knobs.<name>]` and the field), no policy knob exists on the device
     /// ([`Error::BadFile`], field `knobs`), a policy value or bound outside a knob's safe
     /// domain ([`Error::BadFile`] naming the line and field, e.g. `knobs.fifo_batch.max`), or
-    /// more than [`MAX_POINTS`] settings ([`Error::BadInput`]).
+    /// more than `MAX_POINTS` settings ([`Error::BadInput`]).
     pub fn build(knobs: &[SpaceKnob], policy: &Policy, zoned: Option<&str>) -> Result<Space> {
         let mut skipped = Vec::new();
         let mut dropped_values = Vec::new();

@@ -2,10 +2,10 @@
 //! `interrupted`: what `tune --json` prints then (exit 130) instead of the final report.
 //!
 //! Its figures are the durable record's, the ones `tune --resume` goes on from
-//! ([`crate::tune::resume::Resume::find_or_why`]): the finished trials (a trial stopped
+//! (`crate::tune::resume::Resume::find_or_why`): the finished trials (a trial stopped
 //! between its runs is no measurement, and is not replayed), every load run stored under the
 //! tune, its seed and budget. Only the search's incumbent is not in the store: the trial log
-//! ([`crate::tune::observe::TrialLog::incumbent`]) hands it over; its objective is then read
+//! (`crate::tune::observe::TrialLog::incumbent`) hands it over; its objective is then read
 //! from the stored runs.
 
 use crate::bench::{Run, TargetInfo};

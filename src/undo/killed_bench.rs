@@ -2,10 +2,10 @@
 //! (`status`, `history`). A `bench` or `tune --scratch` killed with SIGKILL (or by the OOM
 //! killer) cannot restore its knobs: their journal entries stay open until the next `tune`,
 //! `bench` on a device, `daemon` or `restore` puts them back. A `bench`'s are owned by
-//! [`Owner::Bench`] ([`super::recover_benches`]); no `tunes` row names
+//! [`Owner::Bench`] (`super::recover_benches`); no `tunes` row names
 //! it, so `history`'s `killed` status cannot show it. A scratch tune journals its loop
 //! device's baseline under that owner before it has a tune id, and its trials under
-//! `tune:<id>` ([`fn@super::recover`]): its scratch device is enrolled nowhere, so
+//! `tune:<id>` (`super::recover`): its scratch device is enrolled nowhere, so
 //! `status` would not show them otherwise. These entries are what is left of either.
 //!
 //! An entry counts as such exactly when `recover` would write it: its writer is gone (a

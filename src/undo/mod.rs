@@ -8,16 +8,16 @@
 //!
 //! - `recover`: a killed tune (a `tunes` row still `running` whose lock is free) or a killed
 //!   `bench` has its own entries restored and the tune is marked `recovered`
-//!   ([`fn@recover`], [`recover_benches`]); `tune`, `bench`, `restore` and the daemon call it
+//!   (`recover`, `recover_benches`); `tune`, `bench`, `restore` and the daemon call it
 //!   first.
-//! - `idle`: `restore`'s own work, every open entry whose writer is gone ([`restore_idle`]);
-//!   `left`: what it left alone, by writer and file ([`left_alone`]).
-//! - `writers`: who writes a knob now, a running tune's lock ([`alive`], [`tune_lock`]), and
+//! - `idle`: `restore`'s own work, every open entry whose writer is gone (`restore_idle`);
+//!   `left`: what it left alone, by writer and file (`left_alone`).
+//! - `writers`: who writes a knob now, a running tune's lock (`alive`, `tune_lock`), and
 //!   the lock a restore takes before it writes.
-//! - `command`: the `sweetspot restore` command line messages name ([`undo_command`]).
+//! - `command`: the `sweetspot restore` command line messages name (`undo_command`).
 //! - `other_roots`: open entries journaled under other `--sysfs-root`/`--procfs-root` than
-//!   this run's, which `restore` names by tree ([`fn@other_roots`]).
-//! - `leftovers`: what killed runs left on disk, swept by `restore` ([`sweep_leftovers`]).
+//!   this run's, which `restore` names by tree (`other_roots`).
+//! - `leftovers`: what killed runs left on disk, swept by `restore` (`sweep_leftovers`).
 //! - [`hostwide`]: which host-wide knobs (vm, CPU scheduler) `restore <DEVICE>` puts back, and
 //!   which stay changed because another command journaled them too.
 //! - [`killed_bench`]: the knobs a killed `bench` or `tune --scratch` left open, for `status`

@@ -3,7 +3,7 @@
 //!
 //! 1. **Candidates**: the settings the search measured whose mean objective cost beats the
 //!    default's by at least the minimum effect (the search's own point estimates), the refused
-//!    one left out, at most [`SCREENED`] of them, best mean first.
+//!    one left out, at most `SCREENED` of them, best mean first.
 //! 2. **Screen**: one start-up run per candidate under each judge's background. The first
 //!    candidate (best mean first) whose runs are all within the tolerance of the default's
 //!    mean start-up Time (from the refused candidate's pairs) is the fallback. A screen, not a
@@ -12,7 +12,7 @@
 //!    fallback) full trials; a one-sided paired t-test on their costs (H0 "at most
 //!    `min_effect` better", as the final check's, but its variance from these pairs alone),
 //!    at `alpha`; the guard rails must hold on the fresh trials' means.
-//! 4. **The judges**, as for the search's best ([`super::check`]).
+//! 4. **The judges**, as for the search's best (`super::check`).
 //!
 //! Only if all three pass is the fallback kept; otherwise the default. One fallback at most:
 //! each try costs a check and the judges again, and every extra test tried is another chance
