@@ -157,7 +157,7 @@ fn precheck_set(set: &[String]) -> Result<()> {
 }
 
 /// Runs `sweetspot bench`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     signals::install();
     let mut loads: Vec<Load> = Vec::new();
     for &l in &args.loads {

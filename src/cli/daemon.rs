@@ -72,14 +72,14 @@ fn config_path(given: Option<&PathBuf>) -> (PathBuf, bool) {
 
 /// Runs `sweetspot daemon`.
 #[cfg(feature = "daemon")]
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let (path, explicit) = config_path(args.config.as_ref());
     daemon::run(&path, explicit, &ctx.root, &ctx.db, ctx.db_given)
 }
 
 /// `sweetspot daemon` in a build without the `daemon` feature: refused, exit 2.
 #[cfg(not(feature = "daemon"))]
-pub fn run(_: &Ctx, _: &Args) -> Result<()> {
+pub(crate) fn run(_: &Ctx, _: &Args) -> Result<()> {
     Err(crate::Error::BadInput(
         "daemon: this sweetspot was built without the `daemon` feature; build it with \
          `--features daemon` (`status`, `profile apply` and the boot-time apply work without it)"
@@ -130,7 +130,7 @@ pub(super) fn ruling_policies(ctx: &Ctx) -> std::collections::BTreeMap<String, S
 
 /// Runs `sweetspot status`. Without `--config`, the running daemon's config is shown (its
 /// enrolled devices and retune interval), and the text names the file either way.
-pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
+pub(crate) fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     let (mut path, explicit) = config_path(args.config.as_ref());
     // status only reads: a config it is given may be the admin's own (the daemon's is root's).
     let origin = if explicit {

@@ -23,7 +23,7 @@ pub struct JsonArg<H: JsonHelp = TableHelp> {
 
 impl<H: JsonHelp> JsonArg<H> {
     /// [`Format::Json`] when `--json` was given, else [`Format::Text`].
-    pub fn format(&self) -> Format {
+    pub(crate) fn format(&self) -> Format {
         if self.json {
             Format::Json
         } else {
@@ -53,6 +53,6 @@ impl JsonHelp for TableHelp {
 
 /// Prints `value` on stdout as `format` says ([`render`]; a closed pipe is not a
 /// failure, [`super::print_out`]).
-pub fn emit<T: serde::Serialize + Table + ?Sized>(value: &T, format: Format) -> Result<()> {
+pub(crate) fn emit<T: serde::Serialize + Table + ?Sized>(value: &T, format: Format) -> Result<()> {
     super::print_out(&render(value, format)?)
 }

@@ -162,7 +162,7 @@ pub struct ExportArgs {
 }
 
 /// Runs `sweetspot profile`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     match &args.command {
         Command::Export(a) => export(ctx, a),
         Command::Apply(a) => apply(ctx, a),
@@ -393,7 +393,7 @@ fn not_applied(failed: usize) -> String {
 }
 
 /// Runs `sweetspot verify`.
-pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
+pub(crate) fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
     let src = source(ctx, args.file.as_deref())?;
     let v = crate::profile::verify::verify(&ctx.root, &src.profile)?;
     if v.rows.is_empty() {

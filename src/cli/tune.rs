@@ -349,7 +349,7 @@ fn simulation(
 }
 
 /// Runs `sweetspot tune`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     check_apply(args)?;
     crate::signals::install();
     // Ctrl-C or SIGTERM: the run in progress finishes, then the tune stops and restores;

@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Where the daemon looks for its config when `--config` is not given.
-pub use crate::types::paths::DAEMON_CONFIG as DEFAULT_PATH;
+pub(crate) use crate::types::paths::DAEMON_CONFIG as DEFAULT_PATH;
 
 /// Which devices the daemon manages.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -76,18 +76,18 @@ impl Default for Retune {
 
 /// Longest retune interval, days: ten years. The due date is the last tune's time plus the
 /// interval, in whole seconds (`i64`): `1e308` days wrapped it into the past ("due now").
-pub const MAX_INTERVAL_DAYS: f64 = 3650.0;
+pub(crate) const MAX_INTERVAL_DAYS: f64 = 3650.0;
 
 /// Largest `[retune] load_mib`: 1 TiB. Bytes are `load_mib × 2^20` in a `u64`, which
 /// overflows above 2^44 MiB; no device here has room for more.
-pub const MAX_LOAD_MIB: u64 = 1 << 20;
+pub(crate) const MAX_LOAD_MIB: u64 = 1 << 20;
 
 /// Longest `[idle] for_s`, s: a day. Longer, and a device with a 7-day interval might never
 /// be idle long enough, which would look like a daemon that never retunes.
-pub const MAX_IDLE_FOR_S: u64 = 86_400;
+pub(crate) const MAX_IDLE_FOR_S: u64 = 86_400;
 
 /// The device classes `[policy]` may name besides identities.
-pub const CLASSES: [&str; 4] = ["rotational", "ssd", "nvme", "mmc"];
+pub(crate) const CLASSES: [&str; 4] = ["rotational", "ssd", "nvme", "mmc"];
 
 /// The whole configuration.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -152,7 +152,7 @@ impl Default for DaemonConfig {
 
 impl DaemonConfig {
     /// The retune interval, s.
-    pub fn interval_s(&self) -> f64 {
+    pub(crate) fn interval_s(&self) -> f64 {
         self.retune_interval_s
             .unwrap_or(self.retune_interval_days * 86_400.0)
     }
@@ -167,7 +167,7 @@ impl DaemonConfig {
 
     /// The policy name for a device of `class` ([`CLASSES`]) and `identity`: `[policy]`'s
     /// entry for the identity, else for the class, else `default_policy`.
-    pub fn policy_for(&self, identity: &str, class: &str) -> &str {
+    pub(crate) fn policy_for(&self, identity: &str, class: &str) -> &str {
         self.policy
             .get(identity)
             .or_else(|| self.policy.get(class))
@@ -201,7 +201,7 @@ impl DaemonConfig {
     /// stored sweet spots name it): its `[keep]` entry, else its `[policy]` identity entry
     /// (the stem of a policy file); `None` when the config names none for it (the policy
     /// that found its ruling sweet spot is kept).
-    pub fn ruling_policy(&self, identity: &str) -> Option<String> {
+    pub(crate) fn ruling_policy(&self, identity: &str) -> Option<String> {
         if let Some(p) = self.keep.get(identity) {
             return Some(p.clone());
         }
@@ -212,7 +212,7 @@ impl DaemonConfig {
 impl DaemonConfig {
     /// [`DaemonConfig::ruling_policy`] of every identity the config names one for (`[keep]`, and
     /// `[policy]`'s identity entries): identity → policy name.
-    pub fn ruling_policies(&self) -> std::collections::BTreeMap<String, String> {
+    pub(crate) fn ruling_policies(&self) -> std::collections::BTreeMap<String, String> {
         self.policy
             .keys()
             .chain(self.keep.keys())
@@ -224,7 +224,7 @@ impl DaemonConfig {
 
 /// The name a policy given as `spec` (a built-in or system name, or a file path) stores its
 /// sweet spots under: the name itself, or the file's stem ([`crate::tune::policy::resolve`]).
-pub fn policy_name(spec: &str) -> String {
+pub(crate) fn policy_name(spec: &str) -> String {
     if spec.contains('/') || spec.ends_with(".toml") {
         Path::new(spec)
             .file_stem()
@@ -238,7 +238,7 @@ pub fn policy_name(spec: &str) -> String {
 /// with contest's loads on the device's own filesystem, so a policy that optimises its own
 /// benchmark (`[benchmark]`), or runs io_other (another filesystem) or a load this machine
 /// lacks, would fail every retune.
-pub fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<String> {
+pub(crate) fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<String> {
     if let crate::tune::policy::Objective::Benchmark(job) = &pol.objective {
         return Some(format!(
             "'{name}': it optimises its own benchmark (`[benchmark]`: {}), which a retune \
@@ -271,7 +271,7 @@ pub fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<St
 /// Errors: [`crate::Error::BadInput`] (exit 2) when the file cannot be read or is refused by
 /// [`crate::trust`] (naming its owner, mode and the fix); [`crate::Error::BadFile`] for its
 /// contents ([`parse`]).
-pub fn load(path: &Path, explicit: bool, origin: Origin) -> Result<DaemonConfig> {
+pub(crate) fn load(path: &Path, explicit: bool, origin: Origin) -> Result<DaemonConfig> {
     // Absent is checked before the open, which reports every failure as text: a file created
     // in between is read and checked like any other.
     if !explicit

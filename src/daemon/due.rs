@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// What an enrolled device waits for, as `status` shows it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Wait {
+pub(crate) struct Wait {
     /// The disk's kernel name.
     pub device: String,
     /// `tuning`, `not idle`, `quiet hours`, `interval`, `contested` (a knob another writer
@@ -35,11 +35,11 @@ pub struct Wait {
 
 /// Each device's ruling sweet spot by identity
 /// ([`crate::store::tunes::SweetSpotRow::rules_over`]).
-pub type Spots = BTreeMap<String, SweetSpotRow>;
+pub(crate) type Spots = BTreeMap<String, SweetSpotRow>;
 
 /// [`Spots`] from the database: the sweet spot that rules each device
 /// ([`crate::store::tunes::ruling`], with the policy `cfg` names for it).
-pub fn latest_spots(store: &Store, cfg: &DaemonConfig) -> Result<Spots> {
+pub(crate) fn latest_spots(store: &Store, cfg: &DaemonConfig) -> Result<Spots> {
     let kernel = device::kernel_release();
     let mut spots = crate::store::tunes::ruling(store.sweet_spots(None)?, &kernel, &|id| {
         cfg.ruling_policy(id)
@@ -56,7 +56,7 @@ pub fn latest_spots(store: &Store, cfg: &DaemonConfig) -> Result<Spots> {
 /// The enrolled devices present now with their latest sweet spot: `enroll = "tuned"` takes
 /// every device with a sweet spot and those `[policy]` names by identity, a list of
 /// identities takes those (tuned or not) ([`DaemonConfig::named`]).
-pub fn enrolled(
+pub(crate) fn enrolled(
     root: &SysRoot,
     cfg: &DaemonConfig,
     spots: &Spots,
@@ -65,7 +65,7 @@ pub fn enrolled(
 }
 
 /// [`enrolled`] among the disks `present` (the daemon's last listing).
-pub fn enrolled_of(
+pub(crate) fn enrolled_of(
     present: Vec<Device>,
     cfg: &DaemonConfig,
     spots: &Spots,
@@ -87,11 +87,11 @@ pub fn enrolled_of(
 
 /// A device whose retune failed waits this long (or the interval when shorter) before the
 /// next try, s.
-pub const FAILED_BACKOFF_S: i64 = 3600;
+pub(crate) const FAILED_BACKOFF_S: i64 = 3600;
 
 /// What `dev` waits for at `now` (Unix s); `kind == "due"` when a retune may start now.
 /// `contested` are its contested knobs; `failed_until` an earlier failure's back-off.
-pub fn wait_of(
+pub(crate) fn wait_of(
     dev: &Device,
     spot: Option<&SweetSpotRow>,
     cfg: &DaemonConfig,

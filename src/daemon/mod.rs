@@ -51,7 +51,7 @@ pub mod uevent;
 #[cfg(feature = "daemon")]
 mod run;
 #[cfg(feature = "daemon")]
-pub use run::{RESCAN_S, run};
+pub(crate) use run::run;
 
 use crate::Result;
 use crate::profile::build::{self, MatchBy, Select};
@@ -70,7 +70,7 @@ pub fn state_path(db: &Path) -> PathBuf {
 /// The database the daemon and `status` use: an explicit `--db` or `SWEETSPOT_DB`
 /// (`given`) wins over the config's `db`, which wins over the built-in default (`cli_db`
 /// when not `given`): the usual command line > environment > config file > default order.
-pub fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf {
+pub(crate) fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf {
     match config_db {
         Some(c) if !given => c.to_path_buf(),
         _ => cli_db.to_path_buf(),
@@ -80,7 +80,7 @@ pub fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf 
 /// The profile the daemon keeps: the database's latest sweet spots of enrolled devices, and
 /// `[host]` as `profile apply` applies it: the host-wide knobs of those sweet spots and of the
 /// host's own (`tune --host`), which wins.
-pub fn profile(
+pub(crate) fn profile(
     store: &Store,
     root: &SysRoot,
     cfg: &config::DaemonConfig,

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 /// The device class `[policy]` names: `nvme`, `mmc` (by kernel name), `rotational`, else
 /// `ssd`.
-pub fn class(dev: &Device) -> &'static str {
+pub(crate) fn class(dev: &Device) -> &'static str {
     if dev.name.starts_with("nvme") {
         "nvme"
     } else if dev.name.starts_with("mmcblk") {
@@ -52,7 +52,7 @@ pub fn class(dev: &Device) -> &'static str {
 /// or no policy of that name: neither built in nor in `/etc/sweetspot/policies`) keeps the
 /// device at its sweet spot, not retuned: `Err` says so, with the command that retunes it by
 /// hand.
-pub fn policy_of(
+pub(crate) fn policy_of(
     cfg: &DaemonConfig,
     dev: &Device,
     spot: Option<&SweetSpotRow>,
@@ -103,7 +103,7 @@ pub fn policy_of(
 
 /// Whether a device is due for a retune at `now` (Unix s): `Ok(why)` (never tuned, the kernel
 /// changed, the interval elapsed), or `Err(due_at)` (Unix s).
-pub fn due(
+pub(crate) fn due(
     spot: Option<&SweetSpotRow>,
     kernel: &str,
     now: i64,
@@ -131,14 +131,14 @@ pub fn due(
 
 /// When the retune interval of sweet spot `s` elapses (Unix s): its `created_at` plus the
 /// interval, rounded up to whole seconds. [`due`] and `status` both take it from here.
-pub fn interval_due_at(s: &SweetSpotRow, cfg: &DaemonConfig) -> i64 {
+pub(crate) fn interval_due_at(s: &SweetSpotRow, cfg: &DaemonConfig) -> i64 {
     // The interval is at most ten years (`config::MAX_INTERVAL_DAYS`); a `created_at` near
     // the end of time (a damaged row) saturates rather than wrapping into the past.
     s.created_at.saturating_add(cfg.interval_s().ceil() as i64)
 }
 
 /// Minutes after local midnight now (localtime_r(3), so `TZ` and /etc/localtime count).
-pub fn local_minutes() -> u32 {
+pub(crate) fn local_minutes() -> u32 {
     // SAFETY: `time(NULL)` only reads the clock; `localtime_r` writes into the `tm` we own
     // (zeroed, a valid `struct tm`) and is thread-safe.
     unsafe {
@@ -153,7 +153,7 @@ pub fn local_minutes() -> u32 {
 
 /// True when `minute` (after midnight) is inside the window `(start, end)`, which may wrap
 /// midnight; start == end is an empty window.
-pub fn in_window(minute: u32, (start, end): (u32, u32)) -> bool {
+pub(crate) fn in_window(minute: u32, (start, end): (u32, u32)) -> bool {
     if start <= end {
         (start..end).contains(&minute)
     } else {
@@ -163,7 +163,7 @@ pub fn in_window(minute: u32, (start, end): (u32, u32)) -> bool {
 
 /// The host-wide knobs (vm, CPU scheduler: [`crate::knob::ApplyOrder::is_host`]) that
 /// `policy` tunes, by name.
-pub fn host_knobs(policy: &crate::tune::policy::Policy) -> Vec<&str> {
+pub(crate) fn host_knobs(policy: &crate::tune::policy::Policy) -> Vec<&str> {
     policy
         .knobs
         .keys()
@@ -192,7 +192,7 @@ fn holds_a_sweet_spot(owner: &Owner) -> bool {
 /// daemon's value: [`crate::knob::apply::restore_except`] now hands the original down in
 /// that case, too). The daemon says so (`contested`) and retunes once `sweetspot restore`
 /// has put those knobs back. Errors: the store's.
-pub fn journaled(
+pub(crate) fn journaled(
     store: &Store,
     dev: &Device,
     host: &[&str],
@@ -217,7 +217,7 @@ pub fn journaled(
 /// Why a retune of `dev` waits for `others` (another owner's open entries, [`journaled`]):
 /// `fifo_batch (\`sweetspot set\`) is journaled and not restored: a retune would start from
 /// it; \`sweetspot restore sda\` puts it back`.
-pub fn contested_by(dev: &Device, others: &[crate::store::journal::JournalEntry]) -> String {
+pub(crate) fn contested_by(dev: &Device, others: &[crate::store::journal::JournalEntry]) -> String {
     let mut what: Vec<String> = others
         .iter()
         .map(|e| {
@@ -248,7 +248,7 @@ pub fn contested_by(dev: &Device, others: &[crate::store::journal::JournalEntry]
 /// host-wide knobs its policy tunes) is journaled and not restored ([`journaled`],
 /// [`contested_by`]); `None` when nothing stands in its way. A policy that cannot be resolved
 /// (or none, [`policy_of`]) gives `None` here: [`Job::start`] says why. Errors: the store's.
-pub fn contested(
+pub(crate) fn contested(
     store: &Store,
     cfg: &DaemonConfig,
     dev: &Device,
@@ -342,7 +342,7 @@ fn run_retune(
 }
 
 /// A retune running in its own thread.
-pub struct Job {
+pub(crate) struct Job {
     /// The device's identity.
     pub identity: String,
     /// Its kernel name.
@@ -369,7 +369,7 @@ impl Job {
     /// against those ([`journaled`]). Errors: the lock is held; another owner's change is
     /// journaled ([`journaled`], [`contested_by`]); no writable mounted filesystem; an unknown
     /// policy; those of the restore.
-    pub fn start(
+    pub(crate) fn start(
         store: &mut Store,
         db: &Path,
         root: &SysRoot,
@@ -438,12 +438,12 @@ impl Job {
     }
 
     /// True once the tune has ended (its device restored, its lock released).
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.handle.is_finished()
     }
 
     /// Waits for the tune to end and gives its result.
-    pub fn join(self) -> Result<Report> {
+    pub(crate) fn join(self) -> Result<Report> {
         self.handle
             .join()
             .unwrap_or_else(|_| Err(Error::Failed("the retune thread panicked".into())))

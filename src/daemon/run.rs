@@ -43,7 +43,7 @@ struct State {
 /// With the uevent socket open, the disks are listed afresh at least this often, s: a
 /// safety net (a lost event) and what notices a filesystem mounted on an enrolled disk (a
 /// mount sends no disk uevent; a retune about to start reads its disk afresh in any case).
-pub const RESCAN_S: u64 = 300;
+pub(crate) const RESCAN_S: u64 = 300;
 
 /// The disks present: the last listing while it holds ([`State::disks`]), else listed now.
 fn disks(st: &mut State, root: &SysRoot) -> Result<Vec<crate::device::Device>> {
@@ -433,7 +433,7 @@ fn notify_ready() {
 /// loop failing while it runs. Once SIGTERM/SIGINT asked it to stop, a failure of its last
 /// poll (putting a stopped retune's device back) is logged as a warning, not returned: a
 /// stop asked for exits 0.
-pub fn run(
+pub(crate) fn run(
     config_path: &Path,
     explicit: bool,
     root: &SysRoot,

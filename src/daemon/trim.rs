@@ -37,7 +37,7 @@ fn droppable(smaps: &str) -> Vec<(usize, usize)> {
 /// Drops the resident pages of this process's read-only file mappings that hold no page of
 /// their own; returns how many bytes of mappings it advised. Errors are ignored (the pages
 /// just stay resident).
-pub fn drop_start_up_pages() -> usize {
+pub(crate) fn drop_start_up_pages() -> usize {
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
         return 0;
     };

@@ -23,7 +23,7 @@ use crate::bench::summary::TrialSummary;
 
 /// What `bench` measured: the target, the sizes in use, and one trial's summary.
 #[derive(Clone, Debug)]
-pub struct BenchReport {
+pub(crate) struct BenchReport {
     /// What was measured.
     pub target: TargetInfo,
     /// Job and load sizes (`Testbed::sizes`); for a simulation, the surface and seed.
@@ -33,7 +33,7 @@ pub struct BenchReport {
 }
 
 /// An output format.
-pub trait Exporter {
+pub(crate) trait Exporter {
     /// Renders the report as this format's text (ending in a newline).
     fn render(&self, report: &BenchReport) -> crate::Result<String>;
 }

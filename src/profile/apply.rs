@@ -6,7 +6,6 @@
 //! ([`crate::lock::HOST`]), with a warning when the host sweet spot was tuned on another
 //! kernel.
 
-use super::facts::matches;
 use super::model::{DeviceEntry, Profile};
 use super::{attr_path, in_apply_order};
 use crate::device::{self, Device};
@@ -71,14 +70,6 @@ pub struct ApplyOutcome {
     pub status: ApplyStatus,
 }
 
-/// The present disks an entry applies to.
-pub fn disks_of<'a>(root: &SysRoot, present: &'a [Device], d: &DeviceEntry) -> Vec<&'a Device> {
-    present
-        .iter()
-        .filter(|p| matches(root, p, &d.matches))
-        .collect()
-}
-
 /// Applies `profile` (only the entries matching `only`, a present kernel name, when given)
 /// to `root`, each disk under its device lock ([`crate::lock`], held by `command`); `dry_run`
 /// writes nothing and takes no lock.
@@ -109,7 +100,7 @@ pub fn apply(
 /// [`apply`] with its writes through `io` (unit tests put a kernel that refuses behind it).
 // The arguments are apply's and the io seam; a struct for them would only rename them.
 #[allow(clippy::too_many_arguments)]
-pub fn apply_through(
+pub(crate) fn apply_through(
     io: &dyn KnobIo,
     store: &mut Store,
     root: &SysRoot,

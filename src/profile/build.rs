@@ -28,7 +28,7 @@ pub enum MatchBy {
 
 /// What to export.
 #[derive(Clone, Debug)]
-pub struct Select<'a> {
+pub(crate) struct Select<'a> {
     /// Only this device: a kernel name present now, or a stored identity.
     pub device: Option<&'a str>,
     /// Only sweet spots of this policy.
@@ -50,7 +50,7 @@ pub struct Select<'a> {
 }
 
 /// The knobs of `spot` that differ from its baseline (default setting).
-pub fn changed(spot: &SweetSpotRow) -> Setting {
+pub(crate) fn changed(spot: &SweetSpotRow) -> Setting {
     spot.setting
         .iter()
         .filter(|(k, v)| spot.default_setting.get(*k) != Some(*v))
@@ -62,7 +62,7 @@ use crate::bench::user_testbed::{HOST_PREFIX, is_host_identity};
 
 /// A built profile, and the stored sweet spots it had to leave out.
 #[derive(Clone, Debug)]
-pub struct Built {
+pub(crate) struct Built {
     /// The profile.
     pub profile: Profile,
     /// Identities (`scratch:…`, `sim:…`, `virtual:…`) of selected sweet spots left out
@@ -75,7 +75,7 @@ pub struct Built {
 }
 
 /// Builds the profile ([`build_noting`] without its list of what was left out).
-pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
+pub(crate) fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
     build_noting(store, root, sel).map(|b| b.profile)
 }
 
@@ -94,7 +94,7 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
 /// ([`super::fleet`]: equal ones become one entry). Sweet spots
 /// of simulated and scratch devices are left out (listed in [`Built::transient`]): they
 /// name nothing that survives the run.
-pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built> {
+pub(crate) fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built> {
     let present = device::list(root).unwrap_or_default();
     let all_hosts = sel.device == Some("host");
     let wanted_identity = sel.device.filter(|_| !all_hosts).map(|d| {

@@ -31,7 +31,7 @@ use std::path::Path;
 /// every directory above it ([`crate::trust`], under [`trust::Origin::System`]: see the
 /// module doc). Errors: [`crate::Error::BadInput`] (exit 2) when it cannot be read or is refused
 /// (naming its owner, mode and the fix); [`crate::Error::BadFile`] for its contents ([`parse`]).
-pub fn load(path: &Path) -> Result<Profile> {
+pub(crate) fn load(path: &Path) -> Result<Profile> {
     let text = trust::read_to_string(path, "profile", trust::Origin::System)?;
     parse(&text, path)
 }

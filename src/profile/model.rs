@@ -26,7 +26,7 @@ use crate::types::Setting;
 use serde::{Deserialize, Serialize};
 
 /// The profile format's version; a file with another one is refused.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// A whole profile. Two profiles are equal when their files say the same: [`Profile::origin`]
 /// is left out.
@@ -85,7 +85,7 @@ pub struct Match {
 
 impl Match {
     /// Each match field by its name in the profile file, in the order messages name them.
-    pub fn fields(&self) -> [(&'static str, &Option<String>); 6] {
+    pub(crate) fn fields(&self) -> [(&'static str, &Option<String>); 6] {
         [
             ("wwid", &self.wwid),
             ("model", &self.model),
@@ -98,7 +98,7 @@ impl Match {
 
     /// What the match looks for, for messages: `wwid naa.5000…`, `model X serial Y`,
     /// `by_path …`, `backing_file /srv/disk.img`, `model X` (with `firmware F`).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         for (k, v) in self.fields() {
             if let Some(v) = v {
@@ -112,7 +112,7 @@ impl Match {
     /// fields percent-decoded,
     /// `by-path:…`, `loop:<file>`; [`crate::device::identity`]); `None` for a `virtual:` or
     /// `sim:`/`scratch:` identity, which names nothing that survives a reboot.
-    pub fn from_identity(identity: &str) -> Option<Match> {
+    pub(crate) fn from_identity(identity: &str) -> Option<Match> {
         let (kind, rest) = identity.split_once(':')?;
         let m = match kind {
             "wwid" => Match {
@@ -142,7 +142,7 @@ impl Match {
     }
 
     /// True when this is a class (fleet) match: a model without a serial.
-    pub fn is_model_class(&self) -> bool {
+    pub(crate) fn is_model_class(&self) -> bool {
         self.model.is_some() && self.serial.is_none()
     }
 }
@@ -282,7 +282,7 @@ pub struct Host {
 impl Host {
     /// True when the entry carries a host sweet spot's provenance (`tune --host`), not only
     /// host knobs gathered from device tunes.
-    pub fn is_tuned(&self) -> bool {
+    pub(crate) fn is_tuned(&self) -> bool {
         self.tuned_at.is_some()
     }
 }

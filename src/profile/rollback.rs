@@ -25,14 +25,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// A [`KnobIo`] that remembers, per file, its content before the first write through it.
-pub struct Recorder<'a> {
+pub(crate) struct Recorder<'a> {
     inner: &'a dyn KnobIo,
     before: RefCell<Vec<(PathBuf, String)>>,
 }
 
 impl<'a> Recorder<'a> {
     /// Writes and reads through `inner`.
-    pub fn new(inner: &'a dyn KnobIo) -> Recorder<'a> {
+    pub(crate) fn new(inner: &'a dyn KnobIo) -> Recorder<'a> {
         Recorder {
             inner,
             before: RefCell::new(Vec::new()),
@@ -55,13 +55,13 @@ impl KnobIo for Recorder<'_> {
 }
 
 /// The journal as an apply began: the ids of the open `profile` entries then.
-pub struct Undo {
+pub(crate) struct Undo {
     open_before: BTreeSet<i64>,
 }
 
 /// What a rollback did.
 #[derive(Debug, Default)]
-pub struct Undone {
+pub(crate) struct Undone {
     /// Every knob written back.
     pub put_back: Vec<PutBack>,
     /// What could not be put back, each with why (a failed write, a feature flag).
@@ -70,7 +70,7 @@ pub struct Undone {
 
 impl Undo {
     /// Notes the open `profile` entries before the first write. Errors: the store's.
-    pub fn begin(store: &Store) -> Result<Undo> {
+    pub(crate) fn begin(store: &Store) -> Result<Undo> {
         let open_before = store
             .journal_open(None, Some(&Owner::Profile))?
             .into_iter()
@@ -82,7 +82,7 @@ impl Undo {
     /// Puts back what this apply wrote on the disks named `disks` (and the host knobs when
     /// `host`), as the module docs say; `recorder` is the io the writes went through. Never
     /// fails as a whole: what it could not put back is in [`Undone::left`].
-    pub fn run(
+    pub(crate) fn run(
         self,
         io: &dyn KnobIo,
         store: &mut Store,

@@ -108,7 +108,7 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
 }
 
 /// The table: `device  knob  expected  actual  status`.
-pub fn table(v: &Verification) -> String {
+pub(crate) fn table(v: &Verification) -> String {
     let mut out = format!(
         "{:<12} {:<24} {:>12} {:>12}  status\n",
         "device", "knob", "expected", "actual"
