@@ -103,7 +103,7 @@ pub fn judge_runs(policy: &Policy) -> u64 {
 
 /// The solver configuration for `policy` with `budget` trials (its judges' runs come on top,
 /// [`run_budget`]).
-pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config> {
+pub(crate) fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<Config> {
     let budget = budget.unwrap_or(policy.budget) as usize;
     let pairs = policy.check_pairs as usize;
     if budget < 2 * pairs + 2 {
@@ -212,7 +212,7 @@ pub fn optimise(
 
 /// What to tell the user when `policy` has judges that `testbed` cannot run (a simulated
 /// surface without start-up figures): the tune then judges by its objective alone.
-pub fn judge_note(testbed: &dyn Testbed, policy: &Policy) -> Option<String> {
+pub(crate) fn judge_note(testbed: &dyn Testbed, policy: &Policy) -> Option<String> {
     policy.judges.as_ref()?;
     testbed.lacks_startup().map(|why| {
         format!(

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 mod explain;
 mod text;
-pub use explain::{Dropped, Excluded, Refused, is_host_wide};
+pub(crate) use explain::{Dropped, Excluded, Refused, is_host_wide};
 pub use text::{WIDTH, text, wrap};
 
 /// One knob's change from the default to the sweet spot.
@@ -267,7 +267,7 @@ pub fn build(
 
 /// [`build`] with the dropped policy knobs and their reasons given.
 #[allow(clippy::too_many_arguments)]
-pub fn build_with(
+pub(crate) fn build_with(
     target: &TargetInfo,
     policy: &Policy,
     space: &Space,

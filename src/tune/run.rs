@@ -28,7 +28,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 /// Writes trials and runs to the store as they finish.
-pub struct StoreRecorder<'a> {
+pub(crate) struct StoreRecorder<'a> {
     store: &'a Store,
     target: TargetInfo,
     sizes: serde_json::Value,
@@ -61,7 +61,7 @@ impl Recorder for StoreRecorder<'_> {
 
 /// The policy knobs that `space` dropped, with the reason: the testbed's own when it has the
 /// knob but cannot tune it now (`unusable`), else that the device does not have it.
-pub fn dropped_knobs(
+pub(crate) fn dropped_knobs(
     space: &Space,
     unusable: &[(String, String)],
     target: &TargetInfo,
@@ -105,7 +105,7 @@ pub struct Request<'a> {
 
 /// How [`tune_or_stop`] ended, short of an error.
 #[derive(Debug)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// The tune finished: its report, stored with the sweet spot.
     Done(Box<Report>),
     /// Ctrl-C or SIGTERM stopped it: the testbed was restored and the tune recorded as
@@ -129,7 +129,7 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
 /// [`tune`], but a tune stopped by Ctrl-C/SIGTERM is [`Ended::Stopped`] with what the store
 /// recorded of it ([`Stopped::read`]). It is still [`Error::Interrupted`] when it cannot be
 /// read back (said as a warning).
-pub fn tune_or_stop(
+pub(crate) fn tune_or_stop(
     store: &Store,
     db: &Path,
     testbed: &mut dyn Testbed,

@@ -32,7 +32,11 @@ fn for_one_device(owner: &Owner) -> bool {
 /// The open host-wide entries under `root` that `set` or `tune --apply` alone journaled for
 /// the device with `identity` (see the module docs): what `restore <DEVICE>` puts back.
 /// Errors: the store's.
-pub fn device_alone(store: &Store, root: &SysRoot, identity: &str) -> Result<Vec<JournalEntry>> {
+pub(crate) fn device_alone(
+    store: &Store,
+    root: &SysRoot,
+    identity: &str,
+) -> Result<Vec<JournalEntry>> {
     let open: Vec<JournalEntry> = store
         .journal_open(None, None)?
         .into_iter()
@@ -54,7 +58,7 @@ pub fn device_alone(store: &Store, root: &SysRoot, identity: &str) -> Result<Vec
 /// knob not in `skip_knobs`) whose value now differs from their original, sorted: what stays
 /// changed after `restore <DEVICE>`. A knob that cannot be read counts as changed.
 /// Errors: the store's.
-pub fn still_changed(
+pub(crate) fn still_changed(
     io: &dyn KnobIo,
     store: &Store,
     root: &SysRoot,
@@ -94,7 +98,7 @@ fn under(root: &SysRoot, e: &JournalEntry) -> bool {
 /// For `restore <DEVICE>`, which locks `device` only: the first other device with open
 /// entries whose lock another writer holds now (a bench measuring it), with the holder when
 /// its lock file names it. The host-wide knobs act on that device too. Errors: the store's.
-pub fn held_elsewhere(
+pub(crate) fn held_elsewhere(
     store: &Store,
     db: &Path,
     root: &SysRoot,

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// What [`restore_idle`] did.
 #[derive(Debug, Default)]
-pub struct Restored {
+pub(crate) struct Restored {
     /// Knobs written back: those of killed tunes ([`fn@super::recover`]) and the rest.
     pub knobs: usize,
     /// Killed tunes recovered first.
@@ -42,7 +42,7 @@ pub struct Restored {
 
 /// Host-wide knobs (vm, CPU scheduler) [`restore_idle`] left open.
 #[derive(Debug)]
-pub struct HostLeft {
+pub(crate) struct HostLeft {
     /// Their names, sorted.
     pub knobs: Vec<String>,
     /// Why, as a clause: `` `sweetspot bench` (pid 42, for 3 s) writes sdb, and they act on
@@ -68,7 +68,7 @@ pub struct HostLeft {
 ///
 /// Errors: [`Error::BadInput`] when `device` itself is being tuned or its lock is held; those
 /// of the restore.
-pub fn restore_idle(
+pub(crate) fn restore_idle(
     io: &dyn crate::knob::io::KnobIo,
     store: &mut Store,
     root: &SysRoot,

@@ -30,7 +30,7 @@ use serde::Serialize;
 
 /// One knob a killed benchmark journaled and nobody has put back yet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct OpenKnob {
+pub(crate) struct OpenKnob {
     /// The device's kernel name when journaled; `None` for a host-wide knob (vm, kernel).
     pub device: Option<String>,
     /// The device's identity when journaled; `None` for a host-wide knob.
@@ -64,7 +64,7 @@ fn killed_owners(store: &Store, root: &SysRoot) -> Result<Vec<Owner>> {
 /// the host-wide ones; each group in journal order, a file journaled by both a killed scratch
 /// run's baseline and its tune listed once, with its oldest (true) original. Reads only the
 /// store and the lock files. Errors: the store's.
-pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>> {
+pub(crate) fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>> {
     let db = store.path().to_path_buf();
     let boot = root.boot();
     let mut found: Vec<crate::store::journal::JournalEntry> = Vec::new();
@@ -146,7 +146,7 @@ fn as_restore_writes(
 /// command for database `db` and roots `root` ([`undo_command`]): `` 3 knobs journaled by a killed `bench` or `tune --scratch`
 /// are still open: fifo_batch, scheduler on loop0 and dirty_ratio host-wide; `sweetspot
 /// restore` puts them back `` (no brackets: `history` prints it inside its own).
-pub fn note(knobs: &[OpenKnob], db: &std::path::Path, root: &SysRoot) -> Option<String> {
+pub(crate) fn note(knobs: &[OpenKnob], db: &std::path::Path, root: &SysRoot) -> Option<String> {
     if knobs.is_empty() {
         return None;
     }

@@ -39,14 +39,18 @@ mod other_roots;
 mod recover;
 mod writers;
 
-pub use command::undo_command;
-pub use idle::{HostLeft, Restored, restore_idle};
-pub use killed_bench::{OpenKnob, killed_bench_knobs, note};
-pub use left::{LeftAlone, counted, left_alone};
-pub use leftovers::sweep_leftovers;
-pub use other_roots::{OtherRoots, Tree, other_roots};
-pub use recover::{Recovered, recover, recover_benches, recover_with};
-pub use writers::{alive, tune_lock};
+pub(crate) use command::undo_command;
+pub(crate) use idle::{Restored, restore_idle};
+pub(crate) use killed_bench::{OpenKnob, killed_bench_knobs, note};
+pub(crate) use left::{LeftAlone, counted, left_alone};
+pub(crate) use leftovers::sweep_leftovers;
+pub(crate) use other_roots::other_roots;
+pub(crate) use recover::recover;
+#[cfg(test)]
+pub(crate) use recover::{Recovered, recover_benches, recover_with};
+pub(crate) use writers::alive;
+#[cfg(test)]
+pub(crate) use writers::tune_lock;
 
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// One tree of other roots and the knobs journaled under it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tree {
+pub(crate) struct Tree {
     /// Its roots (a sysfs and a procfs root that are siblings, `…/sys` and `…/proc`, make one
     /// tree).
     pub root: SysRoot,
@@ -25,7 +25,7 @@ pub struct Tree {
 
 /// What [`other_roots`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OtherRoots {
+pub(crate) struct OtherRoots {
     /// The trees, in the order their first entry was journaled.
     pub trees: Vec<Tree>,
     /// The files of all those entries.
@@ -35,7 +35,7 @@ pub struct OtherRoots {
 /// The open entries of `dev` and the host-wide ones journaled for it alone (or all, without
 /// `dev`) written under other roots than `root`, grouped by tree. A row that fails
 /// re-validation ([`vet`]) is left out: the restore counts and reports it. Errors: the store's.
-pub fn other_roots(store: &Store, root: &SysRoot, dev: Option<&str>) -> Result<OtherRoots> {
+pub(crate) fn other_roots(store: &Store, root: &SysRoot, dev: Option<&str>) -> Result<OtherRoots> {
     let mut entries = store.journal_open(dev, None)?;
     if let Some(d) = dev {
         // The device's identities: here now, and as journaled (closed entries too).

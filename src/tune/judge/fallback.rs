@@ -26,11 +26,11 @@ use crate::tune::policy::Policy;
 use crate::tune::space::Space;
 
 /// Candidates screened at most.
-pub const SCREENED: usize = 4;
+pub(crate) const SCREENED: usize = 4;
 
 /// A fallback that passed the objective's check and every judge.
 #[derive(Clone, Debug)]
-pub struct Kept {
+pub(crate) struct Kept {
     /// Its grid index.
     pub point: usize,
     /// Improvement over the default (> 1 better) with its 95% CI, from the fresh pairs.
@@ -43,13 +43,11 @@ pub struct Kept {
     pub judges: Vec<JudgeVerdict>,
     /// Every full trial of the fallback's check (default and fallback).
     pub trials: Vec<Trial>,
-    /// Runs made here: screen, check and judges.
-    pub runs: u64,
 }
 
 /// What the fallback found: `kept` when one passed; `runs` made either way; `why` in a
 /// sentence when none was kept.
-pub struct Found {
+pub(crate) struct Found {
     /// The fallback kept, if any.
     pub kept: Option<Kept>,
     /// Runs made.
@@ -61,7 +59,7 @@ pub struct Found {
 /// Tries one fallback after `refused` failed a judge whose pairs measured the default's mean
 /// start-up Time per judge as `default_s` (in `judges.startup` order). `trials` are the
 /// search's and check's. Errors: the testbed's and the recorder's.
-pub fn try_one(
+pub(crate) fn try_one(
     bed: &mut Bed,
     space: &Space,
     policy: &Policy,
@@ -185,7 +183,6 @@ pub fn try_one(
             pairs: d.len(),
             judges: verdicts,
             trials: fresh,
-            runs,
         }),
         runs,
         why: String::new(),

@@ -241,7 +241,7 @@ fn kept_default_note(
 }
 
 /// True for a host-wide knob (`/proc/sys/vm`), by the catalogue.
-pub fn is_host_wide(knob: &str) -> bool {
+pub(crate) fn is_host_wide(knob: &str) -> bool {
     crate::knob::catalogue::lookup(None, knob).is_some_and(|f| f.order.is_host())
         || crate::knob::features::is_feature(knob)
 }
