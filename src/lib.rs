@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Imports point down only, with no cycles: `cli` (imported by nothing) → `daemon` →
-//! `profile`, `plot` → `tune`, `report` → `undo` → `bench` → `knob` → `store`, `lock` →
+//! `profile`, `plot` → `tune`, `output` → `undo` → `bench` → `knob` → `store`, `lock` →
 //! `device` → `types`, `sysroot`, `trust`, `stats`, `signals`, `tomlfile` → `error`.
 //! `store` sits below the stages that write to it, so it imports none of `knob`, `bench` or
 //! `tune`; the values they share are in [`types`].
@@ -32,7 +32,8 @@
 //! - [`lock`]: one writer per device: the per-device lock every command that writes knobs
 //!   takes, naming its holder to a second writer.
 //! - [`plot`]: a stored tune drawn: `sweetspot plot`'s SVG and the tune report's sparklines.
-//! - [`report`]: the contest table, JSON and CSV behind one trait.
+//! - [`output`]: how a command prints: a result as its table or versioned JSON, and `bench`'s
+//!   contest table, JSON and CSV behind one trait.
 //! - [`tomlfile`]: one TOML input file: the line of a span and errors naming file, line and
 //!   field, for every loader (policies, surfaces, profiles, the daemon's config).
 //! - [`types`]: the plain values every stage shares (`Setting`, `KnobValue`, `Load`, `Run`, …).
@@ -46,9 +47,9 @@ pub mod device;
 pub mod error;
 pub mod knob;
 pub mod lock;
+pub mod output;
 pub mod plot;
 pub mod profile;
-pub mod report;
 pub mod signals;
 pub mod stats;
 pub mod store;

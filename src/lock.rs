@@ -13,17 +13,17 @@
 //! when the path still names its own file; a writer that opened the old file just before sees,
 //! once it has the lock, that the path no longer names it, and starts again. So lock files do
 //! not pile up (a scratch device's identity names a new backing file each time). A file left
-//! by a killed holder is taken over by the next writer, or removed by [`sweep`].
+//! by a killed holder is taken over by the next writer, or removed by `sweep`.
 //!
 //! A lock file decides who may write a device, so nobody but the running user may create,
 //! replace or even open one: lock directories are created 0700 and one that the running user
-//! does not own, or that others may write, is refused ([`ensure_dir`]); lock files are
+//! does not own, or that others may write, is refused (`ensure_dir`); lock files are
 //! created 0600 and opened with `O_NOFOLLOW` (a symlink planted at a lock file's path would
 //! make root create or lock the file it points to) and `O_CLOEXEC`. (`flock(2)` needs only a
 //! read descriptor: a lock file others can read is one they can hold forever.)
 //!
-//! A command that waits for a lock ([`acquire_waiting`], the database's open-lock) gives up
-//! after [`WAIT`] with exit 2, naming the holder: from the file, else from `/proc/locks`.
+//! A command that waits for a lock (`acquire_waiting`, the database's open-lock) gives up
+//! after `WAIT` with exit 2, naming the holder: from the file, else from `/proc/locks`.
 //!
 //! This module imports only [`crate::sysroot`], [`crate::trust`] and [`crate::error`]:
 //! `store`'s level.

@@ -1,17 +1,17 @@
 //! Ctrl-C and SIGTERM. [`install`] registers the handlers; long work polls them.
 //!
-//! - [`interrupted`]: a stop was asked for (one signal or more). Checked between runs: no new
+//! - `interrupted`: a stop was asked for (one signal or more). Checked between runs: no new
 //!   run starts, the device is restored, finished runs and trials are kept (exit 130).
 //! - [`abort_run`]: the run in progress must be abandoned now (its job and load are killed).
 //!   By default the first signal does that (`bench`). After [`finish_current_run`] (`tune`,
 //!   as its issue asks: "stops after the current run"), the first signal lets the run in
 //!   progress finish and only a second one abandons it.
-//! - [`request_stop`]: the same stop raised by code (the daemon: the machine stopped being
-//!   idle), taken back with [`clear_stop`].
-//! - [`close_output`]: a write to stdout or stderr failed with `EPIPE` (`| head -1`): the same
-//!   stop as a second signal. [`output_closed`] says not to write more;
-//!   [`stopped_by_closed_output`] says whether the closed pipe is what stopped the work (it
-//!   came before any signal or [`request_stop`]), which `main` ends with exit 0 (130 when a
+//! - `request_stop`: the same stop raised by code (the daemon: the machine stopped being
+//!   idle), taken back with `clear_stop`.
+//! - `close_output`: a write to stdout or stderr failed with `EPIPE` (`| head -1`): the same
+//!   stop as a second signal. `output_closed` says not to write more;
+//!   `stopped_by_closed_output` says whether the closed pipe is what stopped the work (it
+//!   came before any signal or `request_stop`), which `main` ends with exit 0 (130 when a
 //!   signal came first).
 
 use std::sync::Once;

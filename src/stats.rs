@@ -3,11 +3,11 @@
 //!
 //! - [`summarize`]: n, mean, sample sd, min, max, median, a t-based 95% CI of the mean, and
 //!   MAD outliers.
-//! - [`mad_outliers`]: modified z-score > 3.5 (Iglewicz & Hoaglin 1993). hyperfine flags the
-//!   same kind of score with a looser bound (see [`MAD_THRESHOLD`]).
-//! - [`paired_less`], [`welch_less`]: one-sided t-tests of H1 "a is smaller than b".
+//! - `mad_outliers`: modified z-score > 3.5 (Iglewicz & Hoaglin 1993). hyperfine flags the
+//!   same kind of score with a looser bound (see `MAD_THRESHOLD`).
+//! - [`paired_less`], `welch_less`: one-sided t-tests of H1 "a is smaller than b".
 //! - [`ratio_ci`]: an improvement ratio `mean(base) / mean(new)` with a 95% CI.
-//! - [`geomean`].
+//! - `geomean`.
 //!
 //! Quantiles of Student's t come from `statrs`. Every function takes raw per-run values and
 //! returns `None` (rather than NaN) when the sample is too small for the statistic.
@@ -47,7 +47,7 @@ pub struct Summary {
     /// 95% confidence interval of the mean, `mean ± t(0.975, n−1) · sd / √n`. With n = 1 it
     /// is degenerate, `(mean, mean)`: one run gives no estimate of spread.
     pub ci95: (f64, f64),
-    /// Indices (into the input) of values whose modified z-score exceeds [`MAD_THRESHOLD`].
+    /// Indices (into the input) of values whose modified z-score exceeds `MAD_THRESHOLD`.
     pub outliers: Vec<usize>,
 }
 

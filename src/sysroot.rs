@@ -21,7 +21,7 @@ impl Default for SysRoot {
     }
 }
 
-/// What tells this boot from earlier ones (see [`SysRoot::boot`]).
+/// What tells this boot from earlier ones (see `SysRoot::boot`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Boot {
     /// The kernel's boot id.

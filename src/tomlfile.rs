@@ -5,7 +5,7 @@
 //! `tune`, `profile` and `daemon` share it.
 //!
 //! toml's errors carry a byte span but name no key (`invalid type: string "one", expected
-//! i64`), and their messages use Rust's type names: [`TomlFile::de_error`] finds the key the
+//! i64`), and their messages use Rust's type names: `TomlFile::de_error` finds the key the
 //! span falls in and says `expected an integer`.
 
 use crate::error::{Error, Result};

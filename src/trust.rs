@@ -15,15 +15,15 @@
 //!   replace what is in it), and every directory above it must be owned by root.
 //! - [`Origin::Named`]: a file the admin names on the command line under `sudo` (`tune
 //!   --policy FILE`, `--db FILE`). It may be the admin's own: owned by root or by the user
-//!   who ran the command ([`invoker`]: `SUDO_UID` under sudo, else the real uid), and no one
+//!   who ran the command (`invoker`: `SUDO_UID` under sudo, else the real uid), and no one
 //!   else; not writable by a group other than root's nor by everyone; every directory above
 //!   it owned by root or that user and writable by no one else (sticky directories allowed,
 //!   as above). A file of a third user is refused even when the admin names it: its owner
 //!   could change it between two runs.
 //!
-//! The file checked is the one read: [`open`] opens it once (non-blocking, so a FIFO cannot
+//! The file checked is the one read: `open` opens it once (non-blocking, so a FIFO cannot
 //! hang root) and checks that open file's metadata (a regular file; no swap between check
-//! and read), then checks the directories above its canonical path. [`check_path`], for a
+//! and read), then checks the directories above its canonical path. `check_path`, for a
 //! file another library opens, refuses a symbolic link whose owner is not allowed, or that
 //! points at nothing (root would create its target). This is the rule OpenSSH's `StrictModes` applies to `authorized_keys`
 //! (`auth.c`, `secure_filename`), with sudo's view of the command line's files.
@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 pub enum Origin {
     /// Read unattended or from a default path: root-owned, written by root alone.
     System,
-    /// Named by the admin on the command line: root's or the admin's own ([`invoker`]),
+    /// Named by the admin on the command line: root's or the admin's own (`invoker`),
     /// written by its owner alone.
     Named,
 }

@@ -1,6 +1,6 @@
 //! One real run of contest: the reference job timed while one load competes with it, in a
 //! work directory on the target filesystem; or, the same way, the start-up judge's start-up
-//! ([`crate::bench::startup`]) instead of the job ([`Bencher::run_startup`]).
+//! ([`crate::bench::startup`]) instead of the job (`Bencher::run_startup`).
 //!
 //! A run goes: make the job cold (or warm, for cacherun) → `syncfs` → start the load (its own
 //! process group) → wait the lead time → start the job (its own process group) and time it →
@@ -60,7 +60,7 @@ pub struct BenchOptions {
 }
 
 impl BenchOptions {
-    /// Defaults: scale 1, built-in job, default sizes, lead [`LEAD_S`], this executable.
+    /// Defaults: scale 1, built-in job, default sizes, lead `LEAD_S`, this executable.
     pub fn new() -> Result<BenchOptions> {
         Ok(BenchOptions {
             job_scale: 1.0,

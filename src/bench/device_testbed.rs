@@ -44,7 +44,7 @@ pub struct RealDevice {
 
 impl RealDevice {
     /// `--scratch`: a loop device big enough for the job and the loads (at least
-    /// [`SCRATCH_MIB`]), measured, then removed on drop. The loop device is locked for
+    /// `SCRATCH_MIB`), measured, then removed on drop. The loop device is locked for
     /// `command` ([`crate::lock`]) as soon as it exists.
     pub fn scratch(
         store: Store,
@@ -56,10 +56,10 @@ impl RealDevice {
     }
 
     /// [`RealDevice::scratch`], on an emulated slow device when `emulate` is given
-    /// ([`Scratch::create_emulated`]). Its identity is `scratch:emulate:<canonical spec>`:
+    /// (`Scratch::create_emulated`). Its identity is `scratch:emulate:<canonical spec>`:
     /// what its measurements depend on is the model, not the host disk. It starts from
-    /// [`loop_baseline`], except that a disk model ([`Spec::rotational`]) starts from
-    /// [`WBT_ROTATIONAL_USEC`], as a real disk does.
+    /// `loop_baseline`, except that a disk model (`Spec::rotational`) starts from
+    /// `WBT_ROTATIONAL_USEC`, as a real disk does.
     pub fn scratch_emulated(
         store: Store,
         root: &SysRoot,
@@ -122,7 +122,7 @@ impl RealDevice {
         Ok(dev)
     }
 
-    /// Puts the queue into the state a never-used loop device has ([`loop_baseline`]),
+    /// Puts the queue into the state a never-used loop device has (`loop_baseline`),
     /// journaled like any write, so the search starts from the kernel's defaults (and restore
     /// puts the old values back). A loop device's queue outlives `losetup -d`: the last user of
     /// the loop number may have left another scheduler or `fifo_batch` on it. `--scratch` does
@@ -301,13 +301,13 @@ impl Testbed for RealDevice {
 
     /// The device's knobs: `scheduler` (the offered ones), the known integer `queue/` knobs
     /// (current value as default), the known `iosched/` knobs of every offered scheduler, and
-    /// the host-wide vm knobs (see [`space_of`]).
+    /// the host-wide vm knobs (see `space_of`).
     fn space(&self) -> Vec<SpaceKnob> {
         space_of(&self.root, &self.device)
     }
 
     /// The unused member of an exclusive vm pair and the debugfs knobs debugfs does not let
-    /// be read ([`discover::host_unusable`]).
+    /// be read (`discover::host_unusable`).
     fn unusable(&self) -> Vec<(String, String)> {
         discover::host_unusable(&self.root)
     }
@@ -367,7 +367,7 @@ impl Testbed for RealDevice {
         None
     }
 
-    /// One run of the start-up judge ([`Bencher::run_startup`]); on an emulated device with
+    /// One run of the start-up judge (`Bencher::run_startup`); on an emulated device with
     /// what the device counted during it (the tree is made before, outside the count).
     fn run_startup(&mut self, load: Load) -> Result<Run> {
         self.bench()?.prepare_startup()?;

@@ -3,8 +3,8 @@
 //! `workers` threads (one per CPU, like `make -jN`) take the generated "source" files of
 //! `<dir>/src` in order. Each step reads one file cold (its pages were evicted with
 //! `posix_fadvise(POSIX_FADV_DONTNEED)` before the run), does a fixed amount of CPU work (a
-//! 64-bit multiply-xorshift hash over the bytes, [`JobSpec::passes`] times), and writes an
-//! "object" file of [`OBJ_KIB`] KiB derived from the hash into `<dir>/obj`.
+//! 64-bit multiply-xorshift hash over the bytes, `JobSpec::passes` times), and writes an
+//! "object" file of `OBJ_KIB` KiB derived from the hash into `<dir>/obj`.
 //!
 //! The job runs in its own process (`sweetspot __worker job`, see [`crate::bench::worker`]), so
 //! its CPU time comes exactly from `wait4(2)`'s rusage of that process: CPU% = (user+sys)/wall.

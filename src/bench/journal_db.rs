@@ -6,7 +6,7 @@
 //!
 //! A scratch run writes the absolute path of its database into `<dir>/journal-db` and
 //! fsyncs it (and the directory) right after taking the directory's owner lock, before the
-//! loop device is attached, so before any knob of it can change. [`verdict`] decides what a
+//! loop device is attached, so before any knob of it can change. `verdict` decides what a
 //! sweep may do with a dead leftover:
 //!
 //! - nothing of it is attached any more (killed before `losetup`, or after a reboot): there is
@@ -57,7 +57,7 @@ pub fn same_db(a: &Path, b: &Path) -> bool {
 
 /// What a sweep may do with a dead leftover.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum LeftoverVerdict {
     /// Tear it down: no open journal entry anywhere known needs its loop queue.
     Remove,
     /// Leave it: why, as one line for the user.
@@ -89,22 +89,22 @@ fn entries_for(db: &Path, dir: &Path) -> crate::Result<Option<(bool, bool)>> {
 
 /// Decides about dead leftover `dir` whose attached loop devices are `loops` (kernel names),
 /// for a sweep run with database `own` (see the module docs).
-pub fn verdict(dir: &Path, loops: &[String], own: &Path) -> Verdict {
+pub fn verdict(dir: &Path, loops: &[String], own: &Path) -> LeftoverVerdict {
     if loops.is_empty() {
-        return Verdict::Remove;
+        return LeftoverVerdict::Remove;
     }
     let what = format!("{} ({})", dir.display(), loops.join(", "));
     let restore = |db: &Path| format!("`sweetspot --db {} restore`", db.display());
     match recorded(dir) {
         Some(db) => match entries_for(&db, dir) {
-            Ok(None | Some((_, false))) => Verdict::Remove,
-            Ok(Some((_, true))) => Verdict::Keep(format!(
+            Ok(None | Some((_, false))) => LeftoverVerdict::Remove,
+            Ok(Some((_, true))) => LeftoverVerdict::Keep(format!(
                 "left alone: {what}, a killed run's scratch device whose knobs are journaled \
                  in {}; {} puts them back and removes it",
                 db.display(),
                 restore(&db)
             )),
-            Err(e) => Verdict::Keep(format!(
+            Err(e) => LeftoverVerdict::Keep(format!(
                 "left alone: {what}, a killed run's scratch device journaled in {}, which \
                  cannot be read ({e}); {} puts its knobs back and removes it",
                 db.display(),
@@ -112,14 +112,14 @@ pub fn verdict(dir: &Path, loops: &[String], own: &Path) -> Verdict {
             )),
         },
         None => match entries_for(own, dir) {
-            Ok(Some((true, false))) => Verdict::Remove,
-            Ok(Some((true, true))) => Verdict::Keep(format!(
+            Ok(Some((true, false))) => LeftoverVerdict::Remove,
+            Ok(Some((true, true))) => LeftoverVerdict::Keep(format!(
                 "left alone: {what}, a killed run's scratch device whose knobs are journaled \
                  in {}; {} puts them back and removes it",
                 own.display(),
                 restore(own)
             )),
-            _ => Verdict::Keep(format!(
+            _ => LeftoverVerdict::Keep(format!(
                 "left alone: {what}, a killed run's scratch device made by an older sweetspot, \
                  which did not record its database, and {} has no entry for it; \
                  `sweetspot --db <the database it ran with> restore` puts its knobs back and \
@@ -151,12 +151,15 @@ mod tests {
     fn nothing_attached_is_removed_and_a_recorded_database_with_nothing_open_too() {
         let t = tempfile::tempdir().unwrap();
         let loops = ["loop9".to_string()];
-        assert_eq!(verdict(t.path(), &[], Path::new("/x.db")), Verdict::Remove);
+        assert_eq!(
+            verdict(t.path(), &[], Path::new("/x.db")),
+            LeftoverVerdict::Remove
+        );
         // Recorded, but the database is gone: nothing can be put back.
         record(t.path(), &t.path().join("gone.db")).unwrap();
         assert_eq!(
             verdict(t.path(), &loops, Path::new("/x.db")),
-            Verdict::Remove
+            LeftoverVerdict::Remove
         );
         // Recorded, and the database has an open entry for the leftover's loop device.
         let db = t.path().join("a.db");
@@ -174,7 +177,7 @@ mod tests {
             boot_id: None,
         };
         s.journal_record(&Owner::Bench, &[e]).unwrap();
-        let Verdict::Keep(why) = verdict(t.path(), &loops, Path::new("/x.db")) else {
+        let LeftoverVerdict::Keep(why) = verdict(t.path(), &loops, Path::new("/x.db")) else {
             panic!("an open entry must keep it");
         };
         assert!(
@@ -190,7 +193,7 @@ mod tests {
         s.journal_mark_restored(&ids).unwrap();
         assert_eq!(
             verdict(t.path(), &loops, Path::new("/x.db")),
-            Verdict::Remove
+            LeftoverVerdict::Remove
         );
     }
 }

@@ -9,7 +9,7 @@
 //! - It is sweetspot's child, not the command's (`CLONE_PARENT`): a command that execs a
 //!   program which waits for every child (`exec perl …`, or a shell that execs its last
 //!   command) would otherwise wait for it forever.
-//! - Its parent-death signal is [`death_signal`], a real-time signal no command sends to a
+//! - Its parent-death signal is `death_signal`, a real-time signal no command sends to a
 //!   group; its handler SIGKILLs the group (`kill(0, SIGKILL)`). It fires when the thread of
 //!   sweetspot that spawned the group ends, which a SIGKILL of sweetspot does; the leader
 //!   dies of its own parent-death SIGKILL then.

@@ -11,7 +11,7 @@
 //! and one with another `--db` leaves it alone while the database recorded in its directory
 //! ([`crate::bench::journal_db`]) has its knobs open.
 //!
-//! With `--emulate` ([`Scratch::create_emulated`]) the loop device is attached, with direct
+//! With `--emulate` (`Scratch::create_emulated`) the loop device is attached, with direct
 //! I/O, to a FUSE file at `<dir>/fuse/disk.img` that a [`Server`] (sweetspot's emulator in a
 //! child process) serves from the backing file; cleanup stops it after the loop device is
 //! detached.
@@ -19,11 +19,11 @@
 //! Attaching a file sets some of the loop queue's knobs, and they outlive `losetup -d`
 //! (measured on 6.18: a fresh loop device reads `read_ahead_kb` 128 and `rotational` 0;
 //! attached to a file on a rotational disk 2560 and 1, and still 2560 and 1 once detached).
-//! So [`BASELINE_KNOBS`] are read on the loop number before it is attached (the first free
+//! So `BASELINE_KNOBS` are read on the loop number before it is attached (the first free
 //! one, `losetup -f`, then attached by name) and written back before it is detached: the
 //! next user of that loop number finds its queue as it was, as the report says.
 //!
-//! For a disk model ([`Spec::rotational`]) the loop queue is marked `queue/rotational = 1`
+//! For a disk model (`Spec::rotational`) the loop queue is marked `queue/rotational = 1`
 //! after attaching, and put back with the baseline. drivers/block/loop.c computes the flag at
 //! every attach (`loop_update_limits`: rotational only when the backing file's block device
 //! is), and a FUSE file has none, so without this the kernel treats the emulated disk as flash.

@@ -5,7 +5,7 @@
 //! when every listed value of that knob is > 0 and linearly otherwise; several knobs combine
 //! multilinearly over the grid. Outside the listed range the edge value is held. The noise
 //! level (`relative_sigma`) is interpolated the same way. With a `scheduler` knob, each
-//! scheduler has its own grid ([`crate::bench::surface::Grid`]) and its child knobs are
+//! scheduler has its own grid (`crate::bench::surface::Grid`) and its child knobs are
 //! interpolated only within it; switching the scheduler resets the child knobs to their
 //! defaults, as the kernel's fresh `iosched/` does (DESIGN.md, kernel facts).
 //!
@@ -17,7 +17,7 @@
 //! used or not, so the stream, and thus the output for a seed, does not depend on which
 //! metrics a surface lists. The same seed and the same sequence of calls give identical runs.
 //!
-//! **Drift** (`[noise] drift_sigma`, `drift_rho`; [`crate::bench::surface::Drift`]): an AR(1)
+//! **Drift** (`[noise] drift_sigma`, `drift_rho`; `crate::bench::surface::Drift`): an AR(1)
 //! walk, one step per run after the four normals, so a surface without drift draws exactly
 //! what it did before. A loaded run's Time is multiplied by `e^walk` and its Loads divided by
 //! it; no_load is steady.

@@ -13,8 +13,8 @@
 //! detached only when their `loop/backing_file` is the leftover's own `backing.img`, so no
 //! loop device that is not ours is ever detached.
 //!
-//! A run directory records the path of its run's work directory ([`WORK_RECORD`], written by
-//! [`record_work`] once both exist), so [`sweep_runs`] removes a killed run's work directory
+//! A run directory records the path of its run's work directory (`WORK_RECORD`, written by
+//! [`record_work`] once both exist), so `sweep_runs` removes a killed run's work directory
 //! wherever it is (a `--dir`, a filesystem no device lists): the record only says where to
 //! look; the work directory is removed only when it is named `.sweetspot-bench-*`, is a
 //! directory (not a symlink), belongs to the run directory's owner and is reached through no
@@ -22,14 +22,14 @@
 //! [`sweep_work`]. Only
 //! [`sweep`]'s scratch part touches devices (unmount, `losetup -d`): it reads the real
 //! `/sys/block`, so `restore` runs it only on the real sysfs;
-//! [`sweep_runs`] and [`sweep_work`] only remove dead directories.
+//! `sweep_runs` and [`sweep_work`] only remove dead directories.
 //!
 //! A leftover whose knobs are still open in the journal of the database that journaled it
 //! (the `--db` of the killed run, recorded in its directory: [`journal_db`]) is left alone,
 //! also by a sweep run with another `--db`: its loop queue outlives `losetup -d`, so only
 //! that database's `restore` can put it back, and it then removes the leftover.
 
-use crate::bench::journal_db::{self, Verdict};
+use crate::bench::journal_db::{self, LeftoverVerdict};
 use crate::bench::mounts::{kill_users, mounted, tool, unmount};
 use crate::lock::{self, DeviceLock, Holder, Taken};
 use crate::sysroot::SysRoot;
@@ -51,7 +51,7 @@ pub const FUSE_DIR: &str = "fuse";
 pub const WORK_RECORD: &str = "work-dir";
 
 /// Writes the absolute path of `work`, the run's work directory, into `run`'s
-/// [`WORK_RECORD`] (under a temporary name, then renamed), so that [`sweep_runs`] finds the
+/// `WORK_RECORD` (under a temporary name, then renamed), so that `sweep_runs` finds the
 /// work directory after a SIGKILL. Call it with both directories' owner locks held. Errors:
 /// the I/O error of any step.
 pub fn record_work(run: &Path, work: &Path) -> std::io::Result<()> {
@@ -109,13 +109,13 @@ pub struct Swept {
 }
 
 /// Removes the leftovers of dead runs under `tmp` (normally `std::env::temp_dir()`) that a
-/// sweep with database `db` may remove ([`journal_db::verdict`]: none whose loop device has
+/// sweep with database `db` may remove (`journal_db::verdict`: none whose loop device has
 /// open journal entries in the database that journaled it): kills processes still using the
 /// mount, unmounts it, detaches the loop devices backed by its `backing.img`, and removes the
 /// directory. One writer per device: a loop device whose lock ([`crate::lock`]) another
 /// process holds is left alone too. Failures are logged and the directory is left for the
 /// next sweep; a directory is removed only once nothing is mounted on it.
-/// Then the dead run directories ([`sweep_runs`]).
+/// Then the dead run directories (`sweep_runs`).
 pub fn sweep(tmp: &Path, db: &Path) -> Swept {
     let mut out = sweep_scratch(tmp, db);
     out.removed.extend(sweep_runs(tmp));
@@ -133,7 +133,7 @@ pub fn sweep_scratch(tmp: &Path, db: &Path) -> Swept {
         .filter(|(d, _)| owned_by_me(d))
     {
         let loops = attached(&dir);
-        if let Verdict::Keep(why) = journal_db::verdict(&dir, &loops, db) {
+        if let LeftoverVerdict::Keep(why) = journal_db::verdict(&dir, &loops, db) {
             out.left.push(why);
             continue;
         }

@@ -4,18 +4,18 @@
 //! S times `xterm /bin/true` (or replays xterm's recorded start-up I/O: 718 requests, 6 MiB,
 //! 109 of them random, one process) after `echo 3 > /proc/sys/vm/drop_caches`, alone or
 //! while background writers run. Ours is the same shape without an X server: a generated
-//! "application tree" ([`prepare`], made once per testbed outside timing and synced) of
-//! [`SMALL_FILES`] small files in [`DIRS`] directories (config, fonts, locale, icons: 1 to
-//! 32 KiB each) and [`LIBS_KIB`] library-sized files. One start-up ([`run`], in its own
+//! "application tree" (`prepare`, made once per testbed outside timing and synced) of
+//! `SMALL_FILES` small files in `DIRS` directories (config, fonts, locale, icons: 1 to
+//! 32 KiB each) and `LIBS_KIB` library-sized files. One start-up (`run`, in its own
 //! process: `sweetspot __worker startup`, timed by wall clock like the reference job) is
-//! the [`plan`]: the loader opens each library and reads its first page (the ELF header),
-//! then [`SMALL_READS`] small files, picked scattered over the tree, are stat'ed and read
-//! whole, interleaved with [`LIB_PAGES`] page-sized reads at scattered offsets of the
-//! libraries (the page faults of code running from an `mmap`), and [`STAT_ONLY`] more
+//! the `plan`: the loader opens each library and reads its first page (the ELF header),
+//! then `SMALL_READS` small files, picked scattered over the tree, are stat'ed and read
+//! whole, interleaved with `LIB_PAGES` page-sized reads at scattered offsets of the
+//! libraries (the page faults of code running from an `mmap`), and `STAT_ONLY` more
 //! files are only stat'ed (a path search). Everything is deterministic: every start-up
 //! reads the same bytes at the same places.
 //!
-//! Cold: before every run, [`make_cold`] evicts each file of the tree from the page cache
+//! Cold: before every run, `make_cold` evicts each file of the tree from the page cache
 //! with `posix_fadvise(POSIX_FADV_DONTNEED)` (after `fsync`: dirty pages cannot be
 //! dropped), not with a global `drop_caches` as S does. A global drop empties the whole
 //! machine's cache, which a production machine never sees, and costs every other process

@@ -8,7 +8,7 @@
 //!   counts no_load's own noise (paired by run index when both have the same number of runs, as
 //!   interleaved runs do). With one run of either, the CI is the degenerate `(mean, mean)`.
 //!   Without any successful no_load run, Ratio is `None` (shown as `n/a`) with a warning.
-//! - Outliers are flagged by MAD ([`stats::mad_outliers`]) on Time, with a warning.
+//! - Outliers are flagged by MAD (`stats::mad_outliers`) on Time, with a warning.
 
 use crate::bench::{Load, Run};
 use crate::knob::{Setting, setting_label};

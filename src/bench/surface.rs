@@ -32,12 +32,12 @@
 //! and the field (`point[3].io_load.time_s`, where `point[N]` counts `[[point]]` blocks from 1):
 //! TOML syntax; unknown keys (outside `[device]`); a load that is not one of contest's names;
 //! a missing `time_s` or one that is not a finite number > 0 (0 and negative alike), or one
-//! outside [`MIN_TIME_S`]–[`MAX_TIME_S`]; an optional metric below 0 or above [`MAX_METRIC`]
+//! outside `MIN_TIME_S`–`MAX_TIME_S`; an optional metric below 0 or above `MAX_METRIC`
 //! (bounds that keep the arithmetic on them finite: `time_s = 1e308` showed `Time inf s`); a
 //! noise parameter outside its range (`surface/noise.rs`); a `[knobs.<name>]` that is not a
-//! knob sweetspot knows ([`crate::knob::catalogue::is_known`]: a typo, with the closest known
+//! knob sweetspot knows (`crate::knob::catalogue::is_known`: a typo, with the closest known
 //! name), or whose `min` or `max` lies outside the catalogue's safe bounds for it
-//! ([`crate::knob::catalogue::bounds`]: a simulated device offers no value a real one refuses;
+//! (`crate::knob::catalogue::bounds`: a simulated device offers no value a real one refuses;
 //! `surface/knobs.rs`); a knob value outside `[min, max]` or a knob that is not declared;
 //! points that do not form a full grid (every combination of the listed values of every knob
 //! exactly once); every point listing the same loads, and each optional metric of a
@@ -45,7 +45,7 @@
 //! The file is read by serde into `surface/raw.rs`'s structs, which keep every value's span;
 //! a file with several faults names one of them.
 //!
-//! With a `[knobs.scheduler]`, each of its values is its own grid ([`Grid`], built in
+//! With a `[knobs.scheduler]`, each of its values is its own grid (`Grid`, built in
 //! `surface/grid.rs`): every point names a scheduler, gives exactly the knobs that exist under it
 //! (those without `schedulers`, and those whose `schedulers` list it), and the points of one
 //! scheduler form a full grid over those knobs. A child knob is interpolated only within its

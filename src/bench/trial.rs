@@ -3,8 +3,8 @@
 //! the store as soon as it finishes, and stop between runs on Ctrl-C/SIGTERM.
 //!
 //! [`measure_trial`] is what `bench` and the tuner call for one setting. To interleave the runs
-//! of competing settings (A B A B), use [`Trial`] directly: begin one per setting, then apply
-//! and [`Trial::run`] them in turn.
+//! of competing settings (A B A B), use `OpenTrial` directly: begin one per setting, then apply
+//! and `OpenTrial::run` them in turn.
 
 use crate::bench::summary::{TrialSummary, summarize_trial};
 use crate::bench::{Load, Run, Testbed};
@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 
 /// A trial being measured: its store row and the runs so far.
 #[derive(Clone, Debug)]
-pub struct Trial {
+pub struct OpenTrial {
     /// The trial's id in the store.
     pub id: i64,
     /// The setting it measures.
@@ -38,7 +38,7 @@ pub struct TrialResult {
     pub summary: TrialSummary,
 }
 
-impl Trial {
+impl OpenTrial {
     /// Records a new trial of `setting` on `tb` (device row, trial row with the testbed's
     /// sizes, and `tune_id`). Applies nothing.
     pub fn begin(
@@ -46,14 +46,14 @@ impl Trial {
         store: &Store,
         setting: &Setting,
         tune_id: Option<i64>,
-    ) -> Result<Trial> {
+    ) -> Result<OpenTrial> {
         let target = tb.target();
         store.touch_device(
             &target,
             &serde_json::to_value(tb.space()).unwrap_or_default(),
         )?;
         let id = store.insert_trial(&target, setting, &tb.sizes(), tune_id)?;
-        Ok(Trial {
+        Ok(OpenTrial {
             id,
             setting: setting.clone(),
             runs: Vec::new(),
@@ -84,9 +84,9 @@ impl Trial {
 }
 
 /// Measures one setting: applies `setting` on `tb` (an empty setting applies nothing), then
-/// [`measure_applied`]. Does not restore: the caller restores the testbed, also on error.
+/// `measure_applied`. Does not restore: the caller restores the testbed, also on error.
 /// Errors: the testbed's (a refused knob: nothing is recorded then), and those of
-/// [`measure_applied`].
+/// `measure_applied`.
 pub fn measure_trial(
     tb: &mut dyn Testbed,
     store: &Store,
@@ -121,7 +121,7 @@ pub fn measure_applied(
     tune_id: Option<i64>,
     progress: &ProgressBar,
 ) -> Result<TrialResult> {
-    let mut trial = Trial::begin(tb, store, setting, tune_id)?;
+    let mut trial = OpenTrial::begin(tb, store, setting, tune_id)?;
     for i in 0..runs {
         for &load in loads {
             progress.set_message(format!("{} run {}/{runs}: {load}", trial.id, i + 1));

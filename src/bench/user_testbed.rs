@@ -1,9 +1,9 @@
 //! Testbeds for the user's benchmark ([`super::user_job`]):
 //!
-//! - [`UserBench`] wraps another testbed (a real device, or the host): its knobs, journal and
+//! - `UserBench` wraps another testbed (a real device, or the host): its knobs, journal and
 //!   restore are the inner testbed's, but a run is one run of the user's command, in the
 //!   inner testbed's work directory (on the device's filesystem) or the given directory.
-//! - [`HostBed`]: no device at all, only the host-wide knobs (vm, CPU scheduler), journaled
+//! - `HostBed`: no device at all, only the host-wide knobs (vm, CPU scheduler), journaled
 //!   like every other knob (`tune --host`). It cannot run contest's loads itself.
 
 use super::user_job::UserJob;

@@ -19,25 +19,25 @@ pub struct Args {
 /// What the worker process is.
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
-    /// The built-in reference job; `spec` is a JSON [`JobSpec`].
+    /// The built-in reference job; `spec` is a JSON `JobSpec`.
     Job {
         /// JSON job spec.
         spec: String,
     },
     /// One start-up of the start-up judge; `spec` is a JSON
-    /// [`crate::bench::startup::StartupSpec`].
+    /// `crate::bench::startup::StartupSpec`.
     Startup {
         /// JSON start-up spec.
         spec: String,
     },
-    /// A background load; `spec` is a JSON [`LoadSpec`]. Runs until killed.
+    /// A background load; `spec` is a JSON `LoadSpec`. Runs until killed.
     Load {
         /// JSON load spec.
         spec: String,
     },
     /// A process_load relay: copies stdin to stdout.
     Relay,
-    /// The `--emulate` FUSE server; `spec` is a JSON [`crate::bench::emulate::ServeSpec`].
+    /// The `--emulate` FUSE server; `spec` is a JSON `crate::bench::emulate::ServeSpec`.
     /// Serves until stdin closes.
     Emulate {
         /// JSON serve spec.

@@ -13,8 +13,8 @@ use super::{Ctx, print_out};
 use crate::bench::trial::{measure_applied, progress_bar};
 use crate::bench::{Load, SpaceKnob, Testbed};
 use crate::knob::{KnobValue, Setting, catalogue, setting_label};
-use crate::report::output::Format;
-use crate::report::{BenchReport, Exporter, csv::Csv, json::Json, table::Table};
+use crate::output::format::Format;
+use crate::output::{BenchReport, Exporter, csv::Csv, json::Json, table::Table};
 use crate::{Error, Result, signals};
 
 /// Arguments of `sweetspot bench`.
@@ -157,7 +157,7 @@ fn precheck_set(set: &[String]) -> Result<()> {
 }
 
 /// Runs `sweetspot bench`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     signals::install();
     let mut loads: Vec<Load> = Vec::new();
     for &l in &args.loads {

@@ -20,7 +20,7 @@ pub struct Args {
 
 /// The completion script of `shell` for `sweetspot` and every visible subcommand and option
 /// (clap_complete would offer hidden subcommands too: the internal `__worker` is left out).
-pub fn script(shell: Shell) -> String {
+pub(crate) fn script(shell: Shell) -> String {
     let top = Cli::command();
     // The top command's own arguments include its `--version` (the flag is an argument of
     // `Cli`, listed by `--help` only).
@@ -35,6 +35,6 @@ pub fn script(shell: Shell) -> String {
 }
 
 /// Prints [`script`] on stdout.
-pub fn run(args: &Args) -> Result<()> {
+pub(crate) fn run(args: &Args) -> Result<()> {
     super::print_out(&script(args.shell))
 }

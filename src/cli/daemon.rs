@@ -4,7 +4,7 @@ use super::Ctx;
 use super::output::{JsonArg, JsonHelp, emit};
 use crate::Result;
 use crate::daemon::{self, config};
-use crate::report::output::{Format, Table};
+use crate::output::format::{Format, Table};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `sweetspot daemon`.
@@ -72,14 +72,14 @@ fn config_path(given: Option<&PathBuf>) -> (PathBuf, bool) {
 
 /// Runs `sweetspot daemon`.
 #[cfg(feature = "daemon")]
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let (path, explicit) = config_path(args.config.as_ref());
     daemon::run(&path, explicit, &ctx.root, &ctx.db, ctx.db_given)
 }
 
 /// `sweetspot daemon` in a build without the `daemon` feature: refused, exit 2.
 #[cfg(not(feature = "daemon"))]
-pub fn run(_: &Ctx, _: &Args) -> Result<()> {
+pub(crate) fn run(_: &Ctx, _: &Args) -> Result<()> {
     Err(crate::Error::BadInput(
         "daemon: this sweetspot was built without the `daemon` feature; build it with \
          `--features daemon` (`status`, `profile apply` and the boot-time apply work without it)"
@@ -113,7 +113,7 @@ fn running_config(state: &Path) -> Option<PathBuf> {
 }
 
 /// The policy the daemon's config names per device, whose sweet spot rules it
-/// ([`config::Config::ruling_policies`]): from the running daemon's config (of `ctx`'s
+/// ([`config::DaemonConfig::ruling_policies`]): from the running daemon's config (of `ctx`'s
 /// database), else the default file; empty when neither names one or loads (a config that
 /// does not load is the daemon's to report). `profile apply`, `export` and `verify` pick a
 /// device's sweet spot by it, as the daemon does.
@@ -130,7 +130,7 @@ pub(super) fn ruling_policies(ctx: &Ctx) -> std::collections::BTreeMap<String, S
 
 /// Runs `sweetspot status`. Without `--config`, the running daemon's config is shown (its
 /// enrolled devices and retune interval), and the text names the file either way.
-pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
+pub(crate) fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     let (mut path, explicit) = config_path(args.config.as_ref());
     // status only reads: a config it is given may be the admin's own (the daemon's is root's).
     let origin = if explicit {
@@ -206,12 +206,12 @@ pub fn status(ctx: &Ctx, args: &StatusArgs) -> Result<()> {
     emit(&shown, format)
 }
 
-/// What `status` prints: the [`daemon::status::Status`] as JSON, or its text
+/// What `status` prints: the [`daemon::status::DaemonStatus`] as JSON, or its text
 /// ([`daemon::status::text`], which names the database and roots).
 #[derive(serde::Serialize)]
 #[serde(transparent)]
 struct Shown<'a> {
-    status: &'a daemon::status::Status,
+    status: &'a daemon::status::DaemonStatus,
     #[serde(skip)]
     db: &'a Path,
     #[serde(skip)]

@@ -6,7 +6,7 @@ use super::Ctx;
 use super::output::{JsonArg, emit};
 use crate::Result;
 use crate::device::{self, Device};
-use crate::report::output::Table;
+use crate::output::format::Table;
 use crate::types::text::shown;
 use serde::Serialize;
 
@@ -19,7 +19,7 @@ pub struct Args {
 
 /// The JSON shape of `devices --json`.
 #[derive(Debug, Serialize)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// Kernel release (`uname -r`).
     pub kernel: String,
     /// Whole disks.
@@ -27,7 +27,7 @@ pub struct Listing {
 }
 
 /// Runs `sweetspot devices`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let listing = Listing {
         kernel: device::kernel_release(),
         devices: device::list(&ctx.root)?,

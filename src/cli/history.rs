@@ -7,8 +7,8 @@ use super::Ctx;
 use super::output::{JsonArg, JsonHelp, emit};
 use crate::Result;
 use crate::knob::setting_label;
-use crate::report::json::Stamp;
-use crate::report::output::Table;
+use crate::output::format::Table;
+use crate::output::json::Stamp;
 use crate::store::Store;
 use crate::store::trials::TrialRow;
 use crate::store::tunes::{SweetSpotRow, TuneRow};
@@ -17,7 +17,7 @@ use serde::Serialize;
 
 /// Tunes `history` lists when neither `--limit` nor `--all` is given: enough for the last few
 /// days' work on a screen (two tunes used to print 99 lines, every trial of both).
-pub const DEFAULT_LIMIT: usize = 5;
+pub(crate) const DEFAULT_LIMIT: usize = 5;
 
 /// Arguments of `sweetspot history`.
 #[derive(Debug, clap::Args)]
@@ -229,7 +229,7 @@ fn figures_text(f: &[Figures], sizes: &serde_json::Value) -> String {
 }
 
 /// Runs `sweetspot history`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // A read-only command: a database that does not exist yet is an empty history, not a
     // file to create (the directory or file may not even be the user's to write).
     if !ctx.db.exists() {

@@ -7,7 +7,7 @@ use super::output::{JsonArg, emit};
 use crate::Result;
 use crate::device::{self, Device};
 use crate::knob::{Domain, Knob, discover};
-use crate::report::output::Table;
+use crate::output::format::Table;
 use serde::Serialize;
 
 /// Arguments of `sweetspot knobs`.
@@ -21,7 +21,7 @@ pub struct Args {
 
 /// The JSON shape of `knobs --json`.
 #[derive(Debug, Serialize)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// The device.
     pub device: Device,
     /// Its knobs then the host vm knobs (`order` = `vm`: host-wide), in apply order.
@@ -34,7 +34,7 @@ pub struct Listing {
 }
 
 /// Runs `sweetspot knobs`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let dev = device::find(&ctx.root, &args.device)?;
     ctx.record_devices(std::slice::from_ref(&dev), &device::kernel_release());
     let knobs = discover::knobs(&ctx.root, &dev)?;

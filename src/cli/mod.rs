@@ -103,7 +103,7 @@ examples/daemon.toml in the source tree.
 /// What `--version` prints after "sweetspot ": the package version and the git revision it
 /// was built from, `0.1.0 (git e5970a2)`, with `, dirty` when tracked files had changes; the
 /// version alone when built without a repository (from crates.io). build.rs sets the suffix.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("SWEETSPOT_REVISION"));
+pub(crate) const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("SWEETSPOT_REVISION"));
 
 /// The default `--sysfs-root`.
 const SYSFS_ROOT: &str = "/sys";
@@ -303,7 +303,7 @@ pub enum Command {
 
 /// What every command gets: roots, database path, verbosity.
 #[derive(Clone, Debug)]
-pub struct Ctx {
+pub(crate) struct Ctx {
     /// sysfs/procfs roots.
     pub root: SysRoot,
     /// Database path (resolved).
@@ -311,8 +311,6 @@ pub struct Ctx {
     /// True when `--db` or `SWEETSPOT_DB` gave [`Ctx::db`] (not the built-in default): it
     /// then wins over the daemon config's `db`.
     pub db_given: bool,
-    /// -v count.
-    pub verbose: u8,
     /// -q given.
     pub quiet: bool,
 }
@@ -320,7 +318,7 @@ pub struct Ctx {
 impl Ctx {
     /// Who may have written the database ([`crate::trust`]): [`Origin::Named`] when `--db` or
     /// `SWEETSPOT_DB` gave it, else [`Origin::System`] (the default path).
-    pub fn db_origin(&self) -> Origin {
+    pub(crate) fn db_origin(&self) -> Origin {
         if self.db_given {
             Origin::Named
         } else {
@@ -331,14 +329,14 @@ impl Ctx {
     /// Opens the database to write it (journal, trials), once it has passed the trust rule
     /// ([`Store::check_trusted`]). Errors: those of the check and of [`Store::open`] (a
     /// database that cannot be written is refused with exit 2).
-    pub fn store(&self) -> Result<Store> {
+    pub(crate) fn store(&self) -> Result<Store> {
         Store::check_trusted(&self.db, self.db_origin())?;
         Store::open(&self.db)
     }
 
     /// Opens the database for a command that only reads it ([`Store::open_read_only`]), once
     /// it has passed the trust rule. Errors: as [`Ctx::store`].
-    pub fn store_read_only(&self) -> Result<Store> {
+    pub(crate) fn store_read_only(&self) -> Result<Store> {
         Store::check_trusted(&self.db, self.db_origin())?;
         Store::open_read_only(&self.db)
     }
@@ -346,7 +344,7 @@ impl Ctx {
     /// Records devices shown or used in the store, if it exists (a listing never creates a
     /// database: a mistyped `--db` must not leave one behind); a store that cannot be opened
     /// only warns (listing devices must work without a writable database).
-    pub fn record_devices(&self, devices: &[crate::device::Device], kernel: &str) {
+    pub(crate) fn record_devices(&self, devices: &[crate::device::Device], kernel: &str) {
         if !self.db.is_file() {
             return;
         }
@@ -484,7 +482,7 @@ fn absolute(dir: &Path) -> Result<PathBuf> {
 }
 
 /// Runs a parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
+pub(crate) fn run(cli: Cli) -> Result<()> {
     check_roots(&cli)?;
     let given = cli.db.or_else(|| {
         std::env::var_os("SWEETSPOT_DB")
@@ -499,7 +497,6 @@ pub fn run(cli: Cli) -> Result<()> {
         root: SysRoot::new(absolute(&cli.sysfs_root)?, absolute(&cli.procfs_root)?),
         db_given: given.is_some(),
         db: given.unwrap_or_else(Store::default_path),
-        verbose: cli.verbose,
         quiet: cli.quiet,
     };
     match &cli.command {
@@ -521,13 +518,13 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// Prints an object as pretty JSON on stdout, `"version"` first
-/// ([`crate::report::json::Versioned`], docs/json.md). A closed pipe is not a failure.
-pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    print_out(&crate::report::output::json(v)?)
+/// ([`crate::output::json::Versioned`], docs/json.md). A closed pipe is not a failure.
+pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    print_out(&crate::output::format::json(v)?)
 }
 
 /// Writes text to stdout; a broken pipe (e.g. `| head`) is not an error.
-pub fn print_out(s: &str) -> Result<()> {
+pub(crate) fn print_out(s: &str) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {

@@ -1,9 +1,9 @@
 //! `--json`, parsed once for every command that prints a result as a table or as JSON, and
 //! the one function that prints such a result ([`emit`]; the rendering is
-//! [`crate::report::output`]'s).
+//! [`crate::output::format`]'s).
 
 use crate::Result;
-use crate::report::output::{self, Format, Table};
+use crate::output::format::{Format, Table, render};
 use std::marker::PhantomData;
 
 /// The `--json` flag, flattened into each command's `Args` (where its field is, the flag is
@@ -23,7 +23,7 @@ pub struct JsonArg<H: JsonHelp = TableHelp> {
 
 impl<H: JsonHelp> JsonArg<H> {
     /// [`Format::Json`] when `--json` was given, else [`Format::Text`].
-    pub fn format(&self) -> Format {
+    pub(crate) fn format(&self) -> Format {
         if self.json {
             Format::Json
         } else {
@@ -51,8 +51,8 @@ impl JsonHelp for TableHelp {
     const HELP: &'static str = "Print JSON instead of a table";
 }
 
-/// Prints `value` on stdout as `format` says ([`output::render`]; a closed pipe is not a
+/// Prints `value` on stdout as `format` says ([`render`]; a closed pipe is not a
 /// failure, [`super::print_out`]).
-pub fn emit<T: serde::Serialize + Table + ?Sized>(value: &T, format: Format) -> Result<()> {
-    super::print_out(&output::render(value, format)?)
+pub(crate) fn emit<T: serde::Serialize + Table + ?Sized>(value: &T, format: Format) -> Result<()> {
+    super::print_out(&render(value, format)?)
 }

@@ -26,7 +26,7 @@ pub struct Args {
 }
 
 /// Runs `sweetspot plot`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     if !ctx.db.exists() {
         return Err(Error::BadInput(format!(
             "plot: {} does not exist (nothing tuned with this --db)",

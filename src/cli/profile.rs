@@ -6,12 +6,12 @@
 
 use super::Ctx;
 use super::output::{JsonArg, JsonHelp, emit};
+use crate::output::format::Table;
 use crate::profile::Profile;
-use crate::profile::apply::Status;
+use crate::profile::apply::ApplyStatus;
 use crate::profile::build::{self, MatchBy, Select};
 use crate::profile::format::{self, Out, ProfileFormat};
 use crate::profile::verify::Verification;
-use crate::report::output::Table;
 use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::io::Write;
@@ -162,7 +162,7 @@ pub struct ExportArgs {
 }
 
 /// Runs `sweetspot profile`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     match &args.command {
         Command::Export(a) => export(ctx, a),
         Command::Apply(a) => apply(ctx, a),
@@ -306,7 +306,7 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
     }
     if outcomes
         .iter()
-        .any(|o| matches!(o.status, Status::Applied { .. }))
+        .any(|o| matches!(o.status, ApplyStatus::Applied { .. }))
     {
         text.push_str(&format!(
             "undo with `{}`\n",
@@ -322,7 +322,7 @@ fn apply(ctx: &Ctx, args: &ApplyArgs) -> Result<()> {
 
 /// `profile apply`'s lines for one entry's outcome, added to `text` (warnings on stderr);
 /// false when the entry was not applied (failed, or rolled back).
-fn outcome_text(ctx: &Ctx, o: &crate::profile::apply::Outcome, text: &mut String) -> bool {
+fn outcome_text(ctx: &Ctx, o: &crate::profile::apply::ApplyOutcome, text: &mut String) -> bool {
     let mut ok = true;
     let who = match &o.device {
         Some(d) if *d != o.entry => format!("{d} (tuned as {})", o.entry),
@@ -333,10 +333,10 @@ fn outcome_text(ctx: &Ctx, o: &crate::profile::apply::Outcome, text: &mut String
         tracing::warn!("{who}: {w}");
     }
     match &o.status {
-        Status::Applied { changes } if changes.is_empty() => {
+        ApplyStatus::Applied { changes } if changes.is_empty() => {
             text.push_str(&format!("{who}: already at its sweet spot\n"));
         }
-        Status::Applied { changes } => {
+        ApplyStatus::Applied { changes } => {
             for (k, from, to) in changes {
                 text.push_str(&format!("{who}: {k} {from} → {to}\n"));
             }
@@ -347,25 +347,25 @@ fn outcome_text(ctx: &Ctx, o: &crate::profile::apply::Outcome, text: &mut String
                 written,
             ));
         }
-        Status::DryRun { commands } => {
+        ApplyStatus::DryRun { commands } => {
             text.push_str(&format!("# {who}\n"));
             for c in commands {
                 text.push_str(&format!("{c}\n"));
             }
         }
-        Status::Nothing => {
+        ApplyStatus::Nothing => {
             text.push_str(&format!("{who}: keep the default (nothing to apply)\n"));
         }
-        Status::Absent { wanted } => {
+        ApplyStatus::Absent { wanted } => {
             text.push_str(&format!(
                 "{who}: no disk with {wanted} is present; skipped\n"
             ));
         }
-        Status::Failed { error } => {
+        ApplyStatus::Failed { error } => {
             ok = false;
             text.push_str(&format!("{who}: NOT APPLIED: {error}\n"));
         }
-        Status::RolledBack { changes, put_back } => {
+        ApplyStatus::RolledBack { changes, put_back } => {
             ok = false;
             if changes.is_empty() {
                 text.push_str(&format!("{who}: NOT APPLIED: another write failed\n"));
@@ -393,7 +393,7 @@ fn not_applied(failed: usize) -> String {
 }
 
 /// Runs `sweetspot verify`.
-pub fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
+pub(crate) fn verify(ctx: &Ctx, args: &VerifyArgs) -> Result<()> {
     let src = source(ctx, args.file.as_deref())?;
     let v = crate::profile::verify::verify(&ctx.root, &src.profile)?;
     if v.rows.is_empty() {

@@ -48,7 +48,7 @@ pub struct Args {
 
 /// Runs `sweetspot restore`. Errors: [`Error::Failed`] (exit 1), after its report, when it
 /// left journaled knobs changed (see the module docs); those of the restore.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // A device that is gone (a detached loop) can still have open entries, so an unknown name
     // is only checked for shape; a partition resolves to its disk when it exists.
     // A name that is neither a device here nor in the journal is a typo: its "unknown device"
@@ -230,14 +230,6 @@ fn other_roots(
     let o = undo::other_roots(store, &ctx.root, dev)?;
     left.extend(o.files);
     let mut out = String::new();
-    for (knob, path) in &o.relative {
-        out += &format!(
-            "left alone: {knob}, journaled at {} under other roots than this run's; \
-             `restore` with the --sysfs-root/--procfs-root it was written under puts it \
-             back\n",
-            crate::types::text::shown(&path.to_string_lossy())
-        );
-    }
     for t in &o.trees {
         out += &format!(
             "left alone: {}, written under other roots than this run's; `{}` puts {} back{}\n",

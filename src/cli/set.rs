@@ -23,7 +23,7 @@ pub struct Args {
 /// Parses `KNOB=VALUE` pairs: `scheduler` takes a name, every other knob a decimal integer.
 /// Errors: [`Error::BadInput`] for a missing `=`, a repeated knob, or a value that is not a
 /// number.
-pub fn parse_pairs(pairs: &[String]) -> Result<Setting> {
+pub(crate) fn parse_pairs(pairs: &[String]) -> Result<Setting> {
     let mut s = Setting::new();
     for p in pairs {
         let (k, v) = p
@@ -45,7 +45,7 @@ pub fn parse_pairs(pairs: &[String]) -> Result<Setting> {
 }
 
 /// Runs `sweetspot set`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let setting = parse_pairs(&args.pairs)?;
     let dev = device::find(&ctx.root, &args.device)?;
     // The database first: one that fails the trust rule or cannot be written is refused

@@ -137,13 +137,13 @@ fn lead_in_range(s: &str) -> std::result::Result<f64, String> {
 
 /// The run's seed: `--seed`, or a random one ([`announce_seed`] prints it once the target is
 /// open, so a run refused for bad input does not print one).
-pub fn seed(args: &TargetArgs) -> u64 {
+pub(crate) fn seed(args: &TargetArgs) -> u64 {
     args.seed.unwrap_or_else(rand::random)
 }
 
 /// Prints a drawn seed on stderr (unless `-q` or `--seed` gave it), so the run can be
 /// repeated with `--seed`.
-pub fn announce_seed(ctx: &Ctx, args: &TargetArgs, seed: u64) {
+pub(crate) fn announce_seed(ctx: &Ctx, args: &TargetArgs, seed: u64) {
     if args.seed.is_none() && !ctx.quiet {
         crate::signals::eprint_line(&format!("seed {seed} (repeat this run with --seed {seed})"));
     }
@@ -152,7 +152,12 @@ pub fn announce_seed(ctx: &Ctx, args: &TargetArgs, seed: u64) {
 /// Opens the testbed the arguments name for `command` (`bench`, `tune`: the holder named in a
 /// scratch device's lock); `seed` (from [`seed`]) drives a simulation's noise.
 /// Errors are bad input (exit 2) when the target does not exist or is unusable.
-pub fn open(ctx: &Ctx, args: &TargetArgs, seed: u64, command: &str) -> Result<Box<dyn Testbed>> {
+pub(crate) fn open(
+    ctx: &Ctx,
+    args: &TargetArgs,
+    seed: u64,
+    command: &str,
+) -> Result<Box<dyn Testbed>> {
     if let Some(path) = &args.sim {
         return Ok(Box::new(SimDevice::open(path, seed)?));
     }
@@ -161,7 +166,7 @@ pub fn open(ctx: &Ctx, args: &TargetArgs, seed: u64, command: &str) -> Result<Bo
 
 /// Takes the device lock ([`crate::lock`]) of `identity` for `command` without waiting.
 /// Errors: bad input (exit 2) naming `label` and the holder when another writer has it.
-pub fn lock(ctx: &Ctx, identity: &str, label: &str, command: &str) -> Result<DeviceLock> {
+pub(crate) fn lock(ctx: &Ctx, identity: &str, label: &str, command: &str) -> Result<DeviceLock> {
     DeviceLock::acquire(
         &crate::lock::path(&ctx.db, &ctx.root, identity),
         label,
@@ -172,7 +177,7 @@ pub fn lock(ctx: &Ctx, identity: &str, label: &str, command: &str) -> Result<Dev
 /// Takes the host-wide knobs' lock ([`crate::lock::HOST`]) for `command` when one of `knobs`
 /// is host-wide (vm or CPU-scheduler); `None` when none is. Errors: bad input (exit 2)
 /// naming the holder when another writer has it.
-pub fn lock_host<'a>(
+pub(crate) fn lock_host<'a>(
     ctx: &Ctx,
     knobs: impl IntoIterator<Item = &'a str>,
     command: &str,
@@ -198,7 +203,7 @@ pub fn lock_host<'a>(
 /// backing file goes) before anything is built: a second writer is refused before a loop
 /// device or a filesystem is made, and bad input (a bad `--emulate` SPEC) is refused before
 /// the lock is even asked for. Errors: a bad SPEC; those of [`lock`]; an unknown device.
-pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLock> {
+pub(crate) fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLock> {
     emulation(args)?;
     if args.host {
         // The host-wide knobs' own lock: a device tune that writes one waits for it too.
@@ -223,7 +228,7 @@ pub fn lock_real(ctx: &Ctx, args: &TargetArgs, command: &str) -> Result<DeviceLo
 /// a scratch loop device was made, knobs journaled and the reference measured. A simulation
 /// runs no load, so nothing is refused for `--sim`. Errors: bad input (exit 2), naming the
 /// load and what it needs.
-pub fn check_loads(args: &TargetArgs, loads: &[Load]) -> Result<()> {
+pub(crate) fn check_loads(args: &TargetArgs, loads: &[Load]) -> Result<()> {
     if args.sim.is_some() {
         return Ok(());
     }
@@ -235,7 +240,7 @@ pub fn check_loads(args: &TargetArgs, loads: &[Load]) -> Result<()> {
 
 /// Refuses `--sim` for a user benchmark (a surface has no command to run), before anything
 /// is opened or locked. Errors: bad input (exit 2).
-pub fn no_sim_benchmark(args: &TargetArgs) -> Result<()> {
+pub(crate) fn no_sim_benchmark(args: &TargetArgs) -> Result<()> {
     if args.sim.is_some() {
         return Err(Error::BadInput(
             "a user benchmark runs a command: give --host, --device or --scratch, not --sim".into(),
@@ -248,7 +253,7 @@ pub fn no_sim_benchmark(args: &TargetArgs) -> Result<()> {
 /// (`--host`: host-wide knobs, runs in the current directory), or a real device (its knobs
 /// and the host's, runs in its work directory on the device's filesystem). Errors: bad input
 /// for `--sim` (a surface has no command to run).
-pub fn open_benchmark(
+pub(crate) fn open_benchmark(
     ctx: &Ctx,
     args: &TargetArgs,
     command: &str,
@@ -306,7 +311,7 @@ fn real_device(
 
 /// `--emulate`'s spec, parsed (bad input, exit 2, naming the field and value; also in a build
 /// without the `emulate` feature).
-pub fn emulation(args: &TargetArgs) -> Result<Option<crate::bench::emulate::Spec>> {
+pub(crate) fn emulation(args: &TargetArgs) -> Result<Option<crate::bench::emulate::Spec>> {
     if args.emulate.is_some() && !cfg!(feature = "emulate") {
         return Err(crate::bench::emulate::unavailable());
     }
@@ -317,7 +322,7 @@ pub fn emulation(args: &TargetArgs) -> Result<Option<crate::bench::emulate::Spec
 }
 
 /// [`BenchOptions`] from the command line.
-pub fn options(ctx: &Ctx, args: &TargetArgs) -> Result<BenchOptions> {
+pub(crate) fn options(ctx: &Ctx, args: &TargetArgs) -> Result<BenchOptions> {
     let mut o = BenchOptions::new()?;
     o.job_scale = args.job_scale;
     o.job_command = args.job.clone();

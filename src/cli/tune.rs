@@ -14,7 +14,7 @@ use super::target::{self, TargetArgs};
 use crate::Result;
 use crate::bench::user_job::{Extract, UserJob};
 use crate::bench::{Load, Testbed};
-use crate::report::output::Table;
+use crate::output::format::Table;
 use crate::trust::Origin;
 use crate::tune::policy::{self, Objective, Policy};
 use crate::tune::report;
@@ -350,7 +350,7 @@ fn simulation(
 }
 
 /// Runs `sweetspot tune`.
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     check_apply(args)?;
     crate::signals::install();
     // Ctrl-C or SIGTERM: the run in progress finishes, then the tune stops and restores;

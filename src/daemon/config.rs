@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Where the daemon looks for its config when `--config` is not given.
-pub const DEFAULT_PATH: &str = "/etc/sweetspot/daemon.toml";
+pub(crate) use crate::types::paths::DAEMON_CONFIG as DEFAULT_PATH;
 
 /// Which devices the daemon manages.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -32,7 +32,7 @@ pub struct Idle {
     pub cpu_busy_pct_max: f64,
     /// The device's own I/O (`/sys/block/*/stat` sectors read + written) at most this, KiB/s.
     pub device_kib_per_s_max: f64,
-    /// For this long, s: 0 ..= [`MAX_IDLE_FOR_S`] (a day).
+    /// For this long, s: 0 ..= `MAX_IDLE_FOR_S` (a day).
     pub for_s: u64,
 }
 
@@ -57,7 +57,7 @@ pub struct Retune {
     /// Scale of the built-in job (1.0: no_load ≈ 6 s on 2 cores), in (0, 100] (the range of
     /// `--job-scale`).
     pub job_scale: f64,
-    /// Size of the loads' files and buffer, MiB: 1 ..= [`MAX_LOAD_MIB`] (1 TiB).
+    /// Size of the loads' files and buffer, MiB: 1 ..= `MAX_LOAD_MIB` (1 TiB).
     pub load_mib: u64,
     /// Seconds a load runs before the job starts, 0–60.
     pub lead_s: f64,
@@ -76,23 +76,23 @@ impl Default for Retune {
 
 /// Longest retune interval, days: ten years. The due date is the last tune's time plus the
 /// interval, in whole seconds (`i64`): `1e308` days wrapped it into the past ("due now").
-pub const MAX_INTERVAL_DAYS: f64 = 3650.0;
+pub(crate) const MAX_INTERVAL_DAYS: f64 = 3650.0;
 
 /// Largest `[retune] load_mib`: 1 TiB. Bytes are `load_mib × 2^20` in a `u64`, which
 /// overflows above 2^44 MiB; no device here has room for more.
-pub const MAX_LOAD_MIB: u64 = 1 << 20;
+pub(crate) const MAX_LOAD_MIB: u64 = 1 << 20;
 
 /// Longest `[idle] for_s`, s: a day. Longer, and a device with a 7-day interval might never
 /// be idle long enough, which would look like a daemon that never retunes.
-pub const MAX_IDLE_FOR_S: u64 = 86_400;
+pub(crate) const MAX_IDLE_FOR_S: u64 = 86_400;
 
 /// The device classes `[policy]` may name besides identities.
-pub const CLASSES: [&str; 4] = ["rotational", "ssd", "nvme", "mmc"];
+pub(crate) const CLASSES: [&str; 4] = ["rotational", "ssd", "nvme", "mmc"];
 
 /// The whole configuration.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Config {
+pub struct DaemonConfig {
     /// Which devices are managed; default `"tuned"`.
     pub enroll: Enroll,
     /// Policy for a device class (`rotational`, `ssd`, `nvme`, `mmc`) or an identity; the
@@ -102,16 +102,16 @@ pub struct Config {
     pub default_policy: String,
     /// Per device identity, the policy whose sweet spot rules it (a policy name as
     /// `sweetspot history` shows it: a built-in name or a policy file's stem), the user's
-    /// decision when several policies have one ([`crate::store::tunes::SweetSpotRow::rules_over`]).
+    /// decision when several policies have one (`crate::store::tunes::SweetSpotRow::rules_over`).
     /// The daemon retunes the device with that policy when a retune can run it (a built-in
     /// or `/etc/sweetspot/policies/<name>.toml` policy of contest's loads), else it keeps the
     /// sweet spot and does not retune the device. Without an entry (and without an identity's
     /// `[policy]` entry), the policy that found the ruling sweet spot is kept.
     pub keep: std::collections::BTreeMap<String, String>,
-    /// Retune after this many days, in (0, [`MAX_INTERVAL_DAYS`]] (ten years); default 7.
+    /// Retune after this many days, in (0, `MAX_INTERVAL_DAYS`] (ten years); default 7.
     pub retune_interval_days: f64,
     /// The interval in seconds instead (wins over `retune_interval_days`; for tests), in (0,
-    /// [`MAX_INTERVAL_DAYS`] × 86400].
+    /// `MAX_INTERVAL_DAYS` × 86400].
     pub retune_interval_s: Option<f64>,
     /// How a retune measures.
     pub retune: Retune,
@@ -120,7 +120,7 @@ pub struct Config {
     /// No retune inside this local-time window, `"HH:MM-HH:MM"` (may wrap midnight).
     pub quiet_hours: Option<String>,
     /// The database: used unless `--db` or `SWEETSPOT_DB` names one (those win), and wins
-    /// over the built-in default ([`super::db_path`]). An absolute path: `""` would be
+    /// over the built-in default (`super::db_path`). An absolute path: `""` would be
     /// SQLite's temporary database, and a relative one depends on the daemon's directory.
     pub db: Option<PathBuf>,
     /// How often devices are listed and managed values checked for drift, s: 1–3600; default 5.
@@ -130,25 +130,25 @@ pub struct Config {
     /// no metrics.
     pub metrics_dir: Option<PathBuf>,
     /// The most that tunes may write to a non-rotational device (by its own `stat`
-    /// counters), MiB a day on average with at most [`super::write_budget::SAVED_DAYS`] days'
+    /// counters), MiB a day on average with at most `super::write_budget::SAVED_DAYS` days'
     /// worth saved up, by device class (`ssd`, `nvme`, `mmc`) or identity (an identity's entry
     /// wins): a retune waits until the budget holds what it writes (`status`: `write
     /// budget`; [`super::write_budget`]). A device whose class and identity are not in the
     /// table has no budget. Default `{ mmc = 100 }`: an SD card or eMMC; a table given
     /// replaces it (an empty one: no budget at all). Each value in (0,
-    /// [`MAX_WRITE_MIB_PER_DAY`]].
+    /// `MAX_WRITE_MIB_PER_DAY`].
     pub max_write_mib_per_day: std::collections::BTreeMap<String, f64>,
 }
 
 /// Largest `max_write_mib_per_day` entry, MiB a day: 1 TiB.
-pub const MAX_WRITE_MIB_PER_DAY: f64 = 1_048_576.0;
+pub(crate) const MAX_WRITE_MIB_PER_DAY: f64 = 1_048_576.0;
 
 /// The classes `max_write_mib_per_day` may name: the non-rotational ones of [`CLASSES`].
-pub const FLASH_CLASSES: [&str; 3] = ["ssd", "nvme", "mmc"];
+pub(crate) const FLASH_CLASSES: [&str; 3] = ["ssd", "nvme", "mmc"];
 
-impl Default for Config {
+impl Default for DaemonConfig {
     fn default() -> Self {
-        Config {
+        DaemonConfig {
             enroll: Enroll::Tuned("tuned".into()),
             policy: Default::default(),
             default_policy: "quick".into(),
@@ -166,9 +166,9 @@ impl Default for Config {
     }
 }
 
-impl Config {
+impl DaemonConfig {
     /// The retune interval, s.
-    pub fn interval_s(&self) -> f64 {
+    pub(crate) fn interval_s(&self) -> f64 {
         self.retune_interval_s
             .unwrap_or(self.retune_interval_days * 86_400.0)
     }
@@ -183,7 +183,7 @@ impl Config {
 
     /// The policy name for a device of `class` ([`CLASSES`]) and `identity`: `[policy]`'s
     /// entry for the identity, else for the class, else `default_policy`.
-    pub fn policy_for(&self, identity: &str, class: &str) -> &str {
+    pub(crate) fn policy_for(&self, identity: &str, class: &str) -> &str {
         self.policy
             .get(identity)
             .or_else(|| self.policy.get(class))
@@ -191,7 +191,7 @@ impl Config {
     }
 }
 
-impl Config {
+impl DaemonConfig {
     /// The identities the config enrolls by name, tuned or not: the `enroll` list, or with
     /// `enroll = "tuned"` the identities `[policy]` and `[keep]` name (a device class is no
     /// identity).
@@ -217,7 +217,7 @@ impl Config {
     /// stored sweet spots name it): its `[keep]` entry, else its `[policy]` identity entry
     /// (the stem of a policy file); `None` when the config names none for it (the policy
     /// that found its ruling sweet spot is kept).
-    pub fn ruling_policy(&self, identity: &str) -> Option<String> {
+    pub(crate) fn ruling_policy(&self, identity: &str) -> Option<String> {
         if let Some(p) = self.keep.get(identity) {
             return Some(p.clone());
         }
@@ -225,10 +225,10 @@ impl Config {
     }
 }
 
-impl Config {
-    /// [`Config::ruling_policy`] of every identity the config names one for (`[keep]`, and
+impl DaemonConfig {
+    /// [`DaemonConfig::ruling_policy`] of every identity the config names one for (`[keep]`, and
     /// `[policy]`'s identity entries): identity → policy name.
-    pub fn ruling_policies(&self) -> std::collections::BTreeMap<String, String> {
+    pub(crate) fn ruling_policies(&self) -> std::collections::BTreeMap<String, String> {
         self.policy
             .keys()
             .chain(self.keep.keys())
@@ -240,7 +240,7 @@ impl Config {
 
 /// The name a policy given as `spec` (a built-in or system name, or a file path) stores its
 /// sweet spots under: the name itself, or the file's stem ([`crate::tune::policy::resolve`]).
-pub fn policy_name(spec: &str) -> String {
+pub(crate) fn policy_name(spec: &str) -> String {
     if spec.contains('/') || spec.ends_with(".toml") {
         Path::new(spec)
             .file_stem()
@@ -254,7 +254,7 @@ pub fn policy_name(spec: &str) -> String {
 /// with contest's loads on the device's own filesystem, so a policy that optimises its own
 /// benchmark (`[benchmark]`), or runs io_other (another filesystem) or a load this machine
 /// lacks, would fail every retune.
-pub fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<String> {
+pub(crate) fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<String> {
     if let crate::tune::policy::Objective::Benchmark(job) = &pol.objective {
         return Some(format!(
             "'{name}': it optimises its own benchmark (`[benchmark]`: {}), which a retune \
@@ -287,14 +287,14 @@ pub fn cannot_retune(pol: &crate::tune::policy::Policy, name: &str) -> Option<St
 /// Errors: [`crate::Error::BadInput`] (exit 2) when the file cannot be read or is refused by
 /// [`crate::trust`] (naming its owner, mode and the fix); [`crate::Error::BadFile`] for its
 /// contents ([`parse`]).
-pub fn load(path: &Path, explicit: bool, origin: Origin) -> Result<Config> {
+pub(crate) fn load(path: &Path, explicit: bool, origin: Origin) -> Result<DaemonConfig> {
     // Absent is checked before the open, which reports every failure as text: a file created
     // in between is read and checked like any other.
     if !explicit
         && let Err(e) = std::fs::metadata(path)
         && e.kind() == std::io::ErrorKind::NotFound
     {
-        return Ok(Config::default());
+        return Ok(DaemonConfig::default());
     }
     let text = trust::read_to_string(path, "daemon config", origin)?;
     parse(&text, path)
@@ -320,9 +320,9 @@ fn is_identity(id: &str) -> bool {
 }
 
 /// Parses and checks a config text (`path` names it in errors).
-pub fn parse(text: &str, path: &Path) -> Result<Config> {
+pub fn parse(text: &str, path: &Path) -> Result<DaemonConfig> {
     let f = TomlFile::new(path, text);
-    let (c, doc): (Config, _) = f.parse_with_doc()?;
+    let (c, doc): (DaemonConfig, _) = f.parse_with_doc()?;
     let at = |keys: &[&str]| span_of(doc.get_ref(), keys, None);
     if let Enroll::Tuned(s) = &c.enroll
         && s != "tuned"
@@ -374,7 +374,7 @@ type At<'a> = dyn Fn(&[&str]) -> Option<Range<usize>> + 'a;
 
 /// `[policy]`'s keys (a class or an identity) and every policy it and `default_policy` name:
 /// one the daemon can resolve, whose budget a retune can spend, and that a retune can run.
-fn check_policies(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
+fn check_policies(c: &DaemonConfig, f: &TomlFile, at: &At) -> Result<()> {
     for key in c.policy.keys() {
         if !CLASSES.contains(&key.as_str()) && crate::profile::Match::from_identity(key).is_none() {
             let msg = format!(
@@ -409,7 +409,7 @@ fn check_policies(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
 }
 
 /// `[keep]`: identities naming policies by name, not contradicting `[policy]`.
-fn check_keep(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
+fn check_keep(c: &DaemonConfig, f: &TomlFile, at: &At) -> Result<()> {
     for (id, name) in &c.keep {
         let bad = |msg: String| f.err_at(at(&["keep", id]), format!("keep.{id}"), msg);
         if !is_identity(id) {
@@ -437,7 +437,7 @@ fn check_keep(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
 }
 
 /// `max_write_mib_per_day`'s keys (a flash class or an identity) and values (MiB a day).
-fn check_write_budget(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
+fn check_write_budget(c: &DaemonConfig, f: &TomlFile, at: &At) -> Result<()> {
     for (key, mib) in &c.max_write_mib_per_day {
         let bad = |msg: String| {
             f.err_at(
@@ -471,9 +471,9 @@ fn check_write_budget(c: &Config, f: &TomlFile, at: &At) -> Result<()> {
 }
 
 /// The first duration, count or path of `c` outside its documented range (the field docs of
-/// [`Config`], [`Retune`] and [`Idle`], and `examples/daemon.toml`): (its table, `""` at the
+/// [`DaemonConfig`], [`Retune`] and [`Idle`], and `examples/daemon.toml`): (its table, `""` at the
 /// top level, its key, the message), or `None`.
-fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
+fn out_of_range(c: &DaemonConfig) -> Option<(&'static str, &'static str, String)> {
     let poll: RangeCheck = (
         "poll_s",
         "",
@@ -506,7 +506,7 @@ fn out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
 type RangeCheck = (&'static str, &'static str, f64, bool, String);
 
 /// The range checks of the top-level retune intervals (`retune_interval_days`, `_s`).
-fn interval_checks(c: &Config) -> [RangeCheck; 2] {
+fn interval_checks(c: &DaemonConfig) -> [RangeCheck; 2] {
     let max_s = MAX_INTERVAL_DAYS * 86_400.0;
     [
         (
@@ -595,7 +595,7 @@ fn idle_checks(i: &Idle) -> [RangeCheck; 4] {
 }
 
 /// Why the `db` path is refused (empty or relative), as [`out_of_range`] says it, or `None`.
-fn db_out_of_range(c: &Config) -> Option<(&'static str, &'static str, String)> {
+fn db_out_of_range(c: &DaemonConfig) -> Option<(&'static str, &'static str, String)> {
     match c.db.as_deref() {
         Some(db) if db.as_os_str().is_empty() => Some((
             "",

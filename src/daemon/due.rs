@@ -1,8 +1,8 @@
 //! Per poll, for each enrolled device present: is it due for a retune, and if so what it
 //! waits for (quiet hours, idleness, a contested knob, another writer, an earlier failure).
-//! `status` shows the answer ([`Wait`]).
+//! `status` shows the answer (`Wait`).
 
-use super::config::{Config, Enroll, quiet_window};
+use super::config::{DaemonConfig, Enroll, quiet_window};
 use super::idle::Tracker;
 use super::retune::{due, in_window, local_minutes};
 use crate::Result;
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// What an enrolled device waits for, as `status` shows it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Wait {
+pub(crate) struct Wait {
     /// The disk's kernel name.
     pub device: String,
     /// `tuning`, `not idle`, `quiet hours`, `interval`, `contested` (a knob another writer
@@ -36,11 +36,11 @@ pub struct Wait {
 
 /// Each device's ruling sweet spot by identity
 /// ([`crate::store::tunes::SweetSpotRow::rules_over`]).
-pub type Spots = BTreeMap<String, SweetSpotRow>;
+pub(crate) type Spots = BTreeMap<String, SweetSpotRow>;
 
 /// [`Spots`] from the database: the sweet spot that rules each device
 /// ([`crate::store::tunes::ruling`], with the policy `cfg` names for it).
-pub fn latest_spots(store: &Store, cfg: &Config) -> Result<Spots> {
+pub(crate) fn latest_spots(store: &Store, cfg: &DaemonConfig) -> Result<Spots> {
     let kernel = device::kernel_release();
     let mut spots = crate::store::tunes::ruling(store.sweet_spots(None)?, &kernel, &|id| {
         cfg.ruling_policy(id)
@@ -56,19 +56,19 @@ pub fn latest_spots(store: &Store, cfg: &Config) -> Result<Spots> {
 
 /// The enrolled devices present now with their latest sweet spot: `enroll = "tuned"` takes
 /// every device with a sweet spot and those `[policy]` names by identity, a list of
-/// identities takes those (tuned or not) ([`Config::named`]).
-pub fn enrolled(
+/// identities takes those (tuned or not) ([`DaemonConfig::named`]).
+pub(crate) fn enrolled(
     root: &SysRoot,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     spots: &Spots,
 ) -> Result<Vec<(Device, Option<SweetSpotRow>)>> {
     Ok(enrolled_of(device::list(root)?, cfg, spots))
 }
 
 /// [`enrolled`] among the disks `present` (the daemon's last listing).
-pub fn enrolled_of(
+pub(crate) fn enrolled_of(
     present: Vec<Device>,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     spots: &Spots,
 ) -> Vec<(Device, Option<SweetSpotRow>)> {
     let mut out = Vec::new();
@@ -88,14 +88,14 @@ pub fn enrolled_of(
 
 /// A device whose retune failed waits this long (or the interval when shorter) before the
 /// next try, s.
-pub const FAILED_BACKOFF_S: i64 = 3600;
+pub(crate) const FAILED_BACKOFF_S: i64 = 3600;
 
 /// What `dev` waits for at `now` (Unix s); `kind == "due"` when a retune may start now.
 /// `contested` are its contested knobs; `failed_until` an earlier failure's back-off.
-pub fn wait_of(
+pub(crate) fn wait_of(
     dev: &Device,
     spot: Option<&SweetSpotRow>,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     idle: &Tracker,
     contested: &[String],
     failed_until: Option<i64>,

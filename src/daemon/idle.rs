@@ -7,7 +7,7 @@
 //! per poll, and a walk of `/proc/<pid>/stat` for the daemon's children only while it retunes.
 //!
 //! While a retune runs, its own job and loads keep the load average, the CPUs and the device
-//! busy, so only the CPU time of other processes counts then ([`Sample::others_busy_pct`]).
+//! busy, so only the CPU time of other processes counts then (`Sample::others_busy_pct`).
 
 use super::config::Idle;
 #[cfg(feature = "daemon")]
@@ -20,7 +20,7 @@ use sysinfo::{CpuRefreshKind, RefreshKind, System};
 
 /// One reading.
 #[derive(Clone, Debug)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// When it was taken.
     pub at: Instant,
     /// 1-minute load average.
@@ -40,7 +40,7 @@ pub struct Sample {
 /// The machine-wide readings' source, kept between samples (sysinfo computes CPU usage from
 /// the difference of two refreshes).
 #[cfg(feature = "daemon")]
-pub struct Probe {
+pub(crate) struct Probe {
     sys: System,
 }
 
@@ -62,7 +62,7 @@ impl Probe {
     /// children live there). `own_tree` walks `/proc` for descendants (needed only while a
     /// retune runs). An unreadable disk `stat` gives zero sectors (a fake tree without one is
     /// idle).
-    pub fn sample(&mut self, root: &SysRoot, disks: &[String], own_tree: bool) -> Sample {
+    pub(crate) fn sample(&mut self, root: &SysRoot, disks: &[String], own_tree: bool) -> Sample {
         let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
         self.sys.refresh_cpu_usage();
         let sectors = disks
@@ -97,7 +97,7 @@ fn ticks_per_s() -> f64 {
 
 /// Sectors read (field 3) + written (field 7) of a `/sys/block/<dev>/stat` line
 /// (Documentation/block/stat.rst).
-pub fn disk_sectors(stat: &str) -> u64 {
+pub(crate) fn disk_sectors(stat: &str) -> u64 {
     let (read, written) = crate::device::stat::sectors(stat);
     read + written
 }
@@ -105,7 +105,7 @@ pub fn disk_sectors(stat: &str) -> u64 {
 /// `(ppid, utime + stime + cutime + cstime)` of a `/proc/<pid>/stat` line (proc(5): fields 4
 /// and 14–17; the command in field 2 may hold spaces and parentheses, so fields are counted
 /// after its last `)`).
-pub fn proc_ticks(stat: &str) -> Option<(u32, u64)> {
+pub(crate) fn proc_ticks(stat: &str) -> Option<(u32, u64)> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     // `rest` starts at field 3 (state): field n is f[n - 3].
@@ -118,7 +118,7 @@ pub fn proc_ticks(stat: &str) -> Option<(u32, u64)> {
 
 /// CPU ticks of process `me` and all its live descendants under `proc` (reaped ones are in
 /// their parents' `cutime`/`cstime`).
-pub fn own_ticks(proc: &Path, me: u32) -> u64 {
+pub(crate) fn own_ticks(proc: &Path, me: u32) -> u64 {
     let mut all: Vec<(u32, u32, u64)> = Vec::new();
     if let Ok(rd) = std::fs::read_dir(proc) {
         for e in rd.flatten() {
@@ -155,7 +155,7 @@ impl Sample {
     /// CPU busy % of all CPUs between `prev` and `self`, without the daemon's own processes:
     /// [`Sample::cpu_busy_pct`] less the own tree's ticks over the interval's CPU time
     /// (seconds × `ticks_per_s` × CPUs), at least 0.
-    pub fn others_busy_pct(&self, prev: &Sample) -> f64 {
+    pub(crate) fn others_busy_pct(&self, prev: &Sample) -> f64 {
         let dt = self.at.duration_since(prev.at).as_secs_f64();
         if dt <= 0.0 {
             return 0.0;
@@ -166,7 +166,7 @@ impl Sample {
     }
 
     /// The disk's own I/O between `prev` and `self`, KiB/s.
-    pub fn disk_kib_per_s(&self, prev: &Sample, disk: &str) -> f64 {
+    pub(crate) fn disk_kib_per_s(&self, prev: &Sample, disk: &str) -> f64 {
         let dt = self.at.duration_since(prev.at).as_secs_f64();
         let (Some(a), Some(b)) = (prev.sectors.get(disk), self.sectors.get(disk)) else {
             return 0.0;
@@ -179,7 +179,7 @@ impl Sample {
 
     /// Why the machine is not idle for a retune of `disk` (the first criterion over its
     /// threshold), or `None` when it is.
-    pub fn not_idle(&self, prev: &Sample, disk: &str, c: &Idle) -> Option<String> {
+    pub(crate) fn not_idle(&self, prev: &Sample, disk: &str, c: &Idle) -> Option<String> {
         if self.load1 > c.load_avg_max {
             return Some(format!(
                 "load average {:.2} > {}",
@@ -201,7 +201,7 @@ impl Sample {
     }
 
     /// Why a retune in progress must stop (other processes' CPU over the threshold), or `None`.
-    pub fn busy_mid_run(&self, prev: &Sample, c: &Idle) -> Option<String> {
+    pub(crate) fn busy_mid_run(&self, prev: &Sample, c: &Idle) -> Option<String> {
         let cpu = self.others_busy_pct(prev);
         (cpu > c.cpu_busy_pct_max).then(|| {
             format!(
@@ -214,7 +214,7 @@ impl Sample {
 
 /// How long each disk has been idle, from consecutive samples.
 #[derive(Debug, Default)]
-pub struct Tracker {
+pub(crate) struct Tracker {
     /// The last sample.
     pub last: Option<Sample>,
     /// Per disk: idle since, or why not idle at the last sample.
@@ -223,7 +223,7 @@ pub struct Tracker {
 
 impl Tracker {
     /// Takes a new sample and updates every disk's idle state.
-    pub fn update(&mut self, s: Sample, c: &Idle) {
+    pub(crate) fn update(&mut self, s: Sample, c: &Idle) {
         if let Some(prev) = &self.last {
             for d in s.sectors.keys() {
                 let st = match s.not_idle(prev, d, c) {
@@ -242,7 +242,7 @@ impl Tracker {
 
     /// `Ok` when `disk` has been idle for `c.for_s`; else why not (with how long it has been
     /// idle so far).
-    pub fn idle_for(&self, disk: &str, c: &Idle) -> Result<(), String> {
+    pub(crate) fn idle_for(&self, disk: &str, c: &Idle) -> Result<(), String> {
         match self.state.get(disk) {
             None => Err("measuring".into()),
             Some(Err(why)) => Err(why.clone()),

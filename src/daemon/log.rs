@@ -11,7 +11,7 @@ use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
 use tracing_subscriber::registry::LookupSpan;
 
 /// The `<N>` prefix of a level (sd-daemon(3)).
-pub fn priority(level: &Level) -> u8 {
+pub(crate) fn priority(level: &Level) -> u8 {
     match *level {
         Level::ERROR => 3,
         Level::WARN => 4,
@@ -21,14 +21,14 @@ pub fn priority(level: &Level) -> u8 {
 }
 
 /// A [`FormatEvent`] writing `<N>message` (journald) or `LEVEL message`.
-pub struct Journald {
+pub(crate) struct Journald {
     /// True: `<N>` prefixes; false: the level's name.
     pub prefix: bool,
 }
 
 impl Journald {
     /// Prefixes when stderr goes to the journal (`$JOURNAL_STREAM` is set, systemd.exec(5)).
-    pub fn detect() -> Journald {
+    pub(crate) fn detect() -> Journald {
         Journald {
             prefix: std::env::var_os("JOURNAL_STREAM").is_some(),
         }

@@ -5,19 +5,19 @@
 //!   `/sys/block` again on a disk uevent, [`super::uevent`]) gets its profile entry, through
 //!   the journaled path: of the
 //!   entries matching it, the narrowest, as `profile apply` picks it
-//!   ([`crate::profile::overlap::entry_for`]), and that entry's values are the ones managed;
+//!   (`crate::profile::overlap::entry_for`), and that entry's values are the ones managed;
 //! - the profile's host-wide knobs (`[host]`: those of the enrolled disks' sweet spots, and
 //!   the host's own sweet spot, which wins, as `profile apply` applies them) are applied once
 //!   the same way, under the host's lock ([`crate::lock::HOST`]), and managed like a disk's
-//!   knobs under the identity [`HOST`] (drift, contest, restore);
+//!   knobs under the identity `HOST` (drift, contest, restore);
 //! - a managed value that changed behind the daemon's back is "contested by another writer":
 //!   logged with the knob and both values, re-applied once, and after a second change left
 //!   alone (as bpftune backs off), so the daemon never fights in a loop, until the daemon
 //!   restarts or reloads its config (SIGHUP): the admin's way to hand the knob back once the
 //!   other writer is gone (the same signal that takes back what `restore` released, so no
-//!   new command; [`Manager::reconcile`] forgets the disk and the next poll applies its
+//!   new command; `Manager::reconcile` forgets the disk and the next poll applies its
 //!   sweet spot again);
-//! - a disk a retune works on is the retune's ([`Busy`]), and so are the host-wide knobs when
+//! - a disk a retune works on is the retune's (`Busy`), and so are the host-wide knobs when
 //!   its policy tunes some: neither applied nor checked, so the
 //!   retune's own writes and its restore at the start and the end are never taken for another
 //!   writer; when it ends the disk is forgotten and applied afresh;
@@ -27,7 +27,7 @@
 //!   another writer by the journal: an entry of the disk's knobs that was open at the last
 //!   poll that found them as managed (with no other writer holding the disk's lock), or right
 //!   after the daemon wrote them, is closed now, and a value changed. The daemon itself closes
-//!   such entries only when a retune starts ([`super::retune::Job::start`]), on a disk that is
+//!   such entries only when a retune starts (`super::retune::Job::start`), on a disk that is
 //!   then the retune's and is forgotten when it ends.
 
 use crate::Result;
@@ -37,7 +37,7 @@ use crate::knob::discover;
 use crate::knob::io::RealIo;
 use crate::lock::{DeviceLock, Holder, Taken};
 use crate::profile::Profile;
-use crate::profile::apply::{Status, apply};
+use crate::profile::apply::{ApplyStatus, apply};
 use crate::profile::overlap::entry_for;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -47,14 +47,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The identity under which the manager keeps the host-wide knobs: the host lock's name.
-pub const HOST: &str = crate::lock::HOST;
+pub(crate) const HOST: &str = crate::lock::HOST;
 
 /// How the log and the state file name the host-wide knobs where a disk's name would be.
-pub const HOST_LABEL: &str = "host-wide";
+pub(crate) const HOST_LABEL: &str = "host-wide";
 
 /// One managed knob of one disk (or of the host, [`HOST`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Managed {
+pub(crate) struct Managed {
     /// The disk's kernel name now ([`HOST_LABEL`] for a host-wide knob).
     pub device: String,
     /// The profile's value.
@@ -67,7 +67,7 @@ pub struct Managed {
 
 /// A disk (or the host-wide knobs) `sweetspot restore` put back while the daemon managed it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Released {
+pub(crate) struct Released {
     /// The disk's kernel name then ([`HOST_LABEL`] for the host-wide knobs).
     pub device: String,
     /// When the daemon saw it (Unix s).
@@ -77,7 +77,7 @@ pub struct Released {
 /// What a retune in progress owns, which the manager leaves alone: it neither applies nor
 /// checks it, so the retune's own writes and restores are never taken for another writer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Busy {
+pub(crate) struct Busy {
     /// The identity of the disk being retuned.
     pub device: Option<String>,
     /// True when the retune holds the host's lock (its policy tunes host-wide knobs).
@@ -86,7 +86,7 @@ pub struct Busy {
 
 /// What a poll did, for the log.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Event {
+pub(crate) enum Event {
     /// A disk (new to the daemon) got its profile: `(device, knob, from, to)` per change.
     Applied(String, Vec<(String, String, String)>),
     /// Applying to a disk failed (the error names knob, value, errno).
@@ -102,7 +102,7 @@ pub enum Event {
 
 /// The manager's state between polls.
 #[derive(Debug, Default, Serialize)]
-pub struct Manager {
+pub(crate) struct Manager {
     /// Disks already handled, by identity ([`HOST`] for the host-wide knobs).
     seen: BTreeSet<String>,
     /// Managed knobs by (identity, knob).
@@ -190,7 +190,7 @@ fn unix_now() -> i64 {
 impl Manager {
     /// Forgets a disk (after a retune stored a new sweet spot): the next poll applies its
     /// profile afresh and manages the new values. A released disk stays released.
-    pub fn forget(&mut self, identity: &str) {
+    pub(crate) fn forget(&mut self, identity: &str) {
         self.seen.remove(identity);
         self.managed.retain(|(i, _), _| i != identity);
         self.journaled.remove(identity);
@@ -204,7 +204,12 @@ impl Manager {
     /// host-wide knobs) with a contested knob: a reload hands it back to the daemon. Any other
     /// disk whose entries are unchanged keeps its state. `busy` (what a retune works on) is
     /// left to the retune.
-    pub fn reconcile(&mut self, root: &SysRoot, profile: &Profile, busy: &Busy) -> Result<()> {
+    pub(crate) fn reconcile(
+        &mut self,
+        root: &SysRoot,
+        profile: &Profile,
+        busy: &Busy,
+    ) -> Result<()> {
         for id in std::mem::take(&mut self.released).into_keys() {
             self.forget(&id);
         }
@@ -261,12 +266,13 @@ impl Manager {
     }
 
     /// True when the daemon has applied the disk's profile and manages at least one knob.
-    pub fn manages(&self, identity: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn manages(&self, identity: &str) -> bool {
         self.managed.keys().any(|(i, _)| i == identity)
     }
 
     /// The disk's contested knobs: `knob (another writer keeps value)`.
-    pub fn contested(&self, identity: &str) -> Vec<String> {
+    pub(crate) fn contested(&self, identity: &str) -> Vec<String> {
         self.managed
             .iter()
             .filter(|((i, _), _)| i == identity)
@@ -281,7 +287,8 @@ impl Manager {
     /// One poll: profile entries for disks not seen before and the host-wide knobs when not
     /// applied yet, then drift of managed knobs (a restore releases; another writer is
     /// contested). What `busy` names is left to the retune in progress.
-    pub fn poll(
+    #[cfg(test)]
+    pub(crate) fn poll(
         &mut self,
         store: &mut Store,
         root: &SysRoot,
@@ -295,7 +302,7 @@ impl Manager {
     /// [`Manager::poll`] with the disks present given (the daemon's last listing of
     /// `/sys/block`, which it renews only when a uevent says a disk came or went, or
     /// after [`super::RESCAN_S`]).
-    pub fn poll_disks(
+    pub(crate) fn poll_disks(
         &mut self,
         store: &mut Store,
         root: &SysRoot,
@@ -324,10 +331,12 @@ impl Manager {
             self.seen.insert(dev.identity.clone());
             for o in outcomes {
                 match o.status {
-                    Status::Applied { changes } => {
+                    ApplyStatus::Applied { changes } => {
                         events.push(Event::Applied(dev.name.clone(), changes))
                     }
-                    Status::Failed { error } => events.push(Event::Failed(dev.name.clone(), error)),
+                    ApplyStatus::Failed { error } => {
+                        events.push(Event::Failed(dev.name.clone(), error))
+                    }
                     _ => {}
                 }
             }
@@ -617,7 +626,7 @@ fn off_target(
 }
 
 /// The profile's host-wide knobs (`[host]`), empty when it has none.
-pub fn host_setting(profile: &Profile) -> Setting {
+pub(crate) fn host_setting(profile: &Profile) -> Setting {
     profile
         .host
         .as_ref()
@@ -626,7 +635,7 @@ pub fn host_setting(profile: &Profile) -> Setting {
 }
 
 /// The log line of an event (journald-friendly: one line, no colour).
-pub fn describe(e: &Event) -> String {
+pub(crate) fn describe(e: &Event) -> String {
     match e {
         Event::Applied(d, changes) if d == HOST_LABEL => {
             let c: Vec<String> = changes

@@ -1,9 +1,9 @@
 //! Prometheus metrics: the daemon's state as a node_exporter textfile (`metrics_dir` in
-//! daemon.toml, [`Exporter`]), and `sweetspot status --format prometheus` for a cron job
-//! where no daemon runs ([`from_status`]). Both render with [`render`], so their common
+//! daemon.toml, `Exporter`), and `sweetspot status --format prometheus` for a cron job
+//! where no daemon runs (`from_status`). Both render with `render`, so their common
 //! series are the same text. The names, labels and units are in `docs/metrics.md`.
 //!
-//! The text exposition format (version 0.0.4) is written by hand ([`encode`]: a few dozen
+//! The text exposition format (version 0.0.4) is written by hand (`encode`: a few dozen
 //! lines): `prometheus-client`'s encoder would add a registry, atomics and a derive macro for
 //! a dozen families written at most once a poll. No sample has a timestamp: node_exporter's
 //! textfile collector refuses files that carry them.
@@ -11,7 +11,7 @@
 //! The daemon writes its file only when its text changed (an idle poll writes nothing: SD
 //! cards), atomically (a temporary file in the same directory, then a rename), mode 0644 so
 //! that the `prometheus` user reads it. Its resident set size moves a little at every poll,
-//! so it is rewritten only when it moved by [`RESIDENT_STEP`] or with any other change.
+//! so it is rewritten only when it moved by `RESIDENT_STEP` or with any other change.
 
 use super::manage::{self, Manager};
 use crate::Result;
@@ -23,16 +23,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The file the daemon writes in `metrics_dir` (node_exporter reads `*.prom` files).
-pub const FILE_NAME: &str = "sweetspot.prom";
+pub(crate) const FILE_NAME: &str = "sweetspot.prom";
 
 /// The daemon's resident set size is rewritten when it moved by this much (or with any
 /// other change), bytes: 1 MiB, so that page-level noise does not rewrite the file at every
 /// poll.
-pub const RESIDENT_STEP: u64 = 1 << 20;
+pub(crate) const RESIDENT_STEP: u64 = 1 << 20;
 
 /// A metric family's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A value that goes up and down.
     Gauge,
     /// A count that only goes up (its name ends in `_total`).
@@ -41,7 +41,7 @@ pub enum Kind {
 
 /// One metric family: its name, help text, type and samples (labels, value).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Family {
+pub(crate) struct Family {
     /// Full name, e.g. `sweetspot_drift`.
     pub name: &'static str,
     /// The `# HELP` text (one line).
@@ -54,7 +54,7 @@ pub struct Family {
 
 /// A label value escaped as the text format wants it: backslash, double quote and newline
 /// as `\\`, `\"` and `\n`.
-pub fn escape_label(v: &str) -> String {
+pub(crate) fn escape_label(v: &str) -> String {
     let mut out = String::with_capacity(v.len());
     for c in v.chars() {
         match c {
@@ -68,7 +68,7 @@ pub fn escape_label(v: &str) -> String {
 }
 
 /// A sample value in the text format: integers without a fraction, `NaN`, `+Inf`, `-Inf`.
-pub fn format_value(v: f64) -> String {
+pub(crate) fn format_value(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
@@ -82,7 +82,7 @@ pub fn format_value(v: f64) -> String {
 
 /// The families in the text exposition format, each with its `# HELP` and `# TYPE` line;
 /// a family without samples is left out. No timestamps.
-pub fn encode(families: &[Family]) -> String {
+pub(crate) fn encode(families: &[Family]) -> String {
     let mut out = String::new();
     for f in families.iter().filter(|f| !f.samples.is_empty()) {
         let help = f.help.replace('\\', "\\\\").replace('\n', "\\n");
@@ -111,7 +111,7 @@ pub fn encode(families: &[Family]) -> String {
 
 /// What is exported for one enrolled device present now.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct DeviceMetrics {
+pub(crate) struct DeviceMetrics {
     /// Kernel name (`sda`): node_exporter's `device` label.
     pub device: String,
     /// The numeric knobs the daemon keeps (the sweet spot's changes, host-wide ones left
@@ -136,7 +136,7 @@ pub struct DeviceMetrics {
 
 /// Everything [`render`] writes.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Per enrolled device present now, by kernel name.
     pub devices: Vec<DeviceMetrics>,
     /// The daemon's contest counts since it started, by kernel name (`None`: not the daemon).
@@ -146,7 +146,7 @@ pub struct Snapshot {
 }
 
 /// Samples of one family: label pairs in order, and the value.
-pub type Samples = Vec<(Vec<(&'static str, String)>, f64)>;
+pub(crate) type Samples = Vec<(Vec<(&'static str, String)>, f64)>;
 
 /// Each device's samples of one family, devices in order.
 fn each(s: &Snapshot, f: impl Fn(&DeviceMetrics) -> Samples) -> Samples {
@@ -181,7 +181,7 @@ fn family(name: &'static str, kind: Kind, help: &'static str, samples: Samples) 
 }
 
 /// The snapshot in the text format (the families and their help texts: `docs/metrics.md`).
-pub fn render(s: &Snapshot) -> String {
+pub(crate) fn render(s: &Snapshot) -> String {
     use Kind::{Counter, Gauge};
     let mut families = state_families(s);
     if let Some(t) = &s.contested_total {
@@ -336,7 +336,7 @@ fn results(store: Option<&Store>) -> Result<Results> {
 
 /// The improvement ratio and its 95% CI of a significant sweet spot, from its stored report
 /// (`objective.improvement`); read from the database when `spot`'s evidence was dropped.
-pub fn improvement(store: Option<&Store>, spot: &SweetSpotRow) -> Option<[f64; 3]> {
+pub(crate) fn improvement(store: Option<&Store>, spot: &SweetSpotRow) -> Option<[f64; 3]> {
     if !spot.significant {
         return None;
     }
@@ -407,7 +407,7 @@ fn device_metrics(
 /// The enrolled devices' metrics ([`super::due::enrolled`]'s list); `contested` counts a
 /// device's contested knobs by identity; `improvements` caches [`improvement`] by sweet spot
 /// row id.
-pub fn collect(
+pub(crate) fn collect(
     store: Option<&Store>,
     root: &SysRoot,
     devices: &[(Device, Option<SweetSpotRow>)],
@@ -433,10 +433,10 @@ pub fn collect(
 /// `sweetspot status --format prometheus`: the metrics `status` can know without the daemon
 /// (not its contest counter nor its memory), from the database, sysfs and, while the daemon
 /// runs, its state file `state` (contested knobs).
-pub fn from_status(
+pub(crate) fn from_status(
     store: Option<&Store>,
     root: &SysRoot,
-    cfg: &super::config::Config,
+    cfg: &super::config::DaemonConfig,
     state: &Path,
 ) -> Result<String> {
     let spots = match store {
@@ -483,7 +483,7 @@ fn contested_in_state(state: &Path) -> BTreeMap<String, u64> {
 
 /// This process's resident set size, bytes (`/proc/self/statm`'s second field × the page
 /// size); `None` when unreadable.
-pub fn resident_bytes() -> Option<u64> {
+pub(crate) fn resident_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
     let page = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
@@ -515,7 +515,7 @@ fn open_dir(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
 /// with `O_EXCL`, so never through a symlink left there; not `*.prom`, so node_exporter skips
 /// it), mode 0644 whatever the umask, then a rename over the old file; `dir` is reached
 /// without following symlinks (`open_dir`).
-pub fn write_atomic(dir: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_atomic(dir: &Path, text: &str) -> std::io::Result<()> {
     use nix::fcntl::{OFlag, openat, renameat};
     use nix::sys::stat::{Mode, fchmod};
     use nix::unistd::{UnlinkatFlags, unlinkat};
@@ -541,7 +541,7 @@ pub fn write_atomic(dir: &Path, text: &str) -> std::io::Result<()> {
 /// The daemon's side: counts contests as the manager reports them, and rewrites the file
 /// when its text changed.
 #[derive(Debug, Default)]
-pub struct Exporter {
+pub(crate) struct Exporter {
     /// Contests since the start, by kernel name (process lifetime).
     contested_total: BTreeMap<String, u64>,
     /// [`improvement`] by sweet spot row id.
@@ -555,7 +555,7 @@ pub struct Exporter {
 
 impl Exporter {
     /// Counts a manager event: a contest of a disk's knob (host-wide ones have no device).
-    pub fn saw(&mut self, e: &manage::Event) {
+    pub(crate) fn saw(&mut self, e: &manage::Event) {
         if let manage::Event::Contested(dev, ..) = e
             && dev != manage::HOST_LABEL
         {
@@ -567,7 +567,7 @@ impl Exporter {
     /// `dir/`[`FILE_NAME`] when they changed. Nothing when `dir` is `None`. Returns true
     /// when it wrote. A failure is logged (once while it repeats), not returned: the
     /// metrics never stop the daemon.
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         dir: Option<&Path>,
         store: &Store,
@@ -628,7 +628,7 @@ impl Exporter {
 
     /// When the daemon stops: its file is removed, so that no stale values are scraped
     /// (alert on `absent(sweetspot_build_info)`).
-    pub fn remove(dir: Option<&Path>) {
+    pub(crate) fn remove(dir: Option<&Path>) {
         if let Some(d) = dir.and_then(|d| open_dir(d).ok()) {
             let _ = nix::unistd::unlinkat(&d, FILE_NAME, nix::unistd::UnlinkatFlags::NoRemoveDir);
         }
@@ -636,7 +636,7 @@ impl Exporter {
 }
 
 /// `dir/`[`FILE_NAME`].
-pub fn path(dir: &Path) -> PathBuf {
+pub(crate) fn path(dir: &Path) -> PathBuf {
     dir.join(FILE_NAME)
 }
 

@@ -11,7 +11,7 @@
 //! - [`status`]: what `sweetspot status` shows per enrolled device.
 //! - [`log`]: log lines for journald (`<N>` priority prefixes).
 //! - [`trim`]: the start-up code's pages leave the resident set after the first poll.
-//! - [`run`] (the `daemon` feature: tokio, sysinfo): the event loop. The state file `status`
+//! - `run` (the `daemon` feature: tokio, sysinfo): the event loop. The state file `status`
 //!   reads ([`state_path`]) is written only when what it says changes: idle, nothing is
 //!   written.
 //! - [`uevent`]: disks appearing, from the kernel's netlink uevents: a disk attached after
@@ -19,17 +19,17 @@
 //!
 //! It runs on tokio's current-thread runtime (one thread: small enough for an SD-card
 //! board): a timer every `poll_s` seconds (drift, idleness, retunes; disks too when the uevent
-//! socket cannot be opened, else every [`RESCAN_S`]), the kernel's uevents for disks that come
+//! socket cannot be opened, else every `RESCAN_S`), the kernel's uevents for disks that come
 //! and go, SIGTERM/SIGINT to
 //! stop (exit 0), SIGHUP to reload
 //! the config (a bad one keeps the old and says why). At start it first finishes what an
-//! interrupted tune left in the journal ([`fn@crate::undo::recover`]).
+//! interrupted tune left in the journal (`crate::undo::recover`).
 //!
 //! A retune runs in a second thread (the tune is blocking work); the loop polls every
 //! `poll_s` seconds, every 2 s while a retune runs, and stops the retune
-//! ([`crate::signals::request_stop`]) when other processes' CPU use rises above the idle
+//! (`crate::signals::request_stop`) when other processes' CPU use rises above the idle
 //! threshold or SIGTERM arrives. Until it ends, its device is the retune's: the manager
-//! neither applies nor checks it ([`manage::Busy`]), and a retune that ended is reaped before
+//! neither applies nor checks it (`manage::Busy`), and a retune that ended is reaped before
 //! the manager looks, so its restore is never taken for another writer. However a retune
 //! ends (done, stopped, failed), its device goes back to its sweet spot at once through the
 //! manager's journaled path, also when the daemon is stopping: it never exits with the
@@ -52,7 +52,7 @@ pub mod write_budget;
 #[cfg(feature = "daemon")]
 mod run;
 #[cfg(feature = "daemon")]
-pub use run::{RESCAN_S, run};
+pub(crate) use run::run;
 
 use crate::Result;
 use crate::profile::build::{self, MatchBy, Select};
@@ -71,7 +71,7 @@ pub fn state_path(db: &Path) -> PathBuf {
 /// The database the daemon and `status` use: an explicit `--db` or `SWEETSPOT_DB`
 /// (`given`) wins over the config's `db`, which wins over the built-in default (`cli_db`
 /// when not `given`): the usual command line > environment > config file > default order.
-pub fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf {
+pub(crate) fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf {
     match config_db {
         Some(c) if !given => c.to_path_buf(),
         _ => cli_db.to_path_buf(),
@@ -81,10 +81,10 @@ pub fn db_path(config_db: Option<&Path>, cli_db: &Path, given: bool) -> PathBuf 
 /// The profile the daemon keeps: the database's latest sweet spots of enrolled devices, and
 /// `[host]` as `profile apply` applies it: the host-wide knobs of those sweet spots and of the
 /// host's own (`tune --host`), which wins.
-pub fn profile(
+pub(crate) fn profile(
     store: &Store,
     root: &SysRoot,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<crate::profile::Profile> {
     let only = match &cfg.enroll {
         config::Enroll::Identities(ids) => Some(ids.as_slice()),

@@ -1,14 +1,14 @@
-//! Retuning in idle windows: when an enrolled device is due ([`due`]: never tuned, the kernel
+//! Retuning in idle windows: when an enrolled device is due (`due`: never tuned, the kernel
 //! release changed, or the interval elapsed), and the machine has been idle long enough
-//! outside quiet hours, the daemon tunes it in a thread of its own ([`Job`]) with the real
+//! outside quiet hours, the daemon tunes it in a thread of its own (`Job`) with the real
 //! testbed ([`RealDevice::device`]: its work directory `.sweetspot-bench-XXXXXX` on the
 //! device's first writable mounted filesystem, removed after the run) under the device's lock
-//! held for `sweetspot daemon`. The main loop stops it through [`crate::signals::request_stop`]
+//! held for `sweetspot daemon`. The main loop stops it through `crate::signals::request_stop`
 //! when the machine stops being idle or SIGTERM arrives: the tune abandons its run, restores
 //! the device (to the kernel's values it started from) and keeps the finished trials, and the
 //! daemon then puts the device back at its sweet spot (before it exits, on SIGTERM).
 
-use super::config::Config;
+use super::config::DaemonConfig;
 use crate::bench::Testbed;
 use crate::bench::contest_run::BenchOptions;
 use crate::bench::device_testbed::RealDevice;
@@ -28,7 +28,7 @@ use std::time::Duration;
 
 /// The device class `[policy]` names: `nvme`, `mmc` (by kernel name), `rotational`, else
 /// `ssd`.
-pub fn class(dev: &Device) -> &'static str {
+pub(crate) fn class(dev: &Device) -> &'static str {
     if dev.name.starts_with("nvme") {
         "nvme"
     } else if dev.name.starts_with("mmcblk") {
@@ -46,14 +46,14 @@ pub fn class(dev: &Device) -> &'static str {
 ///    entry): the user's decision;
 /// 2. the policy that found its sweet spot, when significant: a retune with another policy
 ///    would answer another question (a `quick` retune of a `fio-readahead` sweet spot);
-/// 3. `[policy]`'s class entry, else `default_policy` ([`Config::policy_for`]).
+/// 3. `[policy]`'s class entry, else `default_policy` ([`DaemonConfig::policy_for`]).
 ///
 /// A kept policy a retune cannot run (its own `[benchmark]`, io_other: [`super::config::cannot_retune`];
 /// or no policy of that name: neither built in nor in `/etc/sweetspot/policies`) keeps the
 /// device at its sweet spot, not retuned: `Err` says so, with the command that retunes it by
 /// hand.
-pub fn policy_of(
-    cfg: &Config,
+pub(crate) fn policy_of(
+    cfg: &DaemonConfig,
     dev: &Device,
     spot: Option<&SweetSpotRow>,
 ) -> std::result::Result<String, String> {
@@ -103,11 +103,11 @@ pub fn policy_of(
 
 /// Whether a device is due for a retune at `now` (Unix s): `Ok(why)` (never tuned, the kernel
 /// changed, the interval elapsed), or `Err(due_at)` (Unix s).
-pub fn due(
+pub(crate) fn due(
     spot: Option<&SweetSpotRow>,
     kernel: &str,
     now: i64,
-    cfg: &Config,
+    cfg: &DaemonConfig,
 ) -> std::result::Result<String, i64> {
     let Some(s) = spot else {
         return Ok("never tuned".into());
@@ -131,14 +131,14 @@ pub fn due(
 
 /// When the retune interval of sweet spot `s` elapses (Unix s): its `created_at` plus the
 /// interval, rounded up to whole seconds. [`due`] and `status` both take it from here.
-pub fn interval_due_at(s: &SweetSpotRow, cfg: &Config) -> i64 {
+pub(crate) fn interval_due_at(s: &SweetSpotRow, cfg: &DaemonConfig) -> i64 {
     // The interval is at most ten years (`config::MAX_INTERVAL_DAYS`); a `created_at` near
     // the end of time (a damaged row) saturates rather than wrapping into the past.
     s.created_at.saturating_add(cfg.interval_s().ceil() as i64)
 }
 
 /// Minutes after local midnight now (localtime_r(3), so `TZ` and /etc/localtime count).
-pub fn local_minutes() -> u32 {
+pub(crate) fn local_minutes() -> u32 {
     // SAFETY: `time(NULL)` only reads the clock; `localtime_r` writes into the `tm` we own
     // (zeroed, a valid `struct tm`) and is thread-safe.
     unsafe {
@@ -153,7 +153,7 @@ pub fn local_minutes() -> u32 {
 
 /// True when `minute` (after midnight) is inside the window `(start, end)`, which may wrap
 /// midnight; start == end is an empty window.
-pub fn in_window(minute: u32, (start, end): (u32, u32)) -> bool {
+pub(crate) fn in_window(minute: u32, (start, end): (u32, u32)) -> bool {
     if start <= end {
         (start..end).contains(&minute)
     } else {
@@ -163,7 +163,7 @@ pub fn in_window(minute: u32, (start, end): (u32, u32)) -> bool {
 
 /// The host-wide knobs (vm, CPU scheduler: [`crate::knob::ApplyOrder::is_host`]) that
 /// `policy` tunes, by name.
-pub fn host_knobs(policy: &crate::tune::policy::Policy) -> Vec<&str> {
+pub(crate) fn host_knobs(policy: &crate::tune::policy::Policy) -> Vec<&str> {
     policy
         .knobs
         .keys()
@@ -192,13 +192,13 @@ fn holds_a_sweet_spot(owner: &Owner) -> bool {
 /// daemon's value: [`crate::knob::apply::restore_except`] now hands the original down in
 /// that case, too). The daemon says so (`contested`) and retunes once `sweetspot restore`
 /// has put those knobs back. Errors: the store's.
-pub fn journaled(
+pub(crate) fn journaled(
     store: &Store,
     dev: &Device,
     host: &[&str],
 ) -> Result<(
-    Vec<crate::store::journal::Entry>,
-    Vec<crate::store::journal::Entry>,
+    Vec<crate::store::journal::JournalEntry>,
+    Vec<crate::store::journal::JournalEntry>,
 )> {
     let on_host = |k: &str| {
         host.contains(&k)
@@ -217,7 +217,7 @@ pub fn journaled(
 /// Why a retune of `dev` waits for `others` (another owner's open entries, [`journaled`]):
 /// `fifo_batch (\`sweetspot set\`) is journaled and not restored: a retune would start from
 /// it; \`sweetspot restore sda\` puts it back`.
-pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> String {
+pub(crate) fn contested_by(dev: &Device, others: &[crate::store::journal::JournalEntry]) -> String {
     let mut what: Vec<String> = others
         .iter()
         .map(|e| {
@@ -248,9 +248,9 @@ pub fn contested_by(dev: &Device, others: &[crate::store::journal::Entry]) -> St
 /// host-wide knobs its policy tunes) is journaled and not restored ([`journaled`],
 /// [`contested_by`]); `None` when nothing stands in its way. A policy that cannot be resolved
 /// (or none, [`policy_of`]) gives `None` here: [`Job::start`] says why. Errors: the store's.
-pub fn contested(
+pub(crate) fn contested(
     store: &Store,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     dev: &Device,
     spot: Option<&SweetSpotRow>,
 ) -> Result<Option<String>> {
@@ -270,7 +270,7 @@ pub fn contested(
 
 /// The real testbed's options for a retune: `[retune]`'s job scale, load size (MiB) and lead
 /// time (s), and `root`'s `/proc`. Errors: those of [`BenchOptions::new`].
-fn bench_options(cfg: &Config, root: &SysRoot) -> Result<BenchOptions> {
+fn bench_options(cfg: &DaemonConfig, root: &SysRoot) -> Result<BenchOptions> {
     let mut opts = BenchOptions::new()?;
     opts.job_scale = cfg.retune.job_scale;
     opts.sizes = opts.sizes.with_mib(cfg.retune.load_mib);
@@ -342,7 +342,7 @@ fn run_retune(
 }
 
 /// A retune running in its own thread.
-pub struct Job {
+pub(crate) struct Job {
     /// The device's identity.
     pub identity: String,
     /// Its kernel name.
@@ -369,12 +369,12 @@ impl Job {
     /// against those ([`journaled`]). Errors: the lock is held; another owner's change is
     /// journaled ([`journaled`], [`contested_by`]); no writable mounted filesystem; an unknown
     /// policy; those of the restore.
-    pub fn start(
+    pub(crate) fn start(
         store: &mut Store,
         db: &Path,
         root: &SysRoot,
         dev: &Device,
-        cfg: &Config,
+        cfg: &DaemonConfig,
         spot: Option<&SweetSpotRow>,
         why: String,
     ) -> Result<Job> {
@@ -438,12 +438,12 @@ impl Job {
     }
 
     /// True once the tune has ended (its device restored, its lock released).
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.handle.is_finished()
     }
 
     /// Waits for the tune to end and gives its result.
-    pub fn join(self) -> Result<Report> {
+    pub(crate) fn join(self) -> Result<Report> {
         self.handle
             .join()
             .unwrap_or_else(|_| Err(Error::Failed("the retune thread panicked".into())))
@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn due_when_never_tuned_kernel_changed_or_interval_elapsed() {
-        let mut cfg = Config::default();
+        let mut cfg = DaemonConfig::default();
         assert_eq!(due(None, "6.18", 0, &cfg).unwrap(), "never tuned");
         assert!(
             due(Some(&spot("6.1", 0)), "6.18", 0, &cfg)
@@ -511,7 +511,7 @@ mod tests {
     /// one a retune cannot run keeps the device at its sweet spot, not retuned, and says so.
     #[test]
     fn a_retune_keeps_the_policy_that_found_the_sweet_spot() {
-        let mut cfg = Config::default();
+        let mut cfg = DaemonConfig::default();
         let mut s = spot("6.18", 0);
         s.policy = "desktop".into();
         s.significant = true;

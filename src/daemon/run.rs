@@ -43,7 +43,7 @@ struct State {
 /// With the uevent socket open, the disks are listed afresh at least this often, s: a
 /// safety net (a lost event) and what notices a filesystem mounted on an enrolled disk (a
 /// mount sends no disk uevent; a retune about to start reads its disk afresh in any case).
-pub const RESCAN_S: u64 = 300;
+pub(crate) const RESCAN_S: u64 = 300;
 
 /// The disks present: the last listing while it holds ([`State::disks`]), else listed now.
 fn disks(st: &mut State, root: &SysRoot) -> Result<Vec<crate::device::Device>> {
@@ -79,7 +79,7 @@ fn finished(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<()> {
     let (id, dev, stopping, host) = (
         job.identity.clone(),
@@ -134,7 +134,7 @@ fn manage_now(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<()> {
     let (profile, _) = cached(st, store, root, cfg)?;
     let busy = busy(st);
@@ -167,7 +167,7 @@ fn cached(
     st: &mut State,
     store: &Store,
     root: &SysRoot,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<(crate::profile::Profile, due::Spots)> {
     let id = store.sweet_spot_max_id()?;
     match &st.cache {
@@ -199,7 +199,7 @@ fn poll(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<()> {
     // A retune that ended since the last poll is reaped first: its device is at the
     // kernel's values its restore put back, which the manager would take for another
@@ -314,7 +314,7 @@ fn start_due(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
     dev: &Device,
     spot: Option<&SweetSpotRow>,
     w: &mut due::Wait,
@@ -356,7 +356,7 @@ fn start_due(
 
 /// Stops the retune in progress (once) when this poll's `sample` says the machine is not
 /// idle any more, with the reason in the log and in the job.
-fn stop_if_busy(st: &mut State, sample: &Sample, cfg: &config::Config) {
+fn stop_if_busy(st: &mut State, sample: &Sample, cfg: &config::DaemonConfig) {
     if let (Some(job), Some(prev)) = (st.job.as_mut(), st.tracker.last.as_ref())
         && job.stopping.is_none()
         && let Some(why) = sample.busy_mid_run(prev, &cfg.idle)
@@ -378,7 +378,7 @@ fn appeared(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
     events: &[uevent::Event],
 ) -> Result<()> {
     // Any disk event (a removal too): the next look lists the disks afresh.
@@ -405,7 +405,7 @@ fn reloaded(
     store: &mut Store,
     root: &SysRoot,
     db: &Path,
-    cfg: &config::Config,
+    cfg: &config::DaemonConfig,
 ) -> Result<()> {
     st.disks = None;
     let (profile, _) = cached(st, store, root, cfg)?;
@@ -444,7 +444,7 @@ fn notify_ready() {
 /// loop failing while it runs. Once SIGTERM/SIGINT asked it to stop, a failure of its last
 /// poll (putting a stopped retune's device back) is logged as a warning, not returned: a
 /// stop asked for exits 0.
-pub fn run(
+pub(crate) fn run(
     config_path: &Path,
     explicit: bool,
     root: &SysRoot,

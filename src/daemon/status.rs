@@ -2,9 +2,9 @@
 //! keeps it there (managed, or contested by another writer), and when a retune is due and why;
 //! above them, the knobs a killed benchmark left open ([`crate::undo::killed_bench`]).
 //! The daemon's own state comes from the file it writes when that state changes
-//! ([`super::state_path`], [`write_state`]).
+//! ([`super::state_path`], `write_state`).
 
-use super::config::{Config, Enroll};
+use super::config::{DaemonConfig, Enroll};
 use super::due::Wait;
 use super::manage::Manager;
 use crate::Result;
@@ -21,11 +21,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 mod typed;
-pub use typed::{ConfigShown, ConfigSource, Contest, Off, Retune, State};
+pub(crate) use typed::{ConfigShown, ConfigSource, Contest, Off, Retune, State};
 
 /// What the daemon last wrote to its state file ([`write_state`]).
 #[derive(Debug, Default)]
-pub struct Written {
+pub(crate) struct Written {
     /// The text written.
     text: Option<String>,
     /// The same with the digits of every wait's words left out: what changes when a device's
@@ -37,13 +37,18 @@ pub struct Written {
 
 /// A change of a wait's figures alone (`idle for 15 s of 600 s` → `idle for 20 s of 600 s`,
 /// the load now) is written at most this often, s; any other change at once.
-pub const FIGURES_EVERY_S: u64 = 60;
+pub(crate) const FIGURES_EVERY_S: u64 = 60;
 
 /// Writes the manager's state atomically (a temporary file and a rename), only when it
 /// changed since `last` or the file is gone: a daemon with nothing to do writes nothing (an
 /// SD card's wear; a disk left to spin down). A change in a wait's figures alone is written
 /// at most every [`FIGURES_EVERY_S`]. Failures only warn (and are tried again at the next call).
-pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>, last: &mut Written) {
+pub(crate) fn write_state(
+    path: &Path,
+    m: &Manager,
+    waits: &BTreeMap<String, Wait>,
+    last: &mut Written,
+) {
     let rows: Vec<serde_json::Value> = m
         .managed
         .iter()
@@ -90,7 +95,7 @@ pub fn write_state(path: &Path, m: &Manager, waits: &BTreeMap<String, Wait>, las
 
 /// One enrolled device.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DeviceStatus {
+pub(crate) struct DeviceStatus {
     /// Stable identity.
     pub identity: String,
     /// Kernel name now, if present.
@@ -147,7 +152,7 @@ pub struct DeviceStatus {
 
 /// The whole status.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Status {
+pub(crate) struct DaemonStatus {
     /// True when the daemon's state file is present and its pid alive.
     pub daemon_running: bool,
     /// The config whose enrolled devices and retune interval are shown; `None` when the
@@ -166,7 +171,12 @@ pub struct Status {
 
 /// Builds the status from the database (`None`: it does not exist yet, so nothing is tuned;
 /// enrolled identities are still listed), sysfs and the daemon's state file.
-pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path) -> Result<Status> {
+pub(crate) fn status(
+    store: Option<&Store>,
+    root: &SysRoot,
+    cfg: &DaemonConfig,
+    state: &Path,
+) -> Result<DaemonStatus> {
     let st: Option<serde_json::Value> = std::fs::read_to_string(state)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok());
@@ -212,7 +222,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
         d.state_text = d.state.text(d.device.is_some());
         d.retune_text = d.retune.text(&cfg.interval_label(), d.device.is_some());
     }
-    Ok(Status {
+    Ok(DaemonStatus {
         daemon_running: running,
         config: None,
         retune_interval_s: cfg.interval_s(),
@@ -226,7 +236,7 @@ pub fn status(store: Option<&Store>, root: &SysRoot, cfg: &Config, state: &Path)
 /// due date here is the daemon's); one enrolled by name but never tuned has none.
 fn enrolled(
     store: Option<&Store>,
-    cfg: &Config,
+    cfg: &DaemonConfig,
     kernel: &str,
 ) -> Result<BTreeMap<String, Option<SweetSpotRow>>> {
     let mut latest = BTreeMap::new();
@@ -255,7 +265,7 @@ fn enrolled(
 struct Seen<'a> {
     store: Option<&'a Store>,
     root: &'a SysRoot,
-    cfg: &'a Config,
+    cfg: &'a DaemonConfig,
     /// The daemon's state file, if it parsed ([`write_state`]).
     daemon: Option<&'a serde_json::Value>,
     /// True when the daemon that wrote it is alive.
@@ -549,12 +559,12 @@ fn write_budget_wait(waiting: &Waiting) -> Option<Retune> {
 }
 
 /// A knob the daemon manages: `(device, knob, expected)`.
-pub type ManagedKnob = (String, String, String);
+pub(crate) type ManagedKnob = (String, String, String);
 
 /// The running daemon's pid and the knobs it manages now, `(device, knob, expected)` (the
 /// disk's kernel name), from its state file `state` ([`super::state_path`]); `None` when it
 /// is not running. `sweetspot restore` says when the daemon will leave a disk alone.
-pub fn running_daemon(state: &Path) -> Option<(i32, Vec<ManagedKnob>)> {
+pub(crate) fn running_daemon(state: &Path) -> Option<(i32, Vec<ManagedKnob>)> {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(state).ok()?).ok()?;
     let pid = i32::try_from(v["pid"].as_i64()?).ok()?;
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).ok()?;
@@ -606,7 +616,7 @@ fn against_now(
 
 /// The human table, for database `db` and roots `root` (named in the `restore` command of a
 /// note on what a killed benchmark left open).
-pub fn text(s: &Status, db: &Path, root: &SysRoot) -> String {
+pub(crate) fn text(s: &DaemonStatus, db: &Path, root: &SysRoot) -> String {
     let mut out = format!(
         "daemon: {}\n",
         if s.daemon_running {

@@ -1,6 +1,6 @@
 //! After start-up, the daemon's resident set holds the code and read-only data that ran once
 //! (argument parsing, the database's migrations, the runtime's set-up): on a 9 MB binary that
-//! is most of its RSS. [`drop_start_up_pages`] drops the resident pages of the read-only file
+//! is most of its RSS. `drop_start_up_pages` drops the resident pages of the read-only file
 //! mappings (code, `r-xp`, and read-only data, `r--p`) that hold no page of their own; what the
 //! loop uses again is faulted back from the page cache (a minor fault, no I/O while the file is
 //! cached), so the RSS afterwards is what the loop uses.
@@ -37,7 +37,7 @@ fn droppable(smaps: &str) -> Vec<(usize, usize)> {
 /// Drops the resident pages of this process's read-only file mappings that hold no page of
 /// their own; returns how many bytes of mappings it advised. Errors are ignored (the pages
 /// just stay resident).
-pub fn drop_start_up_pages() -> usize {
+pub(crate) fn drop_start_up_pages() -> usize {
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
         return 0;
     };

@@ -25,7 +25,7 @@ const BUF: usize = 8192;
 
 /// One disk's uevent.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
+pub(crate) struct Event {
     /// `add`, `change`, `remove`, ...; `overflow` when the socket's buffer overflowed and
     /// events were lost (look at every disk).
     pub action: String,
@@ -34,7 +34,7 @@ pub struct Event {
 }
 
 /// Parses one kernel uevent message; `None` unless it is of a whole block disk.
-pub fn parse(msg: &[u8]) -> Option<Event> {
+pub(crate) fn parse(msg: &[u8]) -> Option<Event> {
     let mut fields = msg.split(|&b| b == 0).skip(1);
     let (mut action, mut subsystem, mut devtype, mut name) = (None, None, None, None);
     for f in fields.by_ref() {
@@ -58,13 +58,13 @@ pub fn parse(msg: &[u8]) -> Option<Event> {
 }
 
 /// The uevent socket.
-pub struct Watch {
+pub(crate) struct Watch {
     fd: AsyncFd<OwnedFd>,
 }
 
 impl Watch {
     /// Opens and binds the socket (inside the tokio runtime, with its I/O driver).
-    pub fn open() -> io::Result<Watch> {
+    pub(crate) fn open() -> io::Result<Watch> {
         let fd = socket(
             AddressFamily::Netlink,
             SockType::Datagram,
@@ -80,7 +80,7 @@ impl Watch {
     }
 
     /// Waits for disk events and returns those that arrived together (at least one).
-    pub async fn next(&self) -> io::Result<Vec<Event>> {
+    pub(crate) async fn next(&self) -> io::Result<Vec<Event>> {
         let mut buf = vec![0u8; BUF];
         loop {
             let mut guard = self.fd.readable().await?;
@@ -116,7 +116,7 @@ impl Watch {
 }
 
 /// Waits on `w`'s next events; never returns when there is no socket (the poll finds disks).
-pub async fn next(w: &Option<Watch>) -> io::Result<Vec<Event>> {
+pub(crate) async fn next(w: &Option<Watch>) -> io::Result<Vec<Event>> {
     match w {
         Some(w) => w.next().await,
         None => std::future::pending().await,

@@ -2,14 +2,14 @@
 //! counters (`[max_write_mib_per_day]` in the config). io_load writes hundreds of MiB a run,
 //! so a retune of an SD card writes gigabytes. The budget is a token bucket (the leaky bucket
 //! of network traffic shaping, e.g. RFC 2697's committed burst): it fills at the budget's
-//! MiB a day up to [`SAVED_DAYS`] days' worth, each tune of the device (retunes, and tunes
+//! MiB a day up to `SAVED_DAYS` days' worth, each tune of the device (retunes, and tunes
 //! run by hand, which wear it as much) takes what it wrote, and a retune starts only when the
 //! bucket holds what the next one will write (taken to be what the device's last counted tune
 //! wrote; a retune larger than the whole bucket waits for a full one). Over time the tunes
 //! write at most the budget a day on average, and a retune waits until then (`status`:
 //! `write budget`, with the date).
 
-use super::config::Config;
+use super::config::DaemonConfig;
 use super::retune::class;
 use crate::Result;
 use crate::device::Device;
@@ -18,14 +18,14 @@ use crate::store::tunes::TuneWrite;
 
 /// The most the bucket saves up, in days of budget: a card retuned monthly may write a
 /// month's budget in one retune.
-pub const SAVED_DAYS: f64 = 30.0;
+pub(crate) const SAVED_DAYS: f64 = 30.0;
 
 /// Bytes in a MiB.
 const MIB: f64 = 1_048_576.0;
 
 /// The budget of `dev`, MiB a day: its identity's entry, else its class's; `None` for a
 /// rotational device or one the table does not name.
-pub fn mib_per_day(cfg: &Config, dev: &Device) -> Option<f64> {
+pub(crate) fn mib_per_day(cfg: &DaemonConfig, dev: &Device) -> Option<f64> {
     if dev.rotational {
         return None;
     }
@@ -37,7 +37,12 @@ pub fn mib_per_day(cfg: &Config, dev: &Device) -> Option<f64> {
 
 /// Why a retune of `dev` at `now` (Unix s) must wait for its budget, and until when (Unix
 /// s); `None` when the budget holds it or `dev` has none.
-pub fn over(store: &Store, cfg: &Config, dev: &Device, now: i64) -> Result<Option<(String, i64)>> {
+pub(crate) fn over(
+    store: &Store,
+    cfg: &DaemonConfig,
+    dev: &Device,
+    now: i64,
+) -> Result<Option<(String, i64)>> {
     let Some(mib) = mib_per_day(cfg, dev) else {
         return Ok(None);
     };
@@ -144,7 +149,7 @@ mod tests {
 
     #[test]
     fn the_budget_is_the_identitys_else_the_classs_and_none_for_a_spinning_disk() {
-        let mut cfg = Config::default();
+        let mut cfg = DaemonConfig::default();
         assert_eq!(mib_per_day(&cfg, &dev("mmcblk0", false)), Some(100.0));
         assert_eq!(mib_per_day(&cfg, &dev("sda", false)), None);
         cfg.max_write_mib_per_day

@@ -4,7 +4,7 @@
 //! 1. `loop:<backing file>` for a loop device (`loop/backing_file`);
 //! 2. `wwid:<wwid>` (`<disk>/wwid` for NVMe, `<disk>/device/wwid` for SCSI);
 //! 3. `model-serial:<model>:<serial>` (`device/model` and `device/serial` or `<disk>/serial`),
-//!    each field percent-encoded where it must be ([`model_serial`]);
+//!    each field percent-encoded where it must be (`model_serial`);
 //! 4. `by-path:<path>`: where `<disk>/device` resolves under `/sys/devices` (the bus path);
 //! 5. `virtual:<name>` for a device with none of these (zram, ram): unstable, said so.
 

@@ -161,7 +161,7 @@ fn parent_of_partition(root: &SysRoot, part: &str) -> Option<String> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
 }
 
-fn read_device(root: &SysRoot, name: &str, mounts: &[mountinfo::Entry]) -> Result<Device> {
+fn read_device(root: &SysRoot, name: &str, mounts: &[mountinfo::MountEntry]) -> Result<Device> {
     let base = root.block_dev(name);
     let dev = read_attr(&base.join("dev"))
         .ok_or_else(|| Error::Failed(format!("{}: no dev file", base.display())))?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// One line of mountinfo.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub struct MountEntry {
     /// `major:minor` of the mounted device.
     pub dev: String,
     /// Mount point (octal escapes decoded).
@@ -20,24 +20,24 @@ pub struct Entry {
 }
 
 /// Reads `<proc>/self/mountinfo`; empty when it is missing (a fake procfs tree).
-pub fn read(root: &SysRoot) -> Vec<Entry> {
+pub fn read(root: &SysRoot) -> Vec<MountEntry> {
     std::fs::read_to_string(root.proc.join("self/mountinfo"))
         .map(|t| parse(&t))
         .unwrap_or_default()
 }
 
 /// Parses mountinfo text; malformed lines are skipped.
-pub fn parse(text: &str) -> Vec<Entry> {
+pub fn parse(text: &str) -> Vec<MountEntry> {
     text.lines().filter_map(parse_line).collect()
 }
 
-fn parse_line(line: &str) -> Option<Entry> {
+fn parse_line(line: &str) -> Option<MountEntry> {
     let fields: Vec<&str> = line.split(' ').collect();
     let sep = fields.iter().position(|f| *f == "-")?;
     if sep < 6 {
         return None;
     }
-    Some(Entry {
+    Some(MountEntry {
         dev: fields[2].to_string(),
         target: PathBuf::from(unescape(fields[4])),
         writable: fields[5].split(',').any(|o| o == "rw"),
@@ -67,7 +67,7 @@ fn unescape(s: &str) -> String {
 
 /// The mounts on the disk at `disk_dir` (`<sys>/block/<name>`, whose `dev` is `disk_dev`) or
 /// on any of its partitions (subdirectories with a `partition` file).
-pub fn mounts_on(disk_dir: &Path, disk_dev: &str, entries: &[Entry]) -> Vec<Mount> {
+pub fn mounts_on(disk_dir: &Path, disk_dev: &str, entries: &[MountEntry]) -> Vec<Mount> {
     let name = disk_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

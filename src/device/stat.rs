@@ -6,11 +6,11 @@ use crate::sysroot::SysRoot;
 
 /// Bytes per sector in the `stat` counters (a fixed 512, `SECTOR_SHIFT` 9 in
 /// include/linux/blk_types.h).
-pub const SECTOR_BYTES: u64 = 512;
+pub(crate) const SECTOR_BYTES: u64 = 512;
 
 /// Sectors read (field 3) and written (field 7) of a `stat` line; a missing or unreadable
 /// field counts 0.
-pub fn sectors(stat: &str) -> (u64, u64) {
+pub(crate) fn sectors(stat: &str) -> (u64, u64) {
     let f: Vec<u64> = stat
         .split_whitespace()
         .map(|x| x.parse().unwrap_or(0))
@@ -23,7 +23,7 @@ pub fn sectors(stat: &str) -> (u64, u64) {
 
 /// Bytes written to disk `dev` since boot, from `<root.sys>/block/<dev>/stat`; `None` when
 /// there is no such file (a fake tree, a simulated device) or it does not read as a stat line.
-pub fn bytes_written(root: &SysRoot, dev: &str) -> Option<u64> {
+pub(crate) fn bytes_written(root: &SysRoot, dev: &str) -> Option<u64> {
     let s = std::fs::read_to_string(root.sys.join("block").join(dev).join("stat")).ok()?;
     (s.split_whitespace().count() >= 7).then(|| sectors(&s).1 * SECTOR_BYTES)
 }
@@ -32,7 +32,7 @@ pub fn bytes_written(root: &SysRoot, dev: &str) -> Option<u64> {
 /// at the end. Everything written to the disk in between counts, the work's own writes and
 /// any other process's (a tune runs on an idle disk).
 #[derive(Clone, Debug)]
-pub struct WriteMeter {
+pub(crate) struct WriteMeter {
     root: SysRoot,
     dev: String,
     start: u64,
@@ -40,7 +40,7 @@ pub struct WriteMeter {
 
 impl WriteMeter {
     /// Starts counting writes to `dev`; `None` when its counters cannot be read.
-    pub fn start(root: &SysRoot, dev: &str) -> Option<WriteMeter> {
+    pub(crate) fn start(root: &SysRoot, dev: &str) -> Option<WriteMeter> {
         Some(WriteMeter {
             root: root.clone(),
             dev: dev.to_string(),
@@ -51,7 +51,7 @@ impl WriteMeter {
     /// Bytes written since [`WriteMeter::start`]; `None` when the counters can no longer be
     /// read (the disk is gone). A counter that went down (the device was re-created under
     /// its name, its counters zeroed) counts from zero.
-    pub fn bytes(&self) -> Option<u64> {
+    pub(crate) fn bytes(&self) -> Option<u64> {
         let now = bytes_written(&self.root, &self.dev)?;
         Some(now.checked_sub(self.start).unwrap_or(now))
     }

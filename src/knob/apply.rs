@@ -29,7 +29,7 @@ pub use super::restore::{
 
 /// One knob written by [`apply_with`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Change {
+pub struct KnobChange {
     /// Knob name.
     pub knob: String,
     /// The value before (as read; the active scheduler for `scheduler`).
@@ -61,7 +61,7 @@ pub fn check(root: &SysRoot, device: &Device, setting: &Setting) -> Result<()> {
 }
 
 /// Applies a setting of host-wide knobs only (vm, CPU scheduler): `tune --host`, where no
-/// device is involved. The same journal, order and read-back as [`apply`]; a device knob in
+/// device is involved. The same journal, order and read-back as `apply`; a device knob in
 /// `setting` is bad input (exit 2, nothing changed).
 pub fn apply_host(
     store: &mut Store,
@@ -98,12 +98,12 @@ pub fn apply_host_with(
     root: &SysRoot,
     setting: &Setting,
     owner: &Owner,
-) -> Result<Vec<Change>> {
+) -> Result<Vec<KnobChange>> {
     let plan = plan_host(io, root, setting)?;
     execute(io, store, root, plan, owner, "the host")
 }
 
-/// [`apply`] through `io`, returning what changed (knobs already at their value are skipped).
+/// `apply` through `io`, returning what changed (knobs already at their value are skipped).
 ///
 /// Errors: [`Error::BadInput`] before anything is written; [`Error::KnobWrite`] when the kernel
 /// refuses a write (EROFS, EACCES, EINVAL: earlier writes stay applied and journaled, so
@@ -115,7 +115,7 @@ pub fn apply_with(
     device: &Device,
     setting: &Setting,
     owner: &Owner,
-) -> Result<Vec<Change>> {
+) -> Result<Vec<KnobChange>> {
     settle_foreign(io, store, root, device)?;
     let plan = plan(io, root, device, setting)?;
     execute(io, store, root, plan, owner, &device.name)
@@ -130,7 +130,7 @@ fn execute(
     mut plan: super::validate::Plan,
     owner: &Owner,
     on: &str,
-) -> Result<Vec<Change>> {
+) -> Result<Vec<KnobChange>> {
     // Originals of an earlier boot are stale; those read now carry this boot's id.
     let boot = root.boot();
     warn_stale(&store.journal_close_stale(root, &boot)?);
@@ -177,7 +177,7 @@ fn execute(
             store.journal_record(owner, &due)?;
         }
         write_checked(io, w)?;
-        changes.push(Change {
+        changes.push(KnobChange {
             knob: w.name.clone(),
             from,
             to: w.value.to_string(),

@@ -1,7 +1,7 @@
 //! The catalogue of known knobs: unit, safe bounds and caps, with the kernel source file each
 //! fact comes from. Discovery ([`super::discover`]) lists what a device offers now and takes
 //! domains from here; an iosched file the catalogue does not know is still offered, as an
-//! integer knob (see [`UNKNOWN_DOMAIN`]).
+//! integer knob (see `UNKNOWN_DOMAIN`).
 //!
 //! "Safe bounds" are what sweetspot lets `set` and the tuner write. They are the kernel's own
 //! limits where those are tight (`front_merges` 0..1, `nomerges` 0..2) and a sane range where the
@@ -9,9 +9,9 @@
 //! kernel quirk say so in `note` (bfq `slice_idle` wraps above 4294 ms: it is stored as
 //! `u32`-overflowing nanoseconds, measured here: 5000 reads back as 705).
 //!
-//! Which `ms` knobs the kernel keeps in jiffies is a per-knob fact ([`Fact::jiffies`]): only
+//! Which `ms` knobs the kernel keeps in jiffies is a per-knob fact (`Fact::jiffies`): only
 //! those read back rounded to a jiffy, so only those are compared with
-//! [`JIFFY_TOLERANCE_MS`]; every other knob must read back exactly what was written.
+//! `JIFFY_TOLERANCE_MS`; every other knob must read back exactly what was written.
 
 use super::ApplyOrder;
 

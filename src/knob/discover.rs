@@ -4,12 +4,12 @@
 //!   Linux 6.10 the zone-aware ones only, [`super::zoned`]);
 //! - every file in `queue/iosched/` of the active scheduler, listed, not hard-coded (a file the
 //!   [`catalogue`] does not know is an integer knob with its current value);
-//! - `queue/` knobs in [`catalogue::QUEUE_KNOBS`] that exist;
-//! - host-wide `/proc/sys/vm` knobs in [`catalogue::VM_KNOBS`] that exist;
+//! - `queue/` knobs in `catalogue::QUEUE_KNOBS` that exist;
+//! - host-wide `/proc/sys/vm` knobs in `catalogue::VM_KNOBS` that exist;
 //! - host-wide CPU-scheduler knobs ([`super::sched`]): the `sched_*` sysctls that exist, and
 //!   debugfs `sched/` when it can be read.
 //!
-//! [`find`] looks a knob up by name and explains bad names: an unknown knob lists the valid
+//! `find` looks a knob up by name and explains bad names: an unknown knob lists the valid
 //! ones; a knob of another scheduler says which scheduler has it and which one is active.
 
 use super::{ApplyOrder, Domain, Knob, KnobValue, catalogue, io::parse_int};
@@ -18,7 +18,7 @@ use crate::sysroot::SysRoot;
 use crate::{Error, Result};
 use std::path::Path;
 
-/// Every knob of `device` plus the host-wide knobs ([`host_knobs`]), in apply order.
+/// Every knob of `device` plus the host-wide knobs (`host_knobs`), in apply order.
 /// Errors: [`Error::Io`] when the device's `queue/` directory cannot be read.
 pub fn knobs(root: &SysRoot, device: &Device) -> Result<Vec<Knob>> {
     let mut out = device_knobs(root, &device.name)?;

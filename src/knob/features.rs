@@ -1,5 +1,5 @@
 //! The CPU scheduler's feature flags (debugfs `sched/features`): the flags the catalogue
-//! knows ([`FEATURES`]), and the file's text format. Reading it gives every flag, as `X` when
+//! knows (`FEATURES`), and the file's text format. Reading it gives every flag, as `X` when
 //! on and `NO_X` when off (`sched_feat_show`, kernel/sched/debug.c); writing `NO_X` turns X off
 //! and `X` turns it on (`sched_feat_write`). Discovery and debugfs are in [`super::sched`].
 

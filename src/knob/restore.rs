@@ -1,7 +1,7 @@
 //! `restore`: puts journaled originals back, in kernel order, and marks their entries
 //! restored. The undo journal's rules live here: the oldest open entry of a file is its true
 //! original; a partial restore hands an original down to a later owner's entry instead of
-//! writing it ([`restore_except`]); entries of a loop device detached since are written back
+//! writing it (`restore_except`); entries of a loop device detached since are written back
 //! to its queue, those of a device that is gone are closed unwritten (`close_foreign`).
 //!
 //! The journal is not trusted to name a file or a value: every row is re-validated before it
@@ -12,12 +12,12 @@
 
 use super::io::{KnobIo, RealIo, parse_int, read_value};
 use super::validate::{Write, rank};
-use super::vet::{Refused, Verdict, vet};
+use super::vet::{Refused, VetVerdict, vet};
 use super::write::{same, write_checked};
 use super::{ApplyOrder, KnobValue, catalogue};
 use crate::device::{Device, identity::identity};
 use crate::store::Store;
-use crate::store::journal::Entry;
+use crate::store::journal::JournalEntry;
 use crate::sysroot::SysRoot;
 use crate::types::Owner;
 use crate::{Error, Result};
@@ -142,7 +142,7 @@ pub fn restore_except(
     root: &SysRoot,
     device: Option<&str>,
     owner: Option<&Owner>,
-    skip: &dyn Fn(&Entry) -> bool,
+    skip: &dyn Fn(&JournalEntry) -> bool,
 ) -> Result<Vec<PutBack>> {
     let done = restore_vetted(io, store, root, device, owner, skip)?;
     match done.refused.len() {
@@ -182,14 +182,14 @@ pub fn restore_vetted(
     root: &SysRoot,
     device: Option<&str>,
     owner: Option<&Owner>,
-    skip: &dyn Fn(&Entry) -> bool,
+    skip: &dyn Fn(&JournalEntry) -> bool,
 ) -> Result<Restore> {
     warn_stale(&store.journal_close_stale(root, &root.boot())?);
     let mut refused = malformed(store, device, owner)?;
     let entries = vetted(root, store.journal_open(device, owner)?, skip, &mut refused);
     report(store, &refused);
     let entries = hand_down(store, root, entries)?;
-    let mut groups: BTreeMap<(bool, Option<String>), Vec<Entry>> = BTreeMap::new();
+    let mut groups: BTreeMap<(bool, Option<String>), Vec<JournalEntry>> = BTreeMap::new();
     for e in entries {
         groups
             .entry((e.device.is_none(), e.device.clone()))
@@ -242,10 +242,10 @@ fn malformed(store: &Store, device: Option<&str>, owner: Option<&Owner>) -> Resu
 /// ([`Owner::Unknown`]) is refused: whose change it undoes is unknown.
 fn vetted(
     root: &SysRoot,
-    open: Vec<Entry>,
-    skip: &dyn Fn(&Entry) -> bool,
+    open: Vec<JournalEntry>,
+    skip: &dyn Fn(&JournalEntry) -> bool,
     refused: &mut Vec<Refused>,
-) -> Vec<Entry> {
+) -> Vec<JournalEntry> {
     let mut here = Vec::new();
     for mut e in open.into_iter().filter(|e| !skip(e)) {
         if let Owner::Unknown(text) = &e.owner {
@@ -261,12 +261,12 @@ fn vetted(
             continue;
         }
         match vet(root, &e) {
-            Verdict::Here(path) => {
+            VetVerdict::Here(path) => {
                 e.path = path;
                 here.push(e);
             }
-            Verdict::Elsewhere(_) => {}
-            Verdict::Refused(why) => refused.push(Refused {
+            VetVerdict::Elsewhere(_) => {}
+            VetVerdict::Refused(why) => refused.push(Refused {
                 id: e.id,
                 knob: e.knob,
                 why,
@@ -295,9 +295,9 @@ fn report(store: &Store, refused: &[Refused]) {
 
 /// The open entries of `open` that a restore under `root` may write ([`vet`]): the others
 /// take no part in the journal's rules (no stack, no hand-down, no foreign loop entry).
-fn trusted(root: &SysRoot, open: Vec<Entry>) -> Vec<Entry> {
+fn trusted(root: &SysRoot, open: Vec<JournalEntry>) -> Vec<JournalEntry> {
     open.into_iter()
-        .filter(|e| matches!(vet(root, e), Verdict::Here(_)))
+        .filter(|e| matches!(vet(root, e), VetVerdict::Here(_)))
         .collect()
 }
 
@@ -316,7 +316,11 @@ fn trusted(root: &SysRoot, open: Vec<Entry>) -> Vec<Entry> {
 /// restoring `profile` alone leaves 4 and gives `set`'s entry the original 16; `restore`
 /// then writes 16 (without this rule: `profile`'s restore wrote 16 over the admin's 4, and
 /// the full restore wrote `set`'s 8, the value the daemon had set).
-fn hand_down(store: &mut Store, root: &SysRoot, entries: Vec<Entry>) -> Result<Vec<Entry>> {
+fn hand_down(
+    store: &mut Store,
+    root: &SysRoot,
+    entries: Vec<JournalEntry>,
+) -> Result<Vec<JournalEntry>> {
     if entries.is_empty() {
         return Ok(entries);
     }
@@ -325,7 +329,8 @@ fn hand_down(store: &mut Store, root: &SysRoot, entries: Vec<Entry>) -> Result<V
     let mut closed: Vec<i64> = Vec::new();
     let mut originals: Vec<(i64, String)> = Vec::new();
     let mut below: Vec<i64> = Vec::new();
-    let mut stacks: BTreeMap<(std::path::PathBuf, Option<String>), Vec<&Entry>> = BTreeMap::new();
+    let mut stacks: BTreeMap<(std::path::PathBuf, Option<String>), Vec<&JournalEntry>> =
+        BTreeMap::new();
     for e in &open {
         if entries
             .iter()
@@ -339,7 +344,7 @@ fn hand_down(store: &mut Store, root: &SysRoot, entries: Vec<Entry>) -> Result<V
     }
     for stack in stacks.values() {
         // `journal_open` is ordered by id: oldest first.
-        let mut run: Vec<&Entry> = Vec::new();
+        let mut run: Vec<&JournalEntry> = Vec::new();
         for e in stack {
             if chosen.contains(&e.id) {
                 run.push(e);
@@ -378,7 +383,7 @@ fn hand_down(store: &mut Store, root: &SysRoot, entries: Vec<Entry>) -> Result<V
 }
 
 /// Says which journal entries were closed because an earlier boot recorded them.
-pub(super) fn warn_stale(stale: &[Entry]) {
+pub(super) fn warn_stale(stale: &[JournalEntry]) {
     if stale.is_empty() {
         return;
     }
@@ -414,10 +419,10 @@ fn close_foreign(
     root: &SysRoot,
     name: &str,
     now: Option<&str>,
-    entries: Vec<Entry>,
+    entries: Vec<JournalEntry>,
     into_other_file: bool,
-) -> Result<Vec<Entry>> {
-    let (mut keep, foreign): (Vec<Entry>, Vec<Entry>) = entries
+) -> Result<Vec<JournalEntry>> {
+    let (mut keep, foreign): (Vec<JournalEntry>, Vec<JournalEntry>) = entries
         .into_iter()
         .partition(|e| now.is_some() && e.identity.as_deref() == now);
     if foreign.is_empty() {
@@ -428,17 +433,18 @@ fn close_foreign(
         && (into_other_file || !is_loop(now))
         && root.block_dev(name).join("queue").is_dir();
     let open = trusted(root, store.journal_open(Some(name), None)?);
-    let owned_now = |e: &Entry| {
+    let owned_now = |e: &JournalEntry| {
         open.iter()
             .any(|o| o.path == e.path && now.is_some() && o.identity.as_deref() == now)
     };
-    let (back, foreign): (Vec<Entry>, Vec<Entry>) = foreign.into_iter().partition(|e| {
-        queue
-            && e.identity
-                .as_deref()
-                .is_some_and(|i| i.starts_with("loop:"))
-            && !owned_now(e)
-    });
+    let (back, foreign): (Vec<JournalEntry>, Vec<JournalEntry>) =
+        foreign.into_iter().partition(|e| {
+            queue
+                && e.identity
+                    .as_deref()
+                    .is_some_and(|i| i.starts_with("loop:"))
+                && !owned_now(e)
+        });
     if !back.is_empty() {
         log_written_back(name, now, &back);
         keep.extend(back);
@@ -478,7 +484,7 @@ fn is_loop(identity: Option<&str>) -> bool {
 
 /// Logs the journaled knobs of earlier loop backing files (`back`) written back to the queue
 /// of `name` (now `now`), naming each earlier file and why it cannot be restored itself.
-fn log_written_back(name: &str, now: Option<&str>, back: &[Entry]) {
+fn log_written_back(name: &str, now: Option<&str>, back: &[JournalEntry]) {
     let mut olds: Vec<&str> = back.iter().filter_map(|e| e.identity.as_deref()).collect();
     olds.sort_unstable();
     olds.dedup();
@@ -503,7 +509,7 @@ fn closed_why(
     old: Option<&str>,
     now: Option<&str>,
     queue: bool,
-    open: &[Entry],
+    open: &[JournalEntry],
     ids: &[i64],
 ) -> String {
     if queue && is_loop(old) {
@@ -582,7 +588,7 @@ struct Restorer<'a> {
 
 /// Open entries of one path: the one to write (oldest) and every id it settles.
 struct PathGroup {
-    entries: Vec<Entry>,
+    entries: Vec<JournalEntry>,
 }
 
 impl PathGroup {
@@ -591,7 +597,7 @@ impl PathGroup {
     }
 }
 
-fn by_path(entries: Vec<Entry>) -> Vec<PathGroup> {
+fn by_path(entries: Vec<JournalEntry>) -> Vec<PathGroup> {
     let mut out: Vec<PathGroup> = Vec::new();
     for e in entries {
         match out.iter_mut().find(|g| g.entries[0].path == e.path) {
@@ -610,7 +616,7 @@ fn by_path(entries: Vec<Entry>) -> Vec<PathGroup> {
 }
 
 impl Restorer<'_> {
-    fn device(&mut self, root: &SysRoot, name: &str, entries: Vec<Entry>) -> Result<()> {
+    fn device(&mut self, root: &SysRoot, name: &str, entries: Vec<JournalEntry>) -> Result<()> {
         let now_id = root
             .block_dev(name)
             .join("dev")
@@ -661,7 +667,7 @@ impl Restorer<'_> {
         Ok(())
     }
 
-    fn vm(&mut self, entries: Vec<Entry>) -> Result<()> {
+    fn vm(&mut self, entries: Vec<JournalEntry>) -> Result<()> {
         let groups = by_path(entries);
         let original = |n: &str| {
             groups
@@ -683,7 +689,7 @@ impl Restorer<'_> {
 
     /// Writes `e.original` back (unless already there), verifies it, and marks `ids` restored.
     /// Returns false (and keeps the first error) when it failed.
-    fn put_back(&mut self, e: &Entry, ids: &[i64]) -> bool {
+    fn put_back(&mut self, e: &JournalEntry, ids: &[i64]) -> bool {
         if e.order == ApplyOrder::SchedFeature {
             return self.put_back_features(e, ids);
         }
@@ -731,7 +737,7 @@ impl Restorer<'_> {
     /// The features file's journal entry holds the whole file as it was (every flag): each
     /// flag that differs now is written back (`X` or `NO_X`) and read back. A flag this
     /// kernel no longer lists is skipped.
-    fn put_back_features(&mut self, e: &Entry, ids: &[i64]) -> bool {
+    fn put_back_features(&mut self, e: &JournalEntry, ids: &[i64]) -> bool {
         let res = (|| {
             let now = super::io::read_knob(self.io, &e.path)?;
             let mut written = Vec::new();

@@ -10,7 +10,7 @@
 //!   says it in one sentence; the knobs are then left out of the search, and the tune goes on.
 //! - `sched/features` is one file holding every flag (its format: [`super::features`]). A
 //!   feature knob is named by its flag (`NEXT_BUDDY`), has the domain 0–1 and reads as 1 or 0
-//!   (see [`super::features::feature_state`]); the journal keeps that 1 or 0.
+//!   (see `super::features::feature_state`); the journal keeps that 1 or 0.
 
 use super::features::{FEATURES, FEATURES_SOURCE, parse_features};
 use super::{ApplyOrder, Domain, Knob, KnobValue, catalogue, io::parse_int};
@@ -59,7 +59,7 @@ impl Debugfs {
     }
 }
 
-/// Finds what debugfs offers under `root` ([`SysRoot::debugfs`]) by reading its feature
+/// Finds what debugfs offers under `root` (`SysRoot::debugfs`) by reading its feature
 /// flags: `sched/features`, or `sched_features` before 5.13.
 pub fn debugfs(root: &SysRoot) -> Debugfs {
     let d = root.debugfs();

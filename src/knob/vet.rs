@@ -1,7 +1,7 @@
 //! Which journal rows a restore may write. The database is not trusted to name a file or a
 //! value: anyone who can write it (a mode-0666 file, a copied database, a bug) could otherwise
 //! make root write any text to any path. So every row is re-validated before it is written
-//! ([`vet`]), the way `set` validates its input:
+//! (`vet`), the way `set` validates its input:
 //!
 //! - its file is rebuilt from the knob's catalogue entry under the run's roots, never taken
 //!   from the row: `<sys>/block/<device>/queue/{scheduler,<queue knob>}`,
@@ -16,29 +16,28 @@
 //! - its original parses in the knob's domain (`validate::check_domain`, the check `set`
 //!   makes): an integer in the catalogue's range (0 too for a member of an exclusive vm pair,
 //!   which reads 0 while its partner rules), a plain scheduler name the kernel has offered
-//!   ([`catalogue::ELEVATORS`], or one the device offers now), or for `sched/features` flags
+//!   (`catalogue::ELEVATORS`, or one the device offers now), or for `sched/features` flags
 //!   only (`X` or `NO_X`).
 //!
 //! A row under other roots than the run's (another fake tree, or the real ones from a fake
-//! run: [`SysRoot::other_for`]) is never written; it is left alone, as before, only when it
+//! run: `SysRoot::other_for`) is never written; it is left alone, as before, only when it
 //! has one of these shapes there. Everything else is refused: the caller reports it (knob, row
 //! id, why), skips it, restores the rest and fails (exit 1).
 
 use super::{ApplyOrder, Domain, Knob, KnobValue, catalogue, io::parse_int};
-use crate::store::journal::Entry;
+use crate::store::journal::JournalEntry;
 use crate::sysroot::SysRoot;
 use std::path::{Component, Path, PathBuf};
 
 /// What [`vet`] found of one journal row.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum VetVerdict {
     /// A catalogue knob file under the run's roots (this path, rebuilt), its original in the
     /// knob's domain: restore may write it.
     Here(PathBuf),
     /// A catalogue knob file under other roots, its original in the knob's domain: left alone
-    /// (named with those roots; `None` for a relative path, journaled by an older sweetspot
-    /// under a relative root).
-    Elsewhere(Option<SysRoot>),
+    /// (named with those roots).
+    Elsewhere(SysRoot),
     /// Not a row sweetspot wrote: why.
     Refused(String),
 }
@@ -67,17 +66,17 @@ impl std::fmt::Display for Refused {
 }
 
 /// Judges journal row `e` for a restore under `root` (see the module docs).
-pub fn vet(root: &SysRoot, e: &Entry) -> Verdict {
+pub fn vet(root: &SysRoot, e: &JournalEntry) -> VetVerdict {
     match judge(root, e) {
         Ok(v) => v,
-        Err(why) => Verdict::Refused(why),
+        Err(why) => VetVerdict::Refused(why),
     }
 }
 
 /// [`vet`] as a refusal: `Some` when `e` may not be written.
-pub fn refusal(root: &SysRoot, e: &Entry) -> Option<Refused> {
+pub fn refusal(root: &SysRoot, e: &JournalEntry) -> Option<Refused> {
     match vet(root, e) {
-        Verdict::Refused(why) => Some(Refused {
+        VetVerdict::Refused(why) => Some(Refused {
             id: e.id,
             knob: e.knob.clone(),
             why,
@@ -86,35 +85,18 @@ pub fn refusal(root: &SysRoot, e: &Entry) -> Option<Refused> {
     }
 }
 
-fn judge(root: &SysRoot, e: &Entry) -> Result<Verdict, String> {
+fn judge(root: &SysRoot, e: &JournalEntry) -> Result<VetVerdict, String> {
     let shown = e.path.display().to_string().escape_debug().to_string();
-    if e.path.is_relative() {
-        // Journaled under a relative root by an older sweetspot: left alone when it has a
-        // knob file's shape under some root.
-        let abs = Path::new("/").join(&e.path);
-        plain_path(&abs, &shown)?;
-        let r = match root.other_for(&abs) {
-            Some(r) => r,
-            None if abs.starts_with(&root.sys) || abs.starts_with(&root.proc) => root.clone(),
-            None => {
-                return Err(format!(
-                    "its path '{shown}' is no knob file sweetspot writes"
-                ));
-            }
-        };
-        check(&r, e, &abs, false)?;
-        return Ok(Verdict::Elsewhere(None));
-    }
     plain_path(&e.path, &shown)?;
     if e.path.starts_with(&root.sys) || e.path.starts_with(&root.proc) {
         let path = check(root, e, &e.path, true)?;
-        return Ok(Verdict::Here(path));
+        return Ok(VetVerdict::Here(path));
     }
     let r = root
         .other_for(&e.path)
         .ok_or_else(|| format!("its path '{shown}' is no knob file sweetspot writes"))?;
     check(&r, e, &e.path, false)?;
-    Ok(Verdict::Elsewhere(Some(r)))
+    Ok(VetVerdict::Elsewhere(r))
 }
 
 /// Refuses a path with `.` or `..` components (`<proc>/../../etc/passwd`).
@@ -132,7 +114,7 @@ fn plain_path(path: &Path, shown: &str) -> Result<(), String> {
 /// Checks `e` against the catalogue under roots `r`: its rebuilt file must be `stored`, and
 /// its original in the knob's domain. `live`: the roots are the run's own, so the device's
 /// offered schedulers may be read. Returns the rebuilt file.
-fn check(r: &SysRoot, e: &Entry, stored: &Path, live: bool) -> Result<PathBuf, String> {
+fn check(r: &SysRoot, e: &JournalEntry, stored: &Path, live: bool) -> Result<PathBuf, String> {
     let (path, domain, unit) = rebuild(r, e)?;
     if path != stored {
         return Err(format!(
@@ -177,7 +159,7 @@ fn check(r: &SysRoot, e: &Entry, stored: &Path, live: bool) -> Result<PathBuf, S
 
 /// The knob's domain check of `set` ([`super::validate::check_domain`]) on the row's original.
 fn in_domain(
-    e: &Entry,
+    e: &JournalEntry,
     path: &Path,
     domain: Domain,
     unit: &str,
@@ -235,7 +217,10 @@ fn plain(what: &str, name: &str) -> Result<(), String> {
 /// The file of row `e`'s knob under roots `r` as the catalogue places it, with its domain
 /// (`None`: the scheduler's or the features file's, checked apart) and unit. Errors: why the
 /// row's device, knob, order or scheduler do not fit the catalogue.
-fn rebuild(r: &SysRoot, e: &Entry) -> Result<(PathBuf, Option<Domain>, &'static str), String> {
+fn rebuild(
+    r: &SysRoot,
+    e: &JournalEntry,
+) -> Result<(PathBuf, Option<Domain>, &'static str), String> {
     let knob = e.knob.as_str();
     plain("knob", knob)?;
     let order = e.order;
@@ -337,8 +322,8 @@ mod tests {
         path: &str,
         original: &str,
         order: ApplyOrder,
-    ) -> Entry {
-        Entry {
+    ) -> JournalEntry {
+        JournalEntry {
             id: 7,
             device: device.map(Into::into),
             identity: device.map(|d| format!("wwn:{d}")),
@@ -355,9 +340,9 @@ mod tests {
         }
     }
 
-    fn why(v: Verdict) -> String {
+    fn why(v: VetVerdict) -> String {
         match v {
-            Verdict::Refused(w) => w,
+            VetVerdict::Refused(w) => w,
             other => panic!("not refused: {other:?}"),
         }
     }
@@ -374,7 +359,7 @@ mod tests {
         );
         assert_eq!(
             vet(&root, &ok),
-            Verdict::Here(PathBuf::from("/t/sys/block/sda/queue/iosched/fifo_batch"))
+            VetVerdict::Here(PathBuf::from("/t/sys/block/sda/queue/iosched/fifo_batch"))
         );
         let vm = row(
             None,
@@ -383,9 +368,9 @@ mod tests {
             "0",
             ApplyOrder::Vm,
         );
-        assert!(matches!(vet(&root, &vm), Verdict::Here(_)));
+        assert!(matches!(vet(&root, &vm), VetVerdict::Here(_)));
         // The reproductions.
-        let passwd = Entry {
+        let passwd = JournalEntry {
             original: "pwned::0:0::/:/bin/sh".into(),
             ..row(
                 None,
@@ -404,7 +389,7 @@ mod tests {
             ApplyOrder::Queue,
         );
         assert!(why(vet(&root, &core)).contains("device knob core_pattern is journaled without"));
-        let core = Entry {
+        let core = JournalEntry {
             order: ApplyOrder::Sched,
             ..core
         };
@@ -419,23 +404,23 @@ mod tests {
         );
         assert!(why(vet(&root, &sched)).contains("expected one of none, mq-deadline"));
         // Out of range, a device name that climbs, a path that is not the rebuilt one.
-        let big = Entry {
+        let big = JournalEntry {
             original: "99999".into(),
             ..ok.clone()
         };
         assert!(why(vet(&root, &big)).contains("expected an integer in 1–1024"));
-        let climb = Entry {
+        let climb = JournalEntry {
             device: Some("..".into()),
             path: PathBuf::from("/t/sys/block/../queue/iosched/fifo_batch"),
             ..ok.clone()
         };
         assert!(why(vet(&root, &climb)).contains("'..'"));
-        let moved = Entry {
+        let moved = JournalEntry {
             path: PathBuf::from("/t/sys/block/sdb/queue/iosched/fifo_batch"),
             ..ok.clone()
         };
         assert!(why(vet(&root, &moved)).contains("is not the file of sda fifo_batch"));
-        let nodev = Entry {
+        let nodev = JournalEntry {
             device: None,
             ..ok.clone()
         };
@@ -447,8 +432,8 @@ mod tests {
             "PLACE_LAG NO_NEXT_BUDDY",
             ApplyOrder::SchedFeature,
         );
-        assert!(matches!(vet(&root, &feat), Verdict::Here(_)));
-        let feat = Entry {
+        assert!(matches!(vet(&root, &feat), VetVerdict::Here(_)));
+        let feat = JournalEntry {
             original: "PLACE_LAG |/tmp/evil".into(),
             ..feat
         };
@@ -467,22 +452,22 @@ mod tests {
         );
         assert_eq!(
             vet(&root, &other),
-            Verdict::Elsewhere(Some(SysRoot::new("/u/sys", "/t/proc")))
+            VetVerdict::Elsewhere(SysRoot::new("/u/sys", "/t/proc"))
         );
-        let rel = Entry {
+        // A relative path is no file sweetspot journals: refused, never written, also where,
+        // made absolute, it would lie under the run's roots.
+        let rel = JournalEntry {
             path: PathBuf::from("sys/block/sda/queue/read_ahead_kb"),
             ..other.clone()
         };
-        assert_eq!(vet(&root, &rel), Verdict::Elsewhere(None));
-        // Also when, made absolute, it would lie under the run's roots: never written.
-        assert_eq!(vet(&SysRoot::default(), &rel), Verdict::Elsewhere(None));
-        let passwd = Entry {
+        assert!(why(vet(&SysRoot::default(), &rel)).contains("no knob file sweetspot writes"));
+        let passwd = JournalEntry {
             path: PathBuf::from("/etc/passwd"),
             ..other.clone()
         };
         assert!(why(vet(&root, &passwd)).contains("no knob file sweetspot writes"));
         // The shape, but another knob's file.
-        let wrong = Entry {
+        let wrong = JournalEntry {
             knob: "nomerges".into(),
             ..other
         };

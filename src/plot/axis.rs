@@ -1,13 +1,13 @@
-//! Where a knob's values sit on a plot's axis ([`Axis`]: log2 for a log2 grid, linear, or
+//! Where a knob's values sit on a plot's axis (`Axis`: log2 for a log2 grid, linear, or
 //! categories for the scheduler), the axes' ranges, and figures at 3 digits. Shared by the SVG
-//! ([`super::svg`]) and the sparklines ([`super::sparkline_text`]).
+//! ([`super::svg`]) and the sparklines (`super::sparkline_text`).
 
 use super::data::Point;
 use crate::types::{KnobValue, Setting};
 
 /// How a knob's values are placed on an axis.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Axis {
+pub(crate) enum Axis {
     /// log2 of the value (0 one step under 1, as the tune's grid model places it): the grid of
     /// an integer knob whose values span three octaves or more.
     Log2,
@@ -19,7 +19,7 @@ pub enum Axis {
 
 impl Axis {
     /// The axis of `knob` over the settings of `points`.
-    pub fn of(knob: &str, points: &[Point]) -> Axis {
+    pub(crate) fn of(knob: &str, points: &[Point]) -> Axis {
         let mut ints: Vec<i64> = Vec::new();
         let mut names: Vec<String> = Vec::new();
         for p in points {
@@ -44,7 +44,7 @@ impl Axis {
     }
 
     /// Where `s`'s value of `knob` sits; `None` when `s` lacks it.
-    pub fn pos(&self, s: &Setting, knob: &str) -> Option<f64> {
+    pub(crate) fn pos(&self, s: &Setting, knob: &str) -> Option<f64> {
         let v = s.get(knob)?;
         Some(match (self, v) {
             (Axis::Log2, KnobValue::Int(i)) if *i <= 0 => -1.0,
@@ -62,7 +62,7 @@ impl Axis {
     }
 
     /// A tick's label at `x`: the knob's value there, empty between values.
-    pub fn label(&self, x: f64) -> String {
+    pub(crate) fn label(&self, x: f64) -> String {
         let whole = (x - x.round()).abs() < 1e-9;
         match self {
             Axis::Log2 if whole && x.round() < 0.0 => {
@@ -138,7 +138,7 @@ pub(super) fn y_range(ys: impl IntoIterator<Item = f64>) -> (f64, f64) {
 }
 
 /// A figure at 3 significant digits (2673178, 1.61, 0.00420).
-pub fn short(x: f64) -> String {
+pub(crate) fn short(x: f64) -> String {
     if x.abs() >= 1000.0 {
         format!("{x:.0}")
     } else if x.abs() >= 100.0 {

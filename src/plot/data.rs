@@ -21,7 +21,7 @@ use crate::{Error, Result};
 
 /// What a tune's trials are plotted as: its objective.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Measure {
+pub(crate) enum Measure {
     /// The geometric mean of these loads' Ratio (loaded Time ÷ no_load Time); smaller better.
     Ratio(Vec<Load>),
     /// This load's Loads (work units completed); larger better.
@@ -37,7 +37,7 @@ pub enum Measure {
 
 impl Measure {
     /// The axis label, e.g. `io_load Ratio` or `Requests per second (req/s)`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             Measure::Ratio(l) if l.len() == 1 => format!("{} Ratio", l[0]),
             Measure::Ratio(l) => format!(
@@ -50,7 +50,7 @@ impl Measure {
     }
 
     /// True when a smaller value is better.
-    pub fn minimize(&self) -> bool {
+    pub(crate) fn minimize(&self) -> bool {
         match self {
             Measure::Ratio(_) => true,
             Measure::Loads(_) => false,
@@ -95,7 +95,7 @@ impl Measure {
 
 /// One finished trial of the tune.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Point {
+pub(crate) struct Point {
     /// The trial's row id (`history`'s #N).
     pub trial_id: i64,
     /// 1-based position in the order the tune ran its trials.
@@ -112,7 +112,7 @@ pub struct Point {
 
 /// One setting's trials summarised.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SettingSummary {
+pub(crate) struct SettingSummary {
     /// The setting.
     pub setting: Setting,
     /// Mean, sd and t-based 95% CI of its trials' values ([`crate::stats::summarize`]).
@@ -121,7 +121,7 @@ pub struct SettingSummary {
 
 /// The final check: the default's and the best's values on its pairs, and the verdict.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Check {
+pub(crate) struct Check {
     /// The default's values the verdict rests on, in the order they ran.
     pub default: Vec<f64>,
     /// The best's values the verdict rests on, in the order they ran.
@@ -141,7 +141,7 @@ pub struct Check {
 
 /// Everything one plot of a tune shows.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TuneData {
+pub(crate) struct TuneData {
     /// The tune.
     pub tune: TuneRow,
     /// Its objective.
@@ -166,14 +166,14 @@ pub struct TuneData {
 impl TuneData {
     /// Each setting's summary, in the order each was first measured; settings without a
     /// value (no_load-only) are left out.
-    pub fn summaries(&self) -> Vec<SettingSummary> {
+    pub(crate) fn summaries(&self) -> Vec<SettingSummary> {
         summarize_where(&self.points, |_| true)
     }
 
     /// The summaries of the settings that agree with `at` on every knob but `knob` they have
     /// (the slice of the response through `at`; a knob a setting lacks, such as fifo_batch
     /// under `none`, does not count), in the order first measured.
-    pub fn slice(&self, knob: &str, at: &Setting) -> Vec<SettingSummary> {
+    pub(crate) fn slice(&self, knob: &str, at: &Setting) -> Vec<SettingSummary> {
         summarize_where(&self.points, |s| {
             s.contains_key(knob)
                 && s.iter()
@@ -186,7 +186,7 @@ impl TuneData {
     /// tuned knob, else the best mean among the settings that have them all (so that the
     /// scheduler's slice holds its other values, and fifo_batch's the scheduler it lives
     /// under), else the best found.
-    pub fn anchor(&self) -> Setting {
+    pub(crate) fn anchor(&self) -> Setting {
         let full = |s: &Setting| self.knobs.iter().all(|k| s.contains_key(k));
         let best = self
             .best()
@@ -205,7 +205,7 @@ impl TuneData {
 
     /// The setting the plot marks as the sweet spot: the stored one (the default when the
     /// tune found nothing significant), else the best mean measured.
-    pub fn marked(&self) -> Option<Setting> {
+    pub(crate) fn marked(&self) -> Option<Setting> {
         if let Some(s) = &self.sweet_spot {
             return Some(s.setting.clone());
         }
@@ -223,7 +223,7 @@ impl TuneData {
     }
 
     /// The best setting the search found: the check's, else [`TuneData::marked`].
-    pub fn best(&self) -> Option<Setting> {
+    pub(crate) fn best(&self) -> Option<Setting> {
         self.check
             .as_ref()
             .map(|c| c.best.clone())
@@ -251,7 +251,7 @@ fn summarize_where(points: &[Point], keep: impl Fn(&Setting) -> bool) -> Vec<Set
 /// The tune a `plot` argument names: a tune id (`history`'s #N), or a device (a kernel name
 /// such as `loop0`, an identity, or a target label), whose newest tune is taken. Errors:
 /// [`Error::BadInput`] for an id or device with no tune in the store.
-pub fn find_tune(store: &Store, arg: &str) -> Result<TuneRow> {
+pub(crate) fn find_tune(store: &Store, arg: &str) -> Result<TuneRow> {
     let db = store.path().display();
     if let Ok(id) = arg.trim_start_matches('#').parse::<i64>() {
         return store.tune(id)?.ok_or_else(|| {
@@ -338,7 +338,7 @@ fn measure_of(
 }
 
 /// Reads tune `tune` and its trials for a plot. Errors: the store's.
-pub fn load(store: &Store, tune: TuneRow) -> Result<TuneData> {
+pub(crate) fn load(store: &Store, tune: TuneRow) -> Result<TuneData> {
     let trials: Vec<_> = store
         .trials_of_tune(tune.id)?
         .into_iter()
@@ -466,7 +466,7 @@ fn check_of(s: &SweetSpotRow, measure: &Measure, points: &[Point]) -> Option<Che
 }
 
 /// The value of `knob` in `s` as shown on an axis (`–` when the setting lacks it).
-pub fn value_text(s: &Setting, knob: &str) -> String {
+pub(crate) fn value_text(s: &Setting, knob: &str) -> String {
     match s.get(knob) {
         Some(KnobValue::Int(i)) => i.to_string(),
         Some(KnobValue::Name(n)) => n.clone(),

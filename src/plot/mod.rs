@@ -1,5 +1,5 @@
-//! Plots of a stored tune: `sweetspot plot`'s SVG ([`svg::render`]) and the tune report's
-//! terminal sparklines ([`sparklines`]).
+//! Plots of a stored tune: `sweetspot plot`'s SVG (`svg::render`) and the tune report's
+//! terminal sparklines (`sparklines`).
 //!
 //! Kernel people read a sweet spot as a curve (the 2002 thread's dip at `fifo_batch` 8 was a
 //! table shaped like one). [`data`] reads a tune's trials from the store as values of its
@@ -25,13 +25,13 @@ const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']
 /// knobs), a bar's height its mean objective, and a `^` under the sweet spot. Empty when the
 /// tune has no setting with a value. Errors: the store's; [`crate::Error::BadInput`] for an
 /// unknown tune.
-pub fn sparklines(store: &Store, tune_id: i64) -> Result<String> {
+pub(crate) fn sparklines(store: &Store, tune_id: i64) -> Result<String> {
     let tune = data::find_tune(store, &tune_id.to_string())?;
     Ok(sparkline_text(&data::load(store, tune)?))
 }
 
 /// [`sparklines`] of tune data already read.
-pub fn sparkline_text(d: &TuneData) -> String {
+pub(crate) fn sparkline_text(d: &TuneData) -> String {
     let at = d.anchor();
     let marked = d.marked();
     let mut rows: Vec<(String, String, String, String)> = Vec::new();

@@ -1,5 +1,5 @@
-//! The SVG of a tune ([`render`]): one panel per tuned knob's response, a heat map for two
-//! knobs, the trials in the order they ran, and the final check, stacked [`WIDTH`] px wide.
+//! The SVG of a tune (`render`): one panel per tuned knob's response, a heat map for two
+//! knobs, the trials in the order they ran, and the final check, stacked `WIDTH` px wide.
 //!
 //! Drawn with `plotters`' SVG backend, without its default features: no font-kit, no system
 //! font and no C library at run time. Text is SVG `<text>` in the `sans-serif` family, laid
@@ -15,23 +15,23 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 /// Width of the image, px: readable as is at 800 px.
-pub const WIDTH: u32 = 800;
+pub(crate) const WIDTH: u32 = 800;
 /// Height of one panel, px.
-pub const PANEL_H: u32 = 330;
+pub(crate) const PANEL_H: u32 = 330;
 /// Height of the key under a panel's x axis, px.
 const LEGEND_H: u32 = 30;
 /// Height of the title strip, px.
-pub const TITLE_H: u32 = 80;
+pub(crate) const TITLE_H: u32 = 80;
 /// Radius of a trial's point, px.
-pub const TRIAL_R: i32 = 3;
+pub(crate) const TRIAL_R: i32 = 3;
 /// Radius of the sweet spot's ring, px (the default's is [`DEFAULT_R`]).
-pub const SWEET_R: i32 = 10;
+pub(crate) const SWEET_R: i32 = 10;
 /// Radius of the default's ring, px.
-pub const DEFAULT_R: i32 = 7;
+pub(crate) const DEFAULT_R: i32 = 7;
 /// The sweet spot's colour.
-pub const SWEET: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+pub(crate) const SWEET: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 /// The default's colour.
-pub const DEFAULT: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
+pub(crate) const DEFAULT: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
 const TRIAL: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const FONT: &str = "sans-serif";
 
@@ -43,7 +43,7 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// Renders the plot of `d` as an SVG document. Errors: [`Error::Failed`] if plotters fails
 /// (it does not on a string backend, but its API returns errors).
-pub fn render(d: &TuneData) -> Result<String> {
+pub(crate) fn render(d: &TuneData) -> Result<String> {
     let mut panels: Vec<(String, String)> = Vec::new();
     let at = d.anchor();
     for k in &d.knobs {
@@ -670,7 +670,7 @@ fn order(a: &Area, d: &TuneData) -> Result<()> {
 }
 
 /// The check's title: the two settings, the improvement with its CI and p, and the verdict.
-pub fn check_title(d: &TuneData) -> String {
+pub(crate) fn check_title(d: &TuneData) -> String {
     let Some(ch) = &d.check else {
         return match &d.sweet_spot {
             Some(_) => "check: none (the search found nothing better than the default)".into(),

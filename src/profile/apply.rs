@@ -6,7 +6,6 @@
 //! ([`crate::lock::HOST`]), with a warning when the host sweet spot was tuned on another
 //! kernel.
 
-use super::facts::matches;
 use super::model::{DeviceEntry, Profile};
 use super::{attr_path, in_apply_order};
 use crate::device::{self, Device};
@@ -22,7 +21,7 @@ use std::path::Path;
 /// What happened to one device entry on one disk.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "status")]
-pub enum Status {
+pub enum ApplyStatus {
     /// Written and read back: `knob from → to` per knob (knobs already at their value are
     /// not listed).
     Applied {
@@ -38,7 +37,7 @@ pub enum Status {
     Nothing,
     /// No present disk matches the entry's identity: skipped.
     Absent {
-        /// What the entry looks for ([`super::model::Match::describe`]).
+        /// What the entry looks for (`super::model::Match::describe`).
         wanted: String,
     },
     /// The kernel refused or did not honour a write (the message names knob, value, errno);
@@ -59,7 +58,7 @@ pub enum Status {
 
 /// One line of the apply report.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct Outcome {
+pub struct ApplyOutcome {
     /// The entry's name when tuned, or `host` for the host-wide knobs.
     pub entry: String,
     /// The present disk it matched (`None` when absent or for the host).
@@ -68,15 +67,7 @@ pub struct Outcome {
     pub kernel_warning: Option<String>,
     /// What happened.
     #[serde(flatten)]
-    pub status: Status,
-}
-
-/// The present disks an entry applies to.
-pub fn disks_of<'a>(root: &SysRoot, present: &'a [Device], d: &DeviceEntry) -> Vec<&'a Device> {
-    present
-        .iter()
-        .filter(|p| matches(root, p, &d.matches))
-        .collect()
+    pub status: ApplyStatus,
 }
 
 /// Applies `profile` (only the entries matching `only`, a present kernel name, when given)
@@ -87,13 +78,13 @@ pub fn disks_of<'a>(root: &SysRoot, present: &'a [Device], d: &DeviceEntry) -> V
 /// over model and firmware over model alone), with a warning naming them.
 ///
 /// All or nothing up front: every entry and the host knobs are checked against the disks as
-/// they are now ([`crate::knob::apply::check`]: a knob the scheduler lacks, both members of a
+/// they are now (`crate::knob::apply::check`: a knob the scheduler lacks, both members of a
 /// dirty pair, a value the kernel's domain refuses) and every lock is taken before the first
 /// write, so a bad profile or a busy disk changes nothing. Errors: those (bad input, exit 2,
 /// naming the entry and disk; a held lock names its holder) and the store's. A write the
 /// kernel then refuses or does not honour stops the apply and puts back every knob it had
 /// written ([`super::rollback`]), so it stays all or nothing: an outcome, not an error (that
-/// entry [`Status::Failed`], the others [`Status::RolledBack`]).
+/// entry [`ApplyStatus::Failed`], the others [`ApplyStatus::RolledBack`]).
 pub fn apply(
     store: &mut Store,
     root: &SysRoot,
@@ -102,14 +93,14 @@ pub fn apply(
     only: Option<&str>,
     dry_run: bool,
     command: &str,
-) -> Result<Vec<Outcome>> {
+) -> Result<Vec<ApplyOutcome>> {
     apply_through(&RealIo, store, root, db, profile, only, dry_run, command)
 }
 
 /// [`apply`] with its writes through `io` (unit tests put a kernel that refuses behind it).
 // The arguments are apply's and the io seam; a struct for them would only rename them.
 #[allow(clippy::too_many_arguments)]
-pub fn apply_through(
+pub(crate) fn apply_through(
     io: &dyn KnobIo,
     store: &mut Store,
     root: &SysRoot,
@@ -118,7 +109,7 @@ pub fn apply_through(
     only: Option<&str>,
     dry_run: bool,
     command: &str,
-) -> Result<Vec<Outcome>> {
+) -> Result<Vec<ApplyOutcome>> {
     let present = device::list(root)?;
     let kernel = device::kernel_release();
     let mut out = Vec::new();
@@ -134,11 +125,11 @@ pub fn apply_through(
             .zip(&resolved.matched)
             .filter(|(_, m)| !**m)
         {
-            out.push(Outcome {
+            out.push(ApplyOutcome {
                 entry: d.name.clone(),
                 device: None,
                 kernel_warning: None,
-                status: Status::Absent {
+                status: ApplyStatus::Absent {
                     wanted: d.matches.describe(),
                 },
             });
@@ -206,7 +197,7 @@ fn jobs<'a>(
     host: Option<(&'a super::model::Host, Vec<String>)>,
     kernel: &str,
     dry_run: bool,
-) -> Vec<(Outcome, Job<'a>)> {
+) -> Vec<(ApplyOutcome, Job<'a>)> {
     let warn_kernel = |tuned_on: &str| {
         (tuned_on != kernel).then(|| {
             format!(
@@ -219,38 +210,38 @@ fn jobs<'a>(
             )
         })
     };
-    let mut jobs: Vec<(Outcome, Job)> = Vec::new();
+    let mut jobs: Vec<(ApplyOutcome, Job)> = Vec::new();
     for &(d, dev) in targets {
         let job = if d.knobs.is_empty() {
-            Job::Done(Status::Nothing)
+            Job::Done(ApplyStatus::Nothing)
         } else if dry_run {
-            Job::Done(Status::DryRun {
+            Job::Done(ApplyStatus::DryRun {
                 commands: commands(root, &dev.name, &d.knobs),
             })
         } else {
             Job::Disk(dev, &d.knobs)
         };
-        let outcome = Outcome {
+        let outcome = ApplyOutcome {
             entry: d.name.clone(),
             device: Some(dev.name.clone()),
             kernel_warning: warn_kernel(&d.kernel),
-            status: Status::Nothing,
+            status: ApplyStatus::Nothing,
         };
         jobs.push((outcome, job));
     }
     if let Some((h, commands)) = host {
         let job = if h.knobs.is_empty() {
-            Job::Done(Status::Nothing)
+            Job::Done(ApplyStatus::Nothing)
         } else if dry_run {
-            Job::Done(Status::DryRun { commands })
+            Job::Done(ApplyStatus::DryRun { commands })
         } else {
             Job::Host(&h.knobs)
         };
-        let outcome = Outcome {
+        let outcome = ApplyOutcome {
             entry: "host".into(),
             device: None,
             kernel_warning: h.kernel.as_deref().and_then(warn_kernel),
-            status: Status::Nothing,
+            status: ApplyStatus::Nothing,
         };
         jobs.push((outcome, job));
     }
@@ -260,7 +251,7 @@ fn jobs<'a>(
 /// One disk's or the host's part of an apply.
 enum Job<'a> {
     /// Nothing to write: its status already.
-    Done(Status),
+    Done(ApplyStatus),
     /// The knobs to write on a disk.
     Disk(&'a Device, &'a Setting),
     /// The host-wide knobs to write.
@@ -274,8 +265,8 @@ fn run(
     io: &dyn KnobIo,
     store: &mut Store,
     root: &SysRoot,
-    jobs: Vec<(Outcome, Job<'_>)>,
-) -> Result<Vec<Outcome>> {
+    jobs: Vec<(ApplyOutcome, Job<'_>)>,
+) -> Result<Vec<ApplyOutcome>> {
     let writes = jobs.iter().any(|(_, j)| !matches!(j, Job::Done(_)));
     let undo = if writes {
         Some(super::rollback::Undo::begin(store)?)
@@ -305,7 +296,7 @@ fn run(
             }
         };
         outcome.status = match result {
-            Ok(changes) if failed.is_some() => Status::RolledBack {
+            Ok(changes) if failed.is_some() => ApplyStatus::RolledBack {
                 changes: changes
                     .into_iter()
                     .map(|c| (c.knob, c.from, c.to))
@@ -315,7 +306,7 @@ fn run(
             Ok(changes) => applied(changes),
             Err(e) => {
                 failed = Some((i, e));
-                Status::Nothing
+                ApplyStatus::Nothing
             }
         };
         out.push(outcome);
@@ -328,13 +319,13 @@ fn run(
 }
 
 /// The outcomes after a rollback: the failed job's with its error (and what could not be put
-/// back), every other written one as [`Status::RolledBack`] with what was put back on it.
+/// back), every other written one as [`ApplyStatus::RolledBack`] with what was put back on it.
 fn rolled_back(
-    out: Vec<Outcome>,
+    out: Vec<ApplyOutcome>,
     at: usize,
     error: &Error,
     undone: super::rollback::Undone,
-) -> Vec<Outcome> {
+) -> Vec<ApplyOutcome> {
     out.into_iter()
         .enumerate()
         .map(|(i, mut o)| {
@@ -345,7 +336,7 @@ fn rolled_back(
                 .map(|p| (p.knob.clone(), p.value.clone()))
                 .collect();
             o.status = match o.status {
-                _ if i == at => Status::Failed {
+                _ if i == at => ApplyStatus::Failed {
                     error: match undone.left.is_empty() {
                         true => format!("{error}; the apply was rolled back"),
                         false => format!(
@@ -354,8 +345,8 @@ fn rolled_back(
                         ),
                     },
                 },
-                Status::Applied { changes } | Status::RolledBack { changes, .. } => {
-                    Status::RolledBack { changes, put_back }
+                ApplyStatus::Applied { changes } | ApplyStatus::RolledBack { changes, .. } => {
+                    ApplyStatus::RolledBack { changes, put_back }
                 }
                 other => other,
             };
@@ -374,8 +365,8 @@ fn context(e: Error, entry: &str, disk: &str) -> Error {
     }
 }
 
-fn applied(changes: Vec<crate::knob::apply::Change>) -> Status {
-    Status::Applied {
+fn applied(changes: Vec<crate::knob::apply::KnobChange>) -> ApplyStatus {
+    ApplyStatus::Applied {
         changes: changes
             .into_iter()
             .map(|c| (c.knob, c.from, c.to))

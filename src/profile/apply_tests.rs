@@ -3,7 +3,7 @@
 //! that refuses").
 #![allow(clippy::unwrap_used)]
 
-use super::apply::{Status, apply_through};
+use super::apply::{ApplyStatus, apply_through};
 use crate::knob::io::RealIo;
 use crate::store::Store;
 use crate::testkit::kernel::FakeKernel;
@@ -69,7 +69,7 @@ fn a_refused_write_rolls_back_every_knob_the_apply_wrote() {
         assert_eq!(t.get(d, "queue/read_ahead_kb"), "128", "{d}");
     }
     assert_eq!(store.journal_open(None, None).unwrap(), []);
-    let Status::RolledBack { changes, put_back } = &out[0].status else {
+    let ApplyStatus::RolledBack { changes, put_back } = &out[0].status else {
         panic!("{:?}", out[0])
     };
     assert_eq!(
@@ -88,7 +88,7 @@ fn a_refused_write_rolls_back_every_knob_the_apply_wrote() {
             ("read_ahead_kb".into(), "128".into())
         ]
     );
-    let Status::Failed { error } = &out[1].status else {
+    let ApplyStatus::Failed { error } = &out[1].status else {
         panic!("{:?}", out[1])
     };
     assert!(error.contains("read_ahead_kb"), "{error}");
@@ -120,7 +120,10 @@ fn a_rollback_puts_back_the_values_an_earlier_apply_had_set() {
         &kernel, &mut store, &t.root, &db, &second, None, false, "test",
     )
     .unwrap();
-    assert!(matches!(out[1].status, Status::Failed { .. }), "{out:?}");
+    assert!(
+        matches!(out[1].status, ApplyStatus::Failed { .. }),
+        "{out:?}"
+    );
     // The first apply's value, not the original: the rollback undoes only the second apply.
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
     assert_eq!(t.get("sda", "queue/nomerges"), "0");
@@ -174,7 +177,10 @@ fn a_zoned_disk_before_6_10_refuses_bfq_before_any_write() {
     // From 6.10 on (zone write plugging) the same profile applies.
     release(&t, "6.10.3");
     let out = apply_through(&kernel, &mut store, &t.root, &db, &p, None, false, "test").unwrap();
-    assert!(matches!(out[1].status, Status::Applied { .. }), "{out:?}");
+    assert!(
+        matches!(out[1].status, ApplyStatus::Applied { .. }),
+        "{out:?}"
+    );
     assert_eq!(
         t.get("sdb", "queue/scheduler"),
         "none mq-deadline kyber [bfq]"

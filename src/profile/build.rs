@@ -5,7 +5,7 @@
 
 use super::fleet;
 use super::host_knobs::HostKnobs;
-use super::model::{DeviceEntry, Host, Improvement, Match, Profile, VERSION};
+use super::model::{DeviceEntry, Host, Match, Profile, ProfileImprovement, VERSION};
 use crate::device::{self, Device};
 use crate::knob::catalogue;
 use crate::store::Store;
@@ -28,7 +28,7 @@ pub enum MatchBy {
 
 /// What to export.
 #[derive(Clone, Debug)]
-pub struct Select<'a> {
+pub(crate) struct Select<'a> {
     /// Only this device: a kernel name present now, or a stored identity.
     pub device: Option<&'a str>,
     /// Only sweet spots of this policy.
@@ -44,13 +44,13 @@ pub struct Select<'a> {
     /// scheduler, with a warning, and the rest of the profile still applies.
     pub export: bool,
     /// Per identity, the policy whose sweet spot rules the device by the user's decision (the
-    /// daemon's config: [`crate::daemon::config::Config::ruling_policies`]); `None`: no
+    /// daemon's config: [`crate::daemon::config::DaemonConfig::ruling_policies`]); `None`: no
     /// decision named ([`SweetSpotRow::rules_over`]).
     pub keep: Option<&'a BTreeMap<String, String>>,
 }
 
 /// The knobs of `spot` that differ from its baseline (default setting).
-pub fn changed(spot: &SweetSpotRow) -> Setting {
+pub(crate) fn changed(spot: &SweetSpotRow) -> Setting {
     spot.setting
         .iter()
         .filter(|(k, v)| spot.default_setting.get(*k) != Some(*v))
@@ -62,7 +62,7 @@ use crate::bench::user_testbed::{HOST_PREFIX, is_host_identity};
 
 /// A built profile, and the stored sweet spots it had to leave out.
 #[derive(Clone, Debug)]
-pub struct Built {
+pub(crate) struct Built {
     /// The profile.
     pub profile: Profile,
     /// Identities (`scratch:…`, `sim:…`, `virtual:…`) of selected sweet spots left out
@@ -75,7 +75,7 @@ pub struct Built {
 }
 
 /// Builds the profile ([`build_noting`] without its list of what was left out).
-pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
+pub(crate) fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
     build_noting(store, root, sel).map(|b| b.profile)
 }
 
@@ -94,7 +94,7 @@ pub fn build(store: &Store, root: &SysRoot, sel: &Select) -> Result<Profile> {
 /// ([`super::fleet`]: equal ones become one entry). Sweet spots
 /// of simulated and scratch devices are left out (listed in [`Built::transient`]): they
 /// name nothing that survives the run.
-pub fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built> {
+pub(crate) fn build_noting(store: &Store, root: &SysRoot, sel: &Select) -> Result<Built> {
     let present = device::list(root).unwrap_or_default();
     let all_hosts = sel.device == Some("host");
     let wanted_identity = sel.device.filter(|_| !all_hosts).map(|d| {
@@ -380,7 +380,7 @@ fn dropped(old: &SweetSpotRow, new: &SweetSpotRow, export: bool) -> Option<Strin
         new_d = new.describe(),
         old_d = old.describe(),
         p = old.policy,
-        cfg = crate::daemon::config::DEFAULT_PATH,
+        cfg = crate::types::paths::DAEMON_CONFIG,
     ))
 }
 
@@ -569,14 +569,14 @@ fn tuned_name(spot: &SweetSpotRow) -> String {
 }
 
 /// The improvement of a significant sweet spot, from its stored report.
-fn improvement(spot: &SweetSpotRow) -> Option<Improvement> {
+fn improvement(spot: &SweetSpotRow) -> Option<ProfileImprovement> {
     if !spot.significant {
         return None;
     }
     let ev = &spot.evidence;
     let imp = &ev["objective"]["improvement"];
     let ci = imp["ci95"].as_array()?;
-    Some(Improvement {
+    Some(ProfileImprovement {
         objective: ev["objective"]["name"].as_str()?.to_string(),
         ratio: round3(imp["ratio"].as_f64()?),
         ci95: [round3(ci.first()?.as_f64()?), round3(ci.get(1)?.as_f64()?)],

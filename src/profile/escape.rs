@@ -8,7 +8,7 @@
 //! Every format refuses control characters (C0, DEL, C1, and the Unicode line and paragraph
 //! separators U+2028/U+2029): none of these formats can carry a line break inside a line, and
 //! a terminal would act on an escape sequence in a comment. Shown in messages escaped
-//! ([`shown`]).
+//! (`shown`).
 //!
 //! - udev rules ([`udev`]), as systemd's `udev-rules.c` reads them (udev(7)):
 //!   - one rule per line; a line ending in `\` continues on the next, but a line starting with
@@ -51,12 +51,12 @@ use super::model::{DeviceEntry, Host, Profile};
 use crate::{Error, Result};
 
 /// The entry a field belongs to, for messages: `sdb (model X serial Y)`, `the host`.
-pub type Of<'a> = &'a str;
+pub(crate) type Of<'a> = &'a str;
 
-pub use crate::types::text::{is_control, shown};
+pub(crate) use crate::types::text::{is_control, shown};
 
 /// Refuses (exit 2) a `field` of `of` holding a control character.
-pub fn refuse_control(format: &str, field: &str, of: Of, v: &str) -> Result<()> {
+pub(crate) fn refuse_control(format: &str, field: &str, of: Of, v: &str) -> Result<()> {
     match v.chars().find(|c| is_control(*c)) {
         Some(c) => Err(Error::BadInput(format!(
             "--format {format}: {field} of {of} is '{}', which holds a control character \
@@ -107,14 +107,14 @@ fn key<'a>(
 }
 
 /// The entry `d` as messages name it: `sdb (model X serial Y)`, escaped ([`shown`]).
-pub fn of_entry(d: &DeviceEntry) -> String {
+pub(crate) fn of_entry(d: &DeviceEntry) -> String {
     format!("{} ({})", shown(&d.name), shown(&d.matches.describe()))
 }
 
 /// Refuses (exit 2) a control character in any free-text field of the entry `d` that a
 /// generated file carries (its name, provenance, match values, knob names and values, and
 /// the names of the sweet spots it stands for), naming the field.
-pub fn entry_fields(format: &str, d: &DeviceEntry) -> Result<()> {
+pub(crate) fn entry_fields(format: &str, d: &DeviceEntry) -> Result<()> {
     let of = of_entry(d);
     let mut fields: Vec<(String, String)> = vec![
         ("name".into(), d.name.clone()),
@@ -146,7 +146,7 @@ pub fn entry_fields(format: &str, d: &DeviceEntry) -> Result<()> {
 }
 
 /// As [`entry_fields`], for `[host]`.
-pub fn host_fields(format: &str, h: &Host) -> Result<()> {
+pub(crate) fn host_fields(format: &str, h: &Host) -> Result<()> {
     let of = "the host";
     let opt = |f: &str, v: &Option<String>| v.as_deref().map(|v| (f.to_string(), v.to_string()));
     let mut fields: Vec<(String, String)> = [
@@ -174,7 +174,7 @@ pub fn host_fields(format: &str, h: &Host) -> Result<()> {
 }
 
 /// [`entry_fields`] and [`host_fields`] over a whole profile.
-pub fn profile_fields(format: &str, p: &Profile) -> Result<()> {
+pub(crate) fn profile_fields(format: &str, p: &Profile) -> Result<()> {
     for d in &p.devices {
         entry_fields(format, d)?;
     }
@@ -194,7 +194,7 @@ pub mod udev {
     /// The characters udev(7) reads as a pattern in a match value: `*`, `?` and `[…]` are
     /// shell globs, and `|` separates alternatives (`abc|x*` matches `abc` or `x*`), with no
     /// escape in the rule syntax; `]` too, for clarity.
-    pub const PATTERN_CHARS: &[char] = &['*', '?', '[', ']', '|'];
+    pub(crate) const PATTERN_CHARS: &[char] = &['*', '?', '[', ']', '|'];
 
     /// `v` double-quoted as udev reads it back exactly: `"v"`, or `e"…"` with `\\` and `\"`
     /// when `v` holds a `\` or a `"`.
@@ -216,7 +216,7 @@ pub mod udev {
     /// `v` quoted as a match value (`KEY=="v"`) that matches exactly `v`. Errors (exit 2):
     /// empty (it would match a missing attribute), a control character, or one of
     /// [`PATTERN_CHARS`].
-    pub fn match_value(field: &str, of: Of, v: &str) -> Result<String> {
+    pub(crate) fn match_value(field: &str, of: Of, v: &str) -> Result<String> {
         refuse_control(F, field, of, v)?;
         if v.is_empty() {
             return Err(refused(
@@ -246,7 +246,7 @@ pub mod udev {
     /// `prefix` quoted as the literal start of a glob match (`KEY=="<prefix>*"`-style, the
     /// caller adding its own glob after it): as [`match_value`], and no `\`, which `fnmatch`
     /// reads as an escape in a glob.
-    pub fn glob_prefix(field: &str, of: Of, prefix: &str, glob: &str) -> Result<String> {
+    pub(crate) fn glob_prefix(field: &str, of: Of, prefix: &str, glob: &str) -> Result<String> {
         if prefix.contains('\\') {
             return Err(refused(
                 F,
@@ -262,18 +262,18 @@ pub mod udev {
 
     /// `v` quoted as an assigned value (`ATTR{…}="v"`): `%` and `$` doubled, as udev
     /// substitutes them there. Errors: a control character.
-    pub fn assign_value(field: &str, of: Of, v: &str) -> Result<String> {
+    pub(crate) fn assign_value(field: &str, of: Of, v: &str) -> Result<String> {
         refuse_control(F, field, of, v)?;
         Ok(quote(&v.replace('%', "%%").replace('$', "$$")))
     }
 
     /// An attribute name for `ATTR{name}`. Errors: a character outside `[A-Za-z0-9_./-]`.
-    pub fn attr<'a>(field: &str, of: Of, name: &'a str) -> Result<&'a str> {
+    pub(crate) fn attr<'a>(field: &str, of: Of, name: &'a str) -> Result<&'a str> {
         super::key(F, field, of, name, "_./-", &['/'])
     }
 
     /// One comment line, `# text\n`. Errors: a control character.
-    pub fn comment(field: &str, of: Of, text: &str) -> Result<String> {
+    pub(crate) fn comment(field: &str, of: Of, text: &str) -> Result<String> {
         refuse_control(F, field, of, text)?;
         Ok(format!("# {text}\n"))
     }
@@ -289,7 +289,7 @@ pub mod sysctl {
     /// One `key = value` line. Errors: a key outside `[A-Za-z0-9_./-]` (or starting with
     /// `-`); a value that is empty, holds a control character, or has whitespace at either
     /// end (sysctl.d strips it).
-    pub fn line(of: Of, key: &str, value: &str) -> Result<String> {
+    pub(crate) fn line(of: Of, key: &str, value: &str) -> Result<String> {
         let key = super::key(F, "a sysctl key", of, key, "_./-", &['.', '/'])?;
         refuse_control(F, key, of, value)?;
         if value.is_empty() || value.trim() != value {
@@ -305,7 +305,7 @@ pub mod sysctl {
     }
 
     /// One comment line, `# text\n`. Errors: a control character.
-    pub fn comment(field: &str, of: Of, text: &str) -> Result<String> {
+    pub(crate) fn comment(field: &str, of: Of, text: &str) -> Result<String> {
         refuse_control(F, field, of, text)?;
         Ok(format!("# {text}\n"))
     }
@@ -322,7 +322,7 @@ pub mod tuned {
     /// `regex::escape`'s set, which includes `$`, `{` and `#`, so TuneD's `${…}` expansion
     /// and `configparser`'s inline comments never see one; a control character or line
     /// separator as `\xNN` or `\uNNNN`, so none reaches the file raw.
-    pub fn regex_literal(v: &str) -> String {
+    pub(crate) fn regex_literal(v: &str) -> String {
         let mut out = String::new();
         for c in v.chars() {
             if super::is_control(c) {
@@ -345,7 +345,7 @@ pub mod tuned {
     /// Free text as a value (`summary=text`), kept as written. Errors: a control character;
     /// `${` (TuneD expands it: `${f:exec:…}` runs a command); a `#` after whitespace (an
     /// inline comment); whitespace at either end (stripped).
-    pub fn text(field: &str, of: Of, v: &str) -> Result<String> {
+    pub(crate) fn text(field: &str, of: Of, v: &str) -> Result<String> {
         refuse_control(F, field, of, v)?;
         let why = if v.contains("${") {
             Some("TuneD expands '${…}' in a value")
@@ -364,7 +364,7 @@ pub mod tuned {
 
     /// A value TuneD passes on as it is (an elevator name, a number): as [`text`], and not
     /// empty.
-    pub fn value(field: &str, of: Of, v: &str) -> Result<String> {
+    pub(crate) fn value(field: &str, of: Of, v: &str) -> Result<String> {
         if v.is_empty() {
             return Err(refused(F, field, of, v, "an empty value sets nothing"));
         }
@@ -374,13 +374,13 @@ pub mod tuned {
     /// A key (an option name or a sysfs path, which TuneD's `[sysfs]` globs): only
     /// `[A-Za-z0-9_./:,+-]`, and `*` where `glob` allows it. Errors: any other character
     /// (`=` would end the key, `${` be expanded, `[` start a section).
-    pub fn key<'a>(field: &str, of: Of, k: &'a str, glob: bool) -> Result<&'a str> {
+    pub(crate) fn key<'a>(field: &str, of: Of, k: &'a str, glob: bool) -> Result<&'a str> {
         let allowed = if glob { "_./:,+-*" } else { "_./:,+-" };
         super::key(F, field, of, k, allowed, &['/'])
     }
 
     /// One comment line, `# text\n`. Errors: a control character.
-    pub fn comment(field: &str, of: Of, text: &str) -> Result<String> {
+    pub(crate) fn comment(field: &str, of: Of, text: &str) -> Result<String> {
         refuse_control(F, field, of, text)?;
         Ok(format!("# {text}\n"))
     }
@@ -393,14 +393,8 @@ pub mod toml {
 
     const F: &str = "toml";
 
-    /// A free-text field written as a TOML string. Errors: a control character (the string
-    /// could carry it escaped, but no other format can, nor a terminal showing the file).
-    pub fn text(field: &str, of: Of, v: &str) -> Result<()> {
-        refuse_control(F, field, of, v)
-    }
-
     /// One comment line, `# text\n`. Errors: a control character.
-    pub fn comment(field: &str, of: Of, text: &str) -> Result<String> {
+    pub(crate) fn comment(field: &str, of: Of, text: &str) -> Result<String> {
         refuse_control(F, field, of, text)?;
         Ok(format!("# {text}\n"))
     }

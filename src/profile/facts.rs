@@ -1,5 +1,5 @@
 //! What a profile's `match` is compared with on a present disk: its identity's fields, and
-//! its model and firmware as sysfs gives them. Read once per disk ([`DiskFacts`]), so that
+//! its model and firmware as sysfs gives them. Read once per disk (`DiskFacts`), so that
 //! applying ([`super::apply`]) and choosing among overlapping entries ([`super::overlap`])
 //! compare without rereading sysfs.
 
@@ -12,7 +12,7 @@ use crate::sysroot::SysRoot;
 /// `device/rev`, else `device/firmware_rev`). Read once per disk, so a profile of N entries
 /// costs N comparisons per disk, not N reads of sysfs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DiskFacts {
+pub(crate) struct DiskFacts {
     /// The identity's fields, with `model` filled from `device/model` when the identity has
     /// none, and `firmware` from sysfs.
     pub id: Match,
@@ -20,7 +20,7 @@ pub struct DiskFacts {
 
 impl DiskFacts {
     /// The facts of `dev` under `root`.
-    pub fn of(root: &SysRoot, dev: &Device) -> DiskFacts {
+    pub(crate) fn of(root: &SysRoot, dev: &Device) -> DiskFacts {
         let mut id = Match::from_identity(&dev.identity).unwrap_or_default();
         let attr = |rel: &str| {
             device::read_attr(&root.block_dev(&dev.name).join(rel)).filter(|s| !s.is_empty())
@@ -33,18 +33,10 @@ impl DiskFacts {
     }
 
     /// True when every field `m` sets equals this disk's.
-    pub fn matches(&self, m: &Match) -> bool {
+    pub(crate) fn matches(&self, m: &Match) -> bool {
         m.fields()
             .iter()
             .zip(self.id.fields())
             .all(|((_, want), (_, have))| want.is_none() || *want == have)
     }
-}
-
-/// True when `dev` is the disk (or, for a model entry, one of the disks) `m` names: every
-/// field `m` sets equals the device's (model and firmware read from `device/model` and
-/// `device/rev`). Reads sysfs: to compare many matches with one disk, read its
-/// [`DiskFacts`] once.
-pub fn matches(root: &SysRoot, dev: &Device, m: &Match) -> bool {
-    DiskFacts::of(root, dev).matches(m)
 }

@@ -6,7 +6,7 @@
 //!   it, by `profile apply` and `verify` alike: as root it must be owned by root, and neither
 //!   it nor a directory above it writable by a group other than root's or by everyone (one
 //!   rule, [`crate::trust`]); otherwise others could choose what root writes to sysfs.
-//! - `version` must be [`VERSION`]; every `[[device]]` needs a `match` with no empty value
+//! - `version` must be `VERSION`; every `[[device]]` needs a `match` with no empty value
 //!   and one way of naming a disk (not `wwid` and `backing_file`: a disk has one identity),
 //!   and no two entries the same `match` (the last one's knobs would win, and `verify` would
 //!   find the first one's drifted for ever); an entry whose `match` narrows another's (every
@@ -16,7 +16,7 @@
 //!   `src/knob/catalogue.rs`), with an integer value within the catalogue's safe bounds (a
 //!   `scheduler` is a name); `[host]` takes host-wide knobs only.
 
-use super::model::{Improvement, Match, Origin, Profile, VERSION};
+use super::model::{Match, Origin, Profile, ProfileImprovement, VERSION};
 use crate::knob::catalogue;
 use crate::tomlfile::{TomlFile, span_of};
 use crate::trust;
@@ -31,7 +31,7 @@ use std::path::Path;
 /// every directory above it ([`crate::trust`], under [`trust::Origin::System`]: see the
 /// module doc). Errors: [`crate::Error::BadInput`] (exit 2) when it cannot be read or is refused
 /// (naming its owner, mode and the fix); [`crate::Error::BadFile`] for its contents ([`parse`]).
-pub fn load(path: &Path) -> Result<Profile> {
+pub(crate) fn load(path: &Path) -> Result<Profile> {
     let text = trust::read_to_string(path, "profile", trust::Origin::System)?;
     parse(&text, path)
 }
@@ -356,7 +356,7 @@ impl<'a> Earlier<'a> {
 /// written back.
 fn control_text(
     mut texts: Vec<(Vec<String>, String)>,
-    imp: Option<&Improvement>,
+    imp: Option<&ProfileImprovement>,
     baseline: &Setting,
 ) -> Option<(Vec<String>, String)> {
     if let Some(i) = imp {
@@ -379,7 +379,7 @@ fn control_text(
 
 /// The field of `imp` that is not a finite number (`nan`, `inf`), with why: export writes only
 /// measured figures, and a NaN would be shown as the evidence and compare unequal to itself.
-fn bad_improvement(imp: &Improvement) -> Option<(&'static str, String)> {
+fn bad_improvement(imp: &ProfileImprovement) -> Option<(&'static str, String)> {
     let [lo, hi] = imp.ci95;
     [("ratio", imp.ratio), ("ci95", lo), ("ci95", hi)]
         .into_iter()

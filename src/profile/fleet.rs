@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 
 /// One exported sweet spot, before entries of one match are merged.
 #[derive(Clone, Debug)]
-pub struct Member {
+pub(crate) struct Member {
     /// Its entry (under `--match model`, the model match).
     pub entry: DeviceEntry,
     /// Its device identity (`wwid:…`).
@@ -44,7 +44,7 @@ impl Member {
 /// One entry per match, in the order of each match's first member: members that share a
 /// match become one entry when their knobs are equal. Errors (exit 2): members of one match
 /// whose knobs differ.
-pub fn merge(members: Vec<Member>) -> Result<Vec<DeviceEntry>> {
+pub(crate) fn merge(members: Vec<Member>) -> Result<Vec<DeviceEntry>> {
     let mut groups: Vec<Vec<Member>> = Vec::new();
     // Each match's group by its fields (one look-up per member, not a pass over the groups).
     let mut group_of: HashMap<[Option<String>; 6], usize> = HashMap::new();
@@ -130,7 +130,7 @@ fn and(items: &[String]) -> String {
 
 /// The comment on a merged entry: `one entry for 2 disks of this model whose sweet spots set
 /// the same knobs: sdb (below, the newest) and sda (wwid:…)`.
-pub fn shared(d: &DeviceEntry) -> String {
+pub(crate) fn shared(d: &DeviceEntry) -> String {
     let mut all = vec![format!("{} (below, the newest)", d.name)];
     all.extend(d.also.iter().cloned());
     format!(

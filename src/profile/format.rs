@@ -1,7 +1,7 @@
-//! The formats `profile export` writes, behind one trait (as [`crate::report::Exporter`] is
+//! The formats `profile export` writes, behind one trait (as `crate::output::Exporter` is
 //! for `bench`): sweetspot's TOML ([`super::toml_text`]), udev rules ([`super::udev`]), a
 //! sysctl.d file ([`super::sysctl`]) and a TuneD profile ([`super::tuned`]). Each file keeps
-//! its own `render` function; the impls here put them behind [`ProfileFormat`] with what
+//! its own `render` function; the impls here put them behind `ProfileFormat` with what
 //! `export` needs to know of each: its name and where `--out` puts the text.
 
 use super::model::Profile;
@@ -9,7 +9,7 @@ use crate::Result;
 use crate::sysroot::SysRoot;
 
 /// A format a [`Profile`] is exported as.
-pub trait ProfileFormat {
+pub(crate) trait ProfileFormat {
     /// The name `--format` takes (`toml`, `udev`, `sysctl`, `tuned`).
     fn name(&self) -> &'static str;
     /// What `--out` names: the file itself, or a directory that gets the file.
@@ -21,7 +21,7 @@ pub trait ProfileFormat {
 
 /// What `profile export --out PATH` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Out {
+pub(crate) enum Out {
     /// The file; `extension` is the one its installed name has (`rules` for
     /// `/etc/udev/rules.d/99-sweetspot.rules`).
     File {
@@ -37,7 +37,7 @@ pub enum Out {
 
 /// sweetspot's own TOML ([`Profile::to_toml`]), for `profile apply` and `verify`.
 #[derive(Clone, Copy, Debug)]
-pub struct Toml;
+pub(crate) struct Toml;
 
 impl ProfileFormat for Toml {
     fn name(&self) -> &'static str {
@@ -53,7 +53,7 @@ impl ProfileFormat for Toml {
 
 /// udev rules ([`super::udev::render`]).
 #[derive(Clone, Copy, Debug)]
-pub struct Udev;
+pub(crate) struct Udev;
 
 impl ProfileFormat for Udev {
     fn name(&self) -> &'static str {
@@ -70,7 +70,7 @@ impl ProfileFormat for Udev {
 /// A sysctl.d file of the host-wide knobs ([`super::sysctl::render`]); `root`'s `/proc/sys`
 /// says which keys this kernel has.
 #[derive(Clone, Copy, Debug)]
-pub struct Sysctl<'a> {
+pub(crate) struct Sysctl<'a> {
     /// The roots the keys are checked against.
     pub root: &'a SysRoot,
 }
@@ -90,7 +90,7 @@ impl ProfileFormat for Sysctl<'_> {
 /// A TuneD profile's `tuned.conf` ([`super::tuned::render`]); `root` resolves present disks
 /// to their bus paths.
 #[derive(Clone, Copy, Debug)]
-pub struct Tuned<'a> {
+pub(crate) struct Tuned<'a> {
     /// The roots present disks are read under.
     pub root: &'a SysRoot,
 }

@@ -3,7 +3,7 @@
 //! own sweet spot (`tune --host`), which decides every host-wide knob it tuned, including
 //! those it kept at their default (a device's older value of one is dropped, not exported).
 //! The members of an exclusive pair (`dirty_ratio`/`dirty_bytes`, …: writing one zeroes the
-//! other, [`catalogue::exclusive_partner`]) never both end up in it: the later one set
+//! other, `catalogue::exclusive_partner`) never both end up in it: the later one set
 //! drops the other, which `profile apply` would refuse as a whole.
 
 use crate::knob::catalogue;
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 /// Host-wide knob values with the sweet spot (identity) each came from.
 #[derive(Debug, Default)]
-pub struct HostKnobs {
+pub(crate) struct HostKnobs {
     knobs: Setting,
     from: BTreeMap<String, String>,
 }
@@ -21,7 +21,7 @@ pub struct HostKnobs {
 impl HostKnobs {
     /// Sets `k` to `v` from the sweet spot of `from`, warning when an earlier one (merged
     /// before) set it to another value: the later wins.
-    pub fn set(&mut self, k: String, v: KnobValue, from: &str) {
+    pub(crate) fn set(&mut self, k: String, v: KnobValue, from: &str) {
         if let Some(old) = self.knobs.get(&k)
             && *old != v
         {
@@ -49,7 +49,7 @@ impl HostKnobs {
     /// Drops `k`, which the host's own sweet spot `from` tuned and keeps at `kept` (its
     /// default, or the zero member of a pair it sets the other of), warning when an earlier
     /// sweet spot had set it.
-    pub fn keep(&mut self, k: &str, kept: &KnobValue, from: &str) {
+    pub(crate) fn keep(&mut self, k: &str, kept: &KnobValue, from: &str) {
         // Its partner too: writing that would zero the value the host's tune decided on.
         for name in std::iter::once(k).chain(catalogue::exclusive_partner(k)) {
             if let Some(old) = self.knobs.remove(name) {
@@ -69,7 +69,7 @@ impl HostKnobs {
     }
 
     /// The knobs gathered.
-    pub fn into_setting(self) -> Setting {
+    pub(crate) fn into_setting(self) -> Setting {
         self.knobs
     }
 }

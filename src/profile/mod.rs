@@ -37,14 +37,14 @@ pub mod tuned;
 pub mod udev;
 pub mod verify;
 
-pub use model::{DeviceEntry, Host, Match, Profile};
+pub(crate) use model::{DeviceEntry, Host, Match, Profile};
 
 use crate::knob::catalogue;
 use crate::types::{ApplyOrder, Setting};
 
 /// One comment line on where an entry comes from (and, for an entry several disks of one
 /// model share, which other sweet spots set the same knobs).
-pub fn describe(d: &DeviceEntry) -> String {
+pub(crate) fn describe(d: &DeviceEntry) -> String {
     let also = if d.also.is_empty() {
         String::new()
     } else {
@@ -65,7 +65,7 @@ pub fn describe(d: &DeviceEntry) -> String {
 
 /// One comment line on where the host's own sweet spot comes from (`host (vm) when tuned:
 /// …`); `None` when `[host]` only gathers host-wide knobs of device tunes.
-pub fn describe_host(h: &Host) -> Option<String> {
+pub(crate) fn describe_host(h: &Host) -> Option<String> {
     let at = h.tuned_at.as_deref()?;
     let or_dash = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
     Some(format!(
@@ -77,7 +77,7 @@ pub fn describe_host(h: &Host) -> Option<String> {
     ))
 }
 
-fn evidence(i: Option<&model::Improvement>) -> String {
+fn evidence(i: Option<&model::ProfileImprovement>) -> String {
     i.map_or_else(
         || "kept the default".to_string(),
         |i| {
@@ -91,7 +91,7 @@ fn evidence(i: Option<&model::Improvement>) -> String {
 
 /// The knobs in the kernel's apply order (scheduler → nr_requests → iosched/* → queue/*),
 /// names within one order alphabetically.
-pub fn in_apply_order(knobs: &Setting) -> Vec<(String, String)> {
+pub(crate) fn in_apply_order(knobs: &Setting) -> Vec<(String, String)> {
     let mut v: Vec<(ApplyOrder, String, String)> = knobs
         .iter()
         .map(|(k, val)| {
@@ -105,7 +105,7 @@ pub fn in_apply_order(knobs: &Setting) -> Vec<(String, String)> {
 
 /// The knob's file under the disk's sysfs directory: `queue/scheduler`, `queue/nr_requests`,
 /// `queue/iosched/<name>` or `queue/<name>`.
-pub fn attr_path(knob: &str) -> String {
+pub(crate) fn attr_path(knob: &str) -> String {
     match catalogue::order_of(knob) {
         Some(ApplyOrder::Scheduler) => "queue/scheduler".into(),
         Some(ApplyOrder::Queue | ApplyOrder::NrRequests) => format!("queue/{knob}"),

@@ -26,14 +26,14 @@ use crate::types::Setting;
 use serde::{Deserialize, Serialize};
 
 /// The profile format's version; a file with another one is refused.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// A whole profile. Two profiles are equal when their files say the same: [`Profile::origin`]
 /// is left out.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
-    /// Always [`VERSION`].
+    /// Always `VERSION`.
     pub version: u32,
     /// One entry per device (identity, or model for a fleet), in export order.
     #[serde(default, rename = "device")]
@@ -85,7 +85,7 @@ pub struct Match {
 
 impl Match {
     /// Each match field by its name in the profile file, in the order messages name them.
-    pub fn fields(&self) -> [(&'static str, &Option<String>); 6] {
+    pub(crate) fn fields(&self) -> [(&'static str, &Option<String>); 6] {
         [
             ("wwid", &self.wwid),
             ("model", &self.model),
@@ -98,7 +98,7 @@ impl Match {
 
     /// What the match looks for, for messages: `wwid naa.5000…`, `model X serial Y`,
     /// `by_path …`, `backing_file /srv/disk.img`, `model X` (with `firmware F`).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         for (k, v) in self.fields() {
             if let Some(v) = v {
@@ -112,7 +112,7 @@ impl Match {
     /// fields percent-decoded,
     /// `by-path:…`, `loop:<file>`; [`crate::device::identity`]); `None` for a `virtual:` or
     /// `sim:`/`scratch:` identity, which names nothing that survives a reboot.
-    pub fn from_identity(identity: &str) -> Option<Match> {
+    pub(crate) fn from_identity(identity: &str) -> Option<Match> {
         let (kind, rest) = identity.split_once(':')?;
         let m = match kind {
             "wwid" => Match {
@@ -142,7 +142,7 @@ impl Match {
     }
 
     /// True when this is a class (fleet) match: a model without a serial.
-    pub fn is_model_class(&self) -> bool {
+    pub(crate) fn is_model_class(&self) -> bool {
         self.model.is_some() && self.serial.is_none()
     }
 }
@@ -150,7 +150,7 @@ impl Match {
 /// What the tune measured: the objective's improvement with its 95% CI, and its cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Improvement {
+pub struct ProfileImprovement {
     /// e.g. `io_load Ratio`.
     pub objective: String,
     /// default ÷ best for a Ratio, best ÷ default for Loads (> 1: better).
@@ -179,7 +179,7 @@ pub struct DeviceEntry {
     pub tuned_at: String,
     /// The evidence; absent for a "keep the default" sweet spot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub improvement: Option<Improvement>,
+    pub improvement: Option<ProfileImprovement>,
     /// Only the knobs the sweet spot changed from its baseline; applied in the kernel's order
     /// (scheduler → nr_requests → iosched/* → other queue/*), not the file's.
     #[serde(default)]
@@ -270,7 +270,7 @@ pub struct Host {
     /// The evidence; absent for a "keep the default" host sweet spot (and for knobs of device
     /// tunes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub improvement: Option<Improvement>,
+    pub improvement: Option<ProfileImprovement>,
     /// e.g. `dirty_ratio = 10`: only knobs a sweet spot changed from its baseline.
     #[serde(default)]
     pub knobs: Setting,
@@ -282,7 +282,7 @@ pub struct Host {
 impl Host {
     /// True when the entry carries a host sweet spot's provenance (`tune --host`), not only
     /// host knobs gathered from device tunes.
-    pub fn is_tuned(&self) -> bool {
+    pub(crate) fn is_tuned(&self) -> bool {
         self.tuned_at.is_some()
     }
 }
@@ -320,7 +320,7 @@ mod tests {
                 kernel: "6.18.0".into(),
                 policy: "quick".into(),
                 tuned_at: "2026-12-01T08:00:00Z".into(),
-                improvement: Some(Improvement {
+                improvement: Some(ProfileImprovement {
                     objective: "io_load Ratio".into(),
                     ratio: 2.2,
                     ci95: [2.05, 2.37],

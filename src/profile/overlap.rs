@@ -7,10 +7,10 @@
 //! gives a device to one plugin instance.
 //!
 //! Two entries equally narrow on one disk (both name one disk: `wwid W` and `wwid W` with
-//! `model M`) give no rule to choose by: [`resolve`] refuses them with exit 2, naming the
+//! `model M`) give no rule to choose by: `resolve` refuses them with exit 2, naming the
 //! file, line and field, before anything is written. Where the file alone shows the overlap
 //! (one entry's match sets every field of another's, and more) the reader says so at load
-//! ([`nested`]): a warning naming the entry that will apply, or the same error when neither
+//! (`nested`): a warning naming the entry that will apply, or the same error when neither
 //! is narrower.
 
 use super::facts::DiskFacts;
@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 /// How many disks a match can name. Of the entries matching one disk, the narrowest applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Reach {
+pub(crate) enum Reach {
     /// `model` alone: every disk of the model.
     Model,
     /// `model` with `firmware`: the model's disks at that firmware revision.
@@ -34,7 +34,7 @@ pub enum Reach {
 
 impl Reach {
     /// The reach of `m`.
-    pub fn of(m: &Match) -> Reach {
+    pub(crate) fn of(m: &Match) -> Reach {
         let one = [&m.wwid, &m.serial, &m.by_path, &m.backing_file];
         if one.iter().any(|f| f.is_some()) {
             Reach::Disk
@@ -64,7 +64,7 @@ impl Reach {
 
 /// True when `b` sets every field `a` sets, to the same value, and more: every disk `b`
 /// matches, `a` matches too.
-pub fn narrows(b: &Match, a: &Match) -> bool {
+pub(crate) fn narrows(b: &Match, a: &Match) -> bool {
     b != a
         && a.fields()
             .iter()
@@ -87,7 +87,7 @@ pub struct Overlap {
 
 /// Which entry applies to which present disk.
 #[derive(Clone, Debug)]
-pub struct Resolved<'a> {
+pub(crate) struct Resolved<'a> {
     /// `(entry index, disk)`, entries in file order: each disk once, with its narrowest entry.
     pub targets: Vec<(usize, &'a Device)>,
     /// The disks several entries match.
@@ -157,7 +157,7 @@ impl<'p> Index<'p> {
 /// The entry that applies to each disk of `present` (only the one named `only`, when given).
 /// Errors (exit 2): a disk two equally narrow entries match, with the file, line and field of
 /// the later one when the profile was read from a file.
-pub fn resolve<'a>(
+pub(crate) fn resolve<'a>(
     root: &SysRoot,
     present: &'a [Device],
     profile: &Profile,
@@ -224,7 +224,7 @@ pub fn resolve<'a>(
 /// [`resolve`] picks it for `profile apply`; `None` when none matches. The daemon manages what
 /// it applied by this, so it never expects (or re-applies) a broader entry's value.
 /// Errors: as [`resolve`]'s (two equally narrow entries match `dev`, exit 2).
-pub fn entry_for<'p>(
+pub(crate) fn entry_for<'p>(
     root: &SysRoot,
     dev: &Device,
     profile: &'p Profile,
@@ -236,7 +236,13 @@ pub fn entry_for<'p>(
 /// How entry `i`'s match `m` relates to the earlier entry `j`'s `other` (`at_j`: ` (line N)`
 /// or empty), when one narrows the other: `(refuse, message)`, `refuse` when neither is
 /// narrower by [`Reach`], so `apply` would refuse every disk both match.
-pub fn nested(i: usize, m: &Match, j: usize, other: &Match, at_j: &str) -> Option<(bool, String)> {
+pub(crate) fn nested(
+    i: usize,
+    m: &Match,
+    j: usize,
+    other: &Match,
+    at_j: &str,
+) -> Option<(bool, String)> {
     let (how, applies) = if narrows(m, other) {
         ("narrower", i)
     } else if narrows(other, m) {

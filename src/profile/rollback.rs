@@ -5,10 +5,10 @@
 //! The journal says what to put back: the entries of the owner [`Owner::Profile`] that
 //! this apply opened (not open when it began), on the disks it wrote (and the host, when it
 //! wrote host knobs), are restored through the journal's own restore
-//! ([`crate::knob::apply::restore_except`], the others skipped), which writes their originals
+//! (`crate::knob::apply::restore_except`, the others skipped), which writes their originals
 //! in the kernel's order and closes them. A knob that already had an open `profile` entry
 //! (an earlier apply's, say the daemon's at boot) gets no new entry when written again; its
-//! value from just before this apply, read before the first write ([`Recorder`]), is written
+//! value from just before this apply, read before the first write (`Recorder`), is written
 //! back directly, and its older entry stays open, still holding the value from before
 //! sweetspot touched it. A `sched/features` flag of that kind is not written back (the file
 //! holds every flag; `restore` undoes it) and is said so.
@@ -16,7 +16,7 @@
 use crate::knob::apply::{PutBack, restore_except};
 use crate::knob::io::KnobIo;
 use crate::store::Store;
-use crate::store::journal::Entry;
+use crate::store::journal::JournalEntry;
 use crate::sysroot::SysRoot;
 use crate::types::Owner;
 use crate::{Error, Result};
@@ -25,14 +25,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// A [`KnobIo`] that remembers, per file, its content before the first write through it.
-pub struct Recorder<'a> {
+pub(crate) struct Recorder<'a> {
     inner: &'a dyn KnobIo,
     before: RefCell<Vec<(PathBuf, String)>>,
 }
 
 impl<'a> Recorder<'a> {
     /// Writes and reads through `inner`.
-    pub fn new(inner: &'a dyn KnobIo) -> Recorder<'a> {
+    pub(crate) fn new(inner: &'a dyn KnobIo) -> Recorder<'a> {
         Recorder {
             inner,
             before: RefCell::new(Vec::new()),
@@ -55,13 +55,13 @@ impl KnobIo for Recorder<'_> {
 }
 
 /// The journal as an apply began: the ids of the open `profile` entries then.
-pub struct Undo {
+pub(crate) struct Undo {
     open_before: BTreeSet<i64>,
 }
 
 /// What a rollback did.
 #[derive(Debug, Default)]
-pub struct Undone {
+pub(crate) struct Undone {
     /// Every knob written back.
     pub put_back: Vec<PutBack>,
     /// What could not be put back, each with why (a failed write, a feature flag).
@@ -70,7 +70,7 @@ pub struct Undone {
 
 impl Undo {
     /// Notes the open `profile` entries before the first write. Errors: the store's.
-    pub fn begin(store: &Store) -> Result<Undo> {
+    pub(crate) fn begin(store: &Store) -> Result<Undo> {
         let open_before = store
             .journal_open(None, Some(&Owner::Profile))?
             .into_iter()
@@ -82,7 +82,7 @@ impl Undo {
     /// Puts back what this apply wrote on the disks named `disks` (and the host knobs when
     /// `host`), as the module docs say; `recorder` is the io the writes went through. Never
     /// fails as a whole: what it could not put back is in [`Undone::left`].
-    pub fn run(
+    pub(crate) fn run(
         self,
         io: &dyn KnobIo,
         store: &mut Store,
@@ -91,7 +91,7 @@ impl Undo {
         host: bool,
         recorder: &Recorder<'_>,
     ) -> Undone {
-        let mine = |e: &Entry| {
+        let mine = |e: &JournalEntry| {
             e.owner == Owner::Profile
                 && !self.open_before.contains(&e.id)
                 && match &e.device {

@@ -2,7 +2,7 @@
 //! (of the host's own sweet spot, `tune --host`, and of device tunes), read by systemd-sysctl
 //! at boot (sysctl.d(5): `key = value`, `/` or `.` separated).
 //!
-//! Only keys that exist under this host's `/proc/sys` are written ([`present`], also used for
+//! Only keys that exist under this host's `/proc/sys` are written (`present`, also used for
 //! TuneD's `[sysctl]`); the others are named in a comment and a warning (a missing key makes
 //! `sysctl --system` complain at every boot). Of an exclusive pair only the non-zero member is
 //! in a profile at all ([`super::build`], and [`super::file`] refuses both).
@@ -13,7 +13,7 @@ use crate::sysroot::SysRoot;
 
 /// The `sysctl.d` key of a host-wide knob: `kernel.<name>` for a CPU-scheduler sysctl
 /// (`/proc/sys/kernel/sched_*`), `vm.<name>` for `/proc/sys/vm/<name>`.
-pub fn key(knob: &str) -> String {
+pub(crate) fn key(knob: &str) -> String {
     if crate::knob::catalogue::SCHED_SYSCTL_KNOBS.contains(&knob) {
         format!("kernel.{knob}")
     } else {
@@ -36,7 +36,7 @@ fn file_of(root: &SysRoot, knob: &str) -> Option<std::path::PathBuf> {
 
 /// The profile's host knobs as `(key, value)` where `root` has them, and a note for each it
 /// lacks.
-pub fn present(profile: &Profile, root: &SysRoot) -> (Vec<(String, String)>, Vec<String>) {
+pub(crate) fn present(profile: &Profile, root: &SysRoot) -> (Vec<(String, String)>, Vec<String>) {
     let (mut have, mut notes) = (Vec::new(), Vec::new());
     for (k, v) in profile.host.iter().flat_map(|h| &h.knobs) {
         let Some(file) = file_of(root, k) else {
@@ -65,7 +65,7 @@ pub fn present(profile: &Profile, root: &SysRoot) -> (Vec<(String, String)>, Vec
 /// written through [`super::escape::sysctl`]. Errors (exit 2): a control character in a field
 /// the file carries, a key that is not a plain sysctl name, or a value sysctl.d would not
 /// read back as written, naming the field.
-pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
+pub(crate) fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
     use super::escape::sysctl as esc;
     if let Some(h) = &profile.host {
         super::escape::host_fields("sysctl", h)?;

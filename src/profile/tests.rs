@@ -644,7 +644,7 @@ fn round_trip_export_apply_verify_and_drift() {
     let out = super::apply::apply(&mut store, &t.root, &db, &profile, None, false, "test").unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
     assert!(
-        matches!(&out[0].status, super::apply::Status::Applied { changes } if changes.len() == 2),
+        matches!(&out[0].status, super::apply::ApplyStatus::Applied { changes } if changes.len() == 2),
         "{out:?}"
     );
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "8");
@@ -718,7 +718,7 @@ fn apply_follows_identity_not_the_name() {
     );
     let sdc = out.iter().find(|o| o.entry == "sdc").unwrap();
     assert!(
-        matches!(&sdc.status, super::apply::Status::Absent { wanted } if wanted.starts_with("wwid ")),
+        matches!(&sdc.status, super::apply::ApplyStatus::Absent { wanted } if wanted.starts_with("wwid ")),
         "{sdc:?}"
     );
 }
@@ -769,7 +769,7 @@ fn a_model_entry_applies_to_every_disk_of_that_model_only_and_warns_on_another_k
         .iter()
         .find(|o| o.device.as_deref() == Some("sdc"))
         .unwrap();
-    assert_eq!(sdc.status, super::apply::Status::Nothing);
+    assert_eq!(sdc.status, super::apply::ApplyStatus::Nothing);
     // --dry-run writes nothing and prints the commands.
     t.set("sda", "queue/iosched/fifo_batch", "16");
     let out = super::apply::apply(
@@ -783,7 +783,7 @@ fn a_model_entry_applies_to_every_disk_of_that_model_only_and_warns_on_another_k
     )
     .unwrap();
     assert_eq!(t.get("sda", "queue/iosched/fifo_batch"), "16");
-    let super::apply::Status::DryRun { commands } = &out[0].status else {
+    let super::apply::ApplyStatus::DryRun { commands } = &out[0].status else {
         panic!("{out:?}")
     };
     assert!(
@@ -996,7 +996,7 @@ fn host_knobs_apply_without_any_disk_each_to_its_own_file() {
         origin: None,
     };
     let dry = super::apply::apply(&mut store, &t.root, &db, &profile, None, true, "test").unwrap();
-    let super::apply::Status::DryRun { commands } = &dry[0].status else {
+    let super::apply::ApplyStatus::DryRun { commands } = &dry[0].status else {
         panic!("{dry:?}");
     };
     let vm = t.root.vm().join("dirty_ratio");
@@ -1017,7 +1017,7 @@ fn host_knobs_apply_without_any_disk_each_to_its_own_file() {
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].entry, "host");
     assert!(
-        matches!(&out[0].status, super::apply::Status::Applied { changes } if changes.len() == 3),
+        matches!(&out[0].status, super::apply::ApplyStatus::Applied { changes } if changes.len() == 3),
         "{out:?}"
     );
     assert_eq!(t.vm("dirty_ratio"), "10");
@@ -1107,7 +1107,7 @@ fn a_host_sweet_spot_goes_into_host_with_its_provenance() {
     let out = super::apply::apply(&mut store, &t.root, &db, &p, None, false, "test").unwrap();
     let host = out.iter().find(|o| o.entry == "host").unwrap();
     assert!(
-        matches!(&host.status, super::apply::Status::Applied { changes }
+        matches!(&host.status, super::apply::ApplyStatus::Applied { changes }
             if changes == &vec![("swappiness".into(), "60".into(), "10".into())]),
         "{out:?}"
     );
@@ -1142,7 +1142,7 @@ fn a_host_sweet_spot_goes_into_host_with_its_provenance() {
     );
     let out = super::apply::apply(&mut store, &t.root, &db, &p, None, false, "test").unwrap();
     assert_eq!(out.len(), 1, "{out:?}");
-    assert_eq!(out[0].status, super::apply::Status::Nothing);
+    assert_eq!(out[0].status, super::apply::ApplyStatus::Nothing);
 }
 
 /// A `[host]` with `knobs` alone, the shape written before host sweet spots were exported,

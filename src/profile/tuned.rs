@@ -34,7 +34,7 @@ use crate::{Error, Result};
 /// Errors (exit 2): entries TuneD cannot match by identity (see the module doc), each named
 /// with its knobs and why; a control character in a field the file carries, or a name,
 /// value or path TuneD would not read back as written, naming the field and the entry.
-pub fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
+pub(crate) fn render(profile: &Profile, root: &SysRoot) -> Result<String> {
     escape::profile_fields("tuned", profile)?;
     let mut out = main_section(profile)?;
     let present = device::list(root).unwrap_or_default();

@@ -35,7 +35,7 @@ use crate::{Error, Result};
 /// [`super::escape::udev`]. Errors (exit 2): a control character in any field the file
 /// carries, or a match value a udev rule cannot match literally (a glob or alternative
 /// character `*?[]|`, or an empty one), naming the field and the entry.
-pub fn render(profile: &Profile) -> Result<String> {
+pub(crate) fn render(profile: &Profile) -> Result<String> {
     escape::profile_fields("udev", profile)?;
     let mut out = String::from(
         "# sweetspot sweet spots as udev rules (`sweetspot profile export --format udev`).\n\

@@ -32,7 +32,7 @@ pub struct Row {
 }
 
 /// The whole verification, as `verify --json` prints it (after its `version`,
-/// [`crate::report::json::VERSION`]).
+/// [`crate::output::json::VERSION`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Verification {
     /// True when no row is `drift` or `missing`.
@@ -44,7 +44,7 @@ pub struct Verification {
     pub overlaps: Vec<Overlap>,
 }
 
-/// Compares `profile` with `root` now. Errors: those of [`resolve`] (two entries equally
+/// Compares `profile` with `root` now. Errors: those of `resolve` (two entries equally
 /// narrow on one disk, exit 2) and of reading sysfs.
 pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
     let present = device::list(root)?;
@@ -108,7 +108,7 @@ pub fn verify(root: &SysRoot, profile: &Profile) -> Result<Verification> {
 }
 
 /// The table: `device  knob  expected  actual  status`.
-pub fn table(v: &Verification) -> String {
+pub(crate) fn table(v: &Verification) -> String {
     let mut out = format!(
         "{:<12} {:<24} {:>12} {:>12}  status\n",
         "device", "knob", "expected", "actual"

@@ -6,13 +6,13 @@
 //! entry holds the value before its change, and the knob's value now is the newest owner's.
 //! Restoring some owners' entries only, under a later open entry of another owner, hands the
 //! oldest original down to that entry instead of writing it
-//! ([`Store::journal_hand_down`], `knob::apply::restore_except`). The stack is
+//! (`Store::journal_hand_down`, `knob::apply::restore_except`). The stack is
 //! ordered by entry id, that is by each owner's first change: an owner that writes the knob
 //! again over a later owner's entry keeps its old place, so a partial restore may then take
 //! the wrong entry for the newest writer's (the knob keeps a value one owner wrote). A full
 //! `restore` is not affected: it writes each file's oldest open original, the true one.
 //! Entries are never deleted; a restored entry gets `restored_at`. Entries of an earlier boot
-//! are closed unwritten ([`Store::journal_close_stale`]): the kernel reset those knobs.
+//! are closed unwritten (`Store::journal_close_stale`): the kernel reset those knobs.
 //!
 //! A host-wide entry journaled by a command for one device carries that device's identity
 //! (`for_identity`), until a command for another device journals the same knob under the
@@ -28,7 +28,7 @@ use std::path::PathBuf;
 
 /// One journal row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Entry {
+pub struct JournalEntry {
     /// Row id (increasing with time: the smallest open id of a path is its true original).
     pub id: i64,
     /// Kernel name of the device at the time; `None` for host-wide vm knobs.
@@ -59,7 +59,7 @@ pub struct Entry {
     pub boot_id: Option<String>,
 }
 
-impl Entry {
+impl JournalEntry {
     /// True when this entry was recorded in an earlier boot than `boot`: its boot id differs
     /// from this boot's, or (recorded before sweetspot kept boot ids) it is older than this
     /// boot's start. Unknown either way: false (it stays open).
@@ -95,7 +95,7 @@ pub struct NewEntry {
     pub boot_id: Option<String>,
 }
 
-/// A journal row that cannot be read as an [`Entry`]: a column of the wrong type (`original`
+/// A journal row that cannot be read as an [`JournalEntry`]: a column of the wrong type (`original`
 /// a BLOB, `recorded_at` text), text that is not UTF-8, an unknown apply order or owner.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Malformed {
@@ -159,11 +159,11 @@ const COLUMNS: [&str; 13] = [
     "for_identity",
 ];
 
-/// One selected row as an [`Entry`], or what is wrong with it.
-fn entry(r: &rusqlite::Row<'_>, id: i64) -> std::result::Result<Entry, String> {
+/// One selected row as an [`JournalEntry`], or what is wrong with it.
+fn entry(r: &rusqlite::Row<'_>, id: i64) -> std::result::Result<JournalEntry, String> {
     let need = |v: Option<String>, i: usize| v.ok_or_else(|| format!("{} is NULL", COLUMNS[i]));
     let order = int(r, 6)?.ok_or("apply_order is NULL")?;
-    Ok(Entry {
+    Ok(JournalEntry {
         id,
         device: text(r, 1)?,
         identity: text(r, 2)?,
@@ -249,7 +249,11 @@ impl Store {
 
     /// Open entries, oldest first, optionally only of one device (kernel name; vm entries have
     /// no device and are included only when `device` is `None`) and one owner.
-    pub fn journal_open(&self, device: Option<&str>, owner: Option<&Owner>) -> Result<Vec<Entry>> {
+    pub fn journal_open(
+        &self,
+        device: Option<&str>,
+        owner: Option<&Owner>,
+    ) -> Result<Vec<JournalEntry>> {
         self.journal_query(
             "WHERE restored_at IS NULL AND (?1 IS NULL OR device = ?1) \
              AND (?2 IS NULL OR owner = ?2)",
@@ -277,7 +281,7 @@ impl Store {
     }
 
     /// Every entry (history included), oldest first, optionally of one device.
-    pub fn journal_all(&self, device: Option<&str>) -> Result<Vec<Entry>> {
+    pub fn journal_all(&self, device: Option<&str>) -> Result<Vec<JournalEntry>> {
         self.journal_query(
             "WHERE (?1 IS NULL OR device = ?1) AND ?2 IS NULL",
             device,
@@ -290,7 +294,7 @@ impl Store {
         filter: &str,
         device: Option<&str>,
         owner: Option<&Owner>,
-    ) -> Result<Vec<Entry>> {
+    ) -> Result<Vec<JournalEntry>> {
         let (good, bad) = self.journal_rows(filter, device, owner)?;
         for b in bad {
             tracing::debug!("journal row {} skipped: {}", b.id, b.why);
@@ -298,7 +302,7 @@ impl Store {
         Ok(good)
     }
 
-    /// The open rows that cannot be read as an [`Entry`] (a column of the wrong type, an
+    /// The open rows that cannot be read as an [`JournalEntry`] (a column of the wrong type, an
     /// unknown apply order), oldest first: every other query skips them, so one damaged row
     /// does not stop `restore` or `set`; `restore` reports them and fails (exit 1).
     pub fn journal_open_malformed(&self) -> Result<Vec<Malformed>> {
@@ -311,13 +315,13 @@ impl Store {
             .1)
     }
 
-    /// The rows `filter` selects, read tolerantly: each as an [`Entry`], or as [`Malformed`].
+    /// The rows `filter` selects, read tolerantly: each as an [`JournalEntry`], or as [`Malformed`].
     fn journal_rows(
         &self,
         filter: &str,
         device: Option<&str>,
         owner: Option<&Owner>,
-    ) -> Result<(Vec<Entry>, Vec<Malformed>)> {
+    ) -> Result<(Vec<JournalEntry>, Vec<Malformed>)> {
         let sql = format!(
             "SELECT id, device, identity, knob, path, original, apply_order, scheduler, owner, \
              recorded_at, restored_at, boot_id, for_identity FROM journal {filter} ORDER BY id"
@@ -342,7 +346,7 @@ impl Store {
     }
 
     /// Closes (marks restored, not written) every open entry under `root` recorded in an
-    /// earlier boot than `boot`, `root`'s ([`Entry::from_another_boot`]): the kernel reset
+    /// earlier boot than `boot`, `root`'s ([`JournalEntry::from_another_boot`]): the kernel reset
     /// those knobs at boot, so their originals are stale, and a change in this boot must
     /// journal the value read now. The boot is procfs's: an entry under `root.sys` is judged
     /// by it only when both roots are real or both fake (one machine's), and an entry under
@@ -351,9 +355,9 @@ impl Store {
         &mut self,
         root: &crate::sysroot::SysRoot,
         boot: &crate::sysroot::Boot,
-    ) -> Result<Vec<Entry>> {
+    ) -> Result<Vec<JournalEntry>> {
         let one_machine = root.is_real() == root.is_real_proc();
-        let stale: Vec<Entry> = self
+        let stale: Vec<JournalEntry> = self
             .journal_open(None, None)?
             .into_iter()
             .filter(|e| {

@@ -49,7 +49,7 @@ impl Store {
 
     /// Opens (creating if needed) the database at `path` and brings it to the latest schema.
     /// It does not check who may have written it: callers with an origin do, first
-    /// ([`Store::check_trusted`]).
+    /// (`Store::check_trusted`).
     ///
     /// Errors: [`Error::Store`] with `bad_path: true` (exit 2), before anything is created,
     /// when `path` exists and is not a regular file (directory, device, fifo, socket), when
@@ -57,7 +57,7 @@ impl Store {
     /// file itself cannot be written (its mode, owner, an immutable attribute), when the
     /// file is not a sweetspot database or is corrupt, or its schema is newer than this
     /// release's (the file is left untouched), and when another process holds its open-lock
-    /// longer than [`crate::lock::WAIT`] (named).
+    /// longer than `crate::lock::WAIT` (named).
     pub fn open(path: &Path) -> Result<Store> {
         let err = |msg: String, bad_path: bool| store_error(path, msg, bad_path);
         if let Ok(meta) = std::fs::metadata(path)

@@ -39,7 +39,7 @@ pub struct TuneRow {
     #[serde(skip)]
     pub lock_file: Option<PathBuf>,
     /// Bytes the tune wrote to its device (its `stat` counters at the start and the end,
-    /// [`crate::device::stat::WriteMeter`]); `None` for a simulated device, a tune still
+    /// `crate::device::stat::WriteMeter`); `None` for a simulated device, a tune still
     /// running, or one whose counters could not be read.
     pub bytes_written: Option<u64>,
 }
@@ -188,7 +188,7 @@ const TUNE_COLS: &str = "id, identity, kernel, device, target, policy, pid, star
 impl Store {
     /// Inserts a running tune of this process, with no lock file: it is judged alive by the
     /// lock its identity maps to, as a row of an older sweetspot is. A tune that holds a lock calls
-    /// [`Store::insert_tune_holding`]. Returns its id.
+    /// `Store::insert_tune_holding`. Returns its id.
     pub fn insert_tune(
         &self,
         target: &TargetInfo,

@@ -7,8 +7,8 @@
 //!   A trial's Ratio divides each load's mean Time by the same trial's mean no_load Time
 //!   (contest's definition, DESIGN.md), so trials are independent repeats.
 //! - Guard rails compare a setting's mean metric with the default setting's mean. A trial that
-//!   breaks one gets a penalty added to its cost ([`GUARD_PENALTY`] plus 4 × the log-scale
-//!   violation), so the model learns where the rails are; [`Evaluator::feasible`] is the final
+//!   breaks one gets a penalty added to its cost (`GUARD_PENALTY` plus 4 × the log-scale
+//!   violation), so the model learns where the rails are; `Evaluator::feasible` is the final
 //!   word on a setting, from all its trials.
 //! - A failed run (a load that completed no work) makes the trial failed: it never counts as a
 //!   clean number ([`Trial::failed`]).
@@ -27,7 +27,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// Cost added to a trial that breaks a guard rail (ln units: ×1.65), plus 4 × the violation.
-pub const GUARD_PENALTY: f64 = 0.5;
+pub(crate) const GUARD_PENALTY: f64 = 0.5;
 
 /// Which of a policy's loads one trial runs (the screen of [`crate::tune::solver`] measures
 /// parts; every other trial is [`Part::Full`]).
@@ -48,7 +48,7 @@ pub enum Part {
 
 impl Part {
     /// The loads of `policy` that this part runs, in the policy's order.
-    pub fn loads(self, policy: &Policy) -> Vec<Load> {
+    pub(crate) fn loads(self, policy: &Policy) -> Vec<Load> {
         policy
             .loads
             .iter()
@@ -104,10 +104,10 @@ pub struct Trial {
     pub value: f64,
     /// Cost: ln objective oriented to minimise, plus any guard penalty; +∞ if failed.
     pub cost: f64,
-    /// The guard penalty included in `cost` (ln units, [`GUARD_PENALTY`] plus 4 × the
+    /// The guard penalty included in `cost` (ln units, `GUARD_PENALTY` plus 4 × the
     /// violation per rail this trial broke; 0 when it broke none). A ranking device for the
     /// search: the final check tests `cost − penalty`, the objective alone, and the guard
-    /// rails judge the answer on its mean metrics ([`Evaluator::feasible`]).
+    /// rails judge the answer on its mean metrics (`Evaluator::feasible`).
     pub penalty: f64,
     /// Why the trial failed, if it did.
     pub failed: Option<String>,
@@ -122,7 +122,7 @@ pub struct Trial {
 /// infeasible and the search goes on): a write refused with EINVAL, ERANGE, EOPNOTSUPP or
 /// ENOENT (an `iosched/` file this kernel lacks), or a value not honoured. `None` for errors
 /// that would hit every setting (EACCES, EROFS, a store error, bad input): those end the tune.
-pub fn refusal(e: &Error) -> Option<String> {
+pub(crate) fn refusal(e: &Error) -> Option<String> {
     match e {
         Error::KnobWrite { source, .. } => {
             let raw = source.raw_os_error()?;
@@ -136,7 +136,7 @@ pub fn refusal(e: &Error) -> Option<String> {
 }
 
 /// Per-(load, metric) means of one trial; Ratio included for loads other than no_load.
-pub fn trial_metrics(runs: &[Run]) -> BTreeMap<(Load, &'static str), f64> {
+pub(crate) fn trial_metrics(runs: &[Run]) -> BTreeMap<(Load, &'static str), f64> {
     let mut by: BTreeMap<(Load, &'static str), Vec<f64>> = BTreeMap::new();
     for r in runs {
         by.entry((r.load, "time_s")).or_default().push(r.time_s);
@@ -165,7 +165,10 @@ pub fn trial_metrics(runs: &[Run]) -> BTreeMap<(Load, &'static str), f64> {
 
 /// The objective of one trial in its own unit (geomean Ratio, Loads, or the user benchmark's
 /// mean figure).
-pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>) -> Option<f64> {
+pub(crate) fn objective_value(
+    obj: &Objective,
+    m: &BTreeMap<(Load, &'static str), f64>,
+) -> Option<f64> {
     match obj {
         Objective::MinRatio { loads } => {
             let rs: Option<Vec<f64>> = loads
@@ -187,7 +190,7 @@ pub fn objective_value(obj: &Objective, m: &BTreeMap<(Load, &'static str), f64>)
 
 /// (value, cost before guard penalties) of a part of a trial with means `m`; `None` when the
 /// part does not measure what it needs (or the objective has no such part).
-pub fn part_value(
+pub(crate) fn part_value(
     obj: &Objective,
     part: Part,
     m: &BTreeMap<(Load, &'static str), f64>,
@@ -215,7 +218,7 @@ pub fn part_value(
 }
 
 /// The cost (smaller is better, ln scale) of an objective value.
-pub fn cost_of(obj: &Objective, value: f64) -> f64 {
+pub(crate) fn cost_of(obj: &Objective, value: f64) -> f64 {
     if obj.minimize() {
         value.ln()
     } else {
@@ -241,7 +244,7 @@ struct Inner<'a> {
 
 impl<'a> Evaluator<'a> {
     /// A new evaluator; nothing is applied until the first trial.
-    pub fn new(
+    pub(crate) fn new(
         testbed: &'a mut dyn Testbed,
         space: &'a Space,
         policy: &'a Policy,
@@ -263,13 +266,13 @@ impl<'a> Evaluator<'a> {
     /// Measures one trial of grid point `point`: apply (if not applied already), then every
     /// load `runs` times, run-major. Errors: the testbed's (apply refused, run failed to
     /// start), the store's, or [`Error::Interrupted`] between runs.
-    pub fn trial(&self, point: usize) -> Result<Trial> {
+    pub(crate) fn trial(&self, point: usize) -> Result<Trial> {
         self.trial_part(point, Part::Full)
     }
 
     /// [`Evaluator::trial`] running only `part` of the policy's loads ([`Part`] says what its
     /// value and cost are). Guard penalties apply to [`Part::Full`] and [`Part::Loaded`].
-    pub fn trial_part(&self, point: usize, part: Part) -> Result<Trial> {
+    pub(crate) fn trial_part(&self, point: usize, part: Part) -> Result<Trial> {
         let mut g = self.inner.borrow_mut();
         let inner = &mut *g;
         let setting = inner
@@ -370,20 +373,15 @@ impl<'a> Evaluator<'a> {
         Ok(t)
     }
 
-    /// Every trial so far, in order.
-    pub fn trials(&self) -> Vec<Trial> {
-        self.inner.borrow().trials.clone()
-    }
-
     /// Load runs so far (no_load included): the cost of the tune.
-    pub fn runs(&self) -> u64 {
+    pub(crate) fn runs(&self) -> u64 {
         self.inner.borrow().runs
     }
 
     /// True when `point`'s mean metrics satisfy every guard rail against the default's means
     /// (true for the default itself and when nothing is measured yet), and none of its trials
     /// failed.
-    pub fn feasible(&self, point: usize) -> bool {
+    pub(crate) fn feasible(&self, point: usize) -> bool {
         let g = self.inner.borrow();
         if g.trials
             .iter()
@@ -406,13 +404,13 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Removes the evaluator, giving back the trials.
-    pub fn into_trials(self) -> Vec<Trial> {
+    pub(crate) fn into_trials(self) -> Vec<Trial> {
         self.inner.into_inner().trials
     }
 }
 
 /// Means over all trials of `point` of each (load, metric).
-pub fn mean_metrics(trials: &[Trial], point: usize) -> BTreeMap<(Load, &'static str), f64> {
+pub(crate) fn mean_metrics(trials: &[Trial], point: usize) -> BTreeMap<(Load, &'static str), f64> {
     let mut acc: BTreeMap<(Load, &'static str), Vec<f64>> = BTreeMap::new();
     for t in trials
         .iter()
@@ -427,7 +425,7 @@ pub fn mean_metrics(trials: &[Trial], point: usize) -> BTreeMap<(Load, &'static 
 
 /// The guard rails that means `m` break against the default's means `def`, each with its
 /// figures: `io_load loads 3 < 0.5 × default 12 (= 6)`.
-pub fn broken(
+pub(crate) fn broken(
     policy: &Policy,
     m: &BTreeMap<(Load, &'static str), f64>,
     def: &BTreeMap<(Load, &'static str), f64>,
@@ -457,7 +455,7 @@ pub fn broken(
 
 /// A metric as people read it: 3 significant digits, whole numbers above 100 (`0.0042`,
 /// `1.23`, `12.3`, `1234`), so a small figure never reads as a zero.
-pub fn figure(x: f64) -> String {
+pub(crate) fn figure(x: f64) -> String {
     if (x.fract() == 0.0 && x.abs() < 1e15) || x.abs() >= 100.0 {
         format!("{x:.0}")
     } else if x.abs() >= 10.0 {

@@ -3,8 +3,8 @@
 //!
 //! - Kernel: Matérn 5/2 (Rasmussen & Williams 2006, eq. 4.17), the usual choice for Bayesian
 //!   optimisation (Snoek, Larochelle & Adams 2012), unit amplitude on standardised outputs.
-//! - Length scale and noise: every pair on the grid [`LENGTH_SCALES`] × [`NOISE_RATIOS`] is
-//!   weighted by its marginal likelihood ([`log_marginal_likelihood`], computed here because
+//! - Length scale and noise: every pair on the grid `LENGTH_SCALES` × `NOISE_RATIOS` is
+//!   weighted by its marginal likelihood (`log_marginal_likelihood`, computed here because
 //!   friedrich 0.6's own is biased toward short length scales), and predictions and expected
 //!   improvement are averaged over them (Snoek, Larochelle & Adams 2012, §3.2). With a
 //!   handful of noisy trials no single length scale is credible, and a single best fit made
@@ -23,19 +23,19 @@ use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 /// algebra here: friedrich's fit panics when its Cholesky fails, and three of its items were
 /// all sweetspot used.)
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Matern2 {
+pub(crate) struct Matern2 {
     ls: f64,
     ampl: f64,
 }
 
 impl Matern2 {
     /// A kernel with length scale `ls` and amplitude `ampl`.
-    pub fn new(ls: f64, ampl: f64) -> Matern2 {
+    pub(crate) fn new(ls: f64, ampl: f64) -> Matern2 {
         Matern2 { ls, ampl }
     }
 
     /// The covariance of two input rows.
-    pub fn kernel<S1: Storage<f64, U1, Dyn>, S2: Storage<f64, U1, Dyn>>(
+    pub(crate) fn kernel<S1: Storage<f64, U1, Dyn>, S2: Storage<f64, U1, Dyn>>(
         &self,
         x1: &Matrix<f64, U1, Dyn, S1>,
         x2: &Matrix<f64, U1, Dyn, S2>,
@@ -79,11 +79,11 @@ fn predict(
 }
 
 /// Length scales tried (coordinates span [0, 1]).
-pub const LENGTH_SCALES: [f64; 6] = [0.08, 0.15, 0.25, 0.4, 0.7, 1.2];
+pub(crate) const LENGTH_SCALES: [f64; 6] = [0.08, 0.15, 0.25, 0.4, 0.7, 1.2];
 
 /// Noise sd / kernel amplitude ratios tried for the noise term (the amplitude is 1 on
 /// standardised outputs, so the prior sd of one trial is √(1 + r²)).
-pub const NOISE_RATIOS: [f64; 6] = [0.05, 0.1, 0.2, 0.35, 0.6, 1.0];
+pub(crate) const NOISE_RATIOS: [f64; 6] = [0.05, 0.1, 0.2, 0.35, 0.6, 1.0];
 
 /// A fitted model's predictions over the grid, in cost units: a mixture over the
 /// hyperparameter grid, each model weighted by its posterior probability (marginal likelihood
@@ -99,18 +99,18 @@ pub struct Prediction {
     pub noise: f64,
     /// Per grid point, the weight of each observation in [`Prediction::mean`] (the mean is
     /// linear in the observations: `Σ_q weights[p][q]·y[q]`, weights summing to 1); empty
-    /// unless asked for ([`fit_predict_weights`]).
+    /// unless asked for (`fit_predict_weights`).
     pub weights: Vec<Vec<f64>>,
     /// (weight, mean, sd) per model with weight ≥ [`MIN_WEIGHT`].
     models: Vec<(f64, Vec<f64>, Vec<f64>)>,
 }
 
 /// Models lighter than this are dropped from the mixture.
-pub const MIN_WEIGHT: f64 = 1e-3;
+pub(crate) const MIN_WEIGHT: f64 = 1e-3;
 
 impl Prediction {
     /// Expected improvement below `best` at grid point `p`, integrated over the models.
-    pub fn expected_improvement(&self, p: usize, best: f64) -> f64 {
+    pub(crate) fn expected_improvement(&self, p: usize, best: f64) -> f64 {
         self.models
             .iter()
             .map(|(w, m, s)| w * expected_improvement(m[p], s[p], best))
@@ -120,14 +120,18 @@ impl Prediction {
 
 /// Fits the GP to observations `(x[i], y[i])` and predicts at every row of `grid`.
 /// `None` with fewer than two distinct outputs or when the fit does not give finite numbers.
-pub fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Prediction> {
+pub(crate) fn fit_predict(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Prediction> {
     fit(x, y, grid, false)
 }
 
 /// [`fit_predict`], with [`Prediction::weights`] filled in: how much each observation
 /// contributes to each prediction, so a caller can tell how much of the observations' own
 /// noise a prediction carries (`σ²·Σ_q w_q²` for i.i.d. noise σ², at least `σ²/n`).
-pub fn fit_predict_weights(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>]) -> Option<Prediction> {
+pub(crate) fn fit_predict_weights(
+    x: &[Vec<f64>],
+    y: &[f64],
+    grid: &[Vec<f64>],
+) -> Option<Prediction> {
     fit(x, y, grid, true)
 }
 
@@ -257,7 +261,7 @@ fn fit(x: &[Vec<f64>], y: &[f64], grid: &[Vec<f64>], want_weights: bool) -> Opti
 /// diagonal alone, which by Hadamard's inequality over-penalises correlated (long length
 /// scale) models: with it the fit always chose the shortest length scale on the grid, and the
 /// model stopped pooling neighbouring settings. `None` if the matrix is not positive definite.
-pub fn log_marginal_likelihood(
+pub(crate) fn log_marginal_likelihood(
     kernel: &Matern2,
     noise: f64,
     x: &[Vec<f64>],
@@ -282,7 +286,7 @@ pub fn log_marginal_likelihood(
 
 /// Expected improvement below `best` (minimisation) of a normal posterior N(mean, sd²)
 /// (Jones, Schonlau & Welch 1998): `(best − μ)Φ(z) + σφ(z)`, `z = (best − μ)/σ`.
-pub fn expected_improvement(mean: f64, sd: f64, best: f64) -> f64 {
+pub(crate) fn expected_improvement(mean: f64, sd: f64, best: f64) -> f64 {
     let imp = best - mean;
     if sd <= 1e-12 {
         return imp.max(0.0);

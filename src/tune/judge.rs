@@ -1,5 +1,5 @@
 //! The second judges: before a tune keeps a sweet spot, it is tested against the default on
-//! every judge of its policy (`[judge]`, [`Judges`]), so that a setting that wins contest's
+//! every judge of its policy (`[judge]`, `Judges`), so that a setting that wins contest's
 //! Ratio by making the machine slower elsewhere is not kept.
 //!
 //! Why: Jens Axboe's warning in the 2002 thread ("the sweet spot for this particular benchmark
@@ -34,15 +34,15 @@ use crate::bench::{Load, Testbed};
 use crate::knob::Setting;
 use crate::stats;
 use crate::tune::evaluator::Recorder;
-pub use crate::tune::policy::Judges;
+pub(crate) use crate::tune::policy::Judges;
 use serde::{Deserialize, Serialize};
 
 /// Where the judges' progress lines go: the line and the load runs it reports
 /// ([`crate::tune::observe::TrialLog::printer`]).
-pub type LineLog = dyn Fn(&str, u64);
+pub(crate) type LineLog = dyn Fn(&str, u64);
 
 /// What the judges measure with: the testbed, where runs are recorded, where lines go.
-pub struct Bed<'a> {
+pub(crate) struct Bed<'a> {
     /// The device (or simulation) measured.
     pub testbed: &'a mut dyn Testbed,
     /// Where each run is recorded ([`Recorder::judge_run`]; trials for a fallback's check).
@@ -52,7 +52,7 @@ pub struct Bed<'a> {
 }
 
 /// The start-up judge's name in the store and the JSON.
-pub const STARTUP: &str = "startup";
+pub(crate) const STARTUP: &str = "startup";
 
 /// What one judge found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,7 +70,7 @@ pub enum Effect {
 
 impl Effect {
     /// In plain words, e.g. `changed nothing`.
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Effect::Helped => "helped",
             Effect::Unchanged => "changed nothing",
@@ -111,13 +111,13 @@ pub struct JudgeVerdict {
 
 impl JudgeVerdict {
     /// `start-up under light_io_load`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("start-up under {}", self.load)
     }
 
     /// One line for the report, e.g. `start-up under light_io_load: changed nothing (1.02×
     /// the default's 1.66 s, 95% CI 0.97–1.07; within 10%: p 0.01)`.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         if let Some(why) = &self.failed {
             return format!("{}: unclear (a run failed: {why})", self.label());
         }
@@ -147,7 +147,7 @@ impl JudgeVerdict {
 /// Runs every judge of `judges` on `testbed`: `pairs` counterbalanced pairs of the default
 /// and `best`, each run given to `recorder` as it finishes. The testbed is left at whichever
 /// setting ran last. Errors: the testbed's (a refused setting, an interrupted run).
-pub fn check(
+pub(crate) fn check(
     bed: &mut Bed,
     default: &Setting,
     best: &Setting,
@@ -201,7 +201,7 @@ pub fn check(
 
 /// The verdict of one judge from its paired Times, s (`at_default[i]` and `at_best[i]` are
 /// pair i).
-pub fn verdict(
+pub(crate) fn verdict(
     load: Load,
     at_default: &[f64],
     at_best: &[f64],
@@ -255,7 +255,7 @@ pub fn verdict(
 /// appends the fallback's check trials to `trials` and every run made to `runs`. Returns the
 /// verdicts of the setting kept, or of the refused one when the default is kept; empty when
 /// no judge ran. Errors: the testbed's and the recorder's.
-pub fn conclude(
+pub(crate) fn conclude(
     bed: &mut Bed,
     space: &crate::tune::space::Space,
     policy: &crate::tune::policy::Policy,
@@ -309,7 +309,11 @@ pub fn conclude(
 /// What a setting refused by its judges would have traded, to follow its label, e.g. `is
 /// 1.85× better on io_load Ratio but fails a judge of the policy: start-up under
 /// light_io_load: hurt (1.20× …)`.
-pub fn refusal(objective: &str, improvement: Option<f64>, failed: &[&JudgeVerdict]) -> String {
+pub(crate) fn refusal(
+    objective: &str,
+    improvement: Option<f64>,
+    failed: &[&JudgeVerdict],
+) -> String {
     let gain = improvement
         .map(|r| format!("is {r:.2}× better on {objective} but "))
         .unwrap_or_default();

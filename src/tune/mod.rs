@@ -12,9 +12,9 @@
 //! - [`space`]: the grid of settings (scheduler as an outer choice, log2 integer grids).
 //! - [`evaluator`]: one trial → its cost, guard rails, failed runs.
 //! - [`gp`]: the Gaussian-process surrogate and expected improvement.
-//! - [`solver`]: [`solver::BayesOpt`], one of two searches over a shared core:
-//!   [`solver::screen`] for objectives that can be measured in parts (screen, race, no_load
-//!   flatness test), [`solver::gp_search`] (expected improvement with intensification) for
+//! - [`solver`]: `solver::BayesOpt`, one of two searches over a shared core:
+//!   `solver::screen` for objectives that can be measured in parts (screen, race, no_load
+//!   flatness test), `solver::gp_search` (expected improvement with intensification) for
 //!   the rest; its `score` submodule the incumbent's score, its `check` submodule the final
 //!   check and [`solver::Verdict`].
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
@@ -51,7 +51,7 @@ use space::Space;
 
 /// What a finished (or interrupted) optimisation produced.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub struct TuneOutcome {
     /// Every trial, in order (search and check).
     pub trials: Vec<Trial>,
     /// The verdict; `None` when interrupted before the end.
@@ -62,7 +62,7 @@ pub struct Outcome {
     pub incumbent: usize,
     /// The verdicts of the policy's judges on the sweet spot ([`judge`]); empty when the
     /// policy has none, the objective's check kept the default, or the testbed has no judge
-    /// ([`judge_note`] says so).
+    /// (`judge_note` says so).
     pub judges: Vec<judge::JudgeVerdict>,
 }
 
@@ -89,7 +89,7 @@ pub fn run_budget(policy: &Policy, budget: Option<u32>, judged: bool) -> u64 {
 }
 
 /// The most runs `policy`'s judges add to a tune ([`judge`]): their pairs for the search's
-/// best, and when it fails, a fallback's screen ([`judge::fallback::SCREENED`] runs per
+/// best, and when it fails, a fallback's screen (`judge::fallback::SCREENED` runs per
 /// judge), its check (`max(check_pairs, 3)` pairs of full trials) and its judges' pairs. Only
 /// a tune whose check found a sweet spot runs any of them.
 pub fn judge_runs(policy: &Policy) -> u64 {
@@ -104,7 +104,7 @@ pub fn judge_runs(policy: &Policy) -> u64 {
 
 /// The solver configuration for `policy` with `budget` trials (its judges' runs come on top,
 /// [`run_budget`]).
-pub fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<SolverConfig> {
+pub(crate) fn config(policy: &Policy, budget: Option<u32>, seed: u64) -> Result<SolverConfig> {
     let budget = budget.unwrap_or(policy.budget) as usize;
     let pairs = policy.check_pairs as usize;
     if budget < 2 * pairs + 2 {
@@ -155,7 +155,7 @@ pub fn optimise(
     policy: &Policy,
     recorder: &mut dyn Recorder,
     opts: Options,
-) -> Result<Outcome> {
+) -> Result<TuneOutcome> {
     let cfg = config(policy, opts.budget, opts.seed)?;
     // One iteration per trial; the screen's partial trials are one or more runs each.
     let max_iters = (cfg.budget * cfg.runs_full.max(1)) as u64 + 2;
@@ -202,7 +202,7 @@ pub fn optimise(
         )?,
         _ => Vec::new(),
     };
-    Ok(Outcome {
+    Ok(TuneOutcome {
         trials,
         verdict,
         runs,
@@ -213,7 +213,7 @@ pub fn optimise(
 
 /// What to tell the user when `policy` has judges that `testbed` cannot run (a simulated
 /// surface without start-up figures): the tune then judges by its objective alone.
-pub fn judge_note(testbed: &dyn Testbed, policy: &Policy) -> Option<String> {
+pub(crate) fn judge_note(testbed: &dyn Testbed, policy: &Policy) -> Option<String> {
     policy.judges.as_ref()?;
     testbed.lacks_startup().map(|why| {
         format!(

@@ -14,7 +14,7 @@ use crate::{Error, Result};
 /// policy and its file, and what the policy wanted it for, e.g. `data/surfaces/seed.toml: no
 /// point gives io_load `loads`; policy 'throughput' (policies/throughput.toml) maximises
 /// io_load Loads`.
-pub fn check(testbed: &dyn Testbed, policy: &Policy) -> Result<()> {
+pub(crate) fn check(testbed: &dyn Testbed, policy: &Policy) -> Result<()> {
     let mut needs: Vec<(Load, &str, String)> = policy
         .loads
         .iter()

@@ -84,14 +84,14 @@ impl TrialLog {
     /// line names it, shared: it outlives the log, which the optimiser takes and drops, so a
     /// tune stopped mid-way can still say what its search had found. `None` until a trial
     /// is observed, whether the log is quiet or not.
-    pub fn incumbent(&self) -> Rc<Cell<Option<usize>>> {
+    pub(crate) fn incumbent(&self) -> Rc<Cell<Option<usize>>> {
         Rc::clone(&self.seen)
     }
 
     /// `replayed()` says how many load runs a resumed tune has replayed from the store so far
     /// ([`crate::tune::resume::Replay::replayed_runs`]): they count as done but not in the
     /// time a run takes.
-    pub fn replayed(mut self, replayed: impl Fn() -> u64 + 'static) -> Self {
+    pub(crate) fn replayed(mut self, replayed: impl Fn() -> u64 + 'static) -> Self {
         self.replayed = Some(Box::new(replayed));
         self
     }
@@ -105,7 +105,7 @@ impl TrialLog {
 
     /// Whether a smaller objective is better (Ratio; the default) or a larger one (Loads):
     /// says when the incumbent column moves to a worse-looking setting.
-    pub fn minimize(mut self, minimize: bool) -> Self {
+    pub(crate) fn minimize(mut self, minimize: bool) -> Self {
         self.minimize = minimize;
         self
     }
@@ -147,7 +147,7 @@ impl TrialLog {
     /// A printer for lines outside argmin's iterations (the judges' runs,
     /// [`crate::tune::judge`]): each line above the progress bar as the trial lines are, the
     /// bar advanced by the runs it reports; `None` when quiet.
-    pub fn printer(&self) -> Option<Box<crate::tune::judge::LineLog>> {
+    pub(crate) fn printer(&self) -> Option<Box<crate::tune::judge::LineLog>> {
         if self.quiet {
             return None;
         }

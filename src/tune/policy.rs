@@ -1,6 +1,6 @@
 //! Policies: which knobs to tune, which loads to run, the objective, guard rails, budget and
 //! statistics. A policy is a TOML file; the shipped ones (`policies/*.toml`) are compiled into
-//! the binary so `tune` works from any directory. [`resolve`] finds a policy by path, by name
+//! the binary so `tune` works from any directory. `resolve` finds a policy by path, by name
 //! in `/etc/sweetspot/policies/`, or by built-in name, in that order.
 //!
 //! ```toml
@@ -94,7 +94,7 @@ impl Objective {
     }
 
     /// True when a smaller value is better.
-    pub fn minimize(&self) -> bool {
+    pub(crate) fn minimize(&self) -> bool {
         match self {
             Objective::MinRatio { .. } => true,
             Objective::MaxLoads { .. } => false,
@@ -129,7 +129,7 @@ impl Metric {
     ];
 
     /// The column name used in policies and JSON, e.g. `loads`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         Self::NAMES
             .iter()
             .find(|(_, m)| *m == self)
@@ -154,7 +154,7 @@ pub struct Guard {
 
 impl Guard {
     /// Human form, e.g. `io_load loads >= 0.5x default`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         let op = if self.at_least { ">=" } else { "<=" };
         format!(
             "{} {} {op} {}x default",
@@ -165,7 +165,7 @@ impl Guard {
     }
 
     /// True when `value` (the setting's mean) satisfies the guard given the default's mean.
-    pub fn holds(&self, value: f64, default: f64) -> bool {
+    pub(crate) fn holds(&self, value: f64, default: f64) -> bool {
         if self.at_least {
             value >= self.factor * default
         } else {
@@ -283,7 +283,7 @@ struct RawGuard {
 
 mod benchmark;
 mod judge;
-pub use judge::Judges;
+pub(crate) use judge::Judges;
 
 /// A load's name at `s`, or an error naming `field` at its line.
 fn load_at(cx: &TomlFile, s: &Spanned<String>, field: &str) -> Result<Load> {
@@ -631,7 +631,7 @@ pub fn builtin(name: &str) -> Option<Result<Policy>> {
 /// [`Origin::System`] (a default path: it must be root's, and so must `system_dir`); else a
 /// built-in (compiled in, nothing to check). Errors: exit 2 for an unknown name (listing the
 /// known ones), a file refused by [`crate::trust`], or a bad file.
-pub fn resolve(spec: &str, system_dir: &Path, path_origin: Origin) -> Result<Policy> {
+pub(crate) fn resolve(spec: &str, system_dir: &Path, path_origin: Origin) -> Result<Policy> {
     if spec.contains('/') || spec.ends_with(".toml") {
         return load_file(Path::new(spec), path_origin);
     }

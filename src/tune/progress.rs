@@ -30,7 +30,7 @@ pub struct Progress {
 
 impl Progress {
     /// A tune that may make `total` load runs, starting at `now`.
-    pub fn new(total: u64, now: Instant) -> Self {
+    pub(crate) fn new(total: u64, now: Instant) -> Self {
         Progress {
             total,
             done: 0,
@@ -45,7 +45,7 @@ impl Progress {
     /// were replayed (both counts since the tune started). A step whose runs were all
     /// replayed adds no time to the estimate; one with live runs adds the time since the
     /// previous step to them.
-    pub fn step(&mut self, done: u64, replayed: u64, now: Instant) {
+    pub(crate) fn step(&mut self, done: u64, replayed: u64, now: Instant) {
         let runs = done.saturating_sub(self.done);
         let live = runs.saturating_sub(replayed.saturating_sub(self.replayed));
         if live > 0 {
@@ -70,7 +70,7 @@ impl Progress {
 
     /// The most time left: the mean time of the runs measured live so far × the runs left in
     /// the budget; `None` before a run was measured live.
-    pub fn eta(&self) -> Option<Duration> {
+    pub(crate) fn eta(&self) -> Option<Duration> {
         if self.live_runs == 0 {
             return None;
         }
@@ -80,7 +80,7 @@ impl Progress {
 
     /// The bar's message part for the time left: `at most 12 minutes left`, or `""` before
     /// a run was measured.
-    pub fn eta_text(&self) -> String {
+    pub(crate) fn eta_text(&self) -> String {
         match self.eta() {
             Some(d) if self.done < self.total => {
                 // Whole seconds: indicatif's HumanDuration rounds to its largest unit.

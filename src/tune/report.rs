@@ -6,7 +6,7 @@
 use crate::bench::{Load, TargetInfo};
 use crate::knob::{KnobValue, Setting};
 use crate::stats;
-use crate::tune::Outcome;
+use crate::tune::TuneOutcome;
 use crate::tune::evaluator::{Trial, objective_value, trial_metrics};
 use crate::tune::policy::Policy;
 use crate::tune::space::Space;
@@ -15,12 +15,12 @@ use std::collections::BTreeMap;
 
 mod explain;
 mod text;
-pub use explain::{Dropped, Excluded, Refused, is_host_wide};
+pub(crate) use explain::{Dropped, Excluded, Refused, is_host_wide};
 pub use text::{WIDTH, text, wrap};
 
 /// One knob's change from the default to the sweet spot.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Change {
+pub struct SpotChange {
     /// Knob name.
     pub knob: String,
     /// Default value (`None`: the knob does not exist under the default scheduler).
@@ -116,7 +116,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
     /// Bytes the tune wrote to its device, from the device's own `stat` counters before and
-    /// after ([`crate::device::stat::WriteMeter`]); `None` for a simulated device or one
+    /// after (`device::stat::WriteMeter`); `None` for a simulated device or one
     /// whose counters could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_written: Option<u64>,
@@ -127,7 +127,7 @@ pub struct Report {
     /// Load runs in total, no_load included: the cost of the tune.
     pub runs: u64,
     /// Knobs that differ between default and sweet spot.
-    pub changes: Vec<Change>,
+    pub changes: Vec<SpotChange>,
     /// Per-load means at the default and at the candidate.
     pub loads: BTreeMap<String, [LoadMeans; 2]>,
     /// True when the sweet spot was left applied (`--apply`).
@@ -198,7 +198,7 @@ fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
 /// after its flatness test found no_load flat) read with the pooled no_load its test used: a
 /// run at the mean Time of every no_load run of the tune joins its runs, so its Ratio and
 /// value are its loaded Time / that pooled no_load Time. Other trials as they are.
-fn with_pooled_no_load(out: &Outcome, policy: &Policy, ts: Vec<&Trial>) -> Vec<Trial> {
+fn with_pooled_no_load(out: &TuneOutcome, policy: &Policy, ts: Vec<&Trial>) -> Vec<Trial> {
     let ratio = matches!(
         policy.objective,
         crate::tune::policy::Objective::MinRatio { .. }
@@ -255,7 +255,7 @@ pub fn build(
     target: &TargetInfo,
     policy: &Policy,
     space: &Space,
-    out: &Outcome,
+    out: &TuneOutcome,
     tune_id: Option<i64>,
     applied: bool,
 ) -> Report {
@@ -272,11 +272,11 @@ pub fn build(
 
 /// [`build`] with the dropped policy knobs and their reasons given.
 #[allow(clippy::too_many_arguments)]
-pub fn build_with(
+pub(crate) fn build_with(
     target: &TargetInfo,
     policy: &Policy,
     space: &Space,
-    out: &Outcome,
+    out: &TuneOutcome,
     tune_id: Option<i64>,
     applied: bool,
     dropped: Vec<Dropped>,
@@ -399,13 +399,13 @@ fn objective_report(
 
 /// The knobs whose value in `best` differs from `default`'s, by name (keys of `default`
 /// and `candidate`), each from → to.
-fn changes_of(default: &Setting, candidate: &Setting, best: &Setting) -> Vec<Change> {
+fn changes_of(default: &Setting, candidate: &Setting, best: &Setting) -> Vec<SpotChange> {
     let mut keys: Vec<&String> = default.keys().chain(candidate.keys()).collect();
     keys.sort();
     keys.dedup();
     keys.into_iter()
         .filter(|k| default.get(*k) != best.get(*k))
-        .map(|k| Change {
+        .map(|k| SpotChange {
             knob: k.clone(),
             from: default.get(k).cloned(),
             to: best.get(k).cloned(),
@@ -417,7 +417,7 @@ fn changes_of(default: &Setting, candidate: &Setting, best: &Setting) -> Vec<Cha
 /// last `pairs` of each) when a check ran; every trial of it when the arms test decided
 /// (Loads after the screen, which used them all) or nothing was checked. Failed trials are
 /// left out; no_load pooled as [`with_pooled_no_load`] says.
-fn figure_trials(out: &Outcome, policy: &Policy, p: usize) -> Vec<Trial> {
+fn figure_trials(out: &TuneOutcome, policy: &Policy, p: usize) -> Vec<Trial> {
     let v = out.verdict.as_ref();
     let ran_check = v.is_some_and(|v| v.pairs.unwrap_or(0) >= 1 && !v.every_trial);
     let mut all: Vec<&Trial> = out
@@ -490,7 +490,7 @@ mod tests {
                 .unwrap()
         };
         // 32 (default): Ratio 1.54; 8: 1.12 with enough Loads; 4: 0.9 but starving io_load.
-        let out = Outcome {
+        let out = TuneOutcome {
             trials: vec![
                 trial(at(32), 15.4, 100.0),
                 trial(at(8), 11.2, 90.0),

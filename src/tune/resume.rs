@@ -3,11 +3,11 @@
 //!
 //! The optimiser is deterministic given its seed and the results it is fed (its design,
 //! model and tie-breaks all come from the seed). A resumed tune therefore runs with the
-//! interrupted tune's seed and budget ([`crate::store::Store::resumable_tune`]), and while
+//! interrupted tune's seed and budget (`crate::store::Store::resumable_tune`), and while
 //! the solver asks for the same settings, in the same order, as the interrupted tune
-//! measured, it is answered from the store: [`ReplayBed`] gives back the stored runs instead
-//! of running the loads, [`ReplayRecorder`] hands back the stored trial (moved to the new
-//! tune, [`crate::store::Store::adopt_trial`]) instead of inserting a copy. The solver's
+//! measured, it is answered from the store: `ReplayBed` gives back the stored runs instead
+//! of running the loads, `ReplayRecorder` hands back the stored trial (moved to the new
+//! tune, `crate::store::Store::adopt_trial`) instead of inserting a copy. The solver's
 //! state after the replay is the one the interrupted tune had, so what follows is the same
 //! search, only its next trials are measured now. A simulator also draws, and drops, the
 //! noise of every replayed run ([`Testbed::replayed`]), so a resumed `--sim` tune measures
@@ -65,7 +65,7 @@ impl Resume {
     /// The newest tune of (`target`'s identity and kernel, `policy`) when it was
     /// interrupted, its budget is `budget`, and it has finished trials all measured with
     /// `sizes` (the testbed's job and load sizes); else `None` (a fresh tune).
-    pub fn find(
+    pub(crate) fn find(
         store: &Store,
         target: &TargetInfo,
         policy: &str,
@@ -81,7 +81,7 @@ impl Resume {
     /// and what to give to resume it where a flag would, e.g. `tune #1 (interrupted, 648
     /// finished trials) was made with budget 3000, not 1000: a fresh tune; give --budget 3000
     /// to resume it`.
-    pub fn find_or_why(
+    pub(crate) fn find_or_why(
         store: &Store,
         target: &TargetInfo,
         policy: &str,
@@ -138,14 +138,14 @@ impl Resume {
     }
 
     /// Finished trials it holds.
-    pub fn trials(&self) -> usize {
+    pub(crate) fn trials(&self) -> usize {
         self.trials.len()
     }
 }
 
 /// What [`Resume::find_or_why`] finds.
 #[derive(Debug)]
-pub enum Found {
+pub(crate) enum Found {
     /// The stopped tune to resume.
     Resume(Resume),
     /// Why none is resumed (a fresh tune), for `tune --resume` to say.
@@ -247,7 +247,7 @@ fn differences(old: &serde_json::Value, new: &serde_json::Value) -> String {
 
 /// The replay's state, shared by [`ReplayBed`] and [`ReplayRecorder`].
 #[derive(Debug, Default)]
-pub struct Replay {
+pub(crate) struct Replay {
     pending: VecDeque<Stored>,
     /// The stored trial being replayed now: its id and the runs not given back yet.
     current: Option<(i64, VecDeque<Run>)>,
@@ -256,7 +256,7 @@ pub struct Replay {
 
 impl Replay {
     /// A replay of `r`'s trials; an empty one (everything live) for `None`.
-    pub fn new(r: Option<&Resume>) -> Rc<RefCell<Replay>> {
+    pub(crate) fn new(r: Option<&Resume>) -> Rc<RefCell<Replay>> {
         Rc::new(RefCell::new(Replay {
             pending: r
                 .map(|r| r.trials.iter().cloned().collect())
@@ -270,20 +270,20 @@ impl Replay {
     }
 
     /// What was reused so far; `None` when nothing was.
-    pub fn resumed(&self) -> Option<Resumed> {
+    pub(crate) fn resumed(&self) -> Option<Resumed> {
         (self.done.trials > 0).then_some(self.done)
     }
 
     /// Load runs given back from the store so far (not run again); the progress bar leaves
     /// them out of its run time.
-    pub fn replayed_runs(&self) -> u64 {
+    pub(crate) fn replayed_runs(&self) -> u64 {
         self.done.runs
     }
 }
 
 /// A testbed that answers runs of a replayed trial from the store and passes everything else
 /// to the real one.
-pub struct ReplayBed<'a> {
+pub(crate) struct ReplayBed<'a> {
     /// The real testbed.
     pub inner: &'a mut dyn Testbed,
     /// The shared replay.
@@ -362,7 +362,7 @@ impl Testbed for ReplayBed<'_> {
 
 /// A recorder that hands back the stored trial while the replay matches (moving it to tune
 /// `tune_id`), and records live trials through the real one.
-pub struct ReplayRecorder<'a> {
+pub(crate) struct ReplayRecorder<'a> {
     /// The real recorder.
     pub inner: &'a mut dyn Recorder,
     /// The shared replay.

@@ -1,6 +1,6 @@
 //! The `tune` command's work around the optimiser:
 //!
-//! 1. Before it, [`fn@crate::undo::recover`]: an unfinished tune or benchmark has its knobs restored
+//! 1. Before it, `crate::undo::recover`: an unfinished tune or benchmark has its knobs restored
 //!    from its own journal entries (`tune/recover.rs`).
 //! 2. One writer per device: the caller takes the target's [`crate::lock::DeviceLock`] before
 //!    it builds the testbed ([`Request::lock`]); the tune writes its id into it. `restore`
@@ -8,7 +8,7 @@
 //! 3. A `tunes` row (running → done / interrupted / failed), trials and runs stored as they
 //!    finish, the sweet spot stored with its evidence, the device restored unless `--apply`
 //!    and significant. Ctrl-C/SIGTERM stop after the current run, restore, keep the trials
-//!    ([`Ended::Stopped`]: what the store has of the stopped tune).
+//!    (`Ended::Stopped`: what the store has of the stopped tune).
 
 use crate::bench::{Run, TargetInfo, Testbed};
 use crate::device::stat::WriteMeter;
@@ -29,7 +29,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 /// Writes trials and runs to the store as they finish.
-pub struct StoreRecorder<'a> {
+pub(crate) struct StoreRecorder<'a> {
     store: &'a Store,
     target: TargetInfo,
     sizes: serde_json::Value,
@@ -62,7 +62,7 @@ impl Recorder for StoreRecorder<'_> {
 
 /// The policy knobs that `space` dropped, with the reason: the testbed's own when it has the
 /// knob but cannot tune it now (`unusable`), else that the device does not have it.
-pub fn dropped_knobs(
+pub(crate) fn dropped_knobs(
     space: &Space,
     unusable: &[(String, String)],
     target: &TargetInfo,
@@ -96,7 +96,7 @@ pub struct Request<'a> {
     /// `$TMPDIR`'s disk for `--scratch`, the host's for `--host`), taken by the caller before
     /// the testbed was built and held until the tune ends; the tune's id is written into it,
     /// and its file into the tune's row, by which the other commands judge whether the tune is
-    /// still running ([`crate::undo::alive`]: its holder must name this process,
+    /// still running (`crate::undo::alive`: its holder must name this process,
     /// whose pid the row stores, so the caller takes it with [`crate::lock::Holder::me`]).
     pub lock: &'a DeviceLock,
     /// An interrupted tune to resume ([`crate::tune::resume`]): its seed is used instead of
@@ -106,7 +106,7 @@ pub struct Request<'a> {
 
 /// How [`tune_or_stop`] ended, short of an error.
 #[derive(Debug)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// The tune finished: its report, stored with the sweet spot.
     Done(Box<Report>),
     /// Ctrl-C or SIGTERM stopped it: the testbed was restored and the tune recorded as
@@ -118,7 +118,7 @@ pub enum Ended {
 /// testbed is restored and the tune marked `interrupted`/`failed`; finished trials stay.
 /// When every trial at the default setting failed (the reference), the tune fails with
 /// [`Error::Failed`] (exit 1) giving the trial's reason, and no sweet spot is stored.
-/// Stopped by Ctrl-C/SIGTERM, it returns [`Error::Interrupted`] ([`tune_or_stop`] says
+/// Stopped by Ctrl-C/SIGTERM, it returns [`Error::Interrupted`] (`tune_or_stop` says
 /// what was stopped).
 pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) -> Result<Report> {
     match run(store, db, testbed, req, false)? {
@@ -130,7 +130,7 @@ pub fn tune(store: &Store, db: &Path, testbed: &mut dyn Testbed, req: &Request) 
 /// [`tune`], but a tune stopped by Ctrl-C/SIGTERM is [`Ended::Stopped`] with what the store
 /// recorded of it ([`Stopped::read`]). It is still [`Error::Interrupted`] when it cannot be
 /// read back (said as a warning).
-pub fn tune_or_stop(
+pub(crate) fn tune_or_stop(
     store: &Store,
     db: &Path,
     testbed: &mut dyn Testbed,
@@ -380,7 +380,11 @@ fn ended_early(
 /// that is the job failing (exit 1) with the trial's own reason, not a "keep the default"
 /// sweet spot. The same for contest loads as for a user benchmark. `None` when some trial at
 /// the default (or none at all) succeeded.
-fn failed_at_default(out: &crate::tune::Outcome, space: &Space, policy: &Policy) -> Option<Error> {
+fn failed_at_default(
+    out: &crate::tune::TuneOutcome,
+    space: &Space,
+    policy: &Policy,
+) -> Option<Error> {
     let at_default: Vec<&crate::tune::evaluator::Trial> = out
         .trials
         .iter()

@@ -1,11 +1,11 @@
-//! [`BayesOpt`]: our argmin [`Solver`] over the policy's grid of settings. Each `next_iter`
+//! `BayesOpt`: our argmin [`Solver`] over the policy's grid of settings. Each `next_iter`
 //! measures exactly one trial through the problem ([`Evaluator`]), so argmin's observers see
 //! one line per trial and its checkpointing can save after each one.
 //!
 //! It runs one of two searches (`Search`) over a shared `Core` (the trials, the queue,
 //! the incumbent). When the objective may be measured in parts (a Ratio or Loads;
-//! [`SolverConfig::runs_loaded`] > 0) the search is the screen ([`screen::Screen`]);
-//! otherwise the GP search ([`gp_search::GpSearch`]: [`crate::tune::gp`]'s expected
+//! `SolverConfig::runs_loaded` > 0) the search is the screen (`screen::Screen`);
+//! otherwise the GP search (`gp_search::GpSearch`: [`crate::tune::gp`]'s expected
 //! improvement with SMAC's intensification), every trial a full one. Both end in the final
 //! check against the default (`solver/check.rs`, [`Verdict`]): a sweet spot is reported only
 //! when it beats the default by the policy's minimum effect at its alpha, since on a noisy
@@ -21,19 +21,19 @@ use serde::{Deserialize, Serialize};
 
 mod check;
 mod core;
-pub mod gp_search;
+pub(crate) mod gp_search;
 mod score;
-pub mod screen;
+pub(crate) mod screen;
 use self::core::Core;
 use check::CheckBasis;
-pub use check::{CHECK_CAP, Verdict};
+pub use check::Verdict;
 
 /// Search stops when the largest expected improvement is below ln(1 + min_effect) / this.
-pub const TOL_DIV: f64 = 10.0;
+pub(crate) const TOL_DIV: f64 = 10.0;
 
 /// Posterior sds added to a setting's score when picking the incumbent (conservative:
 /// noisy, rarely measured settings need more evidence to win).
-pub const PENALTY: f64 = 1.5;
+pub(crate) const PENALTY: f64 = 1.5;
 
 /// Prior degrees of freedom of the pooled variance when moderating one setting's variance
 /// (Smyth 2004): a setting's own variance outweighs the pool once it has 5+ trials.
@@ -45,28 +45,28 @@ pub const ASSUMED_NOISE: f64 = 0.1;
 
 /// The final check's power reserve (pairs for 90% power) is capped at budget / this, so an
 /// early, noisy sd estimate cannot end the search before it starts.
-pub const RESERVE_DIV: usize = 4;
+pub(crate) const RESERVE_DIV: usize = 4;
 
 /// The least share of the budget kept for the final check.
-pub const CHECK_SHARE: f64 = 0.3;
+pub(crate) const CHECK_SHARE: f64 = 0.3;
 
 /// The incumbent and its challenger are no longer separated once either has this many trials,
 /// and a setting with this many is not measured again for its augmented expected improvement:
 /// a tie at the minimum effect would otherwise take the whole search share of a large budget.
 /// (20: the 2-D bowl at budget 80 keeps 95% of 400 seeds and 96% of the first 50, as without
 /// a cap; 16 gave 94% of those 50, 12 gave 94% of 400.)
-pub const SEPARATE_CAP: usize = 20;
+pub(crate) const SEPARATE_CAP: usize = 20;
 
 /// Most trials the incumbent gets from intensification (more come from the final check).
-pub const RACE_CAP: usize = 3;
+pub(crate) const RACE_CAP: usize = 3;
 
 /// argmin's state for our solver: the parameter is a grid index, the cost a trial's ln cost.
-pub type TuneState = IterState<usize, (), (), (), (), f64>;
+pub(crate) type TuneState = IterState<usize, (), (), (), (), f64>;
 
 /// What the solver is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Looking for better settings (design, expected improvement, races).
     Search,
     /// Comparing the best setting with the default on fresh pairs.
@@ -90,7 +90,7 @@ struct Step {
 
 /// Tuning constants of the solver (the policy sets most of them).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SolverConfig {
+pub(crate) struct SolverConfig {
     /// Trials in all, check included.
     pub budget: usize,
     /// Fewest check pairs.
@@ -125,14 +125,14 @@ enum Search {
 
 /// The Bayesian-optimisation solver over a finite grid (see the module docs).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BayesOpt {
+pub(crate) struct BayesOpt {
     core: Core,
     search: Search,
 }
 
 impl BayesOpt {
     /// A solver over grid points with `coords`, starting from `default`.
-    pub fn new(cfg: SolverConfig, coords: Vec<Vec<f64>>, default: usize) -> Self {
+    pub(crate) fn new(cfg: SolverConfig, coords: Vec<Vec<f64>>, default: usize) -> Self {
         let mut core = Core::new(cfg, coords, default);
         let search = match screen::Screen::if_it_fits(&mut core) {
             Some(s) => Search::Screen(s),
@@ -142,24 +142,19 @@ impl BayesOpt {
     }
 
     /// Sets each point's scheduler group ([`crate::tune::space::Space::scheduler_groups`]).
-    pub fn with_groups(mut self, groups: Vec<usize>) -> Self {
+    pub(crate) fn with_groups(mut self, groups: Vec<usize>) -> Self {
         self.core.groups = groups;
         self
     }
 
     /// The verdict, once the solver is done.
-    pub fn verdict(&self) -> Option<&Verdict> {
+    pub(crate) fn verdict(&self) -> Option<&Verdict> {
         self.core.verdict.as_ref()
     }
 
     /// The current incumbent (grid index).
-    pub fn incumbent(&self) -> usize {
+    pub(crate) fn incumbent(&self) -> usize {
         self.core.incumbent
-    }
-
-    /// The current phase.
-    pub fn phase(&self) -> Phase {
-        self.core.phase
     }
 
     /// Decides what to measure next when the queue is empty. `feasible` says whether a
@@ -231,7 +226,7 @@ fn part_name(p: Part) -> &'static str {
 }
 
 /// A problem that can measure trials: the tune's [`Evaluator`], or a wrapper in the shoot-out.
-pub trait Measure {
+pub(crate) trait Measure {
     /// Measures one trial of grid point `point`.
     fn measure(&self, point: usize) -> crate::Result<Trial>;
     /// Measures `part` of one trial of `point` ([`Part::Full`]: [`Measure::measure`]).

@@ -21,7 +21,7 @@ use crate::{Error, Result};
 use std::collections::BTreeMap;
 
 /// Most grid points a space may have; more means the policy must narrow its ranges.
-pub const MAX_POINTS: usize = 20_000;
+pub(crate) const MAX_POINTS: usize = 20_000;
 
 /// One integer knob's grid.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,7 +63,7 @@ fn pos(v: i64) -> f64 {
 }
 
 /// The log2 grid of an integer knob: bounds, powers of two between them, and `default`.
-pub fn log2_grid(min: i64, max: i64, default: Option<i64>) -> Vec<i64> {
+pub(crate) fn log2_grid(min: i64, max: i64, default: Option<i64>) -> Vec<i64> {
     let mut v = vec![min, max];
     let mut p: i64 = 1;
     while p <= max {
@@ -250,7 +250,7 @@ fn unknown_knob(name: &str, choice: &KnobChoice, knobs: &[SpaceKnob], policy: &P
 /// bounds lie inside the widest safe domain the catalogue gives that name (the device's may
 /// be narrower: [`Space::build`] judges that). Errors (exit 2): [`Error::BadFile`] naming the
 /// file, the line and the field, as [`Space::build`] does.
-pub fn check_without_device(policy: &Policy) -> Result<()> {
+pub(crate) fn check_without_device(policy: &Policy) -> Result<()> {
     for (name, choice) in &policy.knobs {
         if !catalogue::is_known(name) {
             let hint = catalogue::did_you_mean(name, catalogue::known_names());
@@ -309,14 +309,14 @@ impl Space {
     /// `queue/zoned` (`host-managed` restricts the scheduler to mq-deadline).
     ///
     /// A policy knob the device lacks is skipped (listed in [`Space::skipped`]) when it is a
-    /// known knob ([`catalogue::is_known`]); an unknown name that the device does not offer
+    /// known knob (`catalogue::is_known`); an unknown name that the device does not offer
     /// either is a typo.
     ///
     /// Errors (exit 2): an unknown knob name ([`Error::BadFile`] with the policy's file, the
     /// line of `[knobs.<name>]` and the field), no policy knob exists on the device
     /// ([`Error::BadFile`], field `knobs`), a policy value or bound outside a knob's safe
     /// domain ([`Error::BadFile`] naming the line and field, e.g. `knobs.fifo_batch.max`), or
-    /// more than [`MAX_POINTS`] settings ([`Error::BadInput`]).
+    /// more than `MAX_POINTS` settings ([`Error::BadInput`]).
     pub fn build(knobs: &[SpaceKnob], policy: &Policy, zoned: Option<&str>) -> Result<Space> {
         let mut skipped = Vec::new();
         let mut dropped_values = Vec::new();
@@ -417,11 +417,6 @@ impl Space {
     /// True when the space has no settings (never, for a built space).
     pub fn is_empty(&self) -> bool {
         self.points.is_empty()
-    }
-
-    /// The index of `setting`, if it is on the grid.
-    pub fn index_of(&self, setting: &Setting) -> Option<usize> {
-        self.points.iter().position(|p| p == setting)
     }
 
     /// Per point, the index of its scheduler among the tuned ones (in the order they appear),

@@ -2,10 +2,10 @@
 //! `interrupted`: what `tune --json` prints then (exit 130) instead of the final report.
 //!
 //! Its figures are the durable record's, the ones `tune --resume` goes on from
-//! ([`crate::tune::resume::Resume::find_or_why`]): the finished trials (a trial stopped
+//! (`crate::tune::resume::Resume::find_or_why`): the finished trials (a trial stopped
 //! between its runs is no measurement, and is not replayed), every load run stored under the
 //! tune, its seed and budget. Only the search's incumbent is not in the store: the trial log
-//! ([`crate::tune::observe::TrialLog::incumbent`]) hands it over; its objective is then read
+//! (`crate::tune::observe::TrialLog::incumbent`) hands it over; its objective is then read
 //! from the stored runs.
 
 use crate::bench::{Run, TargetInfo};
@@ -22,7 +22,7 @@ use serde::Serialize;
 /// The objective, by name, at the default and at the search's incumbent, so far: what the
 /// final report's `objective` gives as `default` and `candidate` (same names, same units).
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StoppedObjective {
+pub(crate) struct StoppedObjective {
     /// What it is, e.g. `io_load Ratio` ([`Objective::label`]).
     pub name: String,
     /// Geometric mean over the default's finished trials (its unit: a Ratio, Loads, or the
@@ -38,7 +38,7 @@ pub struct StoppedObjective {
 /// final report ([`crate::tune::report::Report`]) where the meaning is the same; there is no
 /// `best`, `significant` or `p_value`, since no final check ran.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Stopped {
+pub(crate) struct Stopped {
     /// The tune's row id (`history`'s `#N`).
     pub tune_id: i64,
     /// What was tuned, as its `tunes` row has it.
@@ -77,7 +77,7 @@ impl Stopped {
     /// `space.points`) when it stopped, `resumed` what it reused of a tune it resumed.
     /// Errors: the store's; [`Error::Failed`] when the tune or its seed and budget are not
     /// stored.
-    pub fn read(
+    pub(crate) fn read(
         store: &Store,
         tune_id: i64,
         policy: &Policy,

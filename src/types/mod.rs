@@ -8,10 +8,12 @@
 //! - [`text`]: free text from outside checked and shown on one line.
 //! - [`time`]: Unix seconds as RFC 3339 text and back.
 //! - [`owner`]: who journaled an undo entry, [`Owner`].
+//! - [`paths`]: fixed system paths several layers name (the daemon's config).
 //! - [`tune_status`]: where a tune stands, [`TuneStatus`].
 
 pub mod load;
 pub mod owner;
+pub mod paths;
 pub mod run;
 pub mod setting;
 pub mod text;

@@ -1,6 +1,6 @@
 //! Who journaled a knob's original: the owner of an undo journal entry. Stored in the
 //! `journal.owner` column as text (`set`, `bench`, `profile`, `tune:<id>`). Read back from a
-//! database with [`Owner::read`]: text sweetspot never writes is kept as [`Owner::Unknown`], so
+//! database with `Owner::read`: text sweetspot never writes is kept as [`Owner::Unknown`], so
 //! such a row still protects the knob for other writers (it is another owner's change) while
 //! `restore` refuses to write it. [`Owner::from_str`](std::str::FromStr::from_str) is the strict
 //! parse, an error naming unknown text.
@@ -45,7 +45,7 @@ impl Owner {
 
 impl fmt::Display for Owner {
     /// Its stored text, padded as asked (`{:<8}`); an unknown owner's text is shown on one
-    /// line ([`super::text::shown`]: control characters escaped), as it may be anything.
+    /// line (`super::text::shown`: control characters escaped), as it may be anything.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Owner::Set => f.pad("set"),

@@ -7,7 +7,7 @@ use std::path::Path;
 /// `sweetspot restore <device>`, with `--db` when `db` is not the default database and
 /// `--sysfs-root`/`--procfs-root` when `root`'s are not the real `/sys`/`/proc`: a command
 /// that works when pasted.
-pub fn undo_command(db: &Path, root: &SysRoot, device: Option<&str>) -> String {
+pub(crate) fn undo_command(db: &Path, root: &SysRoot, device: Option<&str>) -> String {
     let mut c = "sweetspot".to_string();
     if db != Store::default_path() {
         c += &format!(" --db {}", shell_arg(&db.to_string_lossy()));

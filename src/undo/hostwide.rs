@@ -4,7 +4,7 @@
 //!
 //! A host-wide entry is the device's when `set <DEVICE>` or `tune --device <DEVICE> --apply`
 //! alone journaled it: owner `set` or a tune's (`tune:<id>`, whose entries stay open only when
-//! the tune left its sweet spot applied), journaled for that device ([`Entry::for_identity`],
+//! the tune left its sweet spot applied), journaled for that device ([`JournalEntry::for_identity`],
 //! which a `set` of the same knob for another device clears), the only open entry of its file
 //! (no other tune, set, bench, profile or daemon journaled it too: their originals are not
 //! this command's to overwrite), and, for an exclusive pair (`dirty_ratio`/`dirty_bytes`:
@@ -18,7 +18,7 @@ use crate::knob::catalogue::exclusive_partner;
 use crate::knob::io::{KnobIo, read_knob, read_value};
 use crate::lock::{self, Holder};
 use crate::store::Store;
-use crate::store::journal::Entry;
+use crate::store::journal::JournalEntry;
 use crate::sysroot::SysRoot;
 use crate::types::Owner;
 use std::path::Path;
@@ -32,16 +32,21 @@ fn for_one_device(owner: &Owner) -> bool {
 /// The open host-wide entries under `root` that `set` or `tune --apply` alone journaled for
 /// the device with `identity` (see the module docs): what `restore <DEVICE>` puts back.
 /// Errors: the store's.
-pub fn device_alone(store: &Store, root: &SysRoot, identity: &str) -> Result<Vec<Entry>> {
-    let open: Vec<Entry> = store
+pub(crate) fn device_alone(
+    store: &Store,
+    root: &SysRoot,
+    identity: &str,
+) -> Result<Vec<JournalEntry>> {
+    let open: Vec<JournalEntry> = store
         .journal_open(None, None)?
         .into_iter()
         .filter(|e| e.device.is_none() && under(root, e))
         .collect();
-    let alone = |e: &Entry| open.iter().filter(|o| o.path == e.path).count() == 1;
-    let (mine, others): (Vec<Entry>, Vec<Entry>) = open.iter().cloned().partition(|e| {
-        for_one_device(&e.owner) && e.for_identity.as_deref() == Some(identity) && alone(e)
-    });
+    let alone = |e: &JournalEntry| open.iter().filter(|o| o.path == e.path).count() == 1;
+    let (mine, others): (Vec<JournalEntry>, Vec<JournalEntry>) =
+        open.iter().cloned().partition(|e| {
+            for_one_device(&e.owner) && e.for_identity.as_deref() == Some(identity) && alone(e)
+        });
     let blocked = |knob: &str| others.iter().any(|o| o.knob == knob);
     Ok(mine
         .into_iter()
@@ -53,7 +58,7 @@ pub fn device_alone(store: &Store, root: &SysRoot, identity: &str) -> Result<Vec
 /// knob not in `skip_knobs`) whose value now differs from their original, sorted: what stays
 /// changed after `restore <DEVICE>`. A knob that cannot be read counts as changed.
 /// Errors: the store's.
-pub fn still_changed(
+pub(crate) fn still_changed(
     io: &dyn KnobIo,
     store: &Store,
     root: &SysRoot,
@@ -83,17 +88,17 @@ pub fn still_changed(
 /// True when `e` is a knob file under `root`'s sysfs or procfs that a restore may write
 /// ([`crate::knob::vet`]): entries of another tree are left alone, and rows refused are
 /// neither read nor counted, as [`crate::knob::apply::restore_except`] does.
-fn under(root: &SysRoot, e: &Entry) -> bool {
+fn under(root: &SysRoot, e: &JournalEntry) -> bool {
     matches!(
         crate::knob::vet::vet(root, e),
-        crate::knob::vet::Verdict::Here(_)
+        crate::knob::vet::VetVerdict::Here(_)
     )
 }
 
 /// For `restore <DEVICE>`, which locks `device` only: the first other device with open
 /// entries whose lock another writer holds now (a bench measuring it), with the holder when
 /// its lock file names it. The host-wide knobs act on that device too. Errors: the store's.
-pub fn held_elsewhere(
+pub(crate) fn held_elsewhere(
     store: &Store,
     db: &Path,
     root: &SysRoot,

@@ -5,7 +5,7 @@
 use super::hostwide;
 use super::recover::recover_with;
 use super::writers::{live_tunes, tune_lock};
-use crate::knob::vet::{Refused, Verdict, vet};
+use crate::knob::vet::{Refused, VetVerdict, vet};
 use crate::lock::{self, DeviceLock, Holder, Taken};
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// What [`restore_idle`] did.
 #[derive(Debug, Default)]
-pub struct Restored {
+pub(crate) struct Restored {
     /// Knobs written back: those of killed tunes ([`fn@super::recover`]) and the rest.
     pub knobs: usize,
     /// Killed tunes recovered first.
@@ -42,7 +42,7 @@ pub struct Restored {
 
 /// Host-wide knobs (vm, CPU scheduler) [`restore_idle`] left open.
 #[derive(Debug)]
-pub struct HostLeft {
+pub(crate) struct HostLeft {
     /// Their names, sorted.
     pub knobs: Vec<String>,
     /// Why, as a clause: `` `sweetspot bench` (pid 42, for 3 s) writes sdb, and they act on
@@ -68,7 +68,7 @@ pub struct HostLeft {
 ///
 /// Errors: [`Error::BadInput`] when `device` itself is being tuned or its lock is held; those
 /// of the restore.
-pub fn restore_idle(
+pub(crate) fn restore_idle(
     io: &dyn crate::knob::io::KnobIo,
     store: &mut Store,
     root: &SysRoot,
@@ -97,7 +97,7 @@ pub fn restore_idle(
     let host_knobs = host_knobs_of(store, root, device, dev_id.as_deref(), &paths)?;
     let (host_left, host_lock) = lock_host(store, root, &db, device, &busy, &held, host_knobs)?;
     let host_busy = host_left.is_some();
-    let skip = |e: &crate::store::journal::Entry| {
+    let skip = |e: &crate::store::journal::JournalEntry| {
         e.device.as_deref().is_some_and(|d| devices.contains(&d))
             || paths.contains(&e.path)
             || (e.device.is_none() && host_busy)
@@ -288,7 +288,7 @@ fn host_knobs_of(
             .journal_open(None, None)?
             .into_iter()
             .filter(|e| e.device.is_none() && !busy_paths.contains(&e.path))
-            .filter(|e| matches!(vet(root, e), Verdict::Here(_)))
+            .filter(|e| matches!(vet(root, e), VetVerdict::Here(_)))
             .map(|e| e.knob)
             .collect(),
         (Some(_), Some(id)) => hostwide::device_alone(store, root, id)?
@@ -314,6 +314,6 @@ fn device_host_knobs(
 ) -> Result<crate::knob::restore::Restore> {
     let mine = hostwide::device_alone(store, root, id)?;
     let ids: Vec<i64> = mine.iter().map(|e| e.id).collect();
-    let not_mine = |e: &crate::store::journal::Entry| !ids.contains(&e.id);
+    let not_mine = |e: &crate::store::journal::JournalEntry| !ids.contains(&e.id);
     crate::knob::restore::restore_vetted(io, store, root, None, None, &not_mine)
 }

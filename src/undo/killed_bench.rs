@@ -2,10 +2,10 @@
 //! (`status`, `history`). A `bench` or `tune --scratch` killed with SIGKILL (or by the OOM
 //! killer) cannot restore its knobs: their journal entries stay open until the next `tune`,
 //! `bench` on a device, `daemon` or `restore` puts them back. A `bench`'s are owned by
-//! [`Owner::Bench`] ([`super::recover_benches`]); no `tunes` row names
+//! [`Owner::Bench`] (`super::recover_benches`); no `tunes` row names
 //! it, so `history`'s `killed` status cannot show it. A scratch tune journals its loop
 //! device's baseline under that owner before it has a tune id, and its trials under
-//! `tune:<id>` ([`fn@super::recover`]): its scratch device is enrolled nowhere, so
+//! `tune:<id>` (`super::recover`): its scratch device is enrolled nowhere, so
 //! `status` would not show them otherwise. These entries are what is left of either.
 //!
 //! An entry counts as such exactly when `recover` would write it: its writer is gone (a
@@ -21,7 +21,7 @@ use super::writers::{open_devices, writer_identity};
 use crate::Result;
 use crate::knob::catalogue;
 use crate::knob::restore::pair_member_unwritten;
-use crate::knob::vet::{Verdict, vet};
+use crate::knob::vet::{VetVerdict, vet};
 use crate::lock;
 use crate::store::Store;
 use crate::sysroot::SysRoot;
@@ -30,7 +30,7 @@ use serde::Serialize;
 
 /// One knob a killed benchmark journaled and nobody has put back yet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct OpenKnob {
+pub(crate) struct OpenKnob {
     /// The device's kernel name when journaled; `None` for a host-wide knob (vm, kernel).
     pub device: Option<String>,
     /// The device's identity when journaled; `None` for a host-wide knob.
@@ -64,10 +64,10 @@ fn killed_owners(store: &Store, root: &SysRoot) -> Result<Vec<Owner>> {
 /// the host-wide ones; each group in journal order, a file journaled by both a killed scratch
 /// run's baseline and its tune listed once, with its oldest (true) original. Reads only the
 /// store and the lock files. Errors: the store's.
-pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>> {
+pub(crate) fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>> {
     let db = store.path().to_path_buf();
     let boot = root.boot();
-    let mut found: Vec<crate::store::journal::Entry> = Vec::new();
+    let mut found: Vec<crate::store::journal::JournalEntry> = Vec::new();
     for owner in killed_owners(store, root)? {
         for name in open_devices(store, &owner)? {
             let Some(id) = writer_identity(root, name.as_deref()) else {
@@ -81,7 +81,7 @@ pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>
                     .journal_open(name.as_deref(), Some(&owner))?
                     .into_iter()
                     .filter(|e| e.device == name && !e.from_another_boot(&boot))
-                    .filter(|e| matches!(vet(root, e), Verdict::Here(_)))
+                    .filter(|e| matches!(vet(root, e), VetVerdict::Here(_)))
                     .filter(|e| name.is_none() || e.identity.as_deref() == Some(id.as_str())),
             );
         }
@@ -109,8 +109,8 @@ pub fn killed_bench_knobs(store: &Store, root: &SysRoot) -> Result<Vec<OpenKnob>
 /// exclusive vm pair the member restore writes ([`pair_member_unwritten`]).
 fn as_restore_writes(
     root: &SysRoot,
-    found: Vec<crate::store::journal::Entry>,
-) -> Vec<crate::store::journal::Entry> {
+    found: Vec<crate::store::journal::JournalEntry>,
+) -> Vec<crate::store::journal::JournalEntry> {
     use crate::knob::ApplyOrder;
     let end_scheduler = |device: &str| {
         found
@@ -120,7 +120,7 @@ fn as_restore_writes(
             .or_else(|| crate::device::find(root, device).ok().map(|d| d.scheduler))
     };
     let mut seen = std::collections::HashSet::new();
-    let kept: Vec<&crate::store::journal::Entry> = found
+    let kept: Vec<&crate::store::journal::JournalEntry> = found
         .iter()
         .filter(|e| {
             e.order != ApplyOrder::Iosched
@@ -146,7 +146,7 @@ fn as_restore_writes(
 /// command for database `db` and roots `root` ([`undo_command`]): `` 3 knobs journaled by a killed `bench` or `tune --scratch`
 /// are still open: fifo_batch, scheduler on loop0 and dirty_ratio host-wide; `sweetspot
 /// restore` puts them back `` (no brackets: `history` prints it inside its own).
-pub fn note(knobs: &[OpenKnob], db: &std::path::Path, root: &SysRoot) -> Option<String> {
+pub(crate) fn note(knobs: &[OpenKnob], db: &std::path::Path, root: &SysRoot) -> Option<String> {
     if knobs.is_empty() {
         return None;
     }

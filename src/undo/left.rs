@@ -5,7 +5,7 @@
 use super::idle::Restored;
 use super::writers::tune_lock;
 use crate::lock::{self, Holder};
-use crate::store::journal::Entry;
+use crate::store::journal::JournalEntry;
 use crate::store::tunes::TuneRow;
 use crate::sysroot::SysRoot;
 use crate::types::Owner;
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// The writers a [`Restored`] left alone, and the files they stand for.
 #[derive(Debug, Default)]
-pub struct LeftAlone<'a> {
+pub(crate) struct LeftAlone<'a> {
     /// Running tunes of a device (a simulated tune, with none, changes no knobs).
     pub device_tunes: Vec<&'a TuneRow>,
     /// The host's own running tunes (`tune --host`) and the host-wide knobs each journaled,
@@ -30,15 +30,15 @@ pub struct LeftAlone<'a> {
 
 /// What `r`, a restore of `dev` (or everything) under `root`, left alone, with `open` the
 /// journal's open entries after it.
-pub fn left_alone<'a>(
+pub(crate) fn left_alone<'a>(
     r: &'a Restored,
-    open: &[Entry],
+    open: &[JournalEntry],
     root: &SysRoot,
     dev: Option<&str>,
 ) -> LeftAlone<'a> {
     let ours = |p: &Path| p.starts_with(&root.sys) || p.starts_with(&root.proc);
     let mut files = BTreeSet::new();
-    let mut leave = |keep: &dyn Fn(&Entry) -> bool| {
+    let mut leave = |keep: &dyn Fn(&JournalEntry) -> bool| {
         files.extend(
             open.iter()
                 .filter(|e| ours(&e.path) && keep(e))
@@ -94,7 +94,7 @@ pub fn left_alone<'a>(
 
 /// How many of `files` (journaled knobs left changed) count: a file that only rows `r`
 /// refused name is counted by those rows (each reported on stderr), not here.
-pub fn counted(files: &BTreeSet<PathBuf>, open: &[Entry], r: &Restored) -> usize {
+pub(crate) fn counted(files: &BTreeSet<PathBuf>, open: &[JournalEntry], r: &Restored) -> usize {
     let refused: BTreeSet<i64> = r.refused.iter().map(|x| x.id).collect();
     files
         .iter()

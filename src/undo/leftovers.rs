@@ -20,7 +20,7 @@ use std::path::Path;
 ///   and stale lock files in [`crate::lock::RUN_DIR`]. A fake `--sysfs-root` never leads to
 ///   `umount` or `losetup -d`: its dead scratch leftovers are named, with the command that
 ///   removes them.
-pub fn sweep_leftovers(db: &Path, root: &SysRoot) -> Vec<String> {
+pub(crate) fn sweep_leftovers(db: &Path, root: &SysRoot) -> Vec<String> {
     let mut out = Vec::new();
     if !nix::unistd::geteuid().is_root() {
         return out;

@@ -8,16 +8,16 @@
 //!
 //! - `recover`: a killed tune (a `tunes` row still `running` whose lock is free) or a killed
 //!   `bench` has its own entries restored and the tune is marked `recovered`
-//!   ([`fn@recover`], [`recover_benches`]); `tune`, `bench`, `restore` and the daemon call it
+//!   (`recover`, `recover_benches`); `tune`, `bench`, `restore` and the daemon call it
 //!   first.
-//! - `idle`: `restore`'s own work, every open entry whose writer is gone ([`restore_idle`]);
-//!   `left`: what it left alone, by writer and file ([`left_alone`]).
-//! - `writers`: who writes a knob now, a running tune's lock ([`alive`], [`tune_lock`]), and
+//! - `idle`: `restore`'s own work, every open entry whose writer is gone (`restore_idle`);
+//!   `left`: what it left alone, by writer and file (`left_alone`).
+//! - `writers`: who writes a knob now, a running tune's lock (`alive`, `tune_lock`), and
 //!   the lock a restore takes before it writes.
-//! - `command`: the `sweetspot restore` command line messages name ([`undo_command`]).
+//! - `command`: the `sweetspot restore` command line messages name (`undo_command`).
 //! - `other_roots`: open entries journaled under other `--sysfs-root`/`--procfs-root` than
-//!   this run's, which `restore` names by tree ([`fn@other_roots`]).
-//! - `leftovers`: what killed runs left on disk, swept by `restore` ([`sweep_leftovers`]).
+//!   this run's, which `restore` names by tree (`other_roots`).
+//! - `leftovers`: what killed runs left on disk, swept by `restore` (`sweep_leftovers`).
 //! - [`hostwide`]: which host-wide knobs (vm, CPU scheduler) `restore <DEVICE>` puts back, and
 //!   which stay changed because another command journaled them too.
 //! - [`killed_bench`]: the knobs a killed `bench` or `tune --scratch` left open, for `status`
@@ -39,14 +39,18 @@ mod other_roots;
 mod recover;
 mod writers;
 
-pub use command::undo_command;
-pub use idle::{HostLeft, Restored, restore_idle};
-pub use killed_bench::{OpenKnob, killed_bench_knobs, note};
-pub use left::{LeftAlone, counted, left_alone};
-pub use leftovers::sweep_leftovers;
-pub use other_roots::{OtherRoots, Tree, other_roots};
-pub use recover::{Recovered, recover, recover_benches, recover_with};
-pub use writers::{alive, tune_lock};
+pub(crate) use command::undo_command;
+pub(crate) use idle::{Restored, restore_idle};
+pub(crate) use killed_bench::{OpenKnob, killed_bench_knobs, note};
+pub(crate) use left::{LeftAlone, counted, left_alone};
+pub(crate) use leftovers::sweep_leftovers;
+pub(crate) use other_roots::other_roots;
+pub(crate) use recover::recover;
+#[cfg(test)]
+pub(crate) use recover::{Recovered, recover_benches, recover_with};
+pub(crate) use writers::alive;
+#[cfg(test)]
+pub(crate) use writers::tune_lock;
 
 #[cfg(test)]
 mod tests;

@@ -3,16 +3,15 @@
 
 use crate::Result;
 use crate::device;
-use crate::knob::vet::{Verdict, vet};
+use crate::knob::vet::{VetVerdict, vet};
 use crate::store::Store;
-use crate::store::journal::Entry;
 use crate::sysroot::SysRoot;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// One tree of other roots and the knobs journaled under it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tree {
+pub(crate) struct Tree {
     /// Its roots (a sysfs and a procfs root that are siblings, `…/sys` and `…/proc`, make one
     /// tree).
     pub root: SysRoot,
@@ -26,10 +25,7 @@ pub struct Tree {
 
 /// What [`other_roots`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OtherRoots {
-    /// Entries at a relative path (journaled by an older sweetspot under a relative root):
-    /// `<device or host-wide> <knob>` and the path.
-    pub relative: Vec<(String, PathBuf)>,
+pub(crate) struct OtherRoots {
     /// The trees, in the order their first entry was journaled.
     pub trees: Vec<Tree>,
     /// The files of all those entries.
@@ -39,7 +35,7 @@ pub struct OtherRoots {
 /// The open entries of `dev` and the host-wide ones journaled for it alone (or all, without
 /// `dev`) written under other roots than `root`, grouped by tree. A row that fails
 /// re-validation ([`vet`]) is left out: the restore counts and reports it. Errors: the store's.
-pub fn other_roots(store: &Store, root: &SysRoot, dev: Option<&str>) -> Result<OtherRoots> {
+pub(crate) fn other_roots(store: &Store, root: &SysRoot, dev: Option<&str>) -> Result<OtherRoots> {
     let mut entries = store.journal_open(dev, None)?;
     if let Some(d) = dev {
         // The device's identities: here now, and as journaled (closed entries too).
@@ -56,14 +52,12 @@ pub fn other_roots(store: &Store, root: &SysRoot, dev: Option<&str>) -> Result<O
     let ours = |p: &Path| p.starts_with(&root.sys) || p.starts_with(&root.proc);
     let mut found = OtherRoots::default();
     let mut roots: Vec<(SysRoot, Vec<String>)> = Vec::new();
-    let shaped = |e: &&Entry| !matches!(vet(root, e), Verdict::Refused(_));
-    for e in entries.iter().filter(|e| !ours(&e.path)).filter(shaped) {
-        found.files.insert(e.path.clone());
-        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
-        let Some(r) = root.other_for(&e.path) else {
-            found.relative.push((knob, e.path.clone()));
+    for e in entries.iter().filter(|e| !ours(&e.path)) {
+        let VetVerdict::Elsewhere(r) = vet(root, e) else {
             continue;
         };
+        found.files.insert(e.path.clone());
+        let knob = format!("{} {}", e.device.as_deref().unwrap_or("host-wide"), e.knob);
         match roots.iter_mut().find(|(o, _)| *o == r) {
             Some((_, knobs)) if knobs.contains(&knob) => {}
             Some((_, knobs)) => knobs.push(knob),

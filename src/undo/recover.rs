@@ -12,7 +12,7 @@ use crate::types::Owner;
 
 /// What [`recover`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Recovered {
+pub(crate) struct Recovered {
     /// Killed tunes marked `recovered`.
     pub tunes: usize,
     /// Knobs written back from their journal entries.
@@ -35,7 +35,7 @@ pub struct Recovered {
 /// Errors: those of the journaled restore (the tune stays `running`, so the next call retries);
 /// [`crate::Error::Failed`] when it refused journal rows ([`crate::knob::vet`]: each reported on
 /// stderr, skipped, the rest restored).
-pub fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
+pub(crate) fn recover(store: &mut Store, root: &SysRoot) -> Result<Recovered> {
     let io = crate::knob::io::RealIo;
     let mut n = recover_with(&io, store, root)?;
     n.knobs += benches(&io, store, root, &mut n.refused)?;
@@ -63,7 +63,8 @@ fn knobs(n: usize) -> String {
 /// `restore` does not call this: it restores every idle entry itself and lists them.
 /// Returns how many knobs were written back. Errors: those of the restore; [`crate::Error::Failed`]
 /// when it refused journal rows (each reported on stderr, skipped, the rest restored).
-pub fn recover_benches(
+#[cfg(test)]
+pub(crate) fn recover_benches(
     io: &dyn crate::knob::io::KnobIo,
     store: &mut Store,
     root: &SysRoot,
@@ -113,7 +114,7 @@ fn benches(
 /// only under its lock, and the host-wide ones only under the host's ([`crate::lock::HOST`]). When
 /// another writer holds one of those, its entries are left open and the tune stays `running`,
 /// so a later call finishes it; one warning says what was restored and what waits for whom.
-pub fn recover_with(
+pub(crate) fn recover_with(
     io: &dyn crate::knob::io::KnobIo,
     store: &mut Store,
     root: &SysRoot,

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 /// whatever its identity (`scratch:emulate:<spec>` with `--emulate`): a tune records the
 /// lock file it holds in its row ([`crate::store::tunes::TuneRow::lock_file`]), and
 /// [`alive`] asks this only of a row that has none (stored by an older sweetspot).
-pub fn tune_lock(identity: &str) -> &str {
+pub(crate) fn tune_lock(identity: &str) -> &str {
     if crate::bench::user_testbed::is_host_identity(identity) {
         lock::HOST
     } else {
@@ -42,7 +42,7 @@ pub fn tune_lock(identity: &str) -> &str {
 /// the tune that took it. A holder that cannot be read (the file is empty for a moment while
 /// its holder rewrites it, or in a form this sweetspot does not read) leaves the judgement
 /// to the lock being held, as before.
-pub fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
+pub(crate) fn alive(db: &Path, root: &SysRoot, t: &crate::store::tunes::TuneRow) -> bool {
     let pid_exists = t.pid > 0
         && t.pid as u32 != std::process::id()
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid as i32), None).is_ok();

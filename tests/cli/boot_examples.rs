@@ -289,7 +289,7 @@ fn the_daemon_unit_passes_systemd_analyze_verify_and_the_example_config_parses()
     let cfg = sweetspot::daemon::config::parse(&std::fs::read_to_string(&p).unwrap(), &p).unwrap();
     assert_eq!(
         cfg,
-        sweetspot::daemon::config::Config::default(),
+        sweetspot::daemon::config::DaemonConfig::default(),
         "the example shows the defaults"
     );
 }

@@ -107,7 +107,7 @@ fn check(command: &str, out: &std::process::Output) -> Value {
         path.display(),
         errors.join("\n")
     );
-    assert_eq!(v["version"], sweetspot::report::json::VERSION, "{command}");
+    assert_eq!(v["version"], sweetspot::output::json::VERSION, "{command}");
     v
 }
 

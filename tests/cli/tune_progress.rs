@@ -16,7 +16,7 @@ fn root(p: &str) -> PathBuf {
 }
 
 /// (runs done, run budget) after each trial of one tune, and the tune's outcome.
-fn watch(surface: &str, pol: &policy::Policy, seed: u64) -> (Vec<(u64, u64)>, tune::Outcome) {
+fn watch(surface: &str, pol: &policy::Policy, seed: u64) -> (Vec<(u64, u64)>, tune::TuneOutcome) {
     let mut sim = SimDevice::open(&root(surface), seed).unwrap();
     let space = Space::build(&sim.space(), pol, None).unwrap();
     let steps = Rc::new(RefCell::new(Vec::new()));

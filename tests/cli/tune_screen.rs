@@ -18,7 +18,7 @@ const RATIO: &str = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\ncheck_pair
                      [knobs.fifo_batch]\n";
 
 /// One tune of `surface` with policy `text` and seed `seed`.
-fn tune(surface_file: &str, text: &str, knob: &str, seed: u64) -> (tune::Outcome, Space) {
+fn tune(surface_file: &str, text: &str, knob: &str, seed: u64) -> (tune::TuneOutcome, Space) {
     let mut sim = SimDevice::open(&surface(surface_file), seed).unwrap();
     let text = text.replace("[knobs.fifo_batch]", &format!("[knobs.{knob}]"));
     let pol = policy::parse(&text, Path::new("screen.toml"), "screen", "screen").unwrap();

@@ -166,7 +166,7 @@ fn a_loop_sweet_spot_follows_its_backing_file_to_another_loop_name() {
     let out = common::sweetspot(&db, &["verify", p, "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["version"], sweetspot::report::json::VERSION);
+    assert_eq!(v["version"], sweetspot::output::json::VERSION);
     let drift: Vec<&serde_json::Value> = v["rows"]
         .as_array()
         .unwrap()

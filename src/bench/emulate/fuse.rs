@@ -1,8 +1,8 @@
 //! The FUSE server: one file, `disk.img`, served from a sparse backing file, every request
-//! delayed as the [`Model`] says.
+//! delayed as the `Model` says.
 //!
-//! The session thread (fuser's, one) only queues requests; [`Model::servers`] worker threads
-//! take them in the order [`Model::pick`] chooses, do the I/O on the backing file, sleep until
+//! The session thread (fuser's, one) only queues requests; `Model::servers` worker threads
+//! take them in the order `Model::pick` chooses, do the I/O on the backing file, sleep until
 //! the model's completion time, and reply. Times are kept on one clock (seconds since the
 //! server started): a request's service starts at the later of its arrival and its worker's
 //! previous completion, so a late wake-up of one sleep is not added to the next one, and

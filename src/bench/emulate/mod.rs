@@ -17,7 +17,7 @@
 //! it completes. The loop driver holds up to its `hw_queue_depth` (128) requests below the
 //! scheduler, so the scheduler orders only what overflows that.
 //!
-//! Lifecycle. The server is sweetspot's own code ([`Emulator`], the fuser file system) but runs
+//! Lifecycle. The server is sweetspot's own code (`Emulator`, the fuser file system) but runs
 //! in a child process, `sweetspot __worker emulate` ([`Server`]), not on threads of the run:
 //! a process that serves a FUSE mount must never wait in the kernel for I/O through that same
 //! mount. After a SIGKILL its other threads are gone at once, while a thread inside `fsync` or

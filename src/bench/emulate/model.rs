@@ -11,18 +11,18 @@
 //!   else pays a seek, `track + (full - track) · sqrt(distance / stroke)`, and half a
 //!   revolution on average. The square root is the usual short-seek shape (arm acceleration
 //!   dominates); over uniformly random pairs its mean is `track + 8/15 (full - track)`, which
-//!   matches datasheet averages (see [`super::spec::PRESETS`]).
+//!   matches datasheet averages (see `super::spec::PRESETS`).
 //! - **NCQ** (disk, `ncq` = `channels` > 1): of the oldest `channels` requests waiting the
 //!   disk serves the one with the shortest positioning time, aged: Aged Shortest Positioning
 //!   Time First, ASPTF(W), which ranks a request by `Tpos - W · Twait` (Worthington, Ganger &
 //!   Patt, "Scheduling Algorithms for Modern Disk Drives", SIGMETRICS 1994, §4; the same as
 //!   Jacobson & Wilkes' aged shortest access time first, HP Labs HPL-CSP-91-7, 1991). `W` is
-//!   [`AGING_WEIGHT`]: a request is never passed over by one that arrived more than
-//!   `Tpos_max / W` after it ([`Model::aging_bound_s`], 257 ms on hdd-5400), so none starves.
+//!   `AGING_WEIGHT`: a request is never passed over by one that arrived more than
+//!   `Tpos_max / W` after it (`Model::aging_bound_s`, 257 ms on hdd-5400), so none starves.
 //!   With 1 the disk serves in arrival order, so only the order the kernel dispatches in can
 //!   shorten the seeks: that is what an elevator or `fifo_batch` can win.
 //! - **Write cache** (disk, `wcache` > 0): a write completes once copied into the cache, at
-//!   the command overhead plus its length at the interface rate ([`CACHE_COPY_RATE`]), while
+//!   the command overhead plus its length at the interface rate (`CACHE_COPY_RATE`), while
 //!   the cache has room; the arm meanwhile destages cached writes, nearest first (positioning +
 //!   transfer at the write rate; adjacent writes merge into one extent, written back a
 //!   revolution's worth at a time so that a read waits for one revolution at most), whenever

@@ -8,10 +8,10 @@
 //! |---|---|---|
 //! | `latency` | duration (`500us`, `8ms`), 0–10 s | per-request access time of a read (flash) or the command overhead (hdd) |
 //! | `write-latency` | duration, 0–10 s | the same for writes (default: `latency`, or after a preset the preset's) |
-//! | `bandwidth` | rate (`200MB/s`, `30MiB/s`), 1 kB/s to 1000 GB/s ([`MAX_RATE`]), or `unlimited` | transfer rate of reads and writes |
+//! | `bandwidth` | rate (`200MB/s`, `30MiB/s`), 1 kB/s to 1000 GB/s (`MAX_RATE`), or `unlimited` | transfer rate of reads and writes |
 //! | `read-bandwidth`, `write-bandwidth` | rate, as `bandwidth` | one direction only: wins over `bandwidth`, whatever the order |
 //! | `channels` | 1–256 | requests served at once (flash), or the NCQ depth the disk reorders (hdd; 1 = no NCQ) |
-//! | `ncq` | 1–32 | hdd: the same depth under its disk name, at most SATA's 32 tags ([`NCQ_TAGS`]); not with `channels` |
+//! | `ncq` | 1–32 | hdd: the same depth under its disk name, at most SATA's 32 tags (`NCQ_TAGS`); not with `channels` |
 //! | `wcache` | size, 0 or 64 KiB–1 GiB | hdd: a volatile write cache of that size (0: none, the presets' default); see [`super::model`] |
 //! | `seek` | `none` or `hdd` | the positioning model: none (flash-like), or a disk arm and platter |
 //! | `rpm` | 1000–20000 | hdd: spindle speed (rotational latency: half a revolution on average) |
@@ -26,10 +26,10 @@
 //!
 //! `_` may stand for `-` in field names. Units: durations in `ns`, `us` (or `µs`), `ms`, `s`;
 //! rates in `B/s`, `kB/s`, `MB/s`, `GB/s` (powers of 1000) or `KiB/s`, `MiB/s`, `GiB/s`, from
-//! 1 kB/s to 1000 GB/s ([`MAX_RATE`]), or `unlimited`; sizes
+//! 1 kB/s to 1000 GB/s (`MAX_RATE`), or `unlimited`; sizes
 //! the same without `/s`. A bad SPEC names the field and the value ([`Error::BadInput`], exit 2).
 //!
-//! The presets and the public figures they come from are in [`PRESETS`]; the service-time
+//! The presets and the public figures they come from are in `PRESETS`; the service-time
 //! models that use these fields are in [`super::model`].
 
 use crate::{Error, Result};

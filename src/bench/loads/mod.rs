@@ -2,7 +2,7 @@
 //!
 //! Every load runs in its own process (`sweetspot __worker load`, see
 //! [`crate::bench::worker`]) as the leader of its own process group, loops until it is killed
-//! with SIGKILL, and counts completed work units in a shared [`counter::Counter`]. The units
+//! with SIGKILL, and counts completed work units in a shared `counter::Counter`. The units
 //! (contest's "Loads" column) are, per load:
 //!
 //! | load | unit |
@@ -19,7 +19,7 @@
 //!
 //! Sizes are parameters ([`LoadSizes`]), not derived from RAM: an embedded board may have
 //! 512 MiB. Fixtures a load only reads (the tree, its tarball, read_load's file) are made once
-//! per testbed by [`prepare`], outside any timing.
+//! per testbed by `prepare`, outside any timing.
 
 pub mod counter;
 mod ctar_load;

@@ -121,7 +121,7 @@ fn keep_names_the_ruling_policy_per_identity_once() {
 #[test]
 fn defaults_and_errors_with_line_and_field() {
     let p = Path::new("d.toml");
-    assert_eq!(parse("", p).unwrap(), Config::default());
+    assert_eq!(parse("", p).unwrap(), DaemonConfig::default());
     let c = parse(
         "enroll = [\"wwid:naa.1\"]\nquiet_hours = \"22:30-06:00\"\n",
         p,

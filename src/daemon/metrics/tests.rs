@@ -97,7 +97,7 @@ fn tuned_sda(t: &FakeTree) -> (Store, Vec<(Device, Option<SweetSpotRow>)>) {
         .finish_tune(tune, crate::types::TuneStatus::Done)
         .unwrap();
     let spots = crate::daemon::due::latest_spots(&store, &Default::default()).unwrap();
-    let cfg = crate::daemon::config::Config::default();
+    let cfg = crate::daemon::config::DaemonConfig::default();
     let devices = crate::daemon::due::enrolled(&t.root, &cfg, &spots).unwrap();
     (store, devices)
 }

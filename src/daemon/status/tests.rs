@@ -156,7 +156,7 @@ fn each_field_of_a_tuned_device_says_one_thing() {
     let sda = device::find(&t.root, "sda").unwrap().identity;
     spot(&store, &sda);
     spot(&store, "wwid:naa.gone");
-    let cfg = Config::default();
+    let cfg = DaemonConfig::default();
     let state = t.dir.path().join("s.db.daemon.json");
     let write = |managed: serde_json::Value, waits: serde_json::Value| {
         std::fs::write(
@@ -360,7 +360,7 @@ fn the_retune_line_names_the_daemons_due_date() {
             ["2.6.0-another"],
         )
         .unwrap();
-    let cfg = Config::default();
+    let cfg = DaemonConfig::default();
     let spots = super::super::due::latest_spots(&store, &Default::default()).unwrap();
     let kept = &spots[&sda];
     assert_eq!(kept.kernel, device::kernel_release());
@@ -452,7 +452,7 @@ fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
             .to_string(),
         )
         .unwrap();
-        status(Some(&store), &t.root, &Config::default(), &state)
+        status(Some(&store), &t.root, &DaemonConfig::default(), &state)
             .unwrap()
             .devices[0]
             .state_text
@@ -509,7 +509,7 @@ fn a_sweet_spots_host_wide_knob_counts_in_its_state() {
     // The daemon stopped: sda is judged by its own knobs and the host-wide ones it still
     // decides (none: the host's tune keeps dirty_ratio), not by its superseded 10.
     std::fs::remove_file(&state).unwrap();
-    let st = status(Some(&store), &t.root, &Config::default(), &state).unwrap();
+    let st = status(Some(&store), &t.root, &DaemonConfig::default(), &state).unwrap();
     assert_eq!(
         st.devices[0].state_text,
         "not managed (the daemon is not running): read_ahead_kb is 128, sweet spot 256"

@@ -4,7 +4,7 @@
 //! prints their sentences ([`State::text`], [`Retune::text`], [`ConfigShown::text`]), so the
 //! two never say different things.
 
-use crate::report::json::Stamp;
+use crate::output::json::Stamp;
 use crate::types::KnobValue;
 use serde::{Serialize, Serializer};
 
@@ -20,7 +20,7 @@ fn rfc3339_opt<S: Serializer>(at: &Option<i64>, s: S) -> Result<S::Ok, S::Error>
 
 /// A knob of the sweet spot that differs on the disk now (the daemon not running).
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Off {
+pub(crate) struct Off {
     /// Knob name.
     pub knob: String,
     /// Its value now; `None`: it does not exist now (its scheduler is not active).
@@ -31,7 +31,7 @@ pub struct Off {
 
 /// A knob another writer holds at another value than the sweet spot's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Contest {
+pub(crate) struct Contest {
     /// Knob name.
     pub knob: String,
     /// The value the other writer keeps (a number for a numeric knob).
@@ -42,7 +42,7 @@ pub struct Contest {
 /// What holds for an enrolled device now.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum State {
+pub(crate) enum State {
     /// No sweet spot stored (the device may be absent too: `device` is then `null`).
     NeverTuned,
     /// Tuned, but no disk has its identity now.
@@ -85,7 +85,7 @@ pub enum State {
 
 impl State {
     /// The sentence `status` prints; `present`: a disk has the identity now.
-    pub fn text(&self, present: bool) -> String {
+    pub(crate) fn text(&self, present: bool) -> String {
         match self {
             State::NeverTuned if present => "never tuned".to_string(),
             State::NeverTuned => "never tuned, absent".to_string(),
@@ -147,7 +147,7 @@ impl State {
 /// When the daemon retunes a device, and why ([`super::super::retune::due`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Retune {
+pub(crate) enum Retune {
     /// The daemon is tuning it now.
     Tuning,
     /// Due now: never tuned.
@@ -200,7 +200,7 @@ pub enum Retune {
 impl Retune {
     /// The sentence `status` prints: `every` is the interval as people read it (`7 days`),
     /// `present` whether a disk has the identity now.
-    pub fn text(&self, every: &str, present: bool) -> String {
+    pub(crate) fn text(&self, every: &str, present: bool) -> String {
         let when = match self {
             Retune::Tuning => return "tuning now".to_string(),
             Retune::Kept => {
@@ -240,7 +240,7 @@ impl Retune {
 /// Where the config `status` shows came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ConfigSource {
+pub(crate) enum ConfigSource {
     /// `--config`.
     Given,
     /// The running daemon's (read from its command line).
@@ -253,7 +253,7 @@ pub enum ConfigSource {
 
 /// The config whose enrolled devices and retune interval `status` shows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ConfigShown {
+pub(crate) struct ConfigShown {
     /// Its path.
     pub path: std::path::PathBuf,
     /// Where it came from.
@@ -264,7 +264,7 @@ pub struct ConfigShown {
 
 impl ConfigShown {
     /// `<path> (given)`, `<path>: absent, built-in defaults (the default)`, ….
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let source = match self.source {
             ConfigSource::Given => "given",
             ConfigSource::RunningDaemon => "the running daemon's",

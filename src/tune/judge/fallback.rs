@@ -3,7 +3,7 @@
 //!
 //! 1. **Candidates**: the settings the search measured whose mean objective cost beats the
 //!    default's by at least the minimum effect (the search's own point estimates), the refused
-//!    one left out, at most [`SCREENED`] of them, best mean first.
+//!    one left out, at most `SCREENED` of them, best mean first.
 //! 2. **Screen**: one start-up run per candidate under each judge's background. The first
 //!    candidate (best mean first) whose runs are all within the tolerance of the default's
 //!    mean start-up Time (from the refused candidate's pairs) is the fallback. A screen, not a
@@ -12,7 +12,7 @@
 //!    fallback) full trials; a one-sided paired t-test on their costs (H0 "at most
 //!    `min_effect` better", as the final check's, but its variance from these pairs alone),
 //!    at `alpha`; the guard rails must hold on the fresh trials' means.
-//! 4. **The judges**, as for the search's best ([`super::check`]).
+//! 4. **The judges**, as for the search's best (`super::check`).
 //!
 //! Only if all three pass is the fallback kept; otherwise the default. One fallback at most:
 //! each try costs a check and the judges again, and every extra test tried is another chance
@@ -26,11 +26,11 @@ use crate::tune::policy::Policy;
 use crate::tune::space::Space;
 
 /// Candidates screened at most.
-pub const SCREENED: usize = 4;
+pub(crate) const SCREENED: usize = 4;
 
 /// A fallback that passed the objective's check and every judge.
 #[derive(Clone, Debug)]
-pub struct Kept {
+pub(crate) struct Kept {
     /// Its grid index.
     pub point: usize,
     /// Improvement over the default (> 1 better) with its 95% CI, from the fresh pairs.
@@ -43,13 +43,11 @@ pub struct Kept {
     pub judges: Vec<JudgeVerdict>,
     /// Every full trial of the fallback's check (default and fallback).
     pub trials: Vec<Trial>,
-    /// Runs made here: screen, check and judges.
-    pub runs: u64,
 }
 
 /// What the fallback found: `kept` when one passed; `runs` made either way; `why` in a
 /// sentence when none was kept.
-pub struct Found {
+pub(crate) struct Found {
     /// The fallback kept, if any.
     pub kept: Option<Kept>,
     /// Runs made.
@@ -61,7 +59,7 @@ pub struct Found {
 /// Tries one fallback after `refused` failed a judge whose pairs measured the default's mean
 /// start-up Time per judge as `default_s` (in `judges.startup` order). `trials` are the
 /// search's and check's. Errors: the testbed's and the recorder's.
-pub fn try_one(
+pub(crate) fn try_one(
     bed: &mut Bed,
     space: &Space,
     policy: &Policy,
@@ -142,7 +140,6 @@ pub fn try_one(
             pairs: d.len(),
             judges: verdicts,
             trials: fresh,
-            runs,
         }),
         runs,
         why: String::new(),

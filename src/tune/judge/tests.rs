@@ -173,7 +173,7 @@ fn judged_policy(values: &str) -> crate::tune::policy::Policy {
     crate::tune::policy::parse(&text, Path::new("judged.toml"), "judged", "judged").unwrap()
 }
 
-fn tune_on(values: &str, seed: u64) -> crate::tune::Outcome {
+fn tune_on(values: &str, seed: u64) -> crate::tune::TuneOutcome {
     let mut sim = SimDevice::open(
         Path::new("tests/surfaces/startup-hurt-fifo_batch.toml"),
         seed,

@@ -21,11 +21,11 @@ use toml::Spanned;
 /// `examples/judge_rates.rs` (4 pairs kept the start-up-neutral sweet spot in 91% of tunes, 6
 /// in 98%, as often as without a judge); the published rates, on held-out seeds, are in
 /// `examples/judge-rates.md`.
-pub const DEFAULT_PAIRS: u32 = 6;
+pub(crate) const DEFAULT_PAIRS: u32 = 6;
 /// Tolerance when `tolerance` is not given: 10% slower at most (the 5–10%; start-up
 /// latency runs of a second on a slow disk vary by several %, so 5% would refuse most sweet
 /// spots for noise alone at 4 pairs).
-pub const DEFAULT_TOLERANCE: f64 = 0.10;
+pub(crate) const DEFAULT_TOLERANCE: f64 = 0.10;
 
 /// The judges of a policy: the start-up judge under each of `startup`'s backgrounds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -41,7 +41,7 @@ pub struct Judges {
 
 impl Judges {
     /// Judge runs a tune may add: 2 × pairs per judge.
-    pub fn runs(&self) -> u64 {
+    pub(crate) fn runs(&self) -> u64 {
         2 * u64::from(self.pairs) * self.startup.len() as u64
     }
 }

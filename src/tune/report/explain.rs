@@ -7,7 +7,7 @@ use super::LoadMeans;
 use crate::bench::Load;
 use crate::knob::{Setting, setting_label};
 use crate::stats;
-use crate::tune::Outcome;
+use crate::tune::TuneOutcome;
 use crate::tune::evaluator::{Trial, broken, mean_metrics};
 use crate::tune::policy::Policy;
 use crate::tune::space::Space;
@@ -48,7 +48,7 @@ pub struct Dropped {
 pub(super) struct Inputs<'a> {
     pub policy: &'a Policy,
     pub space: &'a Space,
-    pub out: &'a Outcome,
+    pub out: &'a TuneOutcome,
     /// The best setting found (the verdict's, else the incumbent).
     pub cand: usize,
     /// True when the tune reached a verdict (not interrupted).
@@ -103,7 +103,7 @@ pub(super) fn explain(x: &Inputs) -> Explained {
 }
 
 /// The trials of point `p` that did not fail.
-fn ok_trials(out: &Outcome, p: usize) -> Vec<&Trial> {
+fn ok_trials(out: &TuneOutcome, p: usize) -> Vec<&Trial> {
     out.trials
         .iter()
         .filter(|t| t.point == p && t.failed.is_none())
@@ -125,7 +125,7 @@ fn better(policy: &Policy, x: f64, than: f64) -> bool {
 fn refused_and_excluded(
     policy: &Policy,
     space: &Space,
-    out: &Outcome,
+    out: &TuneOutcome,
     distinct: &[usize],
 ) -> (Vec<Refused>, Vec<Excluded>) {
     let mut refused = Vec::new();
@@ -180,7 +180,7 @@ fn excluded_notes(policy: &Policy, excluded: &[Excluded], d_all: Option<f64>) ->
 
 /// Is no_load slower at the candidate `cand`, beyond noise? (Welch, on every no_load run of
 /// the two settings: no_load does not depend on the pairing.)
-fn no_load_slower(policy: &Policy, space: &Space, out: &Outcome, cand: usize) -> bool {
+fn no_load_slower(policy: &Policy, space: &Space, out: &TuneOutcome, cand: usize) -> bool {
     let no_load_times = |p: usize| -> Vec<f64> {
         ok_trials(out, p)
             .iter()
@@ -241,7 +241,7 @@ fn kept_default_note(
 }
 
 /// True for a host-wide knob (`/proc/sys/vm`), by the catalogue.
-pub fn is_host_wide(knob: &str) -> bool {
+pub(crate) fn is_host_wide(knob: &str) -> bool {
     crate::knob::catalogue::lookup(None, knob).is_some_and(|f| f.order.is_host())
         || crate::knob::features::is_feature(knob)
 }

@@ -71,7 +71,7 @@ fn answer(label: &str, text: &str) -> String {
 }
 
 /// A duration in s as a person says it: `0.4 s`, `52 s`, `3 min 52 s`, `1 h 02 min`.
-pub fn duration(s: f64) -> String {
+pub(crate) fn duration(s: f64) -> String {
     if !s.is_finite() || s < 0.0 {
         return "?".to_string();
     }

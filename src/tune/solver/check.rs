@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 
 /// The check takes at most this many times `check_pairs` pairs, unless 90% power needs more
 /// (`check_size`: 90% power at the search's estimated effect).
-pub const CHECK_CAP: usize = 8;
+pub(crate) const CHECK_CAP: usize = 8;
 
 /// The final check's outcome.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,7 +88,7 @@ impl Verdict {
 
 /// The variance and df of one pair's difference (ln units), as the screen's arms give it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct VarianceDf {
+pub(crate) struct VarianceDf {
     /// Variance of one pair's difference, ln units squared.
     pub variance: f64,
     /// Its degrees of freedom (Welch–Satterthwaite over the arms).
@@ -97,7 +97,7 @@ pub struct VarianceDf {
 
 /// Where the variance of a check pair's difference comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum PairVariance {
+pub(crate) enum PairVariance {
     /// The GP search: the pairs and every full trial of the two settings
     /// ([`stats::paired_variance`]).
     FullTrials,
@@ -109,7 +109,7 @@ pub enum PairVariance {
 /// The arms test's samples: every loaded cost of the best and of the default, search and
 /// check, in the order measured.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ArmsSamples {
+pub(crate) struct ArmsSamples {
     /// The best's costs.
     pub best: Vec<f64>,
     /// The default's costs.
@@ -118,7 +118,7 @@ pub struct ArmsSamples {
 
 /// What the search that ran tells the final check about its evidence.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CheckBasis {
+pub(crate) struct CheckBasis {
     /// Where the variance of a pair's difference comes from.
     pub variance: PairVariance,
     /// The arms test's samples when the check is the arms test (the screen on Loads).
@@ -130,7 +130,7 @@ pub struct CheckBasis {
 
 impl CheckBasis {
     /// The GP search's: full pairs, the variance from every full trial.
-    pub fn full_trials() -> Self {
+    pub(crate) fn full_trials() -> Self {
         CheckBasis {
             variance: PairVariance::FullTrials,
             arms_test: None,

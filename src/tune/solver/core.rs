@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, VecDeque};
 /// the check tests the objective, the rails judge the answer on its means) and the
 /// objective's value.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CheckTrial {
+pub(crate) struct CheckTrial {
     /// Grid index.
     pub point: usize,
     /// ln cost, guard penalties taken out.

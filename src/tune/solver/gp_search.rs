@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// The GP search's own state.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct GpSearch {
+pub(crate) struct GpSearch {
     /// The setting racing the incumbent, while a race (intensification) is on.
     challenger: Option<usize>,
 }

@@ -21,11 +21,11 @@ mod plan;
 /// answer): a setting measured once must beat a replicated one by more than its noise.
 /// (Developed on seeds 1..400 of the 9-setting surfaces: 0.5 to 2 all kept 94–96% on the
 /// seed surface.)
-pub const PICK_K: f64 = 1.5;
+pub(crate) const PICK_K: f64 = 1.5;
 
 /// Standard errors of the race's confidence bounds (LUCB). (Dev seeds 1..400, seed surface:
 /// 0.5 93%, 0.75 94–95%, 1.0 96%, 1.5 94–96%, 2.0 95–96%.)
-pub const RACE_Z: f64 = 1.0;
+pub(crate) const RACE_Z: f64 = 1.0;
 
 /// The no_load flatness test rejects "flat" when a finalist's mean ln no_load Time differs
 /// from the default's by more than this many standard errors (two-sided: a 20% false alarm
@@ -45,7 +45,7 @@ pub const RACE_Z: f64 = 1.0;
 /// settings (seed surface 94%), a confirming second no_load trial of a finalist found
 /// slower, more no_load trials with the runs the race leaves, and shrinking a finalist's
 /// no_load effect toward the default's in its Ratio (each within a point on dev seeds).
-pub const FLAT_Z: f64 = 1.28;
+pub(crate) const FLAT_Z: f64 = 1.28;
 
 /// The most no_load trials of one setting that the flatness test asks for. After a flat
 /// test, while runs are to spare (room for two more trials), the least-measured of the two
@@ -70,7 +70,7 @@ pub const FLAT_Z: f64 = 1.28;
 /// not two, 555 / 635 / 732, 960 / 949. Each moves along one trade: about 4
 /// no_load-depends tunes for each seed tune lost, which the seed surface's 95% target cannot
 /// pay for.
-pub const FLAT_RETEST_MAX: usize = 4;
+pub(crate) const FLAT_RETEST_MAX: usize = 4;
 
 /// Loaded trials of a finalist (or the default) per no_load trial that the race keeps after a
 /// flat test ([`FLAT_RETEST_MAX`]). Chosen with [`FLAT_TEST_AFTER`] 3, whose earlier test
@@ -80,7 +80,7 @@ pub const FLAT_RETEST_MAX: usize = 4;
 /// surface at 64 / 80 runs: 1 865 / 910, **2 901 / 939**, 3 915 / 931, 4 936 / 936; the seed
 /// surface at 24 / 28 / 40 runs 965 / 984 / 994 at 2, 965 / 985 / 993 at 4. Without the
 /// earlier test, dev seeds 1..400 at 40 runs: 2 67%, 3 67%, 4 68%, 6 68%.)
-pub const FLAT_RETEST_PER: usize = 2;
+pub(crate) const FLAT_RETEST_PER: usize = 2;
 
 /// Loaded trials each of the two finalists has (at least) when the race stops for the no_load
 /// flatness test (a Ratio on a grid screened whole): the first test, and each one an in-step
@@ -97,18 +97,18 @@ pub const FLAT_RETEST_PER: usize = 2;
 /// 965 / 985, its drifting twin 957 → 957, the flat surface's false "significant" at 24 / 40
 /// runs 4 / 2 → 4 / 1 of 1000; the 3-knob surface at 64 / 80 runs 941 / 958 → 936 / 936,
 /// where the earlier test has more new leaders to test again.)
-pub const FLAT_TEST_AFTER: usize = 3;
+pub(crate) const FLAT_TEST_AFTER: usize = 3;
 
 /// The most of the budget's runs kept for the final check (`check_reserve`).
 /// (Dev seeds 1..400: the scheduler surface 69% at 0.2, 74% at 0.34, 75% at 0.5, where the
 /// seed surface fell from 96% to 90%; the 2-D bowl at 80 runs, seeds 1..50: 88% at 0.34,
 /// 90% at 0.5.)
-pub const CHECK_MAX_SHARE: f64 = 0.34;
+pub(crate) const CHECK_MAX_SHARE: f64 = 0.34;
 
 /// The race's standard errors on a Loads objective (the arms test), where the race runs
 /// until it is decided or the budget is spent (no runs are kept for fresh pairs). (Dev seeds 1..400, scheduler surface: 1.0 86%, 1.5 88%, 2.0
 /// 85%; at 2.0 the flat drifting surface's false "significant" rose to 6%.)
-pub const ARMS_RACE_Z: f64 = 1.5;
+pub(crate) const ARMS_RACE_Z: f64 = 1.5;
 
 /// Standard errors of the race's indifference rule (`decided` in this module): a race stops
 /// once the leader is, at this many standard errors, no worse than each other setting by more
@@ -120,27 +120,27 @@ pub const ARMS_RACE_Z: f64 = 1.5;
 /// challenger alone, at 1.5–3 within 7, at 1.0 no_load-depends 700 → 718 at 40 runs but the
 /// seed surface 992 → 984. With a budget of 500 trials, seeds 1..100, mean runs: the seed
 /// surface 418 → 122, the flat one 627 → 255, no_load-depends 863 → 92.)
-pub const INDIFFERENCE_Z: f64 = 2.0;
+pub(crate) const INDIFFERENCE_Z: f64 = 2.0;
 
 /// On a Loads objective (the arms test), the default is re-measured in the race whenever it
 /// has fewer than this share of the leader's trials: the test's power needs the default's
 /// trials as much as the pick needs the leader's. (Dev seeds 1..400, scheduler surface: 0.4
 /// 80%, 0.5 84%, 0.6 88%, 0.7 86%, 0.8 85%. A fixed-allocation optimum with known noise puts
 /// 6 of 24 runs on the default, 10 on the best: 0.6.)
-pub const DEFAULT_SHARE: f64 = 0.6;
+pub(crate) const DEFAULT_SHARE: f64 = 0.6;
 
 /// On a grid too large to screen whole, the share of the search's runs kept for the race
 /// after the GP's picks. (2-D bowl, dev seeds 1..50 at 80 runs: 0.1 and 0.25 both 88%.)
-pub const GUIDED_RACE_SHARE: f64 = 0.25;
+pub(crate) const GUIDED_RACE_SHARE: f64 = 0.25;
 
 /// The screen is used when the screen itself (one full trial of the default, one loaded trial
 /// of every other setting) takes at most this share of the budget's runs.
-pub const SCREEN_SHARE: f64 = 0.5;
+pub(crate) const SCREEN_SHARE: f64 = 0.5;
 
 /// Whether no_load depends on the setting, as the flatness test last found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Flatness {
+pub(crate) enum Flatness {
     /// Not tested yet, or opened again by a retest or a new leader.
     #[default]
     Open,
@@ -154,7 +154,7 @@ pub enum Flatness {
 /// Which settings the screen measures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Grid {
+pub(crate) enum Grid {
     /// Every setting once, in a shuffled order.
     #[default]
     Whole,
@@ -166,7 +166,7 @@ pub enum Grid {
 /// A measured setting as the screen ranks it: its mean cost and the standard error of that
 /// mean (ln units; `Screen::estimate_of`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Ranked {
+pub(crate) struct Ranked {
     /// Grid index.
     pub point: usize,
     /// Mean cost, ln units.
@@ -184,7 +184,7 @@ impl Ranked {
 
 /// The screen's state.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Screen {
+pub(crate) struct Screen {
     /// Settings still to screen, in order.
     pub(super) todo: Vec<usize>,
     /// (point, cost of the loaded part) of every search trial: ln loaded Time (+ guard

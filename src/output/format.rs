@@ -1,9 +1,9 @@
 //! A command's result printed one way: a value that is both a table (its text form, the
-//! [`Table`] trait) and `Serialize` (its `--json` form) is rendered by [`render`], the one
+//! `Table` trait) and `Serialize` (its `--json` form) is rendered by `render`, the one
 //! place that chooses between the two. `cli` parses `--json` once (`cli::output::JsonArg`)
-//! and prints what [`render`] returns.
+//! and prints what `render` returns.
 //!
-//! `bench`'s report has its own formats (table, JSON, CSV) behind [`super::Exporter`]; `status
+//! `bench`'s report has its own formats (table, JSON, CSV) behind `super::Exporter`; `status
 //! --format prometheus` is the daemon's metrics file, neither table nor JSON.
 
 use super::json::Versioned;
@@ -12,7 +12,7 @@ use serde::Serialize;
 
 /// How a command prints its result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// The human text ([`Table::table`]).
     Text,
     /// Pretty JSON with `"version"` first ([`json`]).
@@ -20,13 +20,13 @@ pub enum Format {
 }
 
 /// A result's text form: the table or lines a command prints without `--json`.
-pub trait Table {
+pub(crate) trait Table {
     /// The text, ending in a newline. Errors: those of what it reads to say it (the store's).
     fn table(&self) -> Result<String>;
 }
 
 /// `value` as `format` says: its [`Table::table`], or [`json`].
-pub fn render<T: Serialize + Table + ?Sized>(value: &T, format: Format) -> Result<String> {
+pub(crate) fn render<T: Serialize + Table + ?Sized>(value: &T, format: Format) -> Result<String> {
     match format {
         Format::Text => value.table(),
         Format::Json => json(value),
@@ -35,7 +35,7 @@ pub fn render<T: Serialize + Table + ?Sized>(value: &T, format: Format) -> Resul
 
 /// `value` as pretty JSON with `"version"` first ([`Versioned`], docs/json.md), and a
 /// newline. `value` must serialize as an object. Errors: serde_json's, as a failure.
-pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<String> {
+pub(crate) fn json<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     let s = serde_json::to_string_pretty(&Versioned::new(&value))
         .map_err(|e| Error::Failed(e.to_string()))?;
     Ok(format!("{s}\n"))

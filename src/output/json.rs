@@ -1,7 +1,7 @@
 //! The JSON convention of every command (docs/json.md): [`VERSION`] in a top-level `version`
-//! ([`Versioned`]), numbers as numbers with their unit in the field name (`time_s`,
+//! (`Versioned`), numbers as numbers with their unit in the field name (`time_s`,
 //! `size_bytes`) or documented, times as RFC 3339 UTC with their Unix seconds beside them
-//! (`started_at` + `started_at_epoch_s`, [`Stamp`]), durations in seconds (`elapsed_s`).
+//! (`started_at` + `started_at_epoch_s`, `Stamp`), durations in seconds (`elapsed_s`).
 //! A schema per command is in `docs/schemas/` (tests/cli/json_schemas.rs checks every command's
 //! output against it).
 //!
@@ -41,7 +41,7 @@ pub const VERSION: u32 = 3;
 
 /// `body`'s fields after `"version": VERSION`: what every command prints with `--json`.
 #[derive(Serialize)]
-pub struct Versioned<'a, T: Serialize> {
+pub(crate) struct Versioned<'a, T: Serialize> {
     version: u32,
     #[serde(flatten)]
     body: &'a T,
@@ -49,7 +49,7 @@ pub struct Versioned<'a, T: Serialize> {
 
 impl<'a, T: Serialize> Versioned<'a, T> {
     /// `body` with [`VERSION`] before its fields; `body` must serialize as an object.
-    pub fn new(body: &'a T) -> Self {
+    pub(crate) fn new(body: &'a T) -> Self {
         Versioned {
             version: VERSION,
             body,
@@ -61,7 +61,7 @@ impl<'a, T: Serialize> Versioned<'a, T> {
 /// and `<name>_epoch_s`, the same instant in Unix seconds. Serialized by the struct that
 /// holds it under the names it chooses (serde cannot prefix a flattened struct's keys).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// RFC 3339, UTC, whole seconds.
     pub rfc3339: String,
     /// Unix seconds.
@@ -70,7 +70,7 @@ pub struct Stamp {
 
 impl Stamp {
     /// The time `epoch_s` (Unix seconds).
-    pub fn new(epoch_s: i64) -> Stamp {
+    pub(crate) fn new(epoch_s: i64) -> Stamp {
         Stamp {
             rfc3339: crate::types::time::rfc3339(epoch_s),
             epoch_s,
@@ -79,11 +79,11 @@ impl Stamp {
 }
 
 /// The JSON exporter (pretty-printed; keys in the order documented above).
-pub struct Json;
+pub(crate) struct Json;
 
 /// The whole `bench --json` object.
 #[derive(Serialize)]
-pub struct BenchJson<'a> {
+pub(crate) struct BenchJson<'a> {
     version: u32,
     target: &'a TargetInfo,
     setting: &'a Setting,
@@ -95,7 +95,7 @@ pub struct BenchJson<'a> {
 
 /// One load of `bench --json`.
 #[derive(Serialize)]
-pub struct LoadJson<'a> {
+pub(crate) struct LoadJson<'a> {
     load: Load,
     runs: usize,
     time_s: Option<f64>,
@@ -133,7 +133,7 @@ fn mean(s: &Option<Summary>) -> Option<f64> {
 }
 
 /// One load in `bench --json`'s shape.
-pub fn load_json(l: &LoadSummary) -> LoadJson<'_> {
+pub(crate) fn load_json(l: &LoadSummary) -> LoadJson<'_> {
     LoadJson {
         load: l.load,
         runs: l.runs,

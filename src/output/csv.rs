@@ -20,10 +20,10 @@
 use super::{BenchReport, Exporter};
 
 /// The CSV exporter.
-pub struct Csv;
+pub(crate) struct Csv;
 
 /// The header row's fields, in order.
-pub const FIELDS: [&str; 10] = [
+pub(crate) const FIELDS: [&str; 10] = [
     "target", "setting", "load", "run", "time_s", "cpu_pct", "loads", "lcpu_pct", "ratio", "failed",
 ];
 

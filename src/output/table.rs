@@ -20,7 +20,7 @@ use crate::bench::summary::{LoadSummary, TrialSummary};
 use crate::stats::Summary;
 
 /// The contest table exporter.
-pub struct Table;
+pub(crate) struct Table;
 
 fn cell(s: &Option<Summary>, decimals: usize) -> String {
     s.as_ref()
@@ -91,7 +91,7 @@ fn device_line(l: &LoadSummary) -> Option<String> {
 
 /// Renders contest's blocks for several trials (one row per trial in each load's block),
 /// so settings can be compared side by side. Loads appear in the order first seen.
-pub fn contest_blocks(trials: &[&TrialSummary]) -> String {
+pub(crate) fn contest_blocks(trials: &[&TrialSummary]) -> String {
     blocks(trials, 1)
 }
 
