@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Default lead: how long a load runs before the job starts, s.
-pub const LEAD_S: f64 = 2.0;
+pub(crate) const LEAD_S: f64 = 2.0;
 
 /// What a run times while the load competes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +172,7 @@ impl Bencher {
     }
 
     /// The work directory (job files, fixtures, load output).
-    pub fn work_dir(&self) -> &Path {
+    pub(crate) fn work_dir(&self) -> &Path {
         self.work.path()
     }
 
@@ -182,7 +182,7 @@ impl Bencher {
     }
 
     /// Refuses loads that cannot run here (io_other without --other-dir, dbench missing), exit 2.
-    pub fn check(&self, loads: &[Load]) -> Result<()> {
+    pub(crate) fn check(&self, loads: &[Load]) -> Result<()> {
         for &l in loads {
             loads::check_available(l, self.opts.other_dir.as_deref())?;
         }
@@ -232,14 +232,14 @@ impl Bencher {
     /// start-up of the application tree ([`startup::run`]; warm under cacherun) is timed
     /// instead of the job. The tree is made at the first call (outside timing). Errors: as
     /// [`Bencher::run`]; not enough space for the tree (exit 2).
-    pub fn run_startup(&mut self, load: Load) -> Result<Run> {
+    pub(crate) fn run_startup(&mut self, load: Load) -> Result<Run> {
         self.prepare_startup()?;
         self.run_with(load, Foreground::Startup)
     }
 
     /// Makes the start-up judge's tree unless it is made ([`startup::prepare`]). Errors: not
     /// enough space (exit 2), the filesystem's.
-    pub fn prepare_startup(&mut self) -> Result<()> {
+    pub(crate) fn prepare_startup(&mut self) -> Result<()> {
         if self.startup.is_none() {
             let spec = StartupSpec::new(&self.work.path().join("startup"));
             fsutil::check_space(

@@ -18,7 +18,7 @@ use crate::store::Store;
 use crate::sysroot::SysRoot;
 use crate::types::Owner;
 use crate::{Error, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A real device under test. Field order matters: on drop, knobs are restored first
 /// ([`Drop`]), then the work directory is removed, then a scratch device is unmounted and
@@ -260,7 +260,7 @@ pub fn scratch_identity(root: &SysRoot, backing: &Path) -> String {
 
 /// Checks that `dir` is a directory on `device` or one of its partitions, comparing `st_dev`
 /// with `<sys>/dev/block/MAJ:MIN` (a partition's sysfs directory sits inside its disk's).
-pub fn check_on_device(root: &SysRoot, device: &Device, dir: &Path) -> Result<()> {
+pub(crate) fn check_on_device(root: &SysRoot, device: &Device, dir: &Path) -> Result<()> {
     if !dir.is_dir() {
         return Err(Error::BadInput(format!(
             "--dir {}: not a directory",
@@ -453,7 +453,7 @@ impl Drop for RealDevice {
 /// `wbt_default_latency_nsec` in block/blk-wbt.c (75 ms; 2 ms for a non-rotational queue).
 /// An emulated disk (`--emulate` with `seek=hdd`) starts from it, as a real disk does: its loop
 /// queue became rotational only after wbt was set up, so the kernel left it at 2000.
-pub const WBT_ROTATIONAL_USEC: i64 = 75_000;
+pub(crate) const WBT_ROTATIONAL_USEC: i64 = 75_000;
 
 /// The most a fresh queue's `max_sectors_kb` is: `BLK_DEF_MAX_SECTORS_CAP` (2560 sectors) in
 /// block/blk-settings.c, below `max_hw_sectors_kb`.
@@ -481,7 +481,7 @@ const DEF_MAX_SECTORS_KB: i64 = 1280;
 /// nr_requests 128, max_sectors_kb 1280, nomerges 0, rq_affinity 1, wbt_lat_usec 2000; after
 /// attaching a file on vda, read_ahead_kb 2560. Each of these knobs (and `fifo_batch` under a
 /// scheduler) survived `losetup -d` and a new `losetup` of that number.
-pub fn loop_baseline(root: &SysRoot, device: &Device) -> Setting {
+pub(crate) fn loop_baseline(root: &SysRoot, device: &Device) -> Setting {
     let q = root.block_dev(&device.name).join("queue");
     let int = |p: &Path| device::read_attr(p).and_then(|s| crate::knob::io::parse_int(&s));
     let depth = int(&root.sys.join("module/loop/parameters/hw_queue_depth")).unwrap_or(128);
@@ -512,7 +512,7 @@ pub fn loop_baseline(root: &SysRoot, device: &Device) -> Setting {
 /// Knobs discovery does not know (no catalogue entry) are left out: no safe bounds. The
 /// host-wide vm knobs follow (current value as default), except the unused member of an
 /// exclusive pair ([`discover::unused_pair_members`]).
-pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
+pub(crate) fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
     let knobs = match discover::device_knobs(root, &device.name) {
         Ok(k) => k,
         Err(e) => {
@@ -571,7 +571,7 @@ pub fn space_of(root: &SysRoot, device: &Device) -> Vec<SpaceKnob> {
 /// except the unused member of an exclusive pair ([`discover::unused_pair_members`]), and
 /// the CPU scheduler's ([`crate::knob::sched`]). Knobs the catalogue does not know are left
 /// out.
-pub fn host_space(root: &SysRoot) -> Vec<SpaceKnob> {
+pub(crate) fn host_space(root: &SysRoot) -> Vec<SpaceKnob> {
     let mut v = Vec::new();
     let unused = discover::unused_pair_members(&discover::vm_knobs(root));
     for k in discover::host_knobs(root)
@@ -595,11 +595,6 @@ fn catalogue_default(note: &str) -> Option<i64> {
         .next()?
         .parse()
         .ok()
-}
-
-/// Where a scratch device's backing file lives (for messages).
-pub fn scratch_backing(dev: &RealDevice) -> Option<PathBuf> {
-    dev.scratch.as_ref().map(|s| s.backing_file().to_path_buf())
 }
 
 #[cfg(test)]

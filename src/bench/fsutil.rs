@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Evicts a file's pages from the page cache: `fsync` (dirty pages cannot be dropped) then
 /// `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file. Only this file is affected.
-pub fn evict(path: &Path) -> Result<()> {
+pub(crate) fn evict(path: &Path) -> Result<()> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .open(path)
@@ -16,7 +16,7 @@ pub fn evict(path: &Path) -> Result<()> {
 }
 
 /// [`evict`] for an open file.
-pub fn evict_file(f: &std::fs::File) -> std::io::Result<()> {
+pub(crate) fn evict_file(f: &std::fs::File) -> std::io::Result<()> {
     f.sync_data()?;
     nix::fcntl::posix_fadvise(f, 0, 0, nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED)
         .map_err(std::io::Error::from)
@@ -24,7 +24,7 @@ pub fn evict_file(f: &std::fs::File) -> std::io::Result<()> {
 
 /// Bytes available to this (unprivileged-equivalent) user on the filesystem of `path`
 /// (`statvfs(3)`: f_bavail × f_frsize).
-pub fn free_bytes(path: &Path) -> Result<u64> {
+pub(crate) fn free_bytes(path: &Path) -> Result<u64> {
     let s = nix::sys::statvfs::statvfs(path)
         .map_err(|e| Error::io(format!("statvfs {}", path.display()), e.into()))?;
     Ok(s.blocks_available() as u64 * s.fragment_size() as u64)
@@ -32,7 +32,7 @@ pub fn free_bytes(path: &Path) -> Result<u64> {
 
 /// Fails with a message naming how much is needed when the filesystem of `path` has less than
 /// `needed` bytes free (exit 2: the user picked a target that is too small).
-pub fn check_space(path: &Path, needed: u64, what: &str) -> Result<()> {
+pub(crate) fn check_space(path: &Path, needed: u64, what: &str) -> Result<()> {
     let free = free_bytes(path)?;
     if free < needed {
         return Err(Error::BadInput(format!(
@@ -47,14 +47,14 @@ pub fn check_space(path: &Path, needed: u64, what: &str) -> Result<()> {
 
 /// Writes the filesystem of `path` back to its device (`syncfs(2)`), so that one run's dirty
 /// pages do not spill into the next run.
-pub fn syncfs(path: &Path) -> Result<()> {
+pub(crate) fn syncfs(path: &Path) -> Result<()> {
     let f = std::fs::File::open(path)
         .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
     nix::unistd::syncfs(&f).map_err(|e| Error::io(format!("syncfs {}", path.display()), e.into()))
 }
 
 /// `(major, minor)` of the device holding `path` (its `st_dev`).
-pub fn dev_of(path: &Path) -> Result<(u64, u64)> {
+pub(crate) fn dev_of(path: &Path) -> Result<(u64, u64)> {
     let m =
         std::fs::metadata(path).map_err(|e| Error::io(format!("stat {}", path.display()), e))?;
     let d = m.dev();
@@ -64,7 +64,7 @@ pub fn dev_of(path: &Path) -> Result<(u64, u64)> {
 /// `--drop-caches`: `sync`, then writes `3` to `<proc>/sys/vm/drop_caches` (page cache,
 /// dentries and inodes of the whole system; Documentation/admin-guide/sysctl/vm.rst). Only
 /// ever called when the user asked for it.
-pub fn drop_caches(proc_root: &Path) -> Result<()> {
+pub(crate) fn drop_caches(proc_root: &Path) -> Result<()> {
     nix::unistd::sync();
     let p = proc_root.join("sys/vm/drop_caches");
     std::fs::write(&p, "3\n").map_err(|e| Error::io(format!("writing 3 to {}", p.display()), e))

@@ -37,7 +37,7 @@ pub struct Exit {
 
 impl Exit {
     /// CPU% = cpu / wall × 100 (contest's CPU% and LCPU%).
-    pub fn cpu_pct(&self) -> f64 {
+    pub(crate) fn cpu_pct(&self) -> f64 {
         if self.wall_s > 0.0 {
             100.0 * self.cpu_s / self.wall_s
         } else {
@@ -107,7 +107,7 @@ impl Group {
     }
 
     /// True once the leader has exited (it is left a zombie until [`Group::finish`]).
-    pub fn exited(&mut self) -> bool {
+    pub(crate) fn exited(&mut self) -> bool {
         if self.ended.is_some() || self.done.is_some() {
             return true;
         }

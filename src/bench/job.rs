@@ -21,18 +21,18 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Source files at `--job-scale 1.0`.
-pub const FILES: u32 = 400;
+pub(crate) const FILES: u32 = 400;
 /// Size of one generated source file, KiB.
-pub const FILE_KIB: u32 = 128;
+pub(crate) const FILE_KIB: u32 = 128;
 /// Hash passes over each source file (the CPU work of one "compile" step). Tuned so no_load
 /// takes about 6 s on 2 cores at scale 1.0.
-pub const PASSES: u32 = 700;
+pub(crate) const PASSES: u32 = 700;
 /// Size of one object file written per step, KiB.
-pub const OBJ_KIB: u32 = 32;
+pub(crate) const OBJ_KIB: u32 = 32;
 
 /// What the built-in job does; recorded with every trial through `Testbed::sizes`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobSpec {
+pub(crate) struct JobSpec {
     /// The job directory (holds `src/` and `obj/`).
     pub dir: PathBuf,
     /// Number of source files.
@@ -48,7 +48,7 @@ pub struct JobSpec {
 impl JobSpec {
     /// The default job scaled by `scale` (files = round(400 × scale), at least 1), with one
     /// worker per CPU. Errors: a scale that is not a positive finite number (exit 2).
-    pub fn scaled(dir: &Path, scale: f64) -> Result<JobSpec> {
+    pub(crate) fn scaled(dir: &Path, scale: f64) -> Result<JobSpec> {
         if !(scale.is_finite() && scale > 0.0 && scale <= 100.0) {
             return Err(Error::BadInput(format!(
                 "--job-scale '{scale}': must be a number in (0, 100]"
@@ -67,7 +67,7 @@ impl JobSpec {
     }
 
     /// Bytes the job needs on the target filesystem (sources and objects).
-    pub fn bytes_needed(&self) -> u64 {
+    pub(crate) fn bytes_needed(&self) -> u64 {
         u64::from(self.files) * u64::from(self.file_kib + OBJ_KIB) * 1024
     }
 
@@ -86,7 +86,7 @@ impl JobSpec {
 
 /// Generates the job's source files (deterministic C-like text, fsync'd) unless they exist with
 /// the right size. Checks `interrupted` between files.
-pub fn prepare(spec: &JobSpec) -> Result<()> {
+pub(crate) fn prepare(spec: &JobSpec) -> Result<()> {
     let src = spec.src();
     std::fs::create_dir_all(&src)
         .map_err(|e| Error::io(format!("creating {}", src.display()), e))?;
@@ -111,7 +111,7 @@ pub fn prepare(spec: &JobSpec) -> Result<()> {
 
 /// Makes the next run cold: removes the objects of the last run and evicts the sources from
 /// the page cache (`POSIX_FADV_DONTNEED`; the files are clean, so the pages really go).
-pub fn make_cold(spec: &JobSpec) -> Result<()> {
+pub(crate) fn make_cold(spec: &JobSpec) -> Result<()> {
     clean_objects(spec)?;
     for i in 0..spec.files {
         crate::bench::fsutil::evict(&spec.src_file(i))?;
@@ -121,7 +121,7 @@ pub fn make_cold(spec: &JobSpec) -> Result<()> {
 
 /// Makes the next run warm (cacherun): removes old objects and reads every source once so it
 /// is in the page cache.
-pub fn make_warm(spec: &JobSpec) -> Result<()> {
+pub(crate) fn make_warm(spec: &JobSpec) -> Result<()> {
     clean_objects(spec)?;
     for i in 0..spec.files {
         let p = spec.src_file(i);
@@ -142,7 +142,7 @@ fn clean_objects(spec: &JobSpec) -> Result<()> {
 
 /// The job itself (runs inside the `__worker job` child process): `workers` threads compile
 /// every source file once. Returns the combined hash (so the work cannot be optimised away).
-pub fn run(spec: &JobSpec) -> Result<u64> {
+pub(crate) fn run(spec: &JobSpec) -> Result<u64> {
     let next = AtomicUsize::new(0);
     let total = spec.files as usize;
     let results: Vec<Result<u64>> = std::thread::scope(|s| {
@@ -192,7 +192,7 @@ fn compile_one(spec: &JobSpec, i: u32) -> Result<u64> {
 
 /// A 64-bit multiply-xorshift hash over `bytes` (8-byte words; a serial dependency chain, so
 /// its cost is fixed per byte and the compiler cannot vectorise it away).
-pub fn hash(bytes: &[u8], seed: u64) -> u64 {
+pub(crate) fn hash(bytes: &[u8], seed: u64) -> u64 {
     let mut h = seed;
     let mut words = bytes.chunks_exact(8);
     for w in &mut words {
@@ -215,7 +215,7 @@ fn xorshift(mut x: u64) -> u64 {
 }
 
 /// Deterministic C-like text of exactly `len` bytes for source file `i`.
-pub fn source_text(i: u32, len: usize) -> Vec<u8> {
+pub(crate) fn source_text(i: u32, len: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len + 128);
     let mut x = 0x2545_f491_4f6c_dd1du64 ^ (u64::from(i) << 17) | 1;
     out.extend_from_slice(

@@ -23,7 +23,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The record's file name inside a scratch directory.
-pub const RECORD: &str = "journal-db";
+pub(crate) const RECORD: &str = "journal-db";
 
 /// Writes `db` (made absolute against the current directory) into `<dir>/journal-db`,
 /// durably: written under a temporary name, fsynced, renamed into place, and the directory
@@ -40,7 +40,7 @@ pub fn record(dir: &Path, db: &Path) -> std::io::Result<()> {
 }
 
 /// The database a scratch directory's record names, if it has one.
-pub fn recorded(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn recorded(dir: &Path) -> Option<PathBuf> {
     let bytes = std::fs::read(dir.join(RECORD)).ok()?;
     use std::os::unix::ffi::OsStringExt;
     Some(PathBuf::from(std::ffi::OsString::from_vec(bytes))).filter(|p| p.is_absolute())
@@ -48,7 +48,8 @@ pub fn recorded(dir: &Path) -> Option<PathBuf> {
 
 /// True when `a` and `b` name the same database file (compared canonicalised when both
 /// exist, else as absolute paths).
-pub fn same_db(a: &Path, b: &Path) -> bool {
+#[cfg(test)]
+pub(crate) fn same_db(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
@@ -57,7 +58,7 @@ pub fn same_db(a: &Path, b: &Path) -> bool {
 
 /// What a sweep may do with a dead leftover.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LeftoverVerdict {
+pub(crate) enum LeftoverVerdict {
     /// Tear it down: no open journal entry anywhere known needs its loop queue.
     Remove,
     /// Leave it: why, as one line for the user.
@@ -89,7 +90,7 @@ fn entries_for(db: &Path, dir: &Path) -> crate::Result<Option<(bool, bool)>> {
 
 /// Decides about dead leftover `dir` whose attached loop devices are `loops` (kernel names),
 /// for a sweep run with database `own` (see the module docs).
-pub fn verdict(dir: &Path, loops: &[String], own: &Path) -> LeftoverVerdict {
+pub(crate) fn verdict(dir: &Path, loops: &[String], own: &Path) -> LeftoverVerdict {
     if loops.is_empty() {
         return LeftoverVerdict::Remove;
     }

@@ -59,7 +59,7 @@ const IGNORED: [libc::c_int; 11] = [
 
 /// The watchdog's parent-death signal: SIGRTMAX − 2, a real-time signal no command sends to
 /// its group (glibc keeps the lowest ones, 32 and 33, for itself).
-pub fn death_signal() -> libc::c_int {
+pub(crate) fn death_signal() -> libc::c_int {
     libc::SIGRTMAX() - 2
 }
 

@@ -45,12 +45,12 @@ use nix::fcntl::Flock;
 use std::path::{Path, PathBuf};
 
 /// Default size of the backing file, MiB (sparse: only written blocks take space).
-pub const SCRATCH_MIB: u64 = 1024;
+pub(crate) const SCRATCH_MIB: u64 = 1024;
 
 /// The loop queue's knobs (under `/sys/block/loopN/queue/`) that attaching a file sets and
 /// detaching leaves (see the module docs): read before the attach, put back before the
 /// detach.
-pub const BASELINE_KNOBS: [&str; 2] = ["read_ahead_kb", "rotational"];
+pub(crate) const BASELINE_KNOBS: [&str; 2] = ["read_ahead_kb", "rotational"];
 
 /// How often a free loop number is looked for again when another process attached it
 /// between `losetup -f` and our attach.
@@ -107,7 +107,7 @@ impl Scratch {
     /// binary) serves it as `<dir>/fuse/disk.img`, and the loop device goes over that with
     /// `--direct-io=on`, so each request the loop driver issues reaches the emulator's model.
     /// Errors as for `create`, and no `/dev/fuse`.
-    pub fn create_emulated(
+    pub(crate) fn create_emulated(
         size_mib: u64,
         emulate: Option<&Spec>,
         exe: &Path,
@@ -306,7 +306,7 @@ impl Scratch {
     }
 
     /// The `--emulate` server, if this scratch has one.
-    pub fn emulator(&self) -> Option<&Server> {
+    pub(crate) fn emulator(&self) -> Option<&Server> {
         self.emulator.as_ref()
     }
 
@@ -319,7 +319,7 @@ impl Scratch {
 
     /// Kills strays, unmounts, detaches and removes; each step is attempted even when an earlier
     /// one failed. Returns the first failure.
-    pub fn cleanup(&mut self) -> Result<()> {
+    pub(crate) fn cleanup(&mut self) -> Result<()> {
         let mut first: Option<Error> = None;
         if self.mounted {
             kill_users(&self.mnt);

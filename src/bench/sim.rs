@@ -146,7 +146,8 @@ impl SimDevice {
     }
 
     /// Load runs made so far.
-    pub fn runs_made(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn runs_made(&self) -> usize {
         self.runs
     }
 
@@ -155,13 +156,9 @@ impl SimDevice {
         &self.surface
     }
 
-    /// The seed of the noise.
-    pub fn seed(&self) -> u64 {
-        self.seed
-    }
-
     /// The setting in force now: the scheduler (if any) and every knob that exists under it.
-    pub fn current(&self) -> Setting {
+    #[cfg(test)]
+    pub(crate) fn current(&self) -> Setting {
         let mut s: Setting = self
             .surface
             .knobs

@@ -42,13 +42,13 @@ pub const DIR_PREFIX: &str = "sweetspot-scratch-";
 /// Prefix of a run's small working directory (counter, logs) under `$TMPDIR`.
 pub const RUN_PREFIX: &str = "sweetspot-run-";
 /// Prefix of a run's work directory (job files, load data) on the measured filesystem.
-pub const WORK_PREFIX: &str = ".sweetspot-bench-";
+pub(crate) const WORK_PREFIX: &str = ".sweetspot-bench-";
 /// The owner's lock file inside a scratch, run or work directory.
 pub const LOCK_FILE: &str = "owner.lock";
 /// The `--emulate` FUSE mount point inside a scratch directory.
-pub const FUSE_DIR: &str = "fuse";
+pub(crate) const FUSE_DIR: &str = "fuse";
 /// The file inside a run directory that names its run's work directory ([`record_work`]).
-pub const WORK_RECORD: &str = "work-dir";
+pub(crate) const WORK_RECORD: &str = "work-dir";
 
 /// Writes the absolute path of `work`, the run's work directory, into `run`'s
 /// `WORK_RECORD` (under a temporary name, then renamed), so that `sweep_runs` finds the
@@ -124,7 +124,7 @@ pub fn sweep(tmp: &Path, db: &Path) -> Swept {
 
 /// The scratch part of [`sweep`]: dead `sweetspot-scratch-*` directories under `tmp`, their
 /// mounts and loop devices (found in the real `/sys/block`, whatever `--sysfs-root` says).
-pub fn sweep_scratch(tmp: &Path, db: &Path) -> Swept {
+pub(crate) fn sweep_scratch(tmp: &Path, db: &Path) -> Swept {
     let mut out = Swept::default();
     let root = SysRoot::default();
     // `$TMPDIR` is anyone's: another user's directory, however it looks, is not our leftover.
@@ -198,7 +198,7 @@ fn attached(dir: &Path) -> Vec<String> {
 
 /// The dead `sweetspot-scratch-*` directories under `tmp`, left as they are: what a sweep that
 /// may not touch devices (a fake `--sysfs-root`) names instead of removing.
-pub fn dead_scratch(tmp: &Path) -> Vec<PathBuf> {
+pub(crate) fn dead_scratch(tmp: &Path) -> Vec<PathBuf> {
     dead(tmp, &[DIR_PREFIX])
         .into_iter()
         .map(|(d, _)| d)
@@ -211,7 +211,7 @@ pub fn dead_scratch(tmp: &Path) -> Vec<PathBuf> {
 /// the same owner's. `$TMPDIR` is anyone's: another user's run directory, live or dead, is
 /// theirs to remove, not root's (a `restore` under any roots runs this). Touches no device (a
 /// run directory holds no mount or backing file). Returns one line per directory removed.
-pub fn sweep_runs(tmp: &Path) -> Vec<String> {
+pub(crate) fn sweep_runs(tmp: &Path) -> Vec<String> {
     let mut done = Vec::new();
     for (dir, _lock) in dead(tmp, &[RUN_PREFIX])
         .into_iter()

@@ -39,21 +39,21 @@ use std::path::{Path, PathBuf};
 
 /// Directories the small files are spread over (`/usr/share/…`, `/etc/…`: xterm's start-up
 /// touches fontconfig, locale, X resources and terminfo files in many directories).
-pub const DIRS: u32 = 32;
+pub(crate) const DIRS: u32 = 32;
 /// Small files in the tree.
-pub const SMALL_FILES: u32 = 640;
+pub(crate) const SMALL_FILES: u32 = 640;
 /// Small files a start-up stats and reads whole, scattered over the tree.
-pub const SMALL_READS: u32 = 120;
+pub(crate) const SMALL_READS: u32 = 120;
 /// Further small files a start-up only stats.
-pub const STAT_ONLY: u32 = 100;
+pub(crate) const STAT_ONLY: u32 = 100;
 /// Library-sized files, KiB each (xterm maps libc, libX11, libxcb, libfreetype, …: a few
 /// files of 1–8 MiB).
-pub const LIBS_KIB: [u32; 4] = [8192, 4096, 2048, 1024];
+pub(crate) const LIBS_KIB: [u32; 4] = [8192, 4096, 2048, 1024];
 /// Page-sized reads at scattered offsets of the libraries per start-up, spread over them in
 /// proportion to their sizes (besides each library's header page).
-pub const LIB_PAGES: u32 = 60;
+pub(crate) const LIB_PAGES: u32 = 60;
 /// A page: the unit of an `mmap` fault's read, bytes.
-pub const PAGE: u64 = 4096;
+pub(crate) const PAGE: u64 = 4096;
 
 /// Steps through the small files: odd, so `(j × STRIDE) mod SMALL_FILES` visits distinct
 /// files, far apart in creation (and so in disk) order.
@@ -64,7 +64,7 @@ const PAGE_STRIDE: u64 = 2_654_435_761;
 
 /// The application tree and how a start-up reads it; the worker's JSON spec.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StartupSpec {
+pub(crate) struct StartupSpec {
     /// The tree's root (holds `dNN/` and `lib/`).
     pub dir: PathBuf,
     /// Small files in the tree.
@@ -83,7 +83,7 @@ pub struct StartupSpec {
 
 impl StartupSpec {
     /// The judge's tree (the constants above) under `dir`.
-    pub fn new(dir: &Path) -> StartupSpec {
+    pub(crate) fn new(dir: &Path) -> StartupSpec {
         StartupSpec {
             dir: dir.to_path_buf(),
             small_files: SMALL_FILES,
@@ -96,7 +96,7 @@ impl StartupSpec {
     }
 
     /// Bytes the tree takes (file contents).
-    pub fn bytes_needed(&self) -> u64 {
+    pub(crate) fn bytes_needed(&self) -> u64 {
         let small: u64 = (0..self.small_files).map(small_len).sum();
         small
             + self
@@ -107,14 +107,14 @@ impl StartupSpec {
     }
 
     /// Path of small file `i`: `dNN/fNNNN.dat`, file `i` in directory `i mod dirs`.
-    pub fn small(&self, i: u32) -> PathBuf {
+    pub(crate) fn small(&self, i: u32) -> PathBuf {
         self.dir
             .join(format!("d{:02}", i % self.dirs.max(1)))
             .join(format!("f{i:04}.dat"))
     }
 
     /// Path of library `i`: `lib/libN.so`.
-    pub fn lib(&self, i: usize) -> PathBuf {
+    pub(crate) fn lib(&self, i: usize) -> PathBuf {
         self.dir.join("lib").join(format!("lib{i}.so"))
     }
 
@@ -127,14 +127,14 @@ impl StartupSpec {
 
 /// Size of small file `i`, bytes: 1, 2, 4, 8, 16 or 32 KiB by `i`, minus a few bytes so most
 /// files end inside a page as real ones do (mean about 10 KiB).
-pub fn small_len(i: u32) -> u64 {
+pub(crate) fn small_len(i: u32) -> u64 {
     let kib = 1u64 << (xorshift(u64::from(i) + 1) % 6);
     kib * 1024 - u64::from(i % 7) * 97
 }
 
 /// One step of a start-up.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// `stat` a file.
     Stat(PathBuf),
     /// `stat`, open and read a file whole.
@@ -146,7 +146,7 @@ pub enum Step {
 /// The steps of one start-up, in order: each library's header page, then the small-file
 /// reads interleaved evenly with the scattered library pages, then the stat-only files.
 /// Errors: a spec asking for more files than the tree has (bad input).
-pub fn plan(spec: &StartupSpec) -> Result<Vec<Step>> {
+pub(crate) fn plan(spec: &StartupSpec) -> Result<Vec<Step>> {
     let n = spec.small_files;
     if n == 0 || spec.small_reads + spec.stat_only > n || spec.dirs == 0 {
         return Err(Error::BadInput(format!(
@@ -210,7 +210,7 @@ fn lib_pages(spec: &StartupSpec) -> Vec<(usize, u64)> {
 
 /// What one start-up did: files stat'ed (every step touches one), files opened, bytes read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Steps that touched a file (stat, read or page).
     pub touched: u32,
     /// Distinct files opened.
@@ -221,7 +221,7 @@ pub struct Tally {
 
 /// Generates the tree (deterministic contents) unless its files exist with the right sizes,
 /// then writes it back with one `syncfs`. Checks `interrupted` between files.
-pub fn prepare(spec: &StartupSpec) -> Result<()> {
+pub(crate) fn prepare(spec: &StartupSpec) -> Result<()> {
     let io = |what: &str, p: &Path, e| Error::io(format!("{what} {}", p.display()), e);
     let mut wrote = false;
     let sizes = (0..spec.small_files)
@@ -261,13 +261,13 @@ pub fn prepare(spec: &StartupSpec) -> Result<()> {
 
 /// Makes the next start-up cold: evicts every file of the tree from the page cache
 /// ([`crate::bench::fsutil::evict`]: `fsync`, then `POSIX_FADV_DONTNEED`).
-pub fn make_cold(spec: &StartupSpec) -> Result<()> {
+pub(crate) fn make_cold(spec: &StartupSpec) -> Result<()> {
     spec.all_files()
         .try_for_each(|p| crate::bench::fsutil::evict(&p))
 }
 
 /// Makes the next start-up warm (under cacherun): reads every file once.
-pub fn make_warm(spec: &StartupSpec) -> Result<()> {
+pub(crate) fn make_warm(spec: &StartupSpec) -> Result<()> {
     spec.all_files().try_for_each(|p| {
         std::fs::read(&p)
             .map(drop)
@@ -278,7 +278,7 @@ pub fn make_warm(spec: &StartupSpec) -> Result<()> {
 /// One start-up (inside the `__worker startup` process): the steps of [`plan`] in order,
 /// one thread. Each library is opened once, at its header read, and kept open as a mapping
 /// would be. Errors: a file that cannot be read (the tree is damaged).
-pub fn run(spec: &StartupSpec) -> Result<Tally> {
+pub(crate) fn run(spec: &StartupSpec) -> Result<Tally> {
     let io = |what: &str, p: &Path, e| Error::io(format!("{what} {}", p.display()), e);
     let mut t = Tally::default();
     let mut open: Vec<(PathBuf, std::fs::File)> = Vec::new();

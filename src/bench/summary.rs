@@ -64,7 +64,7 @@ pub struct TrialSummary {
 
 impl TrialSummary {
     /// The summary of one load, if it ran.
-    pub fn load(&self, load: Load) -> Option<&LoadSummary> {
+    pub(crate) fn load(&self, load: Load) -> Option<&LoadSummary> {
         self.loads.iter().find(|l| l.load == load)
     }
 }
@@ -77,7 +77,7 @@ fn ok_values(runs: &[&Run], f: impl Fn(&Run) -> Option<f64>) -> Vec<f64> {
 }
 
 /// Summarises the runs of one trial at `setting`.
-pub fn summarize_trial(setting: &Setting, runs: &[Run]) -> TrialSummary {
+pub(crate) fn summarize_trial(setting: &Setting, runs: &[Run]) -> TrialSummary {
     let mut order: Vec<Load> = Vec::new();
     for r in runs {
         if !order.contains(&r.load) {

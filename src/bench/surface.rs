@@ -69,8 +69,8 @@ mod knobs;
 mod noise;
 mod raw;
 mod startup;
-pub use grid::Grid;
-pub use noise::Drift;
+pub(crate) use grid::Grid;
+pub(crate) use noise::Drift;
 
 /// One knob of a surface: integer values in `[min, max]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,7 +89,7 @@ pub struct SurfaceKnob {
 
 impl SurfaceKnob {
     /// True when the knob exists under `scheduler` (`None`: the surface has no scheduler knob).
-    pub fn exists_under(&self, scheduler: Option<&str>) -> bool {
+    pub(crate) fn exists_under(&self, scheduler: Option<&str>) -> bool {
         match (&self.schedulers, scheduler) {
             (Some(list), Some(s)) => list.iter().any(|x| x == s),
             _ => true,
@@ -180,7 +180,7 @@ impl Surface {
     }
 
     /// The file stem, e.g. `seed-2.5.39-mm1-fifo_batch`.
-    pub fn stem(&self) -> String {
+    pub(crate) fn stem(&self) -> String {
         self.path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -190,7 +190,7 @@ impl Surface {
     /// True when a point lists the default setting itself (every knob at its default, under
     /// the default scheduler): the reference a tune compares with is then measured, not
     /// interpolated between its neighbours.
-    pub fn lists_default(&self) -> bool {
+    pub(crate) fn lists_default(&self) -> bool {
         let sched = self.choice.as_ref().map(|c| c.default.as_str());
         self.points.iter().any(|p| {
             p.scheduler.as_deref() == sched
@@ -204,7 +204,7 @@ impl Surface {
     }
 
     /// The grid of `scheduler` (`None` for a surface without a scheduler knob).
-    pub fn grid(&self, scheduler: Option<&str>) -> Option<&Grid> {
+    pub(crate) fn grid(&self, scheduler: Option<&str>) -> Option<&Grid> {
         self.grids
             .iter()
             .find(|g| g.scheduler.as_deref() == scheduler)
@@ -227,15 +227,15 @@ impl Surface {
 
 /// Shortest `time_s`, s: a millisecond. Below it a Ratio (a time ÷ the mean no_load time)
 /// could overflow to infinity.
-pub const MIN_TIME_S: f64 = 1e-3;
+pub(crate) const MIN_TIME_S: f64 = 1e-3;
 
 /// Longest `time_s`, s: 10⁶ s is 11.6 days, and no contest run takes that long. Above it the
 /// arithmetic on times (means, variances, Ratios) could overflow to infinity.
-pub const MAX_TIME_S: f64 = 1e6;
+pub(crate) const MAX_TIME_S: f64 = 1e6;
 
 /// Largest optional metric (`cpu_pct`, `loads`, `lcpu_pct`): far above any run's, and far
 /// below where a variance (a square) overflows.
-pub const MAX_METRIC: f64 = 1e12;
+pub(crate) const MAX_METRIC: f64 = 1e12;
 
 /// `x` as a message shows it: `0.04`, `-5`, but `1e300` rather than its 301 digits.
 fn shown(x: f64) -> String {

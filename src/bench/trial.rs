@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 
 /// A trial being measured: its store row and the runs so far.
 #[derive(Clone, Debug)]
-pub struct OpenTrial {
+pub(crate) struct OpenTrial {
     /// The trial's id in the store.
     pub id: i64,
     /// The setting it measures.
@@ -41,7 +41,7 @@ pub struct TrialResult {
 impl OpenTrial {
     /// Records a new trial of `setting` on `tb` (device row, trial row with the testbed's
     /// sizes, and `tune_id`). Applies nothing.
-    pub fn begin(
+    pub(crate) fn begin(
         tb: &dyn Testbed,
         store: &Store,
         setting: &Setting,
@@ -63,7 +63,7 @@ impl OpenTrial {
     /// One run of `load` on `tb` at whatever setting is applied now, written to the store at
     /// once. Errors: [`Error::Interrupted`] (before starting) once Ctrl-C/SIGTERM arrived, or
     /// the testbed's error (the run is then not recorded).
-    pub fn run(&mut self, tb: &mut dyn Testbed, store: &Store, load: Load) -> Result<&Run> {
+    pub(crate) fn run(&mut self, tb: &mut dyn Testbed, store: &Store, load: Load) -> Result<&Run> {
         if signals::interrupted() {
             return Err(Error::Interrupted);
         }
@@ -78,7 +78,7 @@ impl OpenTrial {
     }
 
     /// The per-load summary of the runs so far.
-    pub fn summary(&self) -> TrialSummary {
+    pub(crate) fn summary(&self) -> TrialSummary {
         summarize_trial(&self.setting, &self.runs)
     }
 }
@@ -112,7 +112,7 @@ pub fn measure_trial(
 ///
 /// Errors: the testbed's (e.g. an unavailable load), the store's, or [`Error::Interrupted`]
 /// between runs after Ctrl-C/SIGTERM (the runs done so far are already stored).
-pub fn measure_applied(
+pub(crate) fn measure_applied(
     tb: &mut dyn Testbed,
     store: &Store,
     setting: &Setting,
@@ -140,7 +140,7 @@ pub fn measure_applied(
 
 /// A progress bar of `total` runs on stderr, or a hidden one when stderr is not a TTY or
 /// `quiet` is set.
-pub fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
+pub(crate) fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }

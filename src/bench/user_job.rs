@@ -39,15 +39,15 @@ pub enum Extract {
 }
 
 /// Default limit on one run, s.
-pub const DEFAULT_TIMEOUT_S: f64 = 600.0;
+pub(crate) const DEFAULT_TIMEOUT_S: f64 = 600.0;
 
 /// Longest `timeout_s` a benchmark may have, s: one day. A tune runs it `budget × runs` times,
 /// so a longer one is a mistake; and the run waits with a [`std::time::Duration`], which
 /// `1e300` s overflows (a panic, leaving the tune `running`).
-pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+pub(crate) const MAX_TIMEOUT_S: f64 = 86_400.0;
 
 /// Lines of stderr quoted in a failed run's message.
-pub const STDERR_TAIL_LINES: usize = 5;
+pub(crate) const STDERR_TAIL_LINES: usize = 5;
 
 /// The user's benchmark.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -159,7 +159,7 @@ impl UserJob {
     }
 
     /// The objective's label, e.g. `Requests per second (req/s)`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         if self.unit.is_empty() {
             self.name.clone()
         } else {

@@ -16,7 +16,7 @@ use crate::{Error, Result};
 use std::path::PathBuf;
 
 /// A testbed whose runs are the user's benchmark (see the module docs).
-pub struct UserBench {
+pub(crate) struct UserBench {
     inner: Box<dyn Testbed>,
     job: UserJob,
     dir: PathBuf,
@@ -24,7 +24,7 @@ pub struct UserBench {
 
 impl UserBench {
     /// Runs `job` in `dir`, with `inner`'s knobs.
-    pub fn new(inner: Box<dyn Testbed>, job: UserJob, dir: PathBuf) -> UserBench {
+    pub(crate) fn new(inner: Box<dyn Testbed>, job: UserJob, dir: PathBuf) -> UserBench {
         UserBench { inner, job, dir }
     }
 }
@@ -94,7 +94,7 @@ impl Testbed for UserBench {
 
 /// The host as a testbed: only host-wide knobs (see the module docs). Restores what it
 /// changed on drop unless [`Testbed::keep`] was called after the last apply.
-pub struct HostBed {
+pub(crate) struct HostBed {
     root: SysRoot,
     store: Store,
     owner: Owner,
@@ -105,7 +105,7 @@ pub struct HostBed {
 /// The identity a host tune is stored under: `host:<hostname>` ([`HOST_PREFIX`]). It is locked
 /// under the host-wide knobs' lock, [`crate::lock::HOST`], which is how other commands judge
 /// whether such a tune is still running (the tune module's recovery maps the identity to it).
-pub fn host_identity(root: &SysRoot) -> String {
+pub(crate) fn host_identity(root: &SysRoot) -> String {
     let name = std::fs::read_to_string(root.proc.join("sys/kernel/hostname"))
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
@@ -117,16 +117,16 @@ pub fn host_identity(root: &SysRoot) -> String {
 
 /// The identity prefix of the host's own tunes and sweet spots (`tune --host`):
 /// [`host_identity`], `host:<hostname>`.
-pub const HOST_PREFIX: &str = "host:";
+pub(crate) const HOST_PREFIX: &str = "host:";
 
 /// True when `identity` is a host tune's or sweet spot's (`host:<hostname>`).
-pub fn is_host_identity(identity: &str) -> bool {
+pub(crate) fn is_host_identity(identity: &str) -> bool {
     identity.starts_with(HOST_PREFIX)
 }
 
 impl HostBed {
     /// The host under `root`, journaling into `store` (owner `bench` until a tune sets one).
-    pub fn new(store: Store, root: &SysRoot) -> HostBed {
+    pub(crate) fn new(store: Store, root: &SysRoot) -> HostBed {
         HostBed {
             root: root.clone(),
             store,

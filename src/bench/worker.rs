@@ -46,7 +46,7 @@ pub enum What {
 }
 
 /// Runs the worker. Errors go to stderr (captured by sweetspot) and exit 1.
-pub fn run(args: &Args) -> Result<()> {
+pub(crate) fn run(args: &Args) -> Result<()> {
     let parse = |what: &str, s: &str| Error::BadInput(format!("__worker {what}: bad spec: {s}"));
     match &args.what {
         What::Job { spec } => {

@@ -21,11 +21,13 @@ use crate::types::Owner;
 use crate::{Error, Result};
 use serde::Serialize;
 
-pub use super::write::{holds, knob_holds};
+#[cfg(test)]
+pub(crate) use super::write::holds;
+pub(crate) use super::write::knob_holds;
 
-pub use super::restore::{
-    PutBack, Restore, restore, restore_except, restore_vetted, restore_with, why_unrestorable,
-};
+pub(crate) use super::restore::{PutBack, restore, restore_except};
+#[cfg(test)]
+pub(crate) use super::restore::{restore_with, why_unrestorable};
 
 /// One knob written by [`apply_with`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -43,7 +45,7 @@ pub struct KnobChange {
 /// that write can change; a knob already at its value is neither written nor journaled.
 /// Order: scheduler → nr_requests → iosched → other queue → vm. Every value is validated first
 /// (exit 2, nothing changed); each write is read back (NotHonoured on mismatch).
-pub fn apply(
+pub(crate) fn apply(
     store: &mut Store,
     root: &SysRoot,
     device: &Device,
@@ -56,7 +58,7 @@ pub fn apply(
 /// Validates `setting` for `device` as [`apply`] would, writing and journaling nothing: the
 /// same errors [`apply`] gives before its first write (bad input, exit 2; an unwritable
 /// file, exit 1). `profile apply` checks every entry with it before it writes any.
-pub fn check(root: &SysRoot, device: &Device, setting: &Setting) -> Result<()> {
+pub(crate) fn check(root: &SysRoot, device: &Device, setting: &Setting) -> Result<()> {
     plan(&RealIo, root, device, setting).map(|_| ())
 }
 
@@ -76,7 +78,7 @@ pub fn apply_host(
 /// nothing, and returns its writes as shell commands (`echo TEXT > FILE` in apply order; a
 /// feature flag as `X`/`NO_X` into `sched/features`): `profile apply --dry-run` prints them.
 /// Errors: those [`apply_host`] gives before its first write.
-pub fn check_host(root: &SysRoot, setting: &Setting) -> Result<Vec<String>> {
+pub(crate) fn check_host(root: &SysRoot, setting: &Setting) -> Result<Vec<String>> {
     let plan = plan_host(&RealIo, root, setting)?;
     Ok(plan
         .writes

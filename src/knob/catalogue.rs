@@ -17,7 +17,7 @@ use super::ApplyOrder;
 
 /// What the kernel sources say about one knob.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Fact {
+pub(crate) struct Fact {
     /// File base name, e.g. `fifo_batch`.
     pub name: &'static str,
     /// The scheduler whose `iosched/` holds it; `None` for queue and vm knobs.
@@ -58,14 +58,14 @@ pub struct Fact {
 
 /// Domain given to an iosched file the catalogue does not know: a non-negative C `int`
 /// (most iosched store functions parse into an `int`).
-pub const UNKNOWN_DOMAIN: (i64, i64) = (0, i32::MAX as i64);
+pub(crate) const UNKNOWN_DOMAIN: (i64, i64) = (0, i32::MAX as i64);
 
 /// Read-back tolerance for the `ms` knobs the kernel keeps in jiffies ([`Fact::jiffies`]):
 /// `msecs_to_jiffies` rounds a written value up to a whole jiffy, so it reads back at most one
 /// jiffy less 1 ms above what was written, never below, and 0 as 0. HZ is not visible from
 /// userspace, and one jiffy is at most 10 ms (HZ=100). Measured here: mq-deadline
 /// `read_expire` 501 reads back as 504 (HZ=250).
-pub const JIFFY_TOLERANCE_MS: i64 = 10;
+pub(crate) const JIFFY_TOLERANCE_MS: i64 = 10;
 
 #[allow(clippy::too_many_arguments)] // one row of the table below
 const fn f(
@@ -125,7 +125,7 @@ const SEC_NS: i64 = 1_000_000_000;
 
 /// Every known knob.
 #[rustfmt::skip]
-pub static FACTS: &[Fact] = &[
+pub(crate) static FACTS: &[Fact] = &[
     // mq-deadline (current kernels).
     f("read_expire", MQD, I, "ms", 1, 60_000, MQD_C, "default 500 (HZ/2); kept in jiffies").in_jiffies(),
     f("write_expire", MQD, I, "ms", 1, 120_000, MQD_C, "default 5000 (5*HZ); kept in jiffies").in_jiffies(),
@@ -222,7 +222,7 @@ pub static FACTS: &[Fact] = &[
 
 /// The host-wide CPU-scheduler sysctls discovered under `/proc/sys/kernel` (when the file
 /// exists): the current ones and those of kernels before 5.13.
-pub const SCHED_SYSCTL_KNOBS: &[&str] = &[
+pub(crate) const SCHED_SYSCTL_KNOBS: &[&str] = &[
     "sched_autogroup_enabled",
     "sched_cfs_bandwidth_slice_us",
     "sched_rr_timeslice_ms",
@@ -234,7 +234,7 @@ pub const SCHED_SYSCTL_KNOBS: &[&str] = &[
 
 /// The CPU scheduler's integer knobs discovered under debugfs `sched/` (when readable); the
 /// feature flags of `sched/features` come from [`super::features`].
-pub const SCHED_DEBUGFS_KNOBS: &[&str] = &[
+pub(crate) const SCHED_DEBUGFS_KNOBS: &[&str] = &[
     "base_slice_ns",
     "migration_cost_ns",
     "nr_migrate",
@@ -244,7 +244,7 @@ pub const SCHED_DEBUGFS_KNOBS: &[&str] = &[
 ];
 
 /// Source of the `scheduler` knob's facts.
-pub const SCHEDULER_SOURCE: &str = "block/elevator.c";
+pub(crate) const SCHEDULER_SOURCE: &str = "block/elevator.c";
 
 /// Every I/O scheduler name a mainline kernel has offered in `queue/scheduler`: blk-mq's
 /// `none` (block/elevator.c), `mq-deadline` (block/mq-deadline.c, which also answers to its
@@ -252,7 +252,7 @@ pub const SCHEDULER_SOURCE: &str = "block/elevator.c";
 /// legacy single-queue `noop`, `deadline` and `cfq` (removed in Linux 5.0) and `anticipatory`
 /// (removed in 2.6.33). A policy value outside this list that the device does not offer
 /// either is a typo; an out-of-tree scheduler a device offers is accepted.
-pub const ELEVATORS: &[&str] = &[
+pub(crate) const ELEVATORS: &[&str] = &[
     "none",
     "mq-deadline",
     "bfq",
@@ -264,7 +264,7 @@ pub const ELEVATORS: &[&str] = &[
 ];
 
 /// The queue/ knobs discovered on every device (when the file exists).
-pub const QUEUE_KNOBS: &[&str] = &[
+pub(crate) const QUEUE_KNOBS: &[&str] = &[
     "nr_requests",
     "read_ahead_kb",
     "max_sectors_kb",
@@ -274,7 +274,7 @@ pub const QUEUE_KNOBS: &[&str] = &[
 ];
 
 /// The host-wide `/proc/sys/vm` knobs discovered (when the file exists).
-pub const VM_KNOBS: &[&str] = &[
+pub(crate) const VM_KNOBS: &[&str] = &[
     "dirty_ratio",
     "dirty_bytes",
     "dirty_background_ratio",
@@ -286,13 +286,13 @@ pub const VM_KNOBS: &[&str] = &[
 ];
 
 /// An integer domain as people write it: `1–1024` (not Rust's `1..=1024`).
-pub fn domain_text(min: i64, max: i64) -> String {
+pub(crate) fn domain_text(min: i64, max: i64) -> String {
     format!("{min}–{max}")
 }
 
 /// The fact for `name` under `scheduler` (iosched knobs), or for a queue/vm knob when
 /// `scheduler` is `None`.
-pub fn lookup(scheduler: Option<&str>, name: &str) -> Option<&'static Fact> {
+pub(crate) fn lookup(scheduler: Option<&str>, name: &str) -> Option<&'static Fact> {
     FACTS
         .iter()
         .find(|f| f.name == name && f.scheduler == scheduler)
@@ -300,7 +300,7 @@ pub fn lookup(scheduler: Option<&str>, name: &str) -> Option<&'static Fact> {
 
 /// The safe bounds of `name` over every entry of [`FACTS`] for it (a knob several schedulers
 /// have takes the widest); `None` for `scheduler`, a feature flag or an unknown name.
-pub fn bounds(name: &str) -> Option<(i64, i64)> {
+pub(crate) fn bounds(name: &str) -> Option<(i64, i64)> {
     FACTS
         .iter()
         .filter(|f| f.name == name)
@@ -309,7 +309,7 @@ pub fn bounds(name: &str) -> Option<(i64, i64)> {
 }
 
 /// The schedulers whose `iosched/` has a knob called `name` (empty for queue/vm knobs).
-pub fn schedulers_with(name: &str) -> Vec<&'static str> {
+pub(crate) fn schedulers_with(name: &str) -> Vec<&'static str> {
     FACTS
         .iter()
         .filter(|f| f.name == name)
@@ -319,12 +319,12 @@ pub fn schedulers_with(name: &str) -> Vec<&'static str> {
 
 /// True when `name` is a knob sweetspot knows on some kernel and scheduler: `scheduler` or a
 /// name in [`FACTS`]. A policy naming anything else has a typo (no device can have it).
-pub fn is_known(name: &str) -> bool {
+pub(crate) fn is_known(name: &str) -> bool {
     name == "scheduler" || FACTS.iter().any(|f| f.name == name) || super::features::is_feature(name)
 }
 
 /// Every distinct known knob name ([`is_known`]), for "did you mean" hints.
-pub fn known_names() -> Vec<&'static str> {
+pub(crate) fn known_names() -> Vec<&'static str> {
     let mut v: Vec<&str> = FACTS.iter().map(|f| f.name).collect();
     v.extend(super::features::FEATURES.iter().map(|f| f.name));
     v.push("scheduler");
@@ -348,7 +348,7 @@ fn closest_of<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Optio
 
 /// ` (did you mean 'x'?)` for the closest of `names` to `name` (Damerau–Levenshtein distance
 /// ≤ 2), else empty: the hint an "unknown knob" error carries.
-pub fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
     closest_of(name, names)
         .map(|n| format!(" (did you mean '{n}'?)"))
         .unwrap_or_default()
@@ -357,7 +357,7 @@ pub fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) ->
 /// The other member of an exclusive vm pair: writing one zeroes the other
 /// (`dirty_ratio`↔`dirty_bytes`, `dirty_background_ratio`↔`dirty_background_bytes`;
 /// mm/page-writeback.c `dirty_ratio_handler`/`dirty_bytes_handler`).
-pub fn exclusive_partner(name: &str) -> Option<&'static str> {
+pub(crate) fn exclusive_partner(name: &str) -> Option<&'static str> {
     match name {
         "dirty_ratio" => Some("dirty_bytes"),
         "dirty_bytes" => Some("dirty_ratio"),
@@ -369,7 +369,7 @@ pub fn exclusive_partner(name: &str) -> Option<&'static str> {
 
 /// Where the knob `name` lives, which is also its apply order: `scheduler`, a queue or vm
 /// knob of [`FACTS`], or an iosched knob of some scheduler; `None` for an unknown name.
-pub fn order_of(name: &str) -> Option<ApplyOrder> {
+pub(crate) fn order_of(name: &str) -> Option<ApplyOrder> {
     if name == "scheduler" {
         return Some(ApplyOrder::Scheduler);
     }
@@ -385,12 +385,12 @@ pub fn order_of(name: &str) -> Option<ApplyOrder> {
 /// True when the kernel keeps knob `name` (of `scheduler`, for an iosched knob) in jiffies, so
 /// it reads back rounded up to a jiffy ([`Fact::jiffies`]); false for every other knob and for
 /// a knob the catalogue does not know.
-pub fn kept_in_jiffies(scheduler: Option<&str>, name: &str) -> bool {
+pub(crate) fn kept_in_jiffies(scheduler: Option<&str>, name: &str) -> bool {
     lookup(scheduler, name).is_some_and(|f| f.jiffies)
 }
 
 /// True for the `*_bytes` member of an exclusive pair (0 is not writable there: EINVAL).
-pub fn is_bytes_member(name: &str) -> bool {
+pub(crate) fn is_bytes_member(name: &str) -> bool {
     exclusive_partner(name).is_some() && name.ends_with("_bytes")
 }
 

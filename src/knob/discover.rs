@@ -28,7 +28,7 @@ pub fn knobs(root: &SysRoot, device: &Device) -> Result<Vec<Knob>> {
 
 /// The host-wide knobs under `root`, in apply order: `/proc/sys/vm`, then the CPU
 /// scheduler's ([`super::sched::knobs`]; debugfs ones only when it can be read).
-pub fn host_knobs(root: &SysRoot) -> Vec<Knob> {
+pub(crate) fn host_knobs(root: &SysRoot) -> Vec<Knob> {
     let mut out = vm_knobs(root);
     out.extend(super::sched::knobs(root).0);
     out
@@ -37,14 +37,14 @@ pub fn host_knobs(root: &SysRoot) -> Vec<Knob> {
 /// The host-wide knobs that exist (or would) but cannot be tuned now, each with the reason:
 /// an unused member of an exclusive vm pair ([`unused_pair_members`]) and the debugfs knobs
 /// when debugfs is unmounted or locked down ([`super::sched::unavailable`]).
-pub fn host_unusable(root: &SysRoot) -> Vec<(String, String)> {
+pub(crate) fn host_unusable(root: &SysRoot) -> Vec<(String, String)> {
     let mut out = unused_pair_members(&vm_knobs(root));
     out.extend(super::sched::unavailable(&super::sched::debugfs(root)));
     out
 }
 
 /// The knobs of the disk `name` (scheduler, iosched/*, queue/*), in apply order.
-pub fn device_knobs(root: &SysRoot, name: &str) -> Result<Vec<Knob>> {
+pub(crate) fn device_knobs(root: &SysRoot, name: &str) -> Result<Vec<Knob>> {
     let q = root.block_dev(name).join("queue");
     if !q.is_dir() {
         return Err(Error::io(
@@ -101,7 +101,7 @@ pub fn device_knobs(root: &SysRoot, name: &str) -> Result<Vec<Knob>> {
 }
 
 /// Every file in `iosched_dir` as a knob of `scheduler`, sorted by name.
-pub fn iosched_knobs(iosched_dir: &Path, scheduler: &str) -> Vec<Knob> {
+pub(crate) fn iosched_knobs(iosched_dir: &Path, scheduler: &str) -> Vec<Knob> {
     let Ok(rd) = std::fs::read_dir(iosched_dir) else {
         return Vec::new();
     };
@@ -118,7 +118,7 @@ pub fn iosched_knobs(iosched_dir: &Path, scheduler: &str) -> Vec<Knob> {
 }
 
 /// The host-wide `/proc/sys/vm` knobs that exist under `root`.
-pub fn vm_knobs(root: &SysRoot) -> Vec<Knob> {
+pub(crate) fn vm_knobs(root: &SysRoot) -> Vec<Knob> {
     catalogue::VM_KNOBS
         .iter()
         .filter_map(|n| int_knob(&root.vm().join(n), None))
@@ -129,7 +129,7 @@ pub fn vm_knobs(root: &SysRoot) -> Vec<Knob> {
 /// (`dirty_bytes` 0 while `dirty_ratio` is set, or the reverse), each with the reason. Their
 /// 0 means "unused", not a value: a tune could not measure or restore its default through
 /// them (writing one zeroes the other), so they are not tunable until the pair is switched.
-pub fn unused_pair_members(vm: &[Knob]) -> Vec<(String, String)> {
+pub(crate) fn unused_pair_members(vm: &[Knob]) -> Vec<(String, String)> {
     let value = |n: &str| {
         vm.iter()
             .find(|k| k.name == n)
@@ -188,7 +188,7 @@ fn int_knob(path: &Path, scheduler: Option<&str>) -> Option<Knob> {
 /// Errors ([`Error::BadInput`], exit 2): a name with `/` or `..`; a knob that belongs to a
 /// scheduler other than the active one ("knob 'fifo_batch' exists under scheduler
 /// mq-deadline, but loop0's active scheduler is none"); an unknown knob, listing the valid ones.
-pub fn find<'a>(knobs: &'a [Knob], device: &Device, name: &str) -> Result<&'a Knob> {
+pub(crate) fn find<'a>(knobs: &'a [Knob], device: &Device, name: &str) -> Result<&'a Knob> {
     check_knob_name(name)?;
     knobs
         .iter()
@@ -197,7 +197,7 @@ pub fn find<'a>(knobs: &'a [Knob], device: &Device, name: &str) -> Result<&'a Kn
 }
 
 /// Rejects knob names that could escape the knob directories.
-pub fn check_knob_name(name: &str) -> Result<()> {
+pub(crate) fn check_knob_name(name: &str) -> Result<()> {
     if name.is_empty() || name.contains('/') || name.contains("..") || name.starts_with('.') {
         return Err(Error::BadInput(format!("bad knob name '{name}'")));
     }
@@ -206,7 +206,7 @@ pub fn check_knob_name(name: &str) -> Result<()> {
 
 /// The error for a knob `name` that `device` does not offer now; a misspelt one gets the
 /// closest name it offers or sweetspot knows ([`catalogue::did_you_mean`]).
-pub fn not_here(knobs: &[Knob], device: &Device, name: &str) -> Error {
+pub(crate) fn not_here(knobs: &[Knob], device: &Device, name: &str) -> Error {
     let active = knobs
         .iter()
         .find(|k| k.order == ApplyOrder::Scheduler)

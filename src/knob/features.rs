@@ -6,11 +6,11 @@
 use crate::types::KnobValue;
 
 /// Source of the feature flags: their names and defaults.
-pub const FEATURES_SOURCE: &str = "kernel/sched/features.h";
+pub(crate) const FEATURES_SOURCE: &str = "kernel/sched/features.h";
 
 /// One scheduler feature flag the catalogue knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Feature {
+pub(crate) struct Feature {
     /// The flag, e.g. `NEXT_BUDDY`.
     pub name: &'static str,
     /// Its default and the kernels that have it.
@@ -25,7 +25,7 @@ const fn ft(name: &'static str, note: &'static str) -> Feature {
 /// and the legacy ones of the 2009 CFS debate. A kernel's own list is read from
 /// `sched/features`; a flag not listed here is shown by `knobs` but not tuned.
 #[rustfmt::skip]
-pub static FEATURES: &[Feature] = &[
+pub(crate) static FEATURES: &[Feature] = &[
     ft("PLACE_LAG", "default on (6.6+, EEVDF): keep a waking task's lag"),
     ft("PLACE_DEADLINE_INITIAL", "default on (6.6+): a new task starts with half a slice"),
     ft("PLACE_REL_DEADLINE", "default on (6.12+)"),
@@ -65,12 +65,12 @@ pub static FEATURES: &[Feature] = &[
 ];
 
 /// True when `name` is a feature flag the catalogue knows.
-pub fn is_feature(name: &str) -> bool {
+pub(crate) fn is_feature(name: &str) -> bool {
     FEATURES.iter().any(|f| f.name == name)
 }
 
 /// The feature flags listed in `sched/features` text: (flag, on).
-pub fn parse_features(text: &str) -> Vec<(String, bool)> {
+pub(crate) fn parse_features(text: &str) -> Vec<(String, bool)> {
     text.split_whitespace()
         .map(|w| match w.strip_prefix("NO_") {
             Some(x) => (x.to_string(), false),
@@ -81,7 +81,7 @@ pub fn parse_features(text: &str) -> Vec<(String, bool)> {
 
 /// `"1"` when flag `name` is on in `sched/features` text, `"0"` when off; `None` when the
 /// kernel does not list it.
-pub fn feature_state(text: &str, name: &str) -> Option<&'static str> {
+pub(crate) fn feature_state(text: &str, name: &str) -> Option<&'static str> {
     parse_features(text)
         .into_iter()
         .find(|(n, _)| n == name)
@@ -89,7 +89,7 @@ pub fn feature_state(text: &str, name: &str) -> Option<&'static str> {
 }
 
 /// What to write to `sched/features` for flag `name` at `value`: `X` (1) or `NO_X` (0).
-pub fn feature_write(name: &str, value: &KnobValue) -> String {
+pub(crate) fn feature_write(name: &str, value: &KnobValue) -> String {
     match value.as_int() {
         Some(0) => format!("NO_{name}"),
         _ => name.to_string(),

@@ -35,12 +35,12 @@ impl KnobIo for RealIo {
 }
 
 /// Parses an integer knob value as the kernel prints it (decimal, optional sign).
-pub fn parse_int(text: &str) -> Option<i64> {
+pub(crate) fn parse_int(text: &str) -> Option<i64> {
     text.trim().parse().ok()
 }
 
 /// Reads a knob file through `io`, as an [`Error::Io`] naming the file on failure.
-pub fn read_knob(io: &dyn KnobIo, path: &Path) -> Result<String> {
+pub(crate) fn read_knob(io: &dyn KnobIo, path: &Path) -> Result<String> {
     io.read(path)
         .map_err(|e| Error::io(format!("reading {}", path.display()), e))
 }
@@ -49,7 +49,12 @@ pub fn read_knob(io: &dyn KnobIo, path: &Path) -> Result<String> {
 /// scheduler's name for `scheduler`, `1`/`0` for a feature flag of `sched/features`
 /// ([`super::features::feature_state`]; a flag the kernel does not list is ENOENT), else the
 /// file's text.
-pub fn read_value(io: &dyn KnobIo, path: &Path, order: ApplyOrder, name: &str) -> Result<String> {
+pub(crate) fn read_value(
+    io: &dyn KnobIo,
+    path: &Path,
+    order: ApplyOrder,
+    name: &str,
+) -> Result<String> {
     let text = read_knob(io, path)?;
     Ok(match order {
         ApplyOrder::Scheduler => crate::device::parse_scheduler(&text).1.unwrap_or(text),
@@ -67,7 +72,7 @@ pub fn read_value(io: &dyn KnobIo, path: &Path, order: ApplyOrder, name: &str) -
 
 /// What to write to knob `name`'s file for `value` (without the newline): the value, or for a
 /// feature flag `X` / `NO_X` ([`super::features::feature_write`]).
-pub fn write_text(order: ApplyOrder, name: &str, value: &KnobValue) -> String {
+pub(crate) fn write_text(order: ApplyOrder, name: &str, value: &KnobValue) -> String {
     match order {
         ApplyOrder::SchedFeature => super::features::feature_write(name, value),
         _ => value.to_string(),

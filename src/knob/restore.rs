@@ -75,7 +75,7 @@ pub(super) fn settle_foreign(
 /// down to that entry ([`restore_except`]'s rule), so a full `restore` still writes the value
 /// from before sweetspot first touched the knob.
 /// Returns how many knobs were written back.
-pub fn restore(
+pub(crate) fn restore(
     store: &mut Store,
     root: &SysRoot,
     device: Option<&str>,
@@ -102,7 +102,7 @@ pub fn restore(
 /// ([`super::vet`]) or cannot be read is reported, skipped and left open. A failed knob stays
 /// open; the first error (or, after the rest, [`Error::Failed`] for refused rows) is returned
 /// after the rest were tried.
-pub fn restore_with(
+pub(crate) fn restore_with(
     io: &dyn KnobIo,
     store: &mut Store,
     root: &SysRoot,
@@ -114,7 +114,7 @@ pub fn restore_with(
 
 /// One knob [`restore_except`] put back.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PutBack {
+pub(crate) struct PutBack {
     /// The device's kernel name; `None` for a host-wide vm knob.
     pub device: Option<String>,
     /// Knob name.
@@ -136,7 +136,7 @@ pub struct PutBack {
 ///
 /// Errors: a journal row refused ([`restore_vetted`]: reported, skipped, the rest restored) is
 /// [`Error::Failed`] once the rest is done; otherwise the first failed write's.
-pub fn restore_except(
+pub(crate) fn restore_except(
     io: &dyn KnobIo,
     store: &mut Store,
     root: &SysRoot,
@@ -152,7 +152,7 @@ pub fn restore_except(
 }
 
 /// The error of a restore that refused `n` journal rows (each reported on stderr before).
-pub fn refused_error(n: usize) -> Error {
+pub(crate) fn refused_error(n: usize) -> Error {
     Error::Failed(format!(
         "{n} journal row{} refused and left open (see above): not written by sweetspot, or \
          damaged",
@@ -162,7 +162,7 @@ pub fn refused_error(n: usize) -> Error {
 
 /// What [`restore_vetted`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Restore {
+pub(crate) struct Restore {
     /// The knobs put back.
     pub put: Vec<PutBack>,
     /// The journal rows refused (see [`super::vet`]) and those unreadable
@@ -176,7 +176,7 @@ pub struct Restore {
 /// knob, why; once per process), skipped and left open; the rest are restored. A row under
 /// other roots with a knob file's shape is left alone, as before.
 /// Errors: the first failed write's, after the rest were tried; the store's.
-pub fn restore_vetted(
+pub(crate) fn restore_vetted(
     io: &dyn KnobIo,
     store: &mut Store,
     root: &SysRoot,
@@ -545,7 +545,7 @@ fn closed_why(
 /// Why the entries journaled for device `old` under kernel name `name` cannot be restored,
 /// `name` being `now` (its identity now; `None`: no such device): for `close_foreign`'s
 /// warning. A loop number without a backing file reads as `virtual:<name>`.
-pub fn why_unrestorable(name: &str, old: Option<&str>, now: Option<&str>) -> String {
+pub(crate) fn why_unrestorable(name: &str, old: Option<&str>, now: Option<&str>) -> String {
     let file = old.and_then(|o| o.strip_prefix("loop:"));
     let gone = |f: &str| {
         if Path::new(f).exists() {
@@ -569,7 +569,7 @@ pub fn why_unrestorable(name: &str, old: Option<&str>, now: Option<&str>) -> Str
 /// exclusive pair (`dirty_ratio`/`dirty_bytes`) only the non-zero member is written, since
 /// writing it zeroes the other; when both are zero, the ratio member is written (0 bytes is
 /// EINVAL). `status` counts the knobs a restore would put back by the same rule.
-pub fn pair_member_unwritten(knob: &str, original: &str, partner: Option<&str>) -> bool {
+pub(crate) fn pair_member_unwritten(knob: &str, original: &str, partner: Option<&str>) -> bool {
     original.trim() == "0"
         && catalogue::exclusive_partner(knob).is_some()
         && (partner.is_some_and(|p| p.trim() != "0") || catalogue::is_bytes_member(knob))

@@ -150,7 +150,7 @@ fn int_knob(path: &Path) -> Option<Knob> {
 
 /// The knobs debugfs would offer but cannot now, each with [`Debugfs::why`]: the catalogue's
 /// `sched/` integers and feature flags. Empty when debugfs is available.
-pub fn unavailable(state: &Debugfs) -> Vec<(String, String)> {
+pub(crate) fn unavailable(state: &Debugfs) -> Vec<(String, String)> {
     let Some(why) = state.why() else {
         return Vec::new();
     };

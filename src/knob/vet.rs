@@ -31,7 +31,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// What [`vet`] found of one journal row.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum VetVerdict {
+pub(crate) enum VetVerdict {
     /// A catalogue knob file under the run's roots (this path, rebuilt), its original in the
     /// knob's domain: restore may write it.
     Here(PathBuf),
@@ -44,7 +44,7 @@ pub enum VetVerdict {
 
 /// A journal row a restore refused to write (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refused {
+pub(crate) struct Refused {
     /// The row's id.
     pub id: i64,
     /// The knob it names (as stored; `?` when unreadable).
@@ -66,22 +66,10 @@ impl std::fmt::Display for Refused {
 }
 
 /// Judges journal row `e` for a restore under `root` (see the module docs).
-pub fn vet(root: &SysRoot, e: &JournalEntry) -> VetVerdict {
+pub(crate) fn vet(root: &SysRoot, e: &JournalEntry) -> VetVerdict {
     match judge(root, e) {
         Ok(v) => v,
         Err(why) => VetVerdict::Refused(why),
-    }
-}
-
-/// [`vet`] as a refusal: `Some` when `e` may not be written.
-pub fn refusal(root: &SysRoot, e: &JournalEntry) -> Option<Refused> {
-    match vet(root, e) {
-        VetVerdict::Refused(why) => Some(Refused {
-            id: e.id,
-            knob: e.knob.clone(),
-            why,
-        }),
-        _ => None,
     }
 }
 

@@ -27,7 +27,7 @@ fn honoured(w: &Write, read: &str) -> bool {
 /// than [`catalogue::JIFFY_TOLERANCE_MS`] (0 stays 0). That is what a write of `v` reads back
 /// as, so `verify`, `status` and the daemon judge drift as the write path judges
 /// "honoured"; every other knob must read back exactly (bfq's `slice_idle` 8 is not 0).
-pub fn holds(v: &KnobValue, jiffies: bool, read: &str) -> bool {
+pub(crate) fn holds(v: &KnobValue, jiffies: bool, read: &str) -> bool {
     match v {
         KnobValue::Name(n) => read == n,
         KnobValue::Int(v) => parse_int(read).is_some_and(|r| {
@@ -38,7 +38,7 @@ pub fn holds(v: &KnobValue, jiffies: bool, read: &str) -> bool {
 
 /// True when `knob`, as discovered now, holds `v` ([`holds`], with the knob's own jiffies
 /// fact): the one judgement of drift for `verify`, `status` and the daemon.
-pub fn knob_holds(knob: &super::Knob, v: &KnobValue) -> bool {
+pub(crate) fn knob_holds(knob: &super::Knob, v: &KnobValue) -> bool {
     let jiffies = catalogue::kept_in_jiffies(knob.scheduler.as_deref(), &knob.name);
     holds(v, jiffies, &knob.current.to_string())
 }

@@ -28,14 +28,14 @@ use crate::{Error, Result};
 
 /// The schedulers a host-managed zoned disk accepts before [`PLUGGING_SINCE`]: those with
 /// `ELEVATOR_F_ZBD_SEQ_WRITE` (mq-deadline) and `none`.
-pub const ZONE_AWARE: [&str; 2] = ["mq-deadline", "none"];
+pub(crate) const ZONE_AWARE: [&str; 2] = ["mq-deadline", "none"];
 
 /// The first release (major, minor) with zone write plugging, where any scheduler is accepted.
-pub const PLUGGING_SINCE: (u32, u32) = (6, 10);
+pub(crate) const PLUGGING_SINCE: (u32, u32) = (6, 10);
 
 /// The running kernel's release as `<proc>/sys/kernel/osrelease` reads (`6.8.0-45-generic`);
 /// `None` when unreadable or empty.
-pub fn release(root: &SysRoot) -> Option<String> {
+pub(crate) fn release(root: &SysRoot) -> Option<String> {
     std::fs::read_to_string(root.kernel_sysctl().join("osrelease"))
         .ok()
         .map(|s| s.trim().to_string())
@@ -44,7 +44,7 @@ pub fn release(root: &SysRoot) -> Option<String> {
 
 /// `(major, minor)` of a release string (`6.8.0-45-generic` → `(6, 8)`); `None` when it does
 /// not start with two dot-separated numbers.
-pub fn version(release: &str) -> Option<(u32, u32)> {
+pub(crate) fn version(release: &str) -> Option<(u32, u32)> {
     let mut parts = release.split(['.', '-', '+']);
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next()?.parse().ok()?;
@@ -54,7 +54,7 @@ pub fn version(release: &str) -> Option<(u32, u32)> {
 /// Why disk `name` accepts only [`ZONE_AWARE`] schedulers now: `Some("a host-managed zoned
 /// disk on kernel 6.8.0 (before 6.10)")`; `None` when it is not host-managed or the kernel is
 /// 6.10 or later.
-pub fn restriction(root: &SysRoot, name: &str) -> Option<String> {
+pub(crate) fn restriction(root: &SysRoot, name: &str) -> Option<String> {
     let zoned = crate::device::read_attr(&root.block_dev(name).join("queue/zoned"))?;
     if zoned != "host-managed" {
         return None;
@@ -79,7 +79,7 @@ pub fn restriction(root: &SysRoot, name: &str) -> Option<String> {
 
 /// `offered` as the domain of disk `name`'s `scheduler`: only the [`ZONE_AWARE`] ones while
 /// [`restriction`] holds, else all of them.
-pub fn domain(root: &SysRoot, name: &str, offered: Vec<String>) -> Vec<String> {
+pub(crate) fn domain(root: &SysRoot, name: &str, offered: Vec<String>) -> Vec<String> {
     if restriction(root, name).is_none() {
         return offered;
     }
@@ -91,7 +91,7 @@ pub fn domain(root: &SysRoot, name: &str, offered: Vec<String>) -> Vec<String> {
 
 /// Refuses `scheduler = value` on disk `name` when [`restriction`] holds and `value` is not
 /// zone-aware. Errors: [`Error::BadInput`] (exit 2) naming disk, knob, value and why.
-pub fn check(root: &SysRoot, name: &str, value: &str) -> Result<()> {
+pub(crate) fn check(root: &SysRoot, name: &str, value: &str) -> Result<()> {
     if ZONE_AWARE.contains(&value) {
         return Ok(());
     }

@@ -28,7 +28,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-pub use super::FILE_NAME;
+pub(crate) use super::FILE_NAME;
 const FILE_INO: INodeNo = INodeNo(2);
 const TTL: Duration = Duration::from_secs(3600);
 

@@ -56,15 +56,15 @@ use std::time::{Duration, Instant};
 use std::{sync::Arc, thread::JoinHandle};
 
 /// The one file's name under the FUSE mount point.
-pub const FILE_NAME: &str = "disk.img";
+pub(crate) const FILE_NAME: &str = "disk.img";
 
 /// The FUSE file system type name shown in `/proc/mounts` (`fuse.<this>` is not used: fuser
 /// sets the source). Leftovers are found by their place in a scratch directory, not by it.
-pub const FS_NAME: &str = "sweetspot-emulate";
+pub(crate) const FS_NAME: &str = "sweetspot-emulate";
 
 /// A running emulated device: a FUSE mount at `mnt` serving `mnt/disk.img`.
 #[cfg(feature = "emulate")]
-pub struct Emulator {
+pub(crate) struct Emulator {
     mnt: PathBuf,
     spec: Spec,
     shared: Arc<fuse::Shared>,
@@ -89,7 +89,7 @@ impl Emulator {
     /// Serves `backing` (its length is the device size) as `mnt/disk.img` through a FUSE
     /// mount on the existing empty directory `mnt`. Errors: no `/dev/fuse`, not root, a
     /// failing mount.
-    pub fn start(spec: &Spec, backing: &Path, mnt: &Path) -> Result<Emulator> {
+    pub(crate) fn start(spec: &Spec, backing: &Path, mnt: &Path) -> Result<Emulator> {
         if !Path::new("/dev/fuse").exists() {
             return Err(Error::BadInput(
                 "--emulate needs FUSE: /dev/fuse is missing (modprobe fuse)".into(),
@@ -150,22 +150,17 @@ impl Emulator {
     }
 
     /// The emulated device's file (what the loop device is attached to).
-    pub fn file(&self) -> PathBuf {
+    pub(crate) fn file(&self) -> PathBuf {
         self.mnt.join(FILE_NAME)
     }
 
-    /// The spec served.
-    pub fn spec(&self) -> &Spec {
-        &self.spec
-    }
-
     /// The counters since the start.
-    pub fn counters(&self) -> IoCounters {
+    pub(crate) fn counters(&self) -> IoCounters {
         self.shared.counters()
     }
 
     /// Starts a new maximum of the queue depth (before a run).
-    pub fn reset_max_depth(&self) {
+    pub(crate) fn reset_max_depth(&self) {
         self.shared.reset_max_depth();
     }
 
@@ -173,7 +168,7 @@ impl Emulator {
     /// lazily as a last resort) and stops the threads. Call it after the loop device is
     /// detached. A lazy unmount leaves the session thread serving whoever still holds the file
     /// (without delays); it ends with the process.
-    pub fn stop(&mut self) -> Result<()> {
+    pub(crate) fn stop(&mut self) -> Result<()> {
         if !self.mounted {
             return Ok(());
         }
@@ -230,7 +225,7 @@ pub(crate) fn unmount(mnt: &Path) -> Result<bool> {
 
 /// What `sweetspot __worker emulate` is given (JSON).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
-pub struct ServeSpec {
+pub(crate) struct ServeSpec {
     /// The SPEC, canonical ([`Spec::canonical`]).
     pub spec: String,
     /// The sparse backing file.
@@ -249,7 +244,7 @@ pub struct ServeSpec {
 /// device than its spec (measured here with load average 13: 810 us for a 520 us read before
 /// this). The threads mostly sleep; each request costs them one copy of its data.
 #[cfg(feature = "emulate")]
-pub fn serve(s: &ServeSpec) -> Result<()> {
+pub(crate) fn serve(s: &ServeSpec) -> Result<()> {
     let spec = Spec::parse(&s.spec)?;
     let param = libc::sched_param { sched_priority: 1 };
     // SAFETY: sched_setscheduler on this process with a valid sched_param.
@@ -286,13 +281,13 @@ pub fn serve(s: &ServeSpec) -> Result<()> {
 
 /// Without the `emulate` feature (a build for a board): refused, exit 2.
 #[cfg(not(feature = "emulate"))]
-pub fn serve(_: &ServeSpec) -> Result<()> {
+pub(crate) fn serve(_: &ServeSpec) -> Result<()> {
     Err(unavailable())
 }
 
 /// The error of `--emulate` in a build without the `emulate` feature (cargo's
 /// `--no-default-features`): no FUSE server is compiled in.
-pub fn unavailable() -> Error {
+pub(crate) fn unavailable() -> Error {
     Error::BadInput(
         "--emulate: this sweetspot was built without the `emulate` feature (no FUSE server); \
          build it with `--features emulate`"
@@ -400,11 +395,6 @@ impl Server {
         self.mnt.join(FILE_NAME)
     }
 
-    /// The spec served.
-    pub fn spec(&self) -> &Spec {
-        &self.spec
-    }
-
     /// The counters since the server started.
     pub fn counters(&self) -> Result<IoCounters> {
         let line = self.ask("c")?;
@@ -413,13 +403,13 @@ impl Server {
     }
 
     /// Starts a new maximum of the queue depth (before a run).
-    pub fn reset_max_depth(&self) -> Result<()> {
+    pub(crate) fn reset_max_depth(&self) -> Result<()> {
         self.ask("r").map(|_| ())
     }
 
     /// Closes the server's stdin, so it unmounts and exits; waits up to 10 s, then kills it.
     /// Call it after the loop device is detached.
-    pub fn stop(&mut self) -> Result<()> {
+    pub(crate) fn stop(&mut self) -> Result<()> {
         drop(self.pipes.lock().unwrap_or_else(|p| p.into_inner()).take());
         let Some(mut child) = self.child.take() else {
             return Ok(());

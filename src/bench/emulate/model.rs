@@ -43,16 +43,16 @@ use std::collections::VecDeque;
 /// positioning is 10 ms longer. Chosen for an aging bound of a few hundred ms on the presets
 /// (257 ms on hdd-5400, 192 ms on hdd-7200), of the order of mq-deadline's 500 ms
 /// `read_expire`; drive firmware does not publish its own.
-pub const AGING_WEIGHT: f64 = 0.1;
+pub(crate) const AGING_WEIGHT: f64 = 0.1;
 
 /// Rate at which a write is copied into the write cache, bytes/s: 100 MB/s, the burst rate of
 /// ATA-100 (UDMA mode 5), hdd-5400's interface. SATA's 150–600 MB/s would copy faster; the
 /// copy is a small part of a write either way (64 KiB: 0.66 ms against 2.2 ms to write it).
-pub const CACHE_COPY_RATE: f64 = 100e6;
+pub(crate) const CACHE_COPY_RATE: f64 = 100e6;
 
 /// Read or write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// A read.
     Read,
     /// A write.
@@ -64,7 +64,7 @@ pub enum Op {
 
 /// One request as the device sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Request {
+pub(crate) struct Request {
     /// Read or write.
     pub op: Op,
     /// Byte offset on the device.
@@ -75,7 +75,7 @@ pub struct Request {
 
 /// What serving one request took.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Served {
+pub(crate) struct Served {
     /// When it completes, s on the emulator's clock.
     pub end: f64,
     /// How far the head moved for it, bytes (0: sequential), including the destaging done
@@ -88,7 +88,7 @@ pub struct Served {
 /// A device's state: the spec, its size, where the head is, when the bus and the arm are
 /// free, and what the write cache holds.
 #[derive(Clone, Debug)]
-pub struct Model {
+pub(crate) struct Model {
     spec: Spec,
     size: u64,
     head: u64,
@@ -102,7 +102,7 @@ pub struct Model {
 
 impl Model {
     /// A device of `size` bytes with the head at 0.
-    pub fn new(spec: Spec, size: u64) -> Model {
+    pub(crate) fn new(spec: Spec, size: u64) -> Model {
         Model {
             spec,
             size: size.max(1),
@@ -115,18 +115,19 @@ impl Model {
     }
 
     /// The spec.
-    pub fn spec(&self) -> &Spec {
+    pub(crate) fn spec(&self) -> &Spec {
         &self.spec
     }
 
     /// Bytes in the write cache not yet on the platter.
-    pub fn dirty_bytes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn dirty_bytes(&self) -> u64 {
         self.dirty_bytes
     }
 
     /// How many requests can be in service at once: `channels` for flash, 1 for a disk (one
     /// arm; its `channels` is the reordering window of [`Model::pick`]).
-    pub fn servers(&self) -> usize {
+    pub(crate) fn servers(&self) -> usize {
         match self.spec.seek {
             Seek::None => self.spec.channels as usize,
             Seek::Hdd { .. } => 1,
@@ -135,7 +136,8 @@ impl Model {
 
     /// The longest positioning a disk request can take (full-stroke seek and half a
     /// revolution), s; 0 for flash.
-    pub fn max_position_s(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn max_position_s(&self) -> f64 {
         match self.spec.seek {
             Seek::Hdd { rpm, full_s, .. } => full_s + 30.0 / rpm,
             Seek::None => 0.0,
@@ -144,7 +146,8 @@ impl Model {
 
     /// NCQ's aging bound, s: a request is never passed over by one that arrived more than
     /// this after it, since `W · Δwait` then outweighs any difference in positioning.
-    pub fn aging_bound_s(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn aging_bound_s(&self) -> f64 {
         self.max_position_s() / AGING_WEIGHT
     }
 
@@ -153,7 +156,7 @@ impl Model {
     /// the oldest `channels` the one with the least `positioning - W · waited` (ASPTF; ties:
     /// the older), a write that fits the write cache counting no positioning. A flush is a
     /// barrier: nothing after it is taken before it. `None` when nothing waits.
-    pub fn pick(&self, waiting: &[(Request, f64)], now: f64) -> Option<usize> {
+    pub(crate) fn pick(&self, waiting: &[(Request, f64)], now: f64) -> Option<usize> {
         if waiting.is_empty() {
             return None;
         }
@@ -189,7 +192,7 @@ impl Model {
     }
 
     /// Time to position for a request at `offset` with the head where it is now, s.
-    pub fn position_s(&self, offset: u64) -> f64 {
+    pub(crate) fn position_s(&self, offset: u64) -> f64 {
         let Seek::Hdd {
             rpm,
             track_s,
@@ -217,7 +220,7 @@ impl Model {
     /// Flash: latency, then the transfer once the shared bus is free. Disk: overhead,
     /// positioning, transfer, all on the one arm, after what the arm is busy with; with a
     /// write cache, see the module docs.
-    pub fn serve(&mut self, start: f64, req: Request) -> Served {
+    pub(crate) fn serve(&mut self, start: f64, req: Request) -> Served {
         let (latency, bw) = match req.op {
             Op::Read => (self.spec.read_latency_s, self.spec.read_bw),
             Op::Write => (self.spec.write_latency_s, self.spec.write_bw),

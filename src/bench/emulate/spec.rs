@@ -89,7 +89,7 @@ pub struct Preset {
 /// of [`super::model`] the mean seek over uniformly random pairs is
 /// `track + 8/15 (full - track)`, which for `hdd-5400` gives 11.1 ms against the datasheet's
 /// 11 ms average.
-pub const PRESETS: &[Preset] = &[
+pub(crate) const PRESETS: &[Preset] = &[
     Preset {
         name: "hdd-5400",
         spec: "seek=hdd,rpm=5400,track-seek=1ms,full-seek=20ms,latency=100us,bandwidth=30MB/s,channels=1",
@@ -135,17 +135,17 @@ const FIELDS: &str = "latency, write-latency, bandwidth, read-bandwidth, write-b
 /// white paper "Serial ATA Native Command Queuing", July 2003, on the drive ordering them by
 /// seek plus rotational latency). `ncq` is bounded by it; `channels` (a SCSI/SAS queue may be
 /// deeper) is not.
-pub const NCQ_TAGS: u32 = 32;
+pub(crate) const NCQ_TAGS: u32 = 32;
 
 /// Largest `wcache`: 1 GiB, far above the 8–256 MiB buffers of shipped disks (5400 rpm
 /// laptop disks of hdd-5400's era have 8–16 MiB, current ones up to 128 MiB). The write-cache
 /// behaviour modelled is the data sheet's: "the write command may complete before the actual
 /// disk write operation finishes", made durable by Flush Cache (Travelstar 5K160 (PATA)
 /// specification, 5.2 "Write Cache").
-pub const MAX_WRITE_CACHE: u64 = 1 << 30;
+pub(crate) const MAX_WRITE_CACHE: u64 = 1 << 30;
 
 /// Smallest non-zero `wcache`: 64 KiB, one large request.
-pub const MIN_WRITE_CACHE: u64 = 64 << 10;
+pub(crate) const MIN_WRITE_CACHE: u64 = 64 << 10;
 
 fn bad(field: &str, value: &str, why: &str) -> Error {
     Error::BadInput(format!("--emulate: {field} '{value}': {why}"))
@@ -382,7 +382,7 @@ impl Spec {
     /// Whether the emulated device is a spinning disk (`seek=hdd`). Its loop queue is then
     /// marked `queue/rotational = 1`, as a real disk's is, so the kernel treats it as one
     /// ([`crate::bench::scratch::Scratch::create_emulated`]).
-    pub fn rotational(&self) -> bool {
+    pub(crate) fn rotational(&self) -> bool {
         matches!(self.seek, Seek::Hdd { .. })
     }
 
@@ -497,7 +497,7 @@ fn size_of(v: &str) -> Option<f64> {
 /// (printed to 6 decimals) would carry more digits than an f64 holds and not read back to
 /// itself: `bandwidth=55555552777777GiB/s` printed `59652320572938.555GB/s`, which printed
 /// `…938.55GB/s` when read back.
-pub const MAX_RATE: f64 = 1e12;
+pub(crate) const MAX_RATE: f64 = 1e12;
 
 /// A rate in bytes/s, 1 kB/s to [`MAX_RATE`].
 fn rate(field: &str, v: &str) -> Result<f64> {
@@ -524,7 +524,7 @@ fn size(field: &str, v: &str) -> Result<u64> {
 
 /// `0.0005` → `500us`; `0` for 0 and for what rounds to 0 (below 5e-16 s), so that the
 /// canonical form reads back to itself.
-pub fn fmt_duration(s: f64) -> String {
+pub(crate) fn fmt_duration(s: f64) -> String {
     let (x, unit) = if s >= 1.0 {
         (s, "s")
     } else if s >= 1e-3 {
@@ -543,7 +543,7 @@ pub fn fmt_duration(s: f64) -> String {
 }
 
 /// `2e8` → `200MB/s`.
-pub fn fmt_rate(b: f64) -> String {
+pub(crate) fn fmt_rate(b: f64) -> String {
     if b.is_infinite() {
         "unlimited".into()
     } else if b >= 1e9 {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A mapped counter. Both sides open the same file.
 #[derive(Debug)]
-pub struct Counter {
+pub(crate) struct Counter {
     ptr: *mut libc::c_void,
     _file: std::fs::File,
 }
@@ -23,7 +23,7 @@ const LEN: usize = 4096;
 
 impl Counter {
     /// Creates (or truncates) the counter file at `path`, set to 0, and maps it.
-    pub fn create(path: &Path) -> Result<Counter> {
+    pub(crate) fn create(path: &Path) -> Result<Counter> {
         let f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -37,7 +37,7 @@ impl Counter {
     }
 
     /// Maps an existing counter file (the load's side).
-    pub fn open(path: &Path) -> Result<Counter> {
+    pub(crate) fn open(path: &Path) -> Result<Counter> {
         let f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -74,17 +74,17 @@ impl Counter {
     }
 
     /// Adds `n` completed units.
-    pub fn add(&self, n: u64) {
+    pub(crate) fn add(&self, n: u64) {
         self.cell().fetch_add(n, Ordering::SeqCst);
     }
 
     /// Sets the count (for loads that report a cumulative figure, like dbench).
-    pub fn set(&self, n: u64) {
+    pub(crate) fn set(&self, n: u64) {
         self.cell().store(n, Ordering::SeqCst);
     }
 
     /// The units completed so far.
-    pub fn get(&self) -> u64 {
+    pub(crate) fn get(&self) -> u64 {
         self.cell().load(Ordering::SeqCst)
     }
 }

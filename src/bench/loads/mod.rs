@@ -92,7 +92,7 @@ impl LoadSizes {
 
 /// What one load process does: sent to `sweetspot __worker load` as JSON.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LoadSpec {
+pub(crate) struct LoadSpec {
     /// Which load.
     pub load: Load,
     /// Where the load writes (emptied by sweetspot after the run).
@@ -122,7 +122,7 @@ pub fn max_quiet_s(load: Load) -> f64 {
 }
 
 /// Bytes a load needs on the target filesystem, fixtures and output together.
-pub fn bytes_needed(load: Load, s: &LoadSizes) -> u64 {
+pub(crate) fn bytes_needed(load: Load, s: &LoadSizes) -> u64 {
     let mib = 1u64 << 20;
     match load {
         Load::IoLoad => s.io_mib * mib,
@@ -141,7 +141,7 @@ pub fn bytes_needed(load: Load, s: &LoadSizes) -> u64 {
 
 /// Refuses a load that cannot run here, with how to fix it (exit 2): io_other without
 /// `--other-dir`, dbench_load without `dbench` on PATH.
-pub fn check_available(load: Load, other_dir: Option<&Path>) -> Result<()> {
+pub(crate) fn check_available(load: Load, other_dir: Option<&Path>) -> Result<()> {
     match load {
         Load::IoOther if other_dir.is_none() => Err(Error::BadInput(
             "io_other writes to another filesystem: give it with --other-dir DIR".into(),
@@ -156,7 +156,7 @@ pub fn check_available(load: Load, other_dir: Option<&Path>) -> Result<()> {
 }
 
 /// Makes the read-only fixtures of `load` under `fixtures` (once; existing ones are kept).
-pub fn prepare(load: Load, fixtures: &Path, sizes: &LoadSizes) -> Result<()> {
+pub(crate) fn prepare(load: Load, fixtures: &Path, sizes: &LoadSizes) -> Result<()> {
     match load {
         Load::CtarLoad | Load::ListLoad => make_tree(fixtures, sizes),
         Load::XtarLoad => {
@@ -198,7 +198,7 @@ fn make_tree(fixtures: &Path, s: &LoadSizes) -> Result<()> {
 
 /// The load process's body (inside `sweetspot __worker load`): loops until killed. Returns only
 /// on an error, which the worker prints and exits 1 with.
-pub fn body(spec: &LoadSpec) -> Result<()> {
+pub(crate) fn body(spec: &LoadSpec) -> Result<()> {
     let counter = Counter::open(&spec.counter)?;
     std::fs::create_dir_all(&spec.out)
         .map_err(|e| Error::io(format!("creating {}", spec.out.display()), e))?;
@@ -221,7 +221,7 @@ pub fn body(spec: &LoadSpec) -> Result<()> {
 }
 
 /// `sweetspot __worker relay`: copies stdin to stdout until either closes (process_load).
-pub fn relay() -> Result<()> {
+pub(crate) fn relay() -> Result<()> {
     process_load::relay()
 }
 

@@ -32,12 +32,12 @@ use toml::Spanned;
 /// Upper bound (exclusive) of `relative_sigma`: the per-run factor `1 + σ·z` is clamped at
 /// 0.01 (`bench/sim.rs`), which at σ = 1 happens to one run in six (z < −0.99); the shipped
 /// surfaces go up to 0.25 (`flat-noisy-fifo_batch.toml`).
-pub const MAX_RELATIVE_SIGMA: f64 = 1.0;
+pub(crate) const MAX_RELATIVE_SIGMA: f64 = 1.0;
 
 /// Upper bound (inclusive) of `drift_sigma`, ln units: a run is `e^d` times as slow with
 /// `d ~ N(0, σ²)`, so at 1 a 2-sd swing is 7.4× and the Times stay finite (e^d overflows an
 /// f64 past d ≈ 709); the shipped surfaces use 0.15 (`*-drift.toml`), the tests up to 0.2.
-pub const MAX_DRIFT_SIGMA: f64 = 1.0;
+pub(crate) const MAX_DRIFT_SIGMA: f64 = 1.0;
 
 /// A surface's drift (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
