@@ -99,7 +99,7 @@ impl Error {
     }
 
     /// Shorthand for an [`Error::Io`] with context.
-    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),
             source,
@@ -108,7 +108,7 @@ impl Error {
 }
 
 /// `EINVAL (Invalid argument)` for an OS error, else the error's own text.
-pub fn errno_text(e: &std::io::Error) -> String {
+pub(crate) fn errno_text(e: &std::io::Error) -> String {
     match e.raw_os_error() {
         Some(raw) => {
             let errno = nix::errno::Errno::from_raw(raw);

@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 /// schema check or migration takes: milliseconds, seconds on a slow disk; a wait longer than
 /// this is someone holding it on purpose or a hung process, and a command of root's must not
 /// hang behind either.
-pub const WAIT: Duration = Duration::from_secs(5);
+pub(crate) const WAIT: Duration = Duration::from_secs(5);
 
 /// The identity of the host-wide knobs (vm, kernel: files under `/proc/sys`): they have one
 /// writer at a time too, whichever device it measures, since two tunes that both write
@@ -50,11 +50,11 @@ pub const HOST: &str = "host";
 
 /// The identity of the daemon's own lock: one `sweetspot daemon` per machine (per database on
 /// a fake tree, [`path`]).
-pub const DAEMON: &str = "daemon";
+pub(crate) const DAEMON: &str = "daemon";
 
 /// How a refusal names the host lock: `the host (dirty_ratio, swappiness)`, `knobs` being the
 /// host-wide knobs the refused command wanted to write.
-pub fn host_label(knobs: &[&str]) -> String {
+pub(crate) fn host_label(knobs: &[&str]) -> String {
     format!("the host ({})", knobs.join(", "))
 }
 
@@ -65,7 +65,7 @@ pub const RUN_DIR: &str = "/run/sweetspot/locks";
 /// `<db dir>/locks`. Real: for [`HOST`] the real `/proc` (its knobs live there), for
 /// [`DAEMON`] both the real `/sys` and `/proc`, for a device the real `/sys` (and not a
 /// `sim:` identity).
-pub fn dir(db: &Path, root: &SysRoot, identity: &str) -> PathBuf {
+pub(crate) fn dir(db: &Path, root: &SysRoot, identity: &str) -> PathBuf {
     let real = match identity {
         HOST => root.is_real_proc(),
         DAEMON => root.is_real() && root.is_real_proc(),
@@ -86,7 +86,7 @@ pub fn path(db: &Path, root: &SysRoot, identity: &str) -> PathBuf {
 
 /// `name` as a lock file's name: every character but ASCII letters, digits, `-` and `.`
 /// replaced by `_`.
-pub fn file_name_of(name: &str) -> String {
+pub(crate) fn file_name_of(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
@@ -242,13 +242,8 @@ impl DeviceLock {
     }
 
     /// The lock file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Who holds it (this process).
-    pub fn holder(&self) -> Holder {
-        self.holder.borrow().clone()
     }
 
     fn write_holder(&self) -> Result<()> {
@@ -264,7 +259,7 @@ impl DeviceLock {
 /// holds the lock. Errors: [`Error::BadInput`] (exit 2) once `wait` has passed, naming what
 /// waited (`label`), the lock file and its holder ([`describe`]); those of
 /// [`DeviceLock::try_acquire`].
-pub fn acquire_waiting(
+pub(crate) fn acquire_waiting(
     path: &Path,
     label: &str,
     holder: Holder,
@@ -291,7 +286,7 @@ pub fn acquire_waiting(
 /// Who holds the lock at `path`, for a message: `h` (what its file says) when that process
 /// lives, else the process `/proc/locks` names (`pid 4242 (`flock -x … sleep 30`)`: any
 /// process that opened the file can hold it, not only sweetspot), else `another process`.
-pub fn describe(path: &Path, h: Option<Holder>) -> String {
+pub(crate) fn describe(path: &Path, h: Option<Holder>) -> String {
     if let Some(h) = h.filter(Holder::alive) {
         return h.to_string();
     }
@@ -356,7 +351,7 @@ fn proc_locks_pid(path: &Path) -> Option<u32> {
 /// the command line (the database's own check, with its origin, is the caller's). Errors:
 /// [`Error::BadInput`] (exit 2) naming the directory, its owner and mode and the fix, or
 /// why it cannot be created (a read-only file system, no permission).
-pub fn ensure_dir(d: &Path) -> Result<()> {
+pub(crate) fn ensure_dir(d: &Path) -> Result<()> {
     if let Err(e) = std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -496,7 +491,7 @@ fn open_existing(path: &Path) -> std::io::Result<File> {
 /// right in [`RUN_DIR`] or in `<db dir>/locks` ([`dir`]), with no `.` or `..` component. A
 /// lock path read back from the database (a tune's row) is used only then: the database is
 /// not trusted to name what root opens (SECURITY.md).
-pub fn is_lock_path(db: &Path, path: &Path) -> bool {
+pub(crate) fn is_lock_path(db: &Path, path: &Path) -> bool {
     use std::path::Component;
     let db = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
     let local = db.parent().unwrap_or_else(|| Path::new(".")).join("locks");
@@ -564,7 +559,7 @@ impl Drop for DeviceLock {
 
 /// True unless the lock file at `path` is missing or can be locked now (it is released again
 /// at once). An unexpected error counts as held, so nothing is written under a live writer.
-pub fn held(path: &Path) -> bool {
+pub(crate) fn held(path: &Path) -> bool {
     let f = match open_existing(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
@@ -574,7 +569,7 @@ pub fn held(path: &Path) -> bool {
 }
 
 /// Who holds the lock at `path`, when it is held and its file says so.
-pub fn holder(path: &Path) -> Option<Holder> {
+pub(crate) fn holder(path: &Path) -> Option<Holder> {
     if !held(path) {
         return None;
     }
@@ -586,7 +581,7 @@ pub fn holder(path: &Path) -> Option<Holder> {
 /// Removes the lock files in `dir` that nobody holds (left by writers killed with SIGKILL),
 /// each while holding its lock and only when the path still names the file locked. Returns
 /// how many were removed.
-pub fn sweep(dir: &Path) -> usize {
+pub(crate) fn sweep(dir: &Path) -> usize {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return 0;
     };

@@ -59,7 +59,7 @@ pub fn finish_current_run(on: bool) {
 }
 
 /// True once SIGINT or SIGTERM arrived after [`install`]: start no new run.
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     COUNT.load(Ordering::SeqCst) > 0 || STOP.load(Ordering::SeqCst)
 }
 
@@ -74,18 +74,18 @@ pub fn abort_run() -> bool {
 /// abandoned, the device restored, the finished trials kept ([`crate::Error::Interrupted`]).
 /// Unlike a signal it can be taken back ([`clear_stop`]): the daemon raises it when the
 /// machine stops being idle mid-retune, or on SIGTERM, from its own thread.
-pub fn request_stop() {
+pub(crate) fn request_stop() {
     STOP.store(true, Ordering::SeqCst);
 }
 
 /// Takes back [`request_stop`] (once the stopped work has ended), so the next work runs.
-pub fn clear_stop() {
+pub(crate) fn clear_stop() {
     STOP.store(false, Ordering::SeqCst);
 }
 
 /// The output a write failed on ([`close_output`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
+pub(crate) enum Output {
     /// The command's output (`| head`).
     Stdout,
     /// Messages and the log (`2>&1 | head`, `2> >(head -1)`).
@@ -99,7 +99,7 @@ pub enum Output {
 /// [`request_stop`]) the closed pipe is what stopped the work: [`stopped_by_closed_output`]
 /// turns true, and the exit is quiet (0), as in ripgrep. A pipe that closes only after a
 /// signal leaves the exit to the signal (130).
-pub fn close_output(out: Output) {
+pub(crate) fn close_output(out: Output) {
     CLOSED.store(true, Ordering::SeqCst);
     if out == Output::Stdout {
         STDOUT_CLOSED.store(true, Ordering::SeqCst);
@@ -113,24 +113,24 @@ pub fn close_output(out: Output) {
 }
 
 /// True once [`close_output`] was called, for stdout or stderr: write no more messages.
-pub fn output_closed() -> bool {
+pub(crate) fn output_closed() -> bool {
     CLOSED.load(Ordering::SeqCst)
 }
 
 /// True once [`close_output`] was called for stdout: what is left to print on stdout (a
 /// stopped tune's JSON) has no reader. A closed stderr leaves stdout to be written.
-pub fn stdout_closed() -> bool {
+pub(crate) fn stdout_closed() -> bool {
     STDOUT_CLOSED.load(Ordering::SeqCst)
 }
 
 /// True when a closed pipe stopped the work ([`close_output`] before any signal or
 /// [`request_stop`]): [`crate::Error::Interrupted`] then exits 0, not 130.
-pub fn stopped_by_closed_output() -> bool {
+pub(crate) fn stopped_by_closed_output() -> bool {
     STOPPED_BY_CLOSED.load(Ordering::SeqCst)
 }
 
 /// Writes one line to stderr without panicking; a closed pipe calls [`close_output`].
-pub fn eprint_line(s: &str) {
+pub(crate) fn eprint_line(s: &str) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
     if let Err(e) = writeln!(err, "{s}")

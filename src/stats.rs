@@ -20,10 +20,10 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 /// about 3.5 robust standard deviations). hyperfine's `outlier_detection` uses a looser bound
 /// on the unscaled score: (x − median) / MAD > 1.4826 × 10, about 10 robust sd. We keep
 /// Iglewicz & Hoaglin's: a contest trial has 3–10 runs, where one stray run matters.
-pub const MAD_THRESHOLD: f64 = 3.5;
+pub(crate) const MAD_THRESHOLD: f64 = 3.5;
 
 /// The smallest sample [`mad_outliers`] judges.
-pub const MAD_MIN_N: usize = 5;
+pub(crate) const MAD_MIN_N: usize = 5;
 
 /// 0.6745 ≈ Φ⁻¹(0.75): makes the MAD a consistent estimator of σ for normal data
 /// (Iglewicz & Hoaglin 1993).
@@ -79,7 +79,7 @@ pub fn variance(xs: &[f64]) -> f64 {
 }
 
 /// Median; NaN for an empty slice. NaNs in the input sort last.
-pub fn median(xs: &[f64]) -> f64 {
+pub(crate) fn median(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return f64::NAN;
     }
@@ -147,7 +147,7 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
 ///
 /// Fewer than [`MAD_MIN_N`] values never have outliers: with 3 or 4 values the MAD rests on one
 /// or two deviations and flags ordinary noise (e.g. 64.9, 65.1, 70.1 s would score 14).
-pub fn mad_outliers(xs: &[f64]) -> Vec<usize> {
+pub(crate) fn mad_outliers(xs: &[f64]) -> Vec<usize> {
     if xs.len() < MAD_MIN_N {
         return Vec::new();
     }
@@ -207,7 +207,7 @@ pub fn paired_less(a: &[f64], b: &[f64]) -> Option<OneSided> {
 
 /// Welch's one-sided t-test of H1: mean(a) < mean(b), unequal variances (Welch 1947);
 /// df by the Welch–Satterthwaite equation. `None` unless each sample has ≥ 2 finite values.
-pub fn welch_less(a: &[f64], b: &[f64]) -> Option<OneSided> {
+pub(crate) fn welch_less(a: &[f64], b: &[f64]) -> Option<OneSided> {
     if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|x| !x.is_finite()) {
         return None;
     }
@@ -263,7 +263,7 @@ pub fn ratio_ci(base: &[f64], new: &[f64]) -> Option<(f64, f64, f64)> {
 }
 
 /// Geometric mean `exp(mean(ln x))`. NaN for an empty slice or any value ≤ 0.
-pub fn geomean(xs: &[f64]) -> f64 {
+pub(crate) fn geomean(xs: &[f64]) -> f64 {
     if xs.is_empty() || xs.iter().any(|&x| x <= 0.0) {
         return f64::NAN;
     }
@@ -526,7 +526,7 @@ pub fn paired_variance(d: &[f64], a_all: &[f64], b_all: &[f64]) -> Option<(f64, 
 /// [`paired_variance`] with the arms' estimate given as `(variance, df)` (e.g. a sum of
 /// independent components' variances, df by Welch–Satterthwaite: [`welch_sum`]), combined
 /// with the differences' own `s_d²` the same way. `None` as [`paired_variance`].
-pub fn paired_variance_arms(d: &[f64], arms: Option<(f64, f64)>) -> Option<(f64, f64)> {
+pub(crate) fn paired_variance_arms(d: &[f64], arms: Option<(f64, f64)>) -> Option<(f64, f64)> {
     if d.iter().any(|x| !x.is_finite())
         || arms.is_some_and(|(v, df)| !v.is_finite() || !df.is_finite())
     {
@@ -543,7 +543,7 @@ pub fn paired_variance_arms(d: &[f64], arms: Option<(f64, f64)>) -> Option<(f64,
 /// The variance of a sum of independent estimates, each `(variance, df)`, with its df by
 /// Welch–Satterthwaite (Welch 1947): `(Σv)² / Σ(v²/df)`. `None` when empty or a df is not
 /// positive.
-pub fn welch_sum(parts: &[(f64, f64)]) -> Option<(f64, f64)> {
+pub(crate) fn welch_sum(parts: &[(f64, f64)]) -> Option<(f64, f64)> {
     if parts.is_empty() || parts.iter().any(|(v, df)| *df <= 0.0 || !v.is_finite()) {
         return None;
     }

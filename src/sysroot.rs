@@ -40,7 +40,7 @@ impl SysRoot {
     }
 
     /// `<sys>/block`.
-    pub fn block(&self) -> PathBuf {
+    pub(crate) fn block(&self) -> PathBuf {
         self.sys.join("block")
     }
 
@@ -53,7 +53,7 @@ impl SysRoot {
     /// boot; drivers/char/random.c), and its start, `btime` of `<proc>/stat` (Unix seconds;
     /// Documentation/filesystems/proc.rst); each `None` when unreadable or empty (a fake tree
     /// without them).
-    pub fn boot(&self) -> Boot {
+    pub(crate) fn boot(&self) -> Boot {
         let id = std::fs::read_to_string(self.proc.join("sys/kernel/random/boot_id"))
             .ok()
             .map(|s| s.trim().to_string())
@@ -74,13 +74,13 @@ impl SysRoot {
     }
 
     /// `<proc>/sys/kernel` (the `sched_*` sysctls).
-    pub fn kernel_sysctl(&self) -> PathBuf {
+    pub(crate) fn kernel_sysctl(&self) -> PathBuf {
         self.proc.join("sys/kernel")
     }
 
     /// Where debugfs is mounted: `<sys>/kernel/debug` (its usual mount point; a fake tree puts
     /// a fake debugfs there). Its `sched/` holds the CPU scheduler's debug knobs.
-    pub fn debugfs(&self) -> PathBuf {
+    pub(crate) fn debugfs(&self) -> PathBuf {
         self.sys.join("kernel/debug")
     }
 
@@ -90,7 +90,7 @@ impl SysRoot {
     /// <knob>`. The other half is the real one when the derived half is (`/sys` goes with
     /// `/proc`), else this run's. `None` when `path` lies under these roots, is relative, or
     /// has none of those shapes.
-    pub fn other_for(&self, path: &Path) -> Option<SysRoot> {
+    pub(crate) fn other_for(&self, path: &Path) -> Option<SysRoot> {
         if !path.is_absolute() || path.starts_with(&self.sys) || path.starts_with(&self.proc) {
             return None;
         }
@@ -127,13 +127,13 @@ impl SysRoot {
     }
 
     /// True when this is the real `/sys` (so tests never touch the host's knobs by accident).
-    pub fn is_real(&self) -> bool {
+    pub(crate) fn is_real(&self) -> bool {
         self.sys == Path::new("/sys")
     }
 
     /// True when this is the real `/proc`, where the host-wide knobs (`/proc/sys/vm/*`,
     /// `/proc/sys/kernel/*`) live.
-    pub fn is_real_proc(&self) -> bool {
+    pub(crate) fn is_real_proc(&self) -> bool {
         self.proc == Path::new("/proc")
     }
 }

@@ -17,7 +17,7 @@ use toml::de::{DeTable, DeValue};
 
 /// A TOML text and the file it came from, for errors about it.
 #[derive(Clone, Debug)]
-pub struct TomlFile<'a> {
+pub(crate) struct TomlFile<'a> {
     path: &'a Path,
     text: &'a str,
     /// Byte offsets of the text's newlines, ascending (a line is a binary search).
@@ -29,7 +29,7 @@ pub struct TomlFile<'a> {
 
 impl<'a> TomlFile<'a> {
     /// `text`, read from `path` (named in errors); array elements counted from 0.
-    pub fn new(path: &'a Path, text: &'a str) -> Self {
+    pub(crate) fn new(path: &'a Path, text: &'a str) -> Self {
         TomlFile {
             path,
             text,
@@ -40,29 +40,29 @@ impl<'a> TomlFile<'a> {
 
     /// The same file, with array elements in field paths counted from `first` (1 for a
     /// surface's `point[N]`, which counts `[[point]]` blocks as people do).
-    pub fn counting_from(mut self, first: usize) -> Self {
+    pub(crate) fn counting_from(mut self, first: usize) -> Self {
         self.first_index = first;
         self
     }
 
     /// The file's path.
-    pub fn path(&self) -> &'a Path {
+    pub(crate) fn path(&self) -> &'a Path {
         self.path
     }
 
     /// The file's text.
-    pub fn text(&self) -> &'a str {
+    pub(crate) fn text(&self) -> &'a str {
         self.text
     }
 
     /// The 1-based line holding the start of `span` (a span past the end: the last line).
-    pub fn line(&self, span: &Range<usize>) -> usize {
+    pub(crate) fn line(&self, span: &Range<usize>) -> usize {
         let at = span.start.min(self.text.len());
         self.newlines.partition_point(|&n| n < at) + 1
     }
 
     /// An [`Error::BadFile`] at the line of `span`.
-    pub fn err(
+    pub(crate) fn err(
         &self,
         span: &Range<usize>,
         field: impl Into<String>,
@@ -72,7 +72,7 @@ impl<'a> TomlFile<'a> {
     }
 
     /// An [`Error::BadFile`] at the line of `span`, or without a line when it is `None`.
-    pub fn err_at(
+    pub(crate) fn err_at(
         &self,
         span: Option<Range<usize>>,
         field: impl Into<String>,
@@ -89,19 +89,19 @@ impl<'a> TomlFile<'a> {
     /// A toml/serde error as an [`Error::BadFile`]: its line (when it has a span), the field
     /// it is about ([`TomlFile::field_of`]) and its message in TOML's terms
     /// ([`plain_message`]).
-    pub fn de_error(&self, e: &toml::de::Error) -> Error {
+    pub(crate) fn de_error(&self, e: &toml::de::Error) -> Error {
         let msg = e.message().trim();
         self.err_at(e.span(), self.field_of(e.span(), msg), plain_message(msg))
     }
 
     /// The whole text deserialized as `T`; errors as [`TomlFile::de_error`].
-    pub fn parse<T: DeserializeOwned>(&self) -> Result<T> {
+    pub(crate) fn parse<T: DeserializeOwned>(&self) -> Result<T> {
         toml::from_str(self.text).map_err(|e| self.de_error(&e))
     }
 
     /// The text parsed once into a document that keeps every key's span (for
     /// [`span_of`]), and `T` deserialized from it. Errors as [`TomlFile::de_error`].
-    pub fn parse_with_doc<T: DeserializeOwned>(&self) -> Result<(T, Spanned<DeTable<'a>>)> {
+    pub(crate) fn parse_with_doc<T: DeserializeOwned>(&self) -> Result<(T, Spanned<DeTable<'a>>)> {
         let doc = DeTable::parse(self.text).map_err(|e| self.de_error(&e))?;
         let t = T::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|e| self.de_error(&e))?;
@@ -112,7 +112,7 @@ impl<'a> TomlFile<'a> {
     /// `knobs.fifo_batch.max`, `guard[1].min_vs_default`): the key whose key or value span
     /// holds the start of `span`; for "missing field `x`" the table whose span is `span`,
     /// plus `x`. `syntax` when the text is not TOML at all and no field is named.
-    pub fn field_of(&self, span: Option<Range<usize>>, msg: &str) -> String {
+    pub(crate) fn field_of(&self, span: Option<Range<usize>>, msg: &str) -> String {
         let named = ["unknown field `", "missing field `"]
             .iter()
             .find_map(|pat| {
@@ -144,7 +144,11 @@ impl<'a> TomlFile<'a> {
 /// The span of the value at `keys` under `doc` (the first key an array of tables whose
 /// element `idx` is meant, when `idx` is given); when a later key is absent, the span of the
 /// deepest one present. `None` when the first key (or the element) is absent.
-pub fn span_of(doc: &DeTable<'_>, keys: &[&str], idx: Option<usize>) -> Option<Range<usize>> {
+pub(crate) fn span_of(
+    doc: &DeTable<'_>,
+    keys: &[&str],
+    idx: Option<usize>,
+) -> Option<Range<usize>> {
     let (first, rest) = keys.split_first()?;
     let mut v = doc.get(*first)?;
     if let Some(i) = idx {
@@ -163,7 +167,7 @@ pub fn span_of(doc: &DeTable<'_>, keys: &[&str], idx: Option<usize>) -> Option<R
 }
 
 /// serde's Rust type names in the user's TOML terms: `expected i64` → `expected an integer`.
-pub fn plain_message(msg: &str) -> String {
+pub(crate) fn plain_message(msg: &str) -> String {
     let mut m = msg
         .replace("expected i64", "expected an integer")
         .replace("expected f64", "expected a number")

@@ -56,7 +56,7 @@ const STICKY: u32 = 0o1000;
 /// Errors: [`Error::BadInput`] (exit 2) naming the file, its owner and mode and the `chown` /
 /// `chmod` that fixes it; or the open's own error (as [`Error::BadInput`]: a file the user
 /// named that cannot be read).
-pub fn open(path: &Path, what: &str, origin: Origin) -> Result<File> {
+pub(crate) fn open(path: &Path, what: &str, origin: Origin) -> Result<File> {
     open_as(path, what, origin, invoker())
 }
 
@@ -90,7 +90,7 @@ fn open_as(path: &Path, what: &str, origin: Origin, admin: u32) -> Result<File> 
 
 /// [`open`], then the whole file as UTF-8 text. Errors: those of [`open`], and a read error or
 /// text that is not UTF-8 ([`Error::BadInput`]).
-pub fn read_to_string(path: &Path, what: &str, origin: Origin) -> Result<String> {
+pub(crate) fn read_to_string(path: &Path, what: &str, origin: Origin) -> Result<String> {
     use std::io::Read;
     let mut f = open(path, what, origin)?;
     let mut text = String::new();
@@ -102,7 +102,7 @@ pub fn read_to_string(path: &Path, what: &str, origin: Origin) -> Result<String>
 /// Checks a path that another library opens itself (the SQLite database): the file when it
 /// exists (its metadata, not following a final symlink's target's directories twice), and the
 /// directories above it (or above where it will be created). Errors: as [`open`].
-pub fn check_path(path: &Path, what: &str, origin: Origin) -> Result<()> {
+pub(crate) fn check_path(path: &Path, what: &str, origin: Origin) -> Result<()> {
     check_path_as(path, what, origin, invoker())
 }
 
@@ -157,7 +157,7 @@ fn check_path_as(path: &Path, what: &str, origin: Origin, admin: u32) -> Result<
 /// The admin who ran this command, a uid: under `sudo`, `SUDO_UID` (sudo sets it to the
 /// invoking user's uid, sudo(8) "ENVIRONMENT"); else the real uid. Only root's own
 /// environment can set it for a root process, so it tells whose files the admin may name.
-pub fn invoker() -> u32 {
+pub(crate) fn invoker() -> u32 {
     let real = nix::unistd::getuid().as_raw();
     if real != 0 {
         return real;
@@ -169,7 +169,7 @@ pub fn invoker() -> u32 {
 }
 
 /// True when sweetspot runs as root (euid 0): the rule applies in full.
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 

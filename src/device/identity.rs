@@ -12,7 +12,7 @@ use super::read_attr;
 use crate::sysroot::SysRoot;
 
 /// The stable identity of the whole disk `name` (see the module docs for the order).
-pub fn identity(root: &SysRoot, name: &str) -> String {
+pub(crate) fn identity(root: &SysRoot, name: &str) -> String {
     let base = root.block_dev(name);
     let nonempty = |p: std::path::PathBuf| read_attr(&p).filter(|s| !s.is_empty());
     if let Some(file) = nonempty(base.join("loop/backing_file")) {
@@ -40,7 +40,7 @@ pub fn identity(root: &SysRoot, name: &str) -> String {
 /// is then the last field whatever the model holds, so [`parse_model_serial`] gives back both
 /// exactly; a model's `:` stays as it is, so the identities of such disks read before this
 /// encoding (and every identity without a `%`) are unchanged.
-pub fn model_serial(model: &str, serial: &str) -> String {
+pub(crate) fn model_serial(model: &str, serial: &str) -> String {
     format!(
         "model-serial:{}:{}",
         encode(model, false),
@@ -92,7 +92,7 @@ fn decode(s: &str) -> String {
 /// The model and serial of a `model-serial:` identity's rest (`<model>:<serial>`, as
 /// [`model_serial`] writes it, or as stored before it encoded anything); `None` without a
 /// `:`.
-pub fn parse_model_serial(rest: &str) -> Option<(String, String)> {
+pub(crate) fn parse_model_serial(rest: &str) -> Option<(String, String)> {
     let (model, serial) = rest.rsplit_once(':')?;
     Some((decode(model), decode(serial)))
 }

@@ -56,7 +56,7 @@ pub struct Mount {
 impl Device {
     /// A fingerprint of what the device offers (schedulers, rotational, zoned, size), as JSON
     /// text: stored with the identity so a changed device is noticed.
-    pub fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         serde_json::json!({
             "schedulers": self.schedulers,
             "rotational": self.rotational,
@@ -68,7 +68,7 @@ impl Device {
 }
 
 /// Reads a sysfs/procfs attribute, trimmed; `None` when it is missing or unreadable.
-pub fn read_attr(path: &Path) -> Option<String> {
+pub(crate) fn read_attr(path: &Path) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
         .map(|s| s.trim().to_string())
@@ -76,7 +76,7 @@ pub fn read_attr(path: &Path) -> Option<String> {
 
 /// Parses `queue/scheduler` (`[none] mq-deadline kyber bfq`, or legacy
 /// `noop anticipatory deadline [cfq]`): the offered names and the bracketed active one.
-pub fn parse_scheduler(text: &str) -> (Vec<String>, Option<String>) {
+pub(crate) fn parse_scheduler(text: &str) -> (Vec<String>, Option<String>) {
     let mut offered = Vec::new();
     let mut active = None;
     for word in text.split_whitespace() {
@@ -93,7 +93,7 @@ pub fn parse_scheduler(text: &str) -> (Vec<String>, Option<String>) {
 
 /// Every whole disk under `<sys>/block`, sorted by name. Unattached loop devices (no backing
 /// file) are left out. A device that cannot be read is skipped with a warning, not fatal.
-pub fn list(root: &SysRoot) -> Result<Vec<Device>> {
+pub(crate) fn list(root: &SysRoot) -> Result<Vec<Device>> {
     let dir = root.block();
     let entries =
         std::fs::read_dir(&dir).map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
@@ -118,7 +118,7 @@ pub fn list(root: &SysRoot) -> Result<Vec<Device>> {
 
 /// Checks a device name given by the user: no `/` (beyond a leading `/dev/`), no `..`, not
 /// empty. Returns the bare kernel name. Errors: [`Error::BadInput`] (exit 2).
-pub fn check_name(name: &str) -> Result<&str> {
+pub(crate) fn check_name(name: &str) -> Result<&str> {
     let bare = name.strip_prefix("/dev/").unwrap_or(name);
     if bare.is_empty() || bare.contains('/') || bare.contains("..") || bare.starts_with('.') {
         return Err(Error::BadInput(format!(

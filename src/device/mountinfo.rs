@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// One line of mountinfo.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MountEntry {
+pub(crate) struct MountEntry {
     /// `major:minor` of the mounted device.
     pub dev: String,
     /// Mount point (octal escapes decoded).
@@ -20,14 +20,14 @@ pub struct MountEntry {
 }
 
 /// Reads `<proc>/self/mountinfo`; empty when it is missing (a fake procfs tree).
-pub fn read(root: &SysRoot) -> Vec<MountEntry> {
+pub(crate) fn read(root: &SysRoot) -> Vec<MountEntry> {
     std::fs::read_to_string(root.proc.join("self/mountinfo"))
         .map(|t| parse(&t))
         .unwrap_or_default()
 }
 
 /// Parses mountinfo text; malformed lines are skipped.
-pub fn parse(text: &str) -> Vec<MountEntry> {
+pub(crate) fn parse(text: &str) -> Vec<MountEntry> {
     text.lines().filter_map(parse_line).collect()
 }
 
@@ -67,7 +67,7 @@ fn unescape(s: &str) -> String {
 
 /// The mounts on the disk at `disk_dir` (`<sys>/block/<name>`, whose `dev` is `disk_dev`) or
 /// on any of its partitions (subdirectories with a `partition` file).
-pub fn mounts_on(disk_dir: &Path, disk_dev: &str, entries: &[MountEntry]) -> Vec<Mount> {
+pub(crate) fn mounts_on(disk_dir: &Path, disk_dev: &str, entries: &[MountEntry]) -> Vec<Mount> {
     let name = disk_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -8,7 +8,7 @@ use rusqlite::params;
 impl Store {
     /// Records (or refreshes) `device` under `kernel`: its identity, current kernel name and
     /// fingerprint ([`Device::fingerprint`]). Returns the row id.
-    pub fn record_device(&self, device: &Device, kernel: &str) -> Result<i64> {
+    pub(crate) fn record_device(&self, device: &Device, kernel: &str) -> Result<i64> {
         let t = now();
         let id = self.conn().query_row(
             "INSERT INTO devices (identity, kernel, name, fingerprint, first_seen, last_seen) \

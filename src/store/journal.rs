@@ -74,7 +74,7 @@ impl JournalEntry {
 
 /// A knob original to record.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NewEntry {
+pub(crate) struct NewEntry {
     /// Kernel name of the device; `None` for vm knobs.
     pub device: Option<String>,
     /// Device identity.
@@ -98,7 +98,7 @@ pub struct NewEntry {
 /// A journal row that cannot be read as an [`JournalEntry`]: a column of the wrong type (`original`
 /// a BLOB, `recorded_at` text), text that is not UTF-8, an unknown apply order or owner.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Malformed {
+pub(crate) struct Malformed {
     /// Row id.
     pub id: i64,
     /// Its device, when that column reads as text.
@@ -186,7 +186,7 @@ impl Store {
     /// it returns. A path that already has an open entry for `owner` keeps it (close entries
     /// of earlier boots first: [`Store::journal_close_stale`]), and loses its `for_identity`
     /// when this entry's differs. Returns how many rows were new.
-    pub fn journal_record(&mut self, owner: &Owner, entries: &[NewEntry]) -> Result<usize> {
+    pub(crate) fn journal_record(&mut self, owner: &Owner, entries: &[NewEntry]) -> Result<usize> {
         let (t, owner) = (now(), owner.to_string());
         let tx = self.conn_mut().transaction()?;
         let mut n = 0;
@@ -230,7 +230,7 @@ impl Store {
     /// [`Store::journal_record`] would do, and no row is added. So `set sdy dirty_ratio=30`
     /// after `set sdz dirty_ratio=30` still makes that knob nobody's alone, and `restore sdz`
     /// leaves it. Returns how many entries changed.
-    pub fn journal_share(&mut self, owner: &Owner, entries: &[NewEntry]) -> Result<usize> {
+    pub(crate) fn journal_share(&mut self, owner: &Owner, entries: &[NewEntry]) -> Result<usize> {
         let owner = owner.to_string();
         let tx = self.conn_mut().transaction()?;
         let mut n = 0;
@@ -265,7 +265,11 @@ impl Store {
     /// The scheduler the journal recorded with the first entry of tune `tune_id` (owner
     /// `tune:<id>`) for one of the iosched knobs `knobs`: the scheduler whose `iosched/` held
     /// it when the tune first changed it. `None` when the tune journaled none of them.
-    pub fn journal_tune_scheduler(&self, tune_id: i64, knobs: &[&str]) -> Result<Option<String>> {
+    pub(crate) fn journal_tune_scheduler(
+        &self,
+        tune_id: i64,
+        knobs: &[&str],
+    ) -> Result<Option<String>> {
         let owner = Owner::Tune(tune_id).to_string();
         let mut st = self.conn().prepare(
             "SELECT scheduler FROM journal WHERE owner = ?1 AND knob = ?2 \
@@ -281,7 +285,7 @@ impl Store {
     }
 
     /// Every entry (history included), oldest first, optionally of one device.
-    pub fn journal_all(&self, device: Option<&str>) -> Result<Vec<JournalEntry>> {
+    pub(crate) fn journal_all(&self, device: Option<&str>) -> Result<Vec<JournalEntry>> {
         self.journal_query(
             "WHERE (?1 IS NULL OR device = ?1) AND ?2 IS NULL",
             device,
@@ -305,7 +309,7 @@ impl Store {
     /// The open rows that cannot be read as an [`JournalEntry`] (a column of the wrong type, an
     /// unknown apply order), oldest first: every other query skips them, so one damaged row
     /// does not stop `restore` or `set`; `restore` reports them and fails (exit 1).
-    pub fn journal_open_malformed(&self) -> Result<Vec<Malformed>> {
+    pub(crate) fn journal_open_malformed(&self) -> Result<Vec<Malformed>> {
         Ok(self
             .journal_rows(
                 "WHERE restored_at IS NULL AND ?1 IS NULL AND ?2 IS NULL",
@@ -351,7 +355,7 @@ impl Store {
     /// journal the value read now. The boot is procfs's: an entry under `root.sys` is judged
     /// by it only when both roots are real or both fake (one machine's), and an entry under
     /// other roots (another tree's, a test's) never. Returns the closed entries.
-    pub fn journal_close_stale(
+    pub(crate) fn journal_close_stale(
         &mut self,
         root: &crate::sysroot::SysRoot,
         boot: &crate::sysroot::Boot,
@@ -374,7 +378,11 @@ impl Store {
     /// `originals` its new original, in one transaction: a restore of one owner's layer of a
     /// file that lies under a later open entry of another owner hands its original down to that
     /// entry (`knob::apply::restore_except`), so the true original is never lost.
-    pub fn journal_hand_down(&mut self, closed: &[i64], originals: &[(i64, String)]) -> Result<()> {
+    pub(crate) fn journal_hand_down(
+        &mut self,
+        closed: &[i64],
+        originals: &[(i64, String)],
+    ) -> Result<()> {
         let t = now();
         let tx = self.conn_mut().transaction()?;
         {
@@ -396,7 +404,7 @@ impl Store {
     }
 
     /// Marks entries restored (kept as history), durably, in one transaction.
-    pub fn journal_mark_restored(&mut self, ids: &[i64]) -> Result<()> {
+    pub(crate) fn journal_mark_restored(&mut self, ids: &[i64]) -> Result<()> {
         let t = now();
         let tx = self.conn_mut().transaction()?;
         {

@@ -11,8 +11,6 @@ mod schema;
 pub mod trials;
 pub mod tunes;
 
-pub use trials::{RunRow, TrialRow};
-
 use crate::trust::Origin;
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
@@ -20,7 +18,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// `PRAGMA application_id` of a sweetspot database: ASCII "SWSP".
-pub const APPLICATION_ID: i32 = 0x5357_5350;
+pub(crate) const APPLICATION_ID: i32 = 0x5357_5350;
 
 /// An open sweetspot database.
 pub struct Store {
@@ -35,7 +33,7 @@ impl Store {
     /// The default database path: `/var/lib/sweetspot/sweetspot.db` for root, else
     /// `$XDG_STATE_HOME/sweetspot/sweetspot.db` (default `~/.local/state`). `--db` and
     /// `SWEETSPOT_DB` override it (handled by the CLI).
-    pub fn default_path() -> PathBuf {
+    pub(crate) fn default_path() -> PathBuf {
         if nix::unistd::geteuid().is_root() {
             return PathBuf::from("/var/lib/sweetspot/sweetspot.db");
         }
@@ -192,7 +190,7 @@ impl Store {
     /// chooses which knobs root writes and to what (the journal, the sweet spots), so it is
     /// checked before SQLite opens it. Errors: [`Error::BadInput`] (exit 2) naming the file,
     /// its owner and mode and the fix.
-    pub fn check_trusted(path: &Path, origin: Origin) -> Result<()> {
+    pub(crate) fn check_trusted(path: &Path, origin: Origin) -> Result<()> {
         crate::trust::check_path(path, "database", origin)?;
         Self::check_own_directory(path)?;
         for suffix in ["-wal", "-shm", "-journal"] {
@@ -336,7 +334,7 @@ impl Store {
     }
 
     /// Unix seconds as `YYYY-MM-DD HH:MM:SS` (UTC), by SQLite's `datetime()`.
-    pub fn utc(&self, secs: i64) -> Result<String> {
+    pub(crate) fn utc(&self, secs: i64) -> Result<String> {
         Ok(self
             .conn()
             .query_row("SELECT datetime(?1, 'unixepoch')", [secs], |r| r.get(0))?)
@@ -382,12 +380,12 @@ impl Store {
     }
 
     /// The underlying connection, mutably (transactions).
-    pub fn conn_mut(&mut self) -> &mut Connection {
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
         &mut self.conn
     }
 
     /// Where this database lives.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 }
@@ -421,7 +419,7 @@ fn create_private(path: &Path) -> std::io::Result<()> {
 /// The open-lock of the database at `path` ([`Store::open`]):
 /// `<db dir>/locks/<db file name>.open.lock`, beside the device locks of its simulated and
 /// fake-tree devices ([`crate::lock::dir`]).
-pub fn open_lock_path(path: &Path) -> PathBuf {
+pub(crate) fn open_lock_path(path: &Path) -> PathBuf {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -511,7 +509,7 @@ fn unusable_place(e: &std::io::Error) -> bool {
 }
 
 /// Seconds since the Unix epoch, for `*_at` columns.
-pub fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

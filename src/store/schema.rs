@@ -3,13 +3,13 @@
 use rusqlite_migration::{M, Migrations};
 
 /// All migrations, oldest first ([`all`]).
-pub fn migrations() -> Migrations<'static> {
+pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(all())
 }
 
 /// The newest schema this sweetspot knows: its `PRAGMA user_version` once migrated (the
 /// number of migrations; rusqlite_migration counts from 1).
-pub fn latest() -> i64 {
+pub(crate) fn latest() -> i64 {
     i64::try_from(all().len()).unwrap_or(i64::MAX)
 }
 

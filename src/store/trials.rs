@@ -57,7 +57,7 @@ fn json_err(e: serde_json::Error) -> crate::Error {
 impl Store {
     /// Records that `target` was seen now (insert, or update `name`, `fingerprint` and
     /// `last_seen` of the existing (identity, kernel) row). Returns the row id.
-    pub fn touch_device(
+    pub(crate) fn touch_device(
         &self,
         target: &TargetInfo,
         fingerprint: &serde_json::Value,
@@ -84,7 +84,7 @@ impl Store {
 
     /// Inserts a trial of `setting` on `target`, with the sizes in use and its tune (if any).
     /// Returns the trial id.
-    pub fn insert_trial(
+    pub(crate) fn insert_trial(
         &self,
         target: &TargetInfo,
         setting: &Setting,
@@ -98,7 +98,7 @@ impl Store {
     /// `startup`: its runs time the start-up job, the tune's judges). Such trials are
     /// left out of [`Store::trials`] and [`Store::trials_of_tune`]; read them with
     /// [`Store::judge_trials_of_tune`]. Returns the trial id.
-    pub fn insert_judge_trial(
+    pub(crate) fn insert_judge_trial(
         &self,
         target: &TargetInfo,
         setting: &Setting,
@@ -137,7 +137,7 @@ impl Store {
     }
 
     /// Marks trial `id` finished (all its runs done), now.
-    pub fn finish_trial(&self, id: i64) -> Result<()> {
+    pub(crate) fn finish_trial(&self, id: i64) -> Result<()> {
         self.conn().execute(
             "UPDATE trials SET finished_at = ?2 WHERE id = ?1",
             params![id, now()],
@@ -147,7 +147,7 @@ impl Store {
 
     /// Inserts one finished run of a trial (committed at once: autocommit, WAL,
     /// `synchronous=FULL`). Returns the run id.
-    pub fn insert_run(&self, trial_id: i64, run_index: usize, run: &Run) -> Result<i64> {
+    pub(crate) fn insert_run(&self, trial_id: i64, run_index: usize, run: &Run) -> Result<i64> {
         self.conn().execute(
             "INSERT INTO runs (trial_id, load, run_index, time_s, cpu_pct, loads, lcpu_pct,
                                failed, finished_at, io)
@@ -186,12 +186,14 @@ impl Store {
 
     /// The trials of tune `tune` on its policy's judge `judge` (e.g. `startup`), oldest
     /// first ([`Store::insert_judge_trial`]).
-    pub fn judge_trials_of_tune(&self, tune: i64, judge: &str) -> Result<Vec<TrialRow>> {
+    #[cfg(test)]
+    pub(crate) fn judge_trials_of_tune(&self, tune: i64, judge: &str) -> Result<Vec<TrialRow>> {
         self.read_trials("tune_id = ?1 AND judge = ?2", params![tune, judge])
     }
 
     /// One trial by id.
-    pub fn trial(&self, id: i64) -> Result<Option<TrialRow>> {
+    #[cfg(test)]
+    pub(crate) fn trial(&self, id: i64) -> Result<Option<TrialRow>> {
         Ok(self.read_trials("id = ?1", params![id])?.pop())
     }
 

@@ -81,12 +81,6 @@ pub struct SweetSpotRow {
 }
 
 impl SweetSpotRow {
-    /// Whether this sweet spot, stored after `old` of the same device, is the one that
-    /// rules it ([`SweetSpotRow::rules_over`] with no policy named by the daemon's config).
-    pub fn supersedes(&self, old: &SweetSpotRow, kernel: &str) -> bool {
-        self.rules_over(old, kernel, None)
-    }
-
     /// Whether this sweet spot, stored after `old` of the same device, is the one that rules
     /// it, in order:
     /// 1. `named` (the policy the daemon's config names for the device, `[keep]` or an
@@ -98,7 +92,7 @@ impl SweetSpotRow {
     ///
     /// The daemon, `status` and the profile builder pick by this one rule, so they agree on a
     /// device's sweet spot (and the daemon and `status` on its due date).
-    pub fn rules_over(&self, old: &SweetSpotRow, kernel: &str, named: Option<&str>) -> bool {
+    pub(crate) fn rules_over(&self, old: &SweetSpotRow, kernel: &str, named: Option<&str>) -> bool {
         if let Some(p) = named
             && (self.policy == p) != (old.policy == p)
         {
@@ -114,7 +108,7 @@ impl SweetSpotRow {
     /// The sweet spot in words: `policy quick on 6.18: read_ahead_kb 16 → 256, 1.54× better`
     /// (the knobs it changed from their defaults and its improvement from its stored report),
     /// or `policy quick on 6.18: keep the default (not significant)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let changed: Vec<String> = self
             .setting
             .iter()
@@ -141,7 +135,7 @@ impl SweetSpotRow {
 /// The sweet spot that rules each device of `rows` (oldest first, as
 /// [`Store::sweet_spots`] gives them) by [`SweetSpotRow::rules_over`]; `named` gives the
 /// policy the daemon's config names for an identity.
-pub fn ruling(
+pub(crate) fn ruling(
     rows: impl IntoIterator<Item = SweetSpotRow>,
     kernel: &str,
     named: &dyn Fn(&str) -> Option<String>,
@@ -202,7 +196,7 @@ impl Store {
     /// target's, [`crate::lock`]) for as long as it runs: the other commands judge whether it
     /// is still alive by that lock ([`TuneRow::lock_file`]). A relative `lock_file` is stored
     /// made absolute (against the current directory). Returns its id.
-    pub fn insert_tune_holding(
+    pub(crate) fn insert_tune_holding(
         &self,
         target: &TargetInfo,
         device: Option<&str>,
@@ -290,7 +284,7 @@ impl Store {
     /// Records the optimiser's seed and trial budget of tune `id` (what
     /// [`Store::resumable_tune`] needs to resume it). The seed's 64 bits are stored as
     /// SQLite's signed integer.
-    pub fn set_tune_plan(&self, id: i64, seed: u64, budget: u32) -> Result<()> {
+    pub(crate) fn set_tune_plan(&self, id: i64, seed: u64, budget: u32) -> Result<()> {
         self.conn().execute(
             "UPDATE tunes SET seed = ?2, budget = ?3 WHERE id = ?1",
             params![id, seed as i64, budget],
@@ -302,7 +296,7 @@ impl Store {
     /// by a signal, or `recovered` after its process was killed: SIGKILL, OOM, power loss)
     /// and has a seed ([`Store::set_tune_plan`]): (the tune, its seed, its budget). `None`
     /// when the newest ended otherwise (done, failed, resumed...), or there is none.
-    pub fn resumable_tune(
+    pub(crate) fn resumable_tune(
         &self,
         identity: &str,
         kernel: &str,
@@ -340,7 +334,7 @@ impl Store {
 
     /// The plan of tune `id`, (seed, trial budget), as [`Store::set_tune_plan`] stored it;
     /// `None` when there is no such tune or it has no plan (stored by an older sweetspot).
-    pub fn tune_plan(&self, id: i64) -> Result<Option<(u64, u32)>> {
+    pub(crate) fn tune_plan(&self, id: i64) -> Result<Option<(u64, u32)>> {
         let mut st = self
             .conn()
             .prepare("SELECT seed, budget FROM tunes WHERE id = ?1")?;
@@ -355,7 +349,7 @@ impl Store {
 
     /// Marks tune `id` `resumed`: a later tune took its finished trials over
     /// ([`Store::adopt_trial`]), so it is not resumed again.
-    pub fn mark_resumed(&self, id: i64) -> Result<()> {
+    pub(crate) fn mark_resumed(&self, id: i64) -> Result<()> {
         self.conn().execute(
             "UPDATE tunes SET status = 'resumed' WHERE id = ?1",
             params![id],
@@ -364,7 +358,7 @@ impl Store {
     }
 
     /// Moves trial `trial` (with its runs) to tune `tune`: a resumed tune reuses it.
-    pub fn adopt_trial(&self, trial: i64, tune: i64) -> Result<()> {
+    pub(crate) fn adopt_trial(&self, trial: i64, tune: i64) -> Result<()> {
         self.conn().execute(
             "UPDATE trials SET tune_id = ?2 WHERE id = ?1",
             params![trial, tune],
@@ -373,7 +367,7 @@ impl Store {
     }
 
     /// Tunes still marked running (oldest first).
-    pub fn running_tunes(&self) -> Result<Vec<TuneRow>> {
+    pub(crate) fn running_tunes(&self) -> Result<Vec<TuneRow>> {
         let mut st = self.conn().prepare(&format!(
             "SELECT {TUNE_COLS} FROM tunes WHERE status = 'running' ORDER BY id"
         ))?;
@@ -397,7 +391,7 @@ impl Store {
     /// Finished tunes per identity and status, for the daemon's metrics: `(identity, status,
     /// count, latest finished_at in Unix s)`, ordered by identity and status. A tune still
     /// `running` has no result yet and is left out.
-    pub fn tune_results(&self) -> Result<Vec<(String, String, u64, i64)>> {
+    pub(crate) fn tune_results(&self) -> Result<Vec<(String, String, u64, i64)>> {
         let mut st = self.conn().prepare(
             "SELECT identity, status, COUNT(*), MAX(finished_at) FROM tunes
              WHERE finished_at IS NOT NULL GROUP BY identity, status ORDER BY identity, status",
@@ -444,7 +438,7 @@ impl Store {
 
     /// The newest sweet spot's row id (0 when there is none): a cheap check whether any was
     /// stored since the last look (the daemon rebuilds its profile only then).
-    pub fn sweet_spot_max_id(&self) -> Result<i64> {
+    pub(crate) fn sweet_spot_max_id(&self) -> Result<i64> {
         Ok(self
             .conn()
             .query_row("SELECT COALESCE(MAX(id), 0) FROM sweet_spots", [], |r| {

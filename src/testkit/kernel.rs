@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 /// The simulation; see the module docs.
 #[derive(Default)]
-pub struct FakeKernel {
+pub(crate) struct FakeKernel {
     refuse: RefCell<Vec<(PathBuf, i32)>>,
     clamp: RefCell<Vec<(PathBuf, String)>>,
     /// Every write, in order: (file name, text written, trimmed).
@@ -31,12 +31,12 @@ pub struct FakeKernel {
 
 impl FakeKernel {
     /// Writes to `path` fail with `errno`.
-    pub fn refuse(&self, path: PathBuf, errno: i32) {
+    pub(crate) fn refuse(&self, path: PathBuf, errno: i32) {
         self.refuse.borrow_mut().push((path, errno));
     }
 
     /// Writes to `path` store `value` instead (the kernel clamped it).
-    pub fn clamp(&self, path: PathBuf, value: &str) {
+    pub(crate) fn clamp(&self, path: PathBuf, value: &str) {
         self.clamp.borrow_mut().push((path, value.to_string()));
     }
 

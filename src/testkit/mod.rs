@@ -12,7 +12,7 @@ pub mod tree;
 ///
 /// # Panics
 /// When not root and `SWEETSPOT_TESTS_REQUIRE_ROOT` is `1` (CI runs every test as root).
-pub fn needs_root(what: &str) -> bool {
+pub(crate) fn needs_root(what: &str) -> bool {
     use std::io::Write;
     if nix::unistd::geteuid().is_root() {
         return true;

@@ -7,7 +7,7 @@
 use crate::profile::Profile;
 
 /// The profile of `entries`, parsed.
-pub fn profile(entries: &[(&str, &str, &str, &str)]) -> Profile {
+pub(crate) fn profile(entries: &[(&str, &str, &str, &str)]) -> Profile {
     let mut text = String::from("version = 1\n");
     for (name, matches, kernel, knobs) in entries {
         text.push_str(&format!(

@@ -6,7 +6,7 @@ use crate::sysroot::SysRoot;
 use std::path::Path;
 
 /// A temp dir holding `sys/` and `proc/`; dropped with the test.
-pub struct FakeTree {
+pub(crate) struct FakeTree {
     /// Keeps the directory alive.
     pub dir: tempfile::TempDir,
     /// Roots pointing into it.
@@ -20,7 +20,7 @@ fn put(path: &Path, text: &str) {
 
 /// Default iosched files of a scheduler, as a 6.x (or, for the legacy ones, 2.6) kernel shows
 /// them. `nr` is nr_requests (mq-deadline's async_depth follows it).
-pub fn iosched_defaults(sched: &str, nr: i64) -> Vec<(&'static str, i64)> {
+pub(crate) fn iosched_defaults(sched: &str, nr: i64) -> Vec<(&'static str, i64)> {
     match sched {
         "mq-deadline" => vec![
             ("async_depth", nr),
@@ -68,7 +68,7 @@ pub fn iosched_defaults(sched: &str, nr: i64) -> Vec<(&'static str, i64)> {
 
 /// `sched/features` with the defaults of kernel/sched/features.h as of 6.12–6.18 (from the
 /// source: this machine's debugfs answers EPERM, so it was not read here).
-pub const CURRENT_FEATURES: &str = "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE \
+pub(crate) const CURRENT_FEATURES: &str = "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE \
     RUN_TO_PARITY PREEMPT_SHORT NO_NEXT_BUDDY PICK_BUDDY CACHE_HOT_BUDDY DELAY_DEQUEUE DELAY_ZERO \
     WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NONTASK_CAPACITY TTWU_QUEUE SIS_UTIL \
     NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE \
@@ -76,7 +76,7 @@ pub const CURRENT_FEATURES: &str = "PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_D
 
 impl FakeTree {
     /// An empty tree with a fake `/proc/sys/vm` (dirty_ratio 20, dirty_bytes 0, ...).
-    pub fn new() -> FakeTree {
+    pub(crate) fn new() -> FakeTree {
         let dir = tempfile::tempdir().unwrap();
         let root = SysRoot::new(dir.path().join("sys"), dir.path().join("proc"));
         std::fs::create_dir_all(root.block()).unwrap();
@@ -97,7 +97,7 @@ impl FakeTree {
 
     /// A disk `name` with `dev` (`8:0`) whose `queue/scheduler` reads `sched_line`
     /// (e.g. `none [mq-deadline] kyber bfq`), with default iosched files for the active one.
-    pub fn disk(&self, name: &str, dev: &str, sched_line: &str, nr_requests: i64) -> &Self {
+    pub(crate) fn disk(&self, name: &str, dev: &str, sched_line: &str, nr_requests: i64) -> &Self {
         let base = self.root.block_dev(name);
         put(&base.join("dev"), dev);
         put(&base.join("size"), "2097152");
@@ -118,13 +118,13 @@ impl FakeTree {
     }
 
     /// Writes a file under the tree (relative to `sys/block/<dev>` when `dev` is given).
-    pub fn set(&self, dev: &str, rel: &str, text: &str) -> &Self {
+    pub(crate) fn set(&self, dev: &str, rel: &str, text: &str) -> &Self {
         put(&self.root.block_dev(dev).join(rel), text);
         self
     }
 
     /// Reads a device file, trimmed.
-    pub fn get(&self, dev: &str, rel: &str) -> String {
+    pub(crate) fn get(&self, dev: &str, rel: &str) -> String {
         std::fs::read_to_string(self.root.block_dev(dev).join(rel))
             .unwrap()
             .trim()
@@ -132,7 +132,7 @@ impl FakeTree {
     }
 
     /// Reads a fake vm knob.
-    pub fn vm(&self, name: &str) -> String {
+    pub(crate) fn vm(&self, name: &str) -> String {
         std::fs::read_to_string(self.root.vm().join(name))
             .unwrap()
             .trim()
@@ -142,7 +142,7 @@ impl FakeTree {
     /// A current kernel's (6.18, 2 CPUs) CPU-scheduler knobs: the three `sched_*` sysctls,
     /// and a readable debugfs `sched/` with base_slice_ns, migration_cost_ns, nr_migrate and
     /// features ([`CURRENT_FEATURES`]).
-    pub fn sched_current(&self) -> &Self {
+    pub(crate) fn sched_current(&self) -> &Self {
         let k = self.root.kernel_sysctl();
         put(&k.join("sched_autogroup_enabled"), "1");
         put(&k.join("sched_cfs_bandwidth_slice_us"), "5000");
@@ -159,7 +159,7 @@ impl FakeTree {
     /// A legacy kernel's (5.4) CPU-scheduler knobs: the `sched_*` sysctls of before 5.13
     /// (latency, granularities, migration cost) and the feature flags at the top of debugfs
     /// (`sched_features`), with GENTLE_FAIR_SLEEPERS and START_DEBIT.
-    pub fn sched_legacy(&self) -> &Self {
+    pub(crate) fn sched_legacy(&self) -> &Self {
         let k = self.root.kernel_sysctl();
         for (n, v) in [
             ("sched_autogroup_enabled", "1"),
@@ -186,7 +186,7 @@ impl FakeTree {
     /// cannot make root's reads fail with EPERM (root passes permission checks), so here
     /// `features` and the integer files are directories (EISDIR); the real EPERM is tested on
     /// the real debugfs (tests/root/sched_knobs.rs).
-    pub fn sched_locked(&self) -> &Self {
+    pub(crate) fn sched_locked(&self) -> &Self {
         let k = self.root.kernel_sysctl();
         put(&k.join("sched_autogroup_enabled"), "1");
         put(&k.join("sched_rr_timeslice_ms"), "100");
@@ -204,7 +204,7 @@ impl FakeTree {
 
     /// Reads a file under the fake `/proc/sys/kernel` or debugfs (`rel` to the tree's
     /// `sys/kernel/debug` when it starts with `debug/`), trimmed.
-    pub fn host(&self, rel: &str) -> String {
+    pub(crate) fn host(&self, rel: &str) -> String {
         let p = match rel.strip_prefix("debug/") {
             Some(r) => self.root.debugfs().join(r),
             None => self.root.kernel_sysctl().join(rel),
@@ -214,7 +214,7 @@ impl FakeTree {
 
     /// A current SATA disk `sda` (8:0) on mq-deadline, with a WWID, a partition `sda1` and
     /// writeback throttling at 75000 µs.
-    pub fn mq_deadline_disk(&self) -> &Self {
+    pub(crate) fn mq_deadline_disk(&self) -> &Self {
         self.disk("sda", "8:0", "none [mq-deadline] kyber bfq", 64)
             .set("sda", "device/wwid", "naa.5000c500a1b2c3d4")
             .set("sda", "device/model", "ST2000DM008")
@@ -224,7 +224,7 @@ impl FakeTree {
     }
 
     /// A disk `sdb` (8:16) on bfq, identified by model and serial.
-    pub fn bfq_disk(&self) -> &Self {
+    pub(crate) fn bfq_disk(&self) -> &Self {
         self.disk("sdb", "8:16", "mq-deadline kyber [bfq] none", 64)
             .set("sdb", "device/model", "WDC WD10EZEX")
             .set("sdb", "device/serial", "WD-WCC6Y1234567")
@@ -232,12 +232,12 @@ impl FakeTree {
     }
 
     /// A legacy 2.6-style disk `hda` (3:0) on cfq with `quantum`, no wbt, no identity files.
-    pub fn legacy_cfq_disk(&self) -> &Self {
+    pub(crate) fn legacy_cfq_disk(&self) -> &Self {
         self.disk("hda", "3:0", "noop anticipatory deadline [cfq]", 128)
     }
 
     /// An NVMe namespace `nvme0n1` (259:0) offering only `none`, with a `wwid` at the top.
-    pub fn nvme_none(&self) -> &Self {
+    pub(crate) fn nvme_none(&self) -> &Self {
         self.disk("nvme0n1", "259:0", "[none]", 1023)
             .set("nvme0n1", "wwid", "eui.0025388b71b2c3d4")
             .set("nvme0n1", "queue/rotational", "0")

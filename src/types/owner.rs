@@ -29,13 +29,13 @@ pub enum Owner {
 impl Owner {
     /// The owner stored as `text`: the one it names ([`Owner::from_str`](FromStr::from_str)),
     /// else [`Owner::Unknown`] holding it.
-    pub fn read(text: &str) -> Owner {
+    pub(crate) fn read(text: &str) -> Owner {
         text.parse()
             .unwrap_or_else(|_| Owner::Unknown(text.to_string()))
     }
 
     /// The tune this owner is, if it is one.
-    pub fn tune_id(&self) -> Option<i64> {
+    pub(crate) fn tune_id(&self) -> Option<i64> {
         match self {
             Owner::Tune(id) => Some(*id),
             _ => None,

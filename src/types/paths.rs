@@ -3,4 +3,4 @@
 
 /// Where the daemon looks for its config when `--config` is not given
 /// (`crate::daemon::config` reads it; a profile export's advice names it).
-pub const DAEMON_CONFIG: &str = "/etc/sweetspot/daemon.toml";
+pub(crate) const DAEMON_CONFIG: &str = "/etc/sweetspot/daemon.toml";

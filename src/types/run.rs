@@ -65,7 +65,7 @@ pub struct IoCounters {
 
 impl IoCounters {
     /// The counts since `before` (the maximum depth is this one's: reset it at the start).
-    pub fn since(&self, before: &IoCounters) -> IoCounters {
+    pub(crate) fn since(&self, before: &IoCounters) -> IoCounters {
         IoCounters {
             reads: self.reads.saturating_sub(before.reads),
             writes: self.writes.saturating_sub(before.writes),

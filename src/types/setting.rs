@@ -27,7 +27,7 @@ impl KnobValue {
     }
 
     /// The name, if this is one.
-    pub fn as_name(&self) -> Option<&str> {
+    pub(crate) fn as_name(&self) -> Option<&str> {
         match self {
             KnobValue::Int(_) => None,
             KnobValue::Name(s) => Some(s),
@@ -106,7 +106,7 @@ impl KnobValue {
     /// `"mq-deadline"`) stands for: an integer when the text is one, else a name. The inverse
     /// of `Display` for every knob sweetspot knows: only schedulers are names, and no
     /// scheduler name is a number.
-    pub fn from_printed(text: &str) -> KnobValue {
+    pub(crate) fn from_printed(text: &str) -> KnobValue {
         text.parse::<i64>()
             .map_or_else(|_| KnobValue::Name(text.to_string()), KnobValue::Int)
     }
@@ -115,12 +115,12 @@ impl KnobValue {
 /// For `#[serde(serialize_with = ...)]` on a knob value kept as its printed text: writes it as
 /// [`KnobValue`] does (a number for a numeric knob, a string for a scheduler), so every
 /// command's JSON (`tune`, `history`, `status`, `verify`) types a knob's value alike.
-pub fn serialize_printed<S: serde::Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_printed<S: serde::Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
     KnobValue::from_printed(text).serialize(s)
 }
 
 /// [`serialize_printed`] for an optional value (`None` stays `null`).
-pub fn serialize_printed_opt<S: serde::Serializer>(
+pub(crate) fn serialize_printed_opt<S: serde::Serializer>(
     text: &Option<String>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
@@ -159,7 +159,7 @@ pub enum Domain {
 
 impl Domain {
     /// True when `v` lies in this domain.
-    pub fn contains(&self, v: &KnobValue) -> bool {
+    pub(crate) fn contains(&self, v: &KnobValue) -> bool {
         match (self, v) {
             (Domain::Int { min, max }, KnobValue::Int(x)) => min <= x && x <= max,
             (Domain::Choice(names), KnobValue::Name(n)) => names.iter().any(|c| c == n),
@@ -202,7 +202,7 @@ pub enum ApplyOrder {
 
 impl ApplyOrder {
     /// The order from its stored integer (the journal's `apply_order` column).
-    pub fn from_index(i: i64) -> Option<ApplyOrder> {
+    pub(crate) fn from_index(i: i64) -> Option<ApplyOrder> {
         [
             ApplyOrder::Scheduler,
             ApplyOrder::NrRequests,
@@ -218,7 +218,7 @@ impl ApplyOrder {
 
     /// True for a host-wide knob (vm, CPU scheduler): it acts on every device and is
     /// journaled without one.
-    pub fn is_host(self) -> bool {
+    pub(crate) fn is_host(self) -> bool {
         matches!(
             self,
             ApplyOrder::Vm | ApplyOrder::Sched | ApplyOrder::SchedFeature

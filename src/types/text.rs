@@ -6,13 +6,13 @@
 /// True for a character no generated file or one-line message can carry: a control
 /// character (C0, DEL, C1: `char::is_control`) or a Unicode line or paragraph separator
 /// (U+2028, U+2029), which some readers take as a line break.
-pub fn is_control(c: char) -> bool {
+pub(crate) fn is_control(c: char) -> bool {
     c.is_control() || c == '\u{2028}' || c == '\u{2029}'
 }
 
 /// `s` with control characters, `\` and the line separators escaped (`\n`, `\u{1b}`,
 /// `\u{2028}`): safe to print in a message or a table, on one line.
-pub fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     s.chars()
         .map(|c| match c {
             '\u{2028}' | '\u{2029}' => c.escape_unicode().to_string(),

@@ -27,7 +27,7 @@ pub fn rfc3339(secs: i64) -> String {
 /// The Unix seconds of a time written exactly as [`rfc3339`] writes it
 /// (`2026-12-01T08:00:00Z`); `None` for any other text or a date that does not exist
 /// (`2026-02-30T00:00:00Z`). Civil date to days: Howard Hinnant's `days_from_civil`.
-pub fn parse_rfc3339(s: &str) -> Option<i64> {
+pub(crate) fn parse_rfc3339(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     let shape = b.len() == 20
         && b.iter().enumerate().all(|(i, c)| match i {

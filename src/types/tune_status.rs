@@ -30,7 +30,7 @@ pub enum TuneStatus {
 
 impl TuneStatus {
     /// Every status, for tests and for listing.
-    pub const ALL: [TuneStatus; 7] = [
+    pub(crate) const ALL: [TuneStatus; 7] = [
         TuneStatus::Running,
         TuneStatus::Done,
         TuneStatus::Interrupted,
@@ -41,7 +41,7 @@ impl TuneStatus {
     ];
 
     /// The status's text, as stored and shown.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TuneStatus::Running => "running",
             TuneStatus::Done => "done",
@@ -55,7 +55,7 @@ impl TuneStatus {
 
     /// True for a tune stopped before its verdict whose trials a new tune may take over
     /// (`interrupted` or `recovered`).
-    pub fn is_resumable(self) -> bool {
+    pub(crate) fn is_resumable(self) -> bool {
         matches!(self, TuneStatus::Interrupted | TuneStatus::Recovered)
     }
 }
