@@ -349,13 +349,17 @@ fn a_database_from_a_newer_sweetspot_is_refused_naming_both_schemas() {
     let db = h.env.db();
     let (code, _, err) = h.run(&db, &["set", "sdz", "fifo_batch=8"]);
     assert_eq!(code, Some(0), "{err}");
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .execute_batch("PRAGMA user_version = 99;")
+    let c = rusqlite::Connection::open(&db).unwrap();
+    // The schema this sweetspot migrated the new database to: the newest it knows.
+    let knows: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
+    assert!(knows >= 9, "{knows}");
+    c.execute_batch("PRAGMA user_version = 99;").unwrap();
+    drop(c);
     let want = format!(
         "sweetspot: error: database {}: written by a newer sweetspot (schema 99, this one knows \
-         8); use that sweetspot with it, or give another --db\n",
+         {knows}); use that sweetspot with it, or give another --db\n",
         db.display()
     );
     for args in [
