@@ -40,10 +40,6 @@
 //! - [`daemon`]: `sweetspot daemon`, keeping devices at their sweet spot (tokio, one thread).
 //! - [`cli`]: the clap command line; `main.rs` only calls [`cli::main`].
 
-// Without `daemon` or `emulate` (the board's build, docs/footprint.md) the code only they
-// reach is dead: allowed there; the default build still warns about dead code.
-#![cfg_attr(not(all(feature = "daemon", feature = "emulate")), allow(dead_code))]
-
 pub mod bench;
 pub mod cli;
 pub mod daemon;

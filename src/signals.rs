@@ -74,11 +74,13 @@ pub fn abort_run() -> bool {
 /// abandoned, the device restored, the finished trials kept ([`crate::Error::Interrupted`]).
 /// Unlike a signal it can be taken back ([`clear_stop`]): the daemon raises it when the
 /// machine stops being idle mid-retune, or on SIGTERM, from its own thread.
+#[cfg(any(feature = "daemon", test))]
 pub(crate) fn request_stop() {
     STOP.store(true, Ordering::SeqCst);
 }
 
 /// Takes back [`request_stop`] (once the stopped work has ended), so the next work runs.
+#[cfg(any(feature = "daemon", test))]
 pub(crate) fn clear_stop() {
     STOP.store(false, Ordering::SeqCst);
 }

@@ -563,10 +563,7 @@ fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut Strin
         ),
     };
     let written = t.bytes_written.map_or_else(String::new, |b| {
-        format!(
-            "; {} written to the device",
-            bytesize::ByteSize::b(b).display().iec()
-        )
+        format!("; {} written to the device", crate::types::text::bytes(b))
     });
     s.push_str(&format!("        → {what}{cut}{written}\n"));
     if whole && policy != t.policy {

@@ -35,6 +35,10 @@
 //! manager's journaled path, also when the daemon is stopping: it never exits with the
 //! device at the kernel's values the retune started from.
 
+// Without the `daemon` feature only `status` is built on this module: the daemon's own
+// runtime (the manager, idleness, metrics, the retune's wait) is compiled but dead there.
+#![cfg_attr(not(feature = "daemon"), allow(dead_code))]
+
 pub mod config;
 pub mod due;
 pub mod idle;

@@ -395,7 +395,7 @@ impl Seen<'_> {
                 )
             });
             let written = t.bytes_written.map_or_else(String::new, |b| {
-                format!(", {} written", bytesize::ByteSize::b(b).display().iec())
+                format!(", {} written", crate::types::text::bytes(b))
             });
             format!(
                 "#{} {} {}{resumed}{written}",

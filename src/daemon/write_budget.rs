@@ -46,13 +46,13 @@ pub(crate) fn over(
     let Some(mib) = mib_per_day(cfg, dev) else {
         return Ok(None);
     };
-    let (writes, next) = store.tune_writes(&dev.identity, 0)?;
-    Ok(judge(&writes, next, mib, now))
+    Ok(judge(&store.tune_writes(&dev.identity)?, mib, now))
 }
 
-/// [`over`] from the device's tunes `writes` (oldest first), the next retune's expected
-/// bytes `next` and the budget `mib` MiB a day.
-fn judge(writes: &[TuneWrite], next: Option<u64>, mib: f64, now: i64) -> Option<(String, i64)> {
+/// [`over`] from the device's tunes `writes` (oldest first) and the budget `mib` MiB a day.
+/// The next retune is taken to write what the newest counted tune wrote.
+fn judge(writes: &[TuneWrite], mib: f64, now: i64) -> Option<(String, i64)> {
+    let next = writes.iter().rev().find_map(|w| w.bytes);
     let per_day = mib * MIB;
     let cap = per_day * SAVED_DAYS;
     // What the bucket gains in `s` seconds, bytes.
@@ -61,7 +61,7 @@ fn judge(writes: &[TuneWrite], next: Option<u64>, mib: f64, now: i64) -> Option<
     // it wrote (it may go below zero: a tune larger than the bucket).
     let (mut level, mut at) = (cap, writes.first().map_or(now, |w| w.started_at));
     for w in writes {
-        level = (level + fill(w.started_at - at)).min(cap) - w.bytes as f64;
+        level = (level + fill(w.started_at - at)).min(cap) - w.bytes.unwrap_or(0) as f64;
         at = w.started_at;
     }
     let level_now = (level + fill(now - at)).min(cap);
@@ -70,12 +70,7 @@ fn judge(writes: &[TuneWrite], next: Option<u64>, mib: f64, now: i64) -> Option<
         return None;
     }
     let until = at + ((need - level) * 86_400.0 / per_day).ceil() as i64;
-    let shown = |b: f64| {
-        bytesize::ByteSize::b(b.max(0.0) as u64)
-            .display()
-            .iec()
-            .to_string()
-    };
+    let shown = |b: f64| crate::types::text::bytes(b.max(0.0) as u64);
     let why = format!(
         "its tunes left {} of its write budget ({mib} MiB a day, at most {} saved up) and a \
          retune writes about {}",
@@ -95,41 +90,53 @@ mod tests {
     fn w(started_at: i64, mib: u64) -> TuneWrite {
         TuneWrite {
             started_at,
-            bytes: mib << 20,
+            bytes: Some(mib << 20),
         }
     }
 
     #[test]
-    fn a_retune_waits_until_the_bucket_holds_what_it_writes() {
+    fn a_retune_waits_until_the_bucket_holds_what_the_last_tune_wrote() {
         // 100 MiB a day, at most 3000 MiB saved. Tunes of 2000 MiB on day 0 and day 5: the
-        // bucket holds 3000 − 2000 = 1000, then 1000 + 500 − 2000 = −500 on day 5. A 2000 MiB
-        // retune needs 2500 more MiB: 25 days, day 30.
+        // bucket holds 3000 − 2000 = 1000, then 1000 + 500 − 2000 = −500 on day 5. The next
+        // retune is taken to write 2000 MiB: 2500 more MiB, 25 days, day 30.
         let writes = [w(0, 2000), w(5 * DAY, 2000)];
-        let (why, until) = judge(&writes, Some(2000 << 20), 100.0, 6 * DAY).unwrap();
+        let (why, until) = judge(&writes, 100.0, 6 * DAY).unwrap();
         assert_eq!(until, 30 * DAY);
         assert_eq!(
             why,
             "its tunes left 0 B of its write budget (100 MiB a day, at most 2.9 GiB saved up) and \
              a retune writes about 2.0 GiB"
         );
-        // On day 30 it fits; so does a smaller retune sooner (1000 MiB: day 20).
-        assert_eq!(judge(&writes, Some(2000 << 20), 100.0, 30 * DAY), None);
+        assert_eq!(judge(&writes, 100.0, 30 * DAY), None);
+        // A tune with no figure (a simulated one) takes nothing and leaves the estimate.
+        let uncounted = [
+            writes[0],
+            writes[1],
+            TuneWrite {
+                started_at: 6 * DAY,
+                bytes: None,
+            },
+        ];
         assert_eq!(
-            judge(&writes, Some(1000 << 20), 100.0, 19 * DAY).map(|x| x.1),
-            Some(20 * DAY)
+            judge(&uncounted, 100.0, 7 * DAY).map(|x| x.1),
+            Some(30 * DAY)
         );
-        // Never counted (a first retune): nothing expected, nothing used.
-        assert_eq!(judge(&[], None, 100.0, 0), None);
+        // A smaller last tune (1000 MiB on day 5: 500 left) needs 500 more: day 10.
+        let smaller = [w(0, 2000), w(5 * DAY, 1000)];
+        assert_eq!(judge(&smaller, 100.0, 6 * DAY).map(|x| x.1), Some(10 * DAY));
+        assert_eq!(judge(&smaller, 100.0, 10 * DAY), None);
+        // Never tuned: nothing expected, nothing used.
+        assert_eq!(judge(&[], 100.0, 0), None);
     }
 
     #[test]
     fn a_retune_larger_than_the_whole_bucket_waits_for_a_full_one() {
-        // 4000 MiB > 3000 saved at most: it runs when the bucket is full, 30 days after a
-        // tune that emptied it, and over the long run the average stays at the budget.
-        let writes = [w(0, 3000)];
-        let (_, until) = judge(&writes, Some(4000 << 20), 100.0, DAY).unwrap();
-        assert_eq!(until, 30 * DAY);
-        assert_eq!(judge(&writes, Some(4000 << 20), 100.0, 30 * DAY), None);
+        // 4000 MiB > the 3000 saved at most: 3000 − 4000 = −1000 after it, and the next
+        // waits for a full bucket, 40 days on. Over the long run the average stays at the
+        // budget.
+        let writes = [w(0, 4000)];
+        assert_eq!(judge(&writes, 100.0, 39 * DAY).map(|x| x.1), Some(40 * DAY));
+        assert_eq!(judge(&writes, 100.0, 40 * DAY), None);
     }
 
     fn dev(name: &str, rotational: bool) -> Device {

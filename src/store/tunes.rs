@@ -4,7 +4,7 @@
 use super::{Store, now};
 use crate::Result;
 use crate::types::{Setting, TargetInfo, TuneStatus};
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 use std::path::{Path, PathBuf};
 
 /// A `tunes` row.
@@ -46,11 +46,11 @@ pub struct TuneRow {
 
 /// What one tune wrote to its device ([`Store::tune_writes`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TuneWrite {
+pub(crate) struct TuneWrite {
     /// When it started, Unix s.
     pub started_at: i64,
-    /// Bytes it wrote (0 when not counted).
-    pub bytes: u64,
+    /// Bytes it wrote; `None` when not counted (a simulated device, one still running).
+    pub bytes: Option<u64>,
 }
 
 /// A stored sweet spot.
@@ -252,33 +252,22 @@ impl Store {
         Ok(())
     }
 
-    /// The tunes of `identity` that started at or after `since` (Unix s) with the bytes
-    /// they wrote to its device (a tune with no figure counts 0), oldest first, and the
-    /// figure of its newest tune that has one: the daemon's write budget
-    /// (`daemon::write_budget`).
-    pub fn tune_writes(&self, identity: &str, since: i64) -> Result<(Vec<TuneWrite>, Option<u64>)> {
+    /// What each tune of `identity` wrote to its device, oldest first: the daemon's write
+    /// budget (`daemon::write_budget`).
+    pub(crate) fn tune_writes(&self, identity: &str) -> Result<Vec<TuneWrite>> {
         let mut st = self.conn().prepare(
-            "SELECT started_at, COALESCE(bytes_written, 0) FROM tunes
-              WHERE identity = ?1 AND started_at >= ?2 ORDER BY started_at, id",
+            "SELECT started_at, bytes_written FROM tunes WHERE identity = ?1
+              ORDER BY started_at, id",
         )?;
         let writes = st
-            .query_map(params![identity, since], |r| {
+            .query_map(params![identity], |r| {
                 Ok(TuneWrite {
                     started_at: r.get(0)?,
-                    bytes: r.get::<_, i64>(1)?.max(0) as u64,
+                    bytes: r.get::<_, Option<i64>>(1)?.map(|b| b.max(0) as u64),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let last: Option<i64> = self
-            .conn()
-            .query_row(
-                "SELECT bytes_written FROM tunes WHERE identity = ?1 AND bytes_written IS NOT NULL
-                  ORDER BY started_at DESC, id DESC LIMIT 1",
-                params![identity],
-                |r| r.get(0),
-            )
-            .optional()?;
-        Ok((writes, last.map(|b| b.max(0) as u64)))
+        Ok(writes)
     }
 
     /// Records the optimiser's seed and trial budget of tune `id` (what
@@ -438,6 +427,7 @@ impl Store {
 
     /// The newest sweet spot's row id (0 when there is none): a cheap check whether any was
     /// stored since the last look (the daemon rebuilds its profile only then).
+    #[cfg(any(feature = "daemon", test))]
     pub(crate) fn sweet_spot_max_id(&self) -> Result<i64> {
         Ok(self
             .conn()

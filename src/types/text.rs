@@ -22,6 +22,12 @@ pub(crate) fn shown(s: &str) -> String {
         .collect()
 }
 
+/// `b` bytes as people read them, in IEC units with one decimal: `812.0 MiB`, `11.5 GiB`
+/// (bytesize).
+pub fn bytes(b: u64) -> String {
+    bytesize::ByteSize::b(b).display().iec().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

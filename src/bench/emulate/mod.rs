@@ -39,6 +39,7 @@
 
 #[cfg(feature = "emulate")]
 pub mod fuse;
+#[cfg(any(feature = "emulate", test))]
 pub mod model;
 pub mod spec;
 
@@ -60,6 +61,7 @@ pub(crate) const FILE_NAME: &str = "disk.img";
 
 /// The FUSE file system type name shown in `/proc/mounts` (`fuse.<this>` is not used: fuser
 /// sets the source). Leftovers are found by their place in a scratch directory, not by it.
+#[cfg(feature = "emulate")]
 pub(crate) const FS_NAME: &str = "sweetspot-emulate";
 
 /// A running emulated device: a FUSE mount at `mnt` serving `mnt/disk.img`.

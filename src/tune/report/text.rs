@@ -297,7 +297,7 @@ fn cost_lines(r: &Report) -> String {
     if let Some(b) = r.bytes_written {
         took.push_str(&format!(
             ", {} written to the device",
-            bytesize::ByteSize::b(b).display().iec()
+            crate::types::text::bytes(b)
         ));
     }
     let host = r.target.identity.starts_with("host:");
