@@ -893,7 +893,7 @@ _sweetspot() {
             return 0
             ;;
         sweetspot__subcmd__tune)
-            opts="-v -q -h --device --dir --scratch --emulate --sim --host --seed --other-dir --job-scale --job --drop-caches --lead --load-mib --policy --budget --resume --apply --json --metric --maximize --minimize --unit --nice --cpus --db --sysfs-root --procfs-root --verbose --quiet --help"
+            opts="-v -q -h --device --dir --scratch --emulate --sim --host --seed --other-dir --job-scale --job --drop-caches --lead --load-mib --policy --budget --resume --confirm --apply --json --metric --maximize --minimize --unit --nice --cpus --db --sysfs-root --procfs-root --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -944,6 +944,10 @@ _sweetspot() {
                     return 0
                     ;;
                 --budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --confirm)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

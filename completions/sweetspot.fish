@@ -108,6 +108,7 @@ complete -c sweetspot -n "__fish_sweetspot_using_subcommand tune" -l lead -d 'Lo
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand tune" -l load-mib -d 'Load file and buffer size, MiB' -r
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand tune" -l policy -d 'A policy name or TOML file' -r
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand tune" -l budget -d 'Full trials at most, 1–10000 (default: the policy\'s)' -r
+complete -c sweetspot -n "__fish_sweetspot_using_subcommand tune" -l confirm -d 'Check a known sweet spot before searching' -r
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand tune" -l metric -d 'Tune --job\'s figure: regex:RE or json:/PTR' -r
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand tune" -l maximize -d 'With --metric: larger is better; its name' -r
 complete -c sweetspot -n "__fish_sweetspot_using_subcommand tune" -l minimize -d 'With --metric: smaller is better; its name' -r

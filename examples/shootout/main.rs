@@ -70,6 +70,7 @@ use sweetspot::bench::sim::SimDevice;
 use sweetspot::bench::{Load, Testbed};
 use sweetspot::tune::evaluator::NoRecord;
 use sweetspot::tune::policy::{KnobChoice, Objective, Policy};
+use sweetspot::tune::solver::confirm::KnownPoint;
 use sweetspot::tune::space::Space;
 use sweetspot::tune::{self, Options};
 
@@ -102,7 +103,47 @@ enum Method {
     TttsCheck(usize),
     TttsArms(usize),
     Ours(u32),
+    /// Ours with `tune --confirm` of a known sweet spot.
+    Confirm(u32, Known),
     Oracle(u32),
+}
+
+/// The known sweet spot a `Confirm` row confirms.
+#[derive(Clone, Copy, Debug)]
+enum Known {
+    /// The surface's true optimum (a flat surface: its first setting other than the default).
+    Right,
+    /// A best that moved: the best setting whose true objective is not within 5% of the
+    /// optimum, the default aside (a flat surface: as `Right`, every setting is optimal).
+    Moved,
+    /// A sweet spot that stopped helping: the setting, the default aside, that is no better
+    /// than the default and nearest it (if none is, the worst setting; a flat surface: as
+    /// `Right`).
+    Gone,
+}
+
+impl Known {
+    /// The grid index of this known sweet spot on `s`.
+    fn point(self, s: &Surf) -> usize {
+        let others = (0..s.space.len()).filter(|&p| p != s.space.default);
+        let near = |p: &usize| s.truth[*p] <= s.opt + 1.05f64.ln();
+        let by_truth = |a: &usize, b: &usize| s.truth[*a].total_cmp(&s.truth[*b]);
+        let first = others.clone().next().unwrap();
+        match self {
+            _ if s.flat => first,
+            Known::Right => others.min_by(by_truth).unwrap(),
+            Known::Moved => others
+                .filter(|p| !near(p))
+                .min_by(by_truth)
+                .unwrap_or(first),
+            Known::Gone => {
+                // No better than the default (the nearest such), else the worst setting.
+                let d = s.truth[s.space.default];
+                let worse = others.clone().filter(|p| s.truth[*p] >= d).min_by(by_truth);
+                worse.unwrap_or_else(|| others.max_by(by_truth).unwrap())
+            }
+        }
+    }
 }
 
 impl Method {
@@ -117,6 +158,9 @@ impl Method {
             Method::TttsCheck(_) => "ttts-check".into(),
             Method::TttsArms(_) => "ttts-arms".into(),
             Method::Ours(_) => "ours".into(),
+            Method::Confirm(_, Known::Right) => "confirm-right".into(),
+            Method::Confirm(_, Known::Moved) => "confirm-moved".into(),
+            Method::Confirm(_, Known::Gone) => "confirm-gone".into(),
             Method::Oracle(_) => "oracle".into(),
         }
     }
@@ -381,50 +425,71 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
         Method::Ttts(k) => ttts::ttts(&mut sim, s, k, seed),
         Method::TttsCheck(k) => ttts::ttts_checked(&mut sim, s, k, check::pairs(s), seed),
         Method::TttsArms(k) => ttts::ttts_arms(&mut sim, s, k, seed),
-        Method::Ours(budget) => {
-            let knobs = s.space.knobs.clone();
-            let pol = policy(&knobs, budget, s.loads);
-            let out = tune::optimise(
-                &mut sim,
-                &s.space,
-                &pol,
-                &mut NoRecord,
-                Options {
-                    seed,
-                    log: std::env::var_os("SHOOTOUT_TRACE").map(|_| {
-                        let labels = s
-                            .space
-                            .points
-                            .iter()
-                            .map(sweetspot::knob::setting_label)
-                            .collect();
-                        tune::observe::TrialLog::new(labels, "Ratio".into(), budget as u64, false)
-                    }),
-                    ..Options::default()
-                },
-            )
-            .expect("tune");
-            let v = out.verdict.expect("verdict");
-            let chosen = if v.significant {
-                v.best
-            } else {
-                s.space.default
+        Method::Ours(budget) => ours(&mut sim, s, budget, seed, None),
+        Method::Confirm(budget, k) => {
+            // As stored by an earlier tune where the spot was the best: the optimum's true
+            // improvement over the default.
+            let improvement = Some((s.truth[s.space.default] - s.opt).exp());
+            let known = KnownPoint {
+                point: k.point(s),
+                improvement,
             };
-            if std::env::var_os("SHOOTOUT_TRACE").is_some() {
-                eprintln!(
-                    "=> {} true {:.3} (best found {} true {:.3}; opt {:.3}) runs {} : {}",
-                    sweetspot::knob::setting_label(&s.space.points[chosen]),
-                    s.truth[chosen].exp(),
-                    sweetspot::knob::setting_label(&s.space.points[v.best]),
-                    s.truth[v.best].exp(),
-                    s.opt.exp(),
-                    out.runs,
-                    v.reason
-                );
-            }
-            (chosen, out.runs, v.significant)
+            ours(&mut sim, s, budget, seed, Some(known))
         }
     }
+}
+
+/// Ours on `s` at `budget` trials with `seed`, confirming grid point `confirm` first when
+/// given. Answers (chosen, runs, claims).
+fn ours(
+    sim: &mut SimDevice,
+    s: &Surf,
+    budget: u32,
+    seed: u64,
+    confirm: Option<KnownPoint>,
+) -> (usize, u64, bool) {
+    let knobs = s.space.knobs.clone();
+    let pol = policy(&knobs, budget, s.loads);
+    let out = tune::optimise(
+        sim,
+        &s.space,
+        &pol,
+        &mut NoRecord,
+        Options {
+            seed,
+            log: std::env::var_os("SHOOTOUT_TRACE").map(|_| {
+                let labels = s
+                    .space
+                    .points
+                    .iter()
+                    .map(sweetspot::knob::setting_label)
+                    .collect();
+                tune::observe::TrialLog::new(labels, "Ratio".into(), budget as u64, false)
+            }),
+            confirm,
+            ..Options::default()
+        },
+    )
+    .expect("tune");
+    let v = out.verdict.expect("verdict");
+    let chosen = if v.significant {
+        v.best
+    } else {
+        s.space.default
+    };
+    if std::env::var_os("SHOOTOUT_TRACE").is_some() {
+        eprintln!(
+            "=> {} true {:.3} (best found {} true {:.3}; opt {:.3}) runs {} : {}",
+            sweetspot::knob::setting_label(&s.space.points[chosen]),
+            s.truth[chosen].exp(),
+            sweetspot::knob::setting_label(&s.space.points[v.best]),
+            s.truth[v.best].exp(),
+            s.opt.exp(),
+            out.runs,
+            v.reason
+        );
+    }
+    (chosen, out.runs, v.significant)
 }
 
 /// A reference, not a tuner: it knows which settings are worth measuring (true Ratio
@@ -575,6 +640,11 @@ fn main() {
             Method::TttsArms(k_for(s)),
             Method::Ours(budget_for(s)),
         ];
+        if only.as_ref().is_some_and(|o| o.starts_with("confirm")) {
+            v.push(Method::Confirm(budget_for(s), Known::Right));
+            v.push(Method::Confirm(budget_for(s), Known::Moved));
+            v.push(Method::Confirm(budget_for(s), Known::Gone));
+        }
         // The oracle assumes its check passes: meaningless where nothing is better.
         if !s.flat {
             v.push(Method::Oracle(k_for(s) as u32));

@@ -1,5 +1,5 @@
 //! `sweetspot tune (--device D | --scratch | --sim FILE | --host) [--policy NAME|FILE]
-//! [--budget N] [--seed N] [--resume] [--apply] [--json] [--job CMD --metric regex:RE|json:/PTR
+//! [--budget N] [--seed N] [--resume] [--confirm [FROM]] [--apply] [--json] [--job CMD --metric regex:RE|json:/PTR
 //! (--maximize NAME | --minimize NAME) [--unit U] [--nice N] [--cpus LIST]]`: find the sweet
 //! spot for a policy and store it.
 //!
@@ -82,6 +82,27 @@ pub struct Args {
     /// resumes it); a stopped tune it does not resume leaves --seed to the fresh tune.
     #[arg(long)]
     pub resume: bool,
+
+    /// Check a known sweet spot before searching.
+    ///
+    /// Before any search, the known sweet spot goes against the default on fresh
+    /// interleaved pairs with the final check's test: at least 3 pairs, more when its stored
+    /// improvement is small (at most half the budget). If it holds, the tune ends there and
+    /// stores it with this device's evidence; if not, the search runs with those trials in
+    /// hand and the policy's whole budget on top. The two tests share the policy's alpha (the
+    /// confirm a fifth of it), so the tune's false "significant" rate stays at alpha. FROM: nothing, this device's stored sweet
+    /// spot for the policy, else one of another disk of its model; a PROFILE file,
+    /// sweetspot's TOML profile (its entry for this disk, as `profile apply` picks it; as
+    /// root it must be root's); or an IDENTITY, a device with a stored sweet spot for the
+    /// policy (see `sweetspot history`). The setting must be one of the policy's grid on this device.
+    #[arg(
+        long,
+        value_name = "FROM",
+        num_args = 0..=1,
+        default_missing_value = "",
+        require_equals = false
+    )]
+    pub confirm: Option<String>,
 
     /// Keep a significant sweet spot applied.
     ///
@@ -349,6 +370,38 @@ fn simulation(
     Ok((sim, seed))
 }
 
+/// The known sweet spot `--confirm` names ([`crate::tune::known::resolve`]), said on stderr;
+/// `None` without `--confirm`.
+fn known_of(
+    ctx: &Ctx,
+    store: &crate::store::Store,
+    args: &Args,
+    testbed: &dyn Testbed,
+    policy: &str,
+) -> Result<Option<crate::tune::known::Known>> {
+    let Some(arg) = &args.confirm else {
+        return Ok(None);
+    };
+    let arg = (!arg.is_empty()).then_some(arg.as_str());
+    let name = testbed.device_name();
+    let known = crate::tune::known::resolve(
+        store,
+        arg,
+        &testbed.target(),
+        policy,
+        &ctx.root,
+        name.as_deref(),
+    )?;
+    if !ctx.quiet {
+        crate::signals::eprint_line(&format!(
+            "sweetspot: confirming {} ({}) before any search",
+            crate::knob::setting_label(&known.setting),
+            known.source
+        ));
+    }
+    Ok(Some(known))
+}
+
 /// Runs `sweetspot tune`.
 pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     check_apply(args)?;
@@ -401,6 +454,7 @@ pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     } else {
         None
     };
+    let known = known_of(ctx, &store, args, testbed.as_ref(), &pol.name)?;
     let req = Request {
         policy: &pol,
         budget: args.budget,
@@ -410,6 +464,7 @@ pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         quiet: ctx.quiet,
         lock: &lock,
         resume: resume.as_ref(),
+        confirm: known.as_ref(),
     };
     if resume.is_none() {
         target::announce_seed(ctx, &args.target, seed);

@@ -329,6 +329,7 @@ fn run_retune(
             r.trials()
         );
     }
+    let known = known_on_grid(&store, &tb, policy, name)?;
     let req = Request {
         policy,
         budget,
@@ -337,8 +338,39 @@ fn run_retune(
         quiet: true,
         lock,
         resume: resume.as_ref(),
+        confirm: known.as_ref(),
     };
     run::tune(&store, db, &mut tb, &req)
+}
+
+/// The sweet spot a retune of `name` confirms before it searches: the device's own stored
+/// one for `policy`, else one of another disk of its model ([`crate::tune::known`]), if it is
+/// a point of the policy's grid on the device now (the log says when it is not, and the
+/// retune searches).
+fn known_on_grid(
+    store: &Store,
+    tb: &RealDevice,
+    policy: &crate::tune::policy::Policy,
+    name: &str,
+) -> Result<Option<crate::tune::known::Known>> {
+    let Some(known) = crate::tune::known::own_or_model(store, &tb.target(), &policy.name)? else {
+        return Ok(None);
+    };
+    let space = crate::tune::space::Space::build(&tb.space(), policy, tb.zoned().as_deref())?;
+    match crate::tune::known::grid_point(&space, &known) {
+        Ok(_) => {
+            tracing::info!(
+                "{name}: confirming {} ({}) before any search",
+                crate::knob::setting_label(&known.setting),
+                known.source
+            );
+            Ok(Some(known))
+        }
+        Err(e) => {
+            tracing::info!("{name}: searching: {e}");
+            Ok(None)
+        }
+    }
 }
 
 /// A retune running in its own thread.

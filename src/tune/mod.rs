@@ -20,6 +20,9 @@
 //! - [`observe`]: argmin observers (one-line log per trial, progress bar).
 //! - [`run`]: the `tune` command's work: lock, tunes row, restore, sweet spot (a killed
 //!   tune's recovery is [`crate::undo`]'s).
+//! - [`known`]: where a known sweet spot comes from for `tune --confirm` and the daemon
+//!   (the store, a profile), and its point on the grid; `solver`'s `confirm` submodule
+//!   checks it before any search.
 //! - [`resume`]: an interrupted tune's finished trials replayed, so a later tune goes on
 //!   from there.
 //! - [`stopped`]: a tune that Ctrl-C or SIGTERM stopped, read back from the store (what
@@ -30,6 +33,7 @@
 pub mod evaluator;
 pub mod gp;
 pub mod judge;
+pub mod known;
 pub mod needs;
 pub mod observe;
 pub mod policy;
@@ -75,6 +79,9 @@ pub struct Options {
     pub budget: Option<u32>,
     /// Per-trial log and progress bar.
     pub log: Option<observe::TrialLog>,
+    /// A known sweet spot to confirm against the default before any search (`tune
+    /// --confirm`, `solver/confirm.rs`); the default or `None`: a plain search.
+    pub confirm: Option<solver::confirm::KnownPoint>,
 }
 
 /// The run budget: the most load runs a tune of `policy` makes, `budget` (the policy's if
@@ -86,6 +93,29 @@ pub fn run_budget(policy: &Policy, budget: Option<u32>, judged: bool) -> u64 {
     let full = Part::Full.loads(policy).len() as u64 * u64::from(policy.runs);
     let judges = if judged { judge_runs(policy) } else { 0 };
     u64::from(budget.unwrap_or(policy.budget)) * full.max(1) + judges
+}
+
+/// The full trials a confirm of `known` adds to a tune of `policy` with `budget` trials (the
+/// policy's if `None`) when the known sweet spot does not hold (`solver/confirm.rs`: its
+/// pairs, on top of the budget); 0 without one or when it is the `default`.
+pub fn confirm_trials(
+    policy: &Policy,
+    budget: Option<u32>,
+    known: Option<solver::confirm::KnownPoint>,
+    default: usize,
+) -> usize {
+    match known {
+        Some(k) if k.point != default => {
+            2 * solver::confirm::confirm_pairs(
+                policy.check_pairs as usize,
+                budget.unwrap_or(policy.budget) as usize,
+                policy.alpha,
+                policy.min_effect,
+                k.improvement,
+            )
+        }
+        _ => 0,
+    }
 }
 
 /// The most runs `policy`'s judges add to a tune ([`judge`]): their pairs for the search's
@@ -159,8 +189,11 @@ pub fn optimise(
     let cfg = config(policy, opts.budget, opts.seed)?;
     // One iteration per trial; the screen's partial trials are one or more runs each.
     let max_iters = (cfg.budget * cfg.runs_full.max(1)) as u64 + 2;
+    let max_iters =
+        max_iters + confirm_trials(policy, opts.budget, opts.confirm, space.default) as u64;
     let solver = BayesOpt::new(cfg, space.coords.clone(), space.default)
-        .with_groups(space.scheduler_groups());
+        .with_groups(space.scheduler_groups())
+        .with_confirm(opts.confirm);
     let eval = Evaluator::new(testbed, space, policy, recorder);
     let mut exec = Executor::new(eval, solver)
         .configure(|s: TuneState| s.max_iters(max_iters))

@@ -9,6 +9,7 @@ use crate::stats;
 use crate::tune::TuneOutcome;
 use crate::tune::evaluator::{Trial, objective_value, trial_metrics};
 use crate::tune::policy::Policy;
+use crate::tune::solver::Verdict;
 use crate::tune::space::Space;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -167,6 +168,51 @@ pub struct Report {
     /// objective's check found it significant; a judge that fails keeps the default.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub judges: Vec<crate::tune::judge::JudgeVerdict>,
+    /// The confirm of a known sweet spot before the search (`tune --confirm`, the daemon's
+    /// retune; `solver/confirm.rs`), when the tune had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<ConfirmReport>,
+}
+
+/// What the confirm of a known sweet spot found ([`Report::confirm`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConfirmReport {
+    /// Where the known sweet spot came from (`crate::tune::known::Known::source`).
+    pub source: String,
+    /// The setting confirmed, every tuned knob (knob → value).
+    pub setting: Setting,
+    /// True when it beat the default by more than the minimum effect at `alpha`: the tune
+    /// ended there. False: the search ran, with the confirm's trials in hand.
+    pub held: bool,
+    /// Its improvement over the default in the confirm's pairs, with the 95% CI.
+    pub improvement: Option<Improvement>,
+    /// One-sided p-value of the paired test.
+    pub p_value: Option<f64>,
+    /// Interleaved (default, known) pairs.
+    pub pairs: usize,
+    /// The test's level: its share of the policy's alpha (Bonferroni over the confirm and
+    /// the search's check, `solver/confirm.rs`).
+    pub alpha: f64,
+    /// Load runs the confirm took, no_load included.
+    pub runs: usize,
+}
+
+/// The report's view of the verdict's confirm; `source` is filled in by the caller.
+fn confirm_report(v: Option<&Verdict>, space: &Space) -> Option<ConfirmReport> {
+    let c = v?.confirm.as_ref()?;
+    Some(ConfirmReport {
+        source: String::new(),
+        setting: space.points.get(c.point)?.clone(),
+        held: c.held,
+        improvement: c.improvement.map(|(ratio, lo, hi)| Improvement {
+            ratio,
+            ci95: [lo, hi],
+        }),
+        p_value: c.p_value,
+        pairs: c.pairs,
+        alpha: c.alpha,
+        runs: c.runs,
+    })
 }
 
 fn load_means(trials: &[&Trial], load: Load) -> LoadMeans {
@@ -338,7 +384,10 @@ pub(crate) fn build_with(
             .as_ref()
             .map_or_else(|| "interrupted".to_string(), |v| v.reason.clone()),
         p_value: v.as_ref().and_then(|v| v.p_value),
-        alpha: policy.alpha,
+        alpha: v
+            .as_ref()
+            .and_then(|v| v.confirm.as_ref())
+            .map_or(policy.alpha, |c| c.alpha),
         min_effect: policy.min_effect,
         elapsed_s: None,
         bytes_written: None,
@@ -362,6 +411,7 @@ pub(crate) fn build_with(
         fixed_scheduler: space.fixed_scheduler.clone(),
         resumed: None,
         judges: out.judges.clone(),
+        confirm: confirm_report(v.as_ref(), space),
     }
 }
 
@@ -506,6 +556,7 @@ mod tests {
                          nothing beat the default)"
                     .into(),
                 every_trial: false,
+                confirm: None,
             }),
             runs: 6,
             incumbent: space.default,

@@ -478,6 +478,7 @@ mod tests {
             quiet: true,
             lock: &lock,
             resume,
+            confirm: None,
         };
         // The whole tune, for reference; then the same tune stopped at its 9th run (the
         // screen's trials are 1 or 2 runs each).

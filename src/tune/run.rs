@@ -19,6 +19,7 @@ use crate::tune::evaluator::Recorder;
 use crate::tune::policy::Policy;
 use crate::tune::report::{self, Report};
 use crate::tune::resume::{Replay, ReplayBed, ReplayRecorder, Resume};
+use crate::tune::solver::confirm::KnownPoint;
 use crate::tune::space::Space;
 use crate::tune::stopped::Stopped;
 use crate::tune::{Options, observe, optimise};
@@ -102,6 +103,9 @@ pub struct Request<'a> {
     /// An interrupted tune to resume ([`crate::tune::resume`]): its seed is used instead of
     /// `seed`, and its finished trials are replayed before anything is measured.
     pub resume: Option<&'a Resume>,
+    /// A known sweet spot to confirm against the default before any search
+    /// ([`crate::tune::known`]); it must be a point of the policy's grid on this device.
+    pub confirm: Option<&'a crate::tune::known::Known>,
 }
 
 /// How [`tune_or_stop`] ended, short of an error.
@@ -158,6 +162,15 @@ fn run(
     if let Some(n) = crate::tune::judge_note(&*testbed, req.policy) {
         tracing::info!("{n}");
     }
+    let confirm = req
+        .confirm
+        .map(|k| {
+            crate::tune::known::grid_point(&space, k).map(|point| KnownPoint {
+                point,
+                improvement: k.improvement,
+            })
+        })
+        .transpose()?;
     let (opened, seed) = open_tune(store, testbed, req, &target, &space)?;
     let tune_id = opened.id;
     let mut rec = StoreRecorder {
@@ -168,7 +181,7 @@ fn run(
     };
     let replay = Replay::new(req.resume);
     let judged = crate::tune::judge_note(&*testbed, req.policy).is_none();
-    let log = trial_log(&space, req, judged, &replay);
+    let log = trial_log(&space, req, judged, &replay, confirm);
     let incumbent = log.incumbent();
     let res = optimise(
         &mut ReplayBed {
@@ -187,6 +200,7 @@ fn run(
             seed,
             budget: req.budget,
             log: Some(log),
+            confirm,
         },
     );
     let resumed = replay.borrow().resumed();
@@ -220,6 +234,9 @@ fn run(
     rep.notes
         .extend(crate::tune::judge_note(&*testbed, req.policy));
     rep.resumed = resumed;
+    if let (Some(c), Some(k)) = (rep.confirm.as_mut(), req.confirm) {
+        c.source.clone_from(&k.source);
+    }
     rep.elapsed_s = Some(started.elapsed().as_secs_f64());
     let fin = if applied {
         // The sweet spot stays on the device after the testbed is gone, journaled under this
@@ -442,19 +459,25 @@ fn open_tune(
 }
 
 /// The tune's trial log and progress bar: one label per setting, the run budget (with the
-/// judges' runs when `judged`), runs replayed from a resumed tune counted as done.
+/// judges' runs when `judged`, and a confirm's of grid point `confirm` if it may not hold),
+/// runs replayed from a resumed tune counted as done.
 fn trial_log(
     space: &Space,
     req: &Request,
     judged: bool,
     replay: &Rc<RefCell<Replay>>,
+    confirm: Option<KnownPoint>,
 ) -> observe::TrialLog {
     let labels = space
         .points
         .iter()
         .map(crate::knob::setting_label)
         .collect();
-    let runs = crate::tune::run_budget(req.policy, req.budget, judged);
+    let full =
+        crate::tune::evaluator::Part::Full.loads(req.policy).len() * req.policy.runs as usize;
+    let confirm =
+        crate::tune::confirm_trials(req.policy, req.budget, confirm, space.default) * full;
+    let runs = crate::tune::run_budget(req.policy, req.budget, judged) + confirm as u64;
     observe::TrialLog::new(labels, req.policy.objective.label(), runs, req.quiet)
         .minimize(req.policy.objective.minimize())
         .replayed({

@@ -20,6 +20,7 @@ use argmin::core::{
 use serde::{Deserialize, Serialize};
 
 mod check;
+pub mod confirm;
 mod core;
 pub(crate) mod gp_search;
 mod score;
@@ -128,6 +129,9 @@ enum Search {
 pub(crate) struct BayesOpt {
     core: Core,
     search: Search,
+    /// The confirm of a known sweet spot before the search, if any (`solver/confirm.rs`).
+    #[serde(default)]
+    confirm: Option<confirm::Confirm>,
 }
 
 impl BayesOpt {
@@ -138,7 +142,18 @@ impl BayesOpt {
             Some(s) => Search::Screen(s),
             None => Search::Gp(gp_search::GpSearch::default()),
         };
-        BayesOpt { core, search }
+        BayesOpt {
+            core,
+            search,
+            confirm: None,
+        }
+    }
+
+    /// Confirms `known` against the default before any search
+    /// (`solver/confirm.rs`); `None`, the default, or a point off the grid: a plain search.
+    pub(crate) fn with_confirm(mut self, known: Option<confirm::KnownPoint>) -> Self {
+        self.confirm = known.and_then(|k| confirm::Confirm::start(&mut self.core, k));
+        self
     }
 
     /// Sets each point's scheduler group ([`crate::tune::space::Space::scheduler_groups`]).
@@ -174,6 +189,14 @@ impl BayesOpt {
         let core = &mut self.core;
         core.trials += 1;
         core.runs += t.runs.len();
+        if t.failed.is_some()
+            && t.point != core.default
+            && let Some(c) = self.confirm.as_mut().filter(|c| c.running())
+        {
+            let why = t.failed.clone().unwrap_or_default();
+            c.failed(core, &mut self.search, &why);
+            return;
+        }
         if t.failed.is_some() {
             // A failed reference of the GP search leaves nothing to compare any setting with
             // (the screen stops so in its plan; the caller reports the failure, `tune::run`).
@@ -203,6 +226,10 @@ impl BayesOpt {
 
     /// Ends the check when its queue is empty: the test, if the best keeps the rails.
     fn conclude(&mut self, feasible: bool) {
+        if let Some(c) = self.confirm.as_mut().filter(|c| c.running()) {
+            c.conclude(&mut self.core, &mut self.search, feasible);
+            return;
+        }
         let basis = self.check_basis(self.core.incumbent);
         self.core.conclude_if_feasible(feasible, &basis);
     }
@@ -274,8 +301,11 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
         _problem: &mut Problem<O>,
         state: TuneState,
     ) -> Result<(TuneState, Option<KV>), ArgminError> {
-        // The screen plans every trial itself (the default first).
-        if let Search::Gp(g) = &mut self.search {
+        // The screen plans every trial itself (the default first); a confirm runs before
+        // either search, which starts when it does not hold.
+        if self.confirm.is_none()
+            && let Search::Gp(g) = &mut self.search
+        {
             g.init(&mut self.core);
         }
         Ok((state.param(self.core.default), None))

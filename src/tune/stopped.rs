@@ -251,6 +251,7 @@ mod tests {
             quiet: true,
             lock: &lock,
             resume: None,
+            confirm: None,
         };
         let Ended::Stopped(s) = tune_or_stop(&store, &db, &mut bed, &req).unwrap() else {
             panic!("the tune was not stopped");

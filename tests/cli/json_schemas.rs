@@ -201,6 +201,24 @@ fn every_commands_json_validates_against_its_schema() {
     let t = ok("tune", &["tune", "--sim", SURFACE, "--seed", "7", "--json"]);
     // DESIGN.md: `evaluations` are settings measured, `trials` counts repeats too.
     assert!(t["evaluations"].as_u64() < t["trials"].as_u64(), "{t}");
+    // The same device again, confirming the sweet spot just stored: the report's `confirm`.
+    let c = ok(
+        "tune",
+        &[
+            "tune",
+            "--sim",
+            SURFACE,
+            "--seed",
+            "8",
+            "--confirm",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        (&c["confirm"]["held"], &c["runs"]),
+        (&true.into(), &12.into()),
+        "{c}"
+    );
 
     // A sweet spot of the fake disk: status with a device, history with its times.
     common::store_sweet_spot(

@@ -39,6 +39,7 @@ mod restore_live_host;
 mod restore_untrusted;
 mod set_restore;
 mod shell_leader;
+mod tune_confirm;
 mod tune_first_screen;
 mod tune_judges;
 mod tune_progress;

@@ -59,6 +59,7 @@ fn stopped_tune_on(surface: &Path, db: &Path, seed: u64, runs: usize) -> i64 {
         quiet: true,
         lock: &lock,
         resume: None,
+        confirm: None,
     };
     let e = tune(&store, db, &mut bed, &req).unwrap_err();
     assert!(matches!(e, Error::Interrupted), "{e:?}");

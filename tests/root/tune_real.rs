@@ -374,6 +374,7 @@ fn tune_apply_leaves_the_sweet_spot_on_the_device_and_restore_undoes_it() {
         quiet: true,
         lock: &lock,
         resume: None,
+        confirm: None,
     };
     let rep = sweetspot::tune::run::tune(&store, &db, &mut tb, &req).unwrap();
     assert!(rep.significant && rep.applied, "{rep:?}");

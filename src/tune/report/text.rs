@@ -168,18 +168,22 @@ fn verdict_lines(r: &Report) -> String {
         };
         s.push_str(&answer("by", &by));
     }
+    // A confirm tune's tests share the policy's alpha (`solver/confirm.rs`).
+    let asks = match &r.confirm {
+        Some(c) if c.held => format!("the confirm asks < {}, its share of alpha", r.alpha),
+        Some(_) => format!("after the confirm, the search asks < {}", r.alpha),
+        None => format!("the policy asks < {}", r.alpha),
+    };
     let sure = match r.p_value {
         Some(p) if r.significant => format!(
-            "sure: p = {} (the policy asks < {}); a setting at most {me:.0}% better would \
-             rarely measure this well",
+            "sure: p = {} ({asks}); a setting at most {me:.0}% better would rarely measure \
+             this well",
             p_text(p),
-            r.alpha
         ),
         Some(p) => format!(
-            "not sure enough: p = {} (the policy asks < {}); not shown to be more than {me:.0}% \
-             better than the default",
+            "not sure enough: p = {} ({asks}); not shown to be more than {me:.0}% better than \
+             the default",
             p_text(p),
-            r.alpha
         ),
         None => no_check(&r.reason),
     };
@@ -279,6 +283,42 @@ fn p_text(p: f64) -> String {
         format!("{p:.1e}")
     } else {
         format!("{p:.3}")
+    }
+}
+
+/// The confirm of a known sweet spot in one sentence: what, from where, held or not, with
+/// its figures.
+fn confirm_text(c: &crate::tune::report::ConfirmReport) -> String {
+    let figures = format!(
+        "{}{} in {} interleaved {} at α {}",
+        c.improvement
+            .as_ref()
+            .map_or_else(String::new, |i| format!("{}, ", improvement_text(i))),
+        c.p_value
+            .map_or_else(|| "no test".to_string(), |p| format!("p = {}", p_text(p))),
+        c.pairs,
+        if c.pairs == 1 { "pair" } else { "pairs" },
+        c.alpha
+    );
+    let what = format!(
+        "{} ({})",
+        crate::knob::setting_label(&c.setting),
+        if c.source.is_empty() {
+            "given"
+        } else {
+            &c.source
+        }
+    );
+    if c.held {
+        format!(
+            "{what} held: {figures}; the tune ended there ({} load runs)",
+            c.runs
+        )
+    } else {
+        format!(
+            "{what} did not hold ({figures}): the search ran, its {} load runs in hand",
+            c.runs
+        )
     }
 }
 
@@ -449,6 +489,9 @@ pub fn text(r: &Report) -> String {
         s.push_str(&wrap("  ", 4, &what));
     }
     s.push_str(&wrap("  verdict: ", 4, &r.reason));
+    if let Some(c) = &r.confirm {
+        s.push_str(&wrap("  confirm: ", 4, &confirm_text(c)));
+    }
     if r.reason.contains("no_load pooled") {
         s.push_str(&wrap(
             "  ",

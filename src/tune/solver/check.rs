@@ -69,6 +69,10 @@ pub struct Verdict {
     /// check pairs only: the report's figures then do too.
     #[serde(default)]
     pub every_trial: bool,
+    /// The confirm of a known sweet spot that ran before the search (`solver/confirm.rs`),
+    /// if the tune had one: held (this verdict is its) or not (the search's verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<super::confirm::ConfirmOutcome>,
 }
 
 impl Verdict {
@@ -82,6 +86,7 @@ impl Verdict {
             pairs: None,
             reason: reason.into(),
             every_trial: false,
+            confirm: None,
         }
     }
 }
@@ -329,6 +334,7 @@ impl Core {
             pairs: Some(n),
             reason,
             every_trial: arms.is_some(),
+            confirm: None,
         });
     }
 

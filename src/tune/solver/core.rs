@@ -49,6 +49,9 @@ pub(super) struct Core {
     pub(super) verdict: Option<Verdict>,
     /// What the search adds to the verdict's reason (the screen's finding on no_load).
     pub(super) note: Option<String>,
+    /// A confirm that did not hold (`solver/confirm.rs`): the search's verdict carries it.
+    #[serde(default)]
+    pub(super) confirmed: Option<super::confirm::ConfirmOutcome>,
     /// SplitMix64 state (Steele, Lea & Flood 2014): small, serialisable, deterministic.
     rng: u64,
     /// [`Core::posterior`] per setting, valid while `obs` has `posteriors_at` entries
@@ -80,6 +83,7 @@ impl Core {
             trials: 0,
             verdict: None,
             note: None,
+            confirmed: None,
             rng,
             posteriors: RefCell::default(),
             posteriors_at: Cell::new(usize::MAX),
@@ -251,6 +255,9 @@ impl Core {
     pub(super) fn finish(&mut self, mut v: Verdict) {
         if let Some(n) = &self.note {
             v.reason.push_str(&format!("; {n}"));
+        }
+        if v.confirm.is_none() {
+            v.confirm = self.confirmed.clone();
         }
         self.verdict = Some(v);
         self.phase = Phase::Done;

@@ -19,11 +19,14 @@ pub(crate) struct GpSearch {
 impl GpSearch {
     /// Queues the first trials: the default (the reference), then the initial design.
     pub(super) fn init(&mut self, core: &mut Core) {
-        core.push(
-            core.default,
-            Part::Full,
-            "the default setting: reference for guards and the final check",
-        );
+        // A confirm that did not hold has measured the default already.
+        if core.costs(core.default).is_empty() {
+            core.push(
+                core.default,
+                Part::Full,
+                "the default setting: reference for guards and the final check",
+            );
+        }
         let dims = core.coords.first().map_or(1, Vec::len);
         let n = (dims + 2).min(core.coords.len()).saturating_sub(1);
         let n = n.min(core.search_budget().saturating_sub(1));

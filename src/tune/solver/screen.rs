@@ -296,6 +296,15 @@ impl Screen {
         }
     }
 
+    /// Takes the final check's parts as the search's own (a confirm that did not hold,
+    /// `solver/confirm.rs`), and drops from `todo` the settings they measured.
+    pub(super) fn adopt_check_parts(&mut self) {
+        self.loaded.append(&mut self.check_loaded);
+        self.no_load.append(&mut self.check_no_load);
+        let measured: Vec<usize> = self.loaded.iter().map(|o| o.0).collect();
+        self.todo.retain(|p| !measured.contains(p));
+    }
+
     /// What the final check needs of the screen for the test of `best` against the default
     /// (`solver/check.rs`).
     ///

@@ -1,0 +1,111 @@
+//! `sweetspot tune --confirm`: a known sweet spot checked before any search, from the
+//! store (this device's, or a named identity's), and the refusals.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn surface(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("data/surfaces")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn tune(db: &Path, args: &[&str]) -> std::process::Output {
+    let mut a = vec!["tune"];
+    a.extend_from_slice(args);
+    common::sweetspot(db, &a)
+}
+
+fn json(out: std::process::Output) -> Value {
+    serde_json::from_slice(&common::ok_stdout(out)).unwrap()
+}
+
+#[test]
+fn a_stored_sweet_spot_that_holds_ends_the_next_tune_after_its_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let first = json(tune(&db, &["--sim", &seed, "--seed", "7", "--json"]));
+    assert_eq!(first["significant"], true, "{first}");
+    let stored = first["best"]["fifo_batch"].clone();
+    let out = tune(&db, &["--sim", &seed, "--seed", "8", "--confirm", "--json"]);
+    let (_, err) = common::code_and_stderr(out.clone());
+    assert!(
+        err.contains(&format!("confirming fifo_batch={stored}")),
+        "{err}"
+    );
+    let r = json(out);
+    let c = &r["confirm"];
+    assert_eq!(
+        (&c["held"], &c["pairs"], &c["runs"]),
+        (&true.into(), &3.into(), &12.into())
+    );
+    assert_eq!(
+        (&r["best"]["fifo_batch"], &r["significant"]),
+        (&stored, &true.into())
+    );
+    assert_eq!(
+        (&r["trials"], &r["runs"], &r["alpha"]),
+        (&6.into(), &12.into(), &0.01.into())
+    );
+    assert!(
+        c["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("stored sweet spot #1 of sim:seed-2.5.39"),
+        "{c}"
+    );
+    // The same, named by its identity; and the text report says what held.
+    let out = tune(
+        &db,
+        &[
+            "--sim",
+            &seed,
+            "--seed",
+            "9",
+            "--confirm",
+            "sim:seed-2.5.39-mm1-fifo_batch",
+        ],
+    );
+    let text = String::from_utf8(common::ok_stdout(out)).unwrap();
+    assert!(text.contains("  confirm: fifo_batch="), "{text}");
+    assert!(
+        text.contains("held:") && text.contains("(12 load runs)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(the confirm asks < 0.01, its share of alpha)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn confirm_without_a_known_sweet_spot_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let (code, err) = common::code_and_stderr(tune(&db, &["--sim", &seed, "--confirm"]));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("no significant sweet spot for policy 'quick' is stored for sim:seed"),
+        "{err}"
+    );
+    let (code, err) =
+        common::code_and_stderr(tune(&db, &["--sim", &seed, "--confirm", "wwid:naa.1"]));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--confirm wwid:naa.1: neither a profile file nor a device identity"),
+        "{err}"
+    );
+    // A file that is not a profile names its line and field.
+    let (code, err) = common::code_and_stderr(tune(&db, &["--sim", &seed, "--confirm", &seed]));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("seed-2.5.39-mm1-fifo_batch.toml"), "{err}");
+    // Nothing was tuned or stored.
+    let h = json(common::sweetspot(&db, &["history", "--json"]));
+    assert_eq!(h["tunes"], serde_json::json!([]), "{h}");
+}
