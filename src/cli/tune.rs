@@ -1,6 +1,7 @@
 //! `sweetspot tune (--device D | --scratch | --sim FILE | --host) [--policy NAME|FILE]
-//! [--budget N] [--seed N] [--resume] [--confirm [FROM]] [--apply] [--json] [--job CMD --metric regex:RE|json:/PTR
-//! (--maximize NAME | --minimize NAME) [--unit U] [--nice N] [--cpus LIST]]`: find the sweet
+//! [--budget N] [--seed N] [--resume] [--confirm [FROM]] [--apply] [--json]
+//! [--job CMD --metric regex:RE|json:/PTR (--maximize NAME | --minimize NAME) [--unit U]
+//! [--nice N] [--cpus LIST]]`: find the sweet
 //! spot for a policy and store it.
 //!
 //! The objective is contest's (the policy's loads and `[objective]`) or the user's own

@@ -162,15 +162,7 @@ fn run(
     if let Some(n) = crate::tune::judge_note(&*testbed, req.policy) {
         tracing::info!("{n}");
     }
-    let confirm = req
-        .confirm
-        .map(|k| {
-            crate::tune::known::grid_point(&space, k).map(|point| KnownPoint {
-                point,
-                improvement: k.improvement,
-            })
-        })
-        .transpose()?;
+    let confirm = known_point(&space, req)?;
     let (opened, seed) = open_tune(store, testbed, req, &target, &space)?;
     let tune_id = opened.id;
     let mut rec = StoreRecorder {
@@ -238,18 +230,7 @@ fn run(
         c.source.clone_from(&k.source);
     }
     rep.elapsed_s = Some(started.elapsed().as_secs_f64());
-    let fin = if applied {
-        // The sweet spot stays on the device after the testbed is gone, journaled under this
-        // tune, so `restore` still undoes it.
-        testbed.apply(&rep.best).map(|()| testbed.keep())
-    } else {
-        testbed.restore()
-    };
-    if applied {
-        let root = testbed.root().unwrap_or_default();
-        rep.undo = Some(undo_command(db, &root, testbed.device_name().as_deref()));
-    }
-    if let Err(e) = fin {
+    if let Err(e) = leave_device(testbed, &mut rep, applied, db) {
         let _ = testbed.restore();
         opened.finish(store, crate::types::TuneStatus::Failed)?;
         return Err(e);
@@ -257,6 +238,38 @@ fn run(
     rep.bytes_written = opened.record_bytes(store);
     store_sweet_spot(store, &target, &req.policy.name, tune_id, &rep, significant)?;
     Ok(Ended::Done(Box::new(rep)))
+}
+
+/// Leaves the device as the tune ends: the sweet spot applied and kept when `applied`
+/// (`--apply`; the command that undoes it goes into `rep`), else restored.
+fn leave_device(
+    testbed: &mut dyn Testbed,
+    rep: &mut Report,
+    applied: bool,
+    db: &Path,
+) -> Result<()> {
+    if !applied {
+        return testbed.restore();
+    }
+    // The sweet spot stays on the device after the testbed is gone, journaled under this
+    // tune, so `restore` still undoes it.
+    let fin = testbed.apply(&rep.best).map(|()| testbed.keep());
+    let root = testbed.root().unwrap_or_default();
+    rep.undo = Some(undo_command(db, &root, testbed.device_name().as_deref()));
+    fin
+}
+
+/// The grid point of the known sweet spot `req` confirms, if any. Errors (exit 2): it is
+/// not a point of the policy's grid on this device ([`crate::tune::known::grid_point`]).
+fn known_point(space: &Space, req: &Request) -> Result<Option<KnownPoint>> {
+    req.confirm
+        .map(|k| {
+            crate::tune::known::grid_point(space, k).map(|point| KnownPoint {
+                point,
+                improvement: k.improvement,
+            })
+        })
+        .transpose()
 }
 
 /// A tune's row and what it writes to its device, counted from when the row was opened.
