@@ -515,6 +515,66 @@ fn a_loop_device_attached_later_gets_its_profile_and_a_drifted_knob_is_left_alon
     drop(l);
 }
 
+/// Issue 35 item 4: a retune of a device with a stored sweet spot confirms it against the
+/// default before any search (its first trials are the confirm's pairs).
+#[test]
+fn a_retune_of_a_device_with_a_sweet_spot_confirms_it_first() {
+    let _turn = serial();
+    let Some(_gate) = common::root::needs_root("loop devices") else {
+        return;
+    };
+    let mut l = LoopDev::new(600);
+    l.mount_ext4();
+    let e = env();
+    let id = identity(&l);
+    let offered = common::offered_schedulers(&l.read("queue/scheduler"));
+    if !offered.iter().any(|s| s == "mq-deadline") {
+        eprintln!("skipped: this kernel's loop devices offer no mq-deadline ({offered:?})");
+        return;
+    }
+    let active = common::active_scheduler(&l.read("queue/scheduler"));
+    common::store_sweet_spot(
+        &e.db(),
+        &id,
+        &l.name,
+        &sweetspot::device::kernel_release(),
+        &[("scheduler", "mq-deadline"), ("fifo_batch", "8")],
+        &[("scheduler", &active)],
+        1.5,
+    );
+    let cfg = config(
+        &e,
+        &format!("enroll = [\"{id}\"]\nretune_interval_s = 2"),
+        100.0,
+    );
+    let mut d = Daemon::start(&e, &cfg);
+    wait_for("a retune with a finished trial", 300, || {
+        tunes(&e, &id)
+            .iter()
+            .any(|t| t.status == "running" && trials_of(&e, t.id) >= 1)
+    });
+    let (status, _) = d.stop();
+    let log = d.log();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(
+        log.contains(&format!(
+            "{}: confirming fifo_batch=8 scheduler=mq-deadline (stored sweet spot #1 of {id}",
+            l.name
+        )),
+        "{log}"
+    );
+    // Its first trial is the confirm's first pair's default.
+    let tune = tunes(&e, &id).pop().unwrap();
+    let store = Store::open(&e.db()).unwrap();
+    let first = store.trials_of_tune(tune.id).unwrap().remove(0);
+    assert_eq!(
+        first.setting.get("scheduler").map(ToString::to_string),
+        Some(active)
+    );
+    drop(d);
+    drop(l);
+}
+
 #[test]
 fn a_stopped_retune_is_resumed_by_the_next_one_with_its_finished_trials() {
     let _turn = serial();
