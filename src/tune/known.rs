@@ -151,29 +151,34 @@ fn from_profile(path: &Path, root: &SysRoot, device: Option<&str>) -> Result<Kno
     })
 }
 
-/// The grid point of `space` that sets `known`'s knobs and leaves the policy's other knobs
-/// at this device's default. Errors: a knob the policy does not tune, or a value that is not
-/// one of the grid's on this device (the message names the knob and the value).
+/// The grid point of `space` that sets `known`'s knobs and, of those, agrees with this
+/// device's default on the most other knobs: the policy's other knobs stay at the default
+/// where the grid allows (a `fifo_batch` known from a disk whose default scheduler was
+/// mq-deadline brings mq-deadline with it on a disk whose default is none: the knob exists
+/// only under it). Errors (exit 2): a knob the policy does not tune, or a value that is not
+/// one of the grid's on this device (the message names the setting and where it came from).
 pub fn grid_point(space: &Space, known: &Known) -> Result<usize> {
-    let default = &space.points[space.default];
-    let mut want = default.clone();
-    for (k, v) in &known.setting {
-        if !space.knobs.contains(k) {
-            return Err(Error::BadInput(format!(
-                "--confirm: the known sweet spot ({}) sets {k}, which this policy does not \
-                 tune on this device (it tunes {})",
-                known.source,
-                space.knobs.join(", ")
-            )));
-        }
-        want.insert(k.clone(), v.clone());
+    if let Some(k) = known.setting.keys().find(|k| !space.knobs.contains(*k)) {
+        return Err(Error::BadInput(format!(
+            "--confirm: the known sweet spot ({}) sets {k}, which this policy does not tune \
+             on this device (it tunes {})",
+            known.source,
+            space.knobs.join(", ")
+        )));
     }
-    // Knobs that exist only under one scheduler go with it (the grid has none elsewhere).
-    let found = space.points.iter().position(|p| {
-        want.iter()
-            .filter(|(k, _)| p.contains_key(*k) || known.setting.contains_key(*k))
-            .all(|(k, v)| p.get(k) == Some(v))
-    });
+    let default = &space.points[space.default];
+    let agree = |p: &Setting| {
+        default
+            .iter()
+            .filter(|(k, v)| p.get(*k) == Some(*v))
+            .count()
+    };
+    let found = (0..space.len())
+        .filter(|&i| {
+            let p = &space.points[i];
+            known.setting.iter().all(|(k, v)| p.get(k) == Some(v))
+        })
+        .max_by_key(|&i| (agree(&space.points[i]), std::cmp::Reverse(i)));
     found.ok_or_else(|| {
         Error::BadInput(format!(
             "--confirm: the known sweet spot {} ({}) is not a setting of this policy's grid \
@@ -280,9 +285,8 @@ mod tests {
         );
     }
 
-    fn space() -> Space {
-        let surface = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml");
+    fn space_of(file: &str) -> Space {
+        let surface = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         let sim = crate::bench::sim::SimDevice::open(&surface, 1).unwrap();
         let pol: Policy = crate::tune::policy::resolve(
             "quick",
@@ -291,6 +295,29 @@ mod tests {
         )
         .unwrap();
         Space::build(&crate::bench::Testbed::space(&sim), &pol, None).unwrap()
+    }
+
+    fn space() -> Space {
+        space_of("data/surfaces/seed-2.5.39-mm1-fifo_batch.toml")
+    }
+
+    #[test]
+    fn a_known_knob_that_exists_under_one_scheduler_brings_the_scheduler() {
+        // Default bfq; fifo_batch only under mq-deadline.
+        let space = space_of("data/surfaces/flat-scheduler.toml");
+        let known = |setting: Setting| Known {
+            setting,
+            source: "test".into(),
+            improvement: None,
+        };
+        let p = grid_point(&space, &known(fb(256))).unwrap();
+        assert_eq!(
+            setting_label(&space.points[p]),
+            "fifo_batch=256 scheduler=mq-deadline"
+        );
+        let kyber: Setting = [("scheduler".to_string(), "kyber".into())].into();
+        let p = grid_point(&space, &known(kyber)).unwrap();
+        assert_eq!(setting_label(&space.points[p]), "scheduler=kyber");
     }
 
     #[test]
