@@ -322,14 +322,20 @@ impl Bencher {
                     failed = Some(early_stop(load, &log));
                 }
                 let done = after.saturating_sub(before);
-                // A start-up, or a short job, is often shorter than one unit of a paced
-                // load's work (loads::max_quiet_s): none done in it is no failure.
+                // A load that did no work at all since it started, its lead-in included, is
+                // broken. One that worked in its lead-in and none while the job ran is waiting
+                // on the device, and its Loads is an honest 0: io_load's fdatasync of its whole
+                // file on a slow disk whose writeback wbt throttles outlasts a short job
+                // (`tune --emulate hdd-5400 --job-scale 0.3`: every setting with a low
+                // wbt_lat_usec failed so). A start-up, or a short job, is often shorter than
+                // one unit of a paced load's work (loads::max_quiet_s): none in it is no
+                // failure either.
                 if failed.is_none()
-                    && done == 0
+                    && after == 0
                     && fg == Foreground::Job
                     && job.wall_s >= loads::max_quiet_s(load)
                 {
-                    failed = Some(format!("{load} completed no work while the job ran"));
+                    failed = Some(format!("{load} completed no work since it started"));
                 }
                 (Some(done as f64), Some(exit.cpu_pct()))
             }
