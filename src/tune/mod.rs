@@ -75,6 +75,24 @@ pub struct Options {
     pub budget: Option<u32>,
     /// Per-trial log and progress bar.
     pub log: Option<observe::TrialLog>,
+    /// True: a significant best keeps every knob it changed, none tested for whether it is
+    /// needed (`solver/reduce.rs`). The shoot-out's baseline; a tune always tests them.
+    pub keep_every_changed_knob: bool,
+    /// True: the search and the final check keep runs for that step's tests (its reserve,
+    /// `solver/reduce.rs`). Measured in the shoot-out, not used by a tune.
+    pub reduce_reserve: bool,
+}
+
+impl Options {
+    /// A tune's options: `seed`, the policy's budget overridden by `budget`, `log`'s lines.
+    pub fn logged(seed: u64, budget: Option<u32>, log: observe::TrialLog) -> Self {
+        Options {
+            seed,
+            budget,
+            log: Some(log),
+            ..Options::default()
+        }
+    }
 }
 
 /// The run budget: the most load runs a tune of `policy` makes, `budget` (the policy's if
@@ -159,8 +177,14 @@ pub fn optimise(
     let cfg = config(policy, opts.budget, opts.seed)?;
     // One iteration per trial; the screen's partial trials are one or more runs each.
     let max_iters = (cfg.budget * cfg.runs_full.max(1)) as u64 + 2;
-    let solver = BayesOpt::new(cfg, space.coords.clone(), space.default)
-        .with_groups(space.scheduler_groups());
+    let mut solver = BayesOpt::new(cfg, space.coords.clone(), space.default)
+        .with_groups(space.scheduler_groups())
+        .with_settings(space.points.clone(), space.knobs.clone());
+    if opts.keep_every_changed_knob {
+        solver = solver.without_reduce();
+    } else if opts.reduce_reserve {
+        solver = solver.with_reduce_reserve();
+    }
     let eval = Evaluator::new(testbed, space, policy, recorder);
     let mut exec = Executor::new(eval, solver)
         .configure(|s: TuneState| s.max_iters(max_iters))

@@ -183,11 +183,7 @@ fn run(
             store,
             tune_id,
         },
-        Options {
-            seed,
-            budget: req.budget,
-            log: Some(log),
-        },
+        Options::logged(seed, req.budget, log),
     );
     let resumed = replay.borrow().resumed();
     let out = match res {

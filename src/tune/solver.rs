@@ -22,11 +22,13 @@ use serde::{Deserialize, Serialize};
 mod check;
 mod core;
 pub(crate) mod gp_search;
+mod reduce;
 mod score;
 pub(crate) mod screen;
 use self::core::Core;
 use check::CheckBasis;
 pub use check::Verdict;
+pub use reduce::{KnobFinding, KnobRecord};
 
 /// Search stops when the largest expected improvement is below ln(1 + min_effect) / this.
 pub(crate) const TOL_DIV: f64 = 10.0;
@@ -71,6 +73,9 @@ pub(crate) enum Phase {
     Search,
     /// Comparing the best setting with the default on fresh pairs.
     Check,
+    /// After a significant check of a best that changed two or more knobs: testing whether
+    /// each is needed (`solver/reduce.rs`).
+    Reduce,
     /// Finished.
     Done,
 }
@@ -128,6 +133,9 @@ enum Search {
 pub(crate) struct BayesOpt {
     core: Core,
     search: Search,
+    /// The smallest change that carries the effect (`solver/reduce.rs`).
+    #[serde(default)]
+    reduce: reduce::Reduce,
 }
 
 impl BayesOpt {
@@ -138,7 +146,11 @@ impl BayesOpt {
             Some(s) => Search::Screen(s),
             None => Search::Gp(gp_search::GpSearch::default()),
         };
-        BayesOpt { core, search }
+        BayesOpt {
+            core,
+            search,
+            reduce: reduce::Reduce::default(),
+        }
     }
 
     /// Sets each point's scheduler group ([`crate::tune::space::Space::scheduler_groups`]).
@@ -174,6 +186,9 @@ impl BayesOpt {
         let core = &mut self.core;
         core.trials += 1;
         core.runs += t.runs.len();
+        if t.failed.is_some() && core.phase == Phase::Reduce {
+            return self.reduce_failed(t);
+        }
         if t.failed.is_some() {
             // A failed reference of the GP search leaves nothing to compare any setting with
             // (the screen stops so in its plan; the caller reports the failure, `tune::run`).
@@ -201,10 +216,13 @@ impl BayesOpt {
         }
     }
 
-    /// Ends the check when its queue is empty: the test, if the best keeps the rails.
+    /// Ends the check when its queue is empty: the test, if the best keeps the rails; then,
+    /// for a significant best that changed two or more knobs, the step that tests each
+    /// (`solver/reduce.rs`).
     fn conclude(&mut self, feasible: bool) {
         let basis = self.check_basis(self.core.incumbent);
         self.core.conclude_if_feasible(feasible, &basis);
+        self.start_reduce(&basis);
     }
 }
 
@@ -299,6 +317,11 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             if self.core.phase == Phase::Check {
                 self.conclude(feasible(self.core.incumbent));
             }
+            if !self.core.queue.is_empty() {
+                // The check queued the reduction's first pairs: measured from the next
+                // iteration on.
+                return Ok((state, None));
+            }
             return Ok((
                 state.terminate_with(TerminationReason::SolverConverged),
                 None,
@@ -321,6 +344,8 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
         }
         if self.core.phase == Phase::Check && self.core.queue.is_empty() {
             self.conclude(feasible(self.core.incumbent));
+        } else if self.core.phase == Phase::Reduce && self.core.queue.is_empty() {
+            self.conclude_knob(&feasible);
         }
         let kv = argmin::kv!(
             "point" => step.point as u64;

@@ -69,6 +69,11 @@ pub struct Verdict {
     /// check pairs only: the report's figures then do too.
     #[serde(default)]
     pub every_trial: bool,
+    /// After a significant check of a best that changed two or more knobs, what became of
+    /// each (`solver/reduce.rs`): carries the effect, left at its default, or not tested;
+    /// empty otherwise.
+    #[serde(default)]
+    pub knobs: Vec<super::KnobRecord>,
 }
 
 impl Verdict {
@@ -82,6 +87,7 @@ impl Verdict {
             pairs: None,
             reason: reason.into(),
             every_trial: false,
+            knobs: Vec::new(),
         }
     }
 }
@@ -329,6 +335,7 @@ impl Core {
             pairs: Some(n),
             reason,
             every_trial: arms.is_some(),
+            knobs: Vec::new(),
         });
     }
 
@@ -393,7 +400,7 @@ impl Core {
 /// two-sample t-test (Welch 1947) of H0 mean(a) ≥ mean(b) − `shift` (at most
 /// e^shift − 1 better), as (p-value, (improvement, 95% CI low, high)), improvement =
 /// exp(mean(b) − mean(a)) with Welch's t interval; `None` with fewer than two of each.
-fn arms_welch(a: &[f64], b: &[f64], shift: f64) -> Option<(f64, (f64, f64, f64))> {
+pub(super) fn arms_welch(a: &[f64], b: &[f64], shift: f64) -> Option<(f64, (f64, f64, f64))> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }

@@ -59,6 +59,10 @@ pub(super) struct Core {
     pub(super) posteriors_at: Cell<usize>,
     /// Load runs measured so far (the screen's budget is in runs).
     pub(super) runs: usize,
+    /// Per point, how many knobs it changes from the default that the step after a
+    /// significant check would test (`solver/reduce.rs`); empty when that step is off.
+    #[serde(default)]
+    pub(super) changed: Vec<usize>,
 }
 
 impl Core {
@@ -84,6 +88,7 @@ impl Core {
             posteriors: RefCell::default(),
             posteriors_at: Cell::new(usize::MAX),
             runs: 0,
+            changed: Vec::new(),
         }
     }
 

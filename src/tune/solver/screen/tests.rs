@@ -42,7 +42,9 @@ fn screen(ratio: bool, loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> Fx 
         runs_no_load: usize::from(ratio),
     };
     let coords = (0..4).map(|i| vec![f64::from(i) / 3.0]).collect();
-    let BayesOpt { mut core, search } = BayesOpt::new(cfg, coords, 2);
+    let BayesOpt {
+        mut core, search, ..
+    } = BayesOpt::new(cfg, coords, 2);
     let Search::Screen(mut sc) = search else {
         panic!("a 4-setting grid at budget 12 is screened");
     };
