@@ -63,6 +63,10 @@ pub(super) struct Core {
     /// significant check would test (`solver/reduce.rs`); empty when that step is off.
     #[serde(default)]
     pub(super) changed: Vec<usize>,
+    /// True while the search's last plan kept room for that step's tests
+    /// ([`Core::with_reduce_reserve`]); the final check then leaves it ([`Core::check_share`]).
+    #[serde(skip)]
+    pub(super) reduce_room: Cell<bool>,
 }
 
 impl Core {
@@ -89,6 +93,7 @@ impl Core {
             posteriors_at: Cell::new(usize::MAX),
             runs: 0,
             changed: Vec::new(),
+            reduce_room: Cell::new(false),
         }
     }
 

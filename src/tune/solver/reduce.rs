@@ -36,14 +36,15 @@
 //!   takes the runs the search leaves up to `CHECK_CAP` × `check_pairs` pairs, so at the
 //!   shipped budgets the step is seldom tested and mostly reports "not tested: no budget
 //!   left". The shoot-out's `ours-reserve` turns a reserve on
-//!   ([`BayesOpt::with_reduce_reserve`]): the search and the check leave room for m tests of
-//!   `check_pairs` pairs each (the tests are then that size, not the check's: a reserve of
-//!   tests as large as the check starved the search). Measured there, on dev seeds 1..100: the
-//!   surface where one of three knobs carries the effect stores exactly that knob in 90% of
-//!   tunes (17% without), but the 3-knob bowl, whose every knob carries part of its effect,
-//!   falls from 94% of tunes found to 43% (`examples/shootout-results.md`), so a tune does not
-//!   use it.
-
+//!   ([`BayesOpt::with_reduce_reserve`]): while the check's own plan is well below its cap
+//!   (a large effect, [`RESERVE_MARGIN`]), the search and the check leave room for m tests
+//!   of `check_pairs` pairs each (the tests are then that size, not the check's: a reserve
+//!   of tests as large as the check starved the search). Measured there
+//!   (`examples/shootout-results.md`): the surface where one of three knobs carries the
+//!   effect stores exactly that knob in most tunes instead of a few, at a cost to the 3-knob
+//!   bowl, whose every knob carries part of its effect; a tune does not use it until that
+//!   trade is decided.
+//!
 use super::check::{CheckBasis, PairVariance, arms_welch};
 use super::core::Core;
 use super::{BayesOpt, Phase, Step};
@@ -173,31 +174,49 @@ pub(crate) fn revert(best: &Setting, default: &Setting, knob: &str) -> Setting {
     s
 }
 
+/// The step's reserve ([`BayesOpt::with_reduce_reserve`]) is kept only while the check's
+/// own plan needs at least this many pairs fewer than its cap (`check_reserve` in
+/// `solver/screen/plan.rs`: 90% power at the leader's estimated effect, at most
+/// `CHECK_MAX_SHARE` of the budget): a large effect, whose test without a flat knob is cheap
+/// and decisive. On a small one the tests cannot tell a knob that carries part of the effect
+/// from a flat one, and the runs are the search's and the check's. (Shoot-out, dev seeds
+/// 1..100, `ours-reserve`, exact tunes on the one-of-three surface / tunes found on the 3-knob
+/// bowl: a reserve whatever the effect 90% / 43%; kept while the plan is below its cap by 1
+/// pair 90% / 85%, by 2 89% / 86%, **by 3 88% / 89%**; no reserve 17% / 94%.)
+pub(crate) const RESERVE_MARGIN: usize = 3;
+
 impl Core {
-    /// The runs the final check's reserve of `n` pairs of `per` runs each becomes with the
-    /// step's reserve, when it is on ([`BayesOpt::with_reduce_reserve`]) and some setting
-    /// of the grid changes m ≥ 2 knobs (m the most any does): room for m tests of
-    /// `check_pairs` pairs of the cheapest part (loaded runs when the objective may be
+    /// The runs the final check's reserve of `n` pairs of `per` runs each (at most `most`
+    /// pairs) becomes with the step's reserve, when it is on
+    /// ([`BayesOpt::with_reduce_reserve`]), some setting of the grid changes m ≥ 2 knobs (m
+    /// the most any does) and `n` is [`RESERVE_MARGIN`] or more below `most`: room for m tests
+    /// of `check_pairs` pairs of the cheapest part (loaded runs when the objective may be
     /// measured in parts). Not only when the leader changes two or more: the answer is often
-    /// another setting than the search's leader of the moment. Otherwise `n × per`.
-    pub(super) fn with_reduce_reserve(&self, n: usize, per: usize) -> usize {
+    /// another setting than the search's leader of the moment. Otherwise `n × per`. Notes in
+    /// `reduce_room` whether it kept the room ([`Core::check_share`]).
+    pub(super) fn with_reduce_reserve(&self, n: usize, most: usize, per: usize) -> usize {
         let cheapest = if self.cfg.runs_loaded > 0 {
             self.cfg.runs_loaded
         } else {
             self.cfg.runs_full
         };
-        match self.changed.iter().max() {
-            Some(&m) if m >= 2 => n * per + m * self.cfg.check_pairs.max(1) * 2 * cheapest,
-            _ => n * per,
-        }
+        let room = match self.changed.iter().max() {
+            Some(&m) if m >= 2 && n + RESERVE_MARGIN <= most => {
+                m * self.cfg.check_pairs.max(1) * 2 * cheapest
+            }
+            _ => 0,
+        };
+        self.reduce_room.set(room > 0);
+        n * per + room
     }
 
-    /// Of `fit` pairs that the runs left hold, the final check's share for `best`: with the
-    /// step's reserve on and a best that changed m ≥ 2 knobs, all but m × `check_pairs`
-    /// (the step's tests), at least `check_pairs` (or `fit`, if fewer); otherwise all.
+    /// Of `fit` pairs that the runs left hold, the final check's share for `best`: when the
+    /// search's last plan kept the step's room and `best` changed m ≥ 2 knobs, all but m ×
+    /// `check_pairs` (the step's tests), at least `check_pairs` (or `fit`, if fewer);
+    /// otherwise all.
     pub(super) fn check_share(&self, best: usize, fit: usize) -> usize {
         match self.changed.get(best) {
-            Some(&m) if m >= 2 => {
+            Some(&m) if m >= 2 && self.reduce_room.get() => {
                 let k = self.cfg.check_pairs.max(1);
                 fit.saturating_sub(m * k).max(fit.min(k))
             }
@@ -240,9 +259,8 @@ impl BayesOpt {
 
     /// Turns on the step's reserve of runs ([`Core::with_reduce_reserve`],
     /// [`Core::check_share`]): the search and the final check leave room for a test of
-    /// `check_pairs` pairs per changed knob. Off in a tune: measured in the shoot-out (module
-    /// docs), it let the step run on the surface where one of three knobs carries the effect
-    /// but cost the 3-knob bowl half of its tunes found.
+    /// `check_pairs` pairs per changed knob while the check's plan is [`RESERVE_MARGIN`]
+    /// pairs below its cap. Off in a tune (module docs: the shoot-out's trade).
     pub(crate) fn with_reduce_reserve(mut self) -> Self {
         if !self.reduce.off
             && let Some(d) = self.reduce.settings.get(self.core.default)

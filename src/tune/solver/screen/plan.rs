@@ -466,7 +466,7 @@ impl Screen {
         };
         // On a grid of settings that change two or more knobs, the step after the check
         // (`solver/reduce.rs`) keeps room for its tests too.
-        core.with_reduce_reserve(n.clamp(core.cfg.check_pairs, most), per)
+        core.with_reduce_reserve(n.clamp(core.cfg.check_pairs, most), most, per)
     }
 
     /// The flatness test's z of `p`: its mean ln no_load Time less the default's, over the
