@@ -256,8 +256,10 @@ fn flat_at_default(s: &Surf, p: usize) -> bool {
 }
 
 /// Tunes of ours in which the step after the check (`src/tune/solver/reduce.rs`) ran, its
-/// knob tests and their pairs, summed over a row (`SHOOTOUT_STEP=1` prints them).
-static STEP: std::sync::Mutex<[u64; 3]> = std::sync::Mutex::new([0; 3]);
+/// knob tests and their pairs, the knobs it kept untested and those it kept because the
+/// improvement without them fell below the check's CI, summed over a row (`SHOOTOUT_STEP=1`
+/// prints them).
+static STEP: std::sync::Mutex<[u64; 5]> = std::sync::Mutex::new([0; 5]);
 
 /// Load runs of one baseline trial: a no_load run and an io_load run for a Ratio, the io_load
 /// run alone for Loads (a throughput tune needs no no_load; ours measures it so too).
@@ -464,6 +466,13 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
                 let pairs: Vec<usize> = v.knobs.iter().filter_map(|k| k.pairs).collect();
                 st[1] += pairs.len() as u64;
                 st[2] += pairs.iter().sum::<usize>() as u64;
+                let untested = sweetspot::tune::solver::KnobFinding::NotTested;
+                st[3] += v.knobs.iter().filter(|k| k.finding == untested).count() as u64;
+                st[4] += v
+                    .knobs
+                    .iter()
+                    .filter(|k| k.why.contains("fell below"))
+                    .count() as u64;
             }
             let chosen = if v.significant {
                 v.best
@@ -676,7 +685,7 @@ fn main() {
     let t0 = std::time::Instant::now();
     for s in &surfs {
         for m in methods(s).into_iter().filter(keep) {
-            *STEP.lock().unwrap() = [0; 3];
+            *STEP.lock().unwrap() = [0; 5];
             let r = evaluate(m, s, seeds, from);
             if std::env::var_os("SHOOTOUT_COUNTS").is_some() {
                 let n = seeds as f64 / 100.0;
@@ -690,9 +699,10 @@ fn main() {
                 );
             }
             if std::env::var_os("SHOOTOUT_STEP").is_some() {
-                let [ran, tests, pairs] = *STEP.lock().unwrap();
+                let [ran, tests, pairs, untested, below] = *STEP.lock().unwrap();
                 eprintln!(
-                    "step {} {}: ran in {ran} of {seeds} tunes, {tests} knob tests, {pairs} pairs",
+                    "step {} {}: ran in {ran} of {seeds} tunes, {tests} knob tests, {pairs} \
+                     pairs; knobs kept untested {untested}, kept below the check's CI {below}",
                     s.name,
                     m.name()
                 );
