@@ -41,6 +41,12 @@
 //!   the m settings it measured ([`ttts::ttts_arms`]).
 //! - `neldermead`: argmin's NelderMead on the log2-relaxed space, k trials, rounded.
 //! - `ours`: `tune::optimise`; it keeps the default unless the final check is significant.
+//!   When the check's best changed two or more knobs, each is put back to its default in
+//!   turn and kept only if the effect needs it (`src/tune/solver/reduce.rs`);
+//!   `ours-all-knobs` is the same tune without that step (and without its reserve of runs):
+//!   the sweet spot keeps every knob the check's best changed. `ours-reserve` is `ours`
+//!   with that step's reserve of runs (`tune::Options::reduce_reserve`), which a tune does
+//!   not use.
 //!   On a grid the budget can measure whole (the 9-, 4- and 27-setting surfaces) that is the
 //!   screen (every setting's loaded runs once, a race, the no_load flatness test, the check:
 //!   `src/tune/solver/screen.rs`), elsewhere the GP search. Budget: 12 trials (24 runs) on the
@@ -52,7 +58,10 @@
 //!   check (see [`oracle`]). Not a proven bound: its selection rule is a heuristic too.
 //!
 //! Success: the chosen setting's true (noise-free) io_load Ratio is within 5% of the grid's
-//! true optimum. Runs: load runs, no_load included. "claims": how often a method answers with
+//! true optimum. Exact: success, and every knob that has no effect on the surface (any two
+//! settings that differ in it alone have the same true objective) at its default: the stored
+//! sweet spot changes only the knobs that carry the effect. `SHOOTOUT_STEP=1` prints, per
+//! row, in how many tunes the step ran, its knob tests and their pairs. Runs: load runs, no_load included. "claims": how often a method answers with
 //! a setting other than the default; for `ours` that is exactly a "significant" verdict. On the
 //! flat surface every claim is a false positive.
 
@@ -90,6 +99,9 @@ pub struct Surf {
     pub loads: bool,
     /// Per coordinate, the smallest gap between grid values (the annealing step's scale).
     step: Vec<f64>,
+    /// The knobs that have no effect: any two settings that differ in that knob alone have
+    /// the same true objective.
+    flat_knobs: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -105,6 +117,8 @@ enum Method {
     Ours(u32),
     /// Ours with `tune --confirm` of a known sweet spot.
     Confirm(u32, Known),
+    OursAllKnobs(u32),
+    OursReserve(u32),
     Oracle(u32),
 }
 
@@ -161,6 +175,8 @@ impl Method {
             Method::Confirm(_, Known::Right) => "confirm-right".into(),
             Method::Confirm(_, Known::Moved) => "confirm-moved".into(),
             Method::Confirm(_, Known::Gone) => "confirm-gone".into(),
+            Method::OursAllKnobs(_) => "ours-all-knobs".into(),
+            Method::OursReserve(_) => "ours-reserve".into(),
             Method::Oracle(_) => "oracle".into(),
         }
     }
@@ -240,8 +256,10 @@ fn load_surface(path: &Path) -> Surf {
                 .fold(1.0, f64::min)
         })
         .collect();
+    let flat_knobs = flat_knobs(&space, &truth);
     Surf {
         flat: max - opt < 0.001,
+        flat_knobs,
         name,
         path: path.to_path_buf(),
         space,
@@ -251,6 +269,41 @@ fn load_surface(path: &Path) -> Surf {
         step,
     }
 }
+
+/// The knobs of `space` that have no effect on `truth`: every two settings that differ in
+/// that knob alone have the same true cost (to 1e-9).
+fn flat_knobs(space: &Space, truth: &[f64]) -> Vec<String> {
+    space
+        .knobs
+        .iter()
+        .filter(|k| {
+            space.points.iter().enumerate().all(|(i, a)| {
+                space.points.iter().enumerate().all(|(j, b)| {
+                    let others_equal = a
+                        .iter()
+                        .filter(|(n, _)| n != k)
+                        .all(|(n, v)| b.get(n) == Some(v))
+                        && a.len() == b.len();
+                    !others_equal || (truth[i] - truth[j]).abs() < 1e-9
+                })
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// True when `p` is at the default in every knob of `s` that has no effect
+/// ([`Surf::flat_knobs`]): the stored sweet spot changes only knobs that matter.
+fn flat_at_default(s: &Surf, p: usize) -> bool {
+    let (pt, d) = (&s.space.points[p], &s.space.points[s.space.default]);
+    s.flat_knobs.iter().all(|k| pt.get(k) == d.get(k))
+}
+
+/// Tunes of ours in which the step after the check (`src/tune/solver/reduce.rs`) ran, its
+/// knob tests and their pairs, the knobs it kept untested and those it kept because the
+/// improvement without them fell below the check's CI, summed over a row (`SHOOTOUT_STEP=1`
+/// prints them).
+static STEP: std::sync::Mutex<[u64; 5]> = std::sync::Mutex::new([0; 5]);
 
 /// Load runs of one baseline trial: a no_load run and an io_load run for a Ratio, the io_load
 /// run alone for Loads (a throughput tune needs no no_load; ours measures it so too).
@@ -425,7 +478,9 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
         Method::Ttts(k) => ttts::ttts(&mut sim, s, k, seed),
         Method::TttsCheck(k) => ttts::ttts_checked(&mut sim, s, k, check::pairs(s), seed),
         Method::TttsArms(k) => ttts::ttts_arms(&mut sim, s, k, seed),
-        Method::Ours(budget) => ours(&mut sim, s, budget, seed, None),
+        Method::Ours(budget) | Method::OursAllKnobs(budget) | Method::OursReserve(budget) => {
+            ours(&mut sim, s, budget, seed, None, m)
+        }
         Method::Confirm(budget, k) => {
             // As stored by an earlier tune where the spot was the best: the optimum's true
             // improvement over the default.
@@ -434,19 +489,21 @@ fn run(m: Method, s: &Surf, seed: u64) -> (usize, u64, bool) {
                 point: k.point(s),
                 improvement,
             };
-            ours(&mut sim, s, budget, seed, Some(known))
+            ours(&mut sim, s, budget, seed, Some(known), m)
         }
     }
 }
 
-/// Ours on `s` at `budget` trials with `seed`, confirming grid point `confirm` first when
-/// given. Answers (chosen, runs, claims).
+/// Ours (method `m`: `ours`, `ours-all-knobs`, `ours-reserve` or a `confirm-*` row) on `s` at
+/// `budget` trials with `seed`, confirming `confirm` first when given. Answers (chosen,
+/// runs, claims).
 fn ours(
     sim: &mut SimDevice,
     s: &Surf,
     budget: u32,
     seed: u64,
     confirm: Option<KnownPoint>,
+    m: Method,
 ) -> (usize, u64, bool) {
     let knobs = s.space.knobs.clone();
     let pol = policy(&knobs, budget, s.loads);
@@ -467,11 +524,27 @@ fn ours(
                 tune::observe::TrialLog::new(labels, "Ratio".into(), budget as u64, false)
             }),
             confirm,
+            keep_every_changed_knob: matches!(m, Method::OursAllKnobs(_)),
+            reduce_reserve: matches!(m, Method::OursReserve(_)),
             ..Options::default()
         },
     )
     .expect("tune");
     let v = out.verdict.expect("verdict");
+    if !v.knobs.is_empty() {
+        let mut st = STEP.lock().unwrap();
+        st[0] += 1;
+        let pairs: Vec<usize> = v.knobs.iter().filter_map(|k| k.pairs).collect();
+        st[1] += pairs.len() as u64;
+        st[2] += pairs.iter().sum::<usize>() as u64;
+        let untested = sweetspot::tune::solver::KnobFinding::NotTested;
+        st[3] += v.knobs.iter().filter(|k| k.finding == untested).count() as u64;
+        st[4] += v
+            .knobs
+            .iter()
+            .filter(|k| k.why.contains("fell below"))
+            .count() as u64;
+    }
     let chosen = if v.significant {
         v.best
     } else {
@@ -544,17 +617,21 @@ fn oracle(sim: &mut SimDevice, s: &Surf, budget: usize) -> (usize, u64, bool) {
 
 struct Row {
     success: f64,
+    /// Success with every knob that has no effect at its default ([`flat_at_default`]).
+    exact: f64,
     runs: f64,
     claims: f64,
 }
 
 fn evaluate(m: Method, s: &Surf, seeds: u64, from: u64) -> Row {
     let mut ok = 0;
+    let mut exact = 0;
     let mut runs = 0u64;
     let mut claims = 0;
     for seed in from..from + seeds {
         let (p, r, c) = run(m, s, seed);
         let good = p < s.truth.len() && s.truth[p] <= s.opt + 1.05f64.ln();
+        exact += (good && flat_at_default(s, p)) as u32;
         if !good && std::env::var_os("SHOOTOUT_FAILS").is_some() {
             let chose = s
                 .space
@@ -569,6 +646,7 @@ fn evaluate(m: Method, s: &Surf, seeds: u64, from: u64) -> Row {
     }
     Row {
         success: 100.0 * ok as f64 / seeds as f64,
+        exact: 100.0 * exact as f64 / seeds as f64,
         runs: runs as f64 / seeds as f64,
         claims: 100.0 * claims as f64 / seeds as f64,
     }
@@ -639,6 +717,8 @@ fn main() {
             Method::TttsCheck(k_for(s)),
             Method::TttsArms(k_for(s)),
             Method::Ours(budget_for(s)),
+            Method::OursAllKnobs(budget_for(s)),
+            Method::OursReserve(budget_for(s)),
         ];
         if only.as_ref().is_some_and(|o| o.starts_with("confirm")) {
             v.push(Method::Confirm(budget_for(s), Known::Right));
@@ -670,29 +750,45 @@ fn main() {
     println!(
         "(for ours: significant verdicts; on a flat surface every claim is a false positive).\n"
     );
-    println!("| surface | points | method | success | mean runs | claims |");
-    println!("|---|---:|---|---:|---:|---:|");
+    println!(
+        "exact = success with every knob that has no effect on the surface at its default \
+         (the stored sweet spot changes only knobs that matter).\n"
+    );
+    println!("| surface | points | method | success | exact | mean runs | claims |");
+    println!("|---|---:|---|---:|---:|---:|---:|");
     let t0 = std::time::Instant::now();
     for s in &surfs {
         for m in methods(s).into_iter().filter(keep) {
+            *STEP.lock().unwrap() = [0; 5];
             let r = evaluate(m, s, seeds, from);
             if std::env::var_os("SHOOTOUT_COUNTS").is_some() {
                 let n = seeds as f64 / 100.0;
                 eprintln!(
-                    "count {} {} {:.0} {:.0}",
+                    "count {} {} {:.0} {:.0} {:.0}",
                     s.name,
                     m.name(),
                     r.success * n,
-                    r.claims * n
+                    r.claims * n,
+                    r.exact * n
+                );
+            }
+            if std::env::var_os("SHOOTOUT_STEP").is_some() {
+                let [ran, tests, pairs, untested, below] = *STEP.lock().unwrap();
+                eprintln!(
+                    "step {} {}: ran in {ran} of {seeds} tunes, {tests} knob tests, {pairs} \
+                     pairs; knobs kept untested {untested}, kept below the check's CI {below}",
+                    s.name,
+                    m.name()
                 );
             }
             println!(
-                "| {}{} | {} | {} | {:.0}% | {:.1} | {:.0}% |",
+                "| {}{} | {} | {} | {:.0}% | {:.0}% | {:.1} | {:.0}% |",
                 s.name,
                 if s.flat { " (flat)" } else { "" },
                 s.space.len(),
                 m.name(),
                 r.success,
+                r.exact,
                 r.runs,
                 r.claims
             );

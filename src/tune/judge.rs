@@ -282,6 +282,8 @@ pub(crate) fn conclude(
     let default_s: Vec<f64> = verdicts.iter().map(|x| x.default_s).collect();
     let found = fallback::try_one(bed, space, policy, j, trials, v.best, &default_s)?;
     *runs += found.runs;
+    // The step's record of the search's best's knobs no longer describes the answer.
+    v.knobs.clear();
     let Some(k) = found.kept else {
         v.significant = false;
         v.reason = format!("keep the default: {label} {traded}; {}", found.why);

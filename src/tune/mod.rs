@@ -82,6 +82,24 @@ pub struct Options {
     /// A known sweet spot to confirm against the default before any search (`tune
     /// --confirm`, `solver/confirm.rs`); the default or `None`: a plain search.
     pub confirm: Option<solver::confirm::KnownPoint>,
+    /// True: a significant best keeps every knob it changed, none tested for whether it is
+    /// needed (`solver/reduce.rs`). The shoot-out's baseline; a tune always tests them.
+    pub keep_every_changed_knob: bool,
+    /// True: the search and the final check keep runs for that step's tests (its reserve,
+    /// `solver/reduce.rs`). Measured in the shoot-out, not used by a tune.
+    pub reduce_reserve: bool,
+}
+
+impl Options {
+    /// A tune's options: `seed`, the policy's budget overridden by `budget`, `log`'s lines.
+    pub fn logged(seed: u64, budget: Option<u32>, log: observe::TrialLog) -> Self {
+        Options {
+            seed,
+            budget,
+            log: Some(log),
+            ..Options::default()
+        }
+    }
 }
 
 /// The run budget: the most load runs a tune of `policy` makes, `budget` (the policy's if
@@ -191,9 +209,15 @@ pub fn optimise(
     let max_iters = (cfg.budget * cfg.runs_full.max(1)) as u64 + 2;
     let max_iters =
         max_iters + confirm_trials(policy, opts.budget, opts.confirm, space.default) as u64;
-    let solver = BayesOpt::new(cfg, space.coords.clone(), space.default)
+    let mut solver = BayesOpt::new(cfg, space.coords.clone(), space.default)
         .with_groups(space.scheduler_groups())
+        .with_settings(space.points.clone(), space.knobs.clone())
         .with_confirm(opts.confirm);
+    if opts.keep_every_changed_knob {
+        solver = solver.without_reduce();
+    } else if opts.reduce_reserve {
+        solver = solver.with_reduce_reserve();
+    }
     let eval = Evaluator::new(testbed, space, policy, recorder);
     let mut exec = Executor::new(eval, solver)
         .configure(|s: TuneState| s.max_iters(max_iters))

@@ -84,6 +84,33 @@ pub struct ObjectiveReport {
     pub candidate_improvement: Option<Improvement>,
 }
 
+/// One knob the final check's best changed, after the step that tests whether each is needed
+/// (`src/tune/solver/reduce.rs`): whether it carries the effect or was left at its default,
+/// with the figures of its test (the best with it at its default against the default).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KnobReport {
+    /// Knob name.
+    pub knob: String,
+    /// `carries`, `left_at_default` or `not_tested`.
+    pub finding: crate::tune::solver::KnobFinding,
+    /// Why, in words.
+    pub why: String,
+    /// Its value at the default.
+    pub from: Option<KnobValue>,
+    /// Its value at the final check's best (the sweet spot keeps it only if it carries the
+    /// effect).
+    pub to: Option<KnobValue>,
+    /// The improvement over the default without it (with it at its default), with its 95% CI;
+    /// for the last knob left, the sweet spot's own.
+    pub improvement: Option<Improvement>,
+    /// One-sided p-value of its test.
+    pub p_value: Option<f64>,
+    /// Interleaved (default, without it) pairs of its test.
+    pub pairs: Option<usize>,
+    /// The level its test was judged at: alpha / m, m the knobs the check's best changed.
+    pub level: f64,
+}
+
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
@@ -172,6 +199,11 @@ pub struct Report {
     /// retune; `solver/confirm.rs`), when the tune had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confirm: Option<ConfirmReport>,
+    /// Each knob the final check's best changed, when it changed two or more and the check
+    /// was significant: whether it carries the effect or was left at its default, with
+    /// figures (`src/tune/solver/reduce.rs`). Absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub knobs: Vec<KnobReport>,
 }
 
 /// What the confirm of a known sweet spot found ([`Report::confirm`]).
@@ -412,7 +444,29 @@ pub(crate) fn build_with(
         resumed: None,
         judges: out.judges.clone(),
         confirm: confirm_report(v.as_ref(), space),
+        knobs: v.as_ref().map_or_else(Vec::new, |v| knob_reports(&v.knobs)),
     }
+}
+
+/// The verdict's knob records as the report gives them.
+fn knob_reports(records: &[crate::tune::solver::KnobRecord]) -> Vec<KnobReport> {
+    records
+        .iter()
+        .map(|r| KnobReport {
+            knob: r.knob.clone(),
+            finding: r.finding,
+            why: r.why.clone(),
+            from: r.from.clone(),
+            to: r.to.clone(),
+            improvement: r.improvement.map(|(ratio, lo, hi)| Improvement {
+                ratio,
+                ci95: [lo, hi],
+            }),
+            p_value: r.p_value,
+            pairs: r.pairs,
+            level: r.level,
+        })
+        .collect()
 }
 
 /// The objective's figures at the default (`dt`'s trials) and the candidate (`bt`'s), and
@@ -557,6 +611,7 @@ mod tests {
                     .into(),
                 every_trial: false,
                 confirm: None,
+                knobs: Vec::new(),
             }),
             runs: 6,
             incumbent: space.default,

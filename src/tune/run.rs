@@ -189,10 +189,8 @@ fn run(
             tune_id,
         },
         Options {
-            seed,
-            budget: req.budget,
-            log: Some(log),
             confirm,
+            ..Options::logged(seed, req.budget, log)
         },
     );
     let resumed = replay.borrow().resumed();

@@ -23,11 +23,13 @@ mod check;
 pub mod confirm;
 mod core;
 pub(crate) mod gp_search;
+mod reduce;
 mod score;
 pub(crate) mod screen;
 use self::core::Core;
 use check::CheckBasis;
 pub use check::Verdict;
+pub use reduce::{KnobFinding, KnobRecord};
 
 /// Search stops when the largest expected improvement is below ln(1 + min_effect) / this.
 pub(crate) const TOL_DIV: f64 = 10.0;
@@ -72,6 +74,9 @@ pub(crate) enum Phase {
     Search,
     /// Comparing the best setting with the default on fresh pairs.
     Check,
+    /// After a significant check of a best that changed two or more knobs: testing whether
+    /// each is needed (`solver/reduce.rs`).
+    Reduce,
     /// Finished.
     Done,
 }
@@ -132,6 +137,9 @@ pub(crate) struct BayesOpt {
     /// The confirm of a known sweet spot before the search, if any (`solver/confirm.rs`).
     #[serde(default)]
     confirm: Option<confirm::Confirm>,
+    /// The smallest change that carries the effect (`solver/reduce.rs`).
+    #[serde(default)]
+    reduce: reduce::Reduce,
 }
 
 impl BayesOpt {
@@ -146,6 +154,7 @@ impl BayesOpt {
             core,
             search,
             confirm: None,
+            reduce: reduce::Reduce::default(),
         }
     }
 
@@ -197,6 +206,9 @@ impl BayesOpt {
             c.failed(core, &mut self.search, &why);
             return;
         }
+        if t.failed.is_some() && core.phase == Phase::Reduce {
+            return self.reduce_failed(t);
+        }
         if t.failed.is_some() {
             // A failed reference of the GP search leaves nothing to compare any setting with
             // (the screen stops so in its plan; the caller reports the failure, `tune::run`).
@@ -224,7 +236,9 @@ impl BayesOpt {
         }
     }
 
-    /// Ends the check when its queue is empty: the test, if the best keeps the rails.
+    /// Ends the check when its queue is empty: the test, if the best keeps the rails; then,
+    /// for a significant best that changed two or more knobs, the step that tests each
+    /// (`solver/reduce.rs`).
     fn conclude(&mut self, feasible: bool) {
         if let Some(c) = self.confirm.as_mut().filter(|c| c.running()) {
             c.conclude(&mut self.core, &mut self.search, feasible);
@@ -232,6 +246,7 @@ impl BayesOpt {
         }
         let basis = self.check_basis(self.core.incumbent);
         self.core.conclude_if_feasible(feasible, &basis);
+        self.start_reduce(&basis);
     }
 }
 
@@ -329,6 +344,11 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             if self.core.phase == Phase::Check {
                 self.conclude(feasible(self.core.incumbent));
             }
+            if !self.core.queue.is_empty() {
+                // The check queued the reduction's first pairs: measured from the next
+                // iteration on.
+                return Ok((state, None));
+            }
             return Ok((
                 state.terminate_with(TerminationReason::SolverConverged),
                 None,
@@ -351,6 +371,8 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
         }
         if self.core.phase == Phase::Check && self.core.queue.is_empty() {
             self.conclude(feasible(self.core.incumbent));
+        } else if self.core.phase == Phase::Reduce && self.core.queue.is_empty() {
+            self.conclude_knob(&feasible);
         }
         let kv = argmin::kv!(
             "point" => step.point as u64;

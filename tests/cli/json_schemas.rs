@@ -219,6 +219,21 @@ fn every_commands_json_validates_against_its_schema() {
         (&true.into(), &12.into()),
         "{c}"
     );
+    // A best that changed three knobs: the report's `knobs`, one per changed knob.
+    let t3 = ok(
+        "tune",
+        &[
+            "tune",
+            "--sim",
+            "data/surfaces/one-of-three-knobs.toml",
+            "--policy",
+            "tests/policies/one-of-three.toml",
+            "--seed",
+            "4",
+            "--json",
+        ],
+    );
+    assert_eq!(t3["knobs"].as_array().map(Vec::len), Some(3), "{t3}");
 
     // A sweet spot of the fake disk: status with a device, history with its times.
     common::store_sweet_spot(

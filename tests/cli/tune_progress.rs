@@ -33,7 +33,7 @@ fn watch(surface: &str, pol: &policy::Policy, seed: u64) -> (Vec<(u64, u64)>, tu
             seed,
             budget: None,
             log: Some(log),
-            confirm: None,
+            ..Default::default()
         },
     )
     .unwrap();

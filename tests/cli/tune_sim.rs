@@ -204,6 +204,68 @@ fn flat_surface_keeps_the_default() {
     assert!(claims <= 1, "{claims} false positives in 10");
 }
 
+/// The surface where one of three knobs carries the effect (wbt_lat_usec 4096 → 1024, 2×;
+/// fifo_batch and read_ahead_kb flat): every tune finds wbt_lat_usec 1024 significantly, and
+/// when its best changed two or more knobs the report lists each with its finding, `from` the
+/// default's value and `to` the check's best's; a knob left at its default is not changed in
+/// `best`. Seed 4's best changed all three and the check took every run the search left: each
+/// is kept, "not tested: no budget left".
+#[test]
+fn one_of_three_knobs_reports_each_changed_knob() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let s = surface("one-of-three-knobs.toml");
+    let policy = root().join("tests/policies/one-of-three.toml");
+    for seed in 1..=4 {
+        let v = tune_json(
+            &db,
+            &[
+                "--sim",
+                &s,
+                "--seed",
+                &seed.to_string(),
+                "--policy",
+                policy.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(v["significant"], true, "{v}");
+        assert_eq!(v["best"]["wbt_lat_usec"], 1024, "{v}");
+        let knobs = v["knobs"].as_array().cloned().unwrap_or_default();
+        for k in &knobs {
+            let name = k["knob"].as_str().unwrap();
+            assert_eq!(k["from"], v["default"][name], "{k}");
+            let left = k["finding"] == "left_at_default";
+            assert_eq!(v["best"][name] == v["default"][name], left, "{v}");
+        }
+        if seed == 4 {
+            let found: Vec<(&str, &str, &str)> = knobs
+                .iter()
+                .map(|k| {
+                    (
+                        k["knob"].as_str().unwrap(),
+                        k["finding"].as_str().unwrap(),
+                        k["why"].as_str().unwrap(),
+                    )
+                })
+                .collect();
+            let untested = ("not_tested", "not tested: no budget left");
+            assert_eq!(
+                found,
+                [
+                    ("wbt_lat_usec", untested.0, untested.1),
+                    ("fifo_batch", untested.0, untested.1),
+                    ("read_ahead_kb", untested.0, untested.1),
+                ],
+                "{v}"
+            );
+            assert_eq!(
+                (&v["best"]["fifo_batch"], &v["best"]["read_ahead_kb"]),
+                (&32.into(), &256.into())
+            );
+        }
+    }
+}
+
 #[test]
 fn synthetic_2d_improves_on_the_default() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@
 
 use super::{Improvement, LoadMeans, Report, is_host_wide};
 use crate::knob::{KnobValue, setting_label};
+use crate::tune::solver::KnobFinding;
 
 /// Columns the report's prose wraps at.
 pub const WIDTH: usize = 100;
@@ -136,6 +137,9 @@ fn verdict_lines(r: &Report) -> String {
             None => o.name.clone(),
         };
         s.push_str(&answer("by", &by));
+        if let Some(c) = carried_by(r) {
+            s.push_str(&answer("knobs", &c));
+        }
     } else if let Some(lines) = refused_by_judges(r) {
         s.push_str(&lines);
         return s;
@@ -189,6 +193,93 @@ fn verdict_lines(r: &Report) -> String {
     };
     s.push_str(&answer("how sure", &sure));
     s.push_str(&judge_lines(r));
+    s
+}
+
+/// Which knobs carry the effect, which were left at their default and which were not tested
+/// (the step after the check, `src/tune/solver/reduce.rs`), in one line; `None` when it did
+/// not run.
+fn carried_by(r: &Report) -> Option<String> {
+    if r.knobs.is_empty() {
+        return None;
+    }
+    let of = |f: KnobFinding| -> Vec<&str> {
+        r.knobs
+            .iter()
+            .filter(|k| k.finding == f)
+            .map(|k| k.knob.as_str())
+            .collect()
+    };
+    let mut parts = Vec::new();
+    let carries = of(KnobFinding::Carries);
+    if !carries.is_empty() {
+        let verb = if carries.len() == 1 {
+            "carries"
+        } else {
+            "carry"
+        };
+        parts.push(format!("{} {verb} the effect", carries.join(", ")));
+    }
+    let left = of(KnobFinding::LeftAtDefault);
+    if !left.is_empty() {
+        parts.push(format!(
+            "{} not needed: left at {} default",
+            left.join(", "),
+            if left.len() == 1 { "its" } else { "their" }
+        ));
+    }
+    let untested = of(KnobFinding::NotTested);
+    if let Some(first) = r.knobs.iter().find(|k| k.finding == KnobFinding::NotTested) {
+        let why = first.why.strip_prefix("not tested: ").unwrap_or(&first.why);
+        parts.push(format!(
+            "{} kept, not tested whether needed ({why})",
+            untested.join(", ")
+        ));
+    }
+    Some(parts.join("; "))
+}
+
+/// The details of [`carried_by`]: per knob the changed knob's finding, values and the
+/// figures of its test (the best with it at its default against the default).
+fn knob_lines(r: &Report) -> String {
+    let Some(first) = r.knobs.first() else {
+        return String::new();
+    };
+    let f = |v: &Option<KnobValue>| v.as_ref().map_or("-".into(), |v| v.to_string());
+    let mut s = wrap(
+        "  ",
+        4,
+        &format!(
+            "knobs the final check's best changed, each put back to its default in turn \
+             (tested at alpha / {} = {}):",
+            r.knobs.len(),
+            p_text(first.level)
+        ),
+    );
+    for k in &r.knobs {
+        let what = match k.finding {
+            KnobFinding::Carries => format!("carries the effect ({} → {})", f(&k.from), f(&k.to)),
+            KnobFinding::LeftAtDefault => {
+                format!("left at its default {} (not {})", f(&k.from), f(&k.to))
+            }
+            KnobFinding::NotTested => format!("kept at {}", f(&k.to)),
+        };
+        let figures = match (&k.improvement, k.p_value, k.pairs) {
+            (Some(i), Some(p), Some(n)) => format!(
+                "; its test: {}, p = {}, {n} {}",
+                improvement_text(i),
+                p_text(p),
+                if n == 1 { "pair" } else { "pairs" }
+            ),
+            (Some(i), None, None) => format!(" ({})", improvement_text(i)),
+            _ => String::new(),
+        };
+        s.push_str(&wrap(
+            &format!("    {:<16} ", k.knob),
+            21,
+            &format!("{what}: {}{figures}", k.why),
+        ));
+    }
     s
 }
 
@@ -510,6 +601,7 @@ pub fn text(r: &Report) -> String {
             r.runs.saturating_sub(x.runs)
         ));
     }
+    s.push_str(&knob_lines(r));
     for n in &r.notes {
         s.push_str(&wrap("  note: ", 4, n));
     }

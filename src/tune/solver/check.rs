@@ -73,6 +73,11 @@ pub struct Verdict {
     /// if the tune had one: held (this verdict is its) or not (the search's verdict).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<super::confirm::ConfirmOutcome>,
+    /// After a significant check of a best that changed two or more knobs, what became of
+    /// each (`solver/reduce.rs`): carries the effect, left at its default, or not tested;
+    /// empty otherwise.
+    #[serde(default)]
+    pub knobs: Vec<super::KnobRecord>,
 }
 
 impl Verdict {
@@ -87,6 +92,7 @@ impl Verdict {
             reason: reason.into(),
             every_trial: false,
             confirm: None,
+            knobs: Vec::new(),
         }
     }
 }
@@ -335,6 +341,7 @@ impl Core {
             reason,
             every_trial: arms.is_some(),
             confirm: None,
+            knobs: Vec::new(),
         });
     }
 
@@ -399,7 +406,7 @@ impl Core {
 /// two-sample t-test (Welch 1947) of H0 mean(a) ≥ mean(b) − `shift` (at most
 /// e^shift − 1 better), as (p-value, (improvement, 95% CI low, high)), improvement =
 /// exp(mean(b) − mean(a)) with Welch's t interval; `None` with fewer than two of each.
-fn arms_welch(a: &[f64], b: &[f64], shift: f64) -> Option<(f64, (f64, f64, f64))> {
+pub(super) fn arms_welch(a: &[f64], b: &[f64], shift: f64) -> Option<(f64, (f64, f64, f64))> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }

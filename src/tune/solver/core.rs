@@ -62,6 +62,14 @@ pub(super) struct Core {
     pub(super) posteriors_at: Cell<usize>,
     /// Load runs measured so far (the screen's budget is in runs).
     pub(super) runs: usize,
+    /// Per point, how many knobs it changes from the default that the step after a
+    /// significant check would test (`solver/reduce.rs`); empty when that step is off.
+    #[serde(default)]
+    pub(super) changed: Vec<usize>,
+    /// True while the search's last plan kept room for that step's tests
+    /// ([`Core::with_reduce_reserve`]); the final check then leaves it ([`Core::check_share`]).
+    #[serde(skip)]
+    pub(super) reduce_room: Cell<bool>,
 }
 
 impl Core {
@@ -88,6 +96,8 @@ impl Core {
             posteriors: RefCell::default(),
             posteriors_at: Cell::new(usize::MAX),
             runs: 0,
+            changed: Vec::new(),
+            reduce_room: Cell::new(false),
         }
     }
 

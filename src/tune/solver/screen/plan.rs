@@ -464,7 +464,9 @@ impl Screen {
             }
             _ => core.cfg.check_pairs,
         };
-        n.clamp(core.cfg.check_pairs, most) * per
+        // On a grid of settings that change two or more knobs, the step after the check
+        // (`solver/reduce.rs`) keeps room for its tests too.
+        core.with_reduce_reserve(n.clamp(core.cfg.check_pairs, most), most, per)
     }
 
     /// The flatness test's z of `p`: its mean ln no_load Time less the default's, over the
@@ -537,7 +539,9 @@ impl Screen {
         };
         let total = core.cfg.budget * core.cfg.runs_full;
         let left = total.saturating_sub(core.runs);
-        let n = (left / (2 * per)).min(CHECK_CAP * core.cfg.check_pairs);
+        let n = core
+            .check_share(best, left / (2 * per))
+            .min(CHECK_CAP * core.cfg.check_pairs);
         if self.arms_test(core) {
             // The race spent the runs; any left are more pairs, none needed.
             core.queue_pairs(best, n, "against the screen's best", part);
