@@ -322,14 +322,10 @@ impl Bencher {
                     failed = Some(early_stop(load, &log));
                 }
                 let done = after.saturating_sub(before);
-                // A load that did no work at all since it started, its lead-in included, is
-                // broken. One that worked in its lead-in and none while the job ran is waiting
-                // on the device, and its Loads is an honest 0: io_load's fdatasync of its whole
-                // file on a slow disk whose writeback wbt throttles outlasts a short job
-                // (`tune --emulate hdd-5400 --job-scale 0.3`: every setting with a low
-                // wbt_lat_usec failed so). A start-up, or a short job, is often shorter than
-                // one unit of a paced load's work (loads::max_quiet_s): none in it is no
-                // failure either.
+                // No work since it started, lead-in included: broken. Work in the lead-in
+                // and none in the job: waiting on the device (io_load's fdatasync under a low
+                // wbt_lat_usec on an emulated hdd-5400), an honest 0. A paced load may do
+                // none in a short job (loads::max_quiet_s).
                 if failed.is_none()
                     && after == 0
                     && fg == Foreground::Job

@@ -25,12 +25,12 @@ use serde::{Deserialize, Serialize};
 /// two pairs leave the paired t-test about 2 df, three about 4, whose one-sided 1% quantile
 /// (3.75 against 6.96) lets a 2× improvement at 10% run-to-run noise pass in nearly every
 /// tune (the shoot-out's confirm rows: the seed surface's known spot holds in 100% of tunes).
-pub(crate) const CONFIRM_MIN_PAIRS: usize = 3;
+pub const CONFIRM_MIN_PAIRS: usize = 3;
 
 /// The most of the budget's trials a confirm takes: a known sweet spot whose stored
 /// improvement is small needs many pairs for power, and a confirm dearer than half a
 /// search is no shortcut.
-pub(crate) const CONFIRM_MAX_SHARE: f64 = 0.5;
+pub const CONFIRM_MAX_SHARE: f64 = 0.5;
 
 /// A known sweet spot to confirm: its grid point and, if known, the improvement it was
 /// stored with (> 1 better: default ÷ best for a Ratio, best ÷ default for Loads), which
@@ -86,7 +86,7 @@ pub fn confirm_pairs(
 /// 100 / 42 / 98% (12 runs when right); at 0.1 94 / 90 / 90%, 100 / 56 / 98%, where a right
 /// spot on no_load-depends costs 21 runs, not 16. False "significant" on the flat surfaces,
 /// held-out seeds 10001..10400 and 20001..20400: at most 17 of 400 at 0.5 and at 0.2.)
-pub(crate) const CONFIRM_ALPHA_SHARE: f64 = 0.2;
+pub const CONFIRM_ALPHA_SHARE: f64 = 0.2;
 
 /// What the confirm found, in the verdict ([`super::Verdict::confirm`]) and the report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
