@@ -285,6 +285,54 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_profiles_entry_for_this_disk_is_the_known_spot() {
+        let t = crate::testkit::tree::FakeTree::new();
+        for (name, dev, wwid) in [
+            ("sda", "8:0", "naa.1"),
+            ("sdb", "8:16", "naa.2"),
+            ("sdc", "8:32", "naa.3"),
+        ] {
+            t.disk(name, dev, "none [mq-deadline] kyber bfq", 64)
+                .set(name, "device/wwid", wwid);
+        }
+        let path = t.dir.path().join("profile.toml");
+        let entry = |name: &str, wwid: &str, fb: i64, ratio: f64| {
+            format!(
+                "[[device]]\nname = \"{name}\"\nmatch = {{ wwid = \"{wwid}\" }}\nkernel = \"6.18\"\n\
+                 policy = \"quick\"\ntuned_at = \"2026-12-01T08:00:00Z\"\n\
+                 improvement = {{ objective = \"io_load Ratio\", ratio = {ratio}, ci95 = [1.1, 2.0], runs = 24 }}\n\
+                 knobs = {{ fifo_batch = {fb} }}\nbaseline = {{ fifo_batch = 16 }}\n"
+            )
+        };
+        let text = format!(
+            "version = 1\n{}{}",
+            entry("sda", "naa.1", 8, 1.5),
+            entry("sdb", "naa.2", 4, 1.7)
+        );
+        std::fs::write(&path, text).unwrap();
+        let s = Store::open(&t.dir.path().join("s.db")).unwrap();
+        let me = target("wwid:naa.2", "6.18");
+        let arg = path.to_str().unwrap();
+        let k = resolve(&s, Some(arg), &me, "quick", &t.root, Some("sdb")).unwrap();
+        assert_eq!((k.setting, k.improvement), (fb(4), Some(1.7)));
+        assert!(k.source.contains("entry sdb (wwid naa.2)"), "{}", k.source);
+        let e = resolve(
+            &s,
+            Some(arg),
+            &target("wwid:naa.3", "6.18"),
+            "quick",
+            &t.root,
+            Some("sdc"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("no entry of the profile matches sdc"),
+            "{e}"
+        );
+    }
+
     fn space_of(file: &str) -> Space {
         let surface = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         let sim = crate::bench::sim::SimDevice::open(&surface, 1).unwrap();
