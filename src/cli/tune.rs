@@ -87,8 +87,8 @@ pub struct Args {
     /// Check a known sweet spot before searching.
     ///
     /// Before any search, the known sweet spot goes against the default on fresh
-    /// interleaved pairs with the final check's test: at least 3 pairs, more when its stored
-    /// improvement is small (at most half the budget). If it holds, the tune ends there and
+    /// interleaved pairs with the final check's test: at least 3 pairs, and more, up to half the
+    /// budget, when its stored improvement is small. If it holds, the tune ends there and
     /// stores it with this device's evidence; if not, the search runs with those trials in
     /// hand and the policy's whole budget on top. The two tests share the policy's alpha (the
     /// confirm a fifth of it), so the tune's false "significant" rate stays at alpha. FROM: nothing, this device's stored sweet

@@ -48,6 +48,17 @@ pub fn resolve(
 ) -> Result<Known> {
     match arg {
         Some(a) if Path::new(a).is_file() => from_profile(Path::new(a), root, device),
+        // Every identity has a `kind:` prefix; a path without one names a file.
+        Some(a) if !a.contains(':') && (a.contains('/') || a.ends_with(".toml")) => {
+            Err(Error::BadInput(format!(
+                "--confirm {a}: {}",
+                if Path::new(a).is_dir() {
+                    "a directory, not a profile file"
+                } else {
+                    "no such profile file"
+                }
+            )))
+        }
         Some(id) => from_store(store, id, policy, &target.kernel)?.ok_or_else(|| {
             Error::BadInput(format!(
                 "--confirm {id}: neither a profile file nor a device identity with a \
@@ -269,6 +280,16 @@ mod tests {
         let root = SysRoot::default();
         let named = resolve(&s, Some(&twin), &me, "quick", &root, None).unwrap();
         assert_eq!(named.setting, fb(8));
+        let e = resolve(&s, Some("/nonexistent/p.toml"), &me, "quick", &root, None).unwrap_err();
+        assert!(
+            e.to_string().ends_with("p.toml: no such profile file"),
+            "{e}"
+        );
+        let e = resolve(&s, Some("/tmp"), &me, "quick", &root, None).unwrap_err();
+        assert!(
+            e.to_string().ends_with("a directory, not a profile file"),
+            "{e}"
+        );
         let e = resolve(&s, Some("wwid:nothing"), &me, "quick", &root, None).unwrap_err();
         assert!(
             e.to_string()

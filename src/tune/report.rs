@@ -229,6 +229,16 @@ pub struct ConfirmReport {
     pub runs: usize,
 }
 
+/// The level the verdict's test ran at: the policy's alpha, or after a confirm
+/// (`solver/confirm.rs`) its share when it held and the rest (the search's check) when not.
+fn level_of(policy: &Policy, v: Option<&Verdict>) -> f64 {
+    match v.and_then(|v| v.confirm.as_ref()) {
+        Some(c) if c.held => c.alpha,
+        Some(c) => ((policy.alpha - c.alpha) * 1e9).round() / 1e9,
+        None => policy.alpha,
+    }
+}
+
 /// The report's view of the verdict's confirm; `source` is filled in by the caller.
 fn confirm_report(v: Option<&Verdict>, space: &Space) -> Option<ConfirmReport> {
     let c = v?.confirm.as_ref()?;
@@ -416,10 +426,7 @@ pub(crate) fn build_with(
             .as_ref()
             .map_or_else(|| "interrupted".to_string(), |v| v.reason.clone()),
         p_value: v.as_ref().and_then(|v| v.p_value),
-        alpha: v
-            .as_ref()
-            .and_then(|v| v.confirm.as_ref())
-            .map_or(policy.alpha, |c| c.alpha),
+        alpha: level_of(policy, v.as_ref()),
         min_effect: policy.min_effect,
         elapsed_s: None,
         bytes_written: None,

@@ -109,3 +109,37 @@ fn confirm_without_a_known_sweet_spot_is_bad_input() {
     let h = json(common::sweetspot(&db, &["history", "--json"]));
     assert_eq!(h["tunes"], serde_json::json!([]), "{h}");
 }
+
+#[test]
+fn a_known_spot_that_does_not_hold_hands_over_to_the_search_at_the_rest_of_alpha() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let basins = surface("two-basins-fifo_batch.toml");
+    let first = json(tune(&db, &["--sim", &basins, "--seed", "7", "--json"]));
+    assert_eq!(first["significant"], true, "{first}");
+    // The same fifo_batch on a surface where nothing beats the default.
+    let flat = surface("flat-fifo_batch.toml");
+    let r = json(tune(
+        &db,
+        &[
+            "--sim",
+            &flat,
+            "--seed",
+            "8",
+            "--confirm",
+            "sim:two-basins-fifo_batch",
+            "--json",
+        ],
+    ));
+    let c = &r["confirm"];
+    assert_eq!(
+        (&c["held"], &c["alpha"]),
+        (&false.into(), &0.01.into()),
+        "{c}"
+    );
+    // The search ran with the policy's budget on top of the confirm's 12 runs, its check
+    // at the rest of alpha.
+    assert_eq!(r["alpha"], 0.04, "{r}");
+    assert!(r["runs"].as_u64().unwrap() > 12 + 12, "{r}");
+    assert_eq!(r["significant"], false, "{r}");
+}
