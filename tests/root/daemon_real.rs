@@ -297,9 +297,9 @@ fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
         .arg(e.db())
         .arg("--procfs-root")
         .arg(e.dir.path().join("proc"))
-        // A budget it cannot spend before the daemon names it (a run here takes about a
-        // second; 30 trials ended within the 60 s wait once, in a full CI run), and not the
-        // retune's 400, which would resume it.
+        // A budget it cannot spend before the daemon names it (with 30 trials the 60 s wait
+        // timed out once in a full CI run, the tune likely over), and not the retune's 400,
+        // which would resume it.
         .args(["-q", "tune", "--device", &l.name, "--budget", "300"])
         .args(["--job-scale", "0.05", "--lead", "0.3", "--load-mib", "32"])
         .stdout(Stdio::null())
