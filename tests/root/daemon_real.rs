@@ -303,7 +303,7 @@ fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
         .args(["-q", "tune", "--device", &l.name, "--budget", "300"])
         .args(["--job-scale", "0.05", "--lead", "0.3", "--load-mib", "32"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(e.dir.path().join("cli.err")).unwrap())
         .spawn()
         .unwrap();
     let cfg = config(&e, &format!("enroll = [\"{id}\"]"), 100.0);
@@ -314,10 +314,26 @@ fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
             .is_some_and(|t| t.status == "running")
     });
     let mut d = Daemon::start(&e, &cfg);
-    wait_for("the daemon to name the CLI tune", 60, || {
-        d.wait_state(&id)
+    // On a timeout the message says what the daemon saw and how the CLI tune fared.
+    let t = Instant::now();
+    loop {
+        let seen = d.wait_state(&id);
+        if seen
+            .as_ref()
             .is_some_and(|(k, x)| k == "busy" && x.contains("`sweetspot tune`"))
-    });
+        {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "timed out after 60 s waiting for the daemon to name the CLI tune: it saw {seen:?}; \
+             the CLI tune: {:?}, stderr {}; daemon log: {}",
+            cli.try_wait(),
+            std::fs::read_to_string(e.dir.path().join("cli.err")).unwrap_or_default(),
+            d.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     assert!(tunes(&e, &id).len() == 1, "the daemon started a tune");
     kill(Pid::from_raw(cli.id() as i32), Signal::SIGINT).unwrap();
     kill(Pid::from_raw(cli.id() as i32), Signal::SIGINT).unwrap();
