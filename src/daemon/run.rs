@@ -266,6 +266,14 @@ fn poll(
             st.failed.get(&dev.identity).copied(),
             now,
         );
+        // Another writer's own loads keep the device from looking idle: its lock says why
+        // the retune waits better than the I/O figure that writer causes.
+        if w.kind == "not idle"
+            && let Some(who) = held_by_another(db, root, dev)
+        {
+            w.kind = "busy";
+            w.detail = who;
+        }
         if w.kind == "due"
             && let Some(j) = st.job.as_ref()
         {
@@ -303,6 +311,20 @@ fn poll(
     st.metrics.update(dir, store, root, &devices, &st.manager);
     status::write_state(&state_path(db), &st.manager, &st.waits, &mut st.written);
     Ok(())
+}
+
+/// `dev is in use by \`sweetspot tune\` (pid 42, tune 7, for 35 s)` when another writer (a CLI
+/// `tune`, or any process) holds its lock ([`crate::lock::held`]), else `None`. The
+/// daemon's own retune holds it too: the caller asks only for a device it is not retuning.
+fn held_by_another(db: &Path, root: &SysRoot, dev: &Device) -> Option<String> {
+    let path = crate::lock::path(db, root, &dev.identity);
+    crate::lock::held(&path).then(|| {
+        format!(
+            "{} is in use by {}; a retune waits for it",
+            dev.name,
+            crate::lock::describe(&path, crate::lock::holder(&path))
+        )
+    })
 }
 
 /// Starts the retune of `dev`, due (`w`): from the disk as it is now (the listing may be

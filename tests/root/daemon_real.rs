@@ -301,7 +301,9 @@ fn sigterm_mid_retune_restores_every_knob_and_the_lock_is_refused_both_ways() {
         // timed out once in a full CI run, the tune likely over), and not the retune's 400,
         // which would resume it.
         .args(["-q", "tune", "--device", &l.name, "--budget", "300"])
-        .args(["--job-scale", "0.05", "--lead", "0.3", "--load-mib", "32"])
+        // A lead-in long enough for io_load's first write on a loaded machine (a load that
+        // did no work fails the run, and the tune with it).
+        .args(["--job-scale", "0.05", "--lead", "1", "--load-mib", "32"])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(e.dir.path().join("cli.err")).unwrap())
         .spawn()

@@ -92,3 +92,65 @@ fn without_the_uevent_socket_the_disks_are_listed_at_every_poll() {
         .collect();
     assert_eq!(kinds, [("sdb", "no filesystem")]);
 }
+
+/// A device another writer holds (a CLI `tune`, whose own loads keep the device's I/O over
+/// the threshold) waits as `busy`, naming the holder, not as `not idle` over that I/O.
+#[test]
+fn a_device_another_writer_holds_waits_busy_naming_it_not_as_not_idle() {
+    let t = FakeTree::new();
+    t.mq_deadline_disk();
+    std::fs::create_dir_all(t.root.proc.join("self")).unwrap();
+    std::fs::write(
+        t.root.proc.join("self/mountinfo"),
+        "27 1 8:0 / /data rw,relatime - ext4 /dev/sda rw\n",
+    )
+    .unwrap();
+    let sectors = |n: u64| t.set("sda", "stat", &format!("0 0 0 0 0 0 {n} 0 0 0 0\n"));
+    sectors(0);
+    let id = crate::device::find(&t.root, "sda").unwrap().identity;
+    let db = t.dir.path().join("d.db");
+    let mut store = Store::open(&db).unwrap();
+    let cfg = config::parse(
+        &format!(
+            "enroll = [\"{id}\"]\n[idle]\nload_avg_max = 1000\ncpu_busy_pct_max = 100\n\
+             device_kib_per_s_max = 100\nfor_s = 0\n"
+        ),
+        Path::new("d.toml"),
+    )
+    .unwrap();
+    let mut st = State {
+        watching: true,
+        ..State::default()
+    };
+    let wait = |st: &State| {
+        let w = &st.waits[&id];
+        (w.kind, w.detail.clone())
+    };
+    poll(&mut st, &mut store, &t.root, &db, &cfg).unwrap();
+    // 5 GiB written since the last poll: the device is not idle, and nobody holds it.
+    sectors(10_000_000);
+    poll(&mut st, &mut store, &t.root, &db, &cfg).unwrap();
+    let (kind, detail) = wait(&st);
+    assert_eq!(kind, "not idle");
+    assert!(detail.starts_with("sda I/O "), "{detail}");
+
+    let path = crate::lock::path(&db, &t.root, &id);
+    let lock =
+        crate::lock::DeviceLock::acquire(&path, "sda", crate::lock::Holder::me("tune")).unwrap();
+    sectors(20_000_000);
+    poll(&mut st, &mut store, &t.root, &db, &cfg).unwrap();
+    let (kind, detail) = wait(&st);
+    assert_eq!(kind, "busy");
+    assert!(
+        detail.starts_with(&format!(
+            "sda is in use by `sweetspot tune` (pid {}",
+            std::process::id()
+        )),
+        "{detail}"
+    );
+    assert!(
+        store.tunes(Some(&id)).unwrap().is_empty(),
+        "no retune started"
+    );
+    drop(lock);
+}
