@@ -479,6 +479,29 @@ fn verdict(sp: &SweetSpotRow) -> String {
     }
 }
 
+/// What the tune's confirm of a known sweet spot (`tune --confirm`, the daemon's retune)
+/// found, from its evidence's `confirm`: `; confirmed from stored sweet spot #3 of … (4
+/// pairs)`, or `; the known fifo_batch=8 (…) did not hold (p 0.210, at level 0.01): searched`;
+/// empty without one.
+fn confirm_note(sp: &SweetSpotRow) -> String {
+    let c = &sp.evidence["confirm"];
+    let (Some(held), Some(source)) = (c["held"].as_bool(), c["source"].as_str()) else {
+        return String::new();
+    };
+    if held {
+        return format!("; confirmed from {source} ({} pairs)", c["pairs"]);
+    }
+    let setting: crate::types::Setting =
+        serde_json::from_value(c["setting"].clone()).unwrap_or_default();
+    let p = c["p_value"].as_f64().map_or(String::new(), |p| {
+        format!(" (p {p:.3}, at level {})", c["alpha"])
+    });
+    format!(
+        "; the known {} ({source}) did not hold{p}: searched",
+        setting_label(&setting)
+    )
+}
+
 /// `text` with every line longer than [`crate::tune::report::WIDTH`] columns wrapped, its
 /// continuations indented 4 more than the line.
 fn wrap_long(text: &str) -> String {
@@ -544,7 +567,7 @@ fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut Strin
         .rev()
         .find(|sp| sp.tune_id == Some(t.id));
     let what = match (spot, t.status) {
-        (Some(sp), _) => verdict(sp),
+        (Some(sp), _) => format!("{}{}", verdict(sp), confirm_note(sp)),
         (None, TuneStatus::Resumed) => {
             "its finished trials moved to the tune that resumed it".into()
         }

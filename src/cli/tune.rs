@@ -371,8 +371,8 @@ fn simulation(
     Ok((sim, seed))
 }
 
-/// The known sweet spot `--confirm` names ([`crate::tune::known::resolve`]), said on stderr;
-/// `None` without `--confirm`.
+/// The known sweet spot `--confirm` names ([`crate::tune::known::resolve`]); `None` without
+/// `--confirm`. The tune says it on stderr once it is found on the policy's grid.
 fn known_of(
     ctx: &Ctx,
     store: &crate::store::Store,
@@ -385,22 +385,15 @@ fn known_of(
     };
     let arg = (!arg.is_empty()).then_some(arg.as_str());
     let name = testbed.device_name();
-    let known = crate::tune::known::resolve(
+    crate::tune::known::resolve(
         store,
         arg,
         &testbed.target(),
         policy,
         &ctx.root,
         name.as_deref(),
-    )?;
-    if !ctx.quiet {
-        crate::signals::eprint_line(&format!(
-            "sweetspot: confirming {} ({}) before any search",
-            crate::knob::setting_label(&known.setting),
-            known.source
-        ));
-    }
-    Ok(Some(known))
+    )
+    .map(Some)
 }
 
 /// Runs `sweetspot tune`.

@@ -163,6 +163,13 @@ fn run(
         tracing::info!("{n}");
     }
     let confirm = known_point(&space, req)?;
+    if let Some(k) = req.confirm.filter(|_| !req.quiet) {
+        crate::signals::eprint_line(&format!(
+            "sweetspot: confirming {} ({}) before any search",
+            crate::knob::setting_label(&k.setting),
+            k.source
+        ));
+    }
     let (opened, seed) = open_tune(store, testbed, req, &target, &space)?;
     let tune_id = opened.id;
     let mut rec = StoreRecorder {

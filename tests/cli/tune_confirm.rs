@@ -20,6 +20,16 @@ fn tune(db: &Path, args: &[&str]) -> std::process::Output {
     common::sweetspot(db, &a)
 }
 
+/// `history`'s text, its words joined by single spaces (a long line is wrapped).
+fn history_words(db: &Path) -> String {
+    let out = common::ok_stdout(common::sweetspot(db, &["history"]));
+    String::from_utf8(out)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn json(out: std::process::Output) -> Value {
     serde_json::from_slice(&common::ok_stdout(out)).unwrap()
 }
@@ -73,6 +83,12 @@ fn a_stored_sweet_spot_that_holds_ends_the_next_tune_after_its_pairs() {
     );
     let text = String::from_utf8(common::ok_stdout(out)).unwrap();
     assert!(text.contains("  confirm: fifo_batch="), "{text}");
+    let h = history_words(&db);
+    assert!(
+        h.contains("; confirmed from stored sweet spot #1 of sim:seed-2.5.39-mm1-fifo_batch")
+            && h.contains("(kernel sim, policy quick) (3 pairs) #3"),
+        "{h}"
+    );
     assert!(
         text.contains("held:") && text.contains("(12 load runs)"),
         "{text}"
@@ -142,4 +158,54 @@ fn a_known_spot_that_does_not_hold_hands_over_to_the_search_at_the_rest_of_alpha
     assert_eq!(r["alpha"], 0.04, "{r}");
     assert!(r["runs"].as_u64().unwrap() > 12 + 12, "{r}");
     assert_eq!(r["significant"], false, "{r}");
+    // `history` says so beside the verdict.
+    let h = history_words(&db);
+    assert!(
+        h.contains("of sim:two-basins-fifo_batch (kernel")
+            && h.contains(&format!(
+                ") did not hold (p {:.3}, at level 0.01): searched",
+                c["p_value"].as_f64().unwrap()
+            )),
+        "{h}"
+    );
+}
+
+#[test]
+fn a_known_spot_this_policy_cannot_set_is_refused_before_it_is_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
+    let first = json(tune(&db, &["--sim", &seed, "--seed", "7", "--json"]));
+    assert_eq!(first["significant"], true, "{first}");
+    // A policy of the same name (its file's stem) that tunes wbt_lat_usec alone, on a
+    // surface that has fifo_batch too.
+    let policy = dir.path().join("quick.toml");
+    std::fs::write(
+        &policy,
+        "loads = [\"no_load\", \"io_load\"]\nbudget = 12\n[objective]\nminimize = \"ratio\"\n\
+         loads = [\"io_load\"]\n[knobs.wbt_lat_usec]\n",
+    )
+    .unwrap();
+    let three = surface("one-of-three-knobs.toml");
+    let (code, err) = common::code_and_stderr(tune(
+        &db,
+        &[
+            "--sim",
+            &three,
+            "--policy",
+            policy.to_str().unwrap(),
+            "--confirm",
+            "sim:seed-2.5.39-mm1-fifo_batch",
+        ],
+    ));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--confirm: the known sweet spot (stored sweet spot #1 of sim:seed-2.5.39")
+            && err.contains("sets fifo_batch, which this policy does not tune on this device"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("confirming"),
+        "announced, then refused: {err}"
+    );
 }
