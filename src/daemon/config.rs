@@ -622,7 +622,13 @@ pub fn quiet_window(s: &str) -> Option<(u32, u32)> {
     let minutes = |t: &str| -> Option<u32> {
         let (h, m) = t.trim().split_once(':')?;
         let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-        (h < 24 && m < 60).then_some(h * 60 + m)
+        // Not `then_some`: its argument is computed first, and an hour such as 99287727
+        // overflows it (found by the daemon_config fuzz target).
+        if h < 24 && m < 60 {
+            Some(h * 60 + m)
+        } else {
+            None
+        }
     };
     let (a, b) = s.split_once('-')?;
     Some((minutes(a)?, minutes(b)?))

@@ -167,6 +167,12 @@ fn defaults_and_errors_with_line_and_field() {
         e.to_string(),
         "d.toml:2: quiet_hours: '25:00-01:00': expected HH:MM-HH:MM"
     );
+    // An hour whose minutes overflow u32 is refused, not a panic (a fuzz finding).
+    let e = parse("poll_s = 5\nquiet_hours = \"99287727:30-06:00\"\n", p).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "d.toml:2: quiet_hours: '99287727:30-06:00': expected HH:MM-HH:MM"
+    );
     let e = parse("poll_s = 5\nquiet_hours = \"08:00-08:00\"\n", p).unwrap_err();
     assert_eq!(
         e.to_string(),
