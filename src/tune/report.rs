@@ -58,6 +58,16 @@ pub struct Improvement {
     pub ci95: [f64; 2],
 }
 
+impl From<(f64, f64, f64)> for Improvement {
+    /// The solver's `(ratio, 95% CI low, 95% CI high)`.
+    fn from((ratio, lo, hi): (f64, f64, f64)) -> Improvement {
+        Improvement {
+            ratio,
+            ci95: [lo, hi],
+        }
+    }
+}
+
 /// The objective at the default, at the sweet spot ([`Report::best`]) and at the search's
 /// best setting ([`Report::candidate`]). `best` and `improvement` describe `Report::best`
 /// always, so `default / best` (Ratio) or `best / default` (Loads) reads as `improvement`:
@@ -246,10 +256,7 @@ fn confirm_report(v: Option<&Verdict>, space: &Space) -> Option<ConfirmReport> {
         source: String::new(),
         setting: space.points.get(c.point)?.clone(),
         held: c.held,
-        improvement: c.improvement.map(|(ratio, lo, hi)| Improvement {
-            ratio,
-            ci95: [lo, hi],
-        }),
+        improvement: c.improvement.map(Improvement::from),
         p_value: c.p_value,
         pairs: c.pairs,
         alpha: c.alpha,
@@ -465,10 +472,7 @@ fn knob_reports(records: &[crate::tune::solver::KnobRecord]) -> Vec<KnobReport> 
             why: r.why.clone(),
             from: r.from.clone(),
             to: r.to.clone(),
-            improvement: r.improvement.map(|(ratio, lo, hi)| Improvement {
-                ratio,
-                ci95: [lo, hi],
-            }),
+            improvement: r.improvement.map(Improvement::from),
             p_value: r.p_value,
             pairs: r.pairs,
             level: r.level,
@@ -488,12 +492,7 @@ fn objective_report(
 ) -> ObjectiveReport {
     let significant = v.is_some_and(|v| v.significant);
     let mean_val = explain::geomean_value;
-    let improvement = v
-        .and_then(|v| v.improvement)
-        .map(|(r, lo, hi)| Improvement {
-            ratio: r,
-            ci95: [lo, hi],
-        });
+    let improvement = v.and_then(|v| v.improvement).map(Improvement::from);
     ObjectiveReport {
         name: policy.objective.label(),
         default: mean_val(dt),
