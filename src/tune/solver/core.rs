@@ -203,6 +203,30 @@ impl Core {
         chosen
     }
 
+    /// The default's grid neighbours: per coordinate, the nearest setting below and above
+    /// the default's value among those equal to the default in every other coordinate.
+    pub(super) fn default_neighbours(&self) -> Vec<usize> {
+        let d = &self.coords[self.default];
+        let mut out = Vec::new();
+        for k in 0..d.len() {
+            let line: Vec<usize> = (0..self.coords.len())
+                .filter(|&p| {
+                    p != self.default && (0..d.len()).all(|j| j == k || self.coords[p][j] == d[j])
+                })
+                .collect();
+            let below = line
+                .iter()
+                .filter(|&&p| self.coords[p][k] < d[k])
+                .max_by(|&&a, &&b| self.coords[a][k].total_cmp(&self.coords[b][k]));
+            let above = line
+                .iter()
+                .filter(|&&p| self.coords[p][k] > d[k])
+                .min_by(|&&a, &&b| self.coords[a][k].total_cmp(&self.coords[b][k]));
+            out.extend(below.into_iter().chain(above).copied());
+        }
+        out
+    }
+
     /// Distinct measured points.
     pub(super) fn measured(&self) -> Vec<usize> {
         let mut v: Vec<usize> = self.obs.iter().map(|(p, _)| *p).collect();

@@ -133,6 +133,32 @@ pub(crate) const DEFAULT_SHARE: f64 = 0.6;
 /// after the GP's picks. (2-D bowl, dev seeds 1..50 at 80 runs: 0.1 and 0.25 both 88%.)
 pub(crate) const GUIDED_RACE_SHARE: f64 = 0.25;
 
+/// On a grid too large to screen whole (a guided grid), the fewest settings of the
+/// Latin-hypercube design that follows the default's grid neighbours (`Core::default_neighbours`):
+/// the neighbours walk locally first, as a pattern search would (on the seed surface its
+/// optimum, fifo_batch 8, is two steps from the default), and the design keeps one basin
+/// from hiding another (the GP's picks after the neighbours alone found two basins 0.9% of
+/// the time). (Dev seeds 1..1000 at 16 runs, where a 9-setting grid is guided, with
+/// [`FLAT_Z_GUIDED`] 2.24: tunes found of 1000, the seed surface / its drifting twin /
+/// no_load-depends / two basins: the design alone (2 settings, before) 878 / 860 / 413 /
+/// 671 (at [`FLAT_Z`]); neighbours and 2: 960 / 937 / 244 / 588; **3: 956 / 957 / 287 /
+/// 786**; at [`FLAT_Z`], neighbours and 1 / 2 / 3 / 4 / 5: 932 / 923 / 927 / 887 / 812 on the
+/// seed surface, 99 / 241 / 309 / 383 / 470 on no_load-depends.)
+pub(crate) const GUIDED_DESIGN_MIN: usize = 3;
+
+/// The flatness test's threshold on a guided grid, in place of [`FLAT_Z`]. There the check's
+/// reserve is planned in pairs of loaded runs until the test speaks
+/// (`Screen::plans_full_pairs`), so a "not flat" verdict leaves room for about one pair of
+/// full trials: a false alarm on a flat no_load costs the check its power (on the seed
+/// surface at 16 runs, fifo_batch 2's one no_load trial at 12% noise came out 23% slow, and a
+/// measured +144% failed the check at p = 0.057 over one full pair), while a missed
+/// difference costs only the ranking. (Dev seeds 1..1000 at 16 runs, with
+/// [`GUIDED_DESIGN_MIN`] 3: the seed surface / its drifting twin / no_load-depends / two
+/// basins, tunes found of 1000: 1.28 927 / 907 / 309 / 786; 1.645 944 / 937 / 303 / 786; 1.96
+/// 949 / 950 / 293 / 786; **2.24 956 / 957 / 287 / 786**; 2.5 957 / 958 / 283 / 786; the
+/// noisy flat surfaces' false "significant" 25–30 of 1000 at each.)
+pub(crate) const FLAT_Z_GUIDED: f64 = 2.24;
+
 /// The screen is used when the screen itself (one full trial of the default, one loaded trial
 /// of every other setting) takes at most this share of the budget's runs.
 pub(crate) const SCREEN_SHARE: f64 = 0.5;
@@ -236,9 +262,16 @@ impl Screen {
             return None;
         }
         if cost as f64 > SCREEN_SHARE * (core.cfg.budget * full) as f64 {
-            // Too large to screen whole: a design, then the GP's picks (see the module docs).
+            // Too large to screen whole: the default's neighbours and a design, then the GP's
+            // picks (see the module docs and [`GUIDED_DESIGN_MIN`]).
             let dims = core.coords.first().map_or(1, Vec::len);
-            let todo = core.design((dims + 2).min(n).saturating_sub(1));
+            let mut todo = core.default_neighbours();
+            let k = (dims + 2).min(n).saturating_sub(1).max(GUIDED_DESIGN_MIN);
+            for p in core.design(k) {
+                if !todo.contains(&p) {
+                    todo.push(p);
+                }
+            }
             return Some(Screen {
                 todo,
                 grid: Grid::Guided,

@@ -7,7 +7,7 @@ use super::super::check::CHECK_CAP;
 use super::super::core::Core;
 use super::{
     CHECK_MAX_SHARE, DEFAULT_SHARE, FLAT_RETEST_MAX, FLAT_RETEST_PER, FLAT_TEST_AFTER, FLAT_Z,
-    Flatness, GUIDED_RACE_SHARE, Grid, Screen, estimate,
+    FLAT_Z_GUIDED, Flatness, GUIDED_RACE_SHARE, Grid, Screen, estimate,
 };
 use crate::stats;
 use crate::tune::evaluator::Part;
@@ -478,6 +478,16 @@ impl Screen {
         Some((m - m0) / (se * se + se0 * se0).sqrt())
     }
 
+    /// The flatness test's threshold in standard errors: [`FLAT_Z_GUIDED`] on a guided grid,
+    /// else [`FLAT_Z`].
+    fn flat_threshold(&self) -> f64 {
+        if self.grid == Grid::Guided {
+            FLAT_Z_GUIDED
+        } else {
+            FLAT_Z
+        }
+    }
+
     /// The flatness test on the finalists' no_load (see the module docs); its finding goes
     /// to the verdict's note.
     pub(in crate::tune::solver) fn decide_flat(&mut self, core: &mut Core, finalists: Vec<usize>) {
@@ -486,7 +496,7 @@ impl Screen {
         for &p in &finalists {
             if let (Some((m, _)), Some((m0, _)), Some(z)) =
                 (estimate(&self.costs(p, true)), d, self.flat_z(core, p))
-                && z.abs() > FLAT_Z
+                && z.abs() > self.flat_threshold()
             {
                 differ.push(format!("{:+.0}%", 100.0 * (m - m0).exp_m1()));
             }
@@ -496,14 +506,15 @@ impl Screen {
             "no_load flat at the default and the finalists: pooled".to_string()
         } else {
             format!(
-                "no_load may depend on the setting ({} {} vs the default's, more than {FLAT_Z} \
+                "no_load may depend on the setting ({} {} vs the default's, more than {} \
                  standard errors): each setting ranked by its own Ratio, not a pooled no_load",
                 if differ.len() == 1 {
                     "a finalist's"
                 } else {
                     "the finalists'"
                 },
-                differ.join(", ")
+                differ.join(", "),
+                self.flat_threshold()
             )
         };
         self.flatness = if flat {

@@ -96,6 +96,103 @@ fn the_flatness_test_rejects_beyond_flat_z_standard_errors() {
     assert_eq!(s.sc.flatness, Flatness::Differs);
 }
 
+#[test]
+fn on_a_guided_grid_the_flatness_test_rejects_beyond_flat_z_guided_standard_errors() {
+    let loaded = [(2, 5.48), (0, 4.72), (1, 4.69)];
+    let d0 = 67.7f64.ln();
+    // 30% slower: z = ln 1.30 / 0.1414 = 1.86, beyond FLAT_Z (1.28) but not FLAT_Z_GUIDED
+    // (2.24): flat on a guided grid, "differs" on a grid screened whole.
+    for (grid, want) in [
+        (Grid::Guided, Flatness::Flat),
+        (Grid::Whole, Flatness::Differs),
+    ] {
+        let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.30f64.ln())]);
+        s.sc.grid = grid;
+        s.sc.decide_flat(&mut s.core, vec![0]);
+        assert_eq!(s.sc.flatness, want, "{grid:?}");
+    }
+    // 40% slower: z = 2.38, "differs" on both, and the note names the guided threshold.
+    let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.40f64.ln())]);
+    s.sc.grid = Grid::Guided;
+    s.sc.decide_flat(&mut s.core, vec![0]);
+    assert_eq!(s.sc.flatness, Flatness::Differs);
+    let note = s.core.note.as_deref().unwrap();
+    assert!(
+        note.contains("+40%") && note.contains("more than 2.24 standard"),
+        "{note}"
+    );
+}
+
+/// The first settings a new screen of `n` settings (default `default`, a 1-D grid evenly
+/// spaced) at `budget` trials queues, and whether it is guided.
+fn first_todo(n: usize, default: usize, budget: usize) -> (Vec<usize>, Grid) {
+    let cfg = SolverConfig {
+        budget,
+        check_pairs: 2,
+        alpha: 0.05,
+        min_effect: 0.03,
+        seed: 7,
+        minimize: true,
+        runs_full: 2,
+        runs_loaded: 1,
+        runs_no_load: 1,
+    };
+    let coords = (0..n).map(|i| vec![i as f64 / (n - 1) as f64]).collect();
+    let BayesOpt { search, .. } = BayesOpt::new(cfg, coords, default);
+    let Search::Screen(sc) = search else {
+        panic!("a Ratio over {n} settings at budget {budget} takes the screen");
+    };
+    (sc.todo, sc.grid)
+}
+
+#[test]
+fn a_guided_grid_measures_the_defaults_neighbours_first_then_a_design() {
+    // fifo_batch 1..256 (9 settings), default 32 (index 5), 16 runs: 2 + 8 runs of screen
+    // are over half the budget, so the grid is guided.
+    let (todo, grid) = first_todo(9, 5, 8);
+    assert_eq!(grid, Grid::Guided);
+    assert_eq!(&todo[..2], &[4, 6], "{todo:?}");
+    // Then GUIDED_DESIGN_MIN design settings, none of them the default or a repeat.
+    assert_eq!(todo.len(), 2 + GUIDED_DESIGN_MIN, "{todo:?}");
+    let mut seen = todo.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), todo.len(), "{todo:?}");
+    assert!(!todo.contains(&5), "{todo:?}");
+    // A default at the grid's end has one neighbour.
+    let (todo, _) = first_todo(9, 8, 8);
+    assert_eq!(todo[0], 7, "{todo:?}");
+    assert!(!todo[1..].contains(&7), "{todo:?}");
+    // At 24 runs the grid is screened whole: every other setting, in a shuffled order.
+    let (mut todo, grid) = first_todo(9, 5, 12);
+    assert_eq!(grid, Grid::Whole);
+    todo.sort_unstable();
+    assert_eq!(todo, vec![0, 1, 2, 3, 4, 6, 7, 8]);
+}
+
+#[test]
+fn the_defaults_neighbours_are_one_grid_step_along_each_knob() {
+    let cfg = SolverConfig {
+        budget: 8,
+        check_pairs: 2,
+        alpha: 0.05,
+        min_effect: 0.03,
+        seed: 1,
+        minimize: true,
+        runs_full: 2,
+        runs_loaded: 1,
+        runs_no_load: 1,
+    };
+    // A 3 × 3 grid, x = i % 3, y = i / 3; the default in the middle (4), then at a corner (0).
+    let coords: Vec<Vec<f64>> = (0..9)
+        .map(|i| vec![f64::from(i % 3) / 2.0, f64::from(i / 3) / 2.0])
+        .collect();
+    let BayesOpt { core, .. } = BayesOpt::new(cfg.clone(), coords.clone(), 4);
+    assert_eq!(core.default_neighbours(), vec![3, 5, 1, 7]);
+    let BayesOpt { core, .. } = BayesOpt::new(cfg, coords, 0);
+    assert_eq!(core.default_neighbours(), vec![1, 3]);
+}
+
 /// A Ratio screen whose race has separated 0 (three tight trials, ln 4.70) from 1 (ln
 /// 5.2) and 3, with no_load found flat at `no_load` (ln no_load Times).
 fn separated_flat(no_load: &[(usize, f64)]) -> Fx {
