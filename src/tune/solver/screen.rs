@@ -45,6 +45,8 @@ pub(crate) const RACE_Z: f64 = 1.0;
 /// settings (seed surface 94%), a confirming second no_load trial of a finalist found
 /// slower, more no_load trials with the runs the race leaves, and shrinking a finalist's
 /// no_load effect toward the default's in its Ratio (each within a point on dev seeds).
+///
+/// On a grid screened whole; a guided grid uses [`FLAT_Z_GUIDED`].
 pub(crate) const FLAT_Z: f64 = 1.28;
 
 /// The most no_load trials of one setting that the flatness test asks for. After a flat
@@ -133,14 +135,15 @@ pub(crate) const DEFAULT_SHARE: f64 = 0.6;
 /// after the GP's picks. (2-D bowl, dev seeds 1..50 at 80 runs: 0.1 and 0.25 both 88%.)
 pub(crate) const GUIDED_RACE_SHARE: f64 = 0.25;
 
-/// On a grid too large to screen whole (a guided grid), the fewest settings of the
-/// Latin-hypercube design that follows the default's grid neighbours (`Core::default_neighbours`):
+/// On a grid too large to screen whole (a guided grid), the fewest draws of the
+/// Latin-hypercube design that follows the default's grid neighbours (`Core::default_neighbours`;
+/// a draw that lands on a neighbour is dropped, so a 9-setting grid gets 1–3 more settings):
 /// the neighbours walk locally first, as a pattern search would (on the seed surface its
 /// optimum, fifo_batch 8, is two steps from the default), and the design keeps one basin
 /// from hiding another (the GP's picks after the neighbours alone found two basins 0.9% of
 /// the time). (Dev seeds 1..1000 at 16 runs, where a 9-setting grid is guided, with
 /// [`FLAT_Z_GUIDED`] 2.24: tunes found of 1000, the seed surface / its drifting twin /
-/// no_load-depends / two basins: the design alone (2 settings, before) 878 / 860 / 413 /
+/// no_load-depends / two basins: the design alone (2 draws, before) 878 / 860 / 413 /
 /// 671 (at [`FLAT_Z`]); neighbours and 2: 960 / 937 / 244 / 588; **3: 956 / 957 / 287 /
 /// 786**; at [`FLAT_Z`], neighbours and 1 / 2 / 3 / 4 / 5: 932 / 923 / 927 / 887 / 812 on the
 /// seed surface, 99 / 241 / 309 / 383 / 470 on no_load-depends.)
@@ -184,8 +187,9 @@ pub(crate) enum Grid {
     /// Every setting once, in a shuffled order.
     #[default]
     Whole,
-    /// A grid too large to screen whole: after a Latin-hypercube design (`todo`), the GP's
-    /// expected improvement on the loaded cost picks the settings to screen.
+    /// A grid too large to screen whole: after the default's grid neighbours and a
+    /// Latin-hypercube design (`todo`), the GP's expected improvement on the loaded cost
+    /// picks the settings to screen.
     Guided,
 }
 

@@ -38,7 +38,7 @@ enum Stage {
     /// [`FLAT_RETEST_MAX`] each).
     DecidedRetest,
     /// The no_load flatness test (Ratio only): a no_load trial of each finalist, then the
-    /// verdict ([`FLAT_Z`]).
+    /// verdict ([`FLAT_Z`]; [`FLAT_Z_GUIDED`] on a guided grid).
     FlatnessTest,
     /// no_load differs: the runs left go to full trials of the finalists, the less certain
     /// first.
@@ -215,11 +215,17 @@ impl Screen {
         Planned::Pass
     }
 
-    /// [`Stage::Screen`]: the next setting of `todo` that has not failed and fits.
+    /// [`Stage::Screen`]: the next setting of `todo` that has not failed and fits. On a
+    /// guided grid the race's share ([`GUIDED_RACE_SHARE`]) stays kept, as for the
+    /// GP's picks: the neighbours of a default with many knobs are many.
     fn screen_next(&mut self, core: &mut Core, b: &Budget) -> bool {
+        let race = match self.grid {
+            Grid::Guided => (GUIDED_RACE_SHARE * b.search as f64) as usize,
+            Grid::Whole => 0,
+        };
         while !self.todo.is_empty() {
             let p = self.todo.remove(0);
-            if core.failed.contains(&p) || !b.fits(core.runs, b.loaded) {
+            if core.failed.contains(&p) || !b.fits(core.runs + race, b.loaded) {
                 continue;
             }
             core.push(p, Part::Loaded, "screen: each setting once");

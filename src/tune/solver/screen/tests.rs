@@ -152,8 +152,12 @@ fn a_guided_grid_measures_the_defaults_neighbours_first_then_a_design() {
     let (todo, grid) = first_todo(9, 5, 8);
     assert_eq!(grid, Grid::Guided);
     assert_eq!(&todo[..2], &[4, 6], "{todo:?}");
-    // Then GUIDED_DESIGN_MIN design settings, none of them the default or a repeat.
-    assert_eq!(todo.len(), 2 + GUIDED_DESIGN_MIN, "{todo:?}");
+    // Then GUIDED_DESIGN_MIN design draws, those that land on a neighbour dropped: none of
+    // them the default or a repeat.
+    assert!(
+        (3..=2 + GUIDED_DESIGN_MIN).contains(&todo.len()),
+        "{todo:?}"
+    );
     let mut seen = todo.clone();
     seen.sort_unstable();
     seen.dedup();
