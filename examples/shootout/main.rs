@@ -693,7 +693,7 @@ fn main() {
         .collect();
 
     let fixed: Option<u32> = arg("--budget").and_then(|s| s.parse().ok());
-    // Trials per tune (two runs each): 12 (24 runs, the `quick` policy's) on the 9-setting
+    // Trials per tune (two runs each): 12 (24 runs; the `quick` policy's was 12, now 8) on the 9-setting
     // surfaces, 32 (64 runs) on the 27-setting 3-knob one, 40 (80 runs: issue #13's target)
     // on the 99-setting ones.
     let budget_for = |s: &Surf| -> u32 {

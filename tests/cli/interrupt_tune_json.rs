@@ -137,7 +137,7 @@ fn a_stopped_tune_prints_what_the_database_has_of_it_and_the_command_that_resume
         serde_json::json!({"label": label, "identity": label, "kernel": "sim"})
     );
     assert_eq!(rep["policy"], "quick");
-    assert_eq!(rep["budget"], 12);
+    assert_eq!(rep["budget"], 8);
     let seed = rep["seed"].as_u64().unwrap();
     assert!(
         err.contains(&format!("seed {seed} (repeat this run with --seed {seed})")),

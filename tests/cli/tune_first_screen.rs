@@ -47,15 +47,15 @@ fn a_sweet_spot_found_reads_kept_by_how_sure_took_undo_first() {
     );
     assert!(t.contains("\n  kept       fifo_batch 32 → 8\n"), "{t}");
     assert!(
-        t.contains("\n  by         io_load Ratio 3.60 → 1.60: 2.26× better"),
+        t.contains("\n  by         io_load Ratio 3.69 → 1.58: 2.33× better"),
         "{t}"
     );
     assert!(
-        t.contains("\n  how sure   sure: p = 4.0e-9 (the policy asks < 0.05)"),
+        t.contains("\n  how sure   sure: p = 1.1e-6 (the policy asks < 0.05)"),
         "{t}"
     );
     assert!(
-        t.contains(" s: 22 trials of 9 settings, 23 load runs\n"),
+        t.contains(" s: 14 trials of 6 settings, 15 load runs\n"),
         "{t}"
     );
     assert!(t.contains("\n  undo       nothing to undo: the device is back as it was"));

@@ -124,7 +124,10 @@ fn a_sweet_spot_that_holds_shows_its_judge_line() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let holds = path("data/surfaces/startup-holds-fifo_batch.toml");
-    let (text, _) = run(&db, &["tune", "--sim", &holds, "--seed", "3"]);
+    let (text, _) = run(
+        &db,
+        &["tune", "--sim", &holds, "--seed", "3", "--budget", "12"],
+    );
     let text = flat(&text);
     assert!(text.contains("kept fifo_batch 32 → 8"), "{text}");
     assert!(

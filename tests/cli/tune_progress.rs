@@ -70,14 +70,14 @@ fn check(surface: &str, pol: &policy::Policy, seeds: std::ops::Range<u64>) {
 #[test]
 fn the_screens_count_of_load_runs_never_passes_the_run_budget() {
     let quick = policy::builtin("quick").unwrap().unwrap();
-    // quick: budget 12 full trials of no_load + io_load, 1 run each.
-    assert_eq!(tune::run_budget(&quick, None, false), 24);
+    // quick: budget 8 full trials of no_load + io_load, 1 run each.
+    assert_eq!(tune::run_budget(&quick, None, false), 16);
     assert_eq!(tune::run_budget(&quick, Some(30), false), 60);
     check("data/surfaces/synthetic-2d-deadline.toml", &quick, 1..9);
-    // The screen lists more trials than the budget's 12 (loaded runs alone are trials), the
+    // The screen lists more trials than the budget's 8 (loaded runs alone are trials), the
     // count the bar used to show.
     let (_, out) = watch("data/surfaces/synthetic-2d-deadline.toml", &quick, 1);
-    assert!(out.trials.len() > 12, "{}", out.trials.len());
+    assert!(out.trials.len() > 8, "{}", out.trials.len());
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn a_judged_tune_stays_within_the_run_budget_with_its_judges_most() {
     // quick's judge: 6 pairs (12 runs); a fallback's screen (4), check (3 pairs of 2 full
     // trials of 2 runs: 12) and judge (12).
     assert_eq!(tune::judge_runs(&quick), 40);
-    assert_eq!(tune::run_budget(&quick, None, true), 64);
+    assert_eq!(tune::run_budget(&quick, None, true), 56);
     for (surface, seeds) in [
         ("data/surfaces/startup-hurts-fifo_batch.toml", 1..6),
         ("data/surfaces/startup-holds-fifo_batch.toml", 1..6),

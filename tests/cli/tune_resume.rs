@@ -132,7 +132,7 @@ fn resume_goes_on_from_an_interrupted_tune_and_says_when_there_is_none() {
     let (rep, err) = cli_tune(&db, &["--resume"]);
     assert!(
         err.contains(
-            "nothing to resume for sim:seed-2.5.39-mm1-fifo_batch (policy quick, budget 12"
+            "nothing to resume for sim:seed-2.5.39-mm1-fifo_batch (policy quick, budget 8"
         ),
         "{err}"
     );
@@ -195,16 +195,16 @@ fn resume_says_which_stopped_tune_it_does_not_resume_and_why() {
     let (rep, err) = cli_tune(&db, &["--resume", "--budget", "20"]);
     let want = format!(
         "{head}, budget 20, kernel sim): tune #{from} (interrupted, {k} finished trials) was \
-         made with budget 12, not 20: a fresh tune; give --budget 12 to resume it"
+         made with budget 8, not 20: a fresh tune; give --budget 8 to resume it"
     );
     assert!(err.contains(&want), "want '{want}' in {err}");
     assert!(rep.get("resumed").is_none(), "{rep}");
     // That fresh tune is now the newest of the device and policy: the stopped one is not
     // resumed with its own budget either.
     let fresh = rep["tune_id"].as_i64().unwrap();
-    let (rep, err) = cli_tune(&db, &["--resume", "--budget", "12"]);
+    let (rep, err) = cli_tune(&db, &["--resume", "--budget", "8"]);
     let want = format!(
-        "{head}, budget 12, kernel sim): tune #{from} (interrupted, {k} finished trials) is not \
+        "{head}, budget 8, kernel sim): tune #{from} (interrupted, {k} finished trials) is not \
          the newest tune of sim:seed-2.5.39-mm1-fifo_batch with policy quick (tune #{fresh}, \
          done, came after it): a fresh tune; only the newest one is resumed"
     );
@@ -228,8 +228,8 @@ fn a_seed_refuses_only_a_tune_that_would_be_resumed() {
     let (rep, err) = cli_tune(&db, &["--resume", "--seed", "3", "--budget", "20"]);
     let want = format!(
         "nothing to resume for sim:seed-2.5.39-mm1-fifo_batch (policy quick, budget 20, kernel \
-         sim): tune #{from} (interrupted, {k} finished trials) was made with budget 12, not 20: \
-         a fresh tune; give --budget 12 to resume it"
+         sim): tune #{from} (interrupted, {k} finished trials) was made with budget 8, not 20: \
+         a fresh tune; give --budget 8 to resume it"
     );
     assert!(err.contains(&want), "want '{want}' in {err}");
     assert!(!err.contains("--seed 3 with --resume"), "{err}");

@@ -159,7 +159,7 @@ fn type_errors_name_the_field_in_toml_terms() {
 #[test]
 fn resolve_prefers_system_dir_then_builtin() {
     let dir = tempfile::tempdir().unwrap();
-    let text = builtin_text("quick").replace("budget = 12", "budget = 40");
+    let text = builtin_text("quick").replace("budget = 8 ", "budget = 40 ");
     std::fs::write(dir.path().join("quick.toml"), text).unwrap();
     assert_eq!(
         resolve("quick", dir.path(), Origin::Named).unwrap().budget,
@@ -226,7 +226,7 @@ fn resolve_checks_who_may_have_written_the_file_it_reads() {
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert_eq!(
         resolve("mine", dir.path(), Origin::System).unwrap().budget,
-        12
+        8
     );
 }
 
