@@ -26,25 +26,30 @@ impl Fx {
     }
 }
 
-/// A screen over 4 settings (default 2), budget 12 trials of 2 runs, with these loaded
-/// costs and ln no_load Times already measured: a Ratio's when `ratio` (minimised, one
-/// no_load run a trial), else Loads' (maximised, no no_load).
-fn screen(ratio: bool, loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> Fx {
-    let cfg = SolverConfig {
-        budget: 12,
+/// A solver's config: `budget` trials of 2 runs, 2 check pairs, alpha 0.05, a 3% minimum
+/// effect; a Ratio's (minimised, one no_load run a trial) when `ratio`, else Loads'.
+fn cfg(budget: usize, seed: u64, ratio: bool) -> SolverConfig {
+    SolverConfig {
+        budget,
         check_pairs: 2,
         alpha: 0.05,
         min_effect: 0.03,
-        seed: 1,
+        seed,
         minimize: ratio,
         runs_full: 2,
         runs_loaded: 1,
         runs_no_load: usize::from(ratio),
-    };
+    }
+}
+
+/// A screen over 4 settings (default 2), budget 12 trials of 2 runs, with these loaded
+/// costs and ln no_load Times already measured: a Ratio's when `ratio` (minimised, one
+/// no_load run a trial), else Loads' (maximised, no no_load).
+fn screen(ratio: bool, loaded: &[(usize, f64)], no_load: &[(usize, f64)]) -> Fx {
     let coords = (0..4).map(|i| vec![f64::from(i) / 3.0]).collect();
     let BayesOpt {
         mut core, search, ..
-    } = BayesOpt::new(cfg, coords, 2);
+    } = BayesOpt::new(cfg(12, 1, ratio), coords, 2);
     let Search::Screen(mut sc) = search else {
         panic!("a 4-setting grid at budget 12 is screened");
     };
@@ -126,19 +131,8 @@ fn on_a_guided_grid_the_flatness_test_rejects_beyond_flat_z_guided_standard_erro
 /// The first settings a new screen of `n` settings (default `default`, a 1-D grid evenly
 /// spaced) at `budget` trials queues, and whether it is guided.
 fn first_todo(n: usize, default: usize, budget: usize) -> (Vec<usize>, Grid) {
-    let cfg = SolverConfig {
-        budget,
-        check_pairs: 2,
-        alpha: 0.05,
-        min_effect: 0.03,
-        seed: 7,
-        minimize: true,
-        runs_full: 2,
-        runs_loaded: 1,
-        runs_no_load: 1,
-    };
     let coords = (0..n).map(|i| vec![i as f64 / (n - 1) as f64]).collect();
-    let BayesOpt { search, .. } = BayesOpt::new(cfg, coords, default);
+    let BayesOpt { search, .. } = BayesOpt::new(cfg(budget, 7, true), coords, default);
     let Search::Screen(sc) = search else {
         panic!("a Ratio over {n} settings at budget {budget} takes the screen");
     };
@@ -176,24 +170,13 @@ fn a_guided_grid_measures_the_defaults_neighbours_first_then_a_design() {
 
 #[test]
 fn the_defaults_neighbours_are_one_grid_step_along_each_knob() {
-    let cfg = SolverConfig {
-        budget: 8,
-        check_pairs: 2,
-        alpha: 0.05,
-        min_effect: 0.03,
-        seed: 1,
-        minimize: true,
-        runs_full: 2,
-        runs_loaded: 1,
-        runs_no_load: 1,
-    };
     // A 3 × 3 grid, x = i % 3, y = i / 3; the default in the middle (4), then at a corner (0).
     let coords: Vec<Vec<f64>> = (0..9)
         .map(|i| vec![f64::from(i % 3) / 2.0, f64::from(i / 3) / 2.0])
         .collect();
-    let BayesOpt { core, .. } = BayesOpt::new(cfg.clone(), coords.clone(), 4);
+    let BayesOpt { core, .. } = BayesOpt::new(cfg(8, 1, true), coords.clone(), 4);
     assert_eq!(core.default_neighbours(), vec![3, 5, 1, 7]);
-    let BayesOpt { core, .. } = BayesOpt::new(cfg, coords, 0);
+    let BayesOpt { core, .. } = BayesOpt::new(cfg(8, 1, true), coords, 0);
     assert_eq!(core.default_neighbours(), vec![1, 3]);
 }
 
