@@ -157,9 +157,8 @@ impl Screen {
             Stage::Reference => return self.reference(core, b),
             Stage::Screen => self.screen_next(core, b),
             Stage::Guided => {
-                let race = (GUIDED_RACE_SHARE * b.search as f64) as usize;
                 self.grid == Grid::Guided
-                    && b.fits(core.runs + race, b.loaded)
+                    && b.fits(core.runs + self.race_kept(b), b.loaded)
                     && self
                         .guided_pick(core)
                         .map(|(p, why)| core.push(p, Part::Loaded, why))
@@ -219,10 +218,7 @@ impl Screen {
     /// guided grid the race's share ([`GUIDED_RACE_SHARE`]) stays kept, as for the
     /// GP's picks: the neighbours of a default with many knobs are many.
     fn screen_next(&mut self, core: &mut Core, b: &Budget) -> bool {
-        let race = match self.grid {
-            Grid::Guided => (GUIDED_RACE_SHARE * b.search as f64) as usize,
-            Grid::Whole => 0,
-        };
+        let race = self.race_kept(b);
         while !self.todo.is_empty() {
             let p = self.todo.remove(0);
             if core.failed.contains(&p) || !b.fits(core.runs + race, b.loaded) {
@@ -232,6 +228,15 @@ impl Screen {
             return true;
         }
         false
+    }
+
+    /// Runs the screen keeps for the race: [`GUIDED_RACE_SHARE`] of the search's on a guided
+    /// grid, none on a grid screened whole.
+    fn race_kept(&self, b: &Budget) -> usize {
+        match self.grid {
+            Grid::Guided => (GUIDED_RACE_SHARE * b.search as f64) as usize,
+            Grid::Whole => 0,
+        }
     }
 
     /// [`Stage::ArmsDefault`].
