@@ -175,7 +175,7 @@ fn the_report_names_the_carrying_knob_and_those_left_at_their_default() {
     assert!(
         t.contains(
             "\n    fifo_batch       left at its default 16 (not 32): without it the effect held; its \
-             test: 2.04×\n                     better, 95% CI 1.76–2.37, p = 3.9e-6, 2 pairs\n"
+             test: 2.04×\n                     better, 95% CI 1.78–2.35, p = 8.2e-7, 2 pairs\n"
         ),
         "{t}"
     );

@@ -7,7 +7,7 @@ use super::super::check::CHECK_CAP;
 use super::super::core::Core;
 use super::{
     CHECK_MAX_SHARE, DEFAULT_SHARE, FLAT_RETEST_MAX, FLAT_RETEST_PER, FLAT_TEST_AFTER, FLAT_Z,
-    FLAT_Z_GUIDED, Flatness, GUIDED_RACE_SHARE, Grid, Screen, estimate,
+    FLAT_Z_GUIDED, FLAT_Z_NEAR, Flatness, GUIDED_RACE_SHARE, Grid, Screen, estimate,
 };
 use crate::stats;
 use crate::tune::evaluator::Part;
@@ -471,13 +471,30 @@ impl Screen {
                     v += 2.0 * super::ASSUMED_NOISE * super::ASSUMED_NOISE;
                 }
                 let delta = 0.75 * (md - l.mean) - (1.0 + core.cfg.min_effect).ln();
-                pairs_for_power(core, v, delta, most)
+                pairs_for_power(core, v, delta, most, self.trials_held(core, l.point))
             }
             _ => core.cfg.check_pairs,
         };
         // On a grid of settings that change two or more knobs, the step after the check
         // (`solver/reduce.rs`) keeps room for its tests too.
         core.with_reduce_reserve(n.clamp(core.cfg.check_pairs, most), most, per)
+    }
+
+    /// The fewest trials that any part of the check's variance has before its pairs: of the
+    /// leader `lead` and the default, the loaded runs, and for pairs of full trials their
+    /// no_load runs too. The check's variance pools those trials' variances (Welch df, at
+    /// least the smallest part's df: `stats::paired_variance_arms`), so after n pairs its df
+    /// is at least this + n − 1 (see [`pairs_for_power`]).
+    pub(super) fn trials_held(&self, core: &Core, lead: usize) -> usize {
+        let full = self.plans_full_pairs(core);
+        [lead, core.default]
+            .iter()
+            .flat_map(|&p| {
+                let no_load = full.then(|| self.costs(p, true).len());
+                std::iter::once(self.costs(p, false).len()).chain(no_load)
+            })
+            .min()
+            .unwrap_or(0)
     }
 
     /// The flatness test's z of `p`: its mean ln no_load Time less the default's, over the
@@ -489,13 +506,13 @@ impl Screen {
         Some((m - m0) / (se * se + se0 * se0).sqrt())
     }
 
-    /// The flatness test's threshold in standard errors: [`FLAT_Z_GUIDED`] on a guided grid,
-    /// else [`FLAT_Z`].
+    /// The flatness test's threshold in standard errors: [`FLAT_Z_NEAR`] on a near-whole
+    /// grid, [`FLAT_Z_GUIDED`] on another guided grid, else [`FLAT_Z`].
     fn flat_threshold(&self) -> f64 {
-        if self.grid == Grid::Guided {
-            FLAT_Z_GUIDED
-        } else {
-            FLAT_Z
+        match (self.grid, self.near) {
+            (Grid::Guided, true) => FLAT_Z_NEAR,
+            (Grid::Guided, false) => FLAT_Z_GUIDED,
+            (Grid::Whole, _) => FLAT_Z,
         }
     }
 
@@ -603,13 +620,25 @@ impl Screen {
 /// Pairs that 90% power needs for a one-sided paired t-test at `alpha` to find an effect of
 /// `delta` (ln units) with `v` the variance of a pair's difference: at least
 /// max(`check_pairs`, 2), at most `most`; `most` when `delta` ≤ 0.
-fn pairs_for_power(core: &Core, v: f64, delta: f64, most: usize) -> usize {
+///
+/// The t quantile's df at n pairs is `held` + n − 1, where `held` is the fewest trials any
+/// part of the variance had before the pairs ([`Screen::trials_held`]): the check's df is
+/// the larger of its pairs' n − 1 and the Welch–Satterthwaite df of the two settings' trials
+/// (`stats::paired_variance_arms`), and a Welch df is at least its smallest part's (n − 1
+/// alone, as before, asked for a third pair that a large effect did not need: at 20 runs on
+/// the seed surface that left the race one run, and a lucky fifo_batch 1 won). (Dev seeds
+/// 1..1000, tunes found of 1000: at 20 runs, the grid screened whole, the seed surface 914 →
+/// 936, its drifting twin 888 → 923, no_load-depends 503 → 501; at 24 runs 965 → 969, 958 →
+/// 952, 548 → 563; at 16 runs, guided, unchanged; the noisy flat surfaces' false
+/// "significant" within 1 of before at each.)
+pub(super) fn pairs_for_power(core: &Core, v: f64, delta: f64, most: usize, held: usize) -> usize {
     if delta <= 0.0 {
         return most;
     }
     let mut n = core.cfg.check_pairs.max(2);
     while n < most {
-        let t = stats::t_quantile(1.0 - core.cfg.alpha, (n - 1) as f64).unwrap_or(f64::INFINITY);
+        let df = (held + n - 1) as f64;
+        let t = stats::t_quantile(1.0 - core.cfg.alpha, df).unwrap_or(f64::INFINITY);
         if (t + 1.2816) * v.sqrt() / (n as f64).sqrt() <= delta {
             break;
         }

@@ -116,6 +116,21 @@ fn on_a_guided_grid_the_flatness_test_rejects_beyond_flat_z_guided_standard_erro
         s.sc.decide_flat(&mut s.core, vec![0]);
         assert_eq!(s.sc.flatness, want, "{grid:?}");
     }
+    // On a near-whole grid (20 runs) the threshold is FLAT_Z_NEAR (1.8): 1.86 differs.
+    let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.30f64.ln())]);
+    s.sc.grid = Grid::Guided;
+    s.sc.near = true;
+    s.sc.decide_flat(&mut s.core, vec![0]);
+    assert_eq!(s.sc.flatness, Flatness::Differs);
+    assert!(
+        s.core
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("more than 1.8 standard"),
+        "{:?}",
+        s.core.note
+    );
     // 40% slower: z = 2.38, "differs" on both, and the note names the guided threshold.
     let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0 + 1.40f64.ln())]);
     s.sc.grid = Grid::Guided;
@@ -131,8 +146,13 @@ fn on_a_guided_grid_the_flatness_test_rejects_beyond_flat_z_guided_standard_erro
 /// The first settings a new screen of `n` settings (default `default`, a 1-D grid evenly
 /// spaced) at `budget` trials queues, and whether it is guided.
 fn first_todo(n: usize, default: usize, budget: usize) -> (Vec<usize>, Grid) {
+    first_todo_seeded(n, default, budget, 7)
+}
+
+/// [`first_todo`] with the solver's seed.
+fn first_todo_seeded(n: usize, default: usize, budget: usize, seed: u64) -> (Vec<usize>, Grid) {
     let coords = (0..n).map(|i| vec![i as f64 / (n - 1) as f64]).collect();
-    let BayesOpt { search, .. } = BayesOpt::new(cfg(budget, 7, true), coords, default);
+    let BayesOpt { search, .. } = BayesOpt::new(cfg(budget, seed, true), coords, default);
     let Search::Screen(sc) = search else {
         panic!("a Ratio over {n} settings at budget {budget} takes the screen");
     };
@@ -161,6 +181,20 @@ fn a_guided_grid_measures_the_defaults_neighbours_first_then_a_design() {
     let (todo, _) = first_todo(9, 8, 8);
     assert_eq!(todo[0], 7, "{todo:?}");
     assert!(!todo[1..].contains(&7), "{todo:?}");
+    // At 20 runs the screen (10 runs) fits NEAR_SHARE but not SCREEN_SHARE: guided, near
+    // whole, with NEAR_DESIGN draws after the neighbours.
+    let (near, grid) = first_todo(9, 5, 10);
+    assert_eq!(grid, Grid::Guided);
+    assert_eq!(&near[..2], &[4, 6], "{near:?}");
+    assert!((3..=2 + NEAR_DESIGN).contains(&near.len()), "{near:?}");
+    // Its design is larger: over seeds 1..=50, more settings in all than at 16 runs.
+    let settings = |budget| -> usize {
+        (1..=50)
+            .map(|seed| first_todo_seeded(9, 5, budget, seed).0.len())
+            .sum()
+    };
+    let (near, guided) = (settings(10), settings(8));
+    assert!(near >= guided + 50, "{near} vs {guided}");
     // At 24 runs the grid is screened whole: every other setting, in a shuffled order.
     let (mut todo, grid) = first_todo(9, 5, 12);
     assert_eq!(grid, Grid::Whole);
@@ -514,4 +548,33 @@ fn a_loads_race_keeps_the_default_measured_and_spends_no_runs_on_a_reserve() {
     assert_eq!(v.best, 3);
     assert!(v.significant, "{}", v.reason);
     assert!(v.reason.contains("one-sided Welch t-test"), "{}", v.reason);
+}
+
+#[test]
+fn the_checks_pairs_for_power_count_the_df_of_the_trials_already_held() {
+    let s = ratio_screen(&[(2, 5.48)], &[]);
+    // v = 0.02 (sd 0.141 a pair), an effect of 0.48 ln units, alpha 0.05, 90% power.
+    // With no trial held, 2 pairs have df 1 (t = 6.31): (6.31 + 1.28) 0.141 / √2 = 0.76 >
+    // 0.48, so 3 pairs (df 2: (2.92 + 1.28) 0.141 / √3 = 0.34).
+    assert_eq!(plan::pairs_for_power(&s.core, 0.02, 0.48, 8, 0), 3);
+    // With one trial of each part held before the pairs, 2 pairs have df 2: 0.42 ≤ 0.48.
+    assert_eq!(plan::pairs_for_power(&s.core, 0.02, 0.48, 8, 1), 2);
+    // No effect left after the shrinkage: the most the reserve allows.
+    assert_eq!(plan::pairs_for_power(&s.core, 0.02, -0.01, 8, 5), 8);
+}
+
+#[test]
+fn the_trials_held_are_the_fewest_of_any_part_the_check_pools() {
+    let d0 = 67.7f64.ln();
+    // The default (2) has 1 loaded and 1 no_load trial, the leader (0) 3 loaded and none.
+    let loaded = [(2, 5.48), (0, 4.70), (0, 4.72), (0, 4.69)];
+    let mut s = ratio_screen(&loaded, &[(2, d0)]);
+    // Screened whole with the flatness test open, the check plans full pairs: the
+    // leader's no_load (none yet) counts.
+    assert_eq!(s.sc.trials_held(&s.core, 0), 0);
+    // Flat: loaded pairs, so only loaded runs count: the default's one.
+    s.sc.flatness = Flatness::Flat;
+    assert_eq!(s.sc.trials_held(&s.core, 0), 1);
+    s.sc.loaded.push((2, 5.50));
+    assert_eq!(s.sc.trials_held(&s.core, 0), 2);
 }
