@@ -171,16 +171,16 @@ pub(crate) const SCREEN_SHARE: f64 = 0.45;
 /// A guided grid whose screen would take at most this share of the budget's runs is *near
 /// whole* (a 9-setting grid at 20 runs): its design has [`NEAR_DESIGN`] draws and its
 /// flatness test rejects beyond [`FLAT_Z_NEAR`] standard errors. Between a guided grid at 16
-/// runs and a grid screened whole at 24, neither suits 20: screened whole, one loaded run of
-/// each of 9 settings leaves the race a run or two, and a lucky noisy setting (fifo_batch 1
+/// runs and a grid screened whole at 24, neither suits 20: screened whole, the default's full
+/// trial and one loaded run of each of the 8 other settings leave the race a run or two, and a lucky noisy setting (fifo_batch 1
 /// at 12% noise, 15% worse than the optimum) wins; guided as at 16 runs, the GP's few picks
 /// miss fifo_batch 2 where no_load depends on the knob. (Dev seeds 1..1000 at 20 runs, tunes
 /// found of 1000, the seed surface / its drifting twin / no_load-depends / two basins:
 /// screened whole 936 / 923 / 501 / 998; guided as at 16 runs 973 / 962 / 314 / 993; near
-/// whole with 4 / **5** / 6 / 7 draws and [`FLAT_Z_NEAR`] 1.8: 977 / 961 / 324 / 1000 at 4
-/// with 2.24, **982 / 942 / 417 / 998**, 974 / 950 / 424 / 961, 966 / 944 / 407 / 780; with 5
-/// draws and 1.645 / 1.8 / 1.96: 979 / 935 / 450, 982 / 942 / 417, 985 / 945 / 384; the
-/// noisy flat surfaces' false "significant" 25–33 of 1000 at each. `ttts-check`, the best
+/// whole, 4 draws and threshold 2.24: 977 / 961 / 324 / 1000; 5 / 6 / 7 draws at
+/// [`FLAT_Z_NEAR`] 1.8: **982 / 942 / 417 / 998**, 974 / 950 / 424 / 961, 966 / 944 / 407 /
+/// 780; 5 draws at 1.645 / 1.8 / 1.96: 979 / 935 / 450, 982 / 942 / 417, 985 / 945 / 384;
+/// the noisy flat surfaces' false "significant" 25–33 of 1000 in each of those measured. `ttts-check`, the best
 /// checked method at 20 runs that holds the flat row, finds no_load-depends in 423.)
 pub(crate) const NEAR_SHARE: f64 = 0.5;
 

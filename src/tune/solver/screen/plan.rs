@@ -483,8 +483,11 @@ impl Screen {
     /// The fewest trials that any part of the check's variance has before its pairs: of the
     /// leader `lead` and the default, the loaded runs, and for pairs of full trials their
     /// no_load runs too. The check's variance pools those trials' variances (Welch df, at
-    /// least the smallest part's df: `stats::paired_variance_arms`), so after n pairs its df
-    /// is at least this + n − 1 (see [`pairs_for_power`]).
+    /// least the smallest part's df: `stats::paired_variance_arms`), so after n pairs of the
+    /// kind the plan expects its df is at least this + n − 1 (see [`pairs_for_power`]). On a
+    /// guided grid whose flatness test is still open the plan expects loaded pairs; if the
+    /// test then says "not flat", the full pairs' df may be lower than planned: the reserve
+    /// was then too small, never the test's level (the test uses its real df).
     pub(super) fn trials_held(&self, core: &Core, lead: usize) -> usize {
         let full = self.plans_full_pairs(core);
         [lead, core.default]
