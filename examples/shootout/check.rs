@@ -19,9 +19,18 @@ pub const PAIRS: usize = 2;
 /// 8 70%; seed / seed-drift 1 pair 98% / 82%, 2 98% / 98%, 3 96% / 92%.)
 pub const LOADS_PAIRS: usize = 5;
 
-/// The check pairs of surface `s`: [`LOADS_PAIRS`] on a Loads surface, else [`PAIRS`].
+/// The check pairs of surface `s`: [`LOADS_PAIRS`] on a Loads surface, else [`PAIRS`], or
+/// `SHOOTOUT_CHECK_PAIRS` when set (a baseline's configuration at another budget: the pair
+/// counts above were chosen at 24 runs).
 pub fn pairs(s: &Surf) -> usize {
-    if s.loads { LOADS_PAIRS } else { PAIRS }
+    if s.loads {
+        return LOADS_PAIRS;
+    }
+    std::env::var("SHOOTOUT_CHECK_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(PAIRS)
 }
 
 /// Runs `pairs` fresh (default, best) pairs after the search's trials `best_obs` and

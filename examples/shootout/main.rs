@@ -9,7 +9,8 @@
 //!
 //! Diagnosis: `SHOOTOUT_TRACE=1` prints ours' trial log and verdict per tune to stderr (use it
 //! with `--seeds 1 --from N --only ours`); `SHOOTOUT_FAILS=1` prints each failed tune's seed
-//! and choice, for every method run; `SHOOTOUT_COUNTS=1` prints each table row's successes
+//! and choice, for every method run; `SHOOTOUT_CHECK_PAIRS=N` gives `pattern` and
+//! `ttts-check` N check pairs on a Ratio surface (default 2, [`check::PAIRS`]); `SHOOTOUT_COUNTS=1` prints each table row's successes
 //! and claims as counts of tunes (`count SURFACE METHOD SUCCESSES CLAIMS`), which the table's
 //! whole percentages round.
 //!

@@ -261,9 +261,6 @@ pub(crate) struct Screen {
     pub(super) flatness: Flatness,
     /// Whether the grid is screened whole or guided by the GP.
     pub(super) grid: Grid,
-    /// On a guided grid: near whole ([`NEAR_SHARE`]).
-    #[serde(default)]
-    pub(super) near: bool,
 }
 
 /// (mean, standard error) of costs `c` with their variance shrunk toward
@@ -288,7 +285,6 @@ impl Screen {
     pub(super) fn if_it_fits(core: &mut Core) -> Option<Screen> {
         let n = core.coords.len();
         let full = core.cfg.runs_full;
-        let cost = full + n.saturating_sub(1) * core.cfg.runs_loaded;
         // Room for at least two screened settings beside the default's full trial, the
         // smallest check and the flatness test; a smaller budget keeps the GP search.
         let total = core.cfg.budget * full;
@@ -297,10 +293,11 @@ impl Screen {
         if core.cfg.runs_loaded == 0 || n < 2 || room < 2 * core.cfg.runs_loaded {
             return None;
         }
-        if cost as f64 > SCREEN_SHARE * total as f64 {
+        let share = Self::whole_share(core);
+        if share > SCREEN_SHARE {
             // Too large to screen whole: the default's neighbours and a design, then the GP's
             // picks (see the module docs, [`GUIDED_DESIGN_MIN`] and [`NEAR_SHARE`]).
-            let near = cost as f64 <= NEAR_SHARE * total as f64;
+            let near = Self::near_whole(core);
             let dims = core.coords.first().map_or(1, Vec::len);
             let mut todo = core.default_neighbours();
             let least = if near { NEAR_DESIGN } else { GUIDED_DESIGN_MIN };
@@ -313,7 +310,6 @@ impl Screen {
             return Some(Screen {
                 todo,
                 grid: Grid::Guided,
-                near,
                 ..Screen::default()
             });
         }
@@ -326,6 +322,21 @@ impl Screen {
             todo,
             ..Screen::default()
         })
+    }
+
+    /// The share of the budget's runs that screening the grid whole would take: the default's
+    /// full trial and one loaded trial of every other setting ([`SCREEN_SHARE`],
+    /// [`NEAR_SHARE`]).
+    pub(super) fn whole_share(core: &Core) -> f64 {
+        let cost = core.cfg.runs_full + core.coords.len().saturating_sub(1) * core.cfg.runs_loaded;
+        cost as f64 / (core.cfg.budget * core.cfg.runs_full).max(1) as f64
+    }
+
+    /// True when the grid is guided but near whole: screening it whole would take more than
+    /// [`SCREEN_SHARE`] of the runs and at most [`NEAR_SHARE`].
+    pub(super) fn near_whole(core: &Core) -> bool {
+        let share = Self::whole_share(core);
+        share > SCREEN_SHARE && share <= NEAR_SHARE
     }
 
     /// True when the objective is a Ratio whose no_load the screen may pool (after testing).

@@ -511,11 +511,11 @@ impl Screen {
 
     /// The flatness test's threshold in standard errors: [`FLAT_Z_NEAR`] on a near-whole
     /// grid, [`FLAT_Z_GUIDED`] on another guided grid, else [`FLAT_Z`].
-    fn flat_threshold(&self) -> f64 {
-        match (self.grid, self.near) {
-            (Grid::Guided, true) => FLAT_Z_NEAR,
-            (Grid::Guided, false) => FLAT_Z_GUIDED,
-            (Grid::Whole, _) => FLAT_Z,
+    fn flat_threshold(&self, core: &Core) -> f64 {
+        match self.grid {
+            Grid::Guided if Self::near_whole(core) => FLAT_Z_NEAR,
+            Grid::Guided => FLAT_Z_GUIDED,
+            Grid::Whole => FLAT_Z,
         }
     }
 
@@ -527,7 +527,7 @@ impl Screen {
         for &p in &finalists {
             if let (Some((m, _)), Some((m0, _)), Some(z)) =
                 (estimate(&self.costs(p, true)), d, self.flat_z(core, p))
-                && z.abs() > self.flat_threshold()
+                && z.abs() > self.flat_threshold(core)
             {
                 differ.push(format!("{:+.0}%", 100.0 * (m - m0).exp_m1()));
             }
@@ -545,7 +545,7 @@ impl Screen {
                     "the finalists'"
                 },
                 differ.join(", "),
-                self.flat_threshold()
+                self.flat_threshold(core)
             )
         };
         self.flatness = if flat {
