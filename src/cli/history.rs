@@ -522,8 +522,10 @@ fn wrap_long(text: &str) -> String {
     out
 }
 
-/// The columns of [`tune_text`]'s rows.
-const TUNES_HEAD: &str = "  id    started (UTC)    trials    status       policy        target\n";
+/// The columns of [`tune_text`]'s rows ([`tune_row`]): each title starts where its column
+/// does (`trials` ends where the count's word does).
+const TUNES_HEAD: &str =
+    "  id    started (UTC)         trials  status       policy        target\n";
 
 /// Characters of the policy column; a longer name is cut with an ellipsis (the whole name is
 /// in `--tune ID` and `--json`).
@@ -539,6 +541,16 @@ fn clip(name: &str, width: usize) -> String {
     out
 }
 
+/// A tune's first line under [`TUNES_HEAD`]: `#ID  started  N trials  status  policy
+/// target`, fixed columns with the target (of any length) last.
+fn tune_row(id: i64, started: &str, n: usize, status: &str, policy: &str, target: &str) -> String {
+    format!(
+        "  #{id:<4} {started:<16} {n:>4} trial{}  {status:<11}  {policy:<w$}  {target}\n",
+        if n == 1 { " " } else { "s" },
+        w = POLICY_WIDTH,
+    )
+}
+
 /// A tune in two lines: `#ID  started  trials  status  policy  target`, fixed columns with the
 /// target (of any length) last, then its verdict. `whole` (one tune shown, `--tune`): a
 /// policy name cut to its column is given whole in a third line.
@@ -552,14 +564,13 @@ fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut Strin
     let cut = of.len() - n;
     let started = store.utc(t.started_at)?;
     let policy = clip(&t.policy, POLICY_WIDTH);
-    s.push_str(&format!(
-        "  #{:<4} {} {n:>4} trial{}  {:<11}  {policy:<w$}  {}\n",
+    s.push_str(&tune_row(
         t.id,
         started.get(..16).unwrap_or(&started),
-        if n == 1 { " " } else { "s" },
-        t.status,
-        t.target,
-        w = POLICY_WIDTH,
+        n,
+        &t.status.to_string(),
+        &policy,
+        &t.target,
     ));
     let spot = h
         .sweet_spots
@@ -618,5 +629,38 @@ fn trials_text(trials: &[TrialOut], s: &mut String) {
         if !f.is_empty() {
             s.push_str(&format!("             {f}\n"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TUNES_HEAD, tune_row};
+
+    /// Each column title of the tunes' list starts where its column does in a row, and
+    /// `trials` ends where the count's word ends.
+    #[test]
+    fn the_tunes_list_titles_sit_over_their_columns() {
+        let row = tune_row(
+            12,
+            "2026-12-06 19:25",
+            12,
+            "done",
+            "quick",
+            "loop0 (scratch)",
+        );
+        assert_eq!(
+            row,
+            "  #12   2026-12-06 19:25   12 trials  done         quick         loop0 (scratch)\n"
+        );
+        let at = |line: &str, word: &str| line.find(word).unwrap();
+        assert_eq!(at(TUNES_HEAD, "id"), at(&row, "#12"));
+        assert_eq!(at(TUNES_HEAD, "started"), at(&row, "2026"));
+        assert_eq!(
+            at(TUNES_HEAD, "trials") + "trials".len(),
+            at(&row, "trials") + "trials".len()
+        );
+        assert_eq!(at(TUNES_HEAD, "status"), at(&row, "done"));
+        assert_eq!(at(TUNES_HEAD, "policy"), at(&row, "quick"));
+        assert_eq!(at(TUNES_HEAD, "target"), at(&row, "loop0"));
     }
 }

@@ -290,7 +290,9 @@ pub enum Command {
     Daemon(daemon::Args),
     /// Show enrolled devices: last tune, sweet spot, daemon's work.
     ///
-    /// Show per enrolled device the last tune, the sweet spot, and what the daemon does.
+    /// Per enrolled device (a real disk with a stored sweet spot, or one the daemon's config
+    /// enrols by name): its last tune, its sweet spot, whether the daemon keeps it there, and
+    /// when a retune is due and why. Scratch and simulated tunes are listed by `history`.
     #[command(after_help = EXIT_STATUS_SHORT, after_long_help = EXIT_STATUS)]
     Status(daemon::StatusArgs),
     /// Print a shell's completion script (bash, zsh, fish, …).

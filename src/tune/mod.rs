@@ -274,7 +274,7 @@ pub(crate) fn judge_note(testbed: &dyn Testbed, policy: &Policy) -> Option<Strin
     policy.judges.as_ref()?;
     testbed.lacks_startup().map(|why| {
         format!(
-            "policy '{}' has judges, but they did not run ({why}): the sweet spot is judged by \
+            "policy '{}' has judges, but they did not run: {why}; the sweet spot is judged by \
              its objective alone",
             policy.name
         )

@@ -557,7 +557,7 @@ fn left_out(r: &Report) -> String {
 /// The human report: the first screen (`verdict_lines`, `cost_lines`), then the details.
 pub fn text(r: &Report) -> String {
     let mut s = format!(
-        "sweet spot of {} (kernel {}, policy {})\n",
+        "sweet spot of {}: kernel {}, policy {}\n",
         r.target.label, r.target.kernel, r.policy
     );
     s.push_str(&verdict_lines(r));
