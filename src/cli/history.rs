@@ -551,9 +551,8 @@ fn tune_row(id: i64, started: &str, n: usize, status: &str, policy: &str, target
     )
 }
 
-/// A tune in two lines: `#ID  started  trials  status  policy  target`, fixed columns with the
-/// target (of any length) last, then its verdict. `whole` (one tune shown, `--tune`): a
-/// policy name cut to its column is given whole in a third line.
+/// A tune in two lines: its [`tune_row`], then its verdict. `whole` (one tune shown,
+/// `--tune`): a policy name cut to its column is given whole in a third line.
 fn tune_text(store: &Store, t: &TuneRow, h: &History, whole: bool, s: &mut String) -> Result<()> {
     let of: Vec<&TrialOut> = h
         .trials
