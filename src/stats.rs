@@ -100,6 +100,11 @@ pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
     Some(t.inverse_cdf(p))
 }
 
+/// The `p` quantile of the standard normal distribution (e.g. 1.96 at `p = 0.975`).
+pub fn normal_quantile(p: f64) -> f64 {
+    statrs::distribution::Normal::standard().inverse_cdf(p)
+}
+
 /// P(T ≤ t) for Student's t with `df` degrees of freedom.
 fn t_cdf(t: f64, df: f64) -> Option<f64> {
     if t == f64::NEG_INFINITY {

@@ -387,8 +387,8 @@ pub(crate) fn build_with(
         default.clone()
     };
     let (dt, bt) = (
-        figure_trials(out, policy, space.default),
-        figure_trials(out, policy, cand),
+        figure_trials(out, policy, space.default, Some(cand)),
+        figure_trials(out, policy, cand, None),
     );
     let (dt, bt): (Vec<&Trial>, Vec<&Trial>) = (dt.iter().collect(), bt.iter().collect());
     let changes = changes_of(&default, &candidate, &best);
@@ -524,23 +524,50 @@ fn changes_of(default: &Setting, candidate: &Setting, best: &Setting) -> Vec<Spo
 }
 
 /// The trials of setting `p` the report's figures come from: the check's fresh ones (the
-/// last `pairs` of each) when a check ran; every trial of it when the arms test decided
-/// (Loads after the screen, which used them all) or nothing was checked. Failed trials are
-/// left out; no_load pooled as [`with_pooled_no_load`] says.
-fn figure_trials(out: &TuneOutcome, policy: &Policy, p: usize) -> Vec<Trial> {
+/// last `pairs` of it) when a check ran; every trial of it when the arms test decided
+/// (Loads after the screen, which used them all) or nothing was checked. For the default
+/// (`pair_of` the candidate) after a check, the default's trial just before each of those
+/// of the candidate: its partner in that pair (a split check alternates two candidates, so
+/// the default's last trials are not all the answer's partners). Failed trials are left
+/// out; no_load pooled as [`with_pooled_no_load`] says.
+fn figure_trials(
+    out: &TuneOutcome,
+    policy: &Policy,
+    p: usize,
+    pair_of: Option<usize>,
+) -> Vec<Trial> {
     let v = out.verdict.as_ref();
     let ran_check = v.is_some_and(|v| v.pairs.unwrap_or(0) >= 1 && !v.every_trial);
-    let mut all: Vec<&Trial> = out
-        .trials
-        .iter()
-        .filter(|t| t.point == p && t.failed.is_none())
-        .collect();
-    if ran_check && all.len() > 1 {
+    let ok = |t: &Trial, q: usize| t.point == q && t.failed.is_none();
+    let of = |q: usize| -> Vec<usize> {
+        (0..out.trials.len())
+            .filter(|&i| ok(&out.trials[i], q))
+            .collect()
+    };
+    let last = |q: usize| -> Vec<usize> {
+        let all = of(q);
         let k = v.and_then(|v| v.pairs).unwrap_or(0).min(all.len());
-        if k >= 1 {
-            all = all[all.len() - k..].to_vec();
+        if ran_check && all.len() > 1 && k >= 1 {
+            all[all.len() - k..].to_vec()
+        } else {
+            all
         }
-    }
+    };
+    let picked: Vec<usize> = match pair_of {
+        Some(c) if ran_check && c != p => {
+            let partners: Vec<usize> = last(c)
+                .into_iter()
+                .filter_map(|i| (0..i).rev().find(|&j| ok(&out.trials[j], p)))
+                .collect();
+            if partners.is_empty() {
+                last(p)
+            } else {
+                partners
+            }
+        }
+        _ => last(p),
+    };
+    let all: Vec<&Trial> = picked.into_iter().map(|i| &out.trials[i]).collect();
     with_pooled_no_load(out, policy, all)
 }
 

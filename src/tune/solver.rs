@@ -26,6 +26,7 @@ pub(crate) mod gp_search;
 mod reduce;
 mod score;
 pub(crate) mod screen;
+mod split_check;
 use self::core::Core;
 use check::CheckBasis;
 pub use check::Verdict;
@@ -236,16 +237,31 @@ impl BayesOpt {
         }
     }
 
-    /// Ends the check when its queue is empty: the test, if the best keeps the rails; then,
+    /// Ends the check when its queue is empty: the test, if the best keeps the rails (a split
+    /// check's two tests, `solver/split_check.rs`, when its pairs were split); then,
     /// for a significant best that changed two or more knobs, the step that tests each
     /// (`solver/reduce.rs`).
-    fn conclude(&mut self, feasible: bool) {
+    fn conclude(&mut self, feasible: &dyn Fn(usize) -> bool) {
+        let best = self.core.incumbent;
         if let Some(c) = self.confirm.as_mut().filter(|c| c.running()) {
-            c.conclude(&mut self.core, &mut self.search, feasible);
+            c.conclude(&mut self.core, &mut self.search, feasible(best));
             return;
         }
-        let basis = self.check_basis(self.core.incumbent);
-        self.core.conclude_if_feasible(feasible, &basis);
+        if let (Some(runner), Search::Screen(s)) = (self.core.runner_up, &self.search) {
+            let basis = [self.check_basis(best), self.check_basis(runner)];
+            self.core.conclude_split(&split_check::Finalists {
+                best,
+                runner,
+                basis: [&basis[0], &basis[1]],
+                feasible: [feasible(best), feasible(runner)],
+                runner_better: s.final_score(runner) < s.final_score(best),
+            });
+            let answer = usize::from(self.core.incumbent == runner);
+            self.start_reduce(&basis[answer]);
+            return;
+        }
+        let basis = self.check_basis(best);
+        self.core.conclude_if_feasible(feasible(best), &basis);
         self.start_reduce(&basis);
     }
 }
@@ -342,7 +358,7 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
         }
         let Some(step) = self.core.queue.pop_front() else {
             if self.core.phase == Phase::Check {
-                self.conclude(feasible(self.core.incumbent));
+                self.conclude(&feasible);
             }
             if !self.core.queue.is_empty() {
                 // The check queued the reduction's first pairs: measured from the next
@@ -370,7 +386,7 @@ impl<O: Measure> Solver<O, TuneState> for BayesOpt {
             self.core.incumbent = lead.point;
         }
         if self.core.phase == Phase::Check && self.core.queue.is_empty() {
-            self.conclude(feasible(self.core.incumbent));
+            self.conclude(&feasible);
         } else if self.core.phase == Phase::Reduce && self.core.queue.is_empty() {
             self.conclude_knob(&feasible);
         }

@@ -282,6 +282,21 @@ impl Core {
         let best = self.incumbent;
         let dc = self.check_costs(self.default);
         let bc = self.check_costs(best);
+        let v = self.pair_test(best, &dc, &bc, basis, self.cfg.alpha);
+        self.finish(v);
+    }
+
+    /// The check's test of `best` against the default at level `alpha` (module docs), as a
+    /// [`Verdict`]: `dc` and `bc` are the default's and the best's check costs, paired in
+    /// order (the first min(len) of each); `basis` where the variance comes from.
+    pub(super) fn pair_test(
+        &self,
+        best: usize,
+        dc: &[f64],
+        bc: &[f64],
+        basis: &CheckBasis,
+        alpha: f64,
+    ) -> Verdict {
         let n = dc.len().min(bc.len());
         let (dc, bc) = (&dc[..n], &bc[..n]);
         // The sd of a pair's difference: from the check pairs and from every trial of the two
@@ -328,11 +343,11 @@ impl Core {
             p = t.map(|t| t.0);
             improvement = t.map(|t| t.1);
         }
-        let sig_test = p.is_some_and(|p| p < self.cfg.alpha);
+        let sig_test = p.is_some_and(|p| p < alpha);
         let counts = arms.as_ref().map(|a| (a.1, a.2));
         let ratio = improvement.map(|r| r.0);
-        let reason = self.reason(basis, n, p, ratio, counts);
-        self.finish(Verdict {
+        let reason = self.reason(basis, n, p, ratio, counts, alpha);
+        Verdict {
             best,
             significant: sig_test,
             improvement,
@@ -342,7 +357,7 @@ impl Core {
             every_trial: arms.is_some(),
             confirm: None,
             knobs: Vec::new(),
-        });
+        }
     }
 
     /// The verdict's sentence: significant or not, with the test that said so. `n` pairs;
@@ -355,8 +370,9 @@ impl Core {
         p: Option<f64>,
         ratio: Option<f64>,
         counts: Option<(usize, usize)>,
+        alpha: f64,
     ) -> String {
-        let sig_test = p.is_some_and(|p| p < self.cfg.alpha);
+        let sig_test = p.is_some_and(|p| p < alpha);
         let me = 100.0 * self.cfg.min_effect;
         let how = match counts {
             Some((nb, nd)) => format!(
@@ -376,21 +392,21 @@ impl Core {
             format!(
                 "significant: more than {me:.0}% better than the default {how} {} < {})",
                 p_text(p),
-                self.cfg.alpha
+                alpha
             )
         } else if counts.is_some() {
             format!(
                 "keep the default: no significant improvement (more than {me:.0}% better: {how} \
                  {} ≥ {}; measured {measured:+.1}%)",
                 p_text(p),
-                self.cfg.alpha,
+                alpha,
             )
         } else {
             format!(
                 "keep the default: no significant improvement (more than {me:.0}% better: \
                  one-sided {} ≥ {} over {n} {}{}; measured {measured:+.1}%)",
                 p_text(p),
-                self.cfg.alpha,
+                alpha,
                 if n == 1 { "pair" } else { "pairs" },
                 if basis.loaded_pairs {
                     " of loaded runs, no_load pooled"
@@ -422,7 +438,7 @@ pub(super) fn arms_welch(a: &[f64], b: &[f64], shift: f64) -> Option<(f64, (f64,
 }
 
 /// `p = 0.012`, or `p = 2.1e-5` below 0.001 (three decimals would print a misleading 0.000).
-fn p_text(p: Option<f64>) -> String {
+pub(super) fn p_text(p: Option<f64>) -> String {
     match p {
         Some(p) if p < 0.001 => format!("p = {p:.1e}"),
         Some(p) => format!("p = {p:.3}"),
@@ -486,7 +502,7 @@ mod tests {
             ] {
                 s.observe(&check, &trial(p, c, pen));
             }
-            s.conclude(feasible);
+            s.conclude(&|_| feasible);
             s.verdict().cloned().unwrap()
         };
         let (clean, noisy) = (run(0.0, true), run(0.6, true));

@@ -70,6 +70,9 @@ pub(super) struct Core {
     /// ([`Core::with_reduce_reserve`]); the final check then leaves it ([`Core::check_share`]).
     #[serde(skip)]
     pub(super) reduce_room: Cell<bool>,
+    /// The runner-up of a split check while it runs (`solver/split_check.rs`).
+    #[serde(default)]
+    pub(super) runner_up: Option<usize>,
 }
 
 impl Core {
@@ -86,6 +89,7 @@ impl Core {
             check_obs: Vec::new(),
             failed: Vec::new(),
             incumbent: default,
+            runner_up: None,
             queue: VecDeque::new(),
             phase: Phase::Search,
             trials: 0,

@@ -137,16 +137,33 @@ fn without_budget_left_every_changed_knob_is_kept_and_said_untested() {
     );
 }
 
-/// A best that changed one knob runs no step (seed 6 finds wbt_lat_usec alone).
+/// A best that changed one knob runs no step: of seeds 1..=12, no tune has a single knob
+/// record, and some significant ones answer a best of one knob changed from the default
+/// (16, 128, 4096) with none.
 #[test]
 fn a_best_that_changed_one_knob_is_not_reduced() {
-    let (out, space) = tune(6, true);
-    let v = out.verdict.unwrap();
-    assert_eq!(
-        label(&space, v.best),
-        "fifo_batch=16 read_ahead_kb=128 wbt_lat_usec=1024"
-    );
-    assert!(v.significant && v.knobs.is_empty(), "{v:?}");
+    let default = "fifo_batch=16 read_ahead_kb=128 wbt_lat_usec=4096";
+    let changed = |label: &str| {
+        label
+            .split(' ')
+            .zip(default.split(' '))
+            .filter(|(a, b)| a != b)
+            .count()
+    };
+    let mut one = 0;
+    for seed in 1..=12 {
+        let (out, space) = tune(seed, true);
+        let v = out.verdict.unwrap();
+        // The step, when it ran, has a record of each knob the check's best changed.
+        assert!(
+            v.knobs.is_empty() || v.knobs.len() >= 2,
+            "seed {seed}: {v:?}"
+        );
+        if v.significant && v.knobs.is_empty() && changed(&label(&space, v.best)) == 1 {
+            one += 1;
+        }
+    }
+    assert!(one > 0, "no seed found a best of one knob");
 }
 
 /// The report says which knobs carry the effect and which were left at their default, with

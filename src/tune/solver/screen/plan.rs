@@ -460,12 +460,7 @@ impl Screen {
         // verdict).
         let n = match (lead, self.estimate_of(core.default)) {
             (Some(l), Some((md, _))) => {
-                let sd_of = |p: usize| {
-                    let c = self.costs(p, false);
-                    estimate(&c)
-                        .map_or(super::ASSUMED_NOISE, |(_, se)| se * (c.len() as f64).sqrt())
-                };
-                let mut v = sd_of(l.point).powi(2) + sd_of(core.default).powi(2);
+                let mut v = self.loaded_sd(l.point).powi(2) + self.loaded_sd(core.default).powi(2);
                 if self.plans_full_pairs(core) {
                     // A full pair's Ratio carries both settings' no_load noise too.
                     v += 2.0 * super::ASSUMED_NOISE * super::ASSUMED_NOISE;
@@ -478,6 +473,35 @@ impl Screen {
         // On a grid of settings that change two or more knobs, the step after the check
         // (`solver/reduce.rs`) keeps room for its tests too.
         core.with_reduce_reserve(n.clamp(core.cfg.check_pairs, most), most, per)
+    }
+
+    /// The sd of one loaded trial of `p` (ln units): its own, shrunk toward
+    /// [`super::ASSUMED_NOISE`] as the screen's standard errors are.
+    fn loaded_sd(&self, p: usize) -> f64 {
+        let c = self.costs(p, false);
+        estimate(&c).map_or(super::ASSUMED_NOISE, |(_, se)| se * (c.len() as f64).sqrt())
+    }
+
+    /// True when a split check of `n` pairs (`solver/split_check.rs`) keeps the power a
+    /// whole check has for a large effect: each finalist's share, n / 2 pairs of loaded runs,
+    /// gives 90% power at alpha / 2 for three quarters of the effect the search measured for
+    /// it, by the normal approximation (the pair's sd as the search's trials estimate it,
+    /// taken as known: the t quantile at the few df held before the pairs asks for more than
+    /// the test, whose df grows with the pairs, needs). Without it a modest effect, which one
+    /// finalist's whole check could have shown, would be lost to the split.
+    fn split_has_power(&self, core: &Core, best: usize, runner: usize, n: usize) -> bool {
+        let Some((md, _)) = self.estimate_of(core.default) else {
+            return false;
+        };
+        let k = (n / 2) as f64;
+        let z = stats::normal_quantile(1.0 - core.cfg.alpha / 2.0) + stats::normal_quantile(0.9);
+        [best, runner].iter().all(|&p| {
+            self.estimate_of(p).is_some_and(|(m, _)| {
+                let v = self.loaded_sd(p).powi(2) + self.loaded_sd(core.default).powi(2);
+                let delta = 0.75 * (md - m) - (1.0 + core.cfg.min_effect).ln();
+                k >= 1.0 && z * v.sqrt() / k.sqrt() <= delta
+            })
+        })
     }
 
     /// The fewest trials that any part of the check's variance has before its pairs: of the
@@ -559,11 +583,16 @@ impl Screen {
 
     /// Picks the answer and queues the check (or keeps the default).
     fn check(&mut self, core: &mut Core, feasible: &dyn Fn(usize) -> bool) {
-        // After a "differs" verdict only the default and the finalists have Ratios.
-        let best = self
-            .ranked(core, feasible)
-            .first()
-            .map_or(core.default, |c| c.point);
+        // After a "differs" verdict only the default and the finalists have Ratios; after a
+        // "flat" one, the pick weighs each one's own no_load (`Screen::flat_pick`).
+        let pick = if self.flatness == Flatness::Flat {
+            self.flat_pick(core, feasible).first().copied()
+        } else {
+            None
+        };
+        let best = pick
+            .or_else(|| self.ranked(core, feasible).first().map(|c| c.point))
+            .unwrap_or(core.default);
         if best == core.default {
             core.finish(Verdict::keep_default(
                 core.default,
@@ -616,7 +645,17 @@ impl Screen {
                 core.cfg.check_pairs
             ));
         }
-        core.queue_pairs(best, n, "against the screen's best", part);
+        let why = "against the screen's best";
+        match self.split_runner(core, feasible, best) {
+            Some(runner)
+                if n >= 2
+                    && part == Part::Loaded
+                    && self.split_has_power(core, best, runner, n) =>
+            {
+                core.queue_split_pairs(best, runner, n, why, part)
+            }
+            _ => core.queue_pairs(best, n, why, part),
+        }
     }
 }
 
