@@ -489,7 +489,13 @@ impl Screen {
     /// taken as known: the t quantile at the few df held before the pairs asks for more than
     /// the test, whose df grows with the pairs, needs). Without it a modest effect, which one
     /// finalist's whole check could have shown, would be lost to the split.
-    fn split_has_power(&self, core: &Core, best: usize, runner: usize, n: usize) -> bool {
+    pub(in crate::tune::solver) fn split_has_power(
+        &self,
+        core: &Core,
+        best: usize,
+        runner: usize,
+        n: usize,
+    ) -> bool {
         let Some((md, _)) = self.estimate_of(core.default) else {
             return false;
         };

@@ -684,3 +684,27 @@ fn a_split_check_where_neither_finalist_passes_keeps_the_default() {
     assert!(v.reason.starts_with("keep the default"), "{}", v.reason);
     assert!(v.reason.contains("the other did not pass"), "{}", v.reason);
 }
+
+#[test]
+fn the_check_is_split_only_when_each_half_has_the_power_for_its_effect() {
+    // The default (2) at ln loaded 5.48, the finalists at 4.715 and 4.725: about 2.1× better,
+    // 0.75 × 0.76 − 0.03 = 0.54 ln units against (1.96 + 1.28) × 0.123 = 0.40 for one pair
+    // each (sd 0.087 a trial: the prior's 0.1 with 3 df and two trials' own): split.
+    let s = split_checked([5.49, 5.49], 4.80, 4.69);
+    assert!(s.sc.split_has_power(&s.core, 0, 1, 2));
+    // Finalists only 8% better than the default: 0.75 × 0.077 − 0.03 = 0.03 ln units, far
+    // from 0.40; even 8 pairs (4 each, 0.20) are not enough.
+    let d0 = 67.7f64.ln();
+    let loaded = [
+        (2, 4.79),
+        (2, 4.80),
+        (0, 4.70),
+        (0, 4.73),
+        (1, 4.71),
+        (1, 4.74),
+    ];
+    let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0)]);
+    s.sc.flatness = Flatness::Flat;
+    assert!(!s.sc.split_has_power(&s.core, 0, 1, 2));
+    assert!(!s.sc.split_has_power(&s.core, 0, 1, 8));
+}
