@@ -696,4 +696,52 @@ mod tests {
             "{t}"
         );
     }
+    #[test]
+    fn after_a_split_check_the_defaults_figure_is_from_the_answers_pairs() {
+        let text = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\n[objective]\n\
+                    minimize = \"ratio\"\nloads = [\"io_load\"]\n[knobs.fifo_batch]\n\
+                    values = [1, 8]\n";
+        let pol =
+            crate::tune::policy::parse(text, std::path::Path::new("p.toml"), "p", "p").unwrap();
+        let out = |best: usize| TuneOutcome {
+            // A split check of one pair each: (default 30, point 1 at 12), (default 40,
+            // point 2 at 11), after a search trial of each.
+            trials: vec![
+                trial(0, 35.0, 100.0),
+                trial(1, 12.5, 100.0),
+                trial(2, 11.5, 100.0),
+                trial(0, 30.0, 100.0),
+                trial(1, 12.0, 100.0),
+                trial(0, 40.0, 100.0),
+                trial(2, 11.0, 100.0),
+            ],
+            verdict: Some(Verdict {
+                best,
+                significant: true,
+                improvement: Some((2.5, 2.0, 3.0)),
+                p_value: Some(0.001),
+                pairs: Some(1),
+                reason: "significant".into(),
+                every_trial: false,
+                confirm: None,
+                knobs: Vec::new(),
+            }),
+            runs: 14,
+            incumbent: best,
+            judges: Vec::new(),
+        };
+        // Each default figure is the partner of the answer's check trial; the last default
+        // trial (40 s) belongs to point 2's pair.
+        for (best, default_s, best_s) in [(1, 30.0, 12.0), (2, 40.0, 11.0)] {
+            let o = out(best);
+            let dt = figure_trials(&o, &pol, 0, Some(best));
+            let bt = figure_trials(&o, &pol, best, None);
+            let io = |t: &[Trial]| -> Vec<f64> { t.iter().map(|t| t.runs[1].time_s).collect() };
+            assert_eq!(
+                (io(&dt), io(&bt)),
+                (vec![default_s], vec![best_s]),
+                "best {best}"
+            );
+        }
+    }
 }
