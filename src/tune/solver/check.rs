@@ -380,7 +380,8 @@ impl Core {
                  t-test"
             ),
             None if basis.loaded_pairs => format!(
-                "in {n} interleaved pairs of loaded runs, no_load pooled (one-sided paired t-test"
+                "in {n} interleaved {} of loaded runs, no_load pooled (one-sided paired t-test",
+                if n == 1 { "pair" } else { "pairs" }
             ),
             None => format!(
                 "in {n} interleaved {} (one-sided",
