@@ -10,9 +10,10 @@
 //!   ([`crate::tune::report`]'s pooled no_load): their loaded Time ÷ the mean Time of every
 //!   no_load run of the tune, and drawn hollow. A no_load-only trial (the flatness test's) has
 //!   no objective at all: it is a tick on the trial-order panel's axis.
-//! - **The check's pairs** are the last `k` trials of the default and of the best, `k` the
-//!   trials the report's per-load figures of the default were taken from (so the plot shows
-//!   what the report's verdict rests on); a tune that stored no sweet spot has no check.
+//! - **The check's pairs** are the last `k` trials of the best and, for each, the default's
+//!   trial just before it (its partner; a split check alternates two candidates), `k` the
+//!   trials the report's per-load figures were taken from (so the plot shows what the
+//!   report's verdict rests on); a tune that stored no sweet spot has no check.
 
 use crate::store::Store;
 use crate::store::tunes::{SweetSpotRow, TuneRow};
@@ -435,17 +436,35 @@ fn check_of(s: &SweetSpotRow, measure: &Measure, points: &[Point]) -> Option<Che
     let figures = &ev["loads"][measure.report_load().name()];
     let kd = figures[0]["trials"].as_u64()? as usize;
     let kb = figures[1]["trials"].as_u64()? as usize;
-    let of = |set: &Setting| -> Vec<f64> {
-        points
-            .iter()
-            .filter(|p| p.setting == *set)
-            .filter_map(|p| p.value)
+    let mut by_order: Vec<&Point> = points.iter().filter(|p| p.value.is_some()).collect();
+    by_order.sort_by_key(|p| p.order);
+    let of = |set: &Setting| -> Vec<usize> {
+        (0..by_order.len())
+            .filter(|&i| by_order[i].setting == *set)
             .collect()
     };
     let (d, b) = (of(&s.default_setting), of(&best));
     if best == s.default_setting || kd == 0 || kb == 0 || d.len() < kd || b.len() < kb {
         return None;
     }
+    let b = &b[b.len() - kb..];
+    // The default's trials the report's figures came from: the one just before each of the
+    // best's (its pair's partner: a split check alternates two candidates), as
+    // `tune::report`'s figure trials are chosen; the default's last `kd` if none precede.
+    let partners: Vec<usize> = b
+        .iter()
+        .filter_map(|&i| {
+            (0..i)
+                .rev()
+                .find(|&j| by_order[j].setting == s.default_setting)
+        })
+        .collect();
+    let d = if partners.len() == kd {
+        partners
+    } else {
+        d[d.len() - kd..].to_vec()
+    };
+    let value = |i: &usize| by_order[*i].value.unwrap_or(f64::NAN);
     // A kept default's report has no `improvement`: the candidate's is what the check measured.
     let imp = match &ev["objective"]["improvement"] {
         serde_json::Value::Null => &ev["objective"]["candidate_improvement"],
@@ -455,8 +474,8 @@ fn check_of(s: &SweetSpotRow, measure: &Measure, points: &[Point]) -> Option<Che
         .as_f64()
         .and_then(|r| Some((r, imp["ci95"][0].as_f64()?, imp["ci95"][1].as_f64()?)));
     Some(Check {
-        default: d[d.len() - kd..].to_vec(),
-        best_values: b[b.len() - kb..].to_vec(),
+        default: d.iter().map(value).collect(),
+        best_values: b.iter().map(value).collect(),
         paired: kd == kb,
         best,
         significant: s.significant,

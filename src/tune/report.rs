@@ -240,13 +240,21 @@ pub struct ConfirmReport {
 }
 
 /// The level the verdict's test ran at: the policy's alpha, or after a confirm
-/// (`solver/confirm.rs`) its share when it held and the rest (the search's check) when not.
+/// (`solver/confirm.rs`) its share when it held and the rest (the search's check) when not;
+/// half of that after a split check.
 fn level_of(policy: &Policy, v: Option<&Verdict>) -> f64 {
-    match v.and_then(|v| v.confirm.as_ref()) {
+    let level = match v.and_then(|v| v.confirm.as_ref()) {
         Some(c) if c.held => c.alpha,
-        Some(c) => ((policy.alpha - c.alpha) * 1e9).round() / 1e9,
+        Some(c) => policy.alpha - c.alpha,
         None => policy.alpha,
-    }
+    };
+    // A split check (`solver/split_check.rs`) tested its answer at half the level.
+    let level = if v.is_some_and(|v| v.split) {
+        level / 2.0
+    } else {
+        level
+    };
+    (level * 1e9).round() / 1e9
 }
 
 /// The report's view of the verdict's confirm; `source` is filled in by the caller.
@@ -645,6 +653,7 @@ mod tests {
                 every_trial: false,
                 confirm: None,
                 knobs: Vec::new(),
+                split: false,
             }),
             runs: 6,
             incumbent: space.default,
@@ -725,6 +734,7 @@ mod tests {
                 every_trial: false,
                 confirm: None,
                 knobs: Vec::new(),
+                split: false,
             }),
             runs: 14,
             incumbent: best,

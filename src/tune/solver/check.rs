@@ -78,6 +78,10 @@ pub struct Verdict {
     /// empty otherwise.
     #[serde(default)]
     pub knobs: Vec<super::KnobRecord>,
+    /// True when the check was split between two finalists (`solver/split_check.rs`): this
+    /// verdict's test ran at half the check's level.
+    #[serde(default)]
+    pub split: bool,
 }
 
 impl Verdict {
@@ -93,6 +97,7 @@ impl Verdict {
             every_trial: false,
             confirm: None,
             knobs: Vec::new(),
+            split: false,
         }
     }
 }
@@ -357,6 +362,7 @@ impl Core {
             every_trial: arms.is_some(),
             confirm: None,
             knobs: Vec::new(),
+            split: false,
         }
     }
 

@@ -298,6 +298,7 @@ impl Core {
             v.confirm = self.confirmed.clone();
         }
         self.verdict = Some(v);
+        self.runner_up = None;
         self.phase = Phase::Done;
         self.queue.clear();
     }

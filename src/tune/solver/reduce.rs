@@ -18,7 +18,8 @@
 //!   candidate that is not on the grid is not tested (the knob is kept, and the report says
 //!   so). Fresh interleaved (default, candidate) pairs of the same part as the final check's
 //!   (full trials, or loaded runs after the screen found no_load flat), as many as the check
-//!   had (at least `check_pairs`), and the final check's test of them (`solver/check.rs`: the
+//!   had (after a split check, `solver/split_check.rs`, as its answer had; at least
+//!   `check_pairs`), and the final check's test of them (`solver/check.rs`: the
 //!   same variance sources, the arms test on Loads) at level alpha / m (Bonferroni over the m
 //!   knobs) with the same minimum effect. Only when the budget's runs left hold all those
 //!   pairs; otherwise this and the knobs after it are kept, "not tested: no budget left".

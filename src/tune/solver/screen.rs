@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 mod plan;
 
 /// Standard errors added to a setting's mean loaded cost when picking the leader (and the
-/// answer): a setting measured once must beat a replicated one by more than its noise.
+/// answer, except after a "flat" verdict: `Screen::flat_pick` ranks by means): a setting
+/// measured once must beat a replicated one by more than its noise.
 /// (Developed on seeds 1..400 of the 9-setting surfaces: 0.5 to 2 all kept 94–96% on the
 /// seed surface.)
 pub(crate) const PICK_K: f64 = 1.5;
@@ -201,10 +202,10 @@ pub(crate) const NEAR_DESIGN: usize = 5;
 pub(crate) const FLAT_Z_NEAR: f64 = 3.0;
 
 /// After a "flat" verdict, the weight of a setting's own mean ln no_load Time, against the
-/// pooled one, in the Ratio that picks the answer (`Screen::flat_pick`): partial pooling, as
-/// an empirical-Bayes estimate shrinks each setting's no_load toward the pool (the weight
-/// τ² / (τ² + σ²/n) is 0.2 for a prior sd τ of a setting's no_load effect of 5% against one
-/// trial at σ = 10%). The loaded Time alone (weight 0) ranks a setting whose no_load is 20%
+/// pooled one, in the Ratio that picks the answer (`Screen::flat_pick`): partial pooling
+/// with a fixed weight, the empirical-Bayes weight τ² / (τ² + σ²/n) of one trial (n = 1) at a
+/// prior sd τ of a setting's no_load effect of 5% and σ = 10% (a finalist has one or two
+/// no_load trials when the answer is picked; the weight does not grow with n). The loaded Time alone (weight 0) ranks a setting whose no_load is 20%
 /// slower (fifo_batch 2 on the no_load-depends surface) behind one whose loaded Time is 3%
 /// better; its own Ratio (weight 1) lets a noisy setting's slow no_load draw make it look
 /// good. (Dev seeds 1001..2000 at 20 runs, tunes found of 1000, the seed surface / its

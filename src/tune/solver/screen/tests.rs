@@ -664,6 +664,7 @@ fn a_split_check_tests_each_finalist_on_its_own_pair_at_half_alpha() {
         "{}",
         v.reason
     );
+    assert!(v.split);
     assert!(v.reason.contains("alpha / 2 = 0.025"), "{}", v.reason);
     assert!(v.reason.contains("the other also passed"), "{}", v.reason);
     // The measured improvement is 1's own pair's: exp(5.49 − 4.69).
