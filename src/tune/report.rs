@@ -144,8 +144,13 @@ pub struct Report {
     pub reason: String,
     /// One-sided p-value of the final check, if it ran.
     pub p_value: Option<f64>,
-    /// The policy's significance level: `p_value` below it is significant.
+    /// The level the final check's test ran at: `p_value` below it is significant (the
+    /// policy's alpha, its share after a confirm, half of that after a split check).
     pub alpha: f64,
+    /// True when the final check was split between two finalists, each tested at half the
+    /// level (`solver/split_check.rs`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub split_check: bool,
     /// The policy's minimum effect, a fraction (0.03: the sweet spot must be more than 3%
     /// better than the default).
     pub min_effect: f64,
@@ -442,6 +447,7 @@ pub(crate) fn build_with(
             .map_or_else(|| "interrupted".to_string(), |v| v.reason.clone()),
         p_value: v.as_ref().and_then(|v| v.p_value),
         alpha: level_of(policy, v.as_ref()),
+        split_check: v.as_ref().is_some_and(|v| v.split),
         min_effect: policy.min_effect,
         elapsed_s: None,
         bytes_written: None,

@@ -176,6 +176,10 @@ fn verdict_lines(r: &Report) -> String {
     let asks = match &r.confirm {
         Some(c) if c.held => format!("the confirm asks < {}, its share of alpha", r.alpha),
         Some(_) => format!("after the confirm, the search asks < {}", r.alpha),
+        None if r.split_check => format!(
+            "the check was split between two finalists, each asked < {}: half the policy's",
+            r.alpha
+        ),
         None => format!("the policy asks < {}", r.alpha),
     };
     let sure = match r.p_value {
