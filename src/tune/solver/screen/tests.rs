@@ -603,15 +603,13 @@ fn after_a_flat_verdict_the_answer_weighs_each_finalists_own_no_load() {
     assert_eq!(s.sc.split_runner(&s.core, &|_| true, 1), None);
 }
 
-/// A screen after a "flat" verdict whose race left finalists 0 and 1 undecided (loaded
-/// means 4.715 and 4.725, two trials each), the default (2) far behind, and the split check
-/// of 0 and 1 queued (2 pairs) and measured: the default's loaded costs `dc`, then 0's
-/// and 1's check cost.
-fn split_checked(dc: [f64; 2], best: f64, runner: f64) -> Fx {
+/// A screen after a "flat" verdict, finalists 0 and 1 at loaded costs (4.70, 4.73) and
+/// (4.71, 4.74), the default (2) at `d`; one no_load trial each, all alike.
+fn flat_finalists(d: [f64; 2]) -> Fx {
     let d0 = 67.7f64.ln();
     let loaded = [
-        (2, 5.48),
-        (2, 5.50),
+        (2, d[0]),
+        (2, d[1]),
         (0, 4.70),
         (0, 4.73),
         (1, 4.71),
@@ -620,6 +618,15 @@ fn split_checked(dc: [f64; 2], best: f64, runner: f64) -> Fx {
     let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0)]);
     s.sc.flatness = Flatness::Flat;
     s.sc.finalists = vec![0, 1];
+    s
+}
+
+/// A screen after a "flat" verdict whose race left finalists 0 and 1 undecided (loaded
+/// means 4.715 and 4.725, two trials each), the default (2) far behind, and the split check
+/// of 0 and 1 queued (2 pairs) and measured: the default's loaded costs `dc`, then 0's
+/// and 1's check cost.
+fn split_checked(dc: [f64; 2], best: f64, runner: f64) -> Fx {
+    let mut s = flat_finalists([5.48, 5.50]);
     assert_eq!(s.sc.flat_pick(&s.core, &|_| true)[0], 0);
     assert_eq!(s.sc.split_runner(&s.core, &|_| true, 0), Some(1));
     s.core.queue_split_pairs(0, 1, 2, "test", Part::Loaded);
@@ -695,17 +702,7 @@ fn the_check_is_split_only_when_each_half_has_the_power_for_its_effect() {
     assert!(s.sc.split_has_power(&s.core, 0, 1, 2));
     // Finalists only 8% better than the default: 0.75 × 0.077 − 0.03 = 0.03 ln units, far
     // from 0.40; even 8 pairs (4 each, 0.20) are not enough.
-    let d0 = 67.7f64.ln();
-    let loaded = [
-        (2, 4.79),
-        (2, 4.80),
-        (0, 4.70),
-        (0, 4.73),
-        (1, 4.71),
-        (1, 4.74),
-    ];
-    let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0)]);
-    s.sc.flatness = Flatness::Flat;
+    let s = flat_finalists([4.79, 4.80]);
     assert!(!s.sc.split_has_power(&s.core, 0, 1, 2));
     assert!(!s.sc.split_has_power(&s.core, 0, 1, 8));
 }
