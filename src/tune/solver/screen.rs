@@ -203,17 +203,18 @@ pub(crate) const FLAT_Z_NEAR: f64 = 3.0;
 
 /// After a "flat" verdict, the weight of a setting's own mean ln no_load Time, against the
 /// pooled one, in the Ratio that picks the answer (`Screen::flat_pick`): partial pooling
-/// with a fixed weight, the empirical-Bayes weight τ² / (τ² + σ²/n) of one trial (n = 1) at a
-/// prior sd τ of a setting's no_load effect of 5% and σ = 10% (a finalist has one or two
-/// no_load trials when the answer is picked; the weight does not grow with n). The loaded Time alone (weight 0) ranks a setting whose no_load is 20%
-/// slower (fifo_batch 2 on the no_load-depends surface) behind one whose loaded Time is 3%
-/// better; its own Ratio (weight 1) lets a noisy setting's slow no_load draw make it look
-/// good. (Dev seeds 1001..2000 at 20 runs, tunes found of 1000, the seed surface / its
-/// drifting twin / no_load-depends: before the pick 968 / 948 / 399; with the split check,
-/// [`FLAT_Z_NEAR`] 3.5, weight 0 988 / 965 / 319, 0.15 983 / 958 / 431, **0.2 980 / 959 /
-/// 468**, 0.3 977 / 955 / 528, 0.5 971 / 949 / 602; dev seeds 1..1000 at 0.2: 992 / 949 /
-/// 482, before 982 / 942 / 417. With the split check's power rule, `split_has_power`, added
-/// after that sweep, at 0.2: 979 / 954 / 466 on 1001..2000. Held-out: examples/shootout-results.md.)
+/// with a fixed weight, the empirical-Bayes weight τ² / (τ² + σ²/n) of one trial (n = 1) at
+/// a prior sd τ of a setting's no_load effect of 5% and σ = 10% (a finalist has one or two
+/// no_load trials when the answer is picked; the weight does not grow with n). The loaded
+/// Time alone (weight 0) ranks a setting whose no_load is 20% slower (fifo_batch 2 on the
+/// no_load-depends surface) behind one whose loaded Time is 3% better; its own Ratio
+/// (weight 1) lets a noisy setting's slow no_load draw make it look good. (Dev seeds
+/// 1001..2000 at 20 runs, tunes found of 1000, the seed surface / its drifting twin /
+/// no_load-depends: before the pick 968 / 948 / 399; with the split check, [`FLAT_Z_NEAR`]
+/// 3.5, weight 0 988 / 965 / 319, 0.15 983 / 958 / 431, **0.2 980 / 959 / 468**, 0.3 977 /
+/// 955 / 528, 0.5 971 / 949 / 602; dev seeds 1..1000 at 0.2: 992 / 949 / 482, before 982 /
+/// 942 / 417. With the split check's power rule, `split_has_power`, added after that sweep,
+/// at 0.2: 979 / 954 / 466 on 1001..2000. Held-out: `examples/shootout-results.md`.)
 pub(crate) const NO_LOAD_WEIGHT: f64 = 0.2;
 
 /// Whether no_load depends on the setting, as the flatness test last found.

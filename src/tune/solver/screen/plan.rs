@@ -485,10 +485,11 @@ impl Screen {
     /// True when a split check of `n` pairs (`solver/split_check.rs`) keeps the power a
     /// whole check has for a large effect: each finalist's share, n / 2 pairs of loaded runs,
     /// gives 90% power at alpha / 2 for three quarters of the effect the search measured for
-    /// it, less the minimum effect, by the normal approximation (the pair's sd as the search's trials estimate it,
-    /// taken as known: the t quantile at the few df held before the pairs asks for more than
-    /// the test, whose df grows with the pairs, needs). Without it a modest effect, which one
-    /// finalist's whole check could have shown, would be lost to the split.
+    /// it, less the minimum effect, by the normal approximation (the pair's sd as the
+    /// search's trials estimate it, taken as known: the t quantile at the few df held before
+    /// the pairs asks for more than the test, whose df grows with the pairs, needs). Without
+    /// it a modest effect, which one finalist's whole check could have shown, would be lost
+    /// to the split.
     pub(in crate::tune::solver) fn split_has_power(
         &self,
         core: &Core,
