@@ -138,6 +138,9 @@ pub(crate) struct Check {
     pub improvement: Option<(f64, f64, f64)>,
     /// One-sided p-value of the check, when it ran.
     pub p_value: Option<f64>,
+    /// The order (1-based, as [`Point::order`]) of the first trial the verdict rests on: the
+    /// check's start (a split check's other finalist's trials after it are the check's too).
+    pub first_order: usize,
 }
 
 /// Everything one plot of a tune shows.
@@ -465,6 +468,7 @@ fn check_of(s: &SweetSpotRow, measure: &Measure, points: &[Point]) -> Option<Che
         d[d.len() - kd..].to_vec()
     };
     let value = |i: &usize| by_order[*i].value.unwrap_or(f64::NAN);
+    let first_order = d.iter().chain(b).map(|&i| by_order[i].order).min()?;
     // A kept default's report has no `improvement`: the candidate's is what the check measured.
     let imp = match &ev["objective"]["improvement"] {
         serde_json::Value::Null => &ev["objective"]["candidate_improvement"],
@@ -476,6 +480,7 @@ fn check_of(s: &SweetSpotRow, measure: &Measure, points: &[Point]) -> Option<Che
     Some(Check {
         default: d.iter().map(value).collect(),
         best_values: b.iter().map(value).collect(),
+        first_order,
         paired: kd == kb,
         best,
         significant: s.significant,

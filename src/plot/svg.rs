@@ -575,20 +575,9 @@ fn shade(t: f64) -> RGBColor {
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-/// The check's trials: (order of the first, how many), from its stored values.
+/// The order of the check's first trial ([`crate::plot::data::Check::first_order`]).
 fn check_orders(d: &TuneData) -> Option<usize> {
-    let ch = d.check.as_ref()?;
-    let def = d.default.as_ref()?;
-    let first_of = |s: &Setting, k: usize| -> Option<usize> {
-        let of: Vec<usize> = d
-            .points
-            .iter()
-            .filter(|p| p.setting == *s && p.value.is_some())
-            .map(|p| p.order)
-            .collect();
-        of.get(of.len().checked_sub(k)?).copied()
-    };
-    Some(first_of(def, ch.default.len())?.min(first_of(&ch.best, ch.best_values.len())?))
+    Some(d.check.as_ref()?.first_order)
 }
 
 /// The trials in the order they ran: drift, the race and the check show.

@@ -58,21 +58,24 @@ impl Core {
         self.phase = Phase::Check;
         let (nb, nr) = (n.div_ceil(2), n / 2);
         for i in 0..n {
-            self.queue.push_back(Step {
-                point: self.default,
-                why: if i == 0 {
-                    format!("final check: default, pair 1 of {n} ({why}; split with the runner-up)")
-                } else {
-                    format!("final check: default, pair {} of {n}", i + 1)
-                },
-                check: true,
-                part,
-            });
             let (point, who, k, of) = if i % 2 == 0 {
                 (best, "best", i / 2 + 1, nb)
             } else {
                 (runner, "runner-up", i / 2 + 1, nr)
             };
+            self.queue.push_back(Step {
+                point: self.default,
+                why: if i == 0 {
+                    format!(
+                        "final check: default, {who}'s pair {k} of {of} ({why}; split with the \
+                         runner-up)"
+                    )
+                } else {
+                    format!("final check: default, {who}'s pair {k} of {of}")
+                },
+                check: true,
+                part,
+            });
             self.queue.push_back(Step {
                 point,
                 why: format!("final check: {who}, pair {k} of {of}"),
@@ -112,7 +115,13 @@ impl Core {
         let take_runner = sig(&vr) && (!sig(&vb) || f.runner_better);
         let (chosen, other) = if take_runner { (vr, vb) } else { (vb, vr) };
         let other = match other {
-            Some(o) if o.significant => format!("also passed ({})", p_text(o.p_value)),
+            Some(o) if o.significant => format!(
+                "also passed ({}); of the two, the answer had the lower Ratio over all its \
+                 trials, the check's included, each divided by its no_load partly pooled (its \
+                 own weighed {})",
+                p_text(o.p_value),
+                super::screen::NO_LOAD_WEIGHT
+            ),
             Some(o) => format!("did not pass ({})", p_text(o.p_value)),
             None => "breaks a guard rail on its mean metrics".to_string(),
         };
