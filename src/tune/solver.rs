@@ -254,7 +254,8 @@ impl BayesOpt {
                 runner,
                 basis: [&basis[0], &basis[1]],
                 feasible: [feasible(best), feasible(runner)],
-                runner_better: s.final_score(runner) < s.final_score(best),
+                runner_better: s.final_score(&self.core, runner) < s.final_score(&self.core, best),
+                weight: screen::Screen::no_load_weight(&self.core),
             });
             let answer = usize::from(self.core.incumbent == runner);
             self.start_reduce(&basis[answer]);

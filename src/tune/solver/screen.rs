@@ -24,9 +24,21 @@ mod plan;
 /// seed surface.)
 pub(crate) const PICK_K: f64 = 1.5;
 
-/// Standard errors of the race's confidence bounds (LUCB). (Dev seeds 1..400, seed surface:
-/// 0.5 93%, 0.75 94–95%, 1.0 96%, 1.5 94–96%, 2.0 95–96%.)
+/// Standard errors of the race's confidence bounds (LUCB), on a grid whose screen takes more
+/// than [`ROOMY_SHARE`] of the runs. (Dev seeds 1..400, seed surface: 0.5 93%, 0.75 94–95%,
+/// 1.0 96%, 1.5 94–96%, 2.0 95–96%.)
 pub(crate) const RACE_Z: f64 = 1.0;
+
+/// [`RACE_Z`] where the screen leaves room ([`ROOMY_SHARE`]: 9 settings at 24 runs). At
+/// [`RACE_Z`] the race there separated its finalists early and the runs left went to the
+/// check, 3–5 pairs of loaded runs for a 2× effect that 2 test at p < 1e-6; racing on to
+/// 1.5 standard errors spends them on the pick. (Dev seeds 1..1000 at 24 runs, with
+/// [`NO_LOAD_WEIGHT_ROOMY`], tunes found of 1000, the seed surface / its drifting twin /
+/// no_load-depends: 1.0 988 / 962 / 609, 1.25 988 / 967 / 649, **1.5 988 / 966 / 682**, 2.0
+/// (the race's pick alone) 981 / 970 / 675. At 16 and 20 runs 1.5 gained nothing: 961 /
+/// 950 / 311 against 960 / 957 / 311 at 16 runs, 979 / 947 / 475 against 979 / 954 / 466 at
+/// 20, dev seeds 1..1000 and 1001..2000.)
+pub(crate) const RACE_Z_ROOMY: f64 = 1.5;
 
 /// The no_load flatness test rejects "flat" when a finalist's mean ln no_load Time differs
 /// from the default's by more than this many standard errors (two-sided: a 20% false alarm
@@ -163,11 +175,16 @@ pub(crate) const GUIDED_DESIGN_MIN: usize = 3;
 /// noisy flat surfaces' false "significant" 25–30 of 1000 at each.)
 pub(crate) const FLAT_Z_GUIDED: f64 = 2.24;
 
-/// The screen is used when the screen itself (one full trial of the default, one loaded trial
-/// of every other setting) takes at most this share of the budget's runs. (It was 0.5, which
-/// screened a 9-setting grid whole at 20 runs; guided there as a near-whole grid,
-/// [`NEAR_SHARE`], the seed surface went 936 → 982 of 1000 dev seeds.)
-pub(crate) const SCREEN_SHARE: f64 = 0.45;
+/// The grid is screened whole when the screen itself (one full trial of the default, one
+/// loaded trial of every other setting) takes at most this share of the budget's runs. (It
+/// was 0.5, which screened a 9-setting grid whole at 20 runs; guided there as a near-whole
+/// grid, [`NEAR_SHARE`], the seed surface went 936 → 982 of 1000 dev seeds. It was 0.45,
+/// which screened it whole at 24 runs (41.7% of the runs); near whole there, with
+/// [`NO_LOAD_WEIGHT_ROOMY`], dev seeds 1..1000, tunes found of 1000, the seed surface / its
+/// drifting twin / no_load-depends went 971 / 956 / 600 → 988 / 962 / 609: the whole screen
+/// spent a run on each of 9 settings before the race, where `pattern` (971 on the drifting
+/// twin) walks to the optimum.)
+pub(crate) const SCREEN_SHARE: f64 = 0.40;
 
 /// A guided grid whose screen would take at most this share of the budget's runs is *near
 /// whole* (a 9-setting grid at 20 runs): its design has [`NEAR_DESIGN`] draws and its
@@ -201,7 +218,8 @@ pub(crate) const NEAR_DESIGN: usize = 5;
 /// [`NO_LOAD_WEIGHT`] 0.2, 3.0 and 3.5 gave 980 / 468 alike.)
 pub(crate) const FLAT_Z_NEAR: f64 = 3.0;
 
-/// After a "flat" verdict, the weight of a setting's own mean ln no_load Time, against the
+/// After a "flat" verdict on a grid whose screen takes more than [`ROOMY_SHARE`] of the
+/// runs (9 settings at 16 and 20 runs), the weight of a setting's own mean ln no_load Time, against the
 /// pooled one, in the Ratio that picks the answer (`Screen::flat_pick`): partial pooling
 /// with a fixed weight, the empirical-Bayes weight τ² / (τ² + σ²/n) of one trial (n = 1) at
 /// a prior sd τ of a setting's no_load effect of 5% and σ = 10% (a finalist has one or two
@@ -216,6 +234,24 @@ pub(crate) const FLAT_Z_NEAR: f64 = 3.0;
 /// 942 / 417. With the split check's power rule, `split_has_power`, added after that sweep,
 /// at 0.2: 979 / 954 / 466 on 1001..2000. Held-out: `examples/shootout-results.md`.)
 pub(crate) const NO_LOAD_WEIGHT: f64 = 0.2;
+
+/// A grid whose screen takes at most this share of the budget's runs (9 settings at 24 runs
+/// or more) weighs a setting's own no_load by [`NO_LOAD_WEIGHT_ROOMY`], not
+/// [`NO_LOAD_WEIGHT`].
+pub(crate) const ROOMY_SHARE: f64 = 0.45;
+
+/// [`NO_LOAD_WEIGHT`] where the screen leaves room ([`ROOMY_SHARE`]): the empirical-Bayes
+/// weight of one trial at a prior sd of 10% (τ = σ). The weight is the dial between the
+/// surfaces whose no_load is flat and no_load-depends; at 20 runs the seed surface's target
+/// (98%) holds it at 0.2, at 24 runs nothing holds it there. Tuned, not derived: dev seeds
+/// 1..1000 at 24 runs, near whole ([`SCREEN_SHARE`] 0.40), tunes found of 1000, the seed
+/// surface / its drifting twin / no_load-depends: 0.2 995 / 974 / 470, 0.35 993 / 966 /
+/// 547, 0.45 991 / 964 / 591, **0.5 988 / 962 / 609**, 0.6 983 / 958 / 636; `pattern` 971
+/// on the drifting twin and `ttts-arms` (pooled prior) 597 on no_load-depends, the
+/// yardsticks there. (More design draws, 6 or 7, left no_load-depends at 454–455;
+/// [`FLAT_Z_NEAR`] 1.8 / 1.28 at weight 0.2 gave 516 / 571, the drifting twin 966 / 938.)
+/// Held-out: `examples/shootout-results.md`.
+pub(crate) const NO_LOAD_WEIGHT_ROOMY: f64 = 0.5;
 
 /// Whether no_load depends on the setting, as the flatness test last found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -516,40 +552,66 @@ impl Screen {
         let mut c: Vec<(usize, f64)> = self
             .candidates(core, feasible)
             .into_iter()
-            .filter_map(|c| Some((c.point, self.pooled_ratio(c.point, c.mean)?)))
+            .filter_map(|c| Some((c.point, self.pooled_ratio(core, c.point, c.mean)?)))
             .collect();
         c.sort_by(|a, b| a.1.total_cmp(&b.1));
         c.into_iter().map(|c| c.0).collect()
     }
 
+    /// True when screening the grid whole takes at most [`ROOMY_SHARE`] of the budget's runs:
+    /// the race runs to [`RACE_Z_ROOMY`] and the pick weighs [`NO_LOAD_WEIGHT_ROOMY`].
+    fn roomy(core: &Core) -> bool {
+        Self::whole_share(core) <= ROOMY_SHARE
+    }
+
+    /// The weight of a setting's own no_load in [`Screen::pooled_ratio`]:
+    /// [`NO_LOAD_WEIGHT_ROOMY`] on a roomy grid ([`Screen::roomy`]), else [`NO_LOAD_WEIGHT`].
+    pub(super) fn no_load_weight(core: &Core) -> f64 {
+        if Self::roomy(core) {
+            NO_LOAD_WEIGHT_ROOMY
+        } else {
+            NO_LOAD_WEIGHT
+        }
+    }
+
+    /// The race's separation in standard errors: [`RACE_Z_ROOMY`] on a roomy grid
+    /// ([`Screen::roomy`]), else [`RACE_Z`].
+    pub(super) fn race_z(core: &Core) -> f64 {
+        if Self::roomy(core) {
+            RACE_Z_ROOMY
+        } else {
+            RACE_Z
+        }
+    }
+
     /// The ln Ratio of `p` from its mean loaded cost `loaded` and its no_load partly pooled
-    /// ([`NO_LOAD_WEIGHT`]: its own mean ln no_load Time against the mean of every search
-    /// no_load trial); `None` when `p` has no no_load trial of its own.
-    fn pooled_ratio(&self, p: usize, loaded: f64) -> Option<f64> {
+    /// ([`Screen::no_load_weight`]: its own mean ln no_load Time against the mean of every
+    /// search no_load trial); `None` when `p` has no no_load trial of its own.
+    fn pooled_ratio(&self, core: &Core, p: usize, loaded: f64) -> Option<f64> {
         let own = self.costs(p, true);
         if own.is_empty() {
             return None;
         }
         let pool: Vec<f64> = self.no_load.iter().map(|o| o.1).collect();
-        let w = NO_LOAD_WEIGHT;
+        let w = Self::no_load_weight(core);
         Some(loaded - w * stats::mean(&own) - (1.0 - w) * stats::mean(&pool))
     }
 
     /// The split check's pick between its finalists (`solver/split_check.rs`): `p`'s
     /// partly pooled ln Ratio with every loaded cost of `p`, the check's included (lower is
     /// better; +∞ without a no_load trial of its own).
-    pub(super) fn final_score(&self, p: usize) -> f64 {
+    pub(super) fn final_score(&self, core: &Core, p: usize) -> f64 {
         let loaded = self.all_loaded(p);
         if loaded.is_empty() {
             return f64::INFINITY;
         }
-        self.pooled_ratio(p, stats::mean(&loaded))
+        self.pooled_ratio(core, p, stats::mean(&loaded))
             .unwrap_or(f64::INFINITY)
     }
 
     /// The runner-up of a split check of `best` (`solver/split_check.rs`): after a "flat"
     /// verdict, the next of [`Screen::flat_pick`] other than the default, when the race has
-    /// not decided between it and `best` ([`decided`] at [`RACE_Z`], on the loaded costs).
+    /// not decided between it and `best` ([`decided`] at [`Screen::race_z`], on the loaded costs).
     pub(super) fn split_runner(
         &self,
         core: &Core,
@@ -568,7 +630,7 @@ impl Screen {
         let b = c.iter().find(|c| c.point == runner)?;
         let (lead, ch) = if a.mean <= b.mean { (a, b) } else { (b, a) };
         let eps = (1.0 + core.cfg.min_effect).ln();
-        (!decided(lead, ch, RACE_Z, eps)).then_some(runner)
+        (!decided(lead, ch, Self::race_z(core), eps)).then_some(runner)
     }
 
     /// The candidates ranked by the leader's rule (mean + [`PICK_K`] se), best first.
@@ -615,7 +677,7 @@ impl Screen {
         let rz = if self.arms_test(core) {
             ARMS_RACE_Z
         } else {
-            RACE_Z
+            Self::race_z(core)
         };
         let ranked = self.ranked(core, feasible);
         let (lead, rest) = ranked.split_first()?;
@@ -640,7 +702,7 @@ impl Screen {
 
     /// After a "differs" verdict: true when the finalists and the default, ranked by their
     /// own Ratios, have a decided race (the leader has won against each of the others,
-    /// [`decided`] at [`RACE_Z`]), so more full trials of the finalists would not change
+    /// [`decided`] at [`Screen::race_z`]), so more full trials of the finalists would not change
     /// the answer. A leader with fewer than two no_load trials is never decided (one lucky
     /// draw, as in the race).
     pub(super) fn finalists_decided(&self, core: &Core, feasible: &dyn Fn(usize) -> bool) -> bool {
@@ -655,7 +717,9 @@ impl Screen {
         let eps = (1.0 + core.cfg.min_effect).ln();
         self.costs(lead.point, true).len() >= 2
             && !rest.is_empty()
-            && rest.iter().all(|c| decided(lead, c, RACE_Z, eps))
+            && rest
+                .iter()
+                .all(|c| decided(lead, c, Self::race_z(core), eps))
     }
 }
 

@@ -40,6 +40,8 @@ pub(super) struct Finalists<'a> {
     pub feasible: [bool; 2],
     /// True when the runner-up measured better than the best over all its trials.
     pub runner_better: bool,
+    /// The weight of each one's own no_load in that measure (`Screen::no_load_weight`).
+    pub weight: f64,
 }
 
 impl Core {
@@ -120,7 +122,7 @@ impl Core {
                  trials, the check's included, each divided by its no_load partly pooled (its \
                  own weighed {})",
                 p_text(o.p_value),
-                super::screen::NO_LOAD_WEIGHT
+                f.weight
             ),
             Some(o) => format!("did not pass ({})", p_text(o.p_value)),
             None => "breaks a guard rail on its mean metrics".to_string(),

@@ -49,7 +49,7 @@ fn label(space: &Space, p: usize) -> String {
     crate::knob::setting_label(&space.points[p])
 }
 
-/// Seed 5: the check's best changes all three knobs (32, 256, 1024). With the step's reserve
+/// Seed 5: the check's best changes all three knobs (8, 256, 1024). With the step's reserve
 /// it ends with wbt_lat_usec alone, each test at 0.05 / 3; the knob that carries the effect
 /// went first (the largest change: a whole grid range), and without it the effect was gone.
 #[test]
@@ -86,7 +86,7 @@ fn with_the_reserve_a_best_of_three_knobs_keeps_only_the_carrying_one() {
     );
     assert_eq!(
         (fb.from.clone(), fb.to.clone()),
-        (Some(KnobValue::Int(16)), Some(KnobValue::Int(32)))
+        (Some(KnobValue::Int(16)), Some(KnobValue::Int(8)))
     );
     assert!(wbt.p_value.unwrap() > 0.05 / 3.0, "{wbt:?}");
     assert!(wbt.improvement.unwrap().0 < 1.2, "{wbt:?}");
@@ -119,7 +119,7 @@ fn without_budget_left_every_changed_knob_is_kept_and_said_untested() {
     assert!(v.significant, "{v:?}");
     assert_eq!(
         label(&space, v.best),
-        "fifo_batch=32 read_ahead_kb=256 wbt_lat_usec=1024"
+        "fifo_batch=8 read_ahead_kb=256 wbt_lat_usec=1024"
     );
     assert_eq!(v.knobs.len(), 3);
     for k in &v.knobs {
@@ -137,7 +137,7 @@ fn without_budget_left_every_changed_knob_is_kept_and_said_untested() {
     );
 }
 
-/// A best that changed one knob runs no step: of seeds 1..=12, no tune has a single knob
+/// A best that changed one knob runs no step: of seeds 21..=30, no tune has a single knob
 /// record, and some significant ones answer a best of one knob changed from the default
 /// (16, 128, 4096) with none.
 #[test]
@@ -151,7 +151,7 @@ fn a_best_that_changed_one_knob_is_not_reduced() {
             .count()
     };
     let mut one = 0;
-    for seed in 1..=12 {
+    for seed in 21..=30 {
         let (out, space) = tune(seed, true);
         let v = out.verdict.unwrap();
         // The step, when it ran, has a record of each knob the check's best changed.
@@ -191,8 +191,8 @@ fn the_report_names_the_carrying_knob_and_those_left_at_their_default() {
     );
     assert!(
         t.contains(
-            "\n    fifo_batch       left at its default 16 (not 32): without it the effect held; its \
-             test: 2.04×\n                     better, 95% CI 1.78–2.35, p = 8.2e-7, 2 pairs\n"
+            "\n    fifo_batch       left at its default 16 (not 8): without it the effect held; its \
+             test: 1.89×\n                     better, 95% CI 1.70–2.12, p = 2.3e-7, 2 pairs\n"
         ),
         "{t}"
     );
@@ -201,7 +201,7 @@ fn the_report_names_the_carrying_knob_and_those_left_at_their_default() {
     assert_eq!(j["knobs"][0]["finding"], "carries");
     assert_eq!(j["knobs"][1]["finding"], "left_at_default");
     assert_eq!(j["knobs"][1]["from"], 16);
-    assert_eq!(j["knobs"][1]["to"], 32);
+    assert_eq!(j["knobs"][1]["to"], 8);
     assert_eq!(j["knobs"][1]["pairs"], 2);
     assert!(
         j["knobs"][1]["improvement"]["ratio"].as_f64().unwrap() > 1.8,

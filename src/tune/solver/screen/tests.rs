@@ -163,7 +163,7 @@ fn first_todo_seeded(n: usize, default: usize, budget: usize, seed: u64) -> (Vec
 #[test]
 fn a_guided_grid_measures_the_defaults_neighbours_first_then_a_design() {
     // fifo_batch 1..256 (9 settings), default 32 (index 5), 16 runs: 2 + 8 runs of screen
-    // are over SCREEN_SHARE (0.45) of the budget, so the grid is guided.
+    // are over SCREEN_SHARE (0.40) of the budget, so the grid is guided.
     let (todo, grid) = first_todo(9, 5, 8);
     assert_eq!(grid, Grid::Guided);
     assert_eq!(&todo[..2], &[4, 6], "{todo:?}");
@@ -196,8 +196,12 @@ fn a_guided_grid_measures_the_defaults_neighbours_first_then_a_design() {
     };
     let (near, guided) = (settings(10), settings(8));
     assert!(near >= guided + 50, "{near} vs {guided}");
-    // At 24 runs the grid is screened whole: every other setting, in a shuffled order.
-    let (mut todo, grid) = first_todo(9, 5, 12);
+    // At 24 runs too (10 of 24 runs, 41.7%: near whole, and roomy); at 26 runs (38.5%) the
+    // grid is screened whole: every other setting, in a shuffled order.
+    let (near, grid) = first_todo(9, 5, 12);
+    assert_eq!(grid, Grid::Guided);
+    assert_eq!(&near[..2], &[4, 6], "{near:?}");
+    let (mut todo, grid) = first_todo(9, 5, 13);
     assert_eq!(grid, Grid::Whole);
     todo.sort_unstable();
     assert_eq!(todo, vec![0, 1, 2, 3, 4, 6, 7, 8]);
@@ -592,9 +596,11 @@ fn after_a_flat_verdict_the_answer_weighs_each_finalists_own_no_load() {
     let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0)]);
     s.sc.flatness = Flatness::Flat;
     assert_eq!(s.sc.flat_pick(&s.core, &|_| true), vec![0, 1, 2]);
-    // 1's own no_load 25% slower: NO_LOAD_WEIGHT × ln 1.25 = 0.2 × 0.223 = 0.045 > the
-    // 0.03 its loaded Time is behind, so 1 is the answer (its own Ratio, weight 1, would
-    // put it 19% ahead; the loaded Time alone, weight 0, 3% behind).
+    // 1's own no_load 25% slower. This 4-setting grid at 24 runs is roomy (its screen takes
+    // 5 of 24 runs): NO_LOAD_WEIGHT_ROOMY × ln 1.25 = 0.5 × 0.223 = 0.11 > the 0.03 its
+    // loaded Time is behind, so 1 is the answer (its own Ratio, weight 1, would put it 19%
+    // ahead; the loaded Time alone, weight 0, 3% behind).
+    assert_eq!(Screen::no_load_weight(&s.core), NO_LOAD_WEIGHT_ROOMY);
     let mut s = ratio_screen(&loaded, &[(2, d0), (0, d0), (1, d0 + 1.25f64.ln())]);
     s.sc.flatness = Flatness::Flat;
     assert_eq!(s.sc.flat_pick(&s.core, &|_| true), vec![1, 0, 2]);
@@ -653,7 +659,8 @@ fn conclude_split(s: &mut Fx) {
             runner: 1,
             basis: [&basis[0], &basis[1]],
             feasible: [true, true],
-            runner_better: s.sc.final_score(1) < s.sc.final_score(0),
+            runner_better: s.sc.final_score(&s.core, 1) < s.sc.final_score(&s.core, 0),
+            weight: Screen::no_load_weight(&s.core),
         });
 }
 
@@ -662,7 +669,7 @@ fn a_split_check_tests_each_finalist_on_its_own_pair_at_half_alpha() {
     // Both finalists beat the default by about 2×; over all its trials 1 measured better
     // (4.70, 4.73, 4.80 against 4.71, 4.74, 4.69), so 1 is the answer.
     let mut s = split_checked([5.49, 5.49], 4.80, 4.69);
-    assert!(s.sc.final_score(1) < s.sc.final_score(0));
+    assert!(s.sc.final_score(&s.core, 1) < s.sc.final_score(&s.core, 0));
     conclude_split(&mut s);
     let v = s.core.verdict.as_ref().unwrap();
     assert_eq!(
@@ -705,4 +712,42 @@ fn the_check_is_split_only_when_each_half_has_the_power_for_its_effect() {
     let s = flat_finalists([4.79, 4.80]);
     assert!(!s.sc.split_has_power(&s.core, 0, 1, 2));
     assert!(!s.sc.split_has_power(&s.core, 0, 1, 8));
+}
+
+#[test]
+fn a_roomy_grid_races_further_and_weighs_its_own_no_load_more() {
+    // 9 settings: the whole screen (2 + 8 runs) takes 62.5%, 50%, 41.7% and 38.5% of 16,
+    // 20, 24 and 26 runs; at most ROOMY_SHARE (45%) is roomy.
+    let at = |budget| {
+        let coords = (0..9).map(|i| vec![f64::from(i) / 8.0]).collect();
+        let BayesOpt { core, .. } = BayesOpt::new(cfg(budget, 1, true), coords, 5);
+        (Screen::race_z(&core), Screen::no_load_weight(&core))
+    };
+    assert_eq!(at(8), (1.0, 0.2));
+    assert_eq!(at(10), (1.0, 0.2));
+    assert_eq!(at(12), (1.5, 0.5));
+    assert_eq!(at(13), (1.5, 0.5));
+    // On the roomy 4-setting grid (24 runs), 0 and 1 with 4 trials each (se 0.1 / √8 =
+    // 0.035, the prior's), 2.5 standard errors apart (0.088, 9%): separated at RACE_Z (2
+    // se), not at RACE_Z_ROOMY (3 se), and not within the 3% minimum effect: the race goes on.
+    let fx = |gap: f64| {
+        let mut loaded = vec![(2, 5.48), (3, 5.3)];
+        for _ in 0..4 {
+            loaded.push((0, 4.50));
+            loaded.push((1, 4.50 + gap));
+        }
+        ratio_screen(&loaded, &[(2, 67.7f64.ln())])
+    };
+    let se = fx(0.15).ranked()[0].se;
+    assert!((se - 0.1 / 8f64.sqrt()).abs() < 1e-12, "{se}");
+    let s = fx(2.5 * se);
+    let ranked = s.ranked();
+    let (lead, ch) = (&ranked[0], &ranked[1]);
+    assert_eq!((lead.point, ch.point), (0, 1));
+    assert!((ch.mean - lead.mean - 2.5 * se).abs() < 1e-12, "{ranked:?}");
+    let eps = 1.03f64.ln();
+    assert!(decided(lead, ch, RACE_Z, eps), "{ranked:?}");
+    assert!(!decided(lead, ch, RACE_Z_ROOMY, eps), "{ranked:?}");
+    assert_eq!(Screen::race_z(&s.core), RACE_Z_ROOMY);
+    assert!(s.race_pick().is_some());
 }
