@@ -187,21 +187,24 @@ pub(crate) const FLAT_Z_GUIDED: f64 = 2.24;
 pub(crate) const SCREEN_SHARE: f64 = 0.40;
 
 /// A guided grid whose screen would take at most this share of the budget's runs is *near
-/// whole* (a 9-setting grid at 20 runs): its design has [`NEAR_DESIGN`] draws and its
+/// whole* (a 9-setting grid at 20 and 24 runs): its design has [`NEAR_DESIGN`] draws and its
 /// flatness test rejects beyond [`FLAT_Z_NEAR`] standard errors. Between a guided grid at 16
 /// runs and a grid screened whole at 24, neither suits 20: screened whole, the default's full
-/// trial and one loaded run of each of the 8 other settings leave the race a run or two, and a lucky noisy setting (fifo_batch 1
-/// at 12% noise, 15% worse than the optimum) wins; guided as at 16 runs, the GP's few picks
-/// miss fifo_batch 2 where no_load depends on the knob. (Dev seeds 1..1000 at 20 runs, tunes
+/// trial and one loaded run of each of the 8 other settings leave the race a run or two, and
+/// a lucky noisy setting (fifo_batch 1 at 12% noise, 15% worse than the optimum) wins;
+/// guided as at 16 runs, the GP's few picks miss fifo_batch 2 where no_load depends on the
+/// knob. (Dev seeds 1..1000 at 20 runs, tunes
 /// found of 1000, the seed surface / its drifting twin / no_load-depends / two basins:
 /// screened whole 936 / 923 / 501 / 998; guided as at 16 runs 973 / 962 / 314 / 993; near
 /// whole, 4 draws and threshold 2.24: 977 / 961 / 324 / 1000; 5 / 6 / 7 draws at
 /// [`FLAT_Z_NEAR`] 1.8: **982 / 942 / 417 / 998**, 974 / 950 / 424 / 961, 966 / 944 / 407 /
 /// 780; 5 draws at 1.645 / 1.8 / 1.96: 979 / 935 / 450, 982 / 942 / 417, 985 / 945 / 384;
-/// the noisy flat surfaces' false "significant" 25–33 of 1000 in each of those measured. `ttts-check`, the best
-/// checked method at 20 runs that holds the flat row, finds no_load-depends in 423.) The rule
-/// covers any grid whose screen takes 45–50% of the runs (27 settings at 56–62 runs, 14–15
-/// at 32), but it was tuned and measured on the 9-setting grid at 20 runs only.
+/// the noisy flat surfaces' false "significant" 25–33 of 1000 in each of those measured.
+/// `ttts-check`, the best checked method at 20 runs that holds the flat row, finds
+/// no_load-depends in 423.) The rule
+/// covers any grid whose screen takes 40–50% of the runs (since [`SCREEN_SHARE`] is 0.40;
+/// 27 settings at 56–68 runs, 12–15 at 32), but it was tuned on the 9-setting grid at 20
+/// and 24 runs only.
 pub(crate) const NEAR_SHARE: f64 = 0.5;
 
 /// The Latin-hypercube design's draws on a near-whole grid ([`NEAR_SHARE`]), in place of
@@ -219,9 +222,9 @@ pub(crate) const NEAR_DESIGN: usize = 5;
 pub(crate) const FLAT_Z_NEAR: f64 = 3.0;
 
 /// After a "flat" verdict on a grid whose screen takes more than [`ROOMY_SHARE`] of the
-/// runs (9 settings at 16 and 20 runs), the weight of a setting's own mean ln no_load Time, against the
-/// pooled one, in the Ratio that picks the answer (`Screen::flat_pick`): partial pooling
-/// with a fixed weight, the empirical-Bayes weight τ² / (τ² + σ²/n) of one trial (n = 1) at
+/// runs (9 settings at 16 and 20 runs), the weight of a setting's own mean ln no_load Time,
+/// against the pooled one, in the Ratio that picks the answer (`Screen::flat_pick`):
+/// partial pooling with a fixed weight, the empirical-Bayes weight τ² / (τ² + σ²/n) of one trial (n = 1) at
 /// a prior sd τ of a setting's no_load effect of 5% and σ = 10% (a finalist has one or two
 /// no_load trials when the answer is picked; the weight does not grow with n). The loaded
 /// Time alone (weight 0) ranks a setting whose no_load is 20% slower (fifo_batch 2 on the
@@ -235,9 +238,9 @@ pub(crate) const FLAT_Z_NEAR: f64 = 3.0;
 /// at 0.2: 979 / 954 / 466 on 1001..2000. Held-out: `examples/shootout-results.md`.)
 pub(crate) const NO_LOAD_WEIGHT: f64 = 0.2;
 
-/// A grid whose screen takes at most this share of the budget's runs (9 settings at 24 runs
-/// or more) weighs a setting's own no_load by [`NO_LOAD_WEIGHT_ROOMY`], not
-/// [`NO_LOAD_WEIGHT`].
+/// A grid whose whole screen takes at most this share of the budget's runs (9 settings at 24
+/// runs or more) is *roomy*: its race separates at [`RACE_Z_ROOMY`], not [`RACE_Z`], and its
+/// pick weighs a setting's own no_load by [`NO_LOAD_WEIGHT_ROOMY`], not [`NO_LOAD_WEIGHT`].
 pub(crate) const ROOMY_SHARE: f64 = 0.45;
 
 /// [`NO_LOAD_WEIGHT`] where the screen leaves room ([`ROOMY_SHARE`]): the empirical-Bayes
