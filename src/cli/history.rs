@@ -371,9 +371,15 @@ fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
         && h.trials.is_empty()
         && crate::device::find(&ctx.root, d).is_err()
     {
+        // A bare number is more likely a tune's ID than a device.
+        let hint = if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) {
+            format!("; for tune #{d}, `sweetspot history --tune {d}`")
+        } else {
+            String::new()
+        };
         return Err(crate::Error::BadInput(format!(
             "history: no device '{d}' in {} nor in {} (give a kernel name, an identity or a \
-             target label that `sweetspot history` lists)",
+             target label that `sweetspot history` lists{hint})",
             ctx.db.display(),
             ctx.root.sys.join("block").display()
         )));

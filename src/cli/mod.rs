@@ -8,6 +8,7 @@ mod daemon;
 mod devices;
 mod history;
 mod knobs;
+mod log;
 mod output;
 mod plot;
 mod profile;
@@ -391,8 +392,9 @@ pub fn main() -> i32 {
     }
 }
 
-/// The log on stderr: warnings by default, `-v` info, `-vv` debug. The daemon logs info by
-/// default, in the journal's format ([`crate::daemon::log`]). `SWEETSPOT_LOG` overrides the
+/// The log on stderr, `sweetspot: warning: …` lines ([`log::Diagnostic`]): warnings by
+/// default, `-v` info, `-vv` debug. The daemon logs info by default, in the journal's format
+/// ([`crate::daemon::log`]). `SWEETSPOT_LOG` overrides the
 /// level with `target=level` directives (`debug`, `sweetspot::daemon=debug,warn`:
 /// tracing-subscriber's `Targets`, the syntax of `RUST_LOG` without span filters); one that
 /// does not parse is ignored.
@@ -422,11 +424,8 @@ fn init_tracing(verbose: u8, quiet: bool, daemon: bool) {
             .try_init();
         return;
     }
-    let fmt = fmt
-        // No colour escapes in a log file or a pipe (`2>log`, `2>&1 | less`).
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .without_time();
+    // `sweetspot: warning: …`, as the command's errors are written ([`log::Diagnostic`]).
+    let fmt = fmt.with_ansi(false).event_format(log::Diagnostic);
     let _ = tracing_subscriber::registry()
         .with(fmt)
         .with(filter)

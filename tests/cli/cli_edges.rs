@@ -70,7 +70,23 @@ fn history_of_an_unknown_device_is_bad_input() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no device 'nosuch'"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no device 'nosuch'"), "{err}");
+    assert!(!err.contains("--tune"), "{err}");
+    // A bare number is likely a tune's ID: the error says how to show one.
+    let out = Command::new(bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["history", "7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no device '7'")
+            && err.contains("; for tune #7, `sweetspot history --tune 7`)"),
+        "{err}"
+    );
     let out = Command::new(bin())
         .arg("--db")
         .arg(&db)

@@ -196,7 +196,8 @@ fn a_dropped_policy_knob_is_a_warning_the_user_sees_and_in_the_report() {
     for k in ["quantum", "dirty_ratio"] {
         assert!(
             err.contains(&format!(
-                "WARN policy 'absent_knobs': knob {k} dropped: not on sim:seed-2.5.39-mm1-fifo_batch"
+                "sweetspot: warning: policy 'absent_knobs': knob {k} dropped: not on \
+                 sim:seed-2.5.39-mm1-fifo_batch\n"
             )),
             "{err}"
         );

@@ -13,7 +13,9 @@ fn surface(name: &str) -> PathBuf {
         .join(name)
 }
 
-const RATIO: &str = "loads = [\"no_load\", \"io_load\"]\nbudget = 12\ncheck_pairs = 2\n\
+/// A Ratio policy at 26 runs: the 9-setting grid's whole screen (2 + 8 runs) takes 38.5% of
+/// them, within `SCREEN_SHARE` (0.40), so it is screened whole (at 24 runs it is near whole).
+const RATIO: &str = "loads = [\"no_load\", \"io_load\"]\nbudget = 13\ncheck_pairs = 2\n\
                      [objective]\nminimize = \"ratio\"\nloads = [\"io_load\"]\n\
                      [knobs.fifo_batch]\n";
 
@@ -44,7 +46,8 @@ fn loads_of(t: &tune::evaluator::Trial) -> Vec<Load> {
 #[test]
 fn the_screen_measures_every_setting_once_in_loaded_runs_then_checks_on_loaded_pairs_if_no_load_is_flat()
  {
-    let (out, space) = tune("seed-2.5.39-mm1-fifo_batch.toml", RATIO, "fifo_batch", 3);
+    // Seed 5: the race decided its finalists, so the check is not split (seeds 1–4 are).
+    let (out, space) = tune("seed-2.5.39-mm1-fifo_batch.toml", RATIO, "fifo_batch", 5);
     assert_eq!(space.len(), 9);
     // The default first, a full trial; then the eight others, one io_load run each.
     assert_eq!(out.trials[0].point, space.default);
@@ -58,8 +61,8 @@ fn the_screen_measures_every_setting_once_in_loaded_runs_then_checks_on_loaded_p
         // No Ratio without a no_load in the trial.
         assert!(t.value.is_nan() && t.cost.is_finite(), "{t:?}");
     }
-    // The budget is 12 trials of two runs: 24 runs at most.
-    assert!(out.runs <= 24, "{}", out.runs);
+    // The budget is 13 trials of two runs: 26 runs at most.
+    assert!(out.runs <= 26, "{}", out.runs);
     let v = out.verdict.unwrap();
     let fb = space.points[v.best]["fifo_batch"].as_int();
     assert!(v.significant && matches!(fb, Some(8 | 2)), "{v:?}");

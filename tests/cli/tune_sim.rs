@@ -72,14 +72,14 @@ fn seed_surface_finds_fifo_batch_8_or_2_significantly() {
 fn a_kept_default_reports_the_defaults_figure_as_best_and_the_candidates_apart() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    // The flat surface: seed 3 keeps the default (fifo_batch 32) after a check of 8.
+    // The flat surface: seed 2 keeps the default (fifo_batch 32) after a check of 16.
     let v = tune_json(
         &db,
         &[
             "--sim",
             &surface("flat-fifo_batch.toml"),
             "--seed",
-            "3",
+            "2",
             "--budget",
             "12",
         ],
@@ -87,7 +87,7 @@ fn a_kept_default_reports_the_defaults_figure_as_best_and_the_candidates_apart()
     let o = &v["objective"];
     assert_eq!(v["significant"], false, "{v}");
     assert_eq!(v["best"], v["default"], "{v}");
-    assert_eq!(v["candidate"]["fifo_batch"], 8, "{v}");
+    assert_eq!(v["candidate"]["fifo_batch"], 16, "{v}");
     // `best` and `objective.best` are one setting: the default.
     let d = o["default"].as_f64().unwrap();
     assert_eq!(o["best"].as_f64(), Some(d), "{v}");
@@ -267,7 +267,7 @@ fn one_of_three_knobs_reports_each_changed_knob() {
             );
             assert_eq!(
                 (&v["best"]["fifo_batch"], &v["best"]["read_ahead_kb"]),
-                (&32.into(), &256.into())
+                (&8.into(), &64.into())
             );
         }
     }
@@ -802,8 +802,9 @@ fn the_trial_logs_incumbent_includes_the_trial_on_its_line() {
             seed.as_str(),
             "--seed",
             "7",
+            // 26 runs: the 9-setting grid is screened whole (its screen takes 38.5% of them).
             "--budget",
-            "12",
+            "13",
         ])
         .output()
         .unwrap();
