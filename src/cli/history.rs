@@ -371,11 +371,13 @@ fn read(ctx: &Ctx, store: &Store, args: &Args) -> Result<History> {
         && h.trials.is_empty()
         && crate::device::find(&ctx.root, d).is_err()
     {
-        // A bare number is more likely a tune's ID than a device.
-        let hint = if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) {
-            format!("; for tune #{d}, `sweetspot history --tune {d}`")
-        } else {
-            String::new()
+        // A number (`7`, or `#7` as the listing writes it) that is a stored tune's ID.
+        let id = d.strip_prefix('#').unwrap_or(d);
+        let hint = match id.parse::<i64>() {
+            Ok(n) if id.bytes().all(|b| b.is_ascii_digit()) && store.tune(n)?.is_some() => {
+                format!("; for tune #{n}, `sweetspot history --tune {n}`")
+            }
+            _ => String::new(),
         };
         return Err(crate::Error::BadInput(format!(
             "history: no device '{d}' in {} nor in {} (give a kernel name, an identity or a \

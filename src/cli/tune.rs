@@ -182,11 +182,12 @@ fn find_resume(
     if !ctx.quiet {
         crate::signals::eprint_line(&match &r {
             Found::Resume(r) => format!(
-                "resuming tune #{} of {} (seed {}): its {} finished trials are reused",
+                "resuming tune #{} of {} (seed {}): its {} finished trial{} reused",
                 r.from_tune,
                 t.label,
                 r.seed,
-                r.trials()
+                r.trials(),
+                if r.trials() == 1 { " is" } else { "s are" }
             ),
             Found::Fresh(why) => format!(
                 "nothing to resume for {} (policy {policy}, budget {budget}, kernel {}): {why}",

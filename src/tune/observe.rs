@@ -302,9 +302,14 @@ impl Observe<TuneState> for TrialLog {
             self.loaded.entry(point).or_default().push(t);
         }
         let best_v = self.best_figure(best_v, inc);
-        // The incumbent is named when it changes (the bar shows it all along).
+        // The incumbent is named when it changes (the bar shows it all along). At the check's
+        // first trial it changes when the search's answer is picked (after the no_load test,
+        // by each finalist's Ratio), not because of the default's trial on this line.
         let lead = match (moved, point == inc && jump.is_empty()) {
             (false, _) => String::new(),
+            (true, _) if why.starts_with("final check") => {
+                format!("; the search's answer is {best} ({best_v})")
+            }
             // This trial's setting now leads: its figure is on the line already.
             (true, true) => "; new best".to_string(),
             (true, false) => format!("; new best {best} ({best_v}{jump})"),

@@ -202,6 +202,10 @@ pub struct Report {
     /// `best`) or no iosched knob was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed_scheduler: Option<String>,
+    /// The seed the tune ran with (`tune --seed N` repeats it; a resumed tune's own), when
+    /// the report was built by a run ([`crate::tune::run`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// The interrupted tune this one resumed, and the trials and runs of it reused
     /// ([`crate::tune::resume`]); `runs`, `trials` and `evaluations` above include them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -469,6 +473,7 @@ pub(crate) fn build_with(
         },
         not_touched: Vec::new(),
         fixed_scheduler: space.fixed_scheduler.clone(),
+        seed: None,
         resumed: None,
         judges: out.judges.clone(),
         confirm: confirm_report(v.as_ref(), space),

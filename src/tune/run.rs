@@ -231,6 +231,7 @@ fn run(
     rep.notes
         .extend(crate::tune::judge_note(&*testbed, req.policy));
     rep.resumed = resumed;
+    rep.seed = Some(seed);
     if let (Some(c), Some(k)) = (rep.confirm.as_mut(), req.confirm) {
         c.source.clone_from(&k.source);
     }

@@ -73,18 +73,29 @@ fn history_of_an_unknown_device_is_bad_input() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no device 'nosuch'"), "{err}");
     assert!(!err.contains("--tune"), "{err}");
-    // A bare number is likely a tune's ID: the error says how to show one.
-    let out = Command::new(bin())
-        .arg("--db")
-        .arg(&db)
-        .args(["history", "7"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    // A number that is a stored tune's ID (`1` or `#1`): the error says how to show it; one
+    // that is not (`7`) gets no such hint.
+    let history = |arg: &str| {
+        let out = Command::new(bin())
+            .arg("--db")
+            .arg(&db)
+            .args(["history", arg])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for arg in ["1", "#1"] {
+        let err = history(arg);
+        assert!(
+            err.contains(&format!("no device '{arg}'"))
+                && err.contains("; for tune #1, `sweetspot history --tune 1`)"),
+            "{err}"
+        );
+    }
+    let err = history("7");
     assert!(
-        err.contains("no device '7'")
-            && err.contains("; for tune #7, `sweetspot history --tune 7`)"),
+        err.contains("no device '7'") && !err.contains("--tune"),
         "{err}"
     );
     let out = Command::new(bin())

@@ -546,7 +546,8 @@ fn a_retuned_sweet_spot_supersedes_its_predecessor_and_the_profile_names_no_choi
     // A significant sweet spot replaced is a warning naming what is dropped (issue 36).
     assert!(
         err.contains(&format!(
-            "WARN {id}: exporting the sweet spot of policy desktop on 6.18.0: read_ahead_kb \
+            "sweetspot: warning: {id}: exporting the sweet spot of policy desktop on 6.18.0: \
+             read_ahead_kb \
              128 → 1024 and DROPPING the sweet spot of policy quick on 6.18.0: read_ahead_kb \
              128 → 512, 1.60× better; to get it back, add `\"{id}\" = \"quick\"` under [keep]"
         )),

@@ -48,6 +48,8 @@ fn seed_surface_finds_fifo_batch_8_or_2_significantly() {
         // The cost of a tune: 12 trials of no_load + io_load at most (policy quick).
         assert!(v["runs"].as_u64().unwrap() <= 24, "{v}");
         assert_eq!(v["default"]["fifo_batch"], 32);
+        // The seed it ran with, so that `--seed` repeats it.
+        assert_eq!(v["seed"], s, "{v}");
         if sig && (fb == 8 || fb == 2) {
             good += 1;
             let r = v["objective"]["improvement"]["ratio"].as_f64().unwrap();
@@ -944,4 +946,53 @@ fn the_readme_example_counts_settings_as_evaluations_and_trials_apart() {
     assert_eq!(v["best"]["fifo_batch"], 8, "{v}");
     assert_eq!(v["significant"], true, "{v}");
     assert!(v.get("settings").is_none(), "{v}");
+}
+
+/// When the search's answer is picked at the check's start (here after the no_load test:
+/// fifo_batch 1 over 8, by each one's Ratio with its own no_load), the check's first line
+/// says so, not "new best" on the default's trial.
+#[test]
+fn the_check_names_the_searchs_answer_when_the_pick_changes_the_leader() {
+    let dir = tempfile::tempdir().unwrap();
+    let surface = surface("noload-depends-fifo_batch.toml");
+    let out = assert_cmd::Command::cargo_bin("sweetspot")
+        .unwrap()
+        .arg("--db")
+        .arg(dir.path().join("s.db"))
+        .args([
+            "tune",
+            "--sim",
+            surface.as_str(),
+            "--seed",
+            "10",
+            "--budget",
+            "12",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    // Trial lines with their wrapped continuations joined.
+    let mut trials: Vec<String> = Vec::new();
+    for l in log.lines() {
+        match trials.last_mut() {
+            Some(t) if l.starts_with("          ") => {
+                t.push(' ');
+                t.push_str(l.trim());
+            }
+            _ if l.starts_with("trial ") => trials.push(l.to_string()),
+            _ => {}
+        }
+    }
+    let check: Vec<&String> = trials
+        .iter()
+        .filter(|t| t.contains("final check"))
+        .collect();
+    assert!(!check.is_empty(), "{log}");
+    assert!(
+        check[0].contains("; the search's answer is fifo_batch=1 (loaded "),
+        "{}",
+        check[0]
+    );
+    assert!(check.iter().all(|t| !t.contains("new best")), "{log}");
 }
