@@ -790,28 +790,25 @@ fn apply_is_refused_with_sim_and_scratch_before_anything_is_made() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
 
-#[test]
-fn the_trial_logs_incumbent_includes_the_trial_on_its_line() {
+/// The trial log (stderr) of a tune of `surface_file` with `--seed seed --budget budget`.
+fn trial_log(surface_file: &str, seed: &str, budget: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let seed = surface("seed-2.5.39-mm1-fifo_batch.toml");
     let out = assert_cmd::Command::cargo_bin("sweetspot")
         .unwrap()
         .arg("--db")
         .arg(dir.path().join("s.db"))
-        .args([
-            "tune",
-            "--sim",
-            seed.as_str(),
-            "--seed",
-            "7",
-            // 26 runs: the 9-setting grid is screened whole (its screen takes 38.5% of them).
-            "--budget",
-            "13",
-        ])
+        .args(["tune", "--sim", surface(surface_file).as_str()])
+        .args(["--seed", seed, "--budget", budget])
         .output()
         .unwrap();
     assert!(out.status.success());
-    let log = String::from_utf8_lossy(&out.stderr);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn the_trial_logs_incumbent_includes_the_trial_on_its_line() {
+    // 26 runs: the 9-setting grid is screened whole (its screen takes 38.5% of them).
+    let log = trial_log("seed-2.5.39-mm1-fifo_batch.toml", "7", "13");
     // During the screen (one loaded run of each setting), the leader is the setting with the
     // shortest loaded Time so far; the line where it takes the lead names it ("new best"), not
     // one trial later, and a line where the lead does not change names no leader.
@@ -953,25 +950,7 @@ fn the_readme_example_counts_settings_as_evaluations_and_trials_apart() {
 /// says so, not "new best" on the default's trial.
 #[test]
 fn the_check_names_the_searchs_answer_when_the_pick_changes_the_leader() {
-    let dir = tempfile::tempdir().unwrap();
-    let surface = surface("noload-depends-fifo_batch.toml");
-    let out = assert_cmd::Command::cargo_bin("sweetspot")
-        .unwrap()
-        .arg("--db")
-        .arg(dir.path().join("s.db"))
-        .args([
-            "tune",
-            "--sim",
-            surface.as_str(),
-            "--seed",
-            "10",
-            "--budget",
-            "12",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let log = String::from_utf8_lossy(&out.stderr);
+    let log = trial_log("noload-depends-fifo_batch.toml", "10", "12");
     // Trial lines with their wrapped continuations joined.
     let mut trials: Vec<String> = Vec::new();
     for l in log.lines() {
